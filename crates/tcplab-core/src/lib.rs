@@ -1,0 +1,10 @@
+//! tcplab-core: a packet-level simulator of TCP start-up, congestion control and loss recovery.
+//!
+//! A scenario (TOML or JSON, `scenario`) is validated once, expanded into a world of nodes, links
+//! and connections (`world`), run by a discrete-event engine with integer-nanosecond time
+//! (`engine`), and returns columnar instruments (`result`).
+
+pub mod engine;
+pub mod net;
+pub mod tcp;
+pub mod units;

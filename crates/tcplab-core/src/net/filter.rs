@@ -1,0 +1,65 @@
+//! Deterministic drop filters: drop exactly the chosen packets of a flow — its n-th SYN, the
+//! first transmission of data segment k, the k-th ACK. These are the router filters of the
+//! Seddigh study (§3: drop the SYN, the SYN-ACK, the GET) and the induced drops of TBIT.
+
+use super::packet::{ConnId, Packet, PacketTag};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterKind {
+    Syn,
+    SynAck,
+    /// Data segment number `seg` (1-based, by sequence).
+    Data { seg: u32 },
+    /// The k-th pure ACK of the receiver.
+    Ack { k: u32 },
+    Fin,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DropFilter {
+    pub conn: ConnId,
+    pub kind: FilterKind,
+    /// Which transmissions of the matching packet to drop (1 = the first; [1, 2] = the first two).
+    /// Ignored for ACKs, each of which is sent once.
+    pub transmissions: Vec<u32>,
+    pub dropped: u64,
+}
+
+impl DropFilter {
+    pub fn matches(&self, p: &Packet) -> bool {
+        if p.conn != self.conn {
+            return false;
+        }
+        let tx_hit = |tx: u32| self.transmissions.contains(&tx);
+        match (self.kind, p.tag) {
+            (FilterKind::Syn, PacketTag::Syn { tx }) => tx_hit(tx),
+            (FilterKind::SynAck, PacketTag::SynAck { tx }) => tx_hit(tx),
+            (FilterKind::Fin, PacketTag::Fin { tx }) => tx_hit(tx),
+            (FilterKind::Data { seg }, PacketTag::Data { seg: s, tx }) => seg == s && tx_hit(tx),
+            (FilterKind::Ack { k }, PacketTag::Ack { k: n }) => k == n,
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_only_the_chosen_transmission() {
+        let f = DropFilter { conn: ConnId(1), kind: FilterKind::Data { seg: 3 }, transmissions: vec![1], dropped: 0 };
+        let mut p = Packet { conn: ConnId(1), tag: PacketTag::Data { seg: 3, tx: 1 }, ..Default::default() };
+        assert!(f.matches(&p));
+        p.tag = PacketTag::Data { seg: 3, tx: 2 };
+        assert!(!f.matches(&p));
+        p.tag = PacketTag::Data { seg: 4, tx: 1 };
+        assert!(!f.matches(&p));
+        p.conn = ConnId(0);
+        p.tag = PacketTag::Data { seg: 3, tx: 1 };
+        assert!(!f.matches(&p));
+        let a = DropFilter { conn: ConnId(0), kind: FilterKind::Ack { k: 2 }, transmissions: vec![1], dropped: 0 };
+        p.tag = PacketTag::Ack { k: 2 };
+        assert!(a.matches(&p));
+    }
+}

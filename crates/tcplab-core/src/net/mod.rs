@@ -1,0 +1,11 @@
+//! The network: packets, links with one queue per direction, queue disciplines, loss elements,
+//! drop filters, and static shortest-path routing.
+
+pub mod filter;
+pub mod link;
+pub mod packet;
+pub mod routing;
+
+pub use filter::{DropFilter, FilterKind};
+pub use link::{LinkDir, LinkDirId, LinkDirStats, QueueLimit};
+pub use packet::*;

@@ -1,0 +1,316 @@
+//! Every TCP knob, with the standard's default and its source. `TcpConfig` is the resolved set a
+//! connection runs with; `TcpSpec` is what a scenario writes: a named profile plus any knobs to
+//! override. Both are generated from the one list in `tcp_knobs!` so they cannot drift apart.
+
+use crate::units::{Duration, Size, MS, SEC};
+use serde::{Deserialize, Serialize};
+
+/// Sender variant: the loss-recovery behaviour on duplicate ACKs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// 4.3BSD-Tahoe: fast retransmit, then slow start from one segment (no fast recovery).
+    Tahoe,
+    /// RFC 5681 §3.2: fast retransmit and fast recovery, left on the first new ACK.
+    Reno,
+    /// RFC 6582: fast recovery kept across partial ACKs until `recover` is acknowledged.
+    Newreno,
+}
+
+/// Initial window (RFC 5681 §3.1, RFC 3390).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InitialWindow {
+    /// A fixed number of segments.
+    Segments(u32),
+    /// A named rule: `"rfc3390"` (= RFC 5681 §3.1's table): min(4·MSS, max(2·MSS, 4380 B)).
+    Rule(IwRule),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IwRule {
+    Rfc3390,
+}
+
+impl InitialWindow {
+    /// The initial window in bytes for this MSS.
+    pub fn bytes(&self, mss: u32) -> u64 {
+        let mss = mss as u64;
+        match *self {
+            InitialWindow::Segments(n) => n as u64 * mss,
+            // RFC 3390 §1: IW = min(4*MSS, max(2*MSS, 4380 bytes)), in whole segments.
+            InitialWindow::Rule(IwRule::Rfc3390) => (4 * mss).min((2 * mss).max(4380)) / mss * mss,
+        }
+    }
+}
+
+/// A size limit that may be absent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Limit {
+    Bytes(Size),
+    Named(Unlimited),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unlimited {
+    Unlimited,
+}
+
+impl Limit {
+    pub fn get(&self) -> Option<u64> {
+        match self {
+            Limit::Bytes(s) => Some(s.0),
+            Limit::Named(_) => None,
+        }
+    }
+}
+
+macro_rules! tcp_knobs {
+    ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty ),* $(,)?) => {
+        /// The resolved configuration of one TCP connection.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct TcpConfig {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+
+        /// What a scenario writes under `[tcp]` or a flow's `tcp`: a profile and overrides.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct TcpSpec {
+            /// Named set of defaults to start from (`rfc`, `rfc2988`, `ns2`, `bsd`, `linux22`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub profile: Option<String>,
+            $( #[serde(default, skip_serializing_if = "Option::is_none")] pub $field: Option<$ty>, )*
+        }
+
+        impl TcpSpec {
+            /// Overlay the knobs this spec sets onto `cfg`.
+            pub fn apply_to(&self, cfg: &mut TcpConfig) {
+                $( if let Some(v) = &self.$field { cfg.$field = v.clone(); } )*
+            }
+
+            /// `other`'s settings win over ours.
+            pub fn merged_with(&self, other: &TcpSpec) -> TcpSpec {
+                TcpSpec {
+                    profile: other.profile.clone().or_else(|| self.profile.clone()),
+                    $( $field: other.$field.clone().or_else(|| self.$field.clone()), )*
+                }
+            }
+        }
+    };
+}
+
+tcp_knobs! {
+    /// Loss-recovery variant: `tahoe`, `reno`, `newreno`.
+    variant: Variant,
+    /// Sender maximum segment size, payload bytes (SMSS, RFC 5681 §2).
+    mss: Size,
+    /// Initial window: segments, or `"rfc3390"` (RFC 5681 §3.1 / RFC 3390).
+    initial_window: InitialWindow,
+    /// Initial ssthresh (RFC 5681 §3.1: "arbitrarily high"), bytes or `"unlimited"`.
+    initial_ssthresh: Limit,
+    /// Receiver's advertised window, bytes or `"unlimited"`.
+    rwnd: Limit,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2: 3).
+    dupthresh: u32,
+    /// Make the three-way handshake before data (SYN, SYN-ACK), RFC 793 §3.4.
+    handshake: bool,
+    /// Send a FIN after the last byte of a finite transfer.
+    fin: bool,
+    /// Receiver delays ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
+    delayed_ack: bool,
+    /// Delayed-ACK timeout (RFC 1122: < 0.5 s; BSD 200 ms, ns-2 DelAck 100 ms).
+    delack_timeout: Duration,
+    /// Delayed-ACK timer granularity: 0s = exact; otherwise the ACK goes out on the first tick
+    /// boundary at or after arrival + `delack_timeout` (BSD's 200 ms fast timer).
+    delack_tick: Duration,
+    /// ACK at least every this many full-sized segments (RFC 5681 §4.2: 2).
+    delack_segments: u32,
+    /// Initial RTO (RFC 6298 §2.1: 1 s; RFC 2988 / RFC 1122: 3 s).
+    rto_initial: Duration,
+    /// Lower bound on the RTO (RFC 6298 §2.4: 1 s).
+    rto_min: Duration,
+    /// Upper bound on the RTO (RFC 6298 §2.5: at least 60 s).
+    rto_max: Duration,
+    /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298 §2.2–2.3).
+    clock_granularity: Duration,
+    /// Coarse timer tick (BSD's 500 ms slow timer): 0s = exact. When set, RTT samples are counted
+    /// in whole ticks, the RTO is a whole number n of ticks, and the timer fires on the n-th tick
+    /// boundary after it is set, i.e. after between n−1 and n ticks.
+    timer_tick: Duration,
+    /// RTO multiplier on each expiry (RFC 6298 §5.5: 2).
+    rto_backoff: f64,
+    /// Karn's algorithm: no RTT sample from a retransmitted segment (RFC 6298 §3).
+    karn: bool,
+    /// Seed the RTT estimator with the handshake's RTT (the Linux 2.2 of the Seddigh study did not).
+    handshake_rtt_sample: bool,
+    /// RFC 6298 §5.7: if the SYN or SYN-ACK timed out, start data with an RTO of 3 s.
+    syn_timeout_rto_3s: bool,
+}
+
+pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "bsd", "linux22"];
+
+impl TcpConfig {
+    /// The standards of today: RFC 5681, RFC 6298, RFC 6582, RFC 1122.
+    pub fn rfc() -> TcpConfig {
+        TcpConfig {
+            variant: Variant::Newreno,
+            mss: Size(1460),
+            initial_window: InitialWindow::Rule(IwRule::Rfc3390),
+            initial_ssthresh: Limit::Named(Unlimited::Unlimited),
+            rwnd: Limit::Named(Unlimited::Unlimited),
+            dupthresh: 3,
+            handshake: true,
+            fin: true,
+            delayed_ack: true,
+            delack_timeout: Duration(200 * MS),
+            delack_tick: Duration(0),
+            delack_segments: 2,
+            rto_initial: Duration(SEC),
+            rto_min: Duration(SEC),
+            rto_max: Duration(60 * SEC),
+            clock_granularity: Duration(MS),
+            timer_tick: Duration(0),
+            rto_backoff: 2.0,
+            karn: true,
+            handshake_rtt_sample: true,
+            syn_timeout_rto_3s: true,
+        }
+    }
+
+    /// Look up a named profile.
+    pub fn profile(name: &str) -> Option<TcpConfig> {
+        let mut c = TcpConfig::rfc();
+        match name {
+            "rfc" => {}
+            // RFC 2988 / RFC 2581 era: initial RTO 3 s, IW per RFC 3390 (RFC 2581 allowed 2).
+            "rfc2988" => {
+                c.rto_initial = Duration(3 * SEC);
+                c.syn_timeout_rto_3s = false;
+            }
+            // ns-2 (ns-default.tcl, ca. 2003): Agent/TCP/Reno without handshake, windowInit_ 2,
+            // window_ 20 packets, tcpTick_ 10 ms, minrto_ 1 s, maxrto_ 64 s, rtxcur_init_ 3 s,
+            // TCPSink acknowledging every packet (DelAck sink: interval_ 100 ms).
+            "ns2" => {
+                c.variant = Variant::Reno;
+                c.mss = Size(1000);
+                c.initial_window = InitialWindow::Segments(2);
+                c.rwnd = Limit::Bytes(Size(20 * 1000));
+                c.handshake = false;
+                c.fin = false;
+                c.delayed_ack = false;
+                c.delack_timeout = Duration(100 * MS);
+                c.rto_initial = Duration(3 * SEC);
+                c.rto_max = Duration(64 * SEC);
+                c.clock_granularity = Duration(10 * MS);
+                c.timer_tick = Duration(10 * MS);
+                c.syn_timeout_rto_3s = false;
+            }
+            // 4.4BSD-Lite / NetBSD 1.x (Stevens, TCP/IP Illustrated vol. 2): Reno, IW 1, 500 ms
+            // slow timer, 200 ms delayed-ACK fast timer, minimum RTO 2 ticks, initial SYN RTO 6 s
+            // (NetBSD 1.0A measured 5.81 s by Seddigh Table 2), maximum 64 s.
+            "bsd" => {
+                c.variant = Variant::Reno;
+                c.mss = Size(512);
+                c.initial_window = InitialWindow::Segments(1);
+                c.rwnd = Limit::Bytes(Size(16 * 1024));
+                c.delack_timeout = Duration(0);
+                c.delack_tick = Duration(200 * MS);
+                c.rto_initial = Duration(6 * SEC);
+                c.rto_min = Duration(SEC);
+                c.rto_max = Duration(64 * SEC);
+                c.clock_granularity = Duration(500 * MS);
+                c.timer_tick = Duration(500 * MS);
+                c.syn_timeout_rto_3s = false;
+            }
+            // Linux 2.2 as measured by Seddigh §3, §5: initial RTO 3 s, handshake RTT not used,
+            // HZ = 100 (10 ms jiffies), minimum RTO 200 ms, IW 2 segments.
+            "linux22" => {
+                c.variant = Variant::Newreno;
+                c.initial_window = InitialWindow::Segments(2);
+                c.rto_initial = Duration(3 * SEC);
+                c.rto_min = Duration(200 * MS);
+                c.rto_max = Duration(120 * SEC);
+                c.clock_granularity = Duration(10 * MS);
+                c.timer_tick = Duration(10 * MS);
+                c.handshake_rtt_sample = false;
+                c.syn_timeout_rto_3s = false;
+            }
+            _ => return None,
+        }
+        Some(c)
+    }
+
+    /// Check the values for consistency; the error names the knob.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let err = |k: &str, m: &str| Err((k.to_string(), m.to_string()));
+        if self.mss.0 == 0 || self.mss.0 > 65495 {
+            return err("mss", "expected 1 to 65495 bytes");
+        }
+        if let InitialWindow::Segments(0) = self.initial_window {
+            return err("initial_window", "expected at least 1 segment");
+        }
+        if self.dupthresh == 0 {
+            return err("dupthresh", "expected at least 1");
+        }
+        if self.delack_segments == 0 {
+            return err("delack_segments", "expected at least 1");
+        }
+        if self.delayed_ack && self.delack_timeout.0 >= 500 * MS {
+            return err("delack_timeout", "RFC 1122 §4.2.3.2: the delay MUST be less than 0.5 s");
+        }
+        if self.rto_initial.0 == 0 {
+            return err("rto_initial", "expected a positive duration");
+        }
+        if self.rto_min.0 > self.rto_max.0 {
+            return err("rto_min", "must not exceed rto_max");
+        }
+        if !(self.rto_backoff >= 1.0) {
+            return err("rto_backoff", "expected a multiplier of at least 1");
+        }
+        if let Limit::Bytes(s) = self.rwnd {
+            if s.0 < self.mss.0 {
+                return err("rwnd", "must hold at least one MSS");
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3390_initial_window() {
+        let iw = InitialWindow::Rule(IwRule::Rfc3390);
+        assert_eq!(iw.bytes(512), 4 * 512); // MSS <= 1095: 4 segments
+        assert_eq!(iw.bytes(1460), 3 * 1460); // 4380 B = 3 segments
+        assert_eq!(iw.bytes(4312), 2 * 4312); // MSS >= 2190: 2 segments
+        assert_eq!(InitialWindow::Segments(10).bytes(1000), 10_000);
+    }
+
+    #[test]
+    fn profiles_exist_and_validate() {
+        for p in PROFILES {
+            TcpConfig::profile(p).unwrap().validate().unwrap();
+        }
+        assert!(TcpConfig::profile("nope").is_none());
+    }
+
+    #[test]
+    fn spec_overlays_profile() {
+        let spec: TcpSpec = toml::from_str("variant = \"tahoe\"\nrto_initial = \"3s\"\nrwnd = \"64KB\"").unwrap();
+        let mut c = TcpConfig::rfc();
+        spec.apply_to(&mut c);
+        assert_eq!(c.variant, Variant::Tahoe);
+        assert_eq!(c.rto_initial.0, 3 * SEC);
+        assert_eq!(c.rwnd.get(), Some(65536));
+        let e = toml::from_str::<TcpSpec>("varient = \"tahoe\"").unwrap_err().to_string();
+        assert!(e.contains("varient"), "{e}");
+    }
+}

@@ -1,0 +1,16 @@
+//! TCP: the sender and receiver state machines of a connection, split the way ns-3 and Linux split
+//! them — the connection (segments, ACK processing, timers) calls a congestion-control trait (how
+//! cwnd grows and shrinks) and a recovery strategy (what to retransmit when).
+
+pub mod cc;
+pub mod config;
+pub mod receiver;
+pub mod recovery;
+pub mod rtt;
+pub mod sender;
+pub mod stats;
+
+pub use config::{InitialWindow, TcpConfig, TcpSpec, Variant};
+pub use receiver::TcpReceiver;
+pub use sender::{OutSeg, SenderPhase, TcpSender};
+pub use stats::ConnStats;

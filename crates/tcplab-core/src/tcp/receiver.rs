@@ -1,0 +1,234 @@
+//! The data receiver of a connection, sans I/O: answers the SYN, reassembles data in order,
+//! delivers it to the application, and acknowledges it — delayed (RFC 1122 §4.2.3.2, RFC 5681
+//! §4.2) or every segment.
+
+use super::config::TcpConfig;
+use super::rtt::timer_deadline;
+use super::sender::{OutSeg, SYN_OPTION_BYTES};
+use super::stats::ConnStats;
+use crate::engine::Timer;
+use crate::net::{PacketTag, Segment, FLAG_ACK, FLAG_SYN};
+use crate::units::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiverPhase {
+    Listen,
+    SynReceived,
+    Established,
+}
+
+pub struct TcpReceiver {
+    cfg: TcpConfig,
+    pub phase: ReceiverPhase,
+    pub now: Time,
+    /// Next sequence number expected (RFC 793 RCV.NXT).
+    pub rcv_nxt: u64,
+    /// Received ranges above rcv_nxt, sorted and disjoint: [left, right).
+    pub ooo: Vec<(u64, u64)>,
+    /// In-order data segments received since the last ACK.
+    unacked_segs: u32,
+    pub delack_timer: Timer,
+    /// SYN-ACK retransmission timer: initial RTO, backed off (RFC 6298 §5.5, RFC 1122 §4.2.3.1).
+    pub synack_timer: Timer,
+    synack_rto: Time,
+    synack_tx: u32,
+    timer_events: Vec<Time>,
+    pub fin_received: bool,
+    /// The sequence number of the last data byte + 1, once the FIN says where the data ends.
+    pub first_byte_at: Option<Time>,
+    pub stats: ConnStats,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: TcpConfig) -> Self {
+        let synack_rto = cfg.rto_initial.0;
+        TcpReceiver {
+            phase: if cfg.handshake { ReceiverPhase::Listen } else { ReceiverPhase::Established },
+            now: 0,
+            rcv_nxt: 1,
+            ooo: Vec::new(),
+            unacked_segs: 0,
+            delack_timer: Timer::default(),
+            synack_timer: Timer::default(),
+            synack_rto,
+            synack_tx: 0,
+            timer_events: Vec::new(),
+            fin_received: false,
+            first_byte_at: None,
+            stats: ConnStats::default(),
+            cfg,
+        }
+    }
+
+    /// Timer events the world must schedule (drained).
+    pub fn take_timer_events(&mut self) -> std::vec::Drain<'_, Time> {
+        self.timer_events.drain(..)
+    }
+
+    fn wnd(&self) -> u32 {
+        self.cfg.rwnd.get().map_or(u32::MAX, |w| w.min(u32::MAX as u64 - 1) as u32)
+    }
+
+    fn send_ack(&mut self, out: &mut Vec<OutSeg>) {
+        self.stats.acks_sent += 1;
+        self.unacked_segs = 0;
+        self.delack_timer.cancel();
+        let seg = Segment { seq: 1, ack: self.rcv_nxt, flags: FLAG_ACK, wnd: self.wnd(), ..Default::default() };
+        out.push(OutSeg { seg, tag: PacketTag::Ack { k: self.stats.acks_sent as u32 } });
+    }
+
+    fn send_synack(&mut self, out: &mut Vec<OutSeg>) {
+        self.synack_tx += 1;
+        let seg = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: self.wnd(), opt_len: SYN_OPTION_BYTES, ..Default::default() };
+        out.push(OutSeg { seg, tag: PacketTag::SynAck { tx: self.synack_tx } });
+        if let Some(t) = self.synack_timer.set(timer_deadline(self.now, self.synack_rto, self.cfg.timer_tick.0)) {
+            self.timer_events.push(t);
+        }
+    }
+
+    /// A segment from the sender.
+    pub fn on_segment(&mut self, now: Time, seg: &Segment, out: &mut Vec<OutSeg>) {
+        self.now = now;
+        if seg.syn() {
+            match self.phase {
+                ReceiverPhase::Listen | ReceiverPhase::SynReceived => {
+                    if self.phase == ReceiverPhase::SynReceived {
+                        self.stats.synack_retransmits += 1;
+                    }
+                    self.phase = ReceiverPhase::SynReceived;
+                    self.send_synack(out);
+                }
+                // A SYN retransmitted after our SYN-ACK crossed it: acknowledge again.
+                ReceiverPhase::Established => self.send_ack(out),
+            }
+            return;
+        }
+        if self.phase == ReceiverPhase::Listen {
+            return; // no connection: a real stack would answer with a RST
+        }
+        if self.phase == ReceiverPhase::SynReceived && seg.has_ack() {
+            self.phase = ReceiverPhase::Established;
+            self.synack_timer.cancel();
+        }
+        if seg.len == 0 && !seg.fin() {
+            return; // the pure ACK completing the handshake
+        }
+        self.on_data(seg, out);
+    }
+
+    fn on_data(&mut self, seg: &Segment, out: &mut Vec<OutSeg>) {
+        let start = seg.seq;
+        let end = seg.seq + seg.len as u64;
+        if seg.len > 0 && self.first_byte_at.is_none() {
+            self.first_byte_at = Some(self.now);
+        }
+        if seg.fin() && end == self.rcv_nxt && self.ooo.is_empty() {
+            // The FIN in order: it takes one sequence number; acknowledge at once.
+            if !self.fin_received {
+                self.fin_received = true;
+                self.rcv_nxt += 1;
+            }
+            self.send_ack(out);
+            return;
+        }
+        if end <= self.rcv_nxt {
+            // Nothing new: a duplicate. Acknowledge at once so the sender learns rcv_nxt.
+            self.stats.dup_segments += 1;
+            self.send_ack(out);
+            return;
+        }
+        if start > self.rcv_nxt {
+            // RFC 5681 §4.2: an out-of-order segment is acknowledged immediately (a duplicate
+            // ACK, the signal of fast retransmit).
+            self.stats.ooo_segments += 1;
+            self.insert_ooo(start, end);
+            self.send_ack(out);
+            return;
+        }
+        // In order (possibly overlapping old data).
+        let had_hole = !self.ooo.is_empty();
+        self.deliver(end);
+        while let Some(&(l, r)) = self.ooo.first() {
+            if l > self.rcv_nxt {
+                break;
+            }
+            self.ooo.remove(0);
+            self.deliver(r);
+        }
+        if had_hole {
+            // RFC 5681 §4.2: a segment that fills (part of) a hole is acknowledged immediately.
+            self.send_ack(out);
+            return;
+        }
+        self.unacked_segs += 1;
+        if !self.cfg.delayed_ack || self.unacked_segs >= self.cfg.delack_segments {
+            // RFC 5681 §4.2 / RFC 1122: ACK at least every second full-sized segment.
+            self.send_ack(out);
+        } else if !self.delack_timer.is_set() {
+            let d = delack_deadline(self.now, self.cfg.delack_timeout.0, self.cfg.delack_tick.0);
+            if let Some(t) = self.delack_timer.set(d) {
+                self.timer_events.push(t);
+            }
+        }
+    }
+
+    fn deliver(&mut self, end: u64) {
+        if end > self.rcv_nxt {
+            self.stats.bytes_delivered += end - self.rcv_nxt;
+            self.rcv_nxt = end;
+        }
+    }
+
+    fn insert_ooo(&mut self, mut l: u64, mut r: u64) {
+        // Merge with every overlapping or adjacent range.
+        let mut i = 0;
+        while i < self.ooo.len() {
+            let (a, b) = self.ooo[i];
+            if b < l {
+                i += 1;
+            } else if a > r {
+                break;
+            } else {
+                l = l.min(a);
+                r = r.max(b);
+                self.ooo.remove(i);
+            }
+        }
+        self.ooo.insert(i, (l, r));
+    }
+
+    /// The delayed-ACK timer expired.
+    pub fn on_delack_timer(&mut self, now: Time, out: &mut Vec<OutSeg>) {
+        self.now = now;
+        if self.unacked_segs > 0 {
+            self.stats.delack_timeouts += 1;
+            self.send_ack(out);
+        }
+    }
+
+    /// The SYN-ACK retransmission timer expired.
+    pub fn on_synack_timer(&mut self, now: Time, out: &mut Vec<OutSeg>) {
+        self.now = now;
+        if self.phase == ReceiverPhase::SynReceived {
+            self.stats.synack_retransmits += 1;
+            let r = (self.synack_rto as f64 * self.cfg.rto_backoff).round() as Time;
+            self.synack_rto = r.min(self.cfg.rto_max.0.max(self.synack_rto));
+            self.send_synack(out);
+        }
+    }
+}
+
+/// When a delayed ACK is due: `timeout` after the segment, or with a coarse tick (BSD's 200 ms
+/// fast timer) on the first tick boundary at or after that, strictly after now.
+pub fn delack_deadline(now: Time, timeout: Time, tick: Time) -> Time {
+    let t = now + timeout;
+    if tick == 0 {
+        return t;
+    }
+    let b = t.div_ceil(tick) * tick;
+    if b > now {
+        b
+    } else {
+        b + tick
+    }
+}

@@ -1,0 +1,130 @@
+//! Loss recovery on duplicate ACKs: what to retransmit and how the window behaves until the loss
+//! is repaired. Tahoe, Reno (RFC 5681 §3.2) and NewReno (RFC 6582); SACK-based strategies plug in
+//! behind the same trait.
+
+use super::cc::CongestionControl;
+use super::sender::{OutSeg, SenderCore};
+
+pub trait Recovery: Send {
+    fn name(&self) -> &'static str;
+    /// A duplicate ACK arrived; `s.dupacks` already counts it.
+    fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>);
+    /// New data was acknowledged while `s.in_recovery` (snd_una already advanced by `acked`).
+    /// Returns whether the retransmission timer is restarted (RFC 6298 §5.3).
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64, out: &mut Vec<OutSeg>) -> bool;
+    /// The retransmission timer expired (the core has already reset cwnd and recovery state).
+    fn on_timeout(&mut self, _s: &mut SenderCore) {}
+}
+
+/// 4.3BSD-Tahoe as modelled by ns (TcpAgent): on the third duplicate ACK, ssthresh =
+/// max(FlightSize/2, 2·SMSS), cwnd = 1 segment, and go back N from the lost segment in slow start.
+/// As in ns with `bugfix_`, a fast retransmit is not repeated for duplicate ACKs of data sent
+/// before the previous one (`recover`).
+pub struct Tahoe;
+
+impl Recovery for Tahoe {
+    fn name(&self) -> &'static str {
+        "tahoe"
+    }
+
+    fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
+        if s.dupacks != s.cfg.dupthresh || s.snd_una <= s.recover && s.recover > 0 {
+            return;
+        }
+        s.stats.fast_retransmits += 1;
+        s.ssthresh = cc.ssthresh_after_loss(s);
+        s.recover = s.snd_max;
+        s.loss_reduction(false);
+        let mss = s.mss;
+        s.set_cwnd(mss);
+        s.snd_nxt = s.snd_una;
+        s.send_available(out);
+    }
+
+    fn on_ack_in_recovery(&mut self, _s: &mut SenderCore, _cc: &mut dyn CongestionControl, _acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+        unreachable!("Tahoe has no fast recovery state")
+    }
+}
+
+/// Reno, RFC 5681 §3.2: fast retransmit on the third duplicate ACK, cwnd = ssthresh + 3·SMSS,
+/// inflated by one SMSS per further duplicate ACK, deflated to ssthresh on the next new ACK
+/// (even a partial one: further losses in the window then need another fast retransmit or a
+/// timeout).
+pub struct Reno;
+
+impl Recovery for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
+    fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
+        if !s.in_recovery && s.dupacks == s.cfg.dupthresh {
+            s.enter_fast_recovery(cc, out);
+        } else if s.in_recovery && s.dupacks > s.cfg.dupthresh {
+            // §3.2 step 4: each further duplicate ACK, cwnd += SMSS (a segment left the network).
+            s.set_cwnd(s.cwnd + s.mss);
+        }
+    }
+
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, _cc: &mut dyn CongestionControl, _acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+        // §3.2 step 6: on the next ACK of new data, cwnd = ssthresh ("deflating" the window).
+        s.set_cwnd(s.ssthresh);
+        s.in_recovery = false;
+        s.dupacks = 0;
+        true
+    }
+}
+
+/// NewReno, RFC 6582 §3.2: fast recovery lasts until the ACK that covers `recover`; each partial
+/// ACK retransmits the next hole at once.
+#[derive(Default)]
+pub struct NewReno {
+    /// A partial ACK has been seen in the current recovery (only the first restarts the timer).
+    partial_seen: bool,
+}
+
+impl Recovery for NewReno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
+        if !s.in_recovery && s.dupacks == s.cfg.dupthresh {
+            // §3.2 step 2: enter only if the cumulative ACK covers more than `recover`, which
+            // avoids a second fast retransmit for losses in a window already being repaired or
+            // resent after a timeout (step 1a otherwise: do nothing).
+            if s.snd_una > s.recover {
+                self.partial_seen = false;
+                s.enter_fast_recovery(cc, out);
+            }
+        } else if s.in_recovery {
+            // §3.2 step 3: cwnd += SMSS per additional duplicate ACK.
+            s.set_cwnd(s.cwnd + s.mss);
+        }
+    }
+
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, _cc: &mut dyn CongestionControl, acked: u64, out: &mut Vec<OutSeg>) -> bool {
+        if s.snd_una >= s.recover {
+            // §3.2 step 5, full acknowledgment: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)
+            // (the first of the two options; it avoids a burst when little is in flight).
+            let flight = s.flight_size();
+            let cwnd = s.ssthresh.min(flight.max(s.mss) + s.mss);
+            s.set_cwnd(cwnd);
+            s.in_recovery = false;
+            s.dupacks = 0;
+            true
+        } else {
+            // §3.2 step 5, partial acknowledgment: retransmit the first unacknowledged segment,
+            // deflate cwnd by the data acknowledged, add back one SMSS if at least one SMSS was
+            // acknowledged; reset the timer only on the first partial ACK (the "Impatient" variant).
+            let first_partial = !self.partial_seen;
+            self.partial_seen = true;
+            s.retransmit_una(out);
+            let add = if acked >= s.mss { s.mss } else { 0 };
+            let cwnd = s.cwnd.saturating_sub(acked).max(s.mss) + add;
+            s.set_cwnd(cwnd);
+            first_partial
+        }
+    }
+}
+

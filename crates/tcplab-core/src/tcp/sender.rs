@@ -1,0 +1,526 @@
+//! The data sender of a connection, sans I/O: segments in (`on_segment`), timer expiries in
+//! (`on_rto`), segments out (pushed on `out`) and timer deadlines out (`take_timer_events`). The
+//! world moves packets and time; tests drive it directly in virtual time.
+//!
+//! Sequence space: the SYN takes sequence 0 and data starts at 1 (also without a handshake, so
+//! that data segment k always covers bytes ((k−1)·MSS, k·MSS] of the transfer). The FIN takes the
+//! sequence number after the last data byte.
+
+use super::cc::{Aimd, CongestionControl};
+use super::config::{TcpConfig, Variant};
+use super::recovery::{NewReno, Recovery, Reno, Tahoe};
+use super::rtt::RttEstimator;
+use super::stats::ConnStats;
+use crate::engine::Timer;
+use crate::net::{PacketTag, Segment, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use crate::units::{Time, SEC};
+use std::collections::BTreeMap;
+
+/// A segment to transmit and its drop-filter tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutSeg {
+    pub seg: Segment,
+    pub tag: PacketTag,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderPhase {
+    Idle,
+    SynSent,
+    Established,
+    /// All data (and the FIN) acknowledged.
+    Done,
+}
+
+/// Bytes of an "unlimited" transfer: more than any simulation can send.
+pub const UNLIMITED: u64 = 1 << 60;
+/// MSS and SACK-permitted options on a SYN (4 + 2 bytes, padded to 8).
+pub const SYN_OPTION_BYTES: u16 = 8;
+
+/// A loss episode (Mathis et al. §5.2): from the first loss detection until everything outstanding
+/// at that time (and at any later reduction inside it) is acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Episode {
+    end: u64,
+    reductions: u32,
+    timeout: bool,
+}
+
+/// The state every congestion-control and recovery strategy reads and changes.
+pub struct SenderCore {
+    pub cfg: TcpConfig,
+    pub mss: u64,
+    pub phase: SenderPhase,
+    pub now: Time,
+    /// Oldest unacknowledged sequence number (RFC 793 SND.UNA).
+    pub snd_una: u64,
+    /// Next sequence number to send (SND.NXT); pulled back to snd_una by a timeout (go-back-N).
+    pub snd_nxt: u64,
+    /// One past the highest sequence number sent (RFC 6675's HighData + 1).
+    pub snd_max: u64,
+    pub data_start: u64,
+    /// One past the last data byte the application has given.
+    pub data_end: u64,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    /// The receiver's advertised window.
+    pub peer_wnd: u64,
+    pub dupacks: u32,
+    /// RFC 6582 `recover`, as an exclusive end (snd_max when it was set).
+    pub recover: u64,
+    pub in_recovery: bool,
+    pub rtt: RttEstimator,
+    pub rto_timer: Timer,
+    timer_events: Vec<Time>,
+    /// The segment being timed for RTTM: (its end sequence, when it was sent).
+    timed: Option<(u64, Time)>,
+    syn_sent_at: Time,
+    syn_tx: u32,
+    fin_tx: u32,
+    /// Transmissions of retransmitted data segments, by segment number (pruned below snd_una).
+    tx_count: BTreeMap<u32, u32>,
+    consecutive_timeouts: u32,
+    episode: Option<Episode>,
+    /// The next retransmission is the one that starts a window reduction (not an "other loss").
+    reduction_retx: bool,
+    cwnd_since: Time,
+    pub stats: ConnStats,
+    pub started_at: Option<Time>,
+    pub established_at: Option<Time>,
+    pub done_at: Option<Time>,
+}
+
+pub struct TcpSender {
+    pub core: SenderCore,
+    pub cc: Box<dyn CongestionControl>,
+    pub rec: Box<dyn Recovery>,
+}
+
+impl SenderCore {
+    fn new(cfg: TcpConfig, bytes: Option<u64>) -> Self {
+        let mss = cfg.mss.0;
+        let rtt = RttEstimator::new(cfg.rto_initial.0, cfg.rto_min.0, cfg.rto_max.0, cfg.clock_granularity.0, cfg.timer_tick.0, cfg.rto_backoff);
+        SenderCore {
+            mss,
+            phase: SenderPhase::Idle,
+            now: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            data_start: 1,
+            data_end: 1 + bytes.unwrap_or(UNLIMITED),
+            cwnd: cfg.initial_window.bytes(mss as u32),
+            ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
+            peer_wnd: cfg.rwnd.get().unwrap_or(u64::MAX / 4),
+            dupacks: 0,
+            recover: 0,
+            in_recovery: false,
+            rtt,
+            rto_timer: Timer::default(),
+            timer_events: Vec::new(),
+            timed: None,
+            syn_sent_at: 0,
+            syn_tx: 0,
+            fin_tx: 0,
+            tx_count: BTreeMap::new(),
+            consecutive_timeouts: 0,
+            episode: None,
+            reduction_retx: false,
+            cwnd_since: 0,
+            stats: ConnStats::default(),
+            started_at: None,
+            established_at: None,
+            done_at: None,
+            cfg,
+        }
+    }
+
+    /// RFC 5681 FlightSize: data sent but not yet cumulatively acknowledged.
+    pub fn flight_size(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// Change cwnd, keeping the instruments (maximum, time integral) right.
+    pub fn set_cwnd(&mut self, cwnd: u64) {
+        self.integrate_cwnd();
+        self.cwnd = cwnd;
+        self.stats.cwnd_max = self.stats.cwnd_max.max(cwnd);
+    }
+
+    fn integrate_cwnd(&mut self) {
+        if self.started_at.is_some() && self.done_at.is_none() {
+            let dt = (self.now - self.cwnd_since) as u128;
+            self.stats.cwnd_integral += self.cwnd as u128 * dt;
+            self.stats.open_ns += dt;
+        }
+        self.cwnd_since = self.now;
+    }
+
+    /// The sequence number after which nothing remains to send (data end, plus the FIN).
+    pub fn final_seq(&self) -> u64 {
+        self.data_end + self.cfg.fin as u64
+    }
+
+    fn ack_field(&self) -> u64 {
+        // After a handshake our segments acknowledge the receiver's SYN (its sequence 0).
+        if self.cfg.handshake {
+            1
+        } else {
+            0
+        }
+    }
+
+    fn arm_rto(&mut self) {
+        let d = self.rtt.deadline(self.now);
+        if let Some(t) = self.rto_timer.set(d) {
+            self.timer_events.push(t);
+        }
+    }
+
+    fn segment_number(&self, seq: u64) -> u32 {
+        ((seq - self.data_start) / self.mss) as u32 + 1
+    }
+
+    fn transmit_syn(&mut self, out: &mut Vec<OutSeg>) {
+        self.syn_tx += 1;
+        self.syn_sent_at = self.now;
+        let seg = Segment { seq: 0, flags: FLAG_SYN, opt_len: SYN_OPTION_BYTES, wnd: u32::MAX, ..Default::default() };
+        out.push(OutSeg { seg, tag: PacketTag::Syn { tx: self.syn_tx } });
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        self.arm_rto();
+    }
+
+    /// Transmit the segment starting at `seq` (data, or the FIN at `data_end`).
+    pub fn transmit(&mut self, seq: u64, out: &mut Vec<OutSeg>) {
+        let retx = seq < self.snd_max;
+        let (len, flags, tag) = if seq >= self.data_end {
+            self.fin_tx += 1;
+            (0u64, FLAG_ACK | FLAG_FIN, PacketTag::Fin { tx: self.fin_tx })
+        } else {
+            let len = self.mss.min(self.data_end - seq);
+            let segno = self.segment_number(seq);
+            let tx = if retx {
+                let c = self.tx_count.entry(segno).or_insert(1);
+                *c += 1;
+                *c
+            } else {
+                1
+            };
+            self.stats.segs_sent += 1;
+            self.stats.bytes_sent += len;
+            (len, FLAG_ACK, PacketTag::Data { seg: segno, tx })
+        };
+        if retx {
+            if len > 0 {
+                self.stats.retransmits += 1;
+                self.stats.retransmitted_bytes += len;
+            }
+            if self.episode.is_some() {
+                if self.reduction_retx {
+                    self.reduction_retx = false;
+                } else {
+                    self.stats.other_losses += 1;
+                }
+            }
+            // Karn (RFC 6298 §3): a retransmission makes the timed segment's ACK ambiguous; stop
+            // timing, as BSD does on both fast retransmit and timeout.
+            if self.cfg.karn {
+                self.timed = None;
+            }
+        } else if self.timed.is_none() {
+            self.timed = Some((seq + len.max(1), self.now));
+        }
+        let end = seq + len + (flags & FLAG_FIN != 0) as u64;
+        if seq == self.snd_nxt {
+            self.snd_nxt = end;
+        }
+        self.snd_max = self.snd_max.max(end);
+        let seg = Segment { seq, ack: self.ack_field(), len: len as u32, flags, wnd: u32::MAX, ..Default::default() };
+        out.push(OutSeg { seg, tag });
+        // RFC 6298 §5.1: start the timer when a segment is sent and it is not running.
+        if !self.rto_timer.is_set() {
+            self.arm_rto();
+        }
+    }
+
+    /// Send what the window allows from snd_nxt: new data, go-back-N retransmissions after a
+    /// timeout, and the FIN after the last byte.
+    pub fn send_available(&mut self, out: &mut Vec<OutSeg>) {
+        if self.phase != SenderPhase::Established {
+            return;
+        }
+        loop {
+            let win = self.cwnd.min(self.peer_wnd);
+            if self.snd_nxt < self.data_end {
+                let len = self.mss.min(self.data_end - self.snd_nxt);
+                if self.snd_nxt + len > self.snd_una + win {
+                    break;
+                }
+                self.transmit(self.snd_nxt, out);
+            } else if self.cfg.fin && self.snd_nxt == self.data_end {
+                self.transmit(self.snd_nxt, out);
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Retransmit the first unacknowledged segment (fast retransmit, partial ACKs).
+    pub fn retransmit_una(&mut self, out: &mut Vec<OutSeg>) {
+        self.transmit(self.snd_una, out);
+    }
+
+    /// Count a downward window adjustment in the current loss episode (opening one if needed).
+    pub fn loss_reduction(&mut self, timeout: bool) {
+        let snd_max = self.snd_max;
+        match &mut self.episode {
+            None => self.episode = Some(Episode { end: snd_max, reductions: !timeout as u32, timeout }),
+            Some(e) => {
+                if timeout {
+                    e.timeout = true;
+                } else {
+                    e.reductions += 1;
+                }
+                e.end = e.end.max(snd_max);
+            }
+        }
+        self.reduction_retx = true;
+    }
+
+    fn close_episode(&mut self) {
+        if let Some(e) = self.episode.take() {
+            if e.reductions == 1 && !e.timeout {
+                self.stats.ca_events += 1;
+            } else {
+                self.stats.non_ca_events += 1;
+            }
+            self.reduction_retx = false;
+        }
+    }
+
+    /// Fast retransmit with the window halved: the common entry of Reno and NewReno
+    /// (RFC 5681 §3.2 steps 2–3, RFC 6582 §3.2 step 2).
+    pub fn enter_fast_recovery(&mut self, cc: &dyn CongestionControl, out: &mut Vec<OutSeg>) {
+        self.stats.fast_retransmits += 1;
+        self.ssthresh = cc.ssthresh_after_loss(self);
+        self.recover = self.snd_max;
+        self.loss_reduction(false);
+        self.retransmit_una(out);
+        self.set_cwnd(self.ssthresh + self.cfg.dupthresh as u64 * self.mss);
+        self.in_recovery = true;
+    }
+}
+
+impl TcpSender {
+    pub fn new(cfg: TcpConfig, bytes: Option<u64>) -> Self {
+        let rec: Box<dyn Recovery> = match cfg.variant {
+            Variant::Tahoe => Box::new(Tahoe),
+            Variant::Reno => Box::new(Reno),
+            Variant::Newreno => Box::new(NewReno::default()),
+        };
+        TcpSender { core: SenderCore::new(cfg, bytes), cc: Box::new(Aimd), rec }
+    }
+
+    pub fn phase(&self) -> SenderPhase {
+        self.core.phase
+    }
+
+    /// Timer events the world must schedule (drained).
+    pub fn take_timer_events(&mut self) -> std::vec::Drain<'_, Time> {
+        self.core.timer_events.drain(..)
+    }
+
+    /// Open the connection and start sending.
+    pub fn start(&mut self, now: Time, out: &mut Vec<OutSeg>) {
+        let c = &mut self.core;
+        c.now = now;
+        c.started_at = Some(now);
+        c.cwnd_since = now;
+        c.stats.cwnd_max = c.cwnd;
+        if c.cfg.handshake {
+            c.phase = SenderPhase::SynSent;
+            c.transmit_syn(out);
+        } else {
+            c.phase = SenderPhase::Established;
+            c.established_at = Some(now);
+            c.snd_una = 1;
+            c.snd_nxt = 1;
+            c.snd_max = 1;
+            c.send_available(out);
+        }
+    }
+
+    /// A segment from the receiver.
+    pub fn on_segment(&mut self, now: Time, seg: &Segment, out: &mut Vec<OutSeg>) {
+        self.core.now = now;
+        match self.core.phase {
+            SenderPhase::SynSent => {
+                if seg.syn() && seg.has_ack() && seg.ack == 1 {
+                    self.established(out);
+                }
+            }
+            SenderPhase::Established => {
+                if seg.syn() || !seg.has_ack() {
+                    return; // a retransmitted SYN-ACK: our next segment acknowledges it
+                }
+                self.on_ack(seg, out);
+            }
+            SenderPhase::Idle | SenderPhase::Done => {}
+        }
+    }
+
+    fn established(&mut self, out: &mut Vec<OutSeg>) {
+        let c = &mut self.core;
+        let now = c.now;
+        c.rto_timer.cancel();
+        if c.syn_tx == 1 && c.cfg.handshake_rtt_sample {
+            let r = c.rtt.measure(c.syn_sent_at, now);
+            sample_rtt(c, r);
+        }
+        if c.syn_tx > 1 {
+            // RFC 6298 §5.7: after a SYN timeout, data starts with an RTO of 3 s.
+            if c.cfg.syn_timeout_rto_3s && c.rtt.rto() < 3 * SEC {
+                c.rtt.set_rto(3 * SEC);
+            }
+            // RFC 5681 §3.1 / RFC 3390 §2: if the SYN or SYN-ACK was lost, the IW is one segment.
+            let mss = c.mss;
+            c.set_cwnd(mss);
+        }
+        c.phase = SenderPhase::Established;
+        c.established_at = Some(now);
+        c.snd_una = 1;
+        c.snd_nxt = 1;
+        c.snd_max = 1;
+        c.send_available(out);
+        if c.snd_max == 1 && !c.cfg.fin {
+            // Nothing to send: acknowledge the SYN-ACK with a pure ACK.
+            out.push(OutSeg { seg: Segment { seq: 1, ack: 1, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other });
+        }
+        self.check_done();
+    }
+
+    fn on_ack(&mut self, seg: &Segment, out: &mut Vec<OutSeg>) {
+        let c = &mut self.core;
+        c.peer_wnd = if seg.wnd == u32::MAX { u64::MAX / 4 } else { seg.wnd as u64 };
+        if seg.ack > c.snd_max {
+            return; // acknowledges something never sent
+        }
+        if seg.ack > c.snd_una {
+            self.on_new_ack(seg.ack, out);
+        } else if seg.ack == c.snd_una && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una {
+            // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, same ACK number, data outstanding.
+            c.dupacks += 1;
+            self.rec.on_dupack(c, &mut *self.cc, out);
+        }
+        self.core.send_available(out);
+        self.check_done();
+    }
+
+    fn on_new_ack(&mut self, ack: u64, out: &mut Vec<OutSeg>) {
+        let c = &mut self.core;
+        let acked = ack - c.snd_una;
+        if let Some((end, sent)) = c.timed {
+            if ack >= end {
+                let r = c.rtt.measure(sent, c.now);
+                sample_rtt(c, r);
+                c.timed = None;
+            }
+        }
+        let data_acked = ack.min(c.data_end) - c.snd_una.min(c.data_end);
+        c.stats.bytes_acked += data_acked;
+        c.snd_una = ack;
+        if c.snd_nxt < c.snd_una {
+            c.snd_nxt = c.snd_una;
+        }
+        c.consecutive_timeouts = 0;
+        if ack < c.data_end {
+            let first = c.segment_number(ack);
+            c.tx_count = c.tx_count.split_off(&first);
+        }
+        if c.episode.is_some_and(|e| c.snd_una >= e.end) {
+            c.close_episode();
+        }
+        let restart = if c.in_recovery {
+            self.rec.on_ack_in_recovery(c, &mut *self.cc, acked, out)
+        } else {
+            c.dupacks = 0;
+            self.cc.on_ack(c, acked);
+            true
+        };
+        // RFC 6298 §5.2–5.3: stop the timer when all data is acknowledged, else restart it.
+        if c.snd_una >= c.snd_max {
+            c.rto_timer.cancel();
+        } else if restart {
+            c.rto_timer.cancel();
+            c.arm_rto();
+        }
+    }
+
+    fn check_done(&mut self) {
+        let c = &mut self.core;
+        if c.phase == SenderPhase::Established && c.snd_una >= c.final_seq() {
+            c.integrate_cwnd();
+            c.close_episode();
+            c.phase = SenderPhase::Done;
+            c.done_at = Some(c.now);
+            c.rto_timer.cancel();
+        }
+    }
+
+    /// The retransmission timer expired (the world has checked it is not stale).
+    pub fn on_rto(&mut self, now: Time, out: &mut Vec<OutSeg>) {
+        let c = &mut self.core;
+        c.now = now;
+        match c.phase {
+            SenderPhase::SynSent => {
+                // RFC 6298 §5.5 backoff applies to the SYN too (RFC 1122 §4.2.3.1).
+                c.stats.syn_retransmits += 1;
+                c.rtt.back_off();
+                c.transmit_syn(out);
+            }
+            SenderPhase::Established if c.snd_una < c.snd_max => {
+                c.stats.timeouts += 1;
+                // RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS), but held constant when the
+                // segment has already been retransmitted by the timer.
+                if c.consecutive_timeouts == 0 {
+                    c.ssthresh = self.cc.ssthresh_after_loss(c);
+                }
+                c.consecutive_timeouts += 1;
+                // RFC 5681 §3.1: the loss window is one segment.
+                let mss = c.mss;
+                c.set_cwnd(mss);
+                c.loss_reduction(true);
+                c.in_recovery = false;
+                c.dupacks = 0;
+                // RFC 6582 §3.2 step 4 (and RFC 6675 §5.1): after a timeout, recover = HighData.
+                c.recover = c.snd_max;
+                self.rec.on_timeout(c);
+                // RFC 6298 §5.5–5.6: back off, retransmit the earliest unacknowledged segment,
+                // restart the timer. Everything after it is resent as the window opens (go-back-N).
+                c.rtt.back_off();
+                c.timed = None;
+                c.snd_nxt = c.snd_una;
+                c.send_available(out);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn sample_rtt(c: &mut SenderCore, r: Time) {
+    c.rtt.sample(r);
+    let s = &mut c.stats;
+    s.rtt_min_ns = if s.rtt_samples == 0 { r } else { s.rtt_min_ns.min(r) };
+    s.rtt_max_ns = s.rtt_max_ns.max(r);
+    s.rtt_samples += 1;
+    s.rtt_sum_ns += r as u128;
+}
+
+impl TcpSender {
+    /// Close the time integrals at the end of the run.
+    pub fn finish(&mut self, now: Time) {
+        self.core.now = now;
+        self.core.integrate_cwnd();
+    }
+}

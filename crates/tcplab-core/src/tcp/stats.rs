@@ -1,0 +1,84 @@
+//! Per-connection instruments, counted by the code that causes each event (DESIGN.md:
+//! "Instruments are first-class"). Definitions follow Mathis et al. 1997 §5.2 (TARGETS.md §5.2).
+
+use crate::units::Time;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ConnStats {
+    /// Data segments transmitted, first transmissions and retransmissions.
+    pub segs_sent: u64,
+    /// Payload bytes transmitted, retransmissions included.
+    pub bytes_sent: u64,
+    /// Data segments retransmitted (by any mechanism).
+    pub retransmits: u64,
+    pub retransmitted_bytes: u64,
+    /// Retransmission-timer expiries while data (or the FIN) was outstanding.
+    pub timeouts: u64,
+    /// Fast retransmits (entries into fast retransmit on the duplicate-ACK threshold).
+    pub fast_retransmits: u64,
+    /// Loss episodes repaired by one successful, clock-preserving window halving.
+    pub ca_events: u64,
+    /// Loss episodes with any other window reduction (a timeout, or more than one reduction).
+    pub non_ca_events: u64,
+    /// Retransmissions inside a loss episode that caused no window change of their own.
+    pub other_losses: u64,
+    /// SYN retransmissions (handshake).
+    pub syn_retransmits: u64,
+    /// SYN-ACK retransmissions (by the receiver).
+    pub synack_retransmits: u64,
+    /// Data bytes acknowledged cumulatively (the sender's view).
+    pub bytes_acked: u64,
+    /// RTT samples taken (RTTM), their sum, minimum and maximum.
+    pub rtt_samples: u64,
+    pub rtt_sum_ns: u128,
+    pub rtt_min_ns: Time,
+    pub rtt_max_ns: Time,
+    /// Largest congestion window, bytes.
+    pub cwnd_max: u64,
+    /// ∫ cwnd dt, byte·ns, over the time the connection was open.
+    pub cwnd_integral: u128,
+    /// Time the connection was open (from its start to completion or the end of the run), ns.
+    pub open_ns: u128,
+    /// Receiver: bytes delivered in order to the application.
+    pub bytes_delivered: u64,
+    /// Receiver: ACK segments sent (pure ACKs, SYN-ACKs excluded).
+    pub acks_sent: u64,
+    /// Receiver: ACKs sent by the delayed-ACK timer.
+    pub delack_timeouts: u64,
+    /// Receiver: data segments that arrived out of order (above a hole).
+    pub ooo_segments: u64,
+    /// Receiver: data segments that carried only already-received bytes.
+    pub dup_segments: u64,
+}
+
+impl ConnStats {
+    /// Add another connection's counters (a flow's successive transfers).
+    pub fn add(&mut self, o: &ConnStats) {
+        let mins = if self.rtt_samples == 0 { o.rtt_min_ns } else if o.rtt_samples == 0 { self.rtt_min_ns } else { self.rtt_min_ns.min(o.rtt_min_ns) };
+        self.segs_sent += o.segs_sent;
+        self.bytes_sent += o.bytes_sent;
+        self.retransmits += o.retransmits;
+        self.retransmitted_bytes += o.retransmitted_bytes;
+        self.timeouts += o.timeouts;
+        self.fast_retransmits += o.fast_retransmits;
+        self.ca_events += o.ca_events;
+        self.non_ca_events += o.non_ca_events;
+        self.other_losses += o.other_losses;
+        self.syn_retransmits += o.syn_retransmits;
+        self.synack_retransmits += o.synack_retransmits;
+        self.bytes_acked += o.bytes_acked;
+        self.rtt_samples += o.rtt_samples;
+        self.rtt_sum_ns += o.rtt_sum_ns;
+        self.rtt_min_ns = mins;
+        self.rtt_max_ns = self.rtt_max_ns.max(o.rtt_max_ns);
+        self.cwnd_max = self.cwnd_max.max(o.cwnd_max);
+        self.cwnd_integral += o.cwnd_integral;
+        self.open_ns += o.open_ns;
+        self.bytes_delivered += o.bytes_delivered;
+        self.acks_sent += o.acks_sent;
+        self.delack_timeouts += o.delack_timeouts;
+        self.ooo_segments += o.ooo_segments;
+        self.dup_segments += o.dup_segments;
+    }
+}

@@ -1,0 +1,240 @@
+//! Physical quantities written with their units, as scenarios spell them: `"35ms"`, `"10Mbps"`,
+//! `"16KB"`. Parsing is strict (a bare number is refused where a unit is required) so that a typo
+//! cannot silently change an experiment by a factor of a thousand.
+//!
+//! Conventions (TARGETS.md, "Units"): rates are decimal (`1 kbps` = 1000 bit/s); sizes follow the
+//! papers, `KB` = 1024 bytes (Allman's footnote 4), `kB` = 1000 bytes; `KiB`/`MiB` are binary too.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+/// Simulated time and durations, in integer nanoseconds.
+pub type Time = u64;
+
+pub const NS: Time = 1;
+pub const US: Time = 1_000;
+pub const MS: Time = 1_000_000;
+pub const SEC: Time = 1_000_000_000;
+
+pub const fn ms(n: u64) -> Time {
+    n * MS
+}
+pub const fn us(n: u64) -> Time {
+    n * US
+}
+pub const fn secs(n: u64) -> Time {
+    n * SEC
+}
+pub fn to_secs(t: Time) -> f64 {
+    t as f64 / SEC as f64
+}
+
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || c == '_' || ((c == 'e' || c == 'E') && i > 0 && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-'))
+            || ((c == '-' || c == '+') && (i == 0 || s[..i].ends_with(['e', 'E'])))))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let num: String = s[..end].chars().filter(|&c| c != '_').collect();
+    let v: f64 = num.parse().ok()?;
+    Some((v, s[end..].trim()))
+}
+
+/// Parse a duration such as `"35ms"`, `"1.5s"`, `"200us"`, `"10ns"`, `"2min"` into nanoseconds.
+pub fn parse_duration(s: &str) -> Result<Time, String> {
+    let expected = "a duration with a unit, such as \"35ms\", \"1.5s\", \"200us\"";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("expected {expected}, got {s:?}"))?;
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" | "sec" => 1e9,
+        "min" => 60e9,
+        "h" => 3600e9,
+        "" => return Err(format!("expected {expected}, got {s:?} (the unit is missing)")),
+        _ => return Err(format!("expected {expected}, got {s:?} (unknown unit {unit:?})")),
+    };
+    if !(v >= 0.0) || !v.is_finite() {
+        return Err(format!("expected a non-negative {expected}, got {s:?}"));
+    }
+    let ns = (v * scale).round();
+    if ns > u64::MAX as f64 / 4.0 {
+        return Err(format!("duration {s:?} is too large"));
+    }
+    Ok(ns as Time)
+}
+
+/// Parse a bit rate such as `"10Mbps"`, `"28.8kbps"`, `"1Gbps"`, `"64kb/s"` into bits per second.
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let expected = "a rate with a unit, such as \"10Mbps\", \"28.8kbps\", \"1Gbps\"";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("expected {expected}, got {s:?}"))?;
+    let scale = match unit {
+        "bps" | "b/s" | "bit/s" => 1.0,
+        "kbps" | "Kbps" | "kb/s" | "kbit/s" => 1e3,
+        "Mbps" | "Mb/s" | "Mbit/s" => 1e6,
+        "Gbps" | "Gb/s" | "Gbit/s" => 1e9,
+        "" => return Err(format!("expected {expected}, got {s:?} (the unit is missing)")),
+        _ => return Err(format!("expected {expected}, got {s:?} (unknown unit {unit:?})")),
+    };
+    let bps = (v * scale).round();
+    if !(bps >= 1.0) || !bps.is_finite() {
+        return Err(format!("expected a positive {expected}, got {s:?}"));
+    }
+    Ok(bps as u64)
+}
+
+/// Parse a size such as `"16KB"` (16·1024 bytes), `"1MB"`, `"1460B"`, `"10kB"` (10·1000) into bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let expected = "a size with a unit, such as \"1460B\", \"16KB\", \"1MB\"";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("expected {expected}, got {s:?}"))?;
+    let scale = match unit {
+        "B" | "bytes" | "" => 1.0,
+        "KB" | "KiB" => 1024.0,
+        "MB" | "MiB" => 1024.0 * 1024.0,
+        "GB" | "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "kB" => 1e3,
+        _ => return Err(format!("expected {expected}, got {s:?} (unknown unit {unit:?})")),
+    };
+    let b = (v * scale).round();
+    if !(b >= 0.0) || !b.is_finite() {
+        return Err(format!("expected a non-negative {expected}, got {s:?}"));
+    }
+    Ok(b as u64)
+}
+
+pub fn format_duration(t: Time) -> String {
+    if t == 0 {
+        "0s".into()
+    } else if t % SEC == 0 {
+        format!("{}s", t / SEC)
+    } else if t % MS == 0 {
+        format!("{}ms", t / MS)
+    } else if t % US == 0 {
+        format!("{}us", t / US)
+    } else {
+        format!("{t}ns")
+    }
+}
+
+pub fn format_rate(bps: u64) -> String {
+    if bps % 1_000_000_000 == 0 {
+        format!("{}Gbps", bps / 1_000_000_000)
+    } else if bps % 1_000_000 == 0 {
+        format!("{}Mbps", bps / 1_000_000)
+    } else if bps % 1000 == 0 {
+        format!("{}kbps", bps / 1000)
+    } else {
+        format!("{bps}bps")
+    }
+}
+
+macro_rules! unit_type {
+    ($name:ident, $inner:ty, $parse:ident, $format:ident, $doc:literal, $allow_int:expr) => {
+        #[doc = $doc]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        pub struct $name(pub $inner);
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&$format(self.0))
+            }
+        }
+
+        impl<'de> de::Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($doc)
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
+                        $parse(v).map($name).map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        if $allow_int && v >= 0 {
+                            Ok($name(v as $inner))
+                        } else {
+                            Err(E::custom(format!("expected {}, got the bare number {v} (write the unit)", $doc)))
+                        }
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        self.visit_i64(v.min(i64::MAX as u64) as i64)
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        Err(E::custom(format!("expected {}, got the bare number {v} (write the unit)", $doc)))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+fn format_size(b: u64) -> String {
+    format!("{b}B")
+}
+
+unit_type!(Duration, Time, parse_duration, format_duration, "a duration with a unit, such as \"35ms\" or \"1.5s\"", false);
+unit_type!(Rate, u64, parse_rate, format_rate, "a rate with a unit, such as \"10Mbps\"", false);
+unit_type!(Size, u64, parse_size, format_size, "a size in bytes or with a unit, such as \"16KB\"", true);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("35ms"), Ok(35 * MS));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500 * MS));
+        assert_eq!(parse_duration("200us"), Ok(200 * US));
+        assert_eq!(parse_duration("0s"), Ok(0));
+        assert_eq!(parse_duration("2min"), Ok(120 * SEC));
+        assert_eq!(parse_duration("1e-3s"), Ok(MS));
+        assert!(parse_duration("35").unwrap_err().contains("unit is missing"));
+        assert!(parse_duration("35 parsecs").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("10Mbps"), Ok(10_000_000));
+        assert_eq!(parse_rate("28.8kbps"), Ok(28_800));
+        assert_eq!(parse_rate("1Gbps"), Ok(1_000_000_000));
+        assert_eq!(parse_rate("64kb/s"), Ok(64_000));
+        assert!(parse_rate("10").is_err());
+        assert!(parse_rate("0Mbps").is_err());
+        assert_eq!(format_rate(28_800), "28800bps");
+        assert_eq!(format_rate(10_000_000), "10Mbps");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("16KB"), Ok(16 * 1024));
+        assert_eq!(parse_size("10kB"), Ok(10_000));
+        assert_eq!(parse_size("1460B"), Ok(1460));
+        assert_eq!(parse_size("1MB"), Ok(1 << 20));
+        assert_eq!(parse_size("512"), Ok(512));
+        assert!(parse_size("3 furlongs").is_err());
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        #[derive(serde::Deserialize, serde::Serialize)]
+        struct T {
+            d: Duration,
+            r: Rate,
+            s: Size,
+        }
+        let t: T = toml::from_str("d = \"35ms\"\nr = \"10Mbps\"\ns = 100").unwrap();
+        assert_eq!((t.d.0, t.r.0, t.s.0), (35 * MS, 10_000_000, 100));
+        let back = toml::to_string(&t).unwrap();
+        assert!(back.contains("\"35ms\"") && back.contains("\"10Mbps\""), "{back}");
+        let err = toml::from_str::<T>("d = 35\nr = \"10Mbps\"\ns = 1").err().unwrap().to_string();
+        assert!(err.contains("write the unit"), "{err}");
+    }
+}
