@@ -6,5 +6,15 @@
 
 pub mod engine;
 pub mod net;
+pub mod scenario;
 pub mod tcp;
 pub mod units;
+pub mod result;
+pub mod world;
+
+pub use result::RunResult;
+pub use scenario::{Scenario, ScenarioError};
+pub use world::{run, World};
+
+/// The crate version, recorded with every result.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -22,12 +22,14 @@ pub struct DropFilter {
     /// Which transmissions of the matching packet to drop (1 = the first; [1, 2] = the first two).
     /// Ignored for ACKs, each of which is sent once.
     pub transmissions: Vec<u32>,
+    /// Only this transfer of a repeating flow (1-based), or every transfer.
+    pub epoch: Option<u32>,
     pub dropped: u64,
 }
 
 impl DropFilter {
     pub fn matches(&self, p: &Packet) -> bool {
-        if p.conn != self.conn {
+        if p.conn != self.conn || self.epoch.is_some_and(|e| e != p.epoch) {
             return false;
         }
         let tx_hit = |tx: u32| self.transmissions.contains(&tx);
@@ -48,7 +50,7 @@ mod tests {
 
     #[test]
     fn matches_only_the_chosen_transmission() {
-        let f = DropFilter { conn: ConnId(1), kind: FilterKind::Data { seg: 3 }, transmissions: vec![1], dropped: 0 };
+        let f = DropFilter { conn: ConnId(1), kind: FilterKind::Data { seg: 3 }, transmissions: vec![1], epoch: None, dropped: 0 };
         let mut p = Packet { conn: ConnId(1), tag: PacketTag::Data { seg: 3, tx: 1 }, ..Default::default() };
         assert!(f.matches(&p));
         p.tag = PacketTag::Data { seg: 3, tx: 2 };
@@ -58,7 +60,7 @@ mod tests {
         p.conn = ConnId(0);
         p.tag = PacketTag::Data { seg: 3, tx: 1 };
         assert!(!f.matches(&p));
-        let a = DropFilter { conn: ConnId(0), kind: FilterKind::Ack { k: 2 }, transmissions: vec![1], dropped: 0 };
+        let a = DropFilter { conn: ConnId(0), kind: FilterKind::Ack { k: 2 }, transmissions: vec![1], epoch: None, dropped: 0 };
         p.tag = PacketTag::Ack { k: 2 };
         assert!(a.matches(&p));
     }

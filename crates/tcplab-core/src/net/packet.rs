@@ -87,6 +87,9 @@ impl Segment {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Packet {
     pub conn: ConnId,
+    /// Which transfer of the flow (1-based) the packet belongs to; stale packets of an earlier
+    /// transfer are discarded on arrival.
+    pub epoch: u32,
     pub dir: Dir,
     pub src: NodeId,
     pub dst: NodeId,

@@ -11,6 +11,6 @@ pub mod sender;
 pub mod stats;
 
 pub use config::{InitialWindow, TcpConfig, TcpSpec, Variant};
-pub use receiver::TcpReceiver;
+pub use receiver::{RxTimer, TcpReceiver};
 pub use sender::{OutSeg, SenderPhase, TcpSender};
 pub use stats::ConnStats;

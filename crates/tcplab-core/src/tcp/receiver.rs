@@ -10,6 +10,13 @@ use crate::engine::Timer;
 use crate::net::{PacketTag, Segment, FLAG_ACK, FLAG_SYN};
 use crate::units::Time;
 
+/// The receiver's two timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxTimer {
+    DelAck,
+    SynAck,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReceiverPhase {
     Listen,
@@ -32,9 +39,9 @@ pub struct TcpReceiver {
     pub synack_timer: Timer,
     synack_rto: Time,
     synack_tx: u32,
-    timer_events: Vec<Time>,
+    timer_events: Vec<(RxTimer, Time)>,
     pub fin_received: bool,
-    /// The sequence number of the last data byte + 1, once the FIN says where the data ends.
+    /// When the first data byte arrived.
     pub first_byte_at: Option<Time>,
     pub stats: ConnStats,
 }
@@ -61,7 +68,7 @@ impl TcpReceiver {
     }
 
     /// Timer events the world must schedule (drained).
-    pub fn take_timer_events(&mut self) -> std::vec::Drain<'_, Time> {
+    pub fn take_timer_events(&mut self) -> std::vec::Drain<'_, (RxTimer, Time)> {
         self.timer_events.drain(..)
     }
 
@@ -82,7 +89,7 @@ impl TcpReceiver {
         let seg = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: self.wnd(), opt_len: SYN_OPTION_BYTES, ..Default::default() };
         out.push(OutSeg { seg, tag: PacketTag::SynAck { tx: self.synack_tx } });
         if let Some(t) = self.synack_timer.set(timer_deadline(self.now, self.synack_rto, self.cfg.timer_tick.0)) {
-            self.timer_events.push(t);
+            self.timer_events.push((RxTimer::SynAck, t));
         }
     }
 
@@ -167,7 +174,7 @@ impl TcpReceiver {
         } else if !self.delack_timer.is_set() {
             let d = delack_deadline(self.now, self.cfg.delack_timeout.0, self.cfg.delack_tick.0);
             if let Some(t) = self.delack_timer.set(d) {
-                self.timer_events.push(t);
+                self.timer_events.push((RxTimer::DelAck, t));
             }
         }
     }

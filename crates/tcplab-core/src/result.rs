@@ -1,0 +1,275 @@
+//! What a run returns: one row per connection (flow), per link direction and per transfer, plus
+//! the scenario as run. Times are in seconds, rates in bit/s, sizes in bytes. Rows serialise to
+//! JSON records that become pandas DataFrames on the Python side.
+
+use crate::net::link::LinkDir;
+use crate::scenario::ResolvedFlow;
+use crate::tcp::{ConnStats, TcpReceiver, TcpSender};
+use crate::units::{to_secs, Time, SEC};
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    /// The scenario as run, every default written out.
+    pub scenario: serde_json::Value,
+    /// The resolved TCP configuration of each flow.
+    pub flows_tcp: Vec<serde_json::Value>,
+    pub meta: Meta,
+    pub connections: Vec<ConnRow>,
+    pub links: Vec<LinkRow>,
+    pub transfers: Vec<TransferRow>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Meta {
+    pub seed: u64,
+    pub version: String,
+    /// Simulated time at the end of the run.
+    pub sim_time_s: f64,
+    /// Events processed.
+    pub events: u64,
+    pub packets_created: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+    /// Packets that reached a flow after it had moved on to its next transfer.
+    pub packets_stale: u64,
+    pub packets_in_flight: u64,
+    /// Every flow finished its transfers (false when the time limit ended the run).
+    pub completed: bool,
+}
+
+/// One row per flow: its transfers' counters added up.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConnRow {
+    pub flow: usize,
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub variant: String,
+    pub mss: u64,
+    pub delayed_ack: bool,
+    pub transfers: usize,
+    pub transfers_completed: usize,
+    pub segs_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub retransmitted_bytes: u64,
+    pub bytes_delivered: u64,
+    pub bytes_acked: u64,
+    /// Segments acknowledged (bytes_acked / MSS).
+    pub segs_acked: f64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub ca_events: u64,
+    pub non_ca_events: u64,
+    pub other_losses: u64,
+    pub syn_retransmits: u64,
+    pub synack_retransmits: u64,
+    pub acks_sent: u64,
+    pub delack_timeouts: u64,
+    pub ooo_segments: u64,
+    pub dup_segments: u64,
+    /// Mathis et al. p: CA events per acknowledged segment.
+    pub p_ca: Option<f64>,
+    /// RTTM: mean, minimum and maximum of the connection's RTT samples (one timed segment at a
+    /// time, Karn's rule), seconds.
+    pub rtt_samples: u64,
+    pub rtt_avg_s: Option<f64>,
+    pub rtt_min_s: Option<f64>,
+    pub rtt_max_s: Option<f64>,
+    pub cwnd_max_bytes: u64,
+    /// Time-averaged cwnd over the time the connections were open.
+    pub cwnd_avg_bytes: Option<f64>,
+    pub start_s: f64,
+    pub first_byte_s: Option<f64>,
+    /// When the last transfer completed (all data delivered in order), if it did.
+    pub complete_s: Option<f64>,
+    /// Bytes delivered in order, per second from the flow's start to its completion (or the end
+    /// of the run), bit/s.
+    pub goodput_bps: f64,
+}
+
+impl ConnRow {
+    pub fn new(flow: usize, spec: &ResolvedFlow, nodes: &[String], s: &ConnStats, transfers: &[TransferRow], end: Time) -> ConnRow {
+        let mss = spec.tcp.mss.0;
+        let done: Vec<&TransferRow> = transfers.iter().filter(|t| t.delivered_s.is_some()).collect();
+        let all_done = !transfers.is_empty() && done.len() == transfers.len() && spec.repeat.is_some_and(|n| transfers.len() as u32 >= n);
+        let complete_s = if all_done { transfers.last().and_then(|t| t.delivered_s) } else { None };
+        let start_s = to_secs(spec.start);
+        let until = complete_s.unwrap_or(to_secs(end));
+        let segs_acked = s.bytes_acked as f64 / mss as f64;
+        ConnRow {
+            flow,
+            name: spec.name.clone(),
+            src: nodes[spec.from].clone(),
+            dst: nodes[spec.to].clone(),
+            variant: serde_json::to_value(spec.tcp.variant).unwrap().as_str().unwrap_or("").to_string(),
+            mss,
+            delayed_ack: spec.tcp.delayed_ack,
+            transfers: transfers.len(),
+            transfers_completed: done.len(),
+            segs_sent: s.segs_sent,
+            bytes_sent: s.bytes_sent,
+            retransmits: s.retransmits,
+            retransmitted_bytes: s.retransmitted_bytes,
+            bytes_delivered: s.bytes_delivered,
+            bytes_acked: s.bytes_acked,
+            segs_acked,
+            timeouts: s.timeouts,
+            fast_retransmits: s.fast_retransmits,
+            ca_events: s.ca_events,
+            non_ca_events: s.non_ca_events,
+            other_losses: s.other_losses,
+            syn_retransmits: s.syn_retransmits,
+            synack_retransmits: s.synack_retransmits,
+            acks_sent: s.acks_sent,
+            delack_timeouts: s.delack_timeouts,
+            ooo_segments: s.ooo_segments,
+            dup_segments: s.dup_segments,
+            p_ca: (segs_acked > 0.0).then(|| s.ca_events as f64 / segs_acked),
+            rtt_samples: s.rtt_samples,
+            rtt_avg_s: (s.rtt_samples > 0).then(|| s.rtt_sum_ns as f64 / s.rtt_samples as f64 / SEC as f64),
+            rtt_min_s: (s.rtt_samples > 0).then(|| to_secs(s.rtt_min_ns)),
+            rtt_max_s: (s.rtt_samples > 0).then(|| to_secs(s.rtt_max_ns)),
+            cwnd_max_bytes: s.cwnd_max,
+            cwnd_avg_bytes: (s.open_ns > 0).then(|| s.cwnd_integral as f64 / s.open_ns as f64),
+            start_s,
+            first_byte_s: transfers.iter().find_map(|t| t.first_byte_s),
+            complete_s,
+            goodput_bps: if until > start_s { s.bytes_delivered as f64 * 8.0 / (until - start_s) } else { 0.0 },
+        }
+    }
+}
+
+/// One row per transfer (a fresh connection each).
+#[derive(Clone, Debug, Serialize)]
+pub struct TransferRow {
+    pub flow: usize,
+    pub name: String,
+    /// 1-based index of the transfer within its flow.
+    pub transfer: u32,
+    /// Bytes to transfer (None: unlimited).
+    pub bytes: Option<u64>,
+    pub bytes_delivered: u64,
+    pub start_s: f64,
+    /// Handshake complete at the sender (equals start without a handshake).
+    pub established_s: Option<f64>,
+    /// First data byte at the receiver.
+    pub first_byte_s: Option<f64>,
+    /// Last byte delivered in order at the receiver.
+    pub delivered_s: Option<f64>,
+    /// Everything (data and FIN) acknowledged at the sender.
+    pub acked_s: Option<f64>,
+    /// delivered_s − start_s: from the first packet of the connection to the last byte delivered.
+    pub transfer_time_s: Option<f64>,
+    pub segs_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub syn_retransmits: u64,
+    pub synack_retransmits: u64,
+    pub delack_timeouts: u64,
+}
+
+impl TransferRow {
+    pub fn new(flow: usize, name: &str, transfer: u32, bytes: Option<u64>, start: Time) -> TransferRow {
+        TransferRow {
+            flow,
+            name: name.to_string(),
+            transfer,
+            bytes,
+            bytes_delivered: 0,
+            start_s: to_secs(start),
+            established_s: None,
+            first_byte_s: None,
+            delivered_s: None,
+            acked_s: None,
+            transfer_time_s: None,
+            segs_sent: 0,
+            retransmits: 0,
+            timeouts: 0,
+            fast_retransmits: 0,
+            syn_retransmits: 0,
+            synack_retransmits: 0,
+            delack_timeouts: 0,
+        }
+    }
+
+    pub fn fill(&mut self, s: &TcpSender, r: &TcpReceiver, acked: Option<Time>) {
+        let c = &s.core.stats;
+        self.bytes_delivered = r.stats.bytes_delivered;
+        self.established_s = s.core.established_at.map(to_secs);
+        self.first_byte_s = r.first_byte_at.map(to_secs);
+        self.acked_s = acked.map(to_secs);
+        self.transfer_time_s = self.delivered_s.map(|d| d - self.start_s);
+        self.segs_sent = c.segs_sent;
+        self.retransmits = c.retransmits;
+        self.timeouts = c.timeouts;
+        self.fast_retransmits = c.fast_retransmits;
+        self.syn_retransmits = c.syn_retransmits;
+        self.synack_retransmits = r.stats.synack_retransmits;
+        self.delack_timeouts = r.stats.delack_timeouts;
+    }
+}
+
+/// One row per link direction.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkRow {
+    pub link: String,
+    pub src: String,
+    pub dst: String,
+    pub rate_bps: u64,
+    pub delay_s: f64,
+    pub offered_pkts: u64,
+    pub offered_bytes: u64,
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+    pub dropped_queue: u64,
+    pub dropped_loss: u64,
+    pub dropped_filter: u64,
+    /// Dropped / offered packets.
+    pub drop_rate: Option<f64>,
+    /// Time-averaged number of waiting packets (the one being sent excluded).
+    pub avg_queue_pkts: f64,
+    pub avg_queue_bytes: f64,
+    pub max_queue_pkts: u64,
+    /// Mean time from arrival to start of transmission of the packets sent.
+    pub avg_queue_delay_s: Option<f64>,
+    /// The time-averaged queue expressed as delay at the link rate (Mathis et al.'s "link delay").
+    pub queue_delay_equiv_s: f64,
+    /// Fraction of the run the transmitter was busy.
+    pub utilization: f64,
+}
+
+impl LinkRow {
+    pub fn new(l: &LinkDir, nodes: &[String], end: Time) -> LinkRow {
+        let s = &l.stats;
+        let t = end.max(1) as f64;
+        let avg_q_bytes = s.queue_byte_ns as f64 / t;
+        LinkRow {
+            link: l.name.clone(),
+            src: nodes[l.from.0 as usize].clone(),
+            dst: nodes[l.to.0 as usize].clone(),
+            rate_bps: l.rate_bps,
+            delay_s: to_secs(l.delay),
+            offered_pkts: s.offered_pkts,
+            offered_bytes: s.offered_bytes,
+            sent_pkts: s.sent_pkts,
+            sent_bytes: s.sent_bytes,
+            dropped_pkts: s.dropped(),
+            dropped_bytes: s.dropped_bytes,
+            dropped_queue: s.dropped_queue,
+            dropped_loss: s.dropped_loss,
+            dropped_filter: s.dropped_filter,
+            drop_rate: (s.offered_pkts > 0).then(|| s.dropped() as f64 / s.offered_pkts as f64),
+            avg_queue_pkts: s.queue_pkt_ns as f64 / t,
+            avg_queue_bytes: avg_q_bytes,
+            max_queue_pkts: s.max_queue_pkts,
+            avg_queue_delay_s: (s.sent_pkts > 0).then(|| s.queue_delay_sum as f64 / s.sent_pkts as f64 / SEC as f64),
+            queue_delay_equiv_s: avg_q_bytes * 8.0 / l.rate_bps as f64,
+            utilization: (s.busy_ns as f64 / t).min(1.0),
+        }
+    }
+}

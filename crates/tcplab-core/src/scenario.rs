@@ -1,0 +1,807 @@
+//! The scenario schema: the one source of truth for every knob of an experiment, with its default.
+//! Scenarios are TOML files (or the same structure as JSON / a Python dict). Units are written out
+//! (`"10Mbps"`, `"35ms"`, `"16KB"`). Unknown keys and bad values are errors that name the key path
+//! and what was expected. Named topologies expand into the generic nodes-and-links form.
+//!
+//! ```toml
+//! name = "demo"
+//! duration = "30s"                 # simulated-time limit (default: until every transfer is done)
+//!
+//! [topology]
+//! kind = "single_link"             # nodes "sender" and "receiver"
+//! rate = "10Mbps"
+//! delay = "35ms"                   # one way
+//! queue = 50                       # packets; or { packets = 50, bytes = "64KB" }; or "unlimited"
+//! loss = 0.01                      # Bernoulli loss, sender -> receiver
+//!
+//! [tcp]                            # defaults of every flow: a profile, then knob overrides
+//! profile = "rfc"
+//! variant = "newreno"
+//!
+//! [[flows]]
+//! bytes = "1MB"                    # or "unlimited"
+//! ```
+
+use crate::net::{FilterKind, QueueLimit};
+use crate::tcp::{TcpConfig, TcpSpec};
+use crate::units::{Duration, Rate, Size, Time};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A scenario error: where in the scenario (a dotted key path) and what was wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if self.path.is_empty() || self.path == "." {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+pub fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
+    Err(ScenarioError { path: path.into(), message: message.into() })
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A name for the experiment (used in results and file names).
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Run seed used when none is given to `run` (default 1).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated-time limit. Default: run until every finite transfer is complete (required when
+    /// a flow is unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<Duration>,
+    pub topology: Topology,
+    /// TCP defaults of every flow: `profile` (default `rfc`) and knob overrides.
+    #[serde(default)]
+    pub tcp: TcpSpec,
+    pub flows: Vec<FlowSpec>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    /// Two nodes, `sender` and `receiver`, and one link.
+    SingleLink,
+    /// `pairs` senders `s1..sN` and receivers `r1..rN` on access links to routers `left` and
+    /// `right`, joined by the bottleneck link.
+    Dumbbell,
+    /// Nodes and links given explicitly.
+    Custom,
+}
+
+/// A topology. Which fields apply depends on `kind`; the others are refused.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    pub kind: TopologyKind,
+    // single_link
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Duration>,
+    /// Queue of the single link or of the bottleneck, both directions (default: unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "QueueTable::de_opt")]
+    pub queue: Option<QueueSpec>,
+    /// Bernoulli loss probability on the single link or the bottleneck, forward direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+    /// Bernoulli loss probability in the reverse (ACK) direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_loss: Option<f64>,
+    // dumbbell
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_rate: Option<Rate>,
+    /// One delay for every access link, or one per pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_delay: Option<OneOrMany<Duration>>,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "QueueTable::de_opt")]
+    pub access_queue: Option<QueueSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck_rate: Option<Rate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck_delay: Option<Duration>,
+    // custom
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<LinkSpec>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+/// A link of the generic form: full duplex between nodes `a` and `b`; "forward" is a → b.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    pub a: String,
+    pub b: String,
+    pub rate: Rate,
+    pub delay: Duration,
+    /// Queue of both directions (default unlimited); `reverse_queue` overrides b → a.
+    #[serde(default, deserialize_with = "QueueTable::de")]
+    pub queue: QueueSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "QueueTable::de_opt")]
+    pub reverse_queue: Option<QueueSpec>,
+    /// Bernoulli loss probability a → b.
+    #[serde(default)]
+    pub loss: f64,
+    /// Bernoulli loss probability b → a.
+    #[serde(default)]
+    pub reverse_loss: f64,
+}
+
+/// A DropTail queue: `100` (packets), `"unlimited"`, or `{ packets = 100, bytes = "64KB" }`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueTable {
+    /// Only `droptail` exists so far.
+    #[serde(default)]
+    pub kind: QueueKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Size>,
+}
+
+pub type QueueSpec = QueueTable;
+
+struct QueueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for QueueVisitor {
+    type Value = QueueTable;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a queue: a packet count such as 100, \"unlimited\", or a table such as { packets = 100, bytes = \"64KB\" }")
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<QueueTable, E> {
+        Ok(QueueTable { packets: Some(v), ..Default::default() })
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<QueueTable, E> {
+        if v < 0 {
+            return Err(E::custom(format!("expected a non-negative packet count, got {v}")));
+        }
+        self.visit_u64(v as u64)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<QueueTable, E> {
+        match v {
+            "unlimited" => Ok(QueueTable::default()),
+            _ => Err(E::custom(format!("expected a packet count, \"unlimited\" or a table, got {v:?}"))),
+        }
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<QueueTable, A::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct T {
+            #[serde(default)]
+            kind: QueueKind,
+            #[serde(default)]
+            packets: Option<u64>,
+            #[serde(default)]
+            bytes: Option<Size>,
+        }
+        let t = T::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+        Ok(QueueTable { kind: t.kind, packets: t.packets, bytes: t.bytes })
+    }
+}
+
+impl QueueTable {
+    fn de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<QueueTable, D::Error> {
+        d.deserialize_any(QueueVisitor)
+    }
+    fn de_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<QueueTable>, D::Error> {
+        Self::de(d).map(Some)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueKind {
+    #[default]
+    Droptail,
+}
+
+impl QueueSpec {
+    pub fn limit(&self) -> QueueLimit {
+        QueueLimit { packets: self.packets, bytes: self.bytes.map(|s| s.0) }
+    }
+}
+
+/// How many transfers a flow makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Count {
+    N(u32),
+    Unlimited(crate::tcp::config::Unlimited),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Name of the flow; `{i}` is replaced by 1..count. Default `flow{index}`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Sending node (default: `sender` on a single link). `{i}` is replaced by 1..count.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub from: String,
+    /// Receiving node (default: `receiver` on a single link).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub to: String,
+    /// Number of flows this entry stands for (default 1).
+    #[serde(default = "one")]
+    pub count: u32,
+    /// When the first transfer starts (default 0s); with `count`, `start_spacing` apart.
+    #[serde(default)]
+    pub start: Duration,
+    #[serde(default)]
+    pub start_spacing: Duration,
+    /// Bytes of each transfer, or `"unlimited"` (bulk until the end of the run).
+    pub bytes: crate::tcp::config::Limit,
+    /// Transfers made one after another on fresh connections (default 1; `"unlimited"`).
+    #[serde(default = "count_one")]
+    pub repeat: Count,
+    /// Pause between the end of one transfer and the start of the next.
+    #[serde(default)]
+    pub think: Duration,
+    /// TCP knobs of this flow, over the scenario's `[tcp]`.
+    #[serde(default)]
+    pub tcp: TcpSpec,
+    /// Deterministic drops of this flow's packets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drops: Vec<DropSpec>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn count_one() -> Count {
+    Count::N(1)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DropKind {
+    Syn,
+    Synack,
+    Data,
+    Ack,
+    Fin,
+}
+
+/// Drop chosen packets of a flow where they leave their host: `{ kind = "syn" }` (the first SYN),
+/// `{ kind = "syn", transmissions = [1, 2] }`, `{ kind = "data", segment = 3 }`,
+/// `{ kind = "ack", number = 2 }` (the second ACK).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DropSpec {
+    pub kind: DropKind,
+    /// Data segment number (1-based, by sequence), for `kind = "data"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<u32>,
+    /// ACK number (1-based), for `kind = "ack"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<u32>,
+    /// Which transmissions to drop (default `[1]`, the first).
+    #[serde(default = "first_tx")]
+    pub transmissions: Vec<u32>,
+    /// Apply to this transfer of a repeating flow only (1-based; default: every transfer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer: Option<u32>,
+}
+
+fn first_tx() -> Vec<u32> {
+    vec![1]
+}
+
+impl DropSpec {
+    pub fn filter_kind(&self, path: &str) -> Result<FilterKind, ScenarioError> {
+        let need = |v: Option<u32>, key: &str| match v {
+            Some(n) if n >= 1 => Ok(n),
+            Some(_) => err(format!("{path}.{key}"), "expected a number from 1"),
+            None => err(path, format!("kind = {:?} needs `{key}`", self.kind)),
+        };
+        let refuse = |v: Option<u32>, key: &str| match v {
+            Some(_) => err(format!("{path}.{key}"), format!("does not apply to kind = {:?}", self.kind)),
+            None => Ok(()),
+        };
+        Ok(match self.kind {
+            DropKind::Syn | DropKind::Synack | DropKind::Fin => {
+                refuse(self.segment, "segment")?;
+                refuse(self.number, "number")?;
+                match self.kind {
+                    DropKind::Syn => FilterKind::Syn,
+                    DropKind::Synack => FilterKind::SynAck,
+                    _ => FilterKind::Fin,
+                }
+            }
+            DropKind::Data => {
+                refuse(self.number, "number")?;
+                FilterKind::Data { seg: need(self.segment, "segment")? }
+            }
+            DropKind::Ack => {
+                refuse(self.segment, "segment")?;
+                FilterKind::Ack { k: need(self.number, "number")? }
+            }
+        })
+    }
+}
+
+/// A resolved node-and-link network (what every topology expands to).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Network {
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkSpec>,
+}
+
+/// A resolved flow: names bound to nodes, TCP configuration complete.
+#[derive(Clone, Debug)]
+pub struct ResolvedFlow {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub start: Time,
+    pub bytes: Option<u64>,
+    /// None = unlimited.
+    pub repeat: Option<u32>,
+    pub think: Time,
+    pub tcp: TcpConfig,
+    pub drops: Vec<(FilterKind, Vec<u32>, Option<u32>, crate::scenario::DropKind)>,
+}
+
+impl Scenario {
+    /// Parse a TOML scenario.
+    pub fn from_toml(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let v: toml::Value = toml::from_str(text).map_err(|e| {
+            let msg = e.message().to_string();
+            let loc = e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!(" (line {l}, column {c})")).unwrap_or_default();
+            ScenarioError { path: String::new(), message: format!("invalid TOML{loc}: {msg}") }
+        })?;
+        let j = serde_json::to_value(v).map_err(|e| ScenarioError { path: String::new(), message: e.to_string() })?;
+        Self::from_value(j, overrides)
+    }
+
+    /// Parse a JSON scenario.
+    pub fn from_json(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let j: serde_json::Value = serde_json::from_str(text).map_err(|e| ScenarioError { path: String::new(), message: format!("invalid JSON: {e}") })?;
+        Self::from_value(j, overrides)
+    }
+
+    pub fn from_value(mut v: serde_json::Value, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        for o in overrides {
+            apply_override(&mut v, o)?;
+        }
+        let s: Scenario = serde_path_to_error::deserialize(v).map_err(|e| {
+            let path = e.path().to_string();
+            ScenarioError { path: if path == "." { String::new() } else { path }, message: e.into_inner().to_string() }
+        })?;
+        s.network()?;
+        s.resolve_flows()?;
+        Ok(s)
+    }
+
+    /// Expand the topology into nodes and links.
+    pub fn network(&self) -> Result<Network, ScenarioError> {
+        let t = &self.topology;
+        let allowed: &[&str] = match t.kind {
+            TopologyKind::SingleLink => &["rate", "delay", "queue", "loss", "reverse_loss"],
+            TopologyKind::Dumbbell => &["pairs", "access_rate", "access_delay", "access_queue", "bottleneck_rate", "bottleneck_delay", "queue", "loss", "reverse_loss"],
+            TopologyKind::Custom => &["nodes", "links"],
+        };
+        let present: [(&str, bool); 13] = [
+            ("rate", t.rate.is_some()),
+            ("delay", t.delay.is_some()),
+            ("queue", t.queue.is_some()),
+            ("loss", t.loss.is_some()),
+            ("reverse_loss", t.reverse_loss.is_some()),
+            ("pairs", t.pairs.is_some()),
+            ("access_rate", t.access_rate.is_some()),
+            ("access_delay", t.access_delay.is_some()),
+            ("access_queue", t.access_queue.is_some()),
+            ("bottleneck_rate", t.bottleneck_rate.is_some()),
+            ("bottleneck_delay", t.bottleneck_delay.is_some()),
+            ("nodes", t.nodes.is_some()),
+            ("links", t.links.is_some()),
+        ];
+        let kind = serde_json::to_value(t.kind).unwrap();
+        for (k, p) in present {
+            if p && !allowed.contains(&k) {
+                return err(format!("topology.{k}"), format!("does not apply to kind = {kind}; expected one of: {}", allowed.join(", ")));
+            }
+        }
+        let prob = |v: Option<f64>, key: &str| -> Result<f64, ScenarioError> {
+            match v {
+                None => Ok(0.0),
+                Some(p) if (0.0..=1.0).contains(&p) => Ok(p),
+                Some(p) => err(format!("topology.{key}"), format!("expected a probability from 0 to 1, got {p}")),
+            }
+        };
+        let req = |v: Option<Rate>, key: &str| v.map(|r| r).ok_or_else(|| ScenarioError { path: format!("topology.{key}"), message: format!("required for kind = {kind}") });
+        let reqd = |v: Option<Duration>, key: &str| v.ok_or_else(|| ScenarioError { path: format!("topology.{key}"), message: format!("required for kind = {kind}") });
+        let net = match t.kind {
+            TopologyKind::SingleLink => Network {
+                nodes: vec!["sender".into(), "receiver".into()],
+                links: vec![LinkSpec {
+                    name: "link".into(),
+                    a: "sender".into(),
+                    b: "receiver".into(),
+                    rate: req(t.rate, "rate")?,
+                    delay: reqd(t.delay, "delay")?,
+                    queue: t.queue.unwrap_or_default(),
+                    reverse_queue: None,
+                    loss: prob(t.loss, "loss")?,
+                    reverse_loss: prob(t.reverse_loss, "reverse_loss")?,
+                }],
+            },
+            TopologyKind::Dumbbell => {
+                let n = t.pairs.ok_or_else(|| ScenarioError { path: "topology.pairs".into(), message: "required for kind = \"dumbbell\"".into() })?;
+                if n == 0 {
+                    return err("topology.pairs", "expected at least 1");
+                }
+                let delays: Vec<Duration> = match &t.access_delay {
+                    None => return err("topology.access_delay", "required for kind = \"dumbbell\""),
+                    Some(OneOrMany::One(d)) => vec![*d; n as usize],
+                    Some(OneOrMany::Many(v)) if v.len() == n as usize => v.clone(),
+                    Some(OneOrMany::Many(v)) => return err("topology.access_delay", format!("expected one delay or {n} (one per pair), got {}", v.len())),
+                };
+                let access_rate = req(t.access_rate, "access_rate")?;
+                let access_queue = t.access_queue.unwrap_or_default();
+                let mut nodes = vec!["left".to_string(), "right".to_string()];
+                let mut links = vec![LinkSpec {
+                    name: "bottleneck".into(),
+                    a: "left".into(),
+                    b: "right".into(),
+                    rate: req(t.bottleneck_rate, "bottleneck_rate")?,
+                    delay: reqd(t.bottleneck_delay, "bottleneck_delay")?,
+                    queue: t.queue.unwrap_or_default(),
+                    reverse_queue: None,
+                    loss: prob(t.loss, "loss")?,
+                    reverse_loss: prob(t.reverse_loss, "reverse_loss")?,
+                }];
+                for i in 1..=n as usize {
+                    for (host, router, side) in [(format!("s{i}"), "left", "s"), (format!("r{i}"), "right", "r")] {
+                        nodes.push(host.clone());
+                        let (a, b) = if side == "s" { (host.clone(), router.to_string()) } else { (router.to_string(), host.clone()) };
+                        links.push(LinkSpec {
+                            name: format!("access_{host}"),
+                            a,
+                            b,
+                            rate: access_rate,
+                            delay: delays[i - 1],
+                            queue: access_queue,
+                            reverse_queue: None,
+                            loss: 0.0,
+                            reverse_loss: 0.0,
+                        });
+                    }
+                }
+                Network { nodes, links }
+            }
+            TopologyKind::Custom => {
+                let nodes = t.nodes.clone().ok_or_else(|| ScenarioError { path: "topology.nodes".into(), message: "required for kind = \"custom\"".into() })?;
+                let links = t.links.clone().ok_or_else(|| ScenarioError { path: "topology.links".into(), message: "required for kind = \"custom\"".into() })?;
+                for (i, n) in nodes.iter().enumerate() {
+                    if nodes[..i].contains(n) {
+                        return err(format!("topology.nodes[{i}]"), format!("node {n:?} is listed twice"));
+                    }
+                }
+                for (i, l) in links.iter().enumerate() {
+                    for (k, v) in [("a", &l.a), ("b", &l.b)] {
+                        if !nodes.contains(v) {
+                            return err(format!("topology.links[{i}].{k}"), format!("unknown node {v:?}; nodes are: {}", nodes.join(", ")));
+                        }
+                    }
+                    if l.a == l.b {
+                        return err(format!("topology.links[{i}]"), "a link joins two different nodes");
+                    }
+                    for (k, p) in [("loss", l.loss), ("reverse_loss", l.reverse_loss)] {
+                        if !(0.0..=1.0).contains(&p) {
+                            return err(format!("topology.links[{i}].{k}"), format!("expected a probability from 0 to 1, got {p}"));
+                        }
+                    }
+                }
+                Network { nodes, links }
+            }
+        };
+        Ok(net)
+    }
+
+    /// Bind flows to nodes, expand `count`, and resolve each flow's TCP configuration.
+    pub fn resolve_flows(&self) -> Result<Vec<ResolvedFlow>, ScenarioError> {
+        let net = self.network()?;
+        if self.flows.is_empty() {
+            return err("flows", "at least one flow is needed ([[flows]])");
+        }
+        let mut out = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for (fi, f) in self.flows.iter().enumerate() {
+            let path = format!("flows[{fi}]");
+            if f.count == 0 {
+                return err(format!("{path}.count"), "expected at least 1");
+            }
+            let spec = self.tcp.merged_with(&f.tcp);
+            let profile = spec.profile.clone().unwrap_or_else(|| "rfc".into());
+            let mut tcp = TcpConfig::profile(&profile).ok_or_else(|| ScenarioError {
+                path: if f.tcp.profile.is_some() { format!("{path}.tcp.profile") } else { "tcp.profile".into() },
+                message: format!("unknown profile {profile:?}; expected one of: {}", crate::tcp::config::PROFILES.join(", ")),
+            })?;
+            spec.apply_to(&mut tcp);
+            tcp.validate().map_err(|(k, m)| ScenarioError {
+                path: if f.tcp_sets(&k) { format!("{path}.tcp.{k}") } else { format!("tcp.{k}") },
+                message: m,
+            })?;
+            let bytes = f.bytes.get();
+            if bytes.is_none() && self.duration.is_none() {
+                return err(format!("{path}.bytes"), "an unlimited flow needs a `duration` for the run");
+            }
+            let repeat = match f.repeat {
+                Count::N(0) => return err(format!("{path}.repeat"), "expected at least 1"),
+                Count::N(n) => Some(n),
+                Count::Unlimited(_) => None,
+            };
+            if repeat.is_none() && self.duration.is_none() {
+                return err(format!("{path}.repeat"), "unlimited repeats need a `duration` for the run");
+            }
+            let mut drops = Vec::new();
+            for (di, d) in f.drops.iter().enumerate() {
+                let dpath = format!("{path}.drops[{di}]");
+                let kind = d.filter_kind(&dpath)?;
+                if d.transmissions.is_empty() || d.transmissions.contains(&0) {
+                    return err(format!("{dpath}.transmissions"), "expected transmission numbers from 1");
+                }
+                drops.push((kind, d.transmissions.clone(), d.transfer, d.kind));
+            }
+            let single = self.topology.kind == TopologyKind::SingleLink;
+            for i in 1..=f.count {
+                let subst = |s: &str| s.replace("{i}", &i.to_string());
+                let default_end = |single_default: &str, key: &str| -> Result<String, ScenarioError> {
+                    if single {
+                        Ok(single_default.to_string())
+                    } else {
+                        err(format!("{path}.{key}"), "required (the node name) for this topology")
+                    }
+                };
+                let from = if f.from.is_empty() { default_end("sender", "from")? } else { subst(&f.from) };
+                let to = if f.to.is_empty() { default_end("receiver", "to")? } else { subst(&f.to) };
+                let find = |n: &str, key: &str| {
+                    net.nodes.iter().position(|x| x == n).ok_or_else(|| ScenarioError {
+                        path: format!("{path}.{key}"),
+                        message: format!("unknown node {n:?}; nodes are: {}", net.nodes.join(", ")),
+                    })
+                };
+                let (a, b) = (find(&from, "from")?, find(&to, "to")?);
+                if a == b {
+                    return err(path.clone(), format!("a flow needs two different nodes, got {from:?} twice"));
+                }
+                let name = if f.name.is_empty() { format!("flow{}", out.len()) } else if f.count > 1 && !f.name.contains("{i}") { format!("{}{i}", f.name) } else { subst(&f.name) };
+                if names.contains(&name) {
+                    return err(format!("{path}.name"), format!("flow name {name:?} is used twice"));
+                }
+                names.push(name.clone());
+                out.push(ResolvedFlow {
+                    name,
+                    from: a,
+                    to: b,
+                    start: f.start.0 + (i as u64 - 1) * f.start_spacing.0,
+                    bytes,
+                    repeat,
+                    think: f.think.0,
+                    tcp: tcp.clone(),
+                    drops: drops.clone(),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The scenario as run, with every default written out.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a scenario always serialises")
+    }
+}
+
+impl FlowSpec {
+    fn tcp_sets(&self, knob: &str) -> bool {
+        serde_json::to_value(&self.tcp).ok().and_then(|v| v.get(knob).cloned()).is_some()
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, col)
+}
+
+/// Apply one `key.path=value` override. The value is read as TOML (`3`, `"3s"`, `true`,
+/// `[1, 2]`, `{ packets = 5 }`); a bare word that is not TOML is taken as a string (`variant=reno`).
+/// Path components that are numbers index arrays (`flows.0.bytes`).
+pub fn apply_override(root: &mut serde_json::Value, assignment: &str) -> Result<(), ScenarioError> {
+    let (key, raw) = assignment.split_once('=').ok_or_else(|| ScenarioError { path: assignment.into(), message: "an override is written key.path=value".into() })?;
+    let key = key.trim();
+    let raw = raw.trim();
+    let value: serde_json::Value = match toml::from_str::<toml::Value>(&format!("v = {raw}")) {
+        Ok(toml::Value::Table(mut t)) => serde_json::to_value(t.remove("v").unwrap()).map_err(|e| ScenarioError { path: key.into(), message: e.to_string() })?,
+        _ => serde_json::Value::String(raw.to_string()),
+    };
+    set_path(root, key, value)
+}
+
+/// Set the value at a dotted key path, creating tables on the way.
+pub fn set_path(root: &mut serde_json::Value, key: &str, value: serde_json::Value) -> Result<(), ScenarioError> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return err(key, "empty component in key path");
+    }
+    let mut cur = root;
+    for (i, p) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let here = parts[..=i].join(".");
+        cur = match cur {
+            serde_json::Value::Array(a) => {
+                let idx: usize = p.parse().map_err(|_| ScenarioError { path: here.clone(), message: "expected an array index".into() })?;
+                let len = a.len();
+                let slot = a.get_mut(idx).ok_or_else(|| ScenarioError { path: here.clone(), message: format!("index {idx} out of range ({len} elements)") })?;
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                slot
+            }
+            serde_json::Value::Object(m) => {
+                if last {
+                    m.insert(p.to_string(), value);
+                    return Ok(());
+                }
+                m.entry(p.to_string()).or_insert_with(|| serde_json::Value::Object(Default::default()))
+            }
+            _ => return err(here, "is not a table or an array"),
+        };
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASIC: &str = r#"
+name = "t"
+[topology]
+kind = "single_link"
+rate = "10Mbps"
+delay = "35ms"
+queue = { packets = 20 }
+[[flows]]
+bytes = "16KB"
+"#;
+
+    fn e(text: &str) -> ScenarioError {
+        Scenario::from_toml(text, &[]).unwrap_err()
+    }
+
+    #[test]
+    fn parses_and_defaults() {
+        let s = Scenario::from_toml(BASIC, &[]).unwrap();
+        let f = &s.resolve_flows().unwrap()[0];
+        assert_eq!((f.from, f.to, f.bytes), (0, 1, Some(16384)));
+        assert_eq!(f.tcp, TcpConfig::rfc());
+        assert_eq!(s.network().unwrap().links[0].queue.packets, Some(20));
+    }
+
+    #[test]
+    fn unknown_key_named_with_path() {
+        let x = e(&BASIC.replace("delay = \"35ms\"", "delay = \"35ms\"\nlatency = 1"));
+        assert_eq!(x.path, "topology.latency");
+        assert!(x.message.contains("unknown field"), "{x}");
+        let x = e(&BASIC.replace("bytes = \"16KB\"", "bytes = \"16KB\"\ntcp = { variant = \"vegas\" }"));
+        assert_eq!(x.path, "flows[0].tcp.variant");
+        assert!(x.message.contains("vegas"), "{x}");
+    }
+
+    #[test]
+    fn bad_unit_named_with_path() {
+        let x = e(&BASIC.replace("\"35ms\"", "35"));
+        assert_eq!(x.path, "topology.delay");
+        assert!(x.message.contains("write the unit"), "{x}");
+        let x = e(&BASIC.replace("\"10Mbps\"", "\"10 parsecs\""));
+        assert_eq!(x.path, "topology.rate");
+    }
+
+    #[test]
+    fn semantic_errors() {
+        let x = e(&BASIC.replace("queue = { packets = 20 }", "pairs = 3"));
+        assert_eq!(x.path, "topology.pairs");
+        let x = e(&BASIC.replace("bytes = \"16KB\"", "bytes = \"unlimited\""));
+        assert_eq!(x.path, "flows[0].bytes");
+        let x = e(&BASIC.replace("bytes = \"16KB\"", "bytes = 1\nto = \"moon\""));
+        assert_eq!(x.path, "flows[0].to");
+        let x = e(&BASIC.replace("bytes = \"16KB\"", "bytes = 1\ntcp = { mss = 0 }"));
+        assert_eq!(x.path, "flows[0].tcp.mss");
+        let x = e(&BASIC.replace("bytes = \"16KB\"", "bytes = 1\ntcp = { profile = \"win95\" }"));
+        assert_eq!(x.path, "flows[0].tcp.profile");
+        let x = e(&BASIC.replace("bytes = \"16KB\"", "bytes = 1\ndrops = [{ kind = \"data\" }]"));
+        assert_eq!(x.path, "flows[0].drops[0]");
+        let x = e("[topology]\nkind = \"single_link\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\nloss = 2.0\n[[flows]]\nbytes = 1");
+        assert_eq!(x.path, "topology.loss");
+    }
+
+    #[test]
+    fn overrides() {
+        let s = Scenario::from_toml(BASIC, &["topology.delay=\"50ms\"".into(), "tcp.variant=reno".into(), "flows.0.bytes=100".into()]).unwrap();
+        assert_eq!(s.topology.delay.unwrap().0, 50_000_000);
+        let f = &s.resolve_flows().unwrap()[0];
+        assert_eq!(f.tcp.variant, crate::tcp::Variant::Reno);
+        assert_eq!(f.bytes, Some(100));
+        let x = Scenario::from_toml(BASIC, &["flows.3.bytes=1".into()]).unwrap_err();
+        assert_eq!(x.path, "flows.3");
+        let x = Scenario::from_toml(BASIC, &["topology.colour=1".into()]).unwrap_err();
+        assert!(x.message.contains("colour"));
+    }
+
+    #[test]
+    fn dumbbell_expands() {
+        let s = Scenario::from_toml(
+            r#"
+duration = "1s"
+[topology]
+kind = "dumbbell"
+pairs = 2
+access_rate = "100Mbps"
+access_delay = ["1ms", "2ms"]
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "20ms"
+queue = 100
+[[flows]]
+from = "s{i}"
+to = "r{i}"
+count = 2
+bytes = "unlimited"
+"#,
+            &[],
+        );
+        // `queue = 100` is the packet shorthand.
+        let s = match s {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        };
+        let n = s.network().unwrap();
+        assert_eq!(n.nodes, ["left", "right", "s1", "r1", "s2", "r2"]);
+        assert_eq!(n.links.len(), 5);
+        assert_eq!(n.links[0].queue.packets, Some(100));
+        let f = s.resolve_flows().unwrap();
+        assert_eq!((f[1].name.as_str(), f[1].from, f[1].to), ("flow1", 4, 5));
+    }
+
+    #[test]
+    fn toml_syntax_error_has_line() {
+        let x = e("name = \n");
+        assert!(x.message.contains("line 1"), "{x}");
+    }
+}
