@@ -1,1 +1,107 @@
+//! Thin PyO3 bindings of tcplab-core, exposed as `tcplab._core`. No logic lives here: scenarios go
+//! in as text, results come out as JSON, errors become Python exceptions, and a panic in the core
+//! is caught and raised as `CoreError` instead of crossing into the interpreter.
 
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use tcplab_core::{Scenario, ScenarioError};
+
+create_exception!(_core, ScenarioError_, PyValueError, "A scenario is invalid; the message starts with the key path.");
+create_exception!(_core, CoreError, PyRuntimeError, "The simulator failed internally (a bug): please report it with the scenario and seed.");
+
+enum Failure {
+    Scenario(ScenarioError),
+    Panic(String),
+}
+
+fn parse(text: &str, fmt: &str, sets: &[String]) -> Result<Scenario, ScenarioError> {
+    match fmt {
+        "toml" => Scenario::from_toml(text, sets),
+        "json" => Scenario::from_json(text, sets),
+        other => Err(ScenarioError { path: String::new(), message: format!("unknown scenario format {other:?} (expected toml or json)") }),
+    }
+}
+
+fn guarded<T>(f: impl FnOnce() -> Result<T, ScenarioError>) -> Result<T, Failure> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(Failure::Scenario(e)),
+        Err(p) => {
+            let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into());
+            Err(Failure::Panic(msg))
+        }
+    }
+}
+
+fn to_py(e: Failure) -> PyErr {
+    match e {
+        Failure::Scenario(e) => {
+            let err = ScenarioError_::new_err(e.to_string());
+            Python::with_gil(|py| {
+                let v = err.value(py);
+                let _ = v.setattr("path", e.path.clone());
+                let _ = v.setattr("reason", e.message.clone());
+            });
+            err
+        }
+        Failure::Panic(m) => CoreError::new_err(format!("internal error in the simulator core: {m}")),
+    }
+}
+
+/// Run a scenario (text in `fmt`, "toml" or "json") with overrides `sets` ("key.path=value") and
+/// an optional seed (default: the scenario's). Returns the result as JSON text.
+#[pyfunction]
+#[pyo3(signature = (text, fmt="toml", seed=None, sets=vec![]))]
+fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: Vec<String>) -> PyResult<String> {
+    let text = text.to_string();
+    let fmt = fmt.to_string();
+    py.allow_threads(move || {
+        guarded(|| {
+            let s = parse(&text, &fmt, &sets)?;
+            let r = tcplab_core::run(&s, seed.unwrap_or(s.seed))?;
+            Ok(serde_json::to_string(&r).expect("results serialise"))
+        })
+    })
+    .map_err(to_py)
+}
+
+/// Validate a scenario; returns it as JSON with every default written out.
+#[pyfunction]
+#[pyo3(signature = (text, fmt="toml", sets=vec![]))]
+fn validate(text: &str, fmt: &str, sets: Vec<String>) -> PyResult<String> {
+    guarded(|| {
+        let s = parse(text, fmt, &sets)?;
+        Ok(serde_json::to_string(&s.to_json()).expect("scenarios serialise"))
+    })
+    .map_err(to_py)
+}
+
+/// The named TCP profiles and their settings, as JSON.
+#[pyfunction]
+fn profiles() -> String {
+    let m: serde_json::Map<String, serde_json::Value> = tcplab_core::tcp::config::PROFILES
+        .iter()
+        .map(|p| (p.to_string(), serde_json::to_value(tcplab_core::tcp::TcpConfig::profile(p).expect("listed")).expect("serialisable")))
+        .collect();
+    serde_json::to_string(&m).expect("serialisable")
+}
+
+/// Deliberately panic inside the core (to test that panics become CoreError).
+#[pyfunction]
+fn _panic_for_test() -> PyResult<()> {
+    guarded(|| -> Result<(), ScenarioError> { panic!("deliberate test panic") }).map_err(to_py)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError_>())?;
+    m.add("CoreError", m.py().get_type::<CoreError>())?;
+    m.add("__version__", tcplab_core::VERSION)?;
+    m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    Ok(())
+}
