@@ -53,6 +53,8 @@ pub struct World {
     pkts_delivered: u64,
     pkts_dropped: u64,
     pkts_stale: u64,
+    /// Print every packet delivery and drop to stderr (debugging aid).
+    pub trace: bool,
 }
 
 impl World {
@@ -114,6 +116,7 @@ impl World {
             pkts_delivered: 0,
             pkts_dropped: 0,
             pkts_stale: 0,
+            trace: std::env::var_os("TCPLAB_TRACE").is_some(),
         })
     }
 
@@ -194,7 +197,10 @@ impl World {
         p.enqueued_at = now;
         let link = &mut self.links[l];
         match link.admit(p) {
-            Err(_) => {
+            Err(why) => {
+                if self.trace {
+                    eprintln!("{:>12.6} drop {:?} at {} {:?} {:?} seq={} ack={}", crate::units::to_secs(now), why, link.name, p.dir, p.tag, p.seg.seq, p.seg.ack);
+                }
                 self.pkts_dropped += 1;
                 self.free.push(idx);
             }
@@ -233,6 +239,9 @@ impl World {
             return;
         }
         let now = self.q.now();
+        if self.trace {
+            eprintln!("{:>12.6} recv flow{} {:?} {:?} seq={} len={} ack={}", crate::units::to_secs(now), f, p.dir, p.tag, p.seg.seq, p.seg.len, p.seg.ack);
+        }
         let fl = &mut self.flows[f];
         match p.dir {
             Dir::Forward => {
@@ -263,7 +272,12 @@ impl World {
                 self.q.schedule(t, Ev::Rto(f as u32, epoch));
                 return;
             }
-            TimerFire::Fire => s.on_rto(now, &mut self.out),
+            TimerFire::Fire => {
+                if self.trace {
+                    eprintln!("{:>12.6} RTO flow{f} snd_una={} snd_max={} rto={}", crate::units::to_secs(now), s.core.snd_una, s.core.snd_max, s.core.rtt.rto());
+                }
+                s.on_rto(now, &mut self.out)
+            }
         }
         self.after_sender(f);
     }

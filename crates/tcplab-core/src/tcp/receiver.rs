@@ -41,6 +41,9 @@ pub struct TcpReceiver {
     synack_tx: u32,
     timer_events: Vec<(RxTimer, Time)>,
     pub fin_received: bool,
+    /// Where the FIN sits (the sequence number after the last data byte), once one has arrived;
+    /// an out-of-order FIN is held until the data before it is complete.
+    fin_seq: Option<u64>,
     /// When the first data byte arrived.
     pub first_byte_at: Option<Time>,
     pub stats: ConnStats,
@@ -61,6 +64,7 @@ impl TcpReceiver {
             synack_tx: 0,
             timer_events: Vec::new(),
             fin_received: false,
+            fin_seq: None,
             first_byte_at: None,
             stats: ConnStats::default(),
             cfg,
@@ -129,16 +133,22 @@ impl TcpReceiver {
         if seg.len > 0 && self.first_byte_at.is_none() {
             self.first_byte_at = Some(self.now);
         }
-        if seg.fin() && end == self.rcv_nxt && self.ooo.is_empty() {
-            // The FIN in order: it takes one sequence number; acknowledge at once.
-            if !self.fin_received {
-                self.fin_received = true;
-                self.rcv_nxt += 1;
+        if seg.fin() {
+            self.fin_seq = Some(end);
+            if end == self.rcv_nxt && self.ooo.is_empty() {
+                // The FIN in order takes one sequence number; acknowledge at once.
+                self.take_fin();
+                self.send_ack(out);
+                return;
             }
-            self.send_ack(out);
-            return;
+            if seg.len == 0 && end > self.rcv_nxt {
+                // A FIN above a hole: held; the duplicate ACK tells the sender about the hole.
+                self.stats.ooo_segments += 1;
+                self.send_ack(out);
+                return;
+            }
         }
-        if end <= self.rcv_nxt {
+        if end <= self.rcv_nxt || (seg.fin() && self.fin_received) {
             // Nothing new: a duplicate. Acknowledge at once so the sender learns rcv_nxt.
             self.stats.dup_segments += 1;
             self.send_ack(out);
@@ -162,6 +172,12 @@ impl TcpReceiver {
             self.ooo.remove(0);
             self.deliver(r);
         }
+        if self.fin_seq == Some(self.rcv_nxt) && !self.fin_received {
+            // The data before a held FIN is complete: take the FIN and acknowledge at once.
+            self.take_fin();
+            self.send_ack(out);
+            return;
+        }
         if had_hole {
             // RFC 5681 §4.2: a segment that fills (part of) a hole is acknowledged immediately.
             self.send_ack(out);
@@ -176,6 +192,13 @@ impl TcpReceiver {
             if let Some(t) = self.delack_timer.set(d) {
                 self.timer_events.push((RxTimer::DelAck, t));
             }
+        }
+    }
+
+    fn take_fin(&mut self) {
+        if !self.fin_received {
+            self.fin_received = true;
+            self.rcv_nxt += 1;
         }
     }
 

@@ -379,8 +379,9 @@ impl TcpSender {
             sample_rtt(c, r);
         }
         if c.syn_tx > 1 {
-            // RFC 6298 §5.7: after a SYN timeout, data starts with an RTO of 3 s.
-            if c.cfg.syn_timeout_rto_3s && c.rtt.rto() < 3 * SEC {
+            // RFC 6298 §5.7: after a SYN timeout, the RTO is re-initialised to 3 s when data
+            // transmission begins (it is not left at its backed-off value).
+            if c.cfg.syn_timeout_rto_3s {
                 c.rtt.set_rto(3 * SEC);
             }
             // RFC 5681 §3.1 / RFC 3390 §2: if the SYN or SYN-ACK was lost, the IW is one segment.

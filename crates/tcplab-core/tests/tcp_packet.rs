@@ -1,0 +1,578 @@
+//! Packet-level tests of the TCP rules tcplab claims, in the style of smoltcp's: build an endpoint
+//! in a given state, feed it exact segments at exact virtual times, and assert exactly what it
+//! sends back. Whole-path timing rules (slow start's log2 growth, the delayed-ACK penalty, a lost
+//! SYN) run through the world with drop filters on exact packets.
+
+use tcplab_core::net::{PacketTag, Segment, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use tcplab_core::tcp::config::{InitialWindow, Limit, Unlimited};
+use tcplab_core::tcp::{OutSeg, TcpConfig, TcpReceiver, TcpSender, Variant};
+use tcplab_core::units::{ms, Size, Time, SEC};
+use tcplab_core::{run, RunResult, Scenario};
+
+const MSS: u64 = 1000;
+
+fn cfg(variant: Variant) -> TcpConfig {
+    let mut c = TcpConfig::rfc();
+    c.variant = variant;
+    c.mss = Size(MSS);
+    c.handshake = false;
+    c.fin = false;
+    c.initial_window = InitialWindow::Segments(1);
+    c.rwnd = Limit::Named(Unlimited::Unlimited);
+    c
+}
+
+/// A sender driven by hand: no network, virtual time.
+struct Snd {
+    s: TcpSender,
+    out: Vec<OutSeg>,
+    timers: Vec<Time>,
+}
+
+impl Snd {
+    fn new(c: TcpConfig, bytes: Option<u64>) -> Snd {
+        let mut h = Snd { s: TcpSender::new(c, bytes), out: Vec::new(), timers: Vec::new() };
+        h.s.start(0, &mut h.out);
+        h.collect_timers();
+        h
+    }
+    fn collect_timers(&mut self) {
+        let t: Vec<Time> = self.s.take_timer_events().collect();
+        self.timers.extend(t);
+    }
+    /// Segments sent since the last call.
+    fn sent(&mut self) -> Vec<OutSeg> {
+        std::mem::take(&mut self.out)
+    }
+    /// Data segment numbers sent since the last call (1-based, by sequence).
+    fn sent_segs(&mut self) -> Vec<u64> {
+        self.sent().iter().filter(|o| o.seg.len > 0).map(|o| (o.seg.seq - 1) / MSS + 1).collect()
+    }
+    /// The receiver acknowledges everything below data segment `k` + 1 (i.e. segments 1..=k).
+    fn ack_seg(&mut self, t: Time, k: u64) {
+        self.ack_raw(t, 1 + k * MSS);
+    }
+    fn ack_raw(&mut self, t: Time, ack: u64) {
+        let seg = Segment { seq: 1, ack, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+        self.s.on_segment(t, &seg, &mut self.out);
+        self.collect_timers();
+    }
+    fn rto(&mut self, t: Time) {
+        let d = self.s.core.rto_timer.deadline().expect("the RTO timer is running");
+        assert_eq!(d, t, "the RTO timer is due at {d}, not {t}");
+        assert_eq!(self.s.core.rto_timer.on_event_for_test(t), true);
+        self.s.on_rto(t, &mut self.out);
+        self.collect_timers();
+    }
+    fn cwnd_segs(&self) -> f64 {
+        self.s.core.cwnd as f64 / MSS as f64
+    }
+}
+
+trait FireForTest {
+    fn on_event_for_test(&mut self, t: Time) -> bool;
+}
+impl FireForTest for tcplab_core::engine::Timer {
+    /// Fire the timer at its deadline regardless of which event armed it.
+    fn on_event_for_test(&mut self, t: Time) -> bool {
+        if self.deadline() == Some(t) {
+            self.cancel();
+            true
+        } else {
+            false
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slow start and congestion avoidance (RFC 5681 §3.1)
+
+#[test]
+fn slow_start_adds_one_mss_per_ack() {
+    let mut h = Snd::new(cfg(Variant::Newreno), None);
+    assert_eq!(h.sent_segs(), [1], "IW = 1 segment");
+    // Each ACK of one segment: cwnd += SMSS, so two new segments go out (RFC 5681 eq. 2).
+    h.ack_seg(ms(100), 1);
+    assert_eq!(h.cwnd_segs(), 2.0);
+    assert_eq!(h.sent_segs(), [2, 3]);
+    h.ack_seg(ms(200), 2);
+    assert_eq!(h.sent_segs(), [4, 5]);
+    h.ack_seg(ms(200), 3);
+    assert_eq!(h.sent_segs(), [6, 7]);
+    assert_eq!(h.cwnd_segs(), 4.0);
+    // A cumulative ACK of two segments still adds at most one SMSS (min(N, SMSS)).
+    h.ack_seg(ms(300), 5);
+    assert_eq!(h.cwnd_segs(), 5.0);
+    assert_eq!(h.sent_segs(), [8, 9, 10]);
+}
+
+#[test]
+fn congestion_avoidance_adds_about_one_mss_per_rtt() {
+    let mut c = cfg(Variant::Newreno);
+    c.initial_window = InitialWindow::Segments(10);
+    c.initial_ssthresh = Limit::Bytes(Size(5 * MSS));
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.sent_segs(), (1..=10).collect::<Vec<_>>());
+    // cwnd (10) >= ssthresh (5): congestion avoidance from the start. Acknowledge one window of
+    // ten segments one by one: cwnd grows by SMSS·SMSS/cwnd per ACK, a little under one SMSS.
+    for k in 1..=10 {
+        h.ack_seg(ms(100), k);
+    }
+    let w = h.cwnd_segs();
+    assert!(w > 10.9 && w < 11.0, "cwnd after one RTT of CA: {w} segments");
+    // Per-ACK sends keep the window full: 10 ACKs freed 10 segments plus the growth of ~1.
+    assert_eq!(h.sent_segs().len(), 10);
+    // Ten more windows: about ten more segments.
+    let mut next = 11;
+    for _ in 0..10 {
+        let target = (h.cwnd_segs()) as u64;
+        for _ in 0..target {
+            h.ack_seg(ms(200), next);
+            next += 1;
+        }
+    }
+    let w = h.cwnd_segs();
+    assert!((19.5..=21.0).contains(&w), "after 11 RTTs of CA cwnd is {w}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast retransmit and recovery (RFC 5681 §3.2, RFC 6582)
+
+/// A sender with segments 1..=n outstanding and cwnd = n segments, nothing acknowledged.
+fn with_window(variant: Variant, n: u32) -> Snd {
+    let mut c = cfg(variant);
+    c.initial_window = InitialWindow::Segments(n);
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.sent_segs().len(), n as usize);
+    h
+}
+
+#[test]
+fn fast_retransmit_on_the_third_duplicate_ack() {
+    for v in [Variant::Tahoe, Variant::Reno, Variant::Newreno] {
+        let mut h = with_window(v, 10);
+        h.ack_seg(ms(100), 1); // segment 2 lost; 3.. arrive
+        assert_eq!(h.sent_segs(), [11, 12], "{v:?}: slow start on the ACK of segment 1");
+        h.ack_seg(ms(101), 1);
+        h.ack_seg(ms(102), 1);
+        assert_eq!(h.sent_segs(), Vec::<u64>::new(), "{v:?}: two duplicate ACKs send nothing");
+        h.ack_seg(ms(103), 1);
+        let out = h.sent();
+        assert_eq!(out[0].seg.seq, 1 + MSS, "{v:?}: the third duplicate ACK retransmits segment 2");
+        assert_eq!(out[0].tag, PacketTag::Data { seg: 2, tx: 2 });
+        // FlightSize = 11 segments (2..=12): ssthresh = max(11/2, 2) segments.
+        assert_eq!(h.s.core.ssthresh, 5500, "{v:?}");
+        assert_eq!(h.s.core.stats.fast_retransmits, 1);
+        match v {
+            // Tahoe: cwnd = 1 segment, slow start from the hole.
+            Variant::Tahoe => assert_eq!(h.cwnd_segs(), 1.0),
+            // Reno/NewReno: cwnd = ssthresh + 3·SMSS.
+            _ => assert_eq!(h.s.core.cwnd, 5500 + 3 * MSS, "{v:?}"),
+        }
+    }
+}
+
+#[test]
+fn reno_inflates_per_dupack_and_deflates_on_new_ack() {
+    let mut h = with_window(Variant::Reno, 10);
+    for t in 0..4 {
+        h.ack_seg(ms(100 + t), 0); // segment 1 lost: three duplicate ACKs of 1 (ack = 1)
+    }
+    // The first ACK of 1 is not a duplicate: it acknowledges nothing new but is the first seen.
+    // snd_una = 1, so all four are duplicates of "ack 1"; the third triggered fast retransmit.
+    let out = h.sent();
+    assert_eq!(out.len(), 1, "only the retransmission of segment 1: {out:?}");
+    let base = h.s.core.cwnd;
+    assert_eq!(base, 5000 + 3 * MSS + MSS, "ssthresh 5 + 3 + one more duplicate");
+    // Window inflation: each further duplicate adds one SMSS; new data goes out once cwnd exceeds
+    // the 10 segments outstanding.
+    h.ack_seg(ms(110), 0);
+    h.ack_seg(ms(111), 0);
+    assert_eq!(h.s.core.cwnd, base + 2 * MSS);
+    assert_eq!(h.sent_segs(), [11], "cwnd 11 > 10 outstanding: one new segment");
+    // The ACK of the retransmission (covering everything) deflates cwnd to ssthresh.
+    h.ack_seg(ms(200), 11);
+    assert_eq!(h.s.core.cwnd, 5000);
+    assert!(!h.s.core.in_recovery);
+}
+
+#[test]
+fn newreno_partial_ack_retransmits_next_hole_and_stays_in_recovery() {
+    let mut h = with_window(Variant::Newreno, 10);
+    // Segments 1 and 4 lost.
+    for t in 0..3 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.sent_segs(), [1]);
+    assert!(h.s.core.in_recovery);
+    assert_eq!(h.s.core.recover, 1 + 10 * MSS);
+    // The retransmitted 1 arrives: ACK covers 1..=3 (partial: recover is past segment 10).
+    let cwnd_before = h.s.core.cwnd;
+    h.ack_seg(ms(200), 3);
+    let out = h.sent();
+    assert_eq!(out[0].tag, PacketTag::Data { seg: 4, tx: 2 }, "partial ACK retransmits the next hole at once");
+    assert!(h.s.core.in_recovery, "RFC 6582: a partial ACK does not end recovery");
+    // Deflate by the 3 segments acknowledged, add back one SMSS.
+    assert_eq!(h.s.core.cwnd, cwnd_before - 3 * MSS + MSS);
+    // The full ACK ends recovery with cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
+    h.ack_seg(ms(300), 10);
+    assert!(!h.s.core.in_recovery);
+    // Nothing was left in flight, so the window is max(0, SMSS) + SMSS (no burst of ssthresh),
+    // and two new segments go out.
+    assert_eq!(h.s.core.cwnd, 2 * MSS);
+    assert_eq!(h.sent_segs(), [11, 12]);
+    assert_eq!(h.s.core.stats.fast_retransmits, 1);
+    assert_eq!(h.s.core.stats.retransmits, 2);
+}
+
+#[test]
+fn reno_partial_ack_leaves_recovery() {
+    let mut h = with_window(Variant::Reno, 10);
+    for t in 0..3 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.sent_segs(), [1]);
+    h.ack_seg(ms(200), 3); // partial ACK: Reno leaves recovery, cwnd = ssthresh
+    assert!(!h.s.core.in_recovery);
+    assert_eq!(h.s.core.cwnd, 5000);
+    assert!(h.sent().iter().all(|o| !matches!(o.tag, PacketTag::Data { seg: 4, .. })), "Reno does not retransmit segment 4 on the partial ACK");
+}
+
+#[test]
+fn newreno_does_not_fast_retransmit_twice_for_one_window_after_timeout() {
+    // RFC 6582 §3.2 step 1a: after a timeout, duplicate ACKs for data sent before it do not
+    // trigger a fast retransmit (recover = HighData at the timeout).
+    let mut h = with_window(Variant::Newreno, 10);
+    let rto = h.s.core.rto_timer.deadline().unwrap();
+    h.rto(rto);
+    assert_eq!(h.sent_segs(), [1]);
+    assert_eq!(h.s.core.recover, 1 + 10 * MSS);
+    for t in 0..4 {
+        h.ack_seg(rto + ms(10 + t), 0);
+    }
+    assert_eq!(h.s.core.stats.fast_retransmits, 0);
+}
+
+#[test]
+fn tahoe_returns_to_one_segment_and_slow_starts() {
+    let mut h = with_window(Variant::Tahoe, 8);
+    for t in 0..3 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.cwnd_segs(), 1.0);
+    assert_eq!(h.sent_segs(), [1], "one segment: the hole");
+    assert!(!h.s.core.in_recovery, "Tahoe has no fast recovery");
+    // More duplicates change nothing.
+    h.ack_seg(ms(104), 0);
+    assert_eq!(h.cwnd_segs(), 1.0);
+    assert_eq!(h.sent_segs(), Vec::<u64>::new());
+    // The ACK of the retransmission: slow start (cwnd 2) from the hole, going back N.
+    h.ack_seg(ms(200), 1);
+    assert_eq!(h.cwnd_segs(), 2.0);
+    assert_eq!(h.sent_segs(), [2, 3], "go-back-N resends 2 and 3");
+    assert_eq!(h.s.core.ssthresh, 4000, "FlightSize 8 / 2");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retransmission timer (RFC 6298)
+
+#[test]
+fn rto_backs_off_and_loss_window_is_one_segment() {
+    let mut c = cfg(Variant::Newreno);
+    c.initial_window = InitialWindow::Segments(4);
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.sent_segs(), [1, 2, 3, 4]);
+    // §2.1 / §5.1: timer started with the initial RTO (1 s) when the first segment went out.
+    h.rto(SEC);
+    assert_eq!(h.sent_segs(), [1], "§5.4: retransmit the earliest unacknowledged segment");
+    assert_eq!(h.cwnd_segs(), 1.0, "RFC 5681 §3.1: loss window");
+    assert_eq!(h.s.core.ssthresh, 2000, "max(FlightSize/2, 2·SMSS)");
+    // §5.5: back off (2 s), §5.6: restart.
+    h.rto(3 * SEC);
+    assert_eq!(h.sent_segs(), [1]);
+    assert_eq!(h.s.core.ssthresh, 2000, "ssthresh held on a repeated timeout");
+    h.rto(7 * SEC);
+    assert_eq!(h.sent_segs(), [1]);
+    assert_eq!(h.s.core.stats.timeouts, 3);
+    // The ACK of the retransmission: Karn's rule gives no sample, so the backed-off RTO (8 s)
+    // stays for the next segment (RFC 6298 §5 note).
+    h.ack_seg(7 * SEC + ms(100), 1);
+    assert_eq!(h.s.core.stats.rtt_samples, 0);
+    assert_eq!(h.s.core.rtt.rto(), 8 * SEC);
+    assert_eq!(h.sent_segs(), [2, 3], "slow start from the loss window, go-back-N");
+}
+
+#[test]
+fn rto_restarts_on_new_ack_and_stops_when_all_acked() {
+    let mut c = cfg(Variant::Newreno);
+    c.initial_window = InitialWindow::Segments(2);
+    let mut h = Snd::new(c, Some(2 * MSS));
+    assert_eq!(h.sent_segs(), [1, 2]);
+    h.ack_seg(ms(100), 1);
+    // First sample 100 ms: RTO = max(1 s, 100 + 4·50 ms) = 1 s, restarted at the ACK (§5.3).
+    assert_eq!(h.s.core.rtt.rto(), SEC);
+    assert_eq!(h.s.core.rto_timer.deadline(), Some(ms(100) + SEC));
+    h.ack_seg(ms(150), 2);
+    assert_eq!(h.s.core.rto_timer.deadline(), None, "§5.2: all data acknowledged, timer off");
+}
+
+#[test]
+fn coarse_bsd_timer_fires_on_tick_boundaries() {
+    let mut c = cfg(Variant::Reno);
+    c.timer_tick = tcplab_core::units::Duration(ms(500));
+    c.clock_granularity = tcplab_core::units::Duration(ms(500));
+    c.rto_initial = tcplab_core::units::Duration(6 * SEC);
+    let mut h = Snd { s: TcpSender::new(c, None), out: Vec::new(), timers: Vec::new() };
+    h.s.start(ms(1300), &mut h.out);
+    // 6 s = 12 ticks, counted from the next 500 ms boundary: fires at 1.5 + 5.5 = 7.0 s.
+    assert_eq!(h.s.core.rto_timer.deadline(), Some(7 * SEC));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handshake
+
+#[test]
+fn lost_syn_is_retransmitted_after_the_initial_rto_with_backoff() {
+    let mut c = cfg(Variant::Newreno);
+    c.handshake = true;
+    let mut h = Snd::new(c, Some(10 * MSS));
+    let out = h.sent();
+    assert_eq!(out.len(), 1);
+    assert!(out[0].seg.flags & FLAG_SYN != 0);
+    assert_eq!(out[0].tag, PacketTag::Syn { tx: 1 });
+    h.rto(SEC);
+    assert_eq!(h.sent()[0].tag, PacketTag::Syn { tx: 2 });
+    h.rto(3 * SEC);
+    assert_eq!(h.sent()[0].tag, PacketTag::Syn { tx: 3 });
+    // The SYN-ACK arrives: established, IW = 1 segment because the SYN was lost (RFC 5681 §3.1),
+    // and RFC 6298 §5.7: RTO of 3 s for the data.
+    let synack = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+    h.s.on_segment(3 * SEC + ms(100), &synack, &mut h.out);
+    assert_eq!(h.sent_segs(), [1]);
+    assert_eq!(h.s.core.rtt.rto(), 3 * SEC);
+    assert_eq!(h.s.core.stats.syn_retransmits, 2);
+}
+
+#[test]
+fn handshake_rtt_sample_seeds_the_estimator_unless_disabled() {
+    for use_it in [true, false] {
+        let mut c = cfg(Variant::Newreno);
+        c.handshake = true;
+        c.handshake_rtt_sample = use_it;
+        c.rto_min = tcplab_core::units::Duration(ms(200));
+        let mut h = Snd::new(c, Some(10 * MSS));
+        h.sent();
+        let synack = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+        h.s.on_segment(ms(100), &synack, &mut h.out);
+        if use_it {
+            assert_eq!(h.s.core.rtt.srtt(), Some(ms(100)));
+            assert_eq!(h.s.core.rtt.rto(), ms(300));
+        } else {
+            // Linux 2.2 (Seddigh §3): the first data segment still runs on the initial RTO.
+            assert_eq!(h.s.core.rtt.srtt(), None);
+            assert_eq!(h.s.core.rtt.rto(), SEC);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Receiver: delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2)
+
+struct Rcv {
+    r: TcpReceiver,
+    out: Vec<OutSeg>,
+}
+
+impl Rcv {
+    fn new(delayed: bool) -> Rcv {
+        let mut c = cfg(Variant::Newreno);
+        c.delayed_ack = delayed;
+        Rcv { r: TcpReceiver::new(c), out: Vec::new() }
+    }
+    fn data(&mut self, t: Time, k: u64) -> Vec<u64> {
+        let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
+        self.r.on_segment(t, &seg, &mut self.out);
+        let _ = self.r.take_timer_events().count();
+        self.out.drain(..).map(|o| (o.seg.ack - 1) / MSS).collect()
+    }
+}
+
+#[test]
+fn delayed_ack_every_second_segment() {
+    let mut r = Rcv::new(true);
+    assert_eq!(r.data(0, 1), Vec::<u64>::new(), "first segment: ACK delayed");
+    assert_eq!(r.r.delack_timer.deadline(), Some(ms(200)));
+    assert_eq!(r.data(ms(10), 2), [2], "second full-sized segment: ACK now, covering both");
+    assert_eq!(r.r.delack_timer.deadline(), None);
+    assert_eq!(r.data(ms(20), 3), Vec::<u64>::new());
+    assert_eq!(r.data(ms(30), 4), [4]);
+}
+
+#[test]
+fn delayed_ack_timer_acks_a_lone_segment() {
+    // The Allman et al. delayed-ACK penalty: with IW 1 the first segment waits for the timer.
+    let mut r = Rcv::new(true);
+    r.data(ms(50), 1);
+    r.r.delack_timer.on_event_for_test(ms(250));
+    r.r.on_delack_timer(ms(250), &mut r.out);
+    let acks: Vec<u64> = r.out.drain(..).map(|o| o.seg.ack).collect();
+    assert_eq!(acks, [1 + MSS]);
+    assert_eq!(r.r.stats.delack_timeouts, 1);
+}
+
+#[test]
+fn out_of_order_and_hole_filling_segments_are_acked_at_once() {
+    let mut r = Rcv::new(true);
+    assert_eq!(r.data(0, 1), Vec::<u64>::new());
+    assert_eq!(r.data(ms(1), 3), [1], "out of order: immediate duplicate ACK of 1");
+    assert_eq!(r.data(ms(2), 4), [1]);
+    assert_eq!(r.data(ms(3), 2), [4], "fills the hole: immediate ACK of everything");
+    assert_eq!(r.r.stats.bytes_delivered, 4 * MSS);
+    assert_eq!(r.data(ms(4), 2), [4], "a duplicate is acknowledged at once");
+}
+
+#[test]
+fn without_delayed_acks_every_segment_is_acked() {
+    let mut r = Rcv::new(false);
+    for k in 1..=5 {
+        assert_eq!(r.data(ms(k), k), [k]);
+    }
+}
+
+#[test]
+fn bsd_delack_fires_on_the_200ms_tick() {
+    let mut c = cfg(Variant::Reno);
+    c.delack_timeout = tcplab_core::units::Duration(0);
+    c.delack_tick = tcplab_core::units::Duration(ms(200));
+    let mut r = Rcv { r: TcpReceiver::new(c), out: Vec::new() };
+    r.data(ms(130), 1);
+    assert_eq!(r.r.delack_timer.deadline(), Some(ms(200)));
+    let mut r2 = Rcv { r: TcpReceiver::new(r.r_cfg()), out: Vec::new() };
+    r2.data(ms(200), 1);
+    assert_eq!(r2.r.delack_timer.deadline(), Some(ms(400)), "strictly after the arrival");
+}
+
+impl Rcv {
+    fn r_cfg(&self) -> TcpConfig {
+        let mut c = cfg(Variant::Reno);
+        c.delack_timeout = tcplab_core::units::Duration(0);
+        c.delack_tick = tcplab_core::units::Duration(ms(200));
+        c
+    }
+}
+
+#[test]
+fn fin_is_acknowledged_and_consumes_a_sequence_number() {
+    let mut r = Rcv::new(true);
+    r.data(0, 1);
+    let fin = Segment { seq: 1 + MSS, len: 0, flags: FLAG_ACK | FLAG_FIN, ..Default::default() };
+    r.r.on_segment(ms(1), &fin, &mut r.out);
+    let acks: Vec<u64> = r.out.drain(..).map(|o| o.seg.ack).collect();
+    assert_eq!(acks, [2 + MSS]);
+    assert!(r.r.fin_received);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole path: timing rules through the world
+
+fn run_toml(text: &str) -> RunResult {
+    let s = Scenario::from_toml(text, &[]).unwrap_or_else(|e| panic!("{e}"));
+    run(&s, 1).unwrap()
+}
+
+fn path(tcp: &str, flow: &str) -> String {
+    // 100 ms RTT, a link fast enough that serialisation is negligible (12 µs a packet).
+    let iw = if tcp.contains("initial_window") { "" } else { "initial_window = 1\n" };
+    format!("[topology]\nkind = \"single_link\"\nrate = \"1Gbps\"\ndelay = \"50ms\"\n[tcp]\nmss = {MSS}\n{iw}{tcp}\n[[flows]]\n{flow}\n")
+}
+
+#[test]
+fn slow_start_time_is_rtt_log2_without_delayed_acks() {
+    // Allman et al. eq. 1–2: with IW 1 and an ACK per segment, the window doubles every RTT, so
+    // 2^k − 1 segments take k RTTs of data after the handshake's RTT; the last arrives half an RTT
+    // after it is sent.
+    for (segs, rounds) in [(1u64, 1u64), (3, 2), (15, 4), (63, 6)] {
+        let r = run_toml(&path("delayed_ack = false", &format!("bytes = {}", segs * MSS)));
+        let t = r.transfers[0].transfer_time_s.unwrap();
+        let expect = 0.1 * (rounds as f64 + 0.5);
+        assert!((t - expect).abs() < 0.005, "{segs} segments: {t} s, expected {expect} s");
+    }
+}
+
+#[test]
+fn slow_start_is_slower_with_delayed_acks() {
+    // Allman eq. 5–6: with an ACK per two segments the window grows by 1.5 per RTT, so reaching a
+    // window W takes about log1.5(W) RTTs instead of log2(W) — about 1.7 times as long — and
+    // with IW 1 the lone first segment waits for the 200 ms delayed-ACK timer.
+    let segs = 63;
+    let fast = run_toml(&path("delayed_ack = false", &format!("bytes = {}", segs * MSS))).transfers[0].transfer_time_s.unwrap();
+    let r = run_toml(&path("delayed_ack = true", &format!("bytes = {}", segs * MSS)));
+    let slow = r.transfers[0].transfer_time_s.unwrap();
+    assert_eq!(r.transfers[0].delack_timeouts >= 1, true, "the first segment waits for the timer");
+    // Without the timer penalty the delayed-ACK run needs more rounds: log1.5(63) ≈ 9.6 vs 6.
+    let ratio = (slow - 0.2) / fast;
+    assert!(ratio > 1.3 && ratio < 2.3, "delayed/undelayed time ratio {ratio} ({slow} s vs {fast} s)");
+}
+
+#[test]
+fn delayed_ack_penalty_for_a_lone_first_segment() {
+    // One segment, delayed ACKs: the receiver holds its ACK 200 ms (RFC 1122 timer), so the
+    // sender learns of the delivery 200 ms later; the transfer itself is delivered on time.
+    let r = run_toml(&path("delayed_ack = true\nfin = false", &format!("bytes = {MSS}")));
+    let t = &r.transfers[0];
+    assert!((t.transfer_time_s.unwrap() - 0.15).abs() < 0.002);
+    let acked = t.acked_s.unwrap();
+    // SYN RTT (0.1) + data one way (0.05) + 200 ms timer + ACK one way (0.05). (A FIN right
+    // behind the data would be acknowledged at once and hide the penalty: this flow sends none.)
+    assert!((acked - 0.4).abs() < 0.001, "acked at {acked}");
+    assert_eq!(t.delack_timeouts, 1);
+}
+
+#[test]
+fn lost_syn_delays_the_transfer_by_the_initial_rto() {
+    for (profile, rto) in [("rfc", 1.0), ("rfc2988", 3.0), ("bsd", 6.0)] {
+        let r = run_toml(&path(&format!("profile = \"{profile}\"\ndelayed_ack = false"), &format!("bytes = {MSS}\ndrops = [{{ kind = \"syn\" }}]")));
+        let t = &r.transfers[0];
+        assert_eq!(t.syn_retransmits, 1, "{profile}");
+        let est = t.established_s.unwrap();
+        // The BSD timer runs on 500 ms ticks: it fires on a tick boundary.
+        assert!((est - (rto + 0.1)).abs() < 0.001, "{profile}: established at {est}");
+    }
+}
+
+#[test]
+fn lost_synack_is_retransmitted_by_both_ends() {
+    let r = run_toml(&path("delayed_ack = false", &format!("bytes = {MSS}\ndrops = [{{ kind = \"synack\" }}]")));
+    let t = &r.transfers[0];
+    // Both timers (1 s) expire together: the SYN and the SYN-ACK are each sent again.
+    assert_eq!(t.syn_retransmits, 1);
+    assert!(t.synack_retransmits >= 1);
+    assert!((t.established_s.unwrap() - 1.1).abs() < 0.06, "{:?}", t.established_s);
+}
+
+#[test]
+fn three_losses_in_one_window_reno_newreno_tahoe() {
+    // 20-segment window; data segments 5, 9 and 13 lost once. NewReno: one fast retransmit, each
+    // partial ACK repairs the next hole, one RTT per loss, no timeout, exactly 3 retransmissions,
+    // one CA event. Reno leaves recovery on the first partial ACK; the remaining holes need
+    // another fast retransmit (if enough duplicate ACKs come back) or a timeout: never one CA event.
+    let flow = "bytes = 60000\ndrops = [{ kind = \"data\", segment = 25 }, { kind = \"data\", segment = 29 }, { kind = \"data\", segment = 33 }]";
+    let tcp = |v: &str| format!("variant = \"{v}\"\ndelayed_ack = false\ninitial_window = 20\ninitial_ssthresh = 20000");
+    let nr = run_toml(&path(&tcp("newreno"), flow));
+    let c = &nr.connections[0];
+    assert_eq!((c.fast_retransmits, c.timeouts, c.retransmits), (1, 0, 3), "NewReno: {c:?}");
+    assert_eq!((c.ca_events, c.non_ca_events, c.other_losses), (1, 0, 2));
+    let reno = run_toml(&path(&tcp("reno"), flow));
+    let c = &reno.connections[0];
+    assert_eq!(c.bytes_delivered, 60000);
+    assert!(c.fast_retransmits + c.timeouts >= 2, "Reno needs more than one reduction: {c:?}");
+    assert_eq!(c.ca_events, 0, "Reno: {c:?}");
+    assert!(c.non_ca_events >= 1);
+    let nr_t = nr.transfers[0].transfer_time_s.unwrap();
+    let reno_t = reno.transfers[0].transfer_time_s.unwrap();
+    assert!(reno_t > nr_t, "Reno {reno_t} s should be slower than NewReno {nr_t} s");
+    let tahoe = run_toml(&path(&tcp("tahoe"), flow));
+    let c = &tahoe.connections[0];
+    assert_eq!(c.bytes_delivered, 60000);
+    assert_eq!(c.fast_retransmits, 1);
+}
