@@ -235,11 +235,24 @@ impl QueueSpec {
 }
 
 /// How many transfers a flow makes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Count {
     N(u32),
     Unlimited(crate::tcp::config::Unlimited),
+}
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        crate::tcp::config::number_or_word(
+            d,
+            "a number of transfers (at least 1) or \"unlimited\"",
+            "unlimited",
+            Count::Unlimited(crate::tcp::config::Unlimited::Unlimited),
+            |n| if n >= 1 && n <= u32::MAX as i64 { Ok(Count::N(n as u32)) } else { Err("out of range".into()) },
+            |_| Err(String::new()),
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -761,6 +774,15 @@ bytes = "16KB"
         assert_eq!(f.bytes, Some(100));
         let x = Scenario::from_toml(BASIC, &["flows.3.bytes=1".into()]).unwrap_err();
         assert_eq!(x.path, "flows.3");
+        for (set, path, words) in [
+            ("flows.0.bytes=\"lots\"", "flows[0].bytes", "\"unlimited\""),
+            ("tcp.initial_window=0", "tcp.initial_window", "rfc3390"),
+            ("flows.0.repeat=forever", "flows[0].repeat", "\"unlimited\""),
+        ] {
+            let x = Scenario::from_toml(BASIC, &[set.into()]).unwrap_err();
+            assert_eq!(x.path, path);
+            assert!(x.message.contains(words), "{x}");
+        }
         let x = Scenario::from_toml(BASIC, &["topology.colour=1".into()]).unwrap_err();
         assert!(x.message.contains("colour"));
     }

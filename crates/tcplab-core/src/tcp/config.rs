@@ -18,7 +18,7 @@ pub enum Variant {
 }
 
 /// Initial window (RFC 5681 §3.1, RFC 3390).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum InitialWindow {
     /// A fixed number of segments.
@@ -46,7 +46,7 @@ impl InitialWindow {
 }
 
 /// A size limit that may be absent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Limit {
     Bytes(Size),
@@ -65,6 +65,75 @@ impl Limit {
             Limit::Bytes(s) => Some(s.0),
             Limit::Named(_) => None,
         }
+    }
+}
+
+/// Deserialise "a number, or one keyword" values with an error message that says so (serde's
+/// untagged enums only say that nothing matched).
+struct NumberOrWord<T> {
+    expecting: &'static str,
+    word: &'static str,
+    from_word: T,
+    from_int: fn(i64) -> Result<T, String>,
+    from_str: fn(&str) -> Result<T, String>,
+}
+
+impl<'de, T: Copy> serde::de::Visitor<'de> for NumberOrWord<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<T, E> {
+        (self.from_int)(v).map_err(|m| E::custom(format!("expected {}, got {v}: {m}", self.expecting)))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<T, E> {
+        self.visit_i64(v.min(i64::MAX as u64) as i64)
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<T, E> {
+        Err(E::custom(format!("expected {}, got {v}", self.expecting)))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+        if v == self.word {
+            return Ok(self.from_word);
+        }
+        (self.from_str)(v).map_err(|m| E::custom(format!("expected {}, got {v:?}{}", self.expecting, if m.is_empty() { String::new() } else { format!(" ({m})") })))
+    }
+}
+
+pub(crate) fn number_or_word<'de, D: serde::Deserializer<'de>, T: Copy>(
+    d: D,
+    expecting: &'static str,
+    word: &'static str,
+    from_word: T,
+    from_int: fn(i64) -> Result<T, String>,
+    from_str: fn(&str) -> Result<T, String>,
+) -> Result<T, D::Error> {
+    d.deserialize_any(NumberOrWord { expecting, word, from_word, from_int, from_str })
+}
+
+impl<'de> Deserialize<'de> for InitialWindow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        number_or_word(
+            d,
+            "a number of segments (at least 1) or \"rfc3390\"",
+            "rfc3390",
+            InitialWindow::Rule(IwRule::Rfc3390),
+            |n| if n >= 1 && n <= u32::MAX as i64 { Ok(InitialWindow::Segments(n as u32)) } else { Err("out of range".into()) },
+            |_| Err(String::new()),
+        )
+    }
+}
+
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        number_or_word(
+            d,
+            "a size such as \"64KB\" or a number of bytes, or \"unlimited\"",
+            "unlimited",
+            Limit::Named(Unlimited::Unlimited),
+            |n| if n >= 0 { Ok(Limit::Bytes(Size(n as u64))) } else { Err("negative".into()) },
+            |s| crate::units::parse_size(s).map(|b| Limit::Bytes(Size(b))),
+        )
     }
 }
 
