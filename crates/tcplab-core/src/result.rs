@@ -162,6 +162,8 @@ pub struct TransferRow {
     pub acked_s: Option<f64>,
     /// delivered_s − start_s: from the first packet of the connection to the last byte delivered.
     pub transfer_time_s: Option<f64>,
+    /// The sender gave up after too many retransmissions (`syn_retries`, `data_retries`).
+    pub aborted: bool,
     pub segs_sent: u64,
     pub retransmits: u64,
     pub timeouts: u64,
@@ -185,6 +187,7 @@ impl TransferRow {
             delivered_s: None,
             acked_s: None,
             transfer_time_s: None,
+            aborted: false,
             segs_sent: 0,
             retransmits: 0,
             timeouts: 0,
@@ -202,6 +205,7 @@ impl TransferRow {
         self.first_byte_s = r.first_byte_at.map(to_secs);
         self.acked_s = acked.map(to_secs);
         self.transfer_time_s = self.delivered_s.map(|d| d - self.start_s);
+        self.aborted = s.core.phase == crate::tcp::SenderPhase::Aborted;
         self.segs_sent = c.segs_sent;
         self.retransmits = c.retransmits;
         self.timeouts = c.timeouts;

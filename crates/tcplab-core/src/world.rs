@@ -335,7 +335,7 @@ impl World {
             for t in s.take_timer_events() {
                 self.q.schedule(t, Ev::Rto(f as u32, epoch));
             }
-            if s.phase() == SenderPhase::Done {
+            if matches!(s.phase(), SenderPhase::Done | SenderPhase::Aborted) {
                 self.finish_transfer(f);
             }
         }
@@ -371,7 +371,7 @@ impl World {
         let fl = &mut self.flows[f];
         let (Some(s), Some(r)) = (fl.sender.take(), fl.receiver.take()) else { return };
         let tr = fl.transfers.last_mut().expect("a transfer is running");
-        tr.fill(&s, &r, Some(now));
+        tr.fill(&s, &r, (s.phase() == SenderPhase::Done).then_some(now));
         fl.total.add(&merge(&s, &r));
         let more = fl.spec.repeat.is_none_or(|n| fl.epoch < n);
         if more {

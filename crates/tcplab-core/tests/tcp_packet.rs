@@ -576,3 +576,30 @@ fn three_losses_in_one_window_reno_newreno_tahoe() {
     assert_eq!(c.bytes_delivered, 60000);
     assert_eq!(c.fast_retransmits, 1);
 }
+
+#[test]
+fn connection_is_abandoned_after_syn_retries() {
+    // RFC 1122 §4.2.3.5: every SYN dropped; after syn_retries retransmissions the sender gives up
+    // (1 + 2 + 4 + 8 s of backoff with 3 retries), and the run ends instead of retrying forever.
+    let r = run_toml(&path("syn_retries = 3", &format!("bytes = {MSS}\ndrops = [{{ kind = \"syn\", transmissions = [1, 2, 3, 4, 5, 6, 7, 8] }}]")));
+    let t = &r.transfers[0];
+    assert!(t.aborted);
+    assert_eq!(t.syn_retransmits, 3);
+    assert_eq!(t.delivered_s, None);
+    assert_eq!(t.acked_s, None);
+    assert!((r.meta.sim_time_s - 15.0).abs() < 1e-6, "gave up at {}", r.meta.sim_time_s);
+}
+
+#[test]
+fn connection_is_abandoned_after_data_retries() {
+    let mut c = cfg(Variant::Newreno);
+    c.data_retries = 2;
+    let mut h = Snd::new(c, Some(MSS));
+    assert_eq!(h.sent_segs(), [1]);
+    h.rto(SEC);
+    h.rto(3 * SEC);
+    assert_eq!(h.s.core.stats.timeouts, 2);
+    h.rto(7 * SEC);
+    assert_eq!(h.s.phase(), tcplab_core::tcp::SenderPhase::Aborted);
+    assert_eq!(h.sent_segs(), [1, 1], "two retransmissions, then nothing");
+}

@@ -219,6 +219,12 @@ tcp_knobs! {
     handshake_rtt_sample: bool,
     /// RFC 6298 §5.7: if the SYN or SYN-ACK timed out, start data with an RTO of 3 s.
     syn_timeout_rto_3s: bool,
+    /// SYN retransmissions before the connection is abandoned (RFC 1122 §4.2.3.5 R2 for a SYN:
+    /// at least 3 minutes; Linux tcp_syn_retries = 6, about 127 s with a 1 s initial RTO).
+    syn_retries: u32,
+    /// Consecutive timeouts of the same data before the connection is abandoned (RFC 1122
+    /// §4.2.3.5 R2: at least 100 s; Linux tcp_retries2 = 15).
+    data_retries: u32,
 }
 
 pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "bsd", "linux22"];
@@ -248,6 +254,8 @@ impl TcpConfig {
             karn: true,
             handshake_rtt_sample: true,
             syn_timeout_rto_3s: true,
+            syn_retries: 6,
+            data_retries: 15,
         }
     }
 

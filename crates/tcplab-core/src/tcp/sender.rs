@@ -30,6 +30,8 @@ pub enum SenderPhase {
     Established,
     /// All data (and the FIN) acknowledged.
     Done,
+    /// Given up after too many retransmissions (RFC 1122 §4.2.3.5 R2).
+    Aborted,
 }
 
 /// Bytes of an "unlimited" transfer: more than any simulation can send.
@@ -366,7 +368,7 @@ impl TcpSender {
                 }
                 self.on_ack(seg, out);
             }
-            SenderPhase::Idle | SenderPhase::Done => {}
+            SenderPhase::Idle | SenderPhase::Done | SenderPhase::Aborted => {}
         }
     }
 
@@ -474,6 +476,8 @@ impl TcpSender {
         let c = &mut self.core;
         c.now = now;
         match c.phase {
+            SenderPhase::SynSent if c.syn_tx > c.cfg.syn_retries => self.abort(),
+            SenderPhase::Established if c.snd_una < c.snd_max && c.consecutive_timeouts >= c.cfg.data_retries => self.abort(),
             SenderPhase::SynSent => {
                 // RFC 6298 §5.5 backoff applies to the SYN too (RFC 1122 §4.2.3.1).
                 c.stats.syn_retransmits += 1;
@@ -506,6 +510,18 @@ impl TcpSender {
             }
             _ => {}
         }
+    }
+}
+
+impl TcpSender {
+    /// RFC 1122 §4.2.3.5: after R2 retransmissions the connection is closed.
+    fn abort(&mut self) {
+        let c = &mut self.core;
+        c.integrate_cwnd();
+        c.close_episode();
+        c.phase = SenderPhase::Aborted;
+        c.done_at = Some(c.now);
+        c.rto_timer.cancel();
     }
 }
 
