@@ -8,11 +8,12 @@ Validation happens once, in the Rust core, which names the key path of anything 
 from __future__ import annotations
 
 import json
+import operator
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import pandas as pd
 
@@ -21,22 +22,71 @@ from . import _core
 ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
 
 
+def _json_default(o: Any) -> Any:
+    """Let dicts built in sweeps carry numpy scalars and paths."""
+    if hasattr(o, "item") and callable(o.item):
+        return o.item()
+    if isinstance(o, os.PathLike):
+        return os.fspath(o)
+    raise TypeError(f"a scenario value must be JSON-like, not {type(o).__name__}")
+
+
+def _read_file(p: Path) -> tuple[str, str]:
+    if p.is_dir():
+        raise IsADirectoryError(f"scenario path is a directory, not a file: {p}")
+    if not p.is_file():
+        raise FileNotFoundError(f"scenario file not found: {p}")
+    text = p.read_text(encoding="utf-8")
+    return text, ("json" if p.suffix.lower() == ".json" else "toml")
+
+
+def _is_file(s: str) -> bool:
+    try:
+        return Path(s).is_file()
+    except (OSError, ValueError):  # a name too long for a path, an embedded NUL, ...
+        return False
+
+
 def load_scenario(scenario: ScenarioLike) -> tuple[str, str]:
-    """Return (text, format) for a path, a TOML string or a dict."""
+    """Return (text, format) for a path, a TOML string or a dict.
+
+    A `pathlib.Path` (any `os.PathLike`) is always a file. A `str` is a file if it is one line
+    naming an existing file; otherwise it is TOML if it is blank or contains a newline or `=`, and
+    a missing file if not.
+    """
     if isinstance(scenario, Mapping):
-        return json.dumps(scenario), "json"
+        return json.dumps(scenario, default=_json_default), "json"
     if isinstance(scenario, os.PathLike):
-        scenario = os.fspath(scenario)
+        return _read_file(Path(os.fspath(scenario)))
     if not isinstance(scenario, str):
         raise TypeError(f"a scenario is a path, a TOML string or a dict, not {type(scenario).__name__}")
-    looks_like_path = "\n" not in scenario and "=" not in scenario
-    if looks_like_path:
-        p = Path(scenario)
-        if not p.exists():
-            raise FileNotFoundError(f"scenario file not found: {scenario}")
-        text = p.read_text(encoding="utf-8")
-        return text, ("json" if p.suffix.lower() == ".json" else "toml")
+    if "\n" not in scenario and scenario.strip():
+        if _is_file(scenario):
+            return _read_file(Path(scenario))
+        if "=" not in scenario:
+            return _read_file(Path(scenario))  # raises: missing file or a directory
     return scenario, "toml"
+
+
+def _sets(sets: Union[str, Sequence[str]]) -> list:
+    """One override may be given as a plain string."""
+    if isinstance(sets, str):
+        return [sets]
+    return [str(s) for s in sets]
+
+
+def _seed(seed: Any) -> Optional[int]:
+    if seed is None:
+        return None
+    try:
+        if isinstance(seed, bool):
+            raise TypeError
+        n = operator.index(seed)  # int and numpy integers
+    except TypeError:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}") from None
+    if not 0 <= n < 2**64:
+        raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {seed!r}")
+    return n
 
 
 @dataclass
@@ -80,24 +130,23 @@ class Result:
         }
 
 
-def run(scenario: ScenarioLike, seed: int | None = None, sets: Sequence[str] = ()) -> Result:
+def run(scenario: ScenarioLike, seed: Optional[int] = None, sets: Union[str, Sequence[str]] = ()) -> Result:
     """Run `scenario` once with `seed` (default: the scenario's own, else 1).
 
     `sets` are overrides written `key.path=value` (`"tcp.variant=reno"`, `"flows.0.bytes=\\"16KB\\""`).
     Raises `ScenarioError` for invalid input and `CoreError` if the simulator fails internally.
     """
     text, fmt = load_scenario(scenario)
-    if seed is not None and (not isinstance(seed, int) or seed < 0):
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = _seed(seed)
     t0 = time.perf_counter()
-    out = _core.run_scenario(text, fmt, seed, list(sets))
+    out = _core.run_scenario(text, fmt, seed, _sets(sets))
     return Result.from_json(out, wall_time_s=time.perf_counter() - t0)
 
 
-def validate(scenario: ScenarioLike, sets: Sequence[str] = ()) -> dict:
+def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = ()) -> dict:
     """Validate a scenario without running it; returns it with every default written out."""
     text, fmt = load_scenario(scenario)
-    return json.loads(_core.validate(text, fmt, list(sets)))
+    return json.loads(_core.validate(text, fmt, _sets(sets)))
 
 
 def profiles() -> dict:

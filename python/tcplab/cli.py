@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -19,8 +20,19 @@ from .api import validate as _validate
 
 
 def _fail(msg: str) -> None:
-    click.echo(f"error: {msg}", err=True)
+    """Print one line `error: ...` on stderr and exit 2 (messages from the TOML parser span lines)."""
+    one_line = "; ".join(part.strip() for part in str(msg).splitlines() if part.strip())
+    click.echo(f"error: {one_line}", err=True)
     sys.exit(2)
+
+
+def _load_error(scenario: str, e: Exception) -> None:
+    """A scenario file that cannot be read (missing, a directory, unreadable, not UTF-8)."""
+    if isinstance(e, UnicodeDecodeError):
+        _fail(f"{scenario}: not a UTF-8 text file ({e.reason} at byte {e.start})")
+    if getattr(e, "filename", None) is None:
+        _fail(str(e))  # tcplab's own message names the file
+    _fail(f"{scenario}: {getattr(e, 'strerror', None) or e}")
 
 
 def _fmt(v) -> str:
@@ -123,15 +135,15 @@ def main() -> None:
 
 @main.command("run")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Run seed (default: the scenario's, else 1).")
+@click.option("--seed", type=click.IntRange(min=0, max=2**64 - 1), default=None, help="Run seed (default: the scenario's, else 1).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a scenario key, e.g. --set tcp.variant=reno.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
 def run_cmd(scenario: str, seed, sets, as_json: bool) -> None:
     """Run SCENARIO (a TOML file) once and print its instruments."""
     try:
-        r = _run(scenario, seed=seed, sets=sets)
-    except FileNotFoundError as e:
-        _fail(str(e))
+        r = _run(Path(scenario), seed=seed, sets=list(sets))
+    except (OSError, UnicodeDecodeError) as e:
+        _load_error(scenario, e)
     except _core.ScenarioError as e:
         _fail(f"{scenario}: {e}")
     except _core.CoreError as e:
@@ -148,11 +160,13 @@ def run_cmd(scenario: str, seed, sets, as_json: bool) -> None:
 def validate_cmd(scenario: str, sets) -> None:
     """Check SCENARIO and print it with every default written out (JSON)."""
     try:
-        s = _validate(scenario, sets=sets)
-    except FileNotFoundError as e:
-        _fail(str(e))
+        s = _validate(Path(scenario), sets=list(sets))
+    except (OSError, UnicodeDecodeError) as e:
+        _load_error(scenario, e)
     except _core.ScenarioError as e:
         _fail(f"{scenario}: {e}")
+    except _core.CoreError as e:
+        _fail(str(e))
     click.echo(json.dumps(s, indent=2))
 
 

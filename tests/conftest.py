@@ -1,0 +1,89 @@
+"""Shared scenarios for the API and CLI tests: small, fixed, and fast (milliseconds each)."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "experiments" / "examples"
+
+# A 16 KB transfer over 10 Mb/s with 35 ms one way, no queue limit, no loss.
+SMALL_TOML = """\
+name = "small"
+
+[topology]
+kind = "single_link"
+rate = "10Mbps"
+delay = "35ms"
+
+[[flows]]
+name = "f"
+bytes = "16KB"
+"""
+
+# The same scenario as a dict (the structure of the TOML above).
+SMALL_DICT = {
+    "name": "small",
+    "topology": {"kind": "single_link", "rate": "10Mbps", "delay": "35ms"},
+    "flows": [{"name": "f", "bytes": "16KB"}],
+}
+
+# Random loss on the data direction and an unlimited flow: the seed decides which packets are lost.
+LOSSY_TOML = """\
+name = "lossy"
+duration = "20s"
+
+[topology]
+kind = "single_link"
+rate = "10Mbps"
+delay = "20ms"
+loss = 0.02
+
+[[flows]]
+name = "bulk"
+bytes = "unlimited"
+"""
+
+ONE_WAY_DELAY_S = 0.035
+
+
+@pytest.fixture
+def small_toml() -> str:
+    return SMALL_TOML
+
+
+@pytest.fixture
+def small_dict() -> dict:
+    return copy.deepcopy(SMALL_DICT)
+
+
+@pytest.fixture
+def lossy_toml() -> str:
+    return LOSSY_TOML
+
+
+@pytest.fixture
+def small_file(tmp_path: Path) -> Path:
+    p = tmp_path / "small.toml"
+    p.write_text(SMALL_TOML, encoding="utf-8")
+    return p
+
+
+def _run_cli(*args, timeout: float = 30.0) -> subprocess.CompletedProcess:
+    """Run `python -m tcplab.cli ARGS` in a fresh interpreter and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "tcplab.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def cli():
+    return _run_cli

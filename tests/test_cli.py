@@ -1,0 +1,161 @@
+"""The `tcplab` command line, run as a separate process (`python -m tcplab.cli`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sysconfig
+
+import pytest
+
+import tcplab
+from conftest import EXAMPLES, LOSSY_TOML, SMALL_TOML
+
+
+def one_error_line(p: subprocess.CompletedProcess) -> str:
+    """The process failed with exactly one line on stderr, `error: ...`; return it."""
+    assert p.returncode != 0
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("error: "), p.stderr
+    assert "Traceback" not in p.stderr
+    return lines[0]
+
+
+def test_run_prints_tables_with_the_flow_name(cli, small_file):
+    p = cli("run", small_file)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert out.startswith("scenario small  seed 1")
+    for section in ("connections", "links", "transfers"):
+        assert f"\n{section}\n" in out
+    flow_line = next(line for line in out.splitlines() if line.startswith("f "))
+    assert "newreno" in flow_line and "16384" in flow_line
+    assert "link:sender->receiver" in out and "link:receiver->sender" in out
+
+
+def test_run_json_is_the_whole_result(cli, small_file):
+    p = cli("run", small_file, "--json", "--seed", "5", "--set", "tcp.variant=reno")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert set(d) >= {"connections", "links", "transfers", "meta", "scenario"}
+    assert d["meta"]["seed"] == 5
+    assert d["connections"][0]["name"] == "f"
+    assert d["connections"][0]["variant"] == "reno"
+    assert d["connections"][0]["bytes_delivered"] == 16384
+    assert len(d["links"]) == 2 and len(d["transfers"]) == 1
+    assert d["scenario"]["tcp"] == {"variant": "reno"}
+    # the same numbers as the Python API gives
+    api = tcplab.run(small_file, seed=5, sets=["tcp.variant=reno"]).to_dict()
+    assert d["connections"] == api["connections"] and d["links"] == api["links"]
+
+
+def test_run_seed_changes_a_lossy_run(cli, tmp_path):
+    f = tmp_path / "lossy.toml"
+    f.write_text(LOSSY_TOML, encoding="utf-8")
+    p = cli("run", f, "--json", "--seed", "2")
+    assert p.returncode == 0, p.stderr
+    two = json.loads(p.stdout)
+    assert two["meta"]["seed"] == 2
+    assert two["connections"] == tcplab.run(f, seed=2).to_dict()["connections"]
+    assert two["connections"] != tcplab.run(f, seed=1).to_dict()["connections"]
+
+
+@pytest.mark.parametrize(
+    "sets, path",
+    [
+        (["topology.dely=1ms"], "topology.dely"),
+        (["topology.delay=35"], "topology.delay"),
+        (["flows.0.to=moon"], "flows[0].to"),
+        (["flows.0.tcp.mss=0"], "flows[0].tcp.mss"),
+        (["tcp.profile=win95"], "tcp.profile"),
+        (["flows.3.bytes=1"], "flows.3"),
+    ],
+)
+def test_bad_scenario_is_one_error_line_naming_the_key(cli, small_file, sets, path):
+    args = [a for s in sets for a in ("--set", s)]
+    p = cli("run", small_file, *args)
+    assert p.returncode == 2 and p.stdout == ""
+    line = one_error_line(p)
+    assert line.startswith(f"error: {small_file}: {path}: ")
+
+
+def test_validate_refuses_a_bad_scenario_like_run(cli, small_file):
+    line = one_error_line(cli("validate", small_file, "--set", "topology.dely=1ms"))
+    assert line.startswith(f"error: {small_file}: topology.dely: unknown field `dely`")
+
+
+def test_toml_syntax_error_is_one_line(cli, tmp_path):
+    f = tmp_path / "broken.toml"
+    f.write_text('name = \n[topology]\nkind = "single_link"\n', encoding="utf-8")
+    line = one_error_line(cli("run", f))
+    assert "invalid TOML" in line and "line 1" in line
+
+
+@pytest.mark.parametrize("cmd", ["run", "validate"])
+def test_missing_file(cli, tmp_path, cmd):
+    missing = tmp_path / "nope.toml"
+    p = cli(cmd, missing)
+    assert p.returncode == 2 and p.stdout == ""
+    line = one_error_line(p)
+    assert line == f"error: scenario file not found: {missing}"
+
+
+def test_unreadable_file_is_a_clear_error(cli, tmp_path):
+    f = tmp_path / "binary.toml"
+    f.write_bytes(b"\xff\xfe\x00garbage")
+    line = one_error_line(cli("run", f))
+    assert str(f) in line and "UTF-8" in line
+
+
+def test_file_name_with_equals_sign(cli, tmp_path):
+    f = tmp_path / "loss=0.toml"
+    f.write_text(SMALL_TOML, encoding="utf-8")
+    p = cli("run", f, "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["connections"][0]["bytes_delivered"] == 16384
+
+
+def test_profiles_lists_the_profiles(cli):
+    p = cli("profiles")
+    assert p.returncode == 0, p.stderr
+    header = p.stdout.splitlines()[0].split()
+    assert header[0] == "knob"
+    assert {"rfc", "ns2", "bsd", "rfc2988", "linux22"} <= set(header[1:])
+    rows = {line.split()[0]: line.split()[1:] for line in p.stdout.splitlines()[1:]}
+    assert rows["rto_initial"][header.index("rfc") - 1] == "1s"
+    assert rows["rto_initial"][header.index("bsd") - 1] == "6s"
+    assert set(rows) == set(tcplab.profiles()["rfc"])  # every knob
+
+
+def test_profiles_json(cli):
+    p = cli("profiles", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == tcplab.profiles()
+
+
+def test_validate_prints_the_scenario_with_defaults(cli, small_file):
+    p = cli("validate", small_file, "--set", "flows.0.think=\"1s\"")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["seed"] == 1
+    assert s["flows"][0]["repeat"] == 1 and s["flows"][0]["count"] == 1
+    assert s["flows"][0]["think"] == "1s"
+    assert s["flows"][0]["bytes"] == "16384B"
+    assert s == tcplab.validate(small_file, sets=['flows.0.think="1s"'])
+
+
+def test_demo_example_runs(cli):
+    p = cli("run", EXAMPLES / "demo.toml")
+    assert p.returncode == 0, p.stderr
+    assert "bulk" in p.stdout and "(time limit reached)" not in p.stdout
+
+
+def test_console_script_entry_point(small_file):
+    # pip puts the `tcplab` script next to this interpreter's other scripts
+    exe = shutil.which("tcplab") or shutil.which("tcplab", path=sysconfig.get_path("scripts"))
+    assert exe, "the tcplab console script is not installed"
+    p = subprocess.run([exe, "run", str(small_file)], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    assert "\nf " in p.stdout
