@@ -334,14 +334,18 @@ fn first_tx() -> Vec<u32> {
 }
 
 impl DropSpec {
+    fn kind_name(&self) -> String {
+        serde_json::to_string(&self.kind).expect("serialisable")
+    }
+
     pub fn filter_kind(&self, path: &str) -> Result<FilterKind, ScenarioError> {
         let need = |v: Option<u32>, key: &str| match v {
             Some(n) if n >= 1 => Ok(n),
             Some(_) => err(format!("{path}.{key}"), "expected a number from 1"),
-            None => err(path, format!("kind = {:?} needs `{key}`", self.kind)),
+            None => err(path, format!("kind = {} needs `{key}`", self.kind_name())),
         };
         let refuse = |v: Option<u32>, key: &str| match v {
-            Some(_) => err(format!("{path}.{key}"), format!("does not apply to kind = {:?}", self.kind)),
+            Some(_) => err(format!("{path}.{key}"), format!("does not apply to kind = {}", self.kind_name())),
             None => Ok(()),
         };
         Ok(match self.kind {

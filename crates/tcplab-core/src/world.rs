@@ -407,7 +407,12 @@ impl World {
         let links = self.links.iter().map(|l| LinkRow::new(l, &self.node_names, end)).collect();
         let in_flight = self.pool.len() as u64 - self.free.len() as u64;
         RunResult {
-            scenario: self.scenario.to_json(),
+            scenario: {
+                // The scenario as run carries the seed it ran with, so running it again reproduces it.
+                let mut sc = self.scenario.clone();
+                sc.seed = self.seed;
+                sc.to_json()
+            },
             flows_tcp: self.flows.iter().map(|f| serde_json::to_value(&f.spec.tcp).expect("serialisable")).collect(),
             meta: Meta {
                 seed: self.seed,

@@ -6,25 +6,25 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use tcplab_core::{Scenario, ScenarioError};
+use tcplab_core::{Scenario, ScenarioError as CoreScenarioError};
 
-create_exception!(_core, ScenarioError_, PyValueError, "A scenario is invalid; the message starts with the key path.");
+create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid; the message starts with the key path.");
 create_exception!(_core, CoreError, PyRuntimeError, "The simulator failed internally (a bug): please report it with the scenario and seed.");
 
 enum Failure {
-    Scenario(ScenarioError),
+    Scenario(CoreScenarioError),
     Panic(String),
 }
 
-fn parse(text: &str, fmt: &str, sets: &[String]) -> Result<Scenario, ScenarioError> {
+fn parse(text: &str, fmt: &str, sets: &[String]) -> Result<Scenario, CoreScenarioError> {
     match fmt {
         "toml" => Scenario::from_toml(text, sets),
         "json" => Scenario::from_json(text, sets),
-        other => Err(ScenarioError { path: String::new(), message: format!("unknown scenario format {other:?} (expected toml or json)") }),
+        other => Err(CoreScenarioError { path: String::new(), message: format!("unknown scenario format {other:?} (expected toml or json)") }),
     }
 }
 
-fn guarded<T>(f: impl FnOnce() -> Result<T, ScenarioError>) -> Result<T, Failure> {
+fn guarded<T>(f: impl FnOnce() -> Result<T, CoreScenarioError>) -> Result<T, Failure> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(Failure::Scenario(e)),
@@ -38,7 +38,7 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, ScenarioError>) -> Result<T, Failure
 fn to_py(e: Failure) -> PyErr {
     match e {
         Failure::Scenario(e) => {
-            let err = ScenarioError_::new_err(e.to_string());
+            let err = ScenarioError::new_err(e.to_string());
             Python::with_gil(|py| {
                 let v = err.value(py);
                 let _ = v.setattr("path", e.path.clone());
@@ -91,12 +91,12 @@ fn profiles() -> String {
 /// Deliberately panic inside the core (to test that panics become CoreError).
 #[pyfunction]
 fn _panic_for_test() -> PyResult<()> {
-    guarded(|| -> Result<(), ScenarioError> { panic!("deliberate test panic") }).map_err(to_py)
+    guarded(|| -> Result<(), CoreScenarioError> { panic!("deliberate test panic") }).map_err(to_py)
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("ScenarioError", m.py().get_type::<ScenarioError_>())?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("CoreError", m.py().get_type::<CoreError>())?;
     m.add("__version__", tcplab_core::VERSION)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
