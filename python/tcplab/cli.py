@@ -69,7 +69,7 @@ def render(result) -> str:
     s = d["scenario"]
     parts = [
         f"scenario {s.get('name') or '(unnamed)'}  seed {m['seed']}  simulated {m['sim_time_s']:.3f} s  "
-        f"events {m['events']}  wall {result.wall_time_s:.3f} s" + ("" if m["completed"] else "  (time limit reached)"),
+        f"events {m['events']}  wall {result.wall_time_s * 1e3:.1f} ms" + ("" if m["completed"] else "  (time limit reached)"),
         "",
         _table(
             "connections",
