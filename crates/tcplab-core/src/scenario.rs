@@ -5,7 +5,7 @@
 //!
 //! ```toml
 //! name = "demo"
-//! duration = "30s"                 # simulated-time limit (default: until every transfer is done)
+//! duration = "30s"                 # simulated time of the run (default: until every transfer is done)
 //!
 //! [topology]
 //! kind = "single_link"             # nodes "sender" and "receiver"
@@ -66,8 +66,8 @@ pub struct Scenario {
     /// Run seed used when none is given to `run` (default 1).
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// Simulated-time limit. Default: run until every finite transfer is complete (required when
-    /// a flow is unlimited).
+    /// Simulated time the run lasts. Default: until every finite transfer is complete (required
+    /// when a flow is unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<Duration>,
     pub topology: Topology,

@@ -130,8 +130,10 @@ impl World {
     }
 
     /// Process one event; false when the run is over.
+    /// With a `duration` the run always lasts that long (so that runs compared in pairs are
+    /// measured over the same window); without one it ends when every transfer is done.
     pub fn step(&mut self) -> bool {
-        if self.active == 0 {
+        if self.active == 0 && self.limit.is_none() {
             return false;
         }
         let Some(t) = self.q.peek_time() else { return false };
@@ -387,7 +389,7 @@ impl World {
 
     /// End the run and collect the instruments.
     pub fn finish(mut self) -> RunResult {
-        let end = self.stopped_at.unwrap_or_else(|| self.limit.unwrap_or(self.q.now()));
+        let end = self.limit.or(self.stopped_at).unwrap_or(self.q.now());
         for l in &mut self.links {
             l.finish(end.max(self.q.now()).min(end));
         }

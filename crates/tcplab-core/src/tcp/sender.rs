@@ -137,6 +137,25 @@ impl SenderCore {
         }
     }
 
+    /// The connection is open for data (after the handshake, or at once without one).
+    fn begin_data(&mut self, out: &mut Vec<OutSeg>) {
+        self.phase = SenderPhase::Established;
+        self.established_at = Some(self.now);
+        self.snd_una = 1;
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        self.send_available(out);
+    }
+
+    /// The connection ends (done or abandoned): close the instruments and the timer.
+    fn close(&mut self, phase: SenderPhase) {
+        self.integrate_cwnd();
+        self.close_episode();
+        self.phase = phase;
+        self.done_at = Some(self.now);
+        self.rto_timer.cancel();
+    }
+
     /// RFC 5681 FlightSize: data sent but not yet cumulatively acknowledged.
     pub fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
@@ -344,12 +363,7 @@ impl TcpSender {
             c.phase = SenderPhase::SynSent;
             c.transmit_syn(out);
         } else {
-            c.phase = SenderPhase::Established;
-            c.established_at = Some(now);
-            c.snd_una = 1;
-            c.snd_nxt = 1;
-            c.snd_max = 1;
-            c.send_available(out);
+            c.begin_data(out);
         }
     }
 
@@ -390,12 +404,7 @@ impl TcpSender {
             let mss = c.mss;
             c.set_cwnd(mss);
         }
-        c.phase = SenderPhase::Established;
-        c.established_at = Some(now);
-        c.snd_una = 1;
-        c.snd_nxt = 1;
-        c.snd_max = 1;
-        c.send_available(out);
+        c.begin_data(out);
         if c.snd_max == 1 && !c.cfg.fin {
             // Nothing to send: acknowledge the SYN-ACK with a pure ACK.
             out.push(OutSeg { seg: Segment { seq: 1, ack: 1, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other });
@@ -463,11 +472,7 @@ impl TcpSender {
     fn check_done(&mut self) {
         let c = &mut self.core;
         if c.phase == SenderPhase::Established && c.snd_una >= c.final_seq() {
-            c.integrate_cwnd();
-            c.close_episode();
-            c.phase = SenderPhase::Done;
-            c.done_at = Some(c.now);
-            c.rto_timer.cancel();
+            c.close(SenderPhase::Done);
         }
     }
 
@@ -516,12 +521,7 @@ impl TcpSender {
 impl TcpSender {
     /// RFC 1122 §4.2.3.5: after R2 retransmissions the connection is closed.
     fn abort(&mut self) {
-        let c = &mut self.core;
-        c.integrate_cwnd();
-        c.close_episode();
-        c.phase = SenderPhase::Aborted;
-        c.done_at = Some(c.now);
-        c.rto_timer.cancel();
+        self.core.close(SenderPhase::Aborted);
     }
 }
 
