@@ -135,6 +135,28 @@ fn congestion_avoidance_adds_about_one_mss_per_rtt() {
     assert!((19.5..=21.0).contains(&w), "after 11 RTTs of CA cwnd is {w}");
 }
 
+#[test]
+fn cwnd_does_not_grow_when_the_receiver_window_limits() {
+    // RFC 7661 §4.3: with a 4-segment receiver window the sender never fills cwnd, so cwnd stops
+    // growing once it exceeds what is sent (instead of counting up without bound).
+    let mut c = cfg(Variant::Newreno);
+    c.rwnd = Limit::Bytes(Size(4 * MSS));
+    c.initial_window = InitialWindow::Segments(2);
+    let mut h = Snd::new(c, None);
+    let mut acked = 0;
+    for round in 0..50u64 {
+        let sent = h.sent_segs();
+        assert!(sent.len() <= 4, "round {round}: {sent:?}");
+        for k in sent {
+            acked = acked.max(k);
+            let seg = Segment { seq: 1, ack: 1 + k * MSS, flags: FLAG_ACK, wnd: 4 * MSS as u32, ..Default::default() };
+            h.s.on_segment(ms(100 * (round + 1)), &seg, &mut h.out);
+        }
+    }
+    assert!(acked > 150);
+    assert!(h.cwnd_segs() <= 5.0, "cwnd grew to {} segments with a 4-segment window", h.cwnd_segs());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fast retransmit and recovery (RFC 5681 §3.2, RFC 6582)
 
@@ -251,6 +273,31 @@ fn newreno_does_not_fast_retransmit_twice_for_one_window_after_timeout() {
         h.ack_seg(rto + ms(10 + t), 0);
     }
     assert_eq!(h.s.core.stats.fast_retransmits, 0);
+}
+
+#[test]
+fn timeout_during_fast_recovery_does_not_raise_ssthresh() {
+    // Window of 10, segment 1 lost: fast retransmit halves ssthresh to 5 segments; many duplicate
+    // ACKs inflate the window and send new data (FlightSize grows to 30 segments); then the
+    // retransmission is lost too and the timer expires. FlightSize/2 would be 15 segments — more
+    // than before the loss — so ssthresh stays at the value of the reduction already made.
+    let mut h = with_window(Variant::Newreno, 10);
+    for t in 0..3 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.s.core.ssthresh, 5000);
+    for t in 0..30 {
+        h.ack_seg(ms(110 + t), 0);
+    }
+    assert!(h.s.core.flight_size() >= 30 * MSS, "inflation sent new data: {}", h.s.core.flight_size());
+    let rto = h.s.core.rto_timer.deadline().unwrap();
+    h.rto(rto);
+    assert_eq!(h.s.core.ssthresh, 5000);
+    assert_eq!(h.cwnd_segs(), 1.0);
+    // Outside recovery the timeout uses FlightSize (RFC 5681 eq. 4).
+    let mut h = with_window(Variant::Newreno, 10);
+    h.rto(SEC);
+    assert_eq!(h.s.core.ssthresh, 5000);
 }
 
 #[test]

@@ -432,6 +432,10 @@ impl TcpSender {
     fn on_new_ack(&mut self, ack: u64, out: &mut Vec<OutSeg>) {
         let c = &mut self.core;
         let acked = ack - c.snd_una;
+        // Was the window the limit when this ACK came (could not another full segment be sent)?
+        // If the receiver window or the application held the sender back, cwnd does not grow
+        // (RFC 7661 §4.3, as RFC 2861 and Linux): an unused window is not a validated one.
+        let cwnd_limited = c.flight_size() + c.mss > c.cwnd;
         if let Some((end, sent)) = c.timed {
             if ack >= end {
                 let r = c.rtt.measure(sent, c.now);
@@ -457,7 +461,9 @@ impl TcpSender {
             self.rec.on_ack_in_recovery(c, &mut *self.cc, acked, out)
         } else {
             c.dupacks = 0;
-            self.cc.on_ack(c, acked);
+            if cwnd_limited {
+                self.cc.on_ack(c, acked);
+            }
             true
         };
         // RFC 6298 §5.2–5.3: stop the timer when all data is acknowledged, else restart it.
@@ -492,9 +498,15 @@ impl TcpSender {
             SenderPhase::Established if c.snd_una < c.snd_max => {
                 c.stats.timeouts += 1;
                 // RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS), but held constant when the
-                // segment has already been retransmitted by the timer.
+                // segment has already been retransmitted by the timer. If the window was already
+                // reduced inside this window of data (a timeout during fast recovery), ssthresh is
+                // not raised again: FlightSize then counts everything the window inflation sent,
+                // much of it already held by the receiver. The result stays within eq. 4's bound
+                // ("no more than"); Linux's tcp_enter_loss makes the same choice.
                 if c.consecutive_timeouts == 0 {
-                    c.ssthresh = self.cc.ssthresh_after_loss(c);
+                    let eq4 = self.cc.ssthresh_after_loss(c);
+                    let reduced_in_window = c.episode.is_some_and(|e| e.reductions > 0);
+                    c.ssthresh = if reduced_in_window { c.ssthresh.min(eq4) } else { eq4 };
                 }
                 c.consecutive_timeouts += 1;
                 // RFC 5681 §3.1: the loss window is one segment.
