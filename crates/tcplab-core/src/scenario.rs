@@ -459,7 +459,7 @@ impl Scenario {
                 Some(p) => err(format!("topology.{key}"), format!("expected a probability from 0 to 1, got {p}")),
             }
         };
-        let req = |v: Option<Rate>, key: &str| v.map(|r| r).ok_or_else(|| ScenarioError { path: format!("topology.{key}"), message: format!("required for kind = {kind}") });
+        let req = |v: Option<Rate>, key: &str| v.ok_or_else(|| ScenarioError { path: format!("topology.{key}"), message: format!("required for kind = {kind}") });
         let reqd = |v: Option<Duration>, key: &str| v.ok_or_else(|| ScenarioError { path: format!("topology.{key}"), message: format!("required for kind = {kind}") });
         let net = match t.kind {
             TopologyKind::SingleLink => Network {
