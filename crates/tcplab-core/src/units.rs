@@ -102,6 +102,10 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     if !(b >= 0.0) || !b.is_finite() {
         return Err(format!("expected a non-negative {expected}, got {s:?}"));
     }
+    // Sequence numbers are 64-bit and start at 0: keep sizes far from the wrap (2^50 B = 1 PiB).
+    if b > (1u64 << 50) as f64 {
+        return Err(format!("size {s:?} is too large (at most 1 PiB)"));
+    }
     Ok(b as u64)
 }
 
@@ -155,7 +159,7 @@ macro_rules! unit_type {
                         $parse(v).map($name).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        if $allow_int && v >= 0 {
+                        if $allow_int && v >= 0 && v <= (1i64 << 50) {
                             Ok($name(v as $inner))
                         } else {
                             Err(E::custom(format!("expected {}, got the bare number {v} (write the unit)", $doc)))
@@ -220,6 +224,7 @@ mod tests {
         assert_eq!(parse_size("1MB"), Ok(1 << 20));
         assert_eq!(parse_size("512"), Ok(512));
         assert!(parse_size("3 furlongs").is_err());
+        assert!(parse_size("1e30B").unwrap_err().contains("too large"));
     }
 
     #[test]
