@@ -131,7 +131,7 @@ impl<'de> Deserialize<'de> for Limit {
             "a size such as \"64KB\" or a number of bytes, or \"unlimited\"",
             "unlimited",
             Limit::Named(Unlimited::Unlimited),
-            |n| if n >= 0 { Ok(Limit::Bytes(Size(n as u64))) } else { Err("negative".into()) },
+            |n| if (0..=1i64 << 50).contains(&n) { Ok(Limit::Bytes(Size(n as u64))) } else { Err("out of range (0 to 1 PiB)".into()) },
             |s| crate::units::parse_size(s).map(|b| Limit::Bytes(Size(b))),
         )
     }
