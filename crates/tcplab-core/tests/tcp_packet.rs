@@ -650,3 +650,104 @@ fn connection_is_abandoned_after_data_retries() {
     assert_eq!(h.s.phase(), tcplab_core::tcp::SenderPhase::Aborted);
     assert_eq!(h.sent_segs(), [1, 1], "two retransmissions, then nothing");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Rules found by review
+
+#[test]
+fn fast_retransmit_restarts_the_retransmission_timer() {
+    // RFC 6298 §5: never retransmit a segment less than one RTO after its previous transmission.
+    let mut h = with_window(Variant::Reno, 10);
+    h.ack_seg(ms(100), 1);
+    assert_eq!(h.s.core.rto_timer.deadline(), Some(ms(100) + SEC));
+    for t in 0..3 {
+        h.ack_seg(ms(1050 + t), 1);
+    }
+    assert_eq!(h.s.core.stats.fast_retransmits, 1);
+    assert_eq!(h.s.core.rto_timer.deadline(), Some(ms(1052) + SEC), "restarted at the fast retransmit");
+}
+
+#[test]
+fn only_the_first_partial_ack_restarts_the_timer() {
+    // RFC 6582 §3.2 step 3 ("Impatient"): segments 1, 4 and 7 lost.
+    let mut h = with_window(Variant::Newreno, 10);
+    for t in 0..3 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    h.ack_seg(ms(200), 3); // first partial ACK
+    assert_eq!(h.s.core.rto_timer.deadline(), Some(ms(200) + SEC));
+    h.ack_seg(ms(300), 6); // second partial ACK
+    assert_eq!(h.s.core.rto_timer.deadline(), Some(ms(200) + SEC), "not restarted again");
+    assert!(h.s.core.in_recovery);
+}
+
+#[test]
+fn fast_retransmit_stops_rtt_timing_karn() {
+    // RFC 6298 §3: a retransmission makes the timed segment's ACK ambiguous; with `karn` off the
+    // sample is taken anyway.
+    for karn in [true, false] {
+        let mut c = cfg(Variant::Newreno);
+        c.initial_window = InitialWindow::Segments(10);
+        c.karn = karn;
+        let mut h = Snd::new(c, None);
+        h.sent();
+        for t in 0..3 {
+            h.ack_seg(ms(100 + t), 0); // segment 1 (the timed one) lost
+        }
+        h.ack_seg(ms(300), 10);
+        assert_eq!(h.s.core.stats.rtt_samples, if karn { 0 } else { 1 }, "karn = {karn}");
+    }
+}
+
+#[test]
+fn repeated_timeouts_count_as_other_losses() {
+    // Mathis et al. §5.2: a timeout is one non-CA event; the retransmissions of the backed-off
+    // timeouts change no window of their own, so they are other losses.
+    let mut c = cfg(Variant::Newreno);
+    c.initial_window = InitialWindow::Segments(4);
+    let mut h = Snd::new(c, Some(4 * MSS));
+    h.rto(SEC);
+    h.rto(3 * SEC);
+    h.rto(7 * SEC);
+    h.ack_seg(7 * SEC + ms(100), 4);
+    let st = &h.s.core.stats;
+    assert_eq!((st.retransmits, st.timeouts, st.ca_events, st.non_ca_events, st.other_losses), (3, 3, 0, 1, 2));
+}
+
+#[test]
+fn lost_syn_resets_a_larger_initial_window_to_one_segment() {
+    let mut c = cfg(Variant::Newreno);
+    c.handshake = true;
+    c.initial_window = InitialWindow::Segments(4);
+    let mut h = Snd::new(c, Some(10 * MSS));
+    h.sent();
+    h.rto(SEC);
+    h.sent();
+    let synack = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+    h.s.on_segment(SEC + ms(100), &synack, &mut h.out);
+    assert_eq!(h.sent_segs(), [1], "RFC 5681 §3.1: IW 1 after a lost SYN, not 4");
+}
+
+#[test]
+fn segments_with_data_or_a_new_window_are_not_duplicate_acks() {
+    let mut h = with_window(Variant::Newreno, 10);
+    for t in 0..3 {
+        // RFC 5681 §2 (a): an ACK carrying data is not a duplicate.
+        let seg = Segment { seq: 1, ack: 1, len: 100, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+        h.s.on_segment(ms(100 + t), &seg, &mut h.out);
+    }
+    assert_eq!(h.s.core.dupacks, 0);
+    for t in 0..3 {
+        // (e): a window update is not a duplicate.
+        let seg = Segment { seq: 1, ack: 1, flags: FLAG_ACK, wnd: 50_000 + t as u32, ..Default::default() };
+        h.s.on_segment(ms(200 + t), &seg, &mut h.out);
+    }
+    assert_eq!(h.s.core.stats.fast_retransmits, 0);
+}
+
+#[test]
+fn empty_transfer_without_handshake_or_fin_completes() {
+    let r = run_toml(&path("handshake = false\nfin = false", "bytes = 0\nrepeat = 2"));
+    assert!(r.meta.completed);
+    assert_eq!(r.transfers.len(), 2);
+}

@@ -23,7 +23,9 @@ pub enum Variant {
 pub enum InitialWindow {
     /// A fixed number of segments.
     Segments(u32),
-    /// A named rule: `"rfc3390"` (= RFC 5681 §3.1's table): min(4·MSS, max(2·MSS, 4380 B)).
+    /// A named rule: `"rfc3390"`: min(4·MSS, max(2·MSS, 4380 B)) rounded down to whole segments
+    /// (RFC 3390 §1). For 1095 < MSS ≤ 2190 this is 3 segments up to MSS 1460 and 2 above,
+    /// where RFC 5681 §3.1's table allows 3.
     Rule(IwRule),
 }
 
@@ -220,7 +222,8 @@ tcp_knobs! {
     /// RFC 6298 §5.7: if the SYN or SYN-ACK timed out, start data with an RTO of 3 s.
     syn_timeout_rto_3s: bool,
     /// SYN retransmissions before the connection is abandoned (RFC 1122 §4.2.3.5 R2 for a SYN:
-    /// at least 3 minutes; Linux tcp_syn_retries = 6, about 127 s with a 1 s initial RTO).
+    /// at least 3 minutes; 7 gives 183 s with a 1 s initial RTO, backoff 2 and a 60 s maximum;
+    /// Linux tcp_syn_retries = 6 gives about 127 s).
     syn_retries: u32,
     /// Consecutive timeouts of the same data before the connection is abandoned (RFC 1122
     /// §4.2.3.5 R2: at least 100 s; Linux tcp_retries2 = 15).
@@ -254,7 +257,7 @@ impl TcpConfig {
             karn: true,
             handshake_rtt_sample: true,
             syn_timeout_rto_3s: true,
-            syn_retries: 6,
+            syn_retries: 7,
             data_retries: 15,
         }
     }
@@ -339,6 +342,17 @@ impl TcpConfig {
         }
         if self.delayed_ack && self.delack_timeout.0 >= 500 * MS {
             return err("delack_timeout", "RFC 1122 §4.2.3.2: the delay MUST be less than 0.5 s");
+        }
+        if self.delayed_ack && self.delack_tick.0 + self.delack_timeout.0 >= 500 * MS {
+            return err("delack_tick", "RFC 1122 §4.2.3.2: with the timeout the delay MUST stay below 0.5 s");
+        }
+        if let InitialWindow::Segments(n) = self.initial_window {
+            if n > 100_000 {
+                return err("initial_window", "expected at most 100000 segments");
+            }
+        }
+        if self.rto_max.0 < MS {
+            return err("rto_max", "expected at least 1ms");
         }
         if self.rto_initial.0 == 0 {
             return err("rto_initial", "expected a positive duration");

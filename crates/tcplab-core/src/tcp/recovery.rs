@@ -34,7 +34,8 @@ impl Recovery for Tahoe {
         s.stats.fast_retransmits += 1;
         s.ssthresh = cc.ssthresh_after_loss(s);
         s.recover = s.snd_max;
-        s.loss_reduction(false);
+        s.loss_reduction(false, true);
+        s.restart_rto();
         let mss = s.mss;
         s.set_cwnd(mss);
         s.snd_nxt = s.snd_una;
@@ -61,7 +62,7 @@ impl Recovery for Reno {
         if !s.in_recovery && s.dupacks == s.cfg.dupthresh {
             s.enter_fast_recovery(cc, out);
         } else if s.in_recovery && s.dupacks > s.cfg.dupthresh {
-            // §3.2 step 4: each further duplicate ACK, cwnd += SMSS (a segment left the network).
+            // RFC 5681 §3.2 step 4: each further duplicate ACK, cwnd += SMSS (a segment left).
             s.set_cwnd(s.cwnd + s.mss);
         }
     }
@@ -90,22 +91,22 @@ impl Recovery for NewReno {
 
     fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
         if !s.in_recovery && s.dupacks == s.cfg.dupthresh {
-            // §3.2 step 2: enter only if the cumulative ACK covers more than `recover`, which
-            // avoids a second fast retransmit for losses in a window already being repaired or
-            // resent after a timeout (step 1a otherwise: do nothing).
+            // RFC 6582 §3.2 step 2: enter only if the cumulative ACK covers more than `recover`,
+            // which avoids a second fast retransmit for losses in a window already being repaired
+            // or resent after a timeout (otherwise do nothing).
             if s.snd_una > s.recover {
                 self.partial_seen = false;
                 s.enter_fast_recovery(cc, out);
             }
         } else if s.in_recovery {
-            // §3.2 step 3: cwnd += SMSS per additional duplicate ACK.
+            // RFC 5681 §3.2 step 4 (kept by RFC 6582): cwnd += SMSS per additional duplicate ACK.
             s.set_cwnd(s.cwnd + s.mss);
         }
     }
 
     fn on_ack_in_recovery(&mut self, s: &mut SenderCore, _cc: &mut dyn CongestionControl, acked: u64, out: &mut Vec<OutSeg>) -> bool {
         if s.snd_una >= s.recover {
-            // §3.2 step 5, full acknowledgment: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)
+            // RFC 6582 §3.2 step 3, full acknowledgment: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)
             // (the first of the two options; it avoids a burst when little is in flight).
             let flight = s.flight_size();
             let cwnd = s.ssthresh.min(flight.max(s.mss) + s.mss);
@@ -114,7 +115,7 @@ impl Recovery for NewReno {
             s.dupacks = 0;
             true
         } else {
-            // §3.2 step 5, partial acknowledgment: retransmit the first unacknowledged segment,
+            // RFC 6582 §3.2 step 3, partial acknowledgment: retransmit the first unacknowledged segment,
             // deflate cwnd by the data acknowledged, add back one SMSS if at least one SMSS was
             // acknowledged; reset the timer only on the first partial ACK (the "Impatient" variant).
             let first_partial = !self.partial_seen;

@@ -191,6 +191,14 @@ impl SenderCore {
         }
     }
 
+    /// Restart the retransmission timer from now. RFC 6298 §5: a segment is never retransmitted
+    /// less than one RTO after its previous transmission, so a fast retransmit restarts it (as
+    /// 4.4BSD and ns-2 do).
+    pub fn restart_rto(&mut self) {
+        self.rto_timer.cancel();
+        self.arm_rto();
+    }
+
     fn arm_rto(&mut self) {
         let d = self.rtt.deadline(self.now);
         if let Some(t) = self.rto_timer.set(d) {
@@ -292,8 +300,11 @@ impl SenderCore {
         self.transmit(self.snd_una, out);
     }
 
-    /// Count a downward window adjustment in the current loss episode (opening one if needed).
-    pub fn loss_reduction(&mut self, timeout: bool) {
+    /// Count a loss detection in the current loss episode (opening one if needed).
+    /// `changes_window`: it reduces the window now (a fast retransmit, a first timeout); its
+    /// retransmission is then not an "other loss". A repeated timeout (cwnd already one segment,
+    /// ssthresh held) changes nothing, so its retransmission is one.
+    pub fn loss_reduction(&mut self, timeout: bool, changes_window: bool) {
         let snd_max = self.snd_max;
         match &mut self.episode {
             None => self.episode = Some(Episode { end: snd_max, reductions: !timeout as u32, timeout }),
@@ -306,7 +317,7 @@ impl SenderCore {
                 e.end = e.end.max(snd_max);
             }
         }
-        self.reduction_retx = true;
+        self.reduction_retx = changes_window;
     }
 
     fn close_episode(&mut self) {
@@ -326,7 +337,8 @@ impl SenderCore {
         self.stats.fast_retransmits += 1;
         self.ssthresh = cc.ssthresh_after_loss(self);
         self.recover = self.snd_max;
-        self.loss_reduction(false);
+        self.loss_reduction(false, true);
+        self.restart_rto();
         self.retransmit_una(out);
         self.set_cwnd(self.ssthresh + self.cfg.dupthresh as u64 * self.mss);
         self.in_recovery = true;
@@ -365,6 +377,7 @@ impl TcpSender {
         } else {
             c.begin_data(out);
         }
+        self.check_done();
     }
 
     /// A segment from the receiver.
@@ -397,8 +410,8 @@ impl TcpSender {
         if c.syn_tx > 1 {
             // RFC 6298 §5.7: after a SYN timeout, the RTO is re-initialised to 3 s when data
             // transmission begins (it is not left at its backed-off value).
-            if c.cfg.syn_timeout_rto_3s {
-                c.rtt.set_rto(3 * SEC);
+            if c.cfg.syn_timeout_rto_3s && c.cfg.rto_initial.0 < 3 * SEC {
+                c.rtt.set_rto((3 * SEC).min(c.cfg.rto_max.0));
             }
             // RFC 5681 §3.1 / RFC 3390 §2: if the SYN or SYN-ACK was lost, the IW is one segment.
             let mss = c.mss;
@@ -414,14 +427,18 @@ impl TcpSender {
 
     fn on_ack(&mut self, seg: &Segment, out: &mut Vec<OutSeg>) {
         let c = &mut self.core;
-        c.peer_wnd = if seg.wnd == u32::MAX { u64::MAX / 4 } else { seg.wnd as u64 };
         if seg.ack > c.snd_max {
             return; // acknowledges something never sent
         }
+        let wnd = if seg.wnd == u32::MAX { u64::MAX / 4 } else { seg.wnd as u64 };
+        // RFC 5681 §2 (e): a duplicate ACK advertises the same window as the previous ACK.
+        let same_wnd = wnd == c.peer_wnd;
+        c.peer_wnd = wnd;
         if seg.ack > c.snd_una {
             self.on_new_ack(seg.ack, out);
-        } else if seg.ack == c.snd_una && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una {
-            // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, same ACK number, data outstanding.
+        } else if seg.ack == c.snd_una && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una && same_wnd {
+            // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, same ACK number, data outstanding,
+            // same advertised window.
             c.dupacks += 1;
             self.rec.on_dupack(c, &mut *self.cc, out);
         }
@@ -512,7 +529,7 @@ impl TcpSender {
                 // RFC 5681 §3.1: the loss window is one segment.
                 let mss = c.mss;
                 c.set_cwnd(mss);
-                c.loss_reduction(true);
+                c.loss_reduction(true, c.consecutive_timeouts == 1);
                 c.in_recovery = false;
                 c.dupacks = 0;
                 // RFC 6582 §3.2 step 4 (and RFC 6675 §5.1): after a timeout, recover = HighData.
