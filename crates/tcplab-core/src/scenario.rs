@@ -317,10 +317,10 @@ pub struct DropSpec {
     pub kind: DropKind,
     /// Data segment number (1-based, by sequence), for `kind = "data"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub segment: Option<u32>,
+    pub segment: Option<u64>,
     /// ACK number (1-based), for `kind = "ack"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub number: Option<u32>,
+    pub number: Option<u64>,
     /// Which transmissions to drop (default `[1]`, the first).
     #[serde(default = "first_tx")]
     pub transmissions: Vec<u32>,
@@ -339,12 +339,12 @@ impl DropSpec {
     }
 
     pub fn filter_kind(&self, path: &str) -> Result<FilterKind, ScenarioError> {
-        let need = |v: Option<u32>, key: &str| match v {
+        let need = |v: Option<u64>, key: &str| match v {
             Some(n) if n >= 1 => Ok(n),
             Some(_) => err(format!("{path}.{key}"), "expected a number from 1"),
             None => err(path, format!("kind = {} needs `{key}`", self.kind_name())),
         };
-        let refuse = |v: Option<u32>, key: &str| match v {
+        let refuse = |v: Option<u64>, key: &str| match v {
             Some(_) => err(format!("{path}.{key}"), format!("does not apply to kind = {}", self.kind_name())),
             None => Ok(()),
         };

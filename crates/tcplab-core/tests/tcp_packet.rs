@@ -751,3 +751,14 @@ fn empty_transfer_without_handshake_or_fin_completes() {
     assert!(r.meta.completed);
     assert_eq!(r.transfers.len(), 2);
 }
+
+#[test]
+fn cwnd_instruments_start_with_data() {
+    // A lost SYN resets IW 4 to 1 segment before any data: the instruments never see the 4.
+    let r = run_toml(&path("initial_window = 4\ndelayed_ack = false", &format!("bytes = {MSS}\ndrops = [{{ kind = \"syn\" }}]")));
+    let c = &r.connections[0];
+    // One segment of data: cwnd is 1 MSS until its ACK grows it to 2 (slow start); never 4.
+    assert_eq!(c.cwnd_max_bytes, 2 * MSS);
+    let avg = c.cwnd_avg_bytes.unwrap();
+    assert!(avg >= MSS as f64 && avg < 2.0 * MSS as f64, "{avg}");
+}

@@ -9,9 +9,9 @@ pub enum FilterKind {
     Syn,
     SynAck,
     /// Data segment number `seg` (1-based, by sequence).
-    Data { seg: u32 },
+    Data { seg: u64 },
     /// The k-th pure ACK of the receiver.
-    Ack { k: u32 },
+    Ack { k: u64 },
     Fin,
 }
 

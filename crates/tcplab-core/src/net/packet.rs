@@ -118,9 +118,9 @@ pub enum PacketTag {
     SynAck { tx: u32 },
     /// Data segment number `seg` (1-based, by sequence: bytes ((seg-1)·MSS, seg·MSS]), its
     /// `tx`-th transmission.
-    Data { seg: u32, tx: u32 },
+    Data { seg: u64, tx: u32 },
     /// The k-th pure ACK sent by the receiver (1-based).
-    Ack { k: u32 },
+    Ack { k: u64 },
     /// The n-th transmission of the FIN (FIN-only segment).
     Fin { tx: u32 },
 }

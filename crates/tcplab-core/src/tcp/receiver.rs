@@ -85,7 +85,7 @@ impl TcpReceiver {
         self.unacked_segs = 0;
         self.delack_timer.cancel();
         let seg = Segment { seq: 1, ack: self.rcv_nxt, flags: FLAG_ACK, wnd: self.wnd(), ..Default::default() };
-        out.push(OutSeg { seg, tag: PacketTag::Ack { k: self.stats.acks_sent as u32 } });
+        out.push(OutSeg { seg, tag: PacketTag::Ack { k: self.stats.acks_sent } });
     }
 
     fn send_synack(&mut self, out: &mut Vec<OutSeg>) {

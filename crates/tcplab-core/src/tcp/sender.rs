@@ -80,7 +80,7 @@ pub struct SenderCore {
     syn_tx: u32,
     fin_tx: u32,
     /// Transmissions of retransmitted data segments, by segment number (pruned below snd_una).
-    tx_count: BTreeMap<u32, u32>,
+    tx_count: BTreeMap<u64, u32>,
     consecutive_timeouts: u32,
     episode: Option<Episode>,
     /// The next retransmission is the one that starts a window reduction (not an "other loss").
@@ -141,6 +141,8 @@ impl SenderCore {
     fn begin_data(&mut self, out: &mut Vec<OutSeg>) {
         self.phase = SenderPhase::Established;
         self.established_at = Some(self.now);
+        self.cwnd_since = self.now;
+        self.stats.cwnd_max = self.stats.cwnd_max.max(self.cwnd);
         self.snd_una = 1;
         self.snd_nxt = 1;
         self.snd_max = 1;
@@ -169,7 +171,9 @@ impl SenderCore {
     }
 
     fn integrate_cwnd(&mut self) {
-        if self.started_at.is_some() && self.done_at.is_none() {
+        // cwnd is instrumented from the start of data (after the handshake, whose window may be
+        // reset by a lost SYN before any of it is used).
+        if self.established_at.is_some() && self.done_at.is_none() {
             let dt = (self.now - self.cwnd_since) as u128;
             self.stats.cwnd_integral += self.cwnd as u128 * dt;
             self.stats.open_ns += dt;
@@ -206,8 +210,8 @@ impl SenderCore {
         }
     }
 
-    fn segment_number(&self, seq: u64) -> u32 {
-        ((seq - self.data_start) / self.mss) as u32 + 1
+    fn segment_number(&self, seq: u64) -> u64 {
+        (seq - self.data_start) / self.mss + 1
     }
 
     fn transmit_syn(&mut self, out: &mut Vec<OutSeg>) {
@@ -369,8 +373,6 @@ impl TcpSender {
         let c = &mut self.core;
         c.now = now;
         c.started_at = Some(now);
-        c.cwnd_since = now;
-        c.stats.cwnd_max = c.cwnd;
         if c.cfg.handshake {
             c.phase = SenderPhase::SynSent;
             c.transmit_syn(out);
