@@ -261,6 +261,25 @@ fn reno_partial_ack_leaves_recovery() {
 }
 
 #[test]
+fn reno_recover_guard_as_ns2_bugfix() {
+    // After a timeout, duplicate ACKs of data sent before it: RFC 5681 Reno fast-retransmits
+    // again; with `recover_guard` (ns-2's bugFix_, on in the ns2 profile) it does not.
+    for guard in [false, true] {
+        let mut c = cfg(Variant::Reno);
+        c.initial_window = InitialWindow::Segments(10);
+        c.recover_guard = guard;
+        let mut h = Snd::new(c, None);
+        let rto = h.s.core.rto_timer.deadline().unwrap();
+        h.rto(rto);
+        for t in 0..4 {
+            h.ack_seg(rto + ms(10 + t), 0);
+        }
+        assert_eq!(h.s.core.stats.fast_retransmits, if guard { 0 } else { 1 }, "recover_guard = {guard}");
+    }
+    assert!(TcpConfig::profile("ns2").unwrap().recover_guard);
+}
+
+#[test]
 fn newreno_does_not_fast_retransmit_twice_for_one_window_after_timeout() {
     // RFC 6582 §3.2 step 1a: after a timeout, duplicate ACKs for data sent before it do not
     // trigger a fast retransmit (recover = HighData at the timeout).

@@ -188,6 +188,10 @@ tcp_knobs! {
     rwnd: Limit,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2: 3).
     dupthresh: u32,
+    /// Reno: no fast retransmit for duplicate ACKs unless the cumulative ACK is past `recover`
+    /// (the data outstanding at the last loss detection) — ns-2's `bugFix_`, the check of
+    /// RFC 6582 §3.2 step 2. Tahoe and NewReno always have it; RFC 5681 Reno does not.
+    recover_guard: bool,
     /// Make the three-way handshake before data (SYN, SYN-ACK), RFC 793 §3.4.
     handshake: bool,
     /// Send a FIN after the last byte of a finite transfer.
@@ -242,6 +246,7 @@ impl TcpConfig {
             initial_ssthresh: Limit::Named(Unlimited::Unlimited),
             rwnd: Limit::Named(Unlimited::Unlimited),
             dupthresh: 3,
+            recover_guard: false,
             handshake: true,
             fin: true,
             delayed_ack: true,
@@ -277,6 +282,7 @@ impl TcpConfig {
             // TCPSink acknowledging every packet (DelAck sink: interval_ 100 ms).
             "ns2" => {
                 c.variant = Variant::Reno;
+                c.recover_guard = true;
                 c.mss = Size(1000);
                 c.initial_window = InitialWindow::Segments(2);
                 c.rwnd = Limit::Bytes(Size(20 * 1000));

@@ -60,7 +60,9 @@ impl Recovery for Reno {
 
     fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
         if !s.in_recovery && s.dupacks == s.cfg.dupthresh {
-            s.enter_fast_recovery(cc, out);
+            if !s.cfg.recover_guard || s.snd_una > s.recover {
+                s.enter_fast_recovery(cc, out);
+            }
         } else if s.in_recovery && s.dupacks > s.cfg.dupthresh {
             // RFC 5681 §3.2 step 4: each further duplicate ACK, cwnd += SMSS (a segment left).
             s.set_cwnd(s.cwnd + s.mss);
