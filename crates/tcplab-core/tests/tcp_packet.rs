@@ -781,3 +781,96 @@ fn cwnd_instruments_start_with_data() {
     let avg = c.cwnd_avg_bytes.unwrap();
     assert!(avg >= MSS as f64 && avg < 2.0 * MSS as f64, "{avg}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Limited Transmit (RFC 3042) and Appropriate Byte Counting (RFC 3465)
+
+#[test]
+fn limited_transmit_sends_one_new_segment_on_each_of_two_dupacks() {
+    let mut c = cfg(Variant::Newreno);
+    c.initial_window = InitialWindow::Segments(4);
+    c.limited_transmit = true;
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.sent_segs(), [1, 2, 3, 4]);
+    // Segment 1 lost: the duplicate ACKs of segments 2, 3 each release one new segment.
+    h.ack_seg(ms(100), 0);
+    assert_eq!(h.sent_segs(), [5], "RFC 3042: first duplicate ACK");
+    h.ack_seg(ms(101), 0);
+    assert_eq!(h.sent_segs(), [6], "second duplicate ACK");
+    assert_eq!(h.cwnd_segs(), 4.0, "cwnd is not changed");
+    h.ack_seg(ms(102), 0);
+    let out = h.sent();
+    assert_eq!(out[0].tag, PacketTag::Data { seg: 1, tx: 2 }, "third: fast retransmit");
+    // RFC 5681 §3.2 step 2: the two limited-transmit segments are not in FlightSize for
+    // ssthresh: max(4/2, 2) segments, not 6/2.
+    assert_eq!(h.s.core.ssthresh, 2 * MSS);
+    assert_eq!(h.s.core.stats.limited_transmits, 2);
+    // Without Limited Transmit nothing goes out on the first two duplicates.
+    let mut h = with_window(Variant::Newreno, 4);
+    h.ack_seg(ms(100), 0);
+    h.ack_seg(ms(101), 0);
+    assert_eq!(h.sent_segs(), Vec::<u64>::new());
+}
+
+#[test]
+fn limited_transmit_respects_the_receiver_window() {
+    let mut c = cfg(Variant::Newreno);
+    c.initial_window = InitialWindow::Segments(4);
+    c.limited_transmit = true;
+    let mut h = Snd::new(c, None);
+    h.sent();
+    let dup = Segment { seq: 1, ack: 1, flags: FLAG_ACK, wnd: 4 * MSS as u32, ..Default::default() };
+    h.s.on_segment(ms(100), &dup, &mut h.out); // first ACK with this window: a window update
+    h.s.on_segment(ms(101), &dup, &mut h.out);
+    assert_eq!(h.sent_segs(), Vec::<u64>::new(), "a 4-segment receiver window has no room");
+}
+
+#[test]
+fn abc_slow_start_counts_bytes_up_to_l_segments() {
+    // RFC 3465 §2.2: an ACK covering two segments grows cwnd by min(N, L·SMSS).
+    for (abc, expect) in [(0u32, 5.0), (1, 5.0), (2, 6.0)] {
+        let mut c = cfg(Variant::Newreno);
+        c.initial_window = InitialWindow::Segments(4);
+        c.abc = abc;
+        let mut h = Snd::new(c, None);
+        h.ack_seg(ms(100), 2); // one ACK for segments 1 and 2 (a delayed ACK)
+        assert_eq!(h.cwnd_segs(), expect, "abc = {abc}");
+    }
+}
+
+#[test]
+fn abc_uses_l_1_in_slow_start_after_a_timeout() {
+    let mut c = cfg(Variant::Newreno);
+    c.initial_window = InitialWindow::Segments(4);
+    c.abc = 2;
+    let mut h = Snd::new(c, None);
+    h.rto(SEC);
+    h.sent();
+    h.ack_seg(SEC + ms(100), 2);
+    assert_eq!(h.cwnd_segs(), 2.0, "L = 1 after an RTO: 1 + 1, not 1 + 2");
+}
+
+#[test]
+fn abc_congestion_avoidance_adds_one_mss_per_window_of_bytes() {
+    // RFC 3465 §2.1: with delayed ACKs (two segments per ACK) the window still grows one SMSS per
+    // RTT, where per-ACK counting grows it by half of that.
+    for (abc, lo, hi) in [(1u32, 10.9, 11.1), (0, 10.4, 10.6)] {
+        let mut c = cfg(Variant::Newreno);
+        c.initial_window = InitialWindow::Segments(10);
+        c.initial_ssthresh = Limit::Bytes(Size(5 * MSS));
+        c.abc = abc;
+        let mut h = Snd::new(c, None);
+        for k in 1..=5 {
+            h.ack_seg(ms(100), 2 * k); // five ACKs, two segments each: one window
+        }
+        let w = h.cwnd_segs();
+        assert!(w >= lo && w <= hi, "abc = {abc}: cwnd {w}");
+    }
+}
+
+#[test]
+fn abc_l_above_2_is_refused() {
+    let mut c = TcpConfig::rfc();
+    c.abc = 3;
+    assert_eq!(c.validate().unwrap_err().0, "abc");
+}

@@ -9,11 +9,17 @@ pub trait CongestionControl: Send {
     fn on_ack(&mut self, s: &mut SenderCore, acked: u64);
     /// ssthresh after a loss is detected.
     fn ssthresh_after_loss(&self, s: &SenderCore) -> u64;
+    /// The retransmission timer expired.
+    fn on_timeout(&mut self) {}
 }
 
-/// RFC 5681 AIMD with per-ACK counting.
+/// RFC 5681 AIMD: per-ACK counting, or Appropriate Byte Counting (RFC 3465) when `abc` = L > 0.
 #[derive(Default)]
-pub struct Aimd;
+pub struct Aimd {
+    /// RFC 3465 §2.1 bytes_acked: bytes acknowledged in congestion avoidance not yet turned
+    /// into a window increase.
+    bytes_acked: u64,
+}
 
 impl CongestionControl for Aimd {
     fn name(&self) -> &'static str {
@@ -22,9 +28,24 @@ impl CongestionControl for Aimd {
 
     fn on_ack(&mut self, s: &mut SenderCore, acked: u64) {
         let mss = s.mss;
+        let abc = s.cfg.abc as u64;
         if s.cwnd < s.ssthresh {
-            // RFC 5681 §3.1 eq. 2: slow start, cwnd += min(N, SMSS) per ACK.
-            s.set_cwnd(s.cwnd + acked.min(mss));
+            self.bytes_acked = 0;
+            if abc > 0 {
+                // RFC 3465 §2.2: cwnd += min(N, L·SMSS); L = 1·SMSS in slow start after an RTO.
+                let l = if s.slow_start_after_rto { 1 } else { abc };
+                s.set_cwnd(s.cwnd + acked.min(l * mss));
+            } else {
+                // RFC 5681 §3.1 eq. 2: slow start, cwnd += min(N, SMSS) per ACK.
+                s.set_cwnd(s.cwnd + acked.min(mss));
+            }
+        } else if abc > 0 {
+            // RFC 3465 §2.1: one SMSS per cwnd bytes acknowledged.
+            self.bytes_acked += acked;
+            if self.bytes_acked >= s.cwnd {
+                self.bytes_acked -= s.cwnd;
+                s.set_cwnd(s.cwnd + mss);
+            }
         } else {
             // RFC 5681 §3.1 eq. 3: congestion avoidance, cwnd += SMSS·SMSS/cwnd per ACK
             // (at least one byte, as the RFC's note on integer arithmetic requires).
@@ -33,7 +54,12 @@ impl CongestionControl for Aimd {
     }
 
     fn ssthresh_after_loss(&self, s: &SenderCore) -> u64 {
-        // RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS).
-        (s.flight_size() / 2).max(2 * s.mss)
+        // RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS); §3.2 step 2: data sent
+        // by Limited Transmit is not included in FlightSize here.
+        ((s.flight_size() - s.limited_transmit_bytes) / 2).max(2 * s.mss)
+    }
+
+    fn on_timeout(&mut self) {
+        self.bytes_acked = 0;
     }
 }

@@ -192,6 +192,12 @@ tcp_knobs! {
     /// (the data outstanding at the last loss detection) — ns-2's `bugFix_`, the check of
     /// RFC 6582 §3.2 step 2. Tahoe and NewReno always have it; RFC 5681 Reno does not.
     recover_guard: bool,
+    /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
+    /// duplicate ACKs, cwnd unchanged.
+    limited_transmit: bool,
+    /// Appropriate Byte Counting (RFC 3465): 0 = off (per-ACK counting); L = 1 or 2 segments, the
+    /// slow-start limit per ACK (L = 1 in slow start after a timeout, §2.2).
+    abc: u32,
     /// Make the three-way handshake before data (SYN, SYN-ACK), RFC 793 §3.4.
     handshake: bool,
     /// Send a FIN after the last byte of a finite transfer.
@@ -247,6 +253,8 @@ impl TcpConfig {
             rwnd: Limit::Named(Unlimited::Unlimited),
             dupthresh: 3,
             recover_guard: false,
+            limited_transmit: false,
+            abc: 0,
             handshake: true,
             fin: true,
             delayed_ack: true,
@@ -339,6 +347,9 @@ impl TcpConfig {
         }
         if let InitialWindow::Segments(0) = self.initial_window {
             return err("initial_window", "expected at least 1 segment");
+        }
+        if self.abc > 2 {
+            return err("abc", "RFC 3465 §2.2: L MUST NOT exceed 2 segments (0 = off, 1 or 2)");
         }
         if self.dupthresh == 0 {
             return err("dupthresh", "expected at least 1");

@@ -71,6 +71,10 @@ pub struct SenderCore {
     /// RFC 6582 `recover`, as an exclusive end (snd_max when it was set).
     pub recover: u64,
     pub in_recovery: bool,
+    /// Bytes sent by Limited Transmit since the last new ACK (kept out of ssthresh).
+    pub limited_transmit_bytes: u64,
+    /// In slow start after a timeout (RFC 3465 §2.2: L = 1).
+    pub slow_start_after_rto: bool,
     pub rtt: RttEstimator,
     pub rto_timer: Timer,
     timer_events: Vec<Time>,
@@ -117,6 +121,8 @@ impl SenderCore {
             dupacks: 0,
             recover: 0,
             in_recovery: false,
+            limited_transmit_bytes: 0,
+            slow_start_after_rto: false,
             rtt,
             rto_timer: Timer::default(),
             timer_events: Vec::new(),
@@ -299,6 +305,23 @@ impl SenderCore {
         }
     }
 
+    /// RFC 3042 §2: on each of the first two duplicate ACKs send one previously unsent segment,
+    /// if the receiver's window allows it and FlightSize stays within cwnd + 2·SMSS; cwnd is
+    /// not changed.
+    fn limited_transmit(&mut self, out: &mut Vec<OutSeg>) {
+        if self.snd_nxt != self.snd_max || self.snd_nxt >= self.data_end {
+            return; // nothing previously unsent (or still resending after a timeout)
+        }
+        let len = self.mss.min(self.data_end - self.snd_nxt);
+        let after = self.flight_size() + len;
+        if after > self.cwnd + 2 * self.mss || after > self.peer_wnd {
+            return;
+        }
+        self.stats.limited_transmits += 1;
+        self.limited_transmit_bytes += len;
+        self.transmit(self.snd_nxt, out);
+    }
+
     /// Retransmit the first unacknowledged segment (fast retransmit, partial ACKs).
     pub fn retransmit_una(&mut self, out: &mut Vec<OutSeg>) {
         self.transmit(self.snd_una, out);
@@ -356,7 +379,7 @@ impl TcpSender {
             Variant::Reno => Box::new(Reno),
             Variant::Newreno => Box::new(NewReno::default()),
         };
-        TcpSender { core: SenderCore::new(cfg, bytes), cc: Box::new(Aimd), rec }
+        TcpSender { core: SenderCore::new(cfg, bytes), cc: Box::new(Aimd::default()), rec }
     }
 
     pub fn phase(&self) -> SenderPhase {
@@ -442,6 +465,9 @@ impl TcpSender {
             // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, same ACK number, data outstanding,
             // same advertised window.
             c.dupacks += 1;
+            if c.cfg.limited_transmit && !c.in_recovery && c.dupacks <= 2 && c.dupacks < c.cfg.dupthresh {
+                c.limited_transmit(out);
+            }
             self.rec.on_dupack(c, &mut *self.cc, out);
         }
         self.core.send_available(out);
@@ -469,6 +495,10 @@ impl TcpSender {
             c.snd_nxt = c.snd_una;
         }
         c.consecutive_timeouts = 0;
+        c.limited_transmit_bytes = 0;
+        if c.cwnd >= c.ssthresh {
+            c.slow_start_after_rto = false;
+        }
         if ack < c.data_end {
             let first = c.segment_number(ack);
             c.tx_count = c.tx_count.split_off(&first);
@@ -532,6 +562,9 @@ impl TcpSender {
                 let mss = c.mss;
                 c.set_cwnd(mss);
                 c.loss_reduction(true, c.consecutive_timeouts == 1);
+                c.slow_start_after_rto = true;
+                c.limited_transmit_bytes = 0;
+                self.cc.on_timeout();
                 c.in_recovery = false;
                 c.dupacks = 0;
                 // RFC 6582 §3.2 step 4 (and RFC 6675 §5.1): after a timeout, recover = HighData.

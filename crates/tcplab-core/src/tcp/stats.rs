@@ -17,6 +17,8 @@ pub struct ConnStats {
     pub timeouts: u64,
     /// Fast retransmits (entries into fast retransmit on the duplicate-ACK threshold).
     pub fast_retransmits: u64,
+    /// Segments sent by Limited Transmit (RFC 3042).
+    pub limited_transmits: u64,
     /// Loss episodes repaired by one successful, clock-preserving window halving.
     pub ca_events: u64,
     /// Loss episodes with any other window reduction (a timeout, or more than one reduction).
@@ -62,6 +64,7 @@ impl ConnStats {
         self.retransmitted_bytes += o.retransmitted_bytes;
         self.timeouts += o.timeouts;
         self.fast_retransmits += o.fast_retransmits;
+        self.limited_transmits += o.limited_transmits;
         self.ca_events += o.ca_events;
         self.non_ca_events += o.non_ca_events;
         self.other_losses += o.other_losses;
