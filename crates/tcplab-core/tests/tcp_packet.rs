@@ -874,3 +874,58 @@ fn abc_l_above_2_is_refused() {
     c.abc = 3;
     assert_eq!(c.validate().unwrap_err().0, "abc");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Early Retransmit (RFC 5827)
+
+/// A finite transfer of `n` segments, all sent at once (IW n), with Early Retransmit on or off.
+fn short_transfer(n: u64, er: bool) -> Snd {
+    let mut c = cfg(Variant::Newreno);
+    c.initial_window = InitialWindow::Segments(n as u32);
+    c.early_retransmit = er;
+    let mut h = Snd::new(c, Some(n * MSS));
+    assert_eq!(h.sent_segs().len() as u64, n);
+    h
+}
+
+#[test]
+fn early_retransmit_after_one_dupack_with_two_segments_outstanding() {
+    // RFC 5827 §3.2: two outstanding, nothing new to send: ER_thresh = 2 − 1 = 1.
+    let mut h = short_transfer(2, true);
+    h.ack_seg(ms(100), 0); // segment 1 lost, segment 2 arrived
+    let out = h.sent();
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].tag, PacketTag::Data { seg: 1, tx: 2 });
+    assert_eq!((h.s.core.stats.fast_retransmits, h.s.core.stats.early_retransmits), (1, 1));
+    assert_eq!(h.s.core.stats.timeouts, 0, "at 100 ms, well before the 1 s RTO");
+    // Without ER the one duplicate ACK does nothing: the loss waits for the timer.
+    let mut h = short_transfer(2, false);
+    h.ack_seg(ms(100), 0);
+    assert!(h.sent().is_empty());
+}
+
+#[test]
+fn early_retransmit_thresholds_by_outstanding_segments() {
+    // 3 outstanding → 2 duplicate ACKs; 4 outstanding → the standard 3.
+    for (n, thresh) in [(3u64, 2u32), (4, 3)] {
+        let mut h = short_transfer(n, true);
+        for d in 1..=thresh {
+            h.ack_seg(ms(100 + d as u64), 0);
+            let sent = !h.sent().is_empty();
+            assert_eq!(sent, d == thresh, "{n} outstanding, duplicate {d}");
+        }
+    }
+}
+
+#[test]
+fn early_retransmit_not_used_while_new_data_can_be_sent() {
+    // RFC 5827 §3.1 (2.b): new data ready and the receiver window open: the standard threshold.
+    let mut c = cfg(Variant::Newreno);
+    c.initial_window = InitialWindow::Segments(2);
+    c.early_retransmit = true;
+    let mut h = Snd::new(c, None);
+    h.sent();
+    h.ack_seg(ms(100), 0);
+    h.ack_seg(ms(101), 0);
+    assert_eq!(h.s.core.stats.fast_retransmits, 0);
+}

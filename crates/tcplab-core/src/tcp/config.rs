@@ -198,6 +198,9 @@ tcp_knobs! {
     /// Appropriate Byte Counting (RFC 3465): 0 = off (per-ACK counting); L = 1 or 2 segments, the
     /// slow-start limit per ACK (L = 1 in slow start after a timeout, §2.2).
     abc: u32,
+    /// Early Retransmit (RFC 5827, segment-based form): with fewer than 4 segments outstanding
+    /// and nothing new to send, fast retransmit after outstanding − 1 duplicate ACKs.
+    early_retransmit: bool,
     /// Make the three-way handshake before data (SYN, SYN-ACK), RFC 793 §3.4.
     handshake: bool,
     /// Send a FIN after the last byte of a finite transfer.
@@ -255,6 +258,7 @@ impl TcpConfig {
             recover_guard: false,
             limited_transmit: false,
             abc: 0,
+            early_retransmit: false,
             handshake: true,
             fin: true,
             delayed_ack: true,

@@ -28,10 +28,10 @@ impl Recovery for Tahoe {
     }
 
     fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
-        if s.dupacks != s.cfg.dupthresh || s.snd_una <= s.recover && s.recover > 0 {
+        if s.dupacks != s.dupthresh() || s.snd_una <= s.recover && s.recover > 0 {
             return;
         }
-        s.stats.fast_retransmits += 1;
+        s.count_fast_retransmit();
         s.ssthresh = cc.ssthresh_after_loss(s);
         s.recover = s.snd_max;
         s.loss_reduction(false, true);
@@ -59,11 +59,11 @@ impl Recovery for Reno {
     }
 
     fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
-        if !s.in_recovery && s.dupacks == s.cfg.dupthresh {
+        if !s.in_recovery && s.dupacks == s.dupthresh() {
             if !s.cfg.recover_guard || s.snd_una > s.recover {
                 s.enter_fast_recovery(cc, out);
             }
-        } else if s.in_recovery && s.dupacks > s.cfg.dupthresh {
+        } else if s.in_recovery {
             // RFC 5681 §3.2 step 4: each further duplicate ACK, cwnd += SMSS (a segment left).
             s.set_cwnd(s.cwnd + s.mss);
         }
@@ -92,7 +92,7 @@ impl Recovery for NewReno {
     }
 
     fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
-        if !s.in_recovery && s.dupacks == s.cfg.dupthresh {
+        if !s.in_recovery && s.dupacks == s.dupthresh() {
             // RFC 6582 §3.2 step 2: enter only if the cumulative ACK covers more than `recover`,
             // which avoids a second fast retransmit for losses in a window already being repaired
             // or resent after a timeout (otherwise do nothing).

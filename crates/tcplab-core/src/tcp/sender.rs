@@ -358,16 +358,44 @@ impl SenderCore {
         }
     }
 
+    /// The duplicate-ACK threshold now. RFC 5827 §3.2 (segment-based Early Retransmit): when
+    /// fewer than 4 segments are outstanding and no new segment can be sent (none ready, or the
+    /// receiver's window forbids it), the threshold is the outstanding segments − 1.
+    pub fn dupthresh(&self) -> u32 {
+        let std = self.cfg.dupthresh;
+        if !self.cfg.early_retransmit {
+            return std;
+        }
+        let outstanding = self.flight_size().div_ceil(self.mss);
+        let no_new_data = self.snd_max >= self.data_end
+            || self.snd_max + self.mss.min(self.data_end - self.snd_max) > self.snd_una + self.peer_wnd;
+        if no_new_data && (2..4).contains(&outstanding) {
+            (outstanding as u32 - 1).min(std)
+        } else {
+            std
+        }
+    }
+
+    /// Count a fast retransmit (and an Early Retransmit when the threshold was lowered).
+    pub fn count_fast_retransmit(&mut self) {
+        self.stats.fast_retransmits += 1;
+        if self.dupacks < self.cfg.dupthresh {
+            self.stats.early_retransmits += 1;
+        }
+    }
+
     /// Fast retransmit with the window halved: the common entry of Reno and NewReno
     /// (RFC 5681 §3.2 steps 2–3, RFC 6582 §3.2 step 2).
     pub fn enter_fast_recovery(&mut self, cc: &dyn CongestionControl, out: &mut Vec<OutSeg>) {
-        self.stats.fast_retransmits += 1;
+        self.count_fast_retransmit();
         self.ssthresh = cc.ssthresh_after_loss(self);
         self.recover = self.snd_max;
         self.loss_reduction(false, true);
         self.restart_rto();
         self.retransmit_una(out);
-        self.set_cwnd(self.ssthresh + self.cfg.dupthresh as u64 * self.mss);
+        // RFC 5681 §3.2 step 3: inflate by the segments that have left the network, one per
+        // duplicate ACK (three at the standard threshold, fewer after an Early Retransmit).
+        self.set_cwnd(self.ssthresh + self.dupacks as u64 * self.mss);
         self.in_recovery = true;
     }
 }

@@ -19,6 +19,8 @@ pub struct ConnStats {
     pub fast_retransmits: u64,
     /// Segments sent by Limited Transmit (RFC 3042).
     pub limited_transmits: u64,
+    /// Fast retransmits made below the standard threshold by Early Retransmit (RFC 5827).
+    pub early_retransmits: u64,
     /// Loss episodes repaired by one successful, clock-preserving window halving.
     pub ca_events: u64,
     /// Loss episodes with any other window reduction (a timeout, or more than one reduction).
@@ -65,6 +67,7 @@ impl ConnStats {
         self.timeouts += o.timeouts;
         self.fast_retransmits += o.fast_retransmits;
         self.limited_transmits += o.limited_transmits;
+        self.early_retransmits += o.early_retransmits;
         self.ca_events += o.ca_events;
         self.non_ca_events += o.non_ca_events;
         self.other_losses += o.other_losses;
