@@ -5,7 +5,7 @@
 use crate::engine::{EventQueue, RngStream, TimerFire};
 use crate::net::link::LinkDir;
 use crate::net::routing::Routes;
-use crate::net::{ConnId, Dir, DropFilter, NodeId, Packet, PacketTag};
+use crate::net::{ConnId, Dir, DropFilter, NodeId, Packet};
 use crate::result::{ConnRow, LinkRow, Meta, RunResult, TransferRow};
 use crate::scenario::{DropKind, ResolvedFlow, Scenario, ScenarioError};
 use crate::tcp::{ConnStats, OutSeg, RxTimer, SenderPhase, TcpReceiver, TcpSender};
@@ -439,10 +439,6 @@ impl World {
         (self.pkts_created, self.pkts_delivered, self.pkts_dropped, self.pool.len() as u64 - self.free.len() as u64)
     }
 
-    #[doc(hidden)]
-    pub fn tag_of(p: &Packet) -> PacketTag {
-        p.tag
-    }
 }
 
 /// One connection's counters: the sender's with the receiver's added.

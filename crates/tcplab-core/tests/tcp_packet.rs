@@ -26,19 +26,18 @@ fn cfg(variant: Variant) -> TcpConfig {
 struct Snd {
     s: TcpSender,
     out: Vec<OutSeg>,
-    timers: Vec<Time>,
 }
 
 impl Snd {
     fn new(c: TcpConfig, bytes: Option<u64>) -> Snd {
-        let mut h = Snd { s: TcpSender::new(c, bytes), out: Vec::new(), timers: Vec::new() };
+        let mut h = Snd { s: TcpSender::new(c, bytes), out: Vec::new() };
         h.s.start(0, &mut h.out);
         h.collect_timers();
         h
     }
+    /// Timer deadlines are read from the sender's timer itself; the world's events are dropped.
     fn collect_timers(&mut self) {
-        let t: Vec<Time> = self.s.take_timer_events().collect();
-        self.timers.extend(t);
+        self.s.take_timer_events().for_each(drop);
     }
     /// Segments sent since the last call.
     fn sent(&mut self) -> Vec<OutSeg> {
@@ -388,7 +387,7 @@ fn coarse_bsd_timer_fires_on_tick_boundaries() {
     c.timer_tick = tcplab_core::units::Duration(ms(500));
     c.clock_granularity = tcplab_core::units::Duration(ms(500));
     c.rto_initial = tcplab_core::units::Duration(6 * SEC);
-    let mut h = Snd { s: TcpSender::new(c, None), out: Vec::new(), timers: Vec::new() };
+    let mut h = Snd { s: TcpSender::new(c, None), out: Vec::new() };
     h.s.start(ms(1300), &mut h.out);
     // 6 s = 12 ticks, counted from the next 500 ms boundary: fires at 1.5 + 5.5 = 7.0 s.
     assert_eq!(h.s.core.rto_timer.deadline(), Some(7 * SEC));
