@@ -58,6 +58,8 @@ pub struct Segment {
     pub n_sack: u8,
     /// TCP option bytes other than SACK blocks (MSS and SACK-permitted on a SYN).
     pub opt_len: u16,
+    /// The SACK-permitted option (RFC 2018 §2), meaningful on SYN and SYN-ACK only.
+    pub sack_permitted: bool,
 }
 
 impl Segment {
