@@ -568,6 +568,16 @@ impl Scenario {
                 path: if f.tcp.profile.is_some() { format!("{path}.tcp.profile") } else { "tcp.profile".into() },
                 message: format!("unknown profile {profile:?}; expected one of: {}", crate::tcp::config::PROFILES.join(", ")),
             })?;
+            if let Some(name) = &spec.preset {
+                let p = crate::tcp::config::preset(name).ok_or_else(|| ScenarioError {
+                    path: if f.tcp.preset.is_some() { format!("{path}.tcp.preset") } else { "tcp.preset".into() },
+                    message: format!(
+                        "unknown preset {name:?}; expected one of: {}",
+                        crate::tcp::config::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                    ),
+                })?;
+                (p.apply)(&mut tcp);
+            }
             spec.apply_to(&mut tcp);
             tcp.validate().map_err(|(k, m)| ScenarioError {
                 path: if f.tcp_sets(&k) { format!("{path}.tcp.{k}") } else { format!("tcp.{k}") },

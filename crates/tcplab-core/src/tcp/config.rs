@@ -15,35 +15,143 @@ pub enum Variant {
     Reno,
     /// RFC 6582: fast recovery kept across partial ACKs until `recover` is acknowledged.
     Newreno,
+    /// RFC 6675 conservative SACK-based loss recovery (scoreboard, IsLost, pipe, NextSeg);
+    /// the "SACK" of the Ladha study (RFC 3517 there).
+    Sack,
+    /// ns "Sack1" (Fall & Floyd 1996): Reno's congestion response with SACK-directed
+    /// retransmission and a counted `pipe`; the "SACK" of the Mathis study.
+    Sack1,
+    /// FACK with Rate-Halving (Mathis & Mahdavi 1996; Mathis et al. 1997 Appendix A).
+    #[serde(rename = "fack-rh")]
+    FackRh,
 }
 
-/// Initial window (RFC 5681 §3.1, RFC 3390).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
+impl Variant {
+    /// Whether the variant's recovery reads the SACK scoreboard.
+    pub fn uses_sack(self) -> bool {
+        matches!(self, Variant::Sack | Variant::Sack1 | Variant::FackRh)
+    }
+}
+
+/// Initial window (RFC 5681 §3.1, RFC 3390, RFC 6928, and Allman et al. 1998 Appendix A).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitialWindow {
     /// A fixed number of segments.
     Segments(u32),
     /// A named rule: `"rfc3390"`: min(4·MSS, max(2·MSS, 4380 B)) rounded down to whole segments
-    /// (RFC 3390 §1). For 1095 < MSS ≤ 2190 this is 3 segments up to MSS 1460 and 2 above,
-    /// where RFC 5681 §3.1's table allows 3.
+    /// (RFC 3390 §1; for 1095 < MSS ≤ 2190 this is 3 segments up to MSS 1460 and 2 above, where
+    /// RFC 5681 §3.1's table allows 3); `"rfc6928"`: 10 segments (RFC 6928 §2 caps it at
+    /// min(10·MSS, max(2·MSS, 14600 B)), which is 10 segments up to MSS 1460).
     Rule(IwRule),
+    /// A byte limit (`"4096B"`, `"4KB"`): Allman et al.'s `initwin_bytes` alone.
+    Bytes(u64),
+    /// `{ segments = n, bytes = "4096B" }`: Allman et al. Appendix A's `initwin_segs` and
+    /// `initwin_bytes`; when both are set (non-zero) the lesser wins, zero means unset.
+    Allman { segments: u32, bytes: u64 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IwRule {
     Rfc3390,
+    Rfc6928,
 }
 
 impl InitialWindow {
-    /// The initial window in bytes for this MSS.
+    /// The initial window in bytes for this MSS. The sender sends whole segments only (as the
+    /// BSD sender's silly-window avoidance does), so a byte limit that is not a multiple of the
+    /// MSS gives that many whole segments, rounded down, but never less than one segment.
     pub fn bytes(&self, mss: u32) -> u64 {
         let mss = mss as u64;
-        match *self {
+        let b = match *self {
             InitialWindow::Segments(n) => n as u64 * mss,
             // RFC 3390 §1: IW = min(4*MSS, max(2*MSS, 4380 bytes)), in whole segments.
             InitialWindow::Rule(IwRule::Rfc3390) => (4 * mss).min((2 * mss).max(4380)) / mss * mss,
+            // RFC 6928 §2: IW = min(10*MSS, max(2*MSS, 14600)), in whole segments.
+            InitialWindow::Rule(IwRule::Rfc6928) => (10 * mss).min((2 * mss).max(14600)) / mss * mss,
+            InitialWindow::Bytes(b) => b / mss * mss,
+            // Appendix A: the lesser of the two limits; one of them zero = only the other.
+            InitialWindow::Allman { segments, bytes } => match (segments, bytes) {
+                (0, b) => b / mss * mss,
+                (n, 0) => n as u64 * mss,
+                (n, b) => (n as u64 * mss).min(b / mss * mss),
+            },
+        };
+        b.max(mss)
+    }
+}
+
+impl Serialize for InitialWindow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match *self {
+            InitialWindow::Segments(n) => s.serialize_u32(n),
+            InitialWindow::Rule(r) => r.serialize(s),
+            InitialWindow::Bytes(b) => Size(b).serialize(s),
+            InitialWindow::Allman { segments, bytes } => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("segments", &segments)?;
+                m.serialize_entry("bytes", &Size(bytes))?;
+                m.end()
+            }
         }
+    }
+}
+
+struct IwVisitor;
+
+const IW_EXPECTING: &str = "a number of segments (at least 1), \"rfc3390\", \"rfc6928\", a size such as \"4KB\", or { segments = n, bytes = \"4KB\" }";
+
+impl<'de> serde::de::Visitor<'de> for IwVisitor {
+    type Value = InitialWindow;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(IW_EXPECTING)
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<InitialWindow, E> {
+        if v >= 1 && v <= u32::MAX as i64 {
+            Ok(InitialWindow::Segments(v as u32))
+        } else {
+            Err(E::custom(format!("expected {IW_EXPECTING}, got {v}: out of range")))
+        }
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<InitialWindow, E> {
+        self.visit_i64(v.min(i64::MAX as u64) as i64)
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<InitialWindow, E> {
+        Err(E::custom(format!("expected {IW_EXPECTING}, got {v}")))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<InitialWindow, E> {
+        match v {
+            "rfc3390" => Ok(InitialWindow::Rule(IwRule::Rfc3390)),
+            "rfc6928" => Ok(InitialWindow::Rule(IwRule::Rfc6928)),
+            _ => match crate::units::parse_size(v) {
+                Ok(b) if b >= 1 => Ok(InitialWindow::Bytes(b)),
+                Ok(_) => Err(E::custom(format!("expected {IW_EXPECTING}, got {v:?} (a byte limit must be positive)"))),
+                Err(m) => Err(E::custom(format!("expected {IW_EXPECTING}, got {v:?} ({m})"))),
+            },
+        }
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<InitialWindow, A::Error> {
+        use serde::de::Error;
+        let (mut segments, mut bytes) = (None, None);
+        while let Some(k) = map.next_key::<String>()? {
+            match k.as_str() {
+                "segments" => segments = Some(map.next_value::<u32>()?),
+                "bytes" => bytes = Some(map.next_value::<Size>()?.0),
+                other => return Err(A::Error::custom(format!("unknown field `{other}`, expected `segments` or `bytes`"))),
+            }
+        }
+        let (segments, bytes) = (segments.unwrap_or(0), bytes.unwrap_or(0));
+        if segments == 0 && bytes == 0 {
+            return Err(A::Error::custom("set `segments` or `bytes` (or both; the lesser wins)"));
+        }
+        Ok(InitialWindow::Allman { segments, bytes })
+    }
+}
+
+impl<'de> Deserialize<'de> for InitialWindow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(IwVisitor)
     }
 }
 
@@ -113,19 +221,6 @@ pub(crate) fn number_or_word<'de, D: serde::Deserializer<'de>, T: Copy>(
     d.deserialize_any(NumberOrWord { expecting, word, from_word, from_int, from_str })
 }
 
-impl<'de> Deserialize<'de> for InitialWindow {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        number_or_word(
-            d,
-            "a number of segments (at least 1) or \"rfc3390\"",
-            "rfc3390",
-            InitialWindow::Rule(IwRule::Rfc3390),
-            |n| if n >= 1 && n <= u32::MAX as i64 { Ok(InitialWindow::Segments(n as u32)) } else { Err("out of range".into()) },
-            |_| Err(String::new()),
-        )
-    }
-}
-
 impl<'de> Deserialize<'de> for Limit {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         number_or_word(
@@ -155,6 +250,9 @@ macro_rules! tcp_knobs {
             /// Named set of defaults to start from (`rfc`, `rfc2988`, `ns2`, `bsd`, `linux22`).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub profile: Option<String>,
+            /// Named stack applied over the profile: the studies' variants (`tcplab variants`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub preset: Option<String>,
             $( #[serde(default, skip_serializing_if = "Option::is_none")] pub $field: Option<$ty>, )*
         }
 
@@ -168,6 +266,7 @@ macro_rules! tcp_knobs {
             pub fn merged_with(&self, other: &TcpSpec) -> TcpSpec {
                 TcpSpec {
                     profile: other.profile.clone().or_else(|| self.profile.clone()),
+                    preset: other.preset.clone().or_else(|| self.preset.clone()),
                     $( $field: other.$field.clone().or_else(|| self.$field.clone()), )*
                 }
             }
@@ -176,12 +275,25 @@ macro_rules! tcp_knobs {
 }
 
 tcp_knobs! {
-    /// Loss-recovery variant: `tahoe`, `reno`, `newreno`.
+    /// Loss-recovery variant: `tahoe`, `reno`, `newreno`, `sack` (RFC 6675), `sack1` (ns),
+    /// `fack-rh`.
     variant: Variant,
+    /// SACK option (RFC 2018): offered in the SYN (SACK-permitted, §2) and, on the receiver,
+    /// SACK blocks generated per §4. The SACK variants fall back to NewReno when the peer does
+    /// not agree.
+    sack: bool,
+    /// Most SACK blocks in one ACK (RFC 2018 §3: 4, or 3 with the timestamp option; ns-2's
+    /// Sack1 sink: 3).
+    sack_blocks: u32,
     /// Sender maximum segment size, payload bytes (SMSS, RFC 5681 §2).
     mss: Size,
-    /// Initial window: segments, or `"rfc3390"` (RFC 5681 §3.1 / RFC 3390).
+    /// Initial window: segments, `"rfc3390"`, `"rfc6928"`, a byte limit, or
+    /// `{ segments, bytes }` with the lesser winning (RFC 5681 §3.1, RFC 3390, RFC 6928,
+    /// Allman et al. 1998 Appendix A).
     initial_window: InitialWindow,
+    /// Restart window after an idle period longer than the RTO: cwnd = min(cwnd, IW)
+    /// (RFC 5681 §4.1).
+    restart_after_idle: bool,
     /// Initial ssthresh (RFC 5681 §3.1: "arbitrarily high"), bytes or `"unlimited"`.
     initial_ssthresh: Limit,
     /// Receiver's advertised window, bytes or `"unlimited"`.
@@ -245,13 +357,96 @@ tcp_knobs! {
 
 pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "bsd", "linux22"];
 
+/// A named TCP stack: the mechanism knobs of one variant of a study, applied over a profile
+/// (which supplies the timers, MSS, receiver and so on). Delayed ACKs stay the profile's unless
+/// `delayed_ack` is set too, so that every preset is usable with and without them.
+pub struct Preset {
+    pub name: &'static str,
+    /// Which study uses it.
+    pub study: &'static str,
+    pub summary: &'static str,
+    pub apply: fn(&mut TcpConfig),
+}
+
+fn base_preset(c: &mut TcpConfig, variant: Variant, sack: bool) {
+    c.variant = variant;
+    c.sack = sack;
+    c.sack_blocks = 4;
+    c.initial_window = InitialWindow::Segments(1);
+    c.limited_transmit = false;
+    c.abc = 0;
+    c.early_retransmit = false;
+}
+
+/// Ladha et al. 2004 §3.4 (cumulative: each adds one mechanism to the one before) and Mathis
+/// et al. 1997 §3.4 (the ns-1 TCPs).
+pub const PRESETS: &[Preset] = &[
+    Preset { name: "tahoe", study: "mathis97", summary: "Tahoe, IW 1", apply: |c| base_preset(c, Variant::Tahoe, false) },
+    Preset { name: "reno", study: "mathis97", summary: "Reno (RFC 5681 §3.2), IW 1", apply: |c| base_preset(c, Variant::Reno, false) },
+    Preset { name: "newreno", study: "ladha04, mathis97", summary: "NewReno (RFC 6582), IW 1", apply: |c| base_preset(c, Variant::Newreno, false) },
+    Preset {
+        name: "sack1",
+        study: "mathis97",
+        summary: "ns Sack1: Reno response, SACK-directed retransmission, 3 SACK blocks, IW 1",
+        apply: |c| {
+            base_preset(c, Variant::Sack1, true);
+            c.sack_blocks = 3;
+        },
+    },
+    Preset { name: "fack-rh", study: "mathis97", summary: "FACK with Rate-Halving, IW 1", apply: |c| base_preset(c, Variant::FackRh, true) },
+    Preset { name: "sack", study: "ladha04", summary: "SACK, RFC 6675 recovery, IW 1", apply: |c| base_preset(c, Variant::Sack, true) },
+    Preset {
+        name: "sack-iw",
+        study: "ladha04",
+        summary: "sack + RFC 3390 IW (3 segments at MSS 1460)",
+        apply: |c| {
+            base_preset(c, Variant::Sack, true);
+            c.initial_window = InitialWindow::Rule(IwRule::Rfc3390);
+        },
+    },
+    Preset {
+        name: "sack-iw-lt",
+        study: "ladha04",
+        summary: "sack-iw + Limited Transmit (RFC 3042)",
+        apply: |c| {
+            (PRESETS[6].apply)(c);
+            c.limited_transmit = true;
+        },
+    },
+    Preset {
+        name: "sack-iw-lt-abc1",
+        study: "ladha04",
+        summary: "sack-iw-lt + ABC with L = 1 (RFC 3465)",
+        apply: |c| {
+            (PRESETS[7].apply)(c);
+            c.abc = 1;
+        },
+    },
+    Preset {
+        name: "sack-iw-lt-abc1-er",
+        study: "ladha04",
+        summary: "sack-iw-lt-abc1 + Early Retransmit (RFC 5827)",
+        apply: |c| {
+            (PRESETS[8].apply)(c);
+            c.early_retransmit = true;
+        },
+    },
+];
+
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
 impl TcpConfig {
     /// The standards of today: RFC 5681, RFC 6298, RFC 6582, RFC 1122.
     pub fn rfc() -> TcpConfig {
         TcpConfig {
             variant: Variant::Newreno,
+            sack: false,
+            sack_blocks: 4,
             mss: Size(1460),
             initial_window: InitialWindow::Rule(IwRule::Rfc3390),
+            restart_after_idle: true,
             initial_ssthresh: Limit::Named(Unlimited::Unlimited),
             rwnd: Limit::Named(Unlimited::Unlimited),
             dupthresh: 3,
@@ -307,6 +502,7 @@ impl TcpConfig {
                 c.clock_granularity = Duration(10 * MS);
                 c.timer_tick = Duration(10 * MS);
                 c.syn_timeout_rto_3s = false;
+                c.restart_after_idle = false;
             }
             // 4.4BSD-Lite / NetBSD 1.x (Stevens, TCP/IP Illustrated vol. 2): Reno, IW 1, 500 ms
             // slow timer, 200 ms delayed-ACK fast timer, minimum RTO 2 ticks, initial SYN RTO 6 s
@@ -354,6 +550,9 @@ impl TcpConfig {
         }
         if self.abc > 2 {
             return err("abc", "RFC 3465 §2.2: L MUST NOT exceed 2 segments (0 = off, 1 or 2)");
+        }
+        if !(1..=4).contains(&self.sack_blocks) {
+            return err("sack_blocks", "RFC 2018 §3: 1 to 4 blocks fit in the option space");
         }
         if self.dupthresh == 0 {
             return err("dupthresh", "expected at least 1");
@@ -404,6 +603,54 @@ mod tests {
         assert_eq!(iw.bytes(1460), 3 * 1460); // 4380 B = 3 segments
         assert_eq!(iw.bytes(4312), 2 * 4312); // MSS >= 2190: 2 segments
         assert_eq!(InitialWindow::Segments(10).bytes(1000), 10_000);
+        let iw10 = InitialWindow::Rule(IwRule::Rfc6928);
+        assert_eq!(iw10.bytes(1460), 14600);
+        assert_eq!(iw10.bytes(536), 5360);
+        assert_eq!(iw10.bytes(9000), 2 * 9000);
+    }
+
+    /// Allman, Hayes & Ostermann 1998, Appendix A: `initwin_segs` and `initwin_bytes`, the
+    /// lesser winning, zero meaning unset — the paper's two worked examples and its third.
+    #[test]
+    fn allman_initwin_examples() {
+        // MSS 512, initwin_bytes 4096, initwin_segs 4 → 4 segments, 2048 bytes.
+        assert_eq!(InitialWindow::Allman { segments: 4, bytes: 4096 }.bytes(512), 2048);
+        // MSS 1024, initwin_bytes 4096, initwin_segs 5 → 4 segments, 4096 bytes.
+        assert_eq!(InitialWindow::Allman { segments: 5, bytes: 4096 }.bytes(1024), 4096);
+        // initwin_segs 5, initwin_bytes 0 → 5 MSS-sized segments.
+        assert_eq!(InitialWindow::Allman { segments: 5, bytes: 0 }.bytes(1460), 5 * 1460);
+        // A byte limit alone, in whole segments (4380 B at MSS 1460 = 3 segments).
+        assert_eq!(InitialWindow::Bytes(4380).bytes(1460), 4380);
+        assert_eq!(InitialWindow::Bytes(4096).bytes(1460), 2 * 1460);
+        // Parsed forms.
+        let p = |t: &str| toml::from_str::<TcpSpec>(t).map(|s| s.initial_window.unwrap());
+        assert_eq!(p("initial_window = { segments = 4, bytes = \"4KB\" }").unwrap(), InitialWindow::Allman { segments: 4, bytes: 4096 });
+        assert_eq!(p("initial_window = \"4380B\"").unwrap(), InitialWindow::Bytes(4380));
+        assert_eq!(p("initial_window = \"rfc6928\"").unwrap(), InitialWindow::Rule(IwRule::Rfc6928));
+        assert!(p("initial_window = { segs = 4 }").unwrap_err().to_string().contains("segs"));
+        assert!(p("initial_window = {}").is_err());
+        assert!(p("initial_window = 0").is_err());
+    }
+
+    #[test]
+    fn presets_are_cumulative_and_validate() {
+        let get = |n: &str| {
+            let mut c = TcpConfig::rfc();
+            (preset(n).unwrap().apply)(&mut c);
+            c.validate().unwrap();
+            c
+        };
+        let chain = ["sack", "sack-iw", "sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er"];
+        let cs: Vec<TcpConfig> = chain.iter().map(|n| get(n)).collect();
+        assert_eq!(cs[0].initial_window, InitialWindow::Segments(1));
+        assert_eq!(cs[1].initial_window.bytes(1460), 3 * 1460);
+        assert!(!cs[1].limited_transmit && cs[2].limited_transmit);
+        assert!(cs[2].abc == 0 && cs[3].abc == 1);
+        assert!(!cs[3].early_retransmit && cs[4].early_retransmit);
+        assert!(cs.iter().all(|c| c.variant == Variant::Sack && c.sack));
+        assert!(!get("newreno").sack && get("sack1").sack && get("fack-rh").sack);
+        assert_eq!(PRESETS.len(), 10);
+        assert!(preset("vegas").is_none());
     }
 
     #[test]

@@ -7,6 +7,8 @@ pub mod config;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
+pub mod sack;
+pub mod sackrec;
 pub mod sender;
 pub mod stats;
 

@@ -7,7 +7,7 @@ use super::rtt::timer_deadline;
 use super::sender::{OutSeg, SYN_OPTION_BYTES};
 use super::stats::ConnStats;
 use crate::engine::Timer;
-use crate::net::{PacketTag, Segment, FLAG_ACK, FLAG_SYN};
+use crate::net::{PacketTag, SackBlock, Segment, FLAG_ACK, FLAG_SYN};
 use crate::units::Time;
 
 /// The receiver's two timers.
@@ -32,6 +32,13 @@ pub struct TcpReceiver {
     pub rcv_nxt: u64,
     /// Received ranges above rcv_nxt, sorted and disjoint: [left, right).
     pub ooo: Vec<(u64, u64)>,
+    /// For each range of `ooo`, when it last received a segment (a counter): RFC 2018 §4 orders
+    /// SACK blocks by how recently they changed.
+    ooo_touched: Vec<u64>,
+    touch_clock: u64,
+    /// SACK blocks are sent (RFC 2018: the SYN offered SACK-permitted and we agreed, or the
+    /// option is configured for a flow without a handshake).
+    pub sack_on: bool,
     /// In-order data segments received since the last ACK.
     unacked_segs: u32,
     pub delack_timer: Timer,
@@ -57,6 +64,9 @@ impl TcpReceiver {
             now: 0,
             rcv_nxt: 1,
             ooo: Vec::new(),
+            ooo_touched: Vec::new(),
+            touch_clock: 0,
+            sack_on: cfg.sack && !cfg.handshake,
             unacked_segs: 0,
             delack_timer: Timer::default(),
             synack_timer: Timer::default(),
@@ -84,13 +94,31 @@ impl TcpReceiver {
         self.stats.acks_sent += 1;
         self.unacked_segs = 0;
         self.delack_timer.cancel();
-        let seg = Segment { seq: 1, ack: self.rcv_nxt, flags: FLAG_ACK, wnd: self.wnd(), ..Default::default() };
+        let mut seg = Segment { seq: 1, ack: self.rcv_nxt, flags: FLAG_ACK, wnd: self.wnd(), ..Default::default() };
+        if self.sack_on {
+            self.fill_sack(&mut seg);
+        }
         out.push(OutSeg { seg, tag: PacketTag::Ack { k: self.stats.acks_sent } });
+    }
+
+    /// RFC 2018 §4: the first block holds the segment that triggered this ACK (the most recently
+    /// changed range), the others repeat the most recently reported ones, most recent first; as
+    /// many as fit (`sack_blocks`). Ranges keep the recency of their last change, so a range
+    /// that grows moves to the front and merged ranges keep the newer mark.
+    fn fill_sack(&self, seg: &mut Segment) {
+        let mut idx: Vec<usize> = (0..self.ooo.len()).collect();
+        idx.sort_unstable_by_key(|&i| std::cmp::Reverse(self.ooo_touched[i]));
+        let n = idx.len().min(self.cfg.sack_blocks as usize).min(crate::net::MAX_SACK_BLOCKS);
+        for (k, &i) in idx[..n].iter().enumerate() {
+            let (l, r) = self.ooo[i];
+            seg.sack[k] = SackBlock { left: l, right: r };
+        }
+        seg.n_sack = n as u8;
     }
 
     fn send_synack(&mut self, out: &mut Vec<OutSeg>) {
         self.synack_tx += 1;
-        let seg = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: self.wnd(), opt_len: SYN_OPTION_BYTES, ..Default::default() };
+        let seg = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: self.wnd(), opt_len: SYN_OPTION_BYTES, sack_permitted: self.sack_on, ..Default::default() };
         out.push(OutSeg { seg, tag: PacketTag::SynAck { tx: self.synack_tx } });
         if let Some(t) = self.synack_timer.set(timer_deadline(self.now, self.synack_rto, self.cfg.timer_tick.0)) {
             self.timer_events.push((RxTimer::SynAck, t));
@@ -107,6 +135,8 @@ impl TcpReceiver {
                         self.stats.synack_retransmits += 1;
                     }
                     self.phase = ReceiverPhase::SynReceived;
+                    // RFC 2018 §2: SACK only if the SYN offered it and we are willing.
+                    self.sack_on = self.cfg.sack && seg.sack_permitted;
                     self.send_synack(out);
                 }
                 // A SYN retransmitted after our SYN-ACK crossed it: acknowledge again.
@@ -148,7 +178,7 @@ impl TcpReceiver {
                 return;
             }
         }
-        if end <= self.rcv_nxt || (seg.fin() && self.fin_received) {
+        if end <= self.rcv_nxt || (seg.fin() && self.fin_received) || self.holds(start, end) {
             // Nothing new: a duplicate. Acknowledge at once so the sender learns rcv_nxt.
             self.stats.dup_segments += 1;
             self.send_ack(out);
@@ -170,6 +200,7 @@ impl TcpReceiver {
                 break;
             }
             self.ooo.remove(0);
+            self.ooo_touched.remove(0);
             self.deliver(r);
         }
         if self.fin_seq == Some(self.rcv_nxt) && !self.fin_received {
@@ -209,8 +240,14 @@ impl TcpReceiver {
         }
     }
 
+    /// Every byte of [l, r) is already held above a hole (a duplicate of out-of-order data).
+    fn holds(&self, l: u64, r: u64) -> bool {
+        l < r && self.ooo.iter().any(|&(a, b)| a <= l && r <= b)
+    }
+
     fn insert_ooo(&mut self, mut l: u64, mut r: u64) {
-        // Merge with every overlapping or adjacent range.
+        // Merge with every overlapping or adjacent range; the result is the most recent.
+        self.touch_clock += 1;
         let mut i = 0;
         while i < self.ooo.len() {
             let (a, b) = self.ooo[i];
@@ -222,9 +259,11 @@ impl TcpReceiver {
                 l = l.min(a);
                 r = r.max(b);
                 self.ooo.remove(i);
+                self.ooo_touched.remove(i);
             }
         }
         self.ooo.insert(i, (l, r));
+        self.ooo_touched.insert(i, self.touch_clock);
     }
 
     /// The delayed-ACK timer expired.

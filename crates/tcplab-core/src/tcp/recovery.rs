@@ -14,6 +14,19 @@ pub trait Recovery: Send {
     fn on_ack_in_recovery(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64, out: &mut Vec<OutSeg>) -> bool;
     /// The retransmission timer expired (the core has already reset cwnd and recovery state).
     fn on_timeout(&mut self, _s: &mut SenderCore) {}
+    /// Duplicate ACKs are RFC 6675's (new SACK information) rather than RFC 5681's.
+    fn sack_dupacks(&self) -> bool {
+        false
+    }
+    /// The strategy sends its own segments on the first duplicate ACKs (the core's RFC 3042
+    /// Limited Transmit stays out of the way).
+    fn own_limited_transmit(&self) -> bool {
+        false
+    }
+    /// Send what the strategy allows after an ACK has been processed.
+    fn send(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
+        s.send_available(_out);
+    }
 }
 
 /// 4.3BSD-Tahoe as modelled by ns (TcpAgent): on the third duplicate ACK, ssthresh =

@@ -9,6 +9,8 @@
 use super::cc::{Aimd, CongestionControl};
 use super::config::{TcpConfig, Variant};
 use super::recovery::{NewReno, Recovery, Reno, Tahoe};
+use super::sack::Scoreboard;
+use super::sackrec::{FackRh, Rfc6675, Sack1};
 use super::rtt::RttEstimator;
 use super::stats::ConnStats;
 use crate::engine::Timer;
@@ -75,6 +77,13 @@ pub struct SenderCore {
     pub limited_transmit_bytes: u64,
     /// In slow start after a timeout (RFC 3465 §2.2: L = 1).
     pub slow_start_after_rto: bool,
+    /// SACK is in use on this connection (RFC 2018 §2: offered in the SYN and agreed in the
+    /// SYN-ACK, or configured for a flow without a handshake).
+    pub sack_ok: bool,
+    /// What the receiver has SACKed above snd_una.
+    pub sb: Scoreboard,
+    /// When data was last sent (RFC 5681 §4.1 restart window).
+    last_send_at: Time,
     pub rtt: RttEstimator,
     pub rto_timer: Timer,
     timer_events: Vec<Time>,
@@ -123,6 +132,9 @@ impl SenderCore {
             in_recovery: false,
             limited_transmit_bytes: 0,
             slow_start_after_rto: false,
+            sack_ok: cfg.sack && !cfg.handshake,
+            sb: Scoreboard::default(),
+            last_send_at: 0,
             rtt,
             rto_timer: Timer::default(),
             timer_events: Vec::new(),
@@ -223,21 +235,28 @@ impl SenderCore {
     fn transmit_syn(&mut self, out: &mut Vec<OutSeg>) {
         self.syn_tx += 1;
         self.syn_sent_at = self.now;
-        let seg = Segment { seq: 0, flags: FLAG_SYN, opt_len: SYN_OPTION_BYTES, wnd: u32::MAX, ..Default::default() };
+        let seg = Segment { seq: 0, flags: FLAG_SYN, opt_len: SYN_OPTION_BYTES, wnd: u32::MAX, sack_permitted: self.cfg.sack, ..Default::default() };
         out.push(OutSeg { seg, tag: PacketTag::Syn { tx: self.syn_tx } });
         self.snd_nxt = 1;
         self.snd_max = 1;
         self.arm_rto();
     }
 
-    /// Transmit the segment starting at `seq` (data, or the FIN at `data_end`).
-    pub fn transmit(&mut self, seq: u64, out: &mut Vec<OutSeg>) {
+    /// Transmit the segment starting at `seq` (data, or the FIN at `data_end`); returns the
+    /// sequence space it takes. A retransmission stops short of data the receiver has SACKed.
+    pub fn transmit(&mut self, seq: u64, out: &mut Vec<OutSeg>) -> u64 {
         let retx = seq < self.snd_max;
+        self.last_send_at = self.now;
         let (len, flags, tag) = if seq >= self.data_end {
             self.fin_tx += 1;
             (0u64, FLAG_ACK | FLAG_FIN, PacketTag::Fin { tx: self.fin_tx })
         } else {
-            let len = self.mss.min(self.data_end - seq);
+            let mut len = self.mss.min(self.data_end - seq);
+            if retx && self.sack_ok {
+                if let Some(n) = self.sb.next_sacked(seq) {
+                    len = len.min(n - seq);
+                }
+            }
             let segno = self.segment_number(seq);
             let tx = if retx {
                 let c = self.tx_count.entry(segno).or_insert(1);
@@ -281,6 +300,47 @@ impl SenderCore {
         if !self.rto_timer.is_set() {
             self.arm_rto();
         }
+        end - seq
+    }
+
+    /// Retransmit a hole the scoreboard shows (a SACK-directed retransmission); returns its length.
+    pub fn retransmit_hole(&mut self, seq: u64, out: &mut Vec<OutSeg>) -> u64 {
+        self.stats.sack_retransmits += 1;
+        self.transmit(seq, out)
+    }
+
+    /// Can a previously unsent segment (or the FIN) go out now as far as the receiver's window
+    /// and the application allow (congestion control aside)?
+    pub fn can_send_new(&self) -> bool {
+        if self.phase != SenderPhase::Established || self.snd_nxt != self.snd_max {
+            return false;
+        }
+        if self.snd_max < self.data_end {
+            let len = self.mss.min(self.data_end - self.snd_max);
+            self.snd_max + len <= self.snd_una + self.peer_wnd
+        } else {
+            self.cfg.fin && self.snd_max == self.data_end
+        }
+    }
+
+    /// Send one previously unsent segment (or the FIN); returns the sequence space it takes.
+    pub fn send_new(&mut self, out: &mut Vec<OutSeg>) -> u64 {
+        let seq = self.snd_max;
+        self.transmit(seq, out).max(1)
+    }
+
+    /// The application gives `bytes` more to send on an open connection without a FIN (a
+    /// request/response exchange, or the idle gap of RFC 5681 §4.1's restart window).
+    pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<OutSeg>) {
+        assert!(!self.cfg.fin, "write() needs a connection without a FIN");
+        self.now = now;
+        self.data_end += bytes;
+        if self.phase == SenderPhase::Done {
+            self.phase = SenderPhase::Established;
+            self.done_at = None;
+            self.cwnd_since = now;
+        }
+        self.send_available(out);
     }
 
     /// Send what the window allows from snd_nxt: new data, go-back-N retransmissions after a
@@ -289,7 +349,21 @@ impl SenderCore {
         if self.phase != SenderPhase::Established {
             return;
         }
+        // RFC 5681 §4.1: after an idle period longer than the RTO, start again from the restart
+        // window RW = min(IW, cwnd).
+        if self.cfg.restart_after_idle && self.snd_una == self.snd_max && self.snd_nxt < self.data_end && self.stats.segs_sent > 0 && self.now - self.last_send_at > self.rtt.rto() {
+            let rw = self.cfg.initial_window.bytes(self.mss as u32).min(self.cwnd);
+            self.set_cwnd(rw);
+        }
         loop {
+            // After a timeout, go-back-N skips what the receiver has SACKed since (RFC 6675 §5.1).
+            if self.sack_ok && self.snd_nxt < self.snd_max {
+                let n = self.sb.next_unsacked(self.snd_nxt).min(self.snd_max);
+                if n != self.snd_nxt {
+                    self.snd_nxt = n;
+                    continue;
+                }
+            }
             let win = self.cwnd.min(self.peer_wnd);
             if self.snd_nxt < self.data_end {
                 let len = self.mss.min(self.data_end - self.snd_nxt);
@@ -379,7 +453,8 @@ impl SenderCore {
     /// Count a fast retransmit (and an Early Retransmit when the threshold was lowered).
     pub fn count_fast_retransmit(&mut self) {
         self.stats.fast_retransmits += 1;
-        if self.dupacks < self.cfg.dupthresh {
+        self.stats.recoveries += 1;
+        if self.dupacks < self.cfg.dupthresh && self.dupthresh() < self.cfg.dupthresh {
             self.stats.early_retransmits += 1;
         }
     }
@@ -406,6 +481,9 @@ impl TcpSender {
             Variant::Tahoe => Box::new(Tahoe),
             Variant::Reno => Box::new(Reno),
             Variant::Newreno => Box::new(NewReno::default()),
+            Variant::Sack => Box::new(Rfc6675::default()),
+            Variant::Sack1 => Box::new(Sack1::default()),
+            Variant::FackRh => Box::new(FackRh::default()),
         };
         TcpSender { core: SenderCore::new(cfg, bytes), cc: Box::new(Aimd::default()), rec }
     }
@@ -439,6 +517,12 @@ impl TcpSender {
         match self.core.phase {
             SenderPhase::SynSent => {
                 if seg.syn() && seg.has_ack() && seg.ack == 1 {
+                    // RFC 2018 §2: SACK is used only if both ends agreed in the handshake. The
+                    // SACK variants fall back to NewReno without it (RFC 6675 §1 needs SACK).
+                    self.core.sack_ok = self.core.cfg.sack && seg.sack_permitted;
+                    if !self.core.sack_ok && self.core.cfg.variant.uses_sack() {
+                        self.rec = Box::new(NewReno::default());
+                    }
                     self.established(out);
                 }
             }
@@ -487,18 +571,28 @@ impl TcpSender {
         // RFC 5681 §2 (e): a duplicate ACK advertises the same window as the previous ACK.
         let same_wnd = wnd == c.peer_wnd;
         c.peer_wnd = wnd;
-        if seg.ack > c.snd_una {
+        let advanced = seg.ack > c.snd_una;
+        // RFC 6675 §3 Update(): record the SACK blocks first.
+        let newly_sacked = if c.sack_ok { c.sb.update(seg.ack.max(c.snd_una), c.snd_max, seg.sack_blocks()) } else { 0 };
+        // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, same ACK number, data outstanding,
+        // same advertised window.
+        let classic_dup = !advanced && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una && same_wnd;
+        if advanced {
             self.on_new_ack(seg.ack, out);
-        } else if seg.ack == c.snd_una && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una && same_wnd {
-            // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, same ACK number, data outstanding,
-            // same advertised window.
+        }
+        let c = &mut self.core;
+        // RFC 6675 §2: with SACK, a duplicate ACK is one whose SACK blocks report new data
+        // (cumulative or not); the older SACK senders count RFC 5681 duplicates.
+        let dup = if c.sack_ok && self.rec.sack_dupacks() { newly_sacked > 0 && c.snd_max > c.snd_una } else { classic_dup };
+        if dup {
             c.dupacks += 1;
-            if c.cfg.limited_transmit && !c.in_recovery && c.dupacks <= 2 && c.dupacks < c.cfg.dupthresh {
+            // RFC 3042 §2 (with SACK, only on an ACK with new SACK information).
+            if c.cfg.limited_transmit && !self.rec.own_limited_transmit() && !c.in_recovery && c.dupacks <= 2 && c.dupacks < c.cfg.dupthresh && (!c.sack_ok || newly_sacked > 0) {
                 c.limited_transmit(out);
             }
             self.rec.on_dupack(c, &mut *self.cc, out);
         }
-        self.core.send_available(out);
+        self.rec.send(&mut self.core, out);
         self.check_done();
     }
 
@@ -597,6 +691,9 @@ impl TcpSender {
                 c.dupacks = 0;
                 // RFC 6582 §3.2 step 4 (and RFC 6675 §5.1): after a timeout, recover = HighData.
                 c.recover = c.snd_max;
+                // RFC 2018 §8, RFC 6675 §5.1: the receiver may have reneged; the scoreboard is
+                // expunged and rebuilt from the ACKs that follow.
+                c.sb.clear();
                 self.rec.on_timeout(c);
                 // RFC 6298 §5.5–5.6: back off, retransmit the earliest unacknowledged segment,
                 // restart the timer. Everything after it is resent as the window opens (go-back-N).

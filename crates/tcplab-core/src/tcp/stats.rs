@@ -21,6 +21,11 @@ pub struct ConnStats {
     pub limited_transmits: u64,
     /// Fast retransmits made below the standard threshold by Early Retransmit (RFC 5827).
     pub early_retransmits: u64,
+    /// Loss-recovery phases entered on duplicate ACKs or SACK information (one per fast
+    /// retransmit; a SACK or FACK recovery repairing several holes is one).
+    pub recoveries: u64,
+    /// Retransmissions of holes chosen from the SACK scoreboard.
+    pub sack_retransmits: u64,
     /// Loss episodes repaired by one successful, clock-preserving window halving.
     pub ca_events: u64,
     /// Loss episodes with any other window reduction (a timeout, or more than one reduction).
@@ -68,6 +73,8 @@ impl ConnStats {
         self.fast_retransmits += o.fast_retransmits;
         self.limited_transmits += o.limited_transmits;
         self.early_retransmits += o.early_retransmits;
+        self.recoveries += o.recoveries;
+        self.sack_retransmits += o.sack_retransmits;
         self.ca_events += o.ca_events;
         self.non_ca_events += o.non_ca_events;
         self.other_losses += o.other_losses;
