@@ -17,7 +17,7 @@
 //! TOML text and the run seed, which reproduce it with `tcplab_core::run`.
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, RngSeed};
+use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, RngSeed, TestCaseError};
 use tcplab_core::result::{ConnRow, LinkRow};
 use tcplab_core::{run, RunResult, Scenario, World};
 
@@ -43,7 +43,8 @@ fn scenario(text: &str) -> Scenario {
 // Scenario generators
 // ---------------------------------------------------------------------------------------------
 
-const VARIANTS: [&str; 3] = ["tahoe", "reno", "newreno"];
+/// Every preset (`tcplab variants`): the variants of the Mathis and Ladha studies.
+const VARIANTS: [&str; 10] = ["tahoe", "reno", "newreno", "sack1", "fack-rh", "sack", "sack-iw", "sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er"];
 const MSSES: [u64; 3] = [536, 1000, 1460];
 const PROFILES: [&str; 5] = ["rfc", "rfc2988", "ns2", "bsd", "linux22"];
 
@@ -165,7 +166,7 @@ loss = {}
 reverse_loss = {}
 [tcp]
 profile = "{}"
-variant = "{}"
+preset = "{}"
 mss = {}
 delayed_ack = {}
 handshake = {}
@@ -333,42 +334,61 @@ fn assert_link_balance(l: &LinkRow) {
 // a. Every byte delivered exactly once, in order, whatever is dropped
 // ---------------------------------------------------------------------------------------------
 
+fn check_delivery(t: &Transfer) -> Result<(), TestCaseError> {
+let text = t.toml();
+    let r = run(&scenario(&text), t.seed).unwrap();
+    let c: &ConnRow = &r.connections[0];
+    let n = t.repeat as u64;
+    prop_assert!(r.meta.completed, "run did not complete by {} s (seed {}):\n{text}\n{c:?}", r.meta.sim_time_s, t.seed);
+    prop_assert_eq!((c.transfers, c.transfers_completed), (n as usize, n as usize));
+    prop_assert_eq!(r.transfers.len(), n as usize);
+    // The receiver counts in-order delivery only: exactly `bytes` a transfer, never more.
+    prop_assert_eq!(c.bytes_delivered, n * t.bytes, "connection bytes_delivered (seed {}):\n{}", t.seed, text);
+    prop_assert_eq!(c.bytes_acked, n * t.bytes, "the sender saw every byte acknowledged (seed {}):\n{}", t.seed, text);
+    prop_assert!(c.complete_s.is_some());
+    for (i, tr) in r.transfers.iter().enumerate() {
+        prop_assert_eq!(tr.transfer as usize, i + 1);
+        prop_assert_eq!(tr.bytes_delivered, t.bytes, "transfer {} bytes_delivered (seed {}):\n{}", i + 1, t.seed, text);
+        prop_assert!(tr.delivered_s.is_some(), "transfer {}: no delivered_s (seed {}):\n{}", i + 1, t.seed, text);
+        prop_assert!(tr.acked_s.is_some(), "transfer {}: no acked_s (seed {}):\n{}", i + 1, t.seed, text);
+        prop_assert!(tr.delivered_s.unwrap() <= tr.acked_s.unwrap() + 1e-12, "delivered after acknowledged (seed {}):\n{}", t.seed, text);
+        // Every segment was sent at least once.
+        prop_assert!(tr.segs_sent >= t.segments(), "transfer {}: {} segments sent for {} (seed {}):\n{}", i + 1, tr.segs_sent, t.segments(), t.seed, text);
+    }
+    prop_assert!(c.bytes_sent >= n * t.bytes);
+    assert_conserved(&r);
+    // The drop filters dropped exactly the listed transmissions.
+    let (fmin, fmax, rmin, rmax) = t.filter_bounds();
+    let (f, rv) = (r.links[0].dropped_filter, r.links[1].dropped_filter);
+    prop_assert!((fmin..=fmax).contains(&f), "data-direction filter drops {f}, expected {fmin}..={fmax} (seed {}):\n{}", t.seed, text);
+    prop_assert!((rmin..=rmax).contains(&rv), "ACK-direction filter drops {rv}, expected {rmin}..={rmax} (seed {}):\n{}", t.seed, text);
+    if let Some(q) = t.queue {
+        prop_assert!(r.links.iter().all(|l| l.max_queue_pkts <= q as u64), "a queue exceeded its limit of {q}");
+    } else {
+        prop_assert!(r.links.iter().all(|l| l.dropped_queue == 0), "an unlimited queue dropped");
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(config(CASES))]
 
     #[test]
     fn any_drop_pattern_delivers_every_byte_once_in_order(t in transfer()) {
-        let text = t.toml();
-        let r = run(&scenario(&text), t.seed).unwrap();
-        let c: &ConnRow = &r.connections[0];
-        let n = t.repeat as u64;
-        prop_assert!(r.meta.completed, "run did not complete by {} s (seed {}):\n{text}\n{c:?}", r.meta.sim_time_s, t.seed);
-        prop_assert_eq!((c.transfers, c.transfers_completed), (n as usize, n as usize));
-        prop_assert_eq!(r.transfers.len(), n as usize);
-        // The receiver counts in-order delivery only: exactly `bytes` a transfer, never more.
-        prop_assert_eq!(c.bytes_delivered, n * t.bytes, "connection bytes_delivered (seed {}):\n{}", t.seed, text);
-        prop_assert_eq!(c.bytes_acked, n * t.bytes, "the sender saw every byte acknowledged (seed {}):\n{}", t.seed, text);
-        prop_assert!(c.complete_s.is_some());
-        for (i, tr) in r.transfers.iter().enumerate() {
-            prop_assert_eq!(tr.transfer as usize, i + 1);
-            prop_assert_eq!(tr.bytes_delivered, t.bytes, "transfer {} bytes_delivered (seed {}):\n{}", i + 1, t.seed, text);
-            prop_assert!(tr.delivered_s.is_some(), "transfer {}: no delivered_s (seed {}):\n{}", i + 1, t.seed, text);
-            prop_assert!(tr.acked_s.is_some(), "transfer {}: no acked_s (seed {}):\n{}", i + 1, t.seed, text);
-            prop_assert!(tr.delivered_s.unwrap() <= tr.acked_s.unwrap() + 1e-12, "delivered after acknowledged (seed {}):\n{}", t.seed, text);
-            // Every segment was sent at least once.
-            prop_assert!(tr.segs_sent >= t.segments(), "transfer {}: {} segments sent for {} (seed {}):\n{}", i + 1, tr.segs_sent, t.segments(), t.seed, text);
-        }
-        prop_assert!(c.bytes_sent >= n * t.bytes);
-        assert_conserved(&r);
-        // The drop filters dropped exactly the listed transmissions.
-        let (fmin, fmax, rmin, rmax) = t.filter_bounds();
-        let (f, rv) = (r.links[0].dropped_filter, r.links[1].dropped_filter);
-        prop_assert!((fmin..=fmax).contains(&f), "data-direction filter drops {f}, expected {fmin}..={fmax} (seed {}):\n{}", t.seed, text);
-        prop_assert!((rmin..=rmax).contains(&rv), "ACK-direction filter drops {rv}, expected {rmin}..={rmax} (seed {}):\n{}", t.seed, text);
-        if let Some(q) = t.queue {
-            prop_assert!(r.links.iter().all(|l| l.max_queue_pkts <= q as u64), "a queue exceeded its limit of {q}");
-        } else {
-            prop_assert!(r.links.iter().all(|l| l.dropped_queue == 0), "an unlimited queue dropped");
+        check_delivery(&t)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(24))]
+
+    /// The same property for every preset on the same generated case.
+    #[test]
+    fn every_preset_delivers_every_byte_once_in_order(t in transfer()) {
+        for p in VARIANTS {
+            let mut t = t.clone();
+            t.variant = p;
+            check_delivery(&t)?;
         }
     }
 }
@@ -409,7 +429,7 @@ queue = {}
 loss = {}
 reverse_loss = {}
 [tcp]
-variant = "{}"
+preset = "{}"
 delayed_ack = {}
 "#,
             self.pairs,
@@ -543,7 +563,7 @@ struct TcpB {
 impl TcpB {
     fn toml(&self) -> String {
         format!(
-            "{{ variant = \"{}\", initial_window = {}, mss = {}, delayed_ack = {}, handshake = {} }}",
+            "{{ preset = \"{}\", initial_window = {}, mss = {}, delayed_ack = {}, handshake = {} }}",
             self.variant, self.iw, self.mss, self.delayed_ack, self.handshake
         )
     }
@@ -588,7 +608,7 @@ name = "A"
 from = "a1"
 to = "a2"
 bytes = {}
-tcp = {{ variant = "{}" }}
+tcp = {{ preset = "{}" }}
 [[flows]]
 name = "B"
 from = "b1"

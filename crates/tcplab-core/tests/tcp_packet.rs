@@ -99,7 +99,7 @@ fn slow_start_adds_one_mss_per_ack() {
     h.ack_seg(ms(200), 3);
     assert_eq!(h.sent_segs(), [6, 7]);
     assert_eq!(h.cwnd_segs(), 4.0);
-    // A cumulative ACK of two segments still adds at most one SMSS (min(N, SMSS)).
+    // A cumulative ACK of two segments still adds one SMSS (one ACK, one SMSS).
     h.ack_seg(ms(300), 5);
     assert_eq!(h.cwnd_segs(), 5.0);
     assert_eq!(h.sent_segs(), [8, 9, 10]);

@@ -13,7 +13,8 @@ pub trait CongestionControl: Send {
     fn on_timeout(&mut self) {}
 }
 
-/// RFC 5681 AIMD: per-ACK counting, or Appropriate Byte Counting (RFC 3465) when `abc` = L > 0.
+/// RFC 5681 AIMD: classic per-ACK counting, or Appropriate Byte Counting (RFC 3465) when
+/// `abc` = L > 0.
 #[derive(Default)]
 pub struct Aimd {
     /// RFC 3465 §2.1 bytes_acked: bytes acknowledged in congestion avoidance not yet turned
@@ -36,8 +37,11 @@ impl CongestionControl for Aimd {
                 let l = if s.slow_start_after_rto { 1 } else { abc };
                 s.set_cwnd(s.cwnd + acked.min(l * mss));
             } else {
-                // RFC 5681 §3.1 eq. 2: slow start, cwnd += min(N, SMSS) per ACK.
-                s.set_cwnd(s.cwnd + acked.min(mss));
+                // Classic per-ACK counting (4.3BSD, ns-2): one SMSS for every ACK of new data,
+                // however little it acknowledges — what TBIT's ABC test (Ladha et al. §3) tells
+                // apart from byte counting. (RFC 5681 eq. 2's min(N, SMSS) differs only for ACKs
+                // of less than one SMSS; abc = 1 gives it.)
+                s.set_cwnd(s.cwnd + mss);
             }
         } else if abc > 0 {
             // RFC 3465 §2.1: one SMSS per cwnd bytes acknowledged.

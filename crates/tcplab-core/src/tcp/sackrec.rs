@@ -371,7 +371,9 @@ impl FackRh {
         }
         if let Some(mut rh) = self.rh {
             rh.acks += 1;
-            if top >= rh.end || s.snd_una >= rh.end {
+            // The round trip is over once data sent after the round began is SACKed or
+            // acknowledged (the forward-most SACK block passes the saved snd.nxt).
+            if top > rh.end || s.snd_una > rh.end {
                 // One round trip is over: the window is what the round put in the network,
                 // (cwnd − loss)/2 (eq. 15), bounded by half the old window (Bounding
                 // Parameters: superfluous ACKs must not inflate it). No loss: restore.

@@ -84,6 +84,9 @@ pub struct SenderCore {
     pub sb: Scoreboard,
     /// When data was last sent (RFC 5681 §4.1 restart window).
     last_send_at: Time,
+    /// When the current recovery began (its fast retransmit), until the data outstanding then
+    /// is acknowledged or the timer expires.
+    recovery_since: Option<Time>,
     pub rtt: RttEstimator,
     pub rto_timer: Timer,
     timer_events: Vec<Time>,
@@ -135,6 +138,7 @@ impl SenderCore {
             sack_ok: cfg.sack && !cfg.handshake,
             sb: Scoreboard::default(),
             last_send_at: 0,
+            recovery_since: None,
             rtt,
             rto_timer: Timer::default(),
             timer_events: Vec::new(),
@@ -161,6 +165,7 @@ impl SenderCore {
         self.established_at = Some(self.now);
         self.cwnd_since = self.now;
         self.stats.cwnd_max = self.stats.cwnd_max.max(self.cwnd);
+        self.stats.sack_transfers += self.sack_ok as u64;
         self.snd_una = 1;
         self.snd_nxt = 1;
         self.snd_max = 1;
@@ -454,6 +459,7 @@ impl SenderCore {
     pub fn count_fast_retransmit(&mut self) {
         self.stats.fast_retransmits += 1;
         self.stats.recoveries += 1;
+        self.recovery_since.get_or_insert(self.now);
         if self.dupacks < self.cfg.dupthresh && self.dupthresh() < self.cfg.dupthresh {
             self.stats.early_retransmits += 1;
         }
@@ -485,6 +491,9 @@ impl TcpSender {
             Variant::Sack1 => Box::new(Sack1::default()),
             Variant::FackRh => Box::new(FackRh::default()),
         };
+        // Without a handshake SACK is in use exactly when configured; a SACK variant without it
+        // recovers as NewReno (as after a SYN-ACK that does not agree to SACK).
+        let rec = if cfg.variant.uses_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
         TcpSender { core: SenderCore::new(cfg, bytes), cc: Box::new(Aimd::default()), rec }
     }
 
@@ -628,6 +637,12 @@ impl TcpSender {
         if c.episode.is_some_and(|e| c.snd_una >= e.end) {
             c.close_episode();
         }
+        if let Some(t0) = c.recovery_since {
+            if c.snd_una >= c.recover {
+                c.stats.recovery_ns += (c.now - t0) as u128;
+                c.recovery_since = None;
+            }
+        }
         let restart = if c.in_recovery {
             self.rec.on_ack_in_recovery(c, &mut *self.cc, acked, out)
         } else {
@@ -668,6 +683,9 @@ impl TcpSender {
             }
             SenderPhase::Established if c.snd_una < c.snd_max => {
                 c.stats.timeouts += 1;
+                if let Some(t0) = c.recovery_since.take() {
+                    c.stats.recovery_ns += (now - t0) as u128;
+                }
                 // RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS), but held constant when the
                 // segment has already been retransmitted by the timer. If the window was already
                 // reduced inside this window of data (a timeout during fast recovery), ssthresh is

@@ -24,8 +24,13 @@ pub struct ConnStats {
     /// Loss-recovery phases entered on duplicate ACKs or SACK information (one per fast
     /// retransmit; a SACK or FACK recovery repairing several holes is one).
     pub recoveries: u64,
+    /// Time spent in recoveries: from each fast retransmit until the data outstanding then is
+    /// acknowledged (or the retransmission timer expires), ns.
+    pub recovery_ns: u128,
     /// Retransmissions of holes chosen from the SACK scoreboard.
     pub sack_retransmits: u64,
+    /// Connections (transfers) that used SACK.
+    pub sack_transfers: u64,
     /// Loss episodes repaired by one successful, clock-preserving window halving.
     pub ca_events: u64,
     /// Loss episodes with any other window reduction (a timeout, or more than one reduction).
@@ -75,6 +80,8 @@ impl ConnStats {
         self.early_retransmits += o.early_retransmits;
         self.recoveries += o.recoveries;
         self.sack_retransmits += o.sack_retransmits;
+        self.recovery_ns += o.recovery_ns;
+        self.sack_transfers += o.sack_transfers;
         self.ca_events += o.ca_events;
         self.non_ca_events += o.non_ca_events;
         self.other_losses += o.other_losses;
