@@ -6,6 +6,6 @@
 """
 
 from ._core import CoreError, ScenarioError, __version__
-from .api import Result, load_scenario, profiles, run, validate
+from .api import Result, load_scenario, profiles, run, validate, variants
 
-__all__ = ["run", "validate", "profiles", "load_scenario", "Result", "ScenarioError", "CoreError", "__version__"]
+__all__ = ["run", "validate", "profiles", "variants", "load_scenario", "Result", "ScenarioError", "CoreError", "__version__"]

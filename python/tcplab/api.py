@@ -152,3 +152,10 @@ def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = ()) -> di
 def profiles() -> dict:
     """The named TCP profiles (`rfc`, `ns2`, `bsd`, ...) and every knob they set."""
     return json.loads(_core.profiles())
+
+
+def variants(profile: str = "rfc") -> dict:
+    """The named stacks (`preset = "..."` in a scenario): the variants of the Mathis and Ladha
+    studies. For each: `study`, `summary`, `settings` (the mechanism knobs the preset sets) and
+    `config` (the whole TCP configuration it gives over `profile`)."""
+    return json.loads(_core.presets(profile))

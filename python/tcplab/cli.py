@@ -3,6 +3,7 @@
     tcplab run FILE [--seed N] [--set key=value ...] [--json]
     tcplab validate FILE [--set key=value ...]
     tcplab profiles
+    tcplab variants [--profile P] [--json]
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import click
 
 from . import _core
 from .api import profiles as _profiles
+from .api import variants as _variants
 from .api import run as _run
 from .api import validate as _validate
 
@@ -184,6 +186,43 @@ def profiles_cmd(as_json: bool) -> None:
     click.echo("knob".ljust(w) + "  " + "  ".join(n.rjust(10) for n in names))
     for k in knobs:
         click.echo(k.ljust(w) + "  " + "  ".join(str(p[n][k]).rjust(10) for n in names))
+
+
+@main.command("variants")
+@click.option("--profile", default="rfc", show_default=True, help="Profile the presets are applied over (for --json's full configs).")
+@click.option("--json", "as_json", is_flag=True, help="Every preset's settings and full configuration as JSON.")
+def variants_cmd(profile: str, as_json: bool) -> None:
+    """List the presets (`preset = "..."` in [tcp]): the variants of the studies and their settings.
+
+    A preset sets the mechanism knobs below over the profile; every other knob (timers, MSS,
+    delayed ACKs, ...) stays the profile's, so each preset runs with or without delayed ACKs
+    (`delayed_ack = true|false`).
+    """
+    try:
+        v = _variants(profile)
+    except ValueError as e:
+        _fail(str(e))
+    if as_json:
+        click.echo(json.dumps(v, indent=2))
+        return
+    cols = ["variant", "sack", "sack_blocks", "initial_window", "limited_transmit", "abc", "early_retransmit"]
+    heads = ["preset", "study", "variant", "sack", "blocks", "iw", "lt", "abc", "er", "summary"]
+    rows = []
+    for name, p in v.items():
+        s = p["settings"]
+        rows.append([name, p["study"]] + [_fmt_knob(s[c]) for c in cols] + [p["summary"]])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
+    click.echo("  ".join(h.ljust(w) for h, w in zip(heads, widths)).rstrip())
+    for r in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def _fmt_knob(v) -> str:
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, dict):
+        return ",".join(f"{k}={x}" for k, x in v.items())
+    return str(v)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,27 @@ fn profiles() -> String {
     serde_json::to_string(&m).expect("serialisable")
 }
 
+/// The named stacks (presets of the studies' variants): for each, its study, a summary, the
+/// mechanism knobs it sets, and the whole configuration it gives over `profile`, as JSON.
+#[pyfunction]
+#[pyo3(signature = (profile = "rfc"))]
+fn presets(profile: &str) -> PyResult<String> {
+    use tcplab_core::tcp::config::{PRESETS, PROFILES};
+    use tcplab_core::tcp::TcpConfig;
+    let base = TcpConfig::profile(profile)
+        .ok_or_else(|| ScenarioError::new_err(format!("unknown profile {profile:?}; expected one of: {}", PROFILES.join(", "))))?;
+    const SET: [&str; 7] = ["variant", "sack", "sack_blocks", "initial_window", "limited_transmit", "abc", "early_retransmit"];
+    let mut m = serde_json::Map::new();
+    for p in PRESETS {
+        let mut c = base.clone();
+        (p.apply)(&mut c);
+        let v = serde_json::to_value(&c).expect("serialisable");
+        let settings: serde_json::Map<String, serde_json::Value> = SET.iter().map(|k| (k.to_string(), v[*k].clone())).collect();
+        m.insert(p.name.to_string(), serde_json::json!({ "study": p.study, "summary": p.summary, "settings": settings, "config": v }));
+    }
+    Ok(serde_json::to_string(&m).expect("serialisable"))
+}
+
 /// Deliberately panic inside the core (to test that panics become CoreError).
 #[pyfunction]
 fn _panic_for_test() -> PyResult<()> {
@@ -102,6 +123,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     Ok(())
 }

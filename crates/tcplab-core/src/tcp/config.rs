@@ -383,7 +383,7 @@ fn base_preset(c: &mut TcpConfig, variant: Variant, sack: bool) {
 pub const PRESETS: &[Preset] = &[
     Preset { name: "tahoe", study: "mathis97", summary: "Tahoe, IW 1", apply: |c| base_preset(c, Variant::Tahoe, false) },
     Preset { name: "reno", study: "mathis97", summary: "Reno (RFC 5681 §3.2), IW 1", apply: |c| base_preset(c, Variant::Reno, false) },
-    Preset { name: "newreno", study: "ladha04, mathis97", summary: "NewReno (RFC 6582), IW 1", apply: |c| base_preset(c, Variant::Newreno, false) },
+    Preset { name: "newreno", study: "ladha04,mathis97", summary: "NewReno (RFC 6582), IW 1", apply: |c| base_preset(c, Variant::Newreno, false) },
     Preset {
         name: "sack1",
         study: "mathis97",
