@@ -379,7 +379,9 @@ impl FackRh {
                 // Parameters: superfluous ACKs must not inflate it). No loss: restore.
                 self.rh = None;
                 if self.loss {
-                    let w = self.awnd(s).min(rh.prior_cwnd / 2).max(s.mss);
+                    // awnd no longer counts the segment whose ACK closed the round; it was sent
+                    // in the round and belongs to the new window.
+                    let w = (self.awnd(s) + s.mss).min(rh.prior_cwnd / 2).max(s.mss);
                     s.set_cwnd(w);
                     s.ssthresh = w.max(2 * s.mss);
                 } else {
