@@ -252,6 +252,8 @@ class Store:
             for k in reversed(axis_cols):
                 runs.insert(0, k, [p.get(k) for p in params])
         runs = runs.astype({"point": "int64", "replicate": "int64", "seed": "uint64"})
+        lead = axis_cols + ["point", "replicate", "seed", "key"]
+        runs = runs[lead + [c for c in runs.columns if c not in lead]]
         rank = pd.Series(range(len(runs)), index=runs["key"].values)
         head = runs[axis_cols + ["replicate", "seed", "key"]]
         out = {}

@@ -133,7 +133,8 @@ def _generate(spec: Mapping, where: str) -> list:
             raise SweepError(f"{where}.{kind}: expected [start, stop, count], got {list(args)!r}")
         a, b = _number(args[0], f"{where}.{kind}"), _number(args[1], f"{where}.{kind}")
         n = _count(args[2], f"{where}.{kind}")
-        # The same formula as numpy.linspace (endpoint included), in float64 everywhere.
+        # numpy.linspace's formula (endpoint included) in Python floats, and 10 ** x with the C
+        # library's pow, so the values (and so the run keys) do not depend on numpy's SIMD paths.
         step = (b - a) / (n - 1) if n > 1 else 0.0
         lin = [float(a + i * step) if i < n - 1 else float(b) for i in range(n)]
         values = [10.0**x for x in lin] if kind == "logspace" else lin
@@ -552,7 +553,7 @@ def sweep(
         st.record_spec(spec)
         done = st.finished_keys(include_failed=not retry_failed)
         todo = [t for t in tasks if t.key not in done]
-        stats = {"runs": len(tasks), "skipped": len(tasks) - len(todo)}
+        stats = {"name": spec.name, "runs": len(tasks), "skipped": len(tasks) - len(todo)}
         t0 = time.perf_counter()
         if todo:
             with make_executor(workers=workers, dask=dask) as ex:
