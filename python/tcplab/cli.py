@@ -253,6 +253,8 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         f"sweep {st['name']}: {st['runs']} runs: {ran} run now ({st.get('ok', 0)} ok, {st.get('failed', 0)} failed), "
         f"{st['skipped']} already stored; {st['wall_s']:.1f} s; store {res.store or '(memory)'}"
     )
+    if st.get("lost_batches"):
+        click.echo(f"{st['lost_batches']} batches were lost with their worker process and run again", err=True)
     failed = res.failed
     if len(failed):
         click.echo(f"{len(failed)} runs of this sweep are recorded as failed; the first:", err=True)
