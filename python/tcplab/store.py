@@ -71,6 +71,20 @@ def _runs_schema():
     )  # fmt: skip
 
 
+def _concat(parts: Any):
+    """One Arrow table from one or several (a column empty in one batch is typed by the others)."""
+    import pyarrow as pa
+
+    if parts is None:
+        return None
+    if isinstance(parts, pa.Table):
+        parts = [parts]
+    parts = [p for p in parts if p is not None and p.num_rows]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="permissive")
+
+
 class Store:
     """A results store opened for writing (the sweep coordinator) or reading (`tcplab.load`)."""
 
@@ -160,7 +174,8 @@ class Store:
 
     def commit(self, tasks: list, outcomes: list, tables: Optional[dict] = None, sweep: Optional[str] = None) -> None:
         """Store finished runs in one transaction: their `runs` rows (tasks with their outcomes, as
-        run_batch gives them) and their result rows. A run failed earlier is replaced."""
+        run_batch gives them) and their result rows (`tables`: name -> Arrow table, or a list of
+        them). A run failed earlier is replaced."""
         import pyarrow as pa
 
         by_key = {o["key"]: o for o in outcomes}
@@ -203,8 +218,9 @@ class Store:
             con.register("_runs", runs_tbl)
             con.execute("INSERT INTO runs BY NAME SELECT * FROM _runs")
             con.unregister("_runs")
-            for name, tbl in (tables or {}).items():
-                if tbl is None or tbl.num_rows == 0:
+            for name, parts in (tables or {}).items():
+                tbl = _concat(parts)
+                if tbl is None:
                     continue
                 con.register("_rows", tbl)
                 if name not in self._tables:
@@ -216,7 +232,7 @@ class Store:
             con.rollback()
             self._tables = self._existing_tables()
             raise
-        self._tables.update(n for n, t in (tables or {}).items() if t is not None and t.num_rows)
+        self._tables = self._existing_tables()
         self._failed.difference_update(replace)
 
     def _create_result_table(self, name: str) -> None:

@@ -396,6 +396,9 @@ def _describe(params: tuple) -> str:
 
 # --- running -----------------------------------------------------------------------------------
 
+# Finished runs are committed together at most this often: after a SIGKILL, at most the runs of
+# this last interval are run again; none is stored in part.
+COMMIT_EVERY_S = 0.5
 # A run whose worker died this many times is recorded as failed instead of being tried again.
 MAX_ATTEMPTS = 2
 # Upper bound of runs per batch: a batch's rows travel as one message and are one transaction.
@@ -435,61 +438,93 @@ class Batcher:
         return max(1, min(want, share, MAX_BATCH))
 
 
+class _Pending:
+    """Finished runs not yet stored. They are committed together, at most every `COMMIT_EVERY_S`:
+    a DuckDB commit costs milliseconds (a WAL write and sync), far more than a tiny run."""
+
+    def __init__(self) -> None:
+        self.tasks: list = []
+        self.outcomes: list = []
+        self.tables: dict = {}
+        self.ok = self.failed = 0
+        self.since = time.monotonic()
+
+    def add(self, tasks: list, outcomes: list, tables: Optional[dict] = None) -> None:
+        self.tasks.extend(tasks)
+        self.outcomes.extend(outcomes)
+        for name, tbl in (tables or {}).items():
+            if tbl is not None:
+                self.tables.setdefault(name, []).append(tbl)
+        ok = sum(1 for o in outcomes if o["status"] == "ok")
+        self.ok += ok
+        self.failed += len(outcomes) - ok
+
+    def flush(self, store: Any, bar: Any, sweep_name: Optional[str]) -> None:
+        if self.tasks:
+            store.commit(self.tasks, self.outcomes, self.tables, sweep=sweep_name)
+            bar.advance(ok=self.ok, failed=self.failed)
+        self.__init__()
+
+
 def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_size: Optional[int] = None, sweep_name: Optional[str] = None) -> dict:
-    """The coordinator: hand batches to `ex`, store each finished one in one transaction, and run
-    again, one at a time, the runs of a batch whose worker died (a run that kills its worker
-    `MAX_ATTEMPTS` times is recorded as failed)."""
-    stats = {"ok": 0, "failed": 0, "lost_batches": 0, "sim_wall_s": 0.0}
-    invalid = [t for t in todo if t.error]
-    for i in range(0, len(invalid), MAX_BATCH):
-        chunk = invalid[i : i + MAX_BATCH]
-        store.commit(chunk, [{"key": t.key, "status": "failed", "error": t.error} for t in chunk], sweep=sweep_name)
-        stats["failed"] += len(chunk)
-        bar.advance(ok=0, failed=len(chunk))
+    """The coordinator: hand batches to `ex`, store finished runs in transactions, and run again,
+    one at a time, the runs of a batch whose worker died (a run that kills its worker
+    `MAX_ATTEMPTS` times is recorded as failed). Progress counts stored runs only."""
+    stats = {"ok": 0, "failed": 0, "lost_batches": 0, "batches": 0, "commits": 0, "sim_wall_s": 0.0}
+    done = _Pending()
+    for t in todo:
+        if t.error:
+            done.add([t], [{"key": t.key, "status": "failed", "error": t.error}])
     pending = deque(t for t in todo if not t.error)
     singles: deque = deque()  # runs of lost batches, sent alone so a fatal run is found
     attempts: dict = {}
     inflight: dict = {}
     batcher = Batcher(ex.parallelism, ex.target_batch_s, batch_size)
     next_id = 0
-    while pending or singles or inflight:
-        while (pending or singles) and ex.capacity() > 0:
-            if singles:
-                batch = [singles.popleft()]
-            else:
-                n = batcher.size(len(pending))
-                batch = [pending.popleft() for _ in range(min(n, len(pending)))]
-            next_id += 1
-            inflight[next_id] = batch
-            ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets)) for t in batch])
-        for kind, batch_id, payload in ex.wait(timeout=0.25):
-            batch = inflight.pop(batch_id)
-            if kind == "done":
-                store.commit(batch, payload["runs"], payload["tables"], sweep=sweep_name)
-                ok = sum(1 for o in payload["runs"] if o["status"] == "ok")
-                stats["ok"] += ok
-                stats["failed"] += len(batch) - ok
-                stats["sim_wall_s"] += sum(o.get("wall_time_s") or 0.0 for o in payload["runs"])
-                batcher.observe(len(batch), payload["batch_wall_s"])
-                bar.advance(ok=ok, failed=len(batch) - ok)
-                continue
-            stats["lost_batches"] += 1
-            if len(batch) > 1:
-                singles.extend(batch)
-                continue
-            t = batch[0]
-            attempts[t.key] = attempts.get(t.key, 0) + 1
-            if attempts[t.key] < MAX_ATTEMPTS:
-                singles.append(t)
-                continue
-            msg = f"{payload}, {attempts[t.key]} times while running this run"
-            store.commit([t], [{"key": t.key, "status": "failed", "error": msg}], sweep=sweep_name)
-            stats["failed"] += 1
-            bar.advance(ok=0, failed=1)
-        bar.refresh()
+    try:
+        while pending or singles or inflight:
+            while (pending or singles) and ex.capacity() > 0:
+                if singles:
+                    batch = [singles.popleft()]
+                else:
+                    n = batcher.size(len(pending))
+                    batch = [pending.popleft() for _ in range(min(n, len(pending)))]
+                next_id += 1
+                inflight[next_id] = batch
+                ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets)) for t in batch])
+            for kind, batch_id, payload in ex.wait(timeout=0.25):
+                batch = inflight.pop(batch_id)
+                if kind == "done":
+                    done.add(batch, payload["runs"], payload["tables"])
+                    stats["batches"] += 1
+                    stats["sim_wall_s"] += sum(o.get("wall_time_s") or 0.0 for o in payload["runs"])
+                    batcher.observe(len(batch), payload["batch_wall_s"])
+                    continue
+                stats["lost_batches"] += 1
+                if len(batch) > 1:
+                    singles.extend(batch)
+                    continue
+                t = batch[0]
+                attempts[t.key] = attempts.get(t.key, 0) + 1
+                if attempts[t.key] < MAX_ATTEMPTS:
+                    singles.append(t)
+                    continue
+                msg = f"{payload}, {attempts[t.key]} times while running this run"
+                done.add([t], [{"key": t.key, "status": "failed", "error": msg}])
+            if done.tasks and time.monotonic() - done.since >= COMMIT_EVERY_S:
+                stats["ok"] += done.ok
+                stats["failed"] += done.failed
+                stats["commits"] += 1
+                done.flush(store, bar, sweep_name)
+            bar.refresh()
+    finally:
+        # Whatever finished is stored, also when the sweep is interrupted (Ctrl-C, an error).
+        if done.tasks:
+            stats["ok"] += done.ok
+            stats["failed"] += done.failed
+            stats["commits"] += 1
+            done.flush(store, bar, sweep_name)
     return stats
-
-
 
 
 @dataclass
