@@ -15,8 +15,6 @@ import tcplab
 from tcplab import _core
 from tcplab.sweep import Batcher, check_axes, expand, parse_spec, run_key, toml_literal
 
-from conftest import SMALL_DICT
-
 # Four flows' worth of a 16 KB transfer over a lossy link: each run takes well under a millisecond.
 BASE = {
     "name": "grid",
@@ -348,13 +346,13 @@ def test_dry_run_prints_the_grid_and_runs_nothing(cli, tmp_path):
 
 
 def test_run_of_a_sweep_file_points_to_the_sweep_command(cli):
-    p = cli("run", Path(__file__).resolve().parent.parent / "experiments" / "examples" / "sweep_demo.toml")
+    p = cli("run", Path(__file__).resolve().parent.parent / "experiments" / "sweeps" / "sweep_demo.toml")
     assert p.returncode == 2
     assert "has a [sweep] table; run it with `tcplab sweep" in p.stderr
 
 
 def test_the_example_sweep_runs(tmp_path):
-    example = Path(__file__).resolve().parent.parent / "experiments" / "examples" / "sweep_demo.toml"
+    example = Path(__file__).resolve().parent.parent / "experiments" / "sweeps" / "sweep_demo.toml"
     res = tcplab.sweep(example, store=tmp_path / "demo.duckdb", workers=0, progress=False)
     assert len(res.runs) == 30 and (res.runs["status"] == "ok").all()
     assert (res.connections["bytes_delivered"] == 65536).all()

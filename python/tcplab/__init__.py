@@ -3,7 +3,7 @@
     >>> import tcplab
     >>> r = tcplab.run("experiments/examples/demo.toml", seed=1)
     >>> r.connections[["name", "goodput_bps", "retransmits"]]
-    >>> s = tcplab.sweep("experiments/examples/sweep_demo.toml")   # a grid of runs, stored
+    >>> s = tcplab.sweep("experiments/sweeps/sweep_demo.toml")   # a grid of runs, stored
     >>> s.connections.groupby("topology.loss")["goodput_bps"].mean()
 """
 

@@ -14,7 +14,6 @@ import hashlib
 import itertools
 import json
 import math
-import operator
 import os
 import re
 import sys
@@ -22,7 +21,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import pandas as pd
 
