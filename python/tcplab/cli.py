@@ -254,7 +254,8 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         f"{st['skipped']} already stored; {st['wall_s']:.1f} s; store {res.store or '(memory)'}"
     )
     if st.get("lost_batches"):
-        click.echo(f"{st['lost_batches']} batches were lost with their worker process and run again", err=True)
+        n = st["lost_batches"]
+        click.echo(f"{n} {'batch was' if n == 1 else 'batches were'} lost with a worker process and run again", err=True)
     failed = res.failed
     if len(failed):
         click.echo(f"{len(failed)} runs of this sweep are recorded as failed; the first:", err=True)
