@@ -3,9 +3,17 @@
     >>> import tcplab
     >>> r = tcplab.run("experiments/examples/demo.toml", seed=1)
     >>> r.connections[["name", "goodput_bps", "retransmits"]]
+    >>> s = tcplab.sweep("experiments/sweeps/sweep_demo.toml")   # a grid of runs, stored
+    >>> s.connections.groupby("topology.loss")["goodput_bps"].mean()
 """
 
 from ._core import CoreError, ScenarioError, __version__
 from .api import Result, load_scenario, profiles, run, validate, variants
+from .executors import ExecutorError
+from .store import StoreError, load
+from .sweep import SweepError, SweepResult, sweep
 
-__all__ = ["run", "validate", "profiles", "variants", "load_scenario", "Result", "ScenarioError", "CoreError", "__version__"]
+__all__ = [
+    "run", "validate", "profiles", "variants", "load_scenario", "Result", "ScenarioError", "CoreError", "__version__",
+    "sweep", "load", "SweepResult", "SweepError", "StoreError", "ExecutorError",
+]  # fmt: skip

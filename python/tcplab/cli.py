@@ -4,6 +4,8 @@
     tcplab validate FILE [--set key=value ...]
     tcplab profiles
     tcplab variants [--profile P] [--json]
+    tcplab sweep FILE [--workers N] [--dask ADDRESS|local] [--store PATH] [--set key=value ...]
+    tcplab results STORE [--to parquet|csv] [--out DIR]
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from .api import profiles as _profiles
 from .api import variants as _variants
 from .api import run as _run
 from .api import validate as _validate
+from .executors import ExecutorError
+from .store import StoreError
+from .sweep import SweepError
 
 
 def _fail(msg: str) -> None:
@@ -147,6 +152,8 @@ def run_cmd(scenario: str, seed, sets, as_json: bool) -> None:
     except (OSError, UnicodeDecodeError) as e:
         _load_error(scenario, e)
     except _core.ScenarioError as e:
+        if getattr(e, "path", None) == "sweep":
+            _fail(f"{scenario}: has a [sweep] table; run it with `tcplab sweep {scenario}`")
         _fail(f"{scenario}: {e}")
     except _core.CoreError as e:
         _fail(str(e))
@@ -223,6 +230,121 @@ def _fmt_knob(v) -> str:
     if isinstance(v, dict):
         return ",".join(f"{k}={x}" for k, x in v.items())
     return str(v)
+def _axis_summary(values: tuple) -> str:
+    from .sweep import toml_literal
+
+    shown = [toml_literal(v[0] if len(v) == 1 else list(v)) for v in values]
+    if len(shown) > 6:
+        shown = shown[:3] + ["..."] + shown[-2:]
+    return ", ".join(shown)
+
+
+@main.command("sweep")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--workers", type=click.IntRange(min=0), default=None, help="Worker processes (default: every core; 0 = in this process). With --dask local: Dask workers.")
+@click.option("--dask", metavar="ADDRESS|local", default=None, help="Run on a Dask scheduler (tcp://host:8786) or a LocalCluster ('local').")
+@click.option("--store", type=click.Path(dir_okay=False), default=None, help="Results store (default results/<sweep name>.duckdb).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of the base scenario, before the axes.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Runs per task (default: adaptive, about 0.2 s of work).")
+@click.option("--retry-failed", is_flag=True, help="Run again the runs recorded as failed.")
+@click.option("--progress-interval", type=click.FloatRange(min=0), default=5.0, show_default=True, help="Seconds between progress lines when stderr is not a terminal.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@click.option("--dry-run", is_flag=True, help="Check the sweep and print its grid; run nothing.")
+def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_failed, progress_interval, quiet, dry_run) -> None:
+    """Run the [sweep] of SCENARIO: every grid point once per replicate seed, into a DuckDB store.
+
+    A rerun skips every run already stored, so an interrupted sweep resumes where it stopped.
+    """
+    from .sweep import check_axes, default_store, expand, parse_spec, sweep
+
+    try:
+        if dry_run:
+            spec = parse_spec(Path(scenario), sets=list(sets))
+            base_json = json.dumps(spec.base)
+            check_axes(spec, base_json)
+            tasks = expand(spec, base_json)
+            invalid = len({t.point for t in tasks if t.error})
+            click.echo(f"sweep {spec.name}: {spec.points} points x {len(spec.seeds)} replicates = {spec.runs} runs; store {store or default_store(spec.name)}")
+            for a in spec.axes:
+                click.echo(f"  {' + '.join(a.keys)} ({len(a)} values): {_axis_summary(a.values)}")
+            click.echo(f"  seeds: {_axis_summary(tuple((x,) for x in spec.seeds))}")
+            if invalid:
+                click.echo(f"  {invalid} points are refused by the scenario checks and would be recorded as failed")
+            return
+        res = sweep(
+            Path(scenario), store=store, workers=workers, dask=dask, batch_size=batch_size, sets=list(sets),
+            retry_failed=retry_failed, progress=False if quiet else None, progress_interval=progress_interval,
+        )  # fmt: skip
+    except (OSError, UnicodeDecodeError) as e:
+        _load_error(scenario, e)
+    except (_core.ScenarioError, SweepError) as e:
+        _fail(f"{scenario}: {e}")
+    except (StoreError, ExecutorError, _core.CoreError) as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        click.echo("interrupted: every finished run is stored; run the same command again to resume", err=True)
+        sys.exit(130)
+    st = res.stats
+    ran = st.get("ok", 0) + st.get("failed", 0)
+    click.echo(
+        f"sweep {st['name']}: {st['runs']} runs: {ran} run now ({st.get('ok', 0)} ok, {st.get('failed', 0)} failed), "
+        f"{st['skipped']} already stored; {st['wall_s']:.1f} s; store {res.store or '(memory)'}"
+    )
+    if st.get("lost_batches"):
+        n = st["lost_batches"]
+        click.echo(f"{n} {'batch was' if n == 1 else 'batches were'} lost with a worker process and run again", err=True)
+    failed = res.failed
+    if len(failed):
+        click.echo(f"{len(failed)} runs of this sweep are recorded as failed; the first:", err=True)
+        for _, r in failed.head(5).iterrows():
+            click.echo(f"  {', '.join(json.loads(r['overrides'])) or '(base)'} seed {r['seed']}: {r['error']}", err=True)
+
+
+def _exportable(df):
+    """Axis columns may mix types (`[1, "rfc3390"]`); Parquet needs one type per column."""
+    df = df.copy()
+    for c in df.columns:
+        if df[c].dtype == object:
+            kinds = {type(v) for v in df[c] if v is not None}
+            if len(kinds) > 1:
+                df[c] = [None if v is None else json.dumps(v) if not isinstance(v, str) else v for v in df[c]]
+    return df
+
+
+@main.command("results")
+@click.argument("store", type=click.Path(dir_okay=False))
+@click.option("--to", "fmt", type=click.Choice(["parquet", "csv"]), default=None, help="Export every table in this format.")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Directory to export to (default: the store's path without .duckdb).")
+def results_cmd(store: str, fmt, out) -> None:
+    """Summarise a sweep's results STORE, or export its tables (runs, connections, links, transfers)."""
+    from .store import Store
+
+    try:
+        with Store(store, read_only=True) as st:
+            meta = st.meta
+            res = st.load()
+    except StoreError as e:
+        _fail(str(e))
+    if fmt is None:
+        counts = res.runs["status"].value_counts().to_dict()
+        click.echo(f"store {store}: tcplab {meta.get('tcplab_version')}, sweep {meta.get('sweep', '-')}")
+        click.echo(f"runs: {len(res.runs)} ({', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none'})")
+        for name in ("connections", "links", "transfers"):
+            click.echo(f"{name}: {len(getattr(res, name))} rows")
+        axes = [c for c in res.runs.columns if "." in c]
+        if axes:
+            click.echo(f"axes: {', '.join(axes)}")
+        return
+    outdir = Path(out) if out else Path(store).with_suffix("")
+    outdir.mkdir(parents=True, exist_ok=True)
+    for name in ("runs", "connections", "links", "transfers"):
+        df = _exportable(getattr(res, name))
+        p = outdir / f"{name}.{fmt}"
+        if fmt == "parquet":
+            df.to_parquet(p, index=False)
+        else:
+            df.to_csv(p, index=False)
+        click.echo(f"{p}: {len(df)} rows")
 
 
 if __name__ == "__main__":

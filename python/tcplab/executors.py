@@ -1,0 +1,348 @@
+"""Where the runs of a sweep happen: in this process, in a local pool of worker processes, or on a
+Dask cluster. Every executor runs the same function, `run_batch`, on batches of runs and hands
+back the same rows, so a sweep gives identical tables whichever one ran it.
+
+The coordinator (`tcplab.sweep`) keeps at most a few batches in flight and stores each result as
+it arrives. An executor reports a batch as `done` (its rows) or `lost` (its worker died), and the
+coordinator decides what to run again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing as mp
+import multiprocessing.connection
+import os
+import signal
+import sys
+import time
+import uuid
+from collections import deque
+from typing import Any, Optional
+
+from . import _core
+
+# Rows of a run are built in the worker; the coordinator only inserts them.
+RESULT_TABLES = ("connections", "links", "transfers")
+
+# Workers dying this many times (plus one per worker) in a row, with no batch finished in
+# between, mean the pool cannot work (a broken installation), not one bad run.
+MAX_DEATHS_IN_A_ROW = 5
+
+
+class ExecutorError(RuntimeError):
+    """The executor cannot run the sweep (no Dask, an unreachable scheduler, workers that die)."""
+
+
+def run_batch(base_json: str, tasks: list) -> dict:
+    """Run `tasks`, a list of (key, seed, sets), on the scenario `base_json`. A run that fails (an
+    invalid combination, a panic in the core) becomes a failed row with its message; the batch
+    goes on. Returns the runs (status, error, timings) and one Arrow table per result table, each
+    row carrying its run's key."""
+    import pyarrow as pa
+
+    t_batch = time.perf_counter()
+    runs = []
+    rows: dict = {name: [] for name in RESULT_TABLES}
+    for key, seed, sets in tasks:
+        t0 = time.perf_counter()
+        try:
+            out = _core.run_scenario(base_json, "json", seed, list(sets))
+        except Exception as e:  # ScenarioError, CoreError, anything else: record it, keep going
+            runs.append({"key": key, "status": "failed", "error": f"{type(e).__name__}: {e}", "wall_time_s": time.perf_counter() - t0})
+            continue
+        wall = time.perf_counter() - t0
+        d = json.loads(out)
+        m = d["meta"]
+        runs.append(
+            {
+                "key": key,
+                "status": "ok",
+                "error": None,
+                "wall_time_s": wall,
+                "sim_time_s": m["sim_time_s"],
+                "events": m["events"],
+                "completed": m["completed"],
+            }
+        )
+        for name in RESULT_TABLES:
+            rows[name].extend({"key": key, **rec} for rec in d[name])
+    tables = {name: (pa.Table.from_pylist(r) if r else None) for name, r in rows.items()}
+    return {"runs": runs, "tables": tables, "batch_wall_s": time.perf_counter() - t_batch, "pid": os.getpid()}
+
+
+# --- in this process ----------------------------------------------------------------------------
+
+
+class SerialExecutor:
+    """Runs each batch in the coordinator's own process, one at a time (`workers=0`)."""
+
+    kind = "serial"
+    parallelism = 1
+    target_batch_s = 0.2
+
+    def __init__(self) -> None:
+        self._queue: deque = deque()
+
+    def capacity(self) -> int:
+        return 1 - len(self._queue)
+
+    def submit(self, batch_id: int, base_json: str, tasks: list) -> None:
+        self._queue.append((batch_id, base_json, tasks))
+
+    def wait(self, timeout: float) -> list:
+        if not self._queue:
+            return []
+        batch_id, base_json, tasks = self._queue.popleft()
+        return [("done", batch_id, run_batch(base_json, tasks))]
+
+    def close(self) -> None:
+        self._queue.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# --- a local process pool -----------------------------------------------------------------------
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this worker if the coordinator dies (even by SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            PR_SET_PDEATHSIG = 1
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        except Exception:
+            pass  # best effort: without it the worker still exits when its pipe closes
+
+
+def _worker_main(conn) -> None:
+    """A pool worker: receive (batch id, scenario, tasks), send back (batch id, rows); exit when
+    the coordinator says so or goes away."""
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        batch_id, base_json, tasks = msg
+        res = run_batch(base_json, tasks)
+        try:
+            conn.send((batch_id, res))
+        except (BrokenPipeError, OSError):
+            return
+
+
+def _death(exitcode: Optional[int]) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit status {exitcode}"
+
+
+class LocalPool:
+    """`workers` processes, each with its own pipe and one batch at a time, so the coordinator
+    always knows which batch a dead worker was running. A dead worker is replaced."""
+
+    kind = "local"
+    target_batch_s = 0.2
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ExecutorError(f"a local pool needs at least 1 worker, got {workers}")
+        self.parallelism = workers
+        self._ctx = mp.get_context("spawn")  # no fork of a coordinator holding a DuckDB handle and threads
+        self._slots: dict = {}  # slot -> (process, connection)
+        self._busy: dict = {}  # slot -> batch id
+        self._deaths_in_a_row = 0
+        for i in range(workers):
+            self._start(i)
+
+    def _start(self, slot: int) -> None:
+        parent, child = self._ctx.Pipe(duplex=True)
+        p = self._ctx.Process(target=_worker_main, args=(child,), name=f"tcplab-sweep-worker-{slot}", daemon=True)
+        p.start()
+        child.close()
+        self._slots[slot] = (p, parent)
+
+    @property
+    def pids(self) -> list:
+        return [p.pid for p, _ in self._slots.values()]
+
+    def capacity(self) -> int:
+        return len(self._slots) - len(self._busy)
+
+    def submit(self, batch_id: int, base_json: str, tasks: list) -> None:
+        slot = next(s for s in self._slots if s not in self._busy)
+        self._busy[slot] = batch_id
+        try:
+            self._slots[slot][1].send((batch_id, base_json, tasks))
+        except (BrokenPipeError, OSError):
+            pass  # the worker is dead; wait() sees its sentinel and reports the batch lost
+
+    def wait(self, timeout: float) -> list:
+        by_conn = {self._slots[s][1]: s for s in self._busy}
+        by_sentinel = {p.sentinel: s for s, (p, _) in self._slots.items()}
+        events = []
+        for r in mp.connection.wait(list(by_conn) + list(by_sentinel), timeout):
+            slot = by_conn.get(r, by_sentinel.get(r))
+            ev = self._collect(slot)
+            if ev:
+                events.append(ev)
+        return events
+
+    def _collect(self, slot: int) -> Optional[tuple]:
+        p, conn = self._slots[slot]
+        if slot in self._busy:
+            try:
+                if conn.poll():
+                    batch_id, res = conn.recv()
+                    del self._busy[slot]
+                    self._deaths_in_a_row = 0
+                    return ("done", batch_id, res)
+            except (EOFError, OSError):
+                pass
+        if p.is_alive():
+            return None
+        # The worker is gone: report its batch and start another in its place.
+        p.join()
+        conn.close()
+        self._deaths_in_a_row += 1
+        if self._deaths_in_a_row > MAX_DEATHS_IN_A_ROW + len(self._slots):
+            raise ExecutorError(f"sweep workers keep dying ({_death(p.exitcode)}, {self._deaths_in_a_row} times with no batch finished)")
+        self._start(slot)
+        batch_id = self._busy.pop(slot, None)
+        if batch_id is None:
+            return None
+        return ("lost", batch_id, f"worker process died ({_death(p.exitcode)})")
+
+    def close(self) -> None:
+        for p, conn in self._slots.values():
+            try:
+                conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        deadline = time.monotonic() + 5.0
+        for p, conn in self._slots.values():
+            p.join(max(0.0, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join()
+            conn.close()
+        self._slots.clear()
+        self._busy.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# --- Dask distributed ---------------------------------------------------------------------------
+
+
+class DaskExecutor:
+    """Batches as Dask tasks: `"local"` starts a LocalCluster of `workers` single-threaded
+    processes; an address (`tcp://host:8786`) connects to a running scheduler; a `Client` is used
+    as it is. Workers need this tcplab installed. Dask reschedules a task whose worker dies; a task
+    that keeps killing workers comes back as `lost`."""
+
+    kind = "dask"
+    target_batch_s = 0.5  # a Dask task costs about a millisecond of scheduling
+
+    def __init__(self, dask: Any, workers: Optional[int] = None) -> None:
+        try:
+            import distributed
+        except ImportError as e:  # pragma: no cover - a dependency of tcplab
+            raise ExecutorError(f"--dask needs the distributed package ({e})") from None
+        self._distributed = distributed
+        self._own_client = self._cluster = None
+        if isinstance(dask, distributed.Client):
+            self.client = dask
+        elif dask == "local":
+            n = workers or _cores()
+            self._cluster = distributed.LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+            )
+            self.client = self._own_client = distributed.Client(self._cluster)
+        elif isinstance(dask, str) and "://" in dask:
+            try:
+                self.client = self._own_client = distributed.Client(dask, timeout="20s")
+            except OSError as e:
+                raise ExecutorError(f"cannot reach the Dask scheduler at {dask}: {e}") from None
+        else:
+            raise ExecutorError(f"--dask takes a scheduler address (tcp://host:8786) or 'local', got {dask!r}")
+        threads = sum(w.get("nthreads", 1) for w in self.client.scheduler_info().get("workers", {}).values())
+        self.parallelism = max(1, threads)
+        self._inflight: dict = {}  # future -> batch id
+        self._token = uuid.uuid4().hex[:12]
+
+    def capacity(self) -> int:
+        return 2 * self.parallelism - len(self._inflight)  # one running and one queued per thread
+
+    def submit(self, batch_id: int, base_json: str, tasks: list) -> None:
+        fut = self.client.submit(run_batch, base_json, tasks, key=f"tcplab-batch-{self._token}-{batch_id}", pure=False)
+        self._inflight[fut] = batch_id
+
+    def wait(self, timeout: float) -> list:
+        if not self._inflight:
+            return []
+        try:
+            self._distributed.wait(list(self._inflight), timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return []
+        events = []
+        for fut in [f for f in self._inflight if f.done()]:
+            batch_id = self._inflight.pop(fut)
+            if fut.status == "finished":
+                events.append(("done", batch_id, fut.result()))
+            else:
+                exc = fut.exception()
+                events.append(("lost", batch_id, f"Dask task failed ({type(exc).__name__}: {exc})"))
+            fut.release()
+        return events
+
+    def close(self) -> None:
+        for fut in self._inflight:
+            fut.cancel()
+        self._inflight.clear()
+        if self._own_client is not None:
+            self._own_client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def make_executor(workers: Optional[int] = None, dask: Any = None):
+    """The executor for `tcplab.sweep`'s `workers` and `dask` arguments."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
+        raise ExecutorError(f"workers must be an integer >= 0 (0 = in this process), got {workers!r}")
+    if dask is not None and dask is not False:
+        return DaskExecutor(dask, workers)
+    if workers == 0:
+        return SerialExecutor()
+    return LocalPool(workers or _cores())

@@ -1,0 +1,299 @@
+"""The results store: one embedded DuckDB file per sweep (default `results/<name>.duckdb`).
+
+Tables: `runs` (one row per run: key, scenario hash, overrides, seed, status, error, timings,
+tcplab version), `connections`, `links` and `transfers` (the run's result rows, each with its run
+key), and `tcplab_meta` (store format, simulator version, the last sweep spec). Only the
+coordinator writes, one transaction per finished batch holding the batch's `runs` rows and all
+of their result rows, so a killed sweep leaves every finished run complete and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import pandas as pd
+
+from . import _core
+
+STORE_FORMAT = 1
+RESULT_TABLES = ("connections", "links", "transfers")
+# Rows of each result table within one run, in the order `tcplab.run` gives them.
+ROW_ORDER = {"connections": ["flow"], "links": ["link"], "transfers": ["flow", "transfer"]}
+# Integer columns that may be empty (Option<u64> in the core). A column whose values are all
+# empty in the batch that creates its table gets this type, or else DOUBLE, whatever the batch.
+NULLABLE_INTEGER_COLUMNS = {("transfers", "bytes")}
+
+RUNS_DDL = """
+CREATE TABLE runs (
+    key VARCHAR PRIMARY KEY,
+    sweep VARCHAR,
+    point INTEGER,
+    replicate INTEGER,
+    seed UBIGINT,
+    params VARCHAR,
+    overrides VARCHAR,
+    scenario_hash VARCHAR,
+    status VARCHAR,
+    error VARCHAR,
+    wall_time_s DOUBLE,
+    sim_time_s DOUBLE,
+    events BIGINT,
+    completed BOOLEAN,
+    tcplab_version VARCHAR,
+    finished_at TIMESTAMP
+)"""
+RUN_COLUMNS = [
+    "key", "sweep", "point", "replicate", "seed", "params", "overrides", "scenario_hash", "status", "error",
+    "wall_time_s", "sim_time_s", "events", "completed", "tcplab_version", "finished_at",
+]  # fmt: skip
+
+
+class StoreError(RuntimeError):
+    """A results store cannot be used: in use, not a tcplab store, or from another version."""
+
+
+def _runs_schema():
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("key", pa.string()), ("sweep", pa.string()), ("point", pa.int32()), ("replicate", pa.int32()),
+            ("seed", pa.uint64()), ("params", pa.string()), ("overrides", pa.string()),
+            ("scenario_hash", pa.string()), ("status", pa.string()), ("error", pa.string()),
+            ("wall_time_s", pa.float64()), ("sim_time_s", pa.float64()), ("events", pa.int64()),
+            ("completed", pa.bool_()), ("tcplab_version", pa.string()), ("finished_at", pa.timestamp("us")),
+        ]
+    )  # fmt: skip
+
+
+def _concat(parts: Any):
+    """One Arrow table from one or several (a column empty in one batch is typed by the others)."""
+    import pyarrow as pa
+
+    if parts is None:
+        return None
+    if isinstance(parts, pa.Table):
+        parts = [parts]
+    parts = [p for p in parts if p is not None and p.num_rows]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="permissive")
+
+
+class Store:
+    """A results store opened for writing (the sweep coordinator) or reading (`tcplab.load`)."""
+
+    def __init__(self, path: Union[str, os.PathLike], read_only: bool = False) -> None:
+        import duckdb
+
+        self.path = os.fspath(path)
+        self.read_only = read_only
+        memory = self.path == ":memory:"
+        if read_only and not memory and not Path(self.path).is_file():
+            raise StoreError(f"{self.path}: no such results store")
+        if not memory and not read_only:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.Error as e:
+            msg = str(e)
+            if "lock" in msg.lower():
+                raise StoreError(f"{self.path}: the store is open in another process (one sweep writes a store at a time): {msg}") from None
+            raise StoreError(f"{self.path}: not a DuckDB results store ({msg})") from None
+        try:
+            self._check_or_create()
+        except BaseException:
+            self.con.close()
+            raise
+        self._tables = self._existing_tables()
+        self._failed: set = set()
+
+    # --- format and version ---
+
+    def _existing_tables(self) -> set:
+        rows = self.con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
+        return {r[0] for r in rows}
+
+    def _check_or_create(self) -> None:
+        tables = self._existing_tables()
+        if "tcplab_meta" not in tables:
+            if tables:
+                raise StoreError(f"{self.path}: a DuckDB file that is not a tcplab results store (it has tables {', '.join(sorted(tables))})")
+            if self.read_only:
+                raise StoreError(f"{self.path}: an empty DuckDB file, not a tcplab results store")
+            self.con.begin()
+            self.con.execute("CREATE TABLE tcplab_meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+            self.con.execute(RUNS_DDL)
+            self.con.executemany(
+                "INSERT INTO tcplab_meta VALUES (?, ?)",
+                [
+                    ("store_format", str(STORE_FORMAT)),
+                    ("tcplab_version", _core.__version__),
+                    ("created_at", datetime.now(timezone.utc).isoformat(timespec="seconds")),
+                ],
+            )
+            self.con.commit()
+            return
+        meta = dict(self.con.execute("SELECT key, value FROM tcplab_meta").fetchall())
+        fmt, version = meta.get("store_format", "?"), meta.get("tcplab_version", "?")
+        if fmt != str(STORE_FORMAT):
+            raise StoreError(
+                f"{self.path}: written by tcplab {version} in store format {fmt}; this tcplab ({_core.__version__}) "
+                f"reads store format {STORE_FORMAT} only. Read it with tcplab {version}, or sweep into a new store."
+            )
+        if not self.read_only and version != _core.__version__:
+            raise StoreError(
+                f"{self.path}: holds runs of tcplab {version}, and this is tcplab {_core.__version__}: results of two "
+                f"simulator versions are not mixed in one store. Sweep into a new store (--store PATH) or move this one; "
+                f"tcplab.load() still reads it."
+            )
+
+    @property
+    def meta(self) -> dict:
+        return dict(self.con.execute("SELECT key, value FROM tcplab_meta").fetchall())
+
+    def record_spec(self, spec) -> None:
+        """Keep the sweep's name and expanded spec (provenance of the store)."""
+        self.con.execute(
+            "INSERT OR REPLACE INTO tcplab_meta VALUES ('sweep', ?), ('spec', ?)",
+            [spec.name, json.dumps(spec.to_dict())],
+        )
+
+    # --- writing ---
+
+    def finished_keys(self, include_failed: bool = True) -> set:
+        """Keys of runs already finished: ok, and failed unless they are to be run again."""
+        rows = self.con.execute("SELECT key, status FROM runs").fetchall()
+        self._failed = {k for k, s in rows if s != "ok"}
+        return {k for k, s in rows if s == "ok" or include_failed}
+
+    def commit(self, tasks: list, outcomes: list, tables: Optional[dict] = None, sweep: Optional[str] = None) -> None:
+        """Store finished runs in one transaction: their `runs` rows (tasks with their outcomes, as
+        run_batch gives them) and their result rows (`tables`: name -> Arrow table, or a list of
+        them). A run failed earlier is replaced."""
+        import pyarrow as pa
+
+        by_key = {o["key"]: o for o in outcomes}
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        version = _core.__version__
+        rows = []
+        for t in tasks:
+            o = by_key[t.key]
+            rows.append(
+                {
+                    "key": t.key,
+                    "sweep": sweep,
+                    "point": t.point,
+                    "replicate": t.replicate,
+                    "seed": t.seed,
+                    "params": json.dumps(dict(t.params)),
+                    "overrides": json.dumps(list(t.sets)),
+                    "scenario_hash": t.scenario_hash,
+                    "status": o["status"],
+                    "error": o.get("error"),
+                    "wall_time_s": o.get("wall_time_s"),
+                    "sim_time_s": o.get("sim_time_s"),
+                    "events": o.get("events"),
+                    "completed": o.get("completed"),
+                    "tcplab_version": version,
+                    "finished_at": now,
+                }
+            )
+        runs_tbl = pa.Table.from_pylist(rows, schema=_runs_schema())
+        replace = [t.key for t in tasks if t.key in self._failed]
+        con = self.con
+        con.begin()
+        try:
+            if replace:
+                con.register("_replace", pa.table({"key": replace}))
+                for name in ("runs", *RESULT_TABLES):
+                    if name == "runs" or name in self._tables:
+                        con.execute(f"DELETE FROM {name} WHERE key IN (SELECT key FROM _replace)")
+                con.unregister("_replace")
+            con.register("_runs", runs_tbl)
+            con.execute("INSERT INTO runs BY NAME SELECT * FROM _runs")
+            con.unregister("_runs")
+            for name, parts in (tables or {}).items():
+                tbl = _concat(parts)
+                if tbl is None:
+                    continue
+                con.register("_rows", tbl)
+                if name not in self._tables:
+                    self._create_result_table(name)
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _rows")
+                con.unregister("_rows")
+            con.commit()
+        except BaseException:
+            con.rollback()
+            self._tables = self._existing_tables()
+            raise
+        self._tables = self._existing_tables()
+        self._failed.difference_update(replace)
+
+    def _create_result_table(self, name: str) -> None:
+        """Create a result table with the columns of the registered batch `_rows`."""
+        cols = []
+        for col, typ, *_ in self.con.execute("DESCRIBE SELECT * FROM _rows").fetchall():
+            if typ.strip('"').upper() == "NULL":
+                typ = "BIGINT" if (name, col) in NULLABLE_INTEGER_COLUMNS else "DOUBLE"
+            cols.append(f'"{col}" {typ}')
+        self.con.execute(f"CREATE TABLE {name} ({', '.join(cols)})")
+
+    # --- reading ---
+
+    def load(self, keys: Optional[list] = None, spec: Any = None):
+        """The store's runs as tidy tables (a `SweepResult`). With `keys` (the tasks of a sweep),
+        only those runs, in grid order, with the sweep's axis values; otherwise every run, in order
+        of (point, replicate, key), with the axis values it was stored with."""
+        from .sweep import SweepResult
+
+        runs = self.con.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY point, replicate, key").df()
+        if keys is not None:
+            front = pd.DataFrame(
+                [{**dict(t.params), "point": t.point, "replicate": t.replicate, "seed": t.seed, "key": t.key} for t in keys]
+            )
+            axis_cols = [k for k in front.columns if k not in ("point", "replicate", "seed", "key")]
+            if front.empty:
+                front = pd.DataFrame(columns=["point", "replicate", "seed", "key"])
+            stored = runs.drop(columns=["point", "replicate", "seed"]).set_index("key")
+            runs = front.join(stored, on="key", how="inner").reset_index(drop=True)
+        else:
+            params = [json.loads(p) if p else {} for p in runs["params"]]
+            axis_cols = list(dict.fromkeys(k for p in params for k in p))
+            for k in reversed(axis_cols):
+                runs.insert(0, k, [p.get(k) for p in params])
+        runs = runs.astype({"point": "int64", "replicate": "int64", "seed": "uint64"})
+        lead = axis_cols + ["point", "replicate", "seed", "key"]
+        runs = runs[lead + [c for c in runs.columns if c not in lead]]
+        rank = pd.Series(range(len(runs)), index=runs["key"].values)
+        head = runs[axis_cols + ["replicate", "seed", "key"]]
+        out = {}
+        for name in RESULT_TABLES:
+            if name not in self._tables:
+                out[name] = head.iloc[0:0].copy()
+                continue
+            df = self.con.execute(f"SELECT * FROM {name}").df()
+            df = df[df["key"].isin(rank.index)]
+            df = head.merge(df, on="key", how="inner", sort=False)
+            df = df.assign(_rank=df["key"].map(rank).values).sort_values(["_rank"] + ROW_ORDER[name], kind="mergesort")
+            out[name] = df.drop(columns=["_rank"]).reset_index(drop=True)
+        return SweepResult(runs=runs.reset_index(drop=True), connections=out["connections"], links=out["links"], transfers=out["transfers"], store=self.path)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def load(path: Union[str, os.PathLike]):
+    """Read a results store: `tcplab.load("results/demo.duckdb").connections`."""
+    with Store(path, read_only=True) as st:
+        return st.load()

@@ -1,0 +1,302 @@
+"""The results store: a sweep killed midway (coordinator or worker) resumes with every run exactly
+once and no partial rows; stores of another version or format, or not stores at all, are refused;
+`tcplab results` exports the tables."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+import tcplab
+from tcplab import _core
+from tcplab.sweep import expand, parse_spec
+
+# Two unlimited flows for 20 s over 100 Mb/s: about 15 ms a run, 300 runs. Slow enough to be
+# killed midway, fast enough to finish in seconds.
+KILL_SWEEP = """\
+name = "killme"
+duration = "20s"
+
+[topology]
+kind = "single_link"
+rate = "100Mbps"
+delay = "10ms"
+
+[[flows]]
+name = "a"
+bytes = "unlimited"
+
+[[flows]]
+name = "b"
+bytes = "unlimited"
+
+[sweep]
+replicates = 15
+
+[sweep.axes]
+"tcp.variant" = ["reno", "newreno"]
+"topology.loss" = { logspace = [-4, -2, 10] }
+"""
+FLOWS, LINK_DIRECTIONS = 2, 2
+
+TINY_SWEEP = """\
+name = "tiny"
+[topology]
+kind = "single_link"
+rate = "10Mbps"
+delay = "10ms"
+[[flows]]
+bytes = "16KB"
+[sweep]
+replicates = 2
+[sweep.axes]
+"tcp.variant" = ["reno", "newreno"]
+"""
+
+
+def start_sweep(*args, env=None) -> tuple:
+    """Start `tcplab sweep ARGS` and a thread that queues its stderr lines."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tcplab.cli", "sweep", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    lines: queue.Queue = queue.Queue()
+
+    def pump():
+        for line in p.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return p, lines
+
+
+def wait_for_done(lines: queue.Queue, at_least: int, timeout: float = 60.0) -> int:
+    """Read progress lines until one says at least `at_least` runs are done; return that count."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            pytest.fail("the sweep ended before it could be interrupted")
+        if line.startswith("sweep killme: "):
+            done = int(line.split(": ", 1)[1].split("/", 1)[0])
+            if done >= at_least:
+                return done
+    pytest.fail(f"no progress line reached {at_least} runs within {timeout} s")
+
+
+def workers_of(pid: int) -> list:
+    import psutil
+
+    return [c for c in psutil.Process(pid).children(recursive=True) if any("spawn_main" in a for a in c.cmdline())]
+
+
+def check_complete_runs(store: Path, expected_keys=None) -> pd.DataFrame:
+    """Every run in the store once; every ok run with all its rows and nothing else stored."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        runs = con.execute("SELECT key, status FROM runs").df()
+        assert runs["key"].is_unique
+        if expected_keys is not None:
+            assert set(runs["key"]) <= set(expected_keys)
+        for table, per_run in (("connections", FLOWS), ("links", LINK_DIRECTIONS), ("transfers", FLOWS)):
+            counts = con.execute(f"SELECT key, count(*) AS n FROM {table} GROUP BY key").df().set_index("key")["n"]
+            ok = set(runs.loc[runs["status"] == "ok", "key"])
+            assert set(counts.index) == ok, f"{table}: rows of runs not recorded as ok, or ok runs without rows"
+            assert (counts == per_run).all(), f"{table}: a run with partial rows"
+            dup = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT * FROM {table})").fetchone()[0]
+            assert dup == con.execute(f"SELECT count(*) FROM {table}").fetchone()[0], f"{table}: duplicate rows"
+    finally:
+        con.close()
+    return runs
+
+
+def test_sigkill_of_the_coordinator_loses_nothing_and_resumes(tmp_path):
+    f = tmp_path / "killme.toml"
+    f.write_text(KILL_SWEEP, encoding="utf-8")
+    store = tmp_path / "killme.duckdb"
+    keys = [t.key for t in expand(parse_spec(f))]
+    assert len(keys) == 300
+    args = (f, "--workers", "2", "--batch-size", "2", "--store", store, "--progress-interval", "0")
+
+    p, lines = start_sweep(*args)
+    try:
+        wait_for_done(lines, at_least=30)
+        workers = workers_of(p.pid)
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == -signal.SIGKILL
+    # The workers die with their coordinator.
+    import psutil
+
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"workers outlived the coordinator: {alive}"
+
+    runs = check_complete_runs(store, keys)
+    stored = len(runs)
+    assert 30 <= stored < 300, stored
+
+    # The rerun runs only what is missing.
+    p = subprocess.run([sys.executable, "-m", "tcplab.cli", "sweep", *map(str, args)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert f"300 runs: {300 - stored} run now ({300 - stored} ok, 0 failed), {stored} already stored" in p.stdout
+    runs = check_complete_runs(store, keys)
+    assert sorted(runs["key"]) == sorted(keys) and (runs["status"] == "ok").all()
+
+
+def test_sigkill_of_a_worker_and_the_sweep_completes(tmp_path):
+    f = tmp_path / "killme.toml"
+    f.write_text(KILL_SWEEP, encoding="utf-8")
+    store = tmp_path / "killme.duckdb"
+    p, lines = start_sweep(f, "--workers", "2", "--batch-size", "5", "--store", store, "--progress-interval", "0")
+    try:
+        wait_for_done(lines, at_least=20)
+        victim = workers_of(p.pid)[0]
+        victim.send_signal(signal.SIGKILL)
+        out, _ = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0
+    assert "300 runs: 300 run now (300 ok, 0 failed)" in out
+    runs = check_complete_runs(store)
+    assert len(runs) == 300 and (runs["status"] == "ok").all()
+
+
+def test_a_run_that_kills_its_worker_is_recorded_as_failed(tmp_path):
+    """A run that takes its worker down (a crash the core cannot catch) is tried twice, then
+    recorded as failed; every other run completes."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import multiprocessing, os, signal\n"
+        "import tcplab._core as core\n"
+        "_real = core.run_scenario\n"
+        "def run_scenario(text, fmt='toml', seed=None, sets=()):\n"
+        "    if seed == 3 and multiprocessing.current_process().name.startswith('tcplab-sweep-worker'):\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return _real(text, fmt, seed, sets)\n"
+        "core.run_scenario = run_scenario\n",
+        encoding="utf-8",
+    )
+    f = tmp_path / "tiny.toml"
+    f.write_text(TINY_SWEEP.replace("replicates = 2", "replicates = 4"), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")])}
+    store = tmp_path / "tiny.duckdb"
+    p = subprocess.run(
+        [sys.executable, "-m", "tcplab.cli", "sweep", str(f), "--workers", "2", "--store", str(store), "-q"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "8 runs: 8 run now (6 ok, 2 failed)" in p.stdout
+    res = tcplab.load(store)
+    failed = res.failed
+    assert sorted(failed["seed"].tolist()) == [3, 3]
+    assert (failed["error"] == "worker process died (killed by SIGKILL), 2 times while running this run").all()
+    assert (res.runs.loc[res.runs["seed"] != 3, "status"] == "ok").all()
+
+
+# --- versions and foreign files ----------------------------------------------------------------
+
+
+def make_store(path: Path) -> tcplab.SweepResult:
+    return tcplab.sweep(TINY_SWEEP, store=path, workers=0, progress=False)
+
+
+def test_a_store_of_another_simulator_version_is_refused_for_writing_but_read(tmp_path):
+    store = tmp_path / "tiny.duckdb"
+    first = make_store(store)
+    con = duckdb.connect(str(store))
+    con.execute("UPDATE tcplab_meta SET value = '0.0.1' WHERE key = 'tcplab_version'")
+    con.close()
+    with pytest.raises(tcplab.StoreError, match=rf"holds runs of tcplab 0.0.1, and this is tcplab {_core.__version__}"):
+        make_store(store)
+    pd.testing.assert_frame_equal(tcplab.load(store).connections, first.connections)
+
+
+def test_a_store_of_another_format_is_refused(tmp_path, cli):
+    store = tmp_path / "tiny.duckdb"
+    make_store(store)
+    con = duckdb.connect(str(store))
+    con.execute("UPDATE tcplab_meta SET value = '99' WHERE key = 'store_format'")
+    con.close()
+    with pytest.raises(tcplab.StoreError, match=r"store format 99; this tcplab .* reads store format 1 only"):
+        tcplab.load(store)
+    p = cli("results", store)
+    assert p.returncode == 2 and p.stderr.startswith("error: ") and "store format 99" in p.stderr
+
+
+def test_files_that_are_not_stores_are_refused(tmp_path):
+    other = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("CREATE TABLE t (x INTEGER)")
+    con.close()
+    with pytest.raises(tcplab.StoreError, match=r"not a tcplab results store \(it has tables t\)"):
+        tcplab.sweep(TINY_SWEEP, store=other, workers=0, progress=False)
+    text = tmp_path / "notes.duckdb"
+    text.write_text("hello", encoding="utf-8")
+    with pytest.raises(tcplab.StoreError, match=r"not a DuckDB results store"):
+        tcplab.load(text)
+    with pytest.raises(tcplab.StoreError, match=r"no such results store"):
+        tcplab.load(tmp_path / "missing.duckdb")
+
+
+def test_a_store_in_use_by_another_sweep_is_refused(tmp_path, cli):
+    store = tmp_path / "tiny.duckdb"
+    make_store(store)
+    f = tmp_path / "tiny.toml"
+    f.write_text(TINY_SWEEP, encoding="utf-8")
+    holder = duckdb.connect(str(store))  # this process holds the write lock
+    try:
+        p = cli("sweep", f, "--store", store, "--workers", "0")
+    finally:
+        holder.close()
+    assert p.returncode == 2
+    assert "the store is open in another process" in p.stderr
+
+
+# --- access ------------------------------------------------------------------------------------
+
+
+def test_load_gives_the_sweep_tables_and_results_exports_them(tmp_path, cli):
+    store = tmp_path / "tiny.duckdb"
+    res = make_store(store)
+    loaded = tcplab.load(store)
+    for name in ("runs", "connections", "links", "transfers"):
+        a, b = getattr(res, name), getattr(loaded, name)
+        if name == "runs":
+            a, b = a.drop(columns=["finished_at"]), b.drop(columns=["finished_at"])
+        pd.testing.assert_frame_equal(a, b)
+    p = cli("results", store)
+    assert p.returncode == 0, p.stderr
+    assert "runs: 4 (4 ok)" in p.stdout and "connections: 4 rows" in p.stdout and "axes: tcp.variant" in p.stdout
+    for fmt, read in (("parquet", pd.read_parquet), ("csv", pd.read_csv)):
+        out = tmp_path / f"out-{fmt}"
+        p = cli("results", store, "--to", fmt, "--out", out)
+        assert p.returncode == 0, p.stderr
+        for name in ("runs", "connections", "links", "transfers"):
+            df = read(out / f"{name}.{fmt}")
+            assert len(df) == len(getattr(loaded, name))
+            assert list(df.columns) == list(getattr(loaded, name).columns)
+        conn = read(out / f"connections.{fmt}")
+        assert conn["bytes_delivered"].tolist() == loaded.connections["bytes_delivered"].tolist()
+        assert conn["tcp.variant"].tolist() == ["reno", "reno", "newreno", "newreno"]
