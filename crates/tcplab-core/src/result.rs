@@ -2,7 +2,7 @@
 //! the scenario as run. Times are in seconds, rates in bit/s, sizes in bytes. Rows serialise to
 //! JSON records that become pandas DataFrames on the Python side.
 
-use crate::net::link::LinkDir;
+use crate::net::link::{LinkDir, LinkDirStats};
 use crate::scenario::ResolvedFlow;
 use crate::tcp::{ConnStats, TcpReceiver, TcpSender};
 use crate::units::{to_secs, Time, SEC};
@@ -100,6 +100,12 @@ pub struct ConnRow {
 
 impl ConnRow {
     pub fn new(flow: usize, spec: &ResolvedFlow, nodes: &[String], s: &ConnStats, transfers: &[TransferRow], end: Time) -> ConnRow {
+        ConnRow::measured(flow, spec, nodes, s, transfers, 0, end)
+    }
+
+    /// A row whose counters `s` cover [from, end] (a warmup excluded): goodput is over the part
+    /// of that interval the flow was running.
+    pub fn measured(flow: usize, spec: &ResolvedFlow, nodes: &[String], s: &ConnStats, transfers: &[TransferRow], from: Time, end: Time) -> ConnRow {
         let mss = spec.tcp.mss.0;
         let done: Vec<&TransferRow> = transfers.iter().filter(|t| t.delivered_s.is_some()).collect();
         let all_done = !transfers.is_empty() && done.len() == transfers.len() && spec.repeat.is_some_and(|n| transfers.len() as u32 >= n);
@@ -151,7 +157,10 @@ impl ConnRow {
             start_s,
             first_byte_s: transfers.iter().find_map(|t| t.first_byte_s),
             complete_s,
-            goodput_bps: if until > start_s { s.bytes_delivered as f64 * 8.0 / (until - start_s) } else { 0.0 },
+            goodput_bps: {
+                let since = start_s.max(to_secs(from));
+                if until > since { s.bytes_delivered as f64 * 8.0 / (until - since) } else { 0.0 }
+            },
         }
     }
 }
@@ -264,8 +273,12 @@ pub struct LinkRow {
 
 impl LinkRow {
     pub fn new(l: &LinkDir, nodes: &[String], end: Time) -> LinkRow {
-        let s = &l.stats;
-        let t = end.max(1) as f64;
+        LinkRow::measured(l, &l.stats, nodes, 0, end)
+    }
+
+    /// A row whose counters `s` cover [from, end] (a warmup excluded).
+    pub fn measured(l: &LinkDir, s: &LinkDirStats, nodes: &[String], from: Time, end: Time) -> LinkRow {
+        let t = end.saturating_sub(from).max(1) as f64;
         let avg_q_bytes = s.queue_byte_ns as f64 / t;
         LinkRow {
             link: l.name.clone(),

@@ -70,6 +70,11 @@ pub struct Scenario {
     /// when a flow is unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<Duration>,
+    /// Instruments count from this time on (Mathis et al. exclude the slow-start overshoot):
+    /// connection and link counters, averages and goodput cover [warmup, end]; per-transfer
+    /// rows, maxima and RTT extremes cover the whole run. Needs a `duration` beyond it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Duration>,
     pub topology: Topology,
     /// TCP defaults of every flow: `profile` (default `rfc`) and knob overrides.
     #[serde(default)]
@@ -554,6 +559,11 @@ impl Scenario {
         let net = self.network()?;
         if self.flows.is_empty() {
             return err("flows", "at least one flow is needed ([[flows]])");
+        }
+        if let Some(w) = self.warmup {
+            if self.duration.is_none_or(|d| d.0 <= w.0) {
+                return err("warmup", "a warmup needs a `duration` longer than it");
+            }
         }
         let mut out = Vec::new();
         let mut names: Vec<String> = Vec::new();

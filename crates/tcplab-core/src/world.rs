@@ -3,7 +3,7 @@
 //! allocates (packets live in a pool and are recycled).
 
 use crate::engine::{EventQueue, RngStream, TimerFire};
-use crate::net::link::LinkDir;
+use crate::net::link::{LinkDir, LinkDirStats};
 use crate::net::routing::Routes;
 use crate::net::{ConnId, Dir, DropFilter, NodeId, Packet};
 use crate::result::{ConnRow, LinkRow, Meta, RunResult, TransferRow};
@@ -22,6 +22,8 @@ enum Ev {
     Rto(u32, u32),
     DelAck(u32, u32),
     SynAck(u32, u32),
+    /// The warmup is over: instruments count from now on.
+    Warmup,
 }
 
 struct FlowRt {
@@ -33,6 +35,8 @@ struct FlowRt {
     total: ConnStats,
     transfers: Vec<TransferRow>,
     finished: bool,
+    /// The flow's counters when the warmup ended.
+    base: Option<ConnStats>,
 }
 
 pub struct World {
@@ -45,6 +49,9 @@ pub struct World {
     flows: Vec<FlowRt>,
     out: Vec<OutSeg>,
     limit: Option<Time>,
+    /// End of the warmup, and the link counters then.
+    warmup: Option<Time>,
+    link_base: Vec<LinkDirStats>,
     active: usize,
     stopped_at: Option<Time>,
     seed: u64,
@@ -96,7 +103,10 @@ impl World {
                 links[at.0 as usize].filters.push(DropFilter { conn: ConnId(fi as u32), kind: *kind, transmissions: tx.clone(), epoch: *transfer, dropped: 0 });
             }
             q.schedule(f.start, Ev::Start(fi as u32));
-            rt.push(FlowRt { spec: f, epoch: 0, sender: None, receiver: None, total: ConnStats::default(), transfers: Vec::new(), finished: false });
+            rt.push(FlowRt { spec: f, epoch: 0, sender: None, receiver: None, total: ConnStats::default(), transfers: Vec::new(), finished: false, base: None });
+        }
+        if let Some(w) = scenario.warmup {
+            q.schedule(w.0, Ev::Warmup);
         }
         Ok(World {
             q,
@@ -109,6 +119,8 @@ impl World {
             flows: rt,
             out: Vec::with_capacity(64),
             limit: scenario.duration.map(|d| d.0),
+            warmup: scenario.warmup.map(|d| d.0),
+            link_base: Vec::new(),
             stopped_at: None,
             seed,
             scenario: scenario.clone(),
@@ -155,8 +167,26 @@ impl World {
             Ev::Rto(f, e) => self.sender_timer(f as usize, e),
             Ev::DelAck(f, e) => self.receiver_timer(f as usize, e, RxTimer::DelAck),
             Ev::SynAck(f, e) => self.receiver_timer(f as usize, e, RxTimer::SynAck),
+            Ev::Warmup => self.end_warmup(),
         }
         true
+    }
+
+    /// Snapshot every counter at the end of the warmup; the results report what came after.
+    fn end_warmup(&mut self) {
+        let now = self.q.now();
+        for l in &mut self.links {
+            l.finish(now);
+        }
+        self.link_base = self.links.iter().map(|l| l.stats.clone()).collect();
+        for fl in &mut self.flows {
+            let mut total = fl.total.clone();
+            if let (Some(s), Some(r)) = (fl.sender.as_mut(), fl.receiver.as_ref()) {
+                s.finish(now);
+                total.add(&merge(s, r));
+            }
+            fl.base = Some(total);
+        }
     }
 
     fn alloc(&mut self, p: Packet) -> u32 {
@@ -403,10 +433,23 @@ impl World {
                 tr.fill(s, r, None);
                 total.add(&merge(s, r));
             }
-            conns.push(ConnRow::new(i, &fl.spec, &self.node_names, &total, &fl.transfers, end));
+            let from = self.warmup.unwrap_or(0);
+            let counted = match &fl.base {
+                Some(b) => total.since(b),
+                None => total,
+            };
+            conns.push(ConnRow::measured(i, &fl.spec, &self.node_names, &counted, &fl.transfers, from, end));
             transfers.append(&mut fl.transfers);
         }
-        let links = self.links.iter().map(|l| LinkRow::new(l, &self.node_names, end)).collect();
+        let links = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| match self.link_base.get(i) {
+                Some(b) => LinkRow::measured(l, &l.stats.since(b), &self.node_names, self.warmup.unwrap_or(0), end),
+                None => LinkRow::new(l, &self.node_names, end),
+            })
+            .collect();
         let in_flight = self.pool.len() as u64 - self.free.len() as u64;
         RunResult {
             scenario: {

@@ -54,6 +54,25 @@ pub struct LinkDirStats {
 }
 
 impl LinkDirStats {
+    /// What was counted since `base`; the maximum queue stays that of the whole run.
+    pub fn since(&self, base: &LinkDirStats) -> LinkDirStats {
+        LinkDirStats {
+            offered_pkts: self.offered_pkts - base.offered_pkts,
+            offered_bytes: self.offered_bytes - base.offered_bytes,
+            sent_pkts: self.sent_pkts - base.sent_pkts,
+            sent_bytes: self.sent_bytes - base.sent_bytes,
+            dropped_queue: self.dropped_queue - base.dropped_queue,
+            dropped_loss: self.dropped_loss - base.dropped_loss,
+            dropped_filter: self.dropped_filter - base.dropped_filter,
+            dropped_bytes: self.dropped_bytes - base.dropped_bytes,
+            queue_pkt_ns: self.queue_pkt_ns - base.queue_pkt_ns,
+            queue_byte_ns: self.queue_byte_ns - base.queue_byte_ns,
+            max_queue_pkts: self.max_queue_pkts,
+            queue_delay_sum: self.queue_delay_sum - base.queue_delay_sum,
+            busy_ns: self.busy_ns - base.busy_ns,
+        }
+    }
+
     pub fn dropped(&self) -> u64 {
         self.dropped_queue + self.dropped_loss + self.dropped_filter
     }

@@ -67,6 +67,17 @@ pub struct ConnStats {
 }
 
 impl ConnStats {
+    /// What was counted since `base` (a snapshot of the same counters): counters, sums and time
+    /// integrals are differences; maxima and RTT extremes stay those of the whole run.
+    pub fn since(&self, base: &ConnStats) -> ConnStats {
+        let mut d = self.clone();
+        macro_rules! sub {
+            ($($f:ident),*) => { $( d.$f = self.$f.saturating_sub(base.$f); )* };
+        }
+        sub!(segs_sent, bytes_sent, retransmits, retransmitted_bytes, timeouts, fast_retransmits, limited_transmits, early_retransmits, recoveries, recovery_ns, sack_retransmits, sack_transfers, ca_events, non_ca_events, other_losses, syn_retransmits, synack_retransmits, bytes_acked, rtt_samples, rtt_sum_ns, cwnd_integral, open_ns, bytes_delivered, acks_sent, delack_timeouts, ooo_segments, dup_segments);
+        d
+    }
+
     /// Add another connection's counters (a flow's successive transfers).
     pub fn add(&mut self, o: &ConnStats) {
         let mins = if self.rtt_samples == 0 { o.rtt_min_ns } else if o.rtt_samples == 0 { self.rtt_min_ns } else { self.rtt_min_ns.min(o.rtt_min_ns) };

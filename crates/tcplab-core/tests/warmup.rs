@@ -1,0 +1,47 @@
+//! `warmup`: instruments count from the end of the warmup. A run is deterministic, so the run
+//! of length W is an exact prefix of the run of length T with the same seed: every counter of
+//! the run with warmup W and duration T must equal (counter at T) − (counter at W).
+
+use tcplab_core::{run, RunResult, Scenario};
+
+fn bulk(duration: u32, warmup: Option<u32>) -> RunResult {
+    let w = warmup.map(|w| format!("warmup = \"{w}s\"\n")).unwrap_or_default();
+    let text = format!(
+        "duration = \"{duration}s\"\n{w}[topology]\nkind = \"single_link\"\nrate = \"10Mbps\"\ndelay = \"20ms\"\nqueue = 20\nloss = 0.005\n[tcp]\npreset = \"fack-rh\"\n[[flows]]\nbytes = \"unlimited\"\n"
+    );
+    run(&Scenario::from_toml(&text, &[]).unwrap(), 7).unwrap()
+}
+
+#[test]
+fn warmup_counts_only_what_follows_it() {
+    let (full, prefix, measured) = (bulk(60, None), bulk(10, None), bulk(60, Some(10)));
+    let (f, p, m) = (&full.connections[0], &prefix.connections[0], &measured.connections[0]);
+    assert!(p.bytes_delivered > 0 && p.ca_events > 0, "the prefix saw slow start and losses");
+    assert_eq!(m.bytes_delivered, f.bytes_delivered - p.bytes_delivered);
+    assert_eq!(m.segs_sent, f.segs_sent - p.segs_sent);
+    assert_eq!(m.retransmits, f.retransmits - p.retransmits);
+    assert_eq!(m.ca_events, f.ca_events - p.ca_events);
+    assert_eq!(m.non_ca_events, f.non_ca_events - p.non_ca_events);
+    assert_eq!(m.timeouts, f.timeouts - p.timeouts);
+    assert_eq!(m.rtt_samples, f.rtt_samples - p.rtt_samples);
+    let expect = m.bytes_delivered as f64 * 8.0 / 50.0;
+    assert!((m.goodput_bps - expect).abs() < 1e-6 * expect, "goodput over the 50 s after the warmup");
+    let (fl, pl, ml) = (&full.links[0], &prefix.links[0], &measured.links[0]);
+    assert_eq!(ml.sent_pkts, fl.sent_pkts - pl.sent_pkts);
+    assert_eq!(ml.dropped_pkts, fl.dropped_pkts - pl.dropped_pkts);
+    // Time averages are over the 50 s: the integrals split exactly at the warmup.
+    let integral = |r: &tcplab_core::result::LinkRow, secs: f64| r.avg_queue_pkts * secs;
+    let diff = integral(fl, 60.0) - integral(pl, 10.0);
+    assert!((integral(ml, 50.0) - diff).abs() < 1e-6 * diff.max(1.0));
+    // The transfers table still covers the whole run.
+    assert_eq!(measured.transfers.len(), full.transfers.len());
+}
+
+#[test]
+fn warmup_needs_a_longer_duration() {
+    let e = Scenario::from_toml("duration = \"5s\"\nwarmup = \"5s\"\n[topology]\nkind = \"single_link\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[flows]]\nbytes = 1000\n", &[])
+        .and_then(|s| run(&s, 1).map(|_| s))
+        .err()
+        .expect("refused");
+    assert_eq!(e.path, "warmup");
+}
