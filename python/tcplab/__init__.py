@@ -7,6 +7,7 @@
     >>> s.connections.groupby("topology.loss")["goodput_bps"].mean()
 """
 
+from . import analysis, models
 from ._core import CoreError, ScenarioError, __version__
 from .api import Result, load_scenario, profiles, run, validate, variants
 from .executors import ExecutorError
@@ -15,5 +16,5 @@ from .sweep import SweepError, SweepResult, sweep
 
 __all__ = [
     "run", "validate", "profiles", "variants", "load_scenario", "Result", "ScenarioError", "CoreError", "__version__",
-    "sweep", "load", "SweepResult", "SweepError", "StoreError", "ExecutorError",
+    "sweep", "load", "SweepResult", "SweepError", "StoreError", "ExecutorError", "models", "analysis",
 ]  # fmt: skip

@@ -1,0 +1,275 @@
+"""Fits and summaries for tcplab results: the Mathis et al. 1997 model fits and the usual metrics.
+
+`fit_c` and `fit_ck` fit eq. 3 (k fixed at -1/2) and eq. 5 (k free) of Mathis, Semke, Mahdavi and
+Ott 1997 to the window BW*RTT/MSS against p, as in their Table 4; `halving_share` and `share_at` give
+its "proportion of successful W/2 adjustments"; `jain_index` (Jain, Chiu and Hawe 1984) and
+`network_power` (goodput / delay, as in RFC 2415) are the fairness and power metrics of the other
+seed papers. Every function checks its input and raises ValueError with a message naming the fault.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "Fit", "fit_c", "fit_ck", "halving_share", "share_at", "jain_index", "network_power",
+    "quantiles", "median", "ecdf", "interpolate_at",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A fit of y = C * p**k (Mathis eq. 3 when k is fixed at -1/2, eq. 5 when k is free).
+
+    C_err and k_err are standard errors (k_err is 0 when k was fixed); C_sd is C times the residual
+    standard deviation in log space, the spread of single runs about the fit rather than the
+    uncertainty of C. rms_log is the root-mean-square residual of ln y. Mathis et al. do not say
+    whether their "±" is a standard deviation or a standard error; keep both at hand.
+    """
+
+    C: float
+    C_err: float
+    k: float
+    k_err: float
+    n: int
+    rms_log: float
+    C_sd: float = math.nan
+    k_fixed: bool = False
+
+    def __str__(self) -> str:
+        c = f"C = {self.C:.3f} ± {self.C_err:.3f}"
+        if self.k_fixed:
+            k = "−1/2" if self.k == -0.5 else _signed(self.k)
+            return f"{c} (k = {k}, N = {self.n})"
+        return f"{c}, k = {_signed(self.k)} ± {self.k_err:.3f} (N = {self.n})"
+
+
+def _signed(x: float) -> str:
+    """x to three decimals with a typographic minus, as printed in the paper's tables."""
+    return f"{x:.3f}".replace("-", "−")
+
+
+def _vector(name, x, *, positive=False, nonnegative=False, min_len=1):
+    """x as a finite 1-D float array, checked; ValueError naming `name` otherwise."""
+    a = np.asarray(x, dtype=float)
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
+    if len(a) < min_len:
+        raise ValueError(f"{name} needs at least {min_len} value(s), got {len(a)}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite (no NaN or infinity)")
+    if positive and not np.all(a > 0):
+        raise ValueError(f"{name} must be > 0 everywhere (logarithms are taken); got {a[a <= 0][:3].tolist()}")
+    if nonnegative and not np.all(a >= 0):
+        raise ValueError(f"{name} must be >= 0 everywhere; got {a[a < 0][:3].tolist()}")
+    return a
+
+
+def _same_length(**arrays):
+    lengths = {k: len(v) for k, v in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError("lengths differ: " + ", ".join(f"{k} {n}" for k, n in lengths.items()))
+
+
+# --------------------------------------------------------------------------------------------------
+# Model fits (Mathis Table 4)
+# --------------------------------------------------------------------------------------------------
+
+
+def fit_c(y, p, k=-0.5) -> Fit:
+    """Fit eq. 3, y = C * p**k with k fixed (-1/2 by default), by least squares of ln y.
+
+    y is the window in packets, BW*RTT/MSS, one value per run; p the loss measure of each run (CA
+    events per acknowledged packet). With z = ln y - k ln p, ln C = mean(z). Choice recorded here:
+    C_err is the standard error of C, C * sd(z)/sqrt(N) (the standard error of the mean in log space
+    carried to C); C_sd = C * sd(z) is the run-to-run spread. Mathis et al. do not say which of the
+    two their "±" is. A single run gives C with C_err and C_sd NaN.
+    """
+    y = _vector("y", y, positive=True)
+    p = _vector("p", p, positive=True)
+    _same_length(y=y, p=p)
+    k = float(k)
+    if not math.isfinite(k):
+        raise ValueError(f"k must be finite, got {k}")
+    z = np.log(y) - k * np.log(p)
+    n = len(z)
+    log_c = float(z.mean())
+    resid = z - log_c
+    sd = float(np.sqrt(np.sum(resid**2) / (n - 1))) if n > 1 else math.nan
+    c = math.exp(log_c)
+    return Fit(
+        C=c,
+        C_err=c * sd / math.sqrt(n),
+        k=k,
+        k_err=0.0,
+        n=n,
+        rms_log=float(np.sqrt(np.mean(resid**2))),
+        C_sd=c * sd,
+        k_fixed=True,
+    )
+
+
+def fit_ck(y, p) -> Fit:
+    """Fit eq. 5, y = C * p**k with C and k free, by ordinary least squares of ln y on ln p.
+
+    k_err is the usual OLS standard error of the slope; C_err = C * se(ln C) (delta method), where
+    se(ln C) is the standard error of the intercept, i.e. of ln y at p = 1 (an extrapolation, so it
+    is wider than the fit's uncertainty within the data). With exactly two points there are no
+    residual degrees of freedom and the errors are NaN. C_sd = C times the residual standard
+    deviation in log space.
+    """
+    y = _vector("y", y, positive=True, min_len=2)
+    p = _vector("p", p, positive=True, min_len=2)
+    _same_length(y=y, p=p)
+    x, z = np.log(p), np.log(y)
+    n = len(x)
+    x_mean = x.mean()
+    sxx = float(np.sum((x - x_mean) ** 2))
+    if sxx <= 0:
+        raise ValueError("p must take at least two distinct values to fit k")
+    k = float(np.sum((x - x_mean) * (z - z.mean())) / sxx)
+    log_c = float(z.mean() - k * x_mean)
+    resid = z - (log_c + k * x)
+    ssr = float(np.sum(resid**2))
+    s2 = ssr / (n - 2) if n > 2 else math.nan
+    se_k = math.sqrt(s2 / sxx)
+    se_log_c = math.sqrt(s2 * (1.0 / n + x_mean**2 / sxx))
+    c = math.exp(log_c)
+    return Fit(
+        C=c,
+        C_err=c * se_log_c,
+        k=k,
+        k_err=se_k,
+        n=n,
+        rms_log=math.sqrt(ssr / n),
+        C_sd=c * math.sqrt(s2),
+        k_fixed=False,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Proportion of successful W/2 adjustments (Mathis Fig. 8, Table 4 right)
+# --------------------------------------------------------------------------------------------------
+
+
+def halving_share(ca_events, non_ca_events) -> float:
+    """CA / (CA + non-CA): the proportion of loss episodes handled by a clock-preserving halving.
+
+    Scalars, or arrays of per-run counts (pooled: sums over the runs, which weights each run by its
+    number of episodes). NaN when there was no episode at all.
+    """
+    ca = _vector("ca_events", ca_events, nonnegative=True)
+    nonca = _vector("non_ca_events", non_ca_events, nonnegative=True)
+    _same_length(ca_events=ca, non_ca_events=nonca)
+    total = ca.sum() + nonca.sum()
+    return float(ca.sum() / total) if total > 0 else math.nan
+
+
+def share_at(p, ca, nonca, p0, rel_band=0.25):
+    """`halving_share` pooled over the runs whose loss rate p lies near p0.
+
+    A run is taken when p0/(1 + rel_band) <= p <= p0*(1 + rel_band), a band symmetric in log p
+    (default 0.8 p0 ... 1.25 p0). Use it to read the Table 4 columns at p = 0.01, 0.033, 0.1 off a
+    sweep. p0 may be a scalar (float result) or an array (array result); NaN where no run with an
+    episode falls in the band.
+    """
+    p = _vector("p", p, positive=True)
+    ca = _vector("ca", ca, nonnegative=True)
+    nonca = _vector("nonca", nonca, nonnegative=True)
+    _same_length(p=p, ca=ca, nonca=nonca)
+    rel_band = float(rel_band)
+    if not (math.isfinite(rel_band) and rel_band > 0):
+        raise ValueError(f"rel_band must be finite and > 0, got {rel_band}")
+    targets = np.asarray(p0, dtype=float)
+    flat = _vector("p0", targets.ravel(), positive=True)
+    half_width = math.log1p(rel_band)
+    shares = np.empty(len(flat))
+    for i, target in enumerate(flat):
+        near = np.abs(np.log(p / target)) <= half_width * (1 + 1e-12)
+        total = ca[near].sum() + nonca[near].sum()
+        shares[i] = ca[near].sum() / total if total > 0 else math.nan
+    return float(shares[0]) if targets.ndim == 0 else shares.reshape(targets.shape)
+
+
+# --------------------------------------------------------------------------------------------------
+# Metrics
+# --------------------------------------------------------------------------------------------------
+
+
+def jain_index(x) -> float:
+    """Jain's fairness index (Σx)² / (N Σx²): 1 for equal shares, 1/N when one of N has everything.
+
+    x must be non-negative (throughputs, transfer times, ...). NaN when every x is 0 (undefined).
+    """
+    x = _vector("x", x, nonnegative=True)
+    sq = float(np.sum(x**2))
+    return float(np.sum(x) ** 2 / (len(x) * sq)) if sq > 0 else math.nan
+
+
+def network_power(goodput, delay):
+    """Network power, goodput / delay (RFC 2415 uses goodput over median delay). Floats or arrays."""
+    g = np.asarray(goodput, dtype=float)
+    d = np.asarray(delay, dtype=float)
+    if not np.all(np.isfinite(g) & (g >= 0)):
+        raise ValueError("goodput must be finite and >= 0")
+    if not np.all(np.isfinite(d) & (d > 0)):
+        raise ValueError("delay must be finite and > 0")
+    try:
+        out = g / d
+    except ValueError as e:  # numpy's broadcast error, restated
+        raise ValueError(f"goodput {g.shape} and delay {d.shape} do not broadcast together") from e
+    return float(out) if out.ndim == 0 else out
+
+
+def quantiles(x, qs=(0.1, 0.25, 0.5, 0.75, 0.9)) -> dict:
+    """{q: quantile of x} for each q in qs (numpy's default linear interpolation between order statistics)."""
+    x = _vector("x", x)
+    q = _vector("qs", qs)
+    if not np.all((q >= 0) & (q <= 1)):
+        raise ValueError(f"qs must lie in [0, 1], got {q.tolist()}")
+    values = np.quantile(x, q)
+    return {float(qi): float(v) for qi, v in zip(q, values)}
+
+
+def median(x) -> float:
+    """The median of x."""
+    return float(np.median(_vector("x", x)))
+
+
+def ecdf(x):
+    """The empirical CDF: (x sorted, F) with F[i] = (i+1)/N, the fraction of values <= x[i]."""
+    x = np.sort(_vector("x", x))
+    return x, np.arange(1, len(x) + 1) / len(x)
+
+
+def interpolate_at(p, y, p0):
+    """y at p0 by linear interpolation of ln y against ln p (a straight line on the log-log plot).
+
+    p, y: a sweep curve (any order; y at repeated p values is averaged in log space, i.e. the
+    geometric mean of replicates). p0: a scalar (float result) or an array. Refuses to extrapolate:
+    every p0 must lie within [min p, max p].
+    """
+    p = _vector("p", p, positive=True)
+    y = _vector("y", y, positive=True)
+    _same_length(p=p, y=y)
+    targets = np.asarray(p0, dtype=float)
+    flat = _vector("p0", targets.ravel(), positive=True)
+    lp, ly = np.log(p), np.log(y)
+    grid, inverse = np.unique(lp, return_inverse=True)
+    ly_mean = np.bincount(inverse, weights=ly) / np.bincount(inverse)
+    lt = np.log(flat)
+    # Tolerate rounding at the ends (p0 given as exactly the smallest or largest p).
+    eps = 1e-12 * max(1.0, float(np.max(np.abs(grid))))
+    outside = (lt < grid[0] - eps) | (lt > grid[-1] + eps)
+    if np.any(outside):
+        raise ValueError(
+            f"p0 {flat[outside][:3].tolist()} outside the sampled p range [{p.min():g}, {p.max():g}]; "
+            "interpolate_at does not extrapolate"
+        )
+    out = np.exp(np.interp(np.clip(lt, grid[0], grid[-1]), grid, ly_mean))
+    return float(out[0]) if targets.ndim == 0 else out.reshape(targets.shape)
