@@ -6,6 +6,7 @@
     tcplab variants [--profile P] [--json]
     tcplab sweep FILE [--workers N] [--dask ADDRESS|local] [--store PATH] [--set key=value ...]
     tcplab results STORE [--to parquet|csv] [--out DIR]
+    tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
 """
 
 from __future__ import annotations
@@ -345,6 +346,41 @@ def results_cmd(store: str, fmt, out) -> None:
         else:
             df.to_csv(p, index=False)
         click.echo(f"{p}: {len(df)} rows")
+
+
+@main.command("reproduce")
+@click.argument("study", type=click.Choice(["mathis97"]))
+@click.option("--quick", is_flag=True, help="Smaller grids: within about 5 minutes on 2 cores.")
+@click.option("--scale", type=click.Choice(["tiny", "quick", "full"]), default=None, help="Grid size (overrides --quick).")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Output directory (default results/STUDY[-quick]).")
+@click.option("--workers", type=int, default=None, help="Worker processes (default: every core; 0 = in this process).")
+@click.option("--only", default=None, help="Comma-separated experiments to run (default: all).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: bool) -> None:
+    """Reproduce a published study: run its sweeps (stored: a rerun only reads), then write the
+    figures (PNG, SVG), the tables (Markdown, CSV) and a report (report.md, report.html) that sets
+    the paper's numbers beside tcplab's with the tolerance and verdict of each."""
+    import os
+
+    from .experiments import mathis97
+
+    scale = scale or ("quick" if quick else "full")
+    out = out or f"results/{study}" + ("" if scale == "full" else f"-{scale}")
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    est = mathis97.estimate_seconds(scale, max(1, n))
+    if not quiet:
+        click.echo(f"{study} ({scale}): about {est / 60:.0f} min on {max(1, n)} worker(s) (runs already in {out}/store are not run again)", err=True)
+    only_list = [x.strip() for x in only.split(",")] if only else None
+    try:
+        res = mathis97.reproduce(out, scale=scale, workers=workers, progress=None if not quiet else False, only=only_list,
+                                 log=(lambda m: None) if quiet else (lambda m: click.echo(m, err=True)))
+    except (ValueError, FileNotFoundError) as e:
+        _fail(str(e))
+    s = res["summary"]
+    click.echo(f"report: {res['paths']['markdown']} and {res['paths']['html']}")
+    click.echo(f"{s['within']} of {s['checks']} comparisons within tolerance ({s['elapsed_s']:.0f} s)")
+    for m in s["missed"]:
+        click.echo(f"  missed: {m}")
 
 
 if __name__ == "__main__":

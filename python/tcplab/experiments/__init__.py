@@ -1,0 +1,7 @@
+"""Reproductions of published studies: each module runs its experiments as stored sweeps and writes
+figures, tables and a report comparing the paper's numbers with tcplab's.
+
+    tcplab reproduce mathis97 [--quick] [--out DIR]
+"""
+
+STUDIES = ("mathis97",)

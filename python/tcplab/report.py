@@ -1,0 +1,200 @@
+"""Reproduction reports: the paper's numbers beside ours, each with its tolerance and verdict,
+written as Markdown and as one self-contained HTML file (figures embedded).
+
+A report is a list of blocks built by a reproduction (`Report.heading`, `.text`, `.table`,
+`.figure`, `.checks`); `Report.write(out_dir)` renders both files. A `Check` compares one published
+number with ours; its verdict is computed here from the tolerance, never written by hand.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, List, Optional, Sequence
+
+import pandas as pd
+
+
+@dataclass
+class Check:
+    """One comparison. `tol` is relative (0.10 = ±10 %) unless `rule` is given: a predicate on
+    ours (and the paper's value) with `tol_text` saying what it demands."""
+
+    what: str
+    paper: object
+    ours: object
+    tol: Optional[float] = None
+    rule: Optional[Callable[[object, object], bool]] = None
+    tol_text: str = ""
+    note: str = ""
+
+    @property
+    def diff(self) -> str:
+        try:
+            p, o = float(self.paper), float(self.ours)
+        except (TypeError, ValueError):
+            return ""
+        if p == 0 or math.isnan(p) or math.isnan(o):
+            return ""
+        return f"{(o - p) / abs(p) * 100:+.1f} %"
+
+    @property
+    def ok(self) -> Optional[bool]:
+        if self.rule is not None:
+            try:
+                return bool(self.rule(self.ours, self.paper))
+            except (TypeError, ValueError):
+                return False
+        if self.tol is None:
+            return None
+        try:
+            p, o = float(self.paper), float(self.ours)
+        except (TypeError, ValueError):
+            return False
+        if math.isnan(o):
+            return False
+        return abs(o - p) <= self.tol * abs(p)
+
+    @property
+    def tolerance(self) -> str:
+        if self.tol_text:
+            return self.tol_text
+        return f"±{self.tol * 100:.0f} %" if self.tol is not None else "(shown only)"
+
+    @property
+    def verdict(self) -> str:
+        return {True: "within", False: "MISSED", None: "—"}[self.ok]
+
+
+def _fmt(x) -> str:
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "n/a"
+        if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
+            return f"{x:.3g}"
+        return f"{x:.4g}" if abs(x) < 100 else f"{x:.1f}"
+    return str(x)
+
+
+@dataclass
+class Report:
+    title: str
+    blocks: List[tuple] = field(default_factory=list)
+    checks: List[Check] = field(default_factory=list)
+
+    def heading(self, text: str, level: int = 2) -> None:
+        self.blocks.append(("h", level, text))
+
+    def text(self, text: str) -> None:
+        self.blocks.append(("p", text))
+
+    def table(self, df: pd.DataFrame, caption: str = "", csv: Optional[Path] = None) -> None:
+        self.blocks.append(("table", df, caption, csv))
+
+    def figure(self, png: Path, caption: str, svg: Optional[Path] = None) -> None:
+        self.blocks.append(("fig", Path(png), caption, svg))
+
+    def compare(self, checks: Sequence[Check], caption: str = "") -> None:
+        self.checks.extend(checks)
+        self.blocks.append(("checks", list(checks), caption))
+
+    # --------------------------------------------------------------------------------------
+
+    def summary(self) -> dict:
+        judged = [c for c in self.checks if c.ok is not None]
+        return {"checks": len(judged), "within": sum(1 for c in judged if c.ok), "missed": [c.what for c in judged if not c.ok]}
+
+    @staticmethod
+    def _checks_frame(checks: Sequence[Check]) -> pd.DataFrame:
+        return pd.DataFrame(
+            [{"quantity": c.what, "paper": _fmt(c.paper), "tcplab": _fmt(c.ours), "difference": c.diff, "tolerance": c.tolerance, "verdict": c.verdict, "note": c.note} for c in checks]
+        )
+
+    def markdown(self, out: Path) -> str:
+        lines = [f"# {self.title}", ""]
+        s = self.summary()
+        lines += [f"**{s['within']} of {s['checks']} comparisons within tolerance.**" + (f" Missed: {'; '.join(s['missed'])}." if s["missed"] else ""), ""]
+        for b in self.blocks:
+            if b[0] == "h":
+                lines += ["#" * b[1] + " " + b[2], ""]
+            elif b[0] == "p":
+                lines += [b[1], ""]
+            elif b[0] == "table":
+                _, df, cap, csv = b
+                if cap:
+                    lines += [f"*{cap}*" + (f" ([CSV]({Path(csv).relative_to(out)}))" if csv else ""), ""]
+                lines += [_md_table(df), ""]
+            elif b[0] == "fig":
+                _, png, cap, svg = b
+                lines += [f"![{cap}]({png.relative_to(out)})", "", f"*{cap}*" + (f" ([SVG]({Path(svg).relative_to(out)}))" if svg else ""), ""]
+            elif b[0] == "checks":
+                _, checks, cap = b
+                if cap:
+                    lines += [f"*{cap}*", ""]
+                lines += [_md_table(self._checks_frame(checks)), ""]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        parts = [
+            "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+            f"<title>{html.escape(self.title)}</title>",
+            "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
+            "table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #bbb;padding:3px 8px;font-size:90%}"
+            "th{background:#eee}td.MISSED{background:#fdd}td.within{background:#dfd}img{max-width:100%}"
+            "caption{caption-side:top;text-align:left;font-style:italic}</style></head><body>",
+            f"<h1>{html.escape(self.title)}</h1>",
+        ]
+        s = self.summary()
+        missed = f" Missed: {html.escape('; '.join(s['missed']))}." if s["missed"] else ""
+        parts.append(f"<p><b>{s['within']} of {s['checks']} comparisons within tolerance.</b>{missed}</p>")
+        for b in self.blocks:
+            if b[0] == "h":
+                parts.append(f"<h{b[1]}>{html.escape(b[2])}</h{b[1]}>")
+            elif b[0] == "p":
+                parts.append(f"<p>{html.escape(b[1])}</p>")
+            elif b[0] == "table":
+                parts.append(_html_table(b[1], b[2]))
+            elif b[0] == "fig":
+                data = base64.b64encode(b[1].read_bytes()).decode()
+                parts.append(f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(b[2])}'><figcaption>{html.escape(b[2])}</figcaption></figure>")
+            elif b[0] == "checks":
+                parts.append(_html_table(self._checks_frame(b[1]), b[2], verdict_col="verdict"))
+        parts.append("</body></html>")
+        return "\n".join(parts)
+
+    def write(self, out: Path, stem: str = "report") -> dict:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        md = out / f"{stem}.md"
+        md.write_text(self.markdown(out))
+        page = out / f"{stem}.html"
+        page.write_text(self.html())
+        checks = out / "checks.csv"
+        self._checks_frame(self.checks).to_csv(checks, index=False)
+        return {"markdown": md, "html": page, "checks": checks}
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    cols = [str(c) for c in df.columns]
+    rows = [[_fmt(v) for v in r] for r in df.itertuples(index=False)]
+    out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    out += ["| " + " | ".join(s.replace("|", "\\|") for s in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _html_table(df: pd.DataFrame, caption: str = "", verdict_col: Optional[str] = None) -> str:
+    h = ["<table>"]
+    if caption:
+        h.append(f"<caption>{html.escape(caption)}</caption>")
+    h.append("<tr>" + "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns) + "</tr>")
+    for r in df.itertuples(index=False):
+        cells = []
+        for c, v in zip(df.columns, r):
+            cls = f" class='{html.escape(str(v))}'" if c == verdict_col else ""
+            cells.append(f"<td{cls}>{html.escape(_fmt(v))}</td>")
+        h.append("<tr>" + "".join(cells) + "</tr>")
+    h.append("</table>")
+    return "\n".join(h)
