@@ -127,11 +127,21 @@ def m1_rows(scale: str) -> List[Dict[str, object]]:
     return [_random_loss_point(m, d, float(p), cycles) for m in msss for d in delays for p in ps]
 
 
+def _with_share_points(grid) -> List[float]:
+    """The grid with the points of Table 4's right side (0.01, 0.033, 0.1) in place of the
+    nearest grid values (so no two points are within a few percent of each other)."""
+    ps = [float(f"{p:.3g}") for p in grid]
+    for p0 in SHARE_P:
+        i = int(np.argmin([abs(math.log(p / p0)) for p in ps]))
+        ps[i] = p0
+    return sorted(set(ps))
+
+
 def m4_rows(scale: str) -> List[Dict[str, object]]:
     if scale == "full":
-        ps, cycles = sorted(set(np.round(np.logspace(-4, -0.5, 12), 6)) | set(SHARE_P)), 50
+        ps, cycles = _with_share_points(np.logspace(-4, -0.5, 15)), 50
     elif scale == "quick":
-        ps, cycles = sorted(set(np.round(np.logspace(-4, -1.3, 5), 6)) | set(SHARE_P)), 30
+        ps, cycles = _with_share_points(np.logspace(-4, -0.5, 8)), 30
     else:
         ps, cycles = [1e-3, 0.01, 0.033], 15
     rows = []
