@@ -11,3 +11,6 @@ pub mod writer;
 pub use analyze::{analyze, analyze_path, Analyzer};
 pub use capture::{Capture, CaptureSpec};
 pub use reader::{CaptureReader, TraceError};
+
+#[cfg(test)]
+mod tests;
