@@ -5,7 +5,8 @@
     >>> r.connections[["name", "goodput_bps", "retransmits"]]
 """
 
-from ._core import CoreError, ScenarioError, __version__
+from ._core import CoreError, ScenarioError, TraceError, __version__
+from . import trace
 from .api import Result, load_scenario, profiles, run, validate
 
-__all__ = ["run", "validate", "profiles", "load_scenario", "Result", "ScenarioError", "CoreError", "__version__"]
+__all__ = ["run", "validate", "profiles", "load_scenario", "Result", "ScenarioError", "CoreError", "TraceError", "trace", "__version__"]
