@@ -339,12 +339,6 @@ impl Analyzer {
             }
             d.s.wscale = s.wscale.or(d.s.wscale);
             d.s.sack_permitted |= s.sack_permitted;
-            // Handshake RTT (Karn): only from a SYN sent once to the first SYN-ACK.
-            if s.flags & TH_ACK != 0 && d.s.syns == 1 && o.s.syns == 1 && c.handshake_rtt_ns.is_none() {
-                if let Some(&t0) = o.s.syn_times.first() {
-                    c.handshake_rtt_ns = Some(t - t0);
-                }
-            }
         }
         d.s.timestamps |= s.timestamps;
         let start = d.rel(s.seq) + syn as i64;
@@ -440,6 +434,13 @@ impl Analyzer {
             if a >= 2 && !o.iw_closed && o.s.data_segs > 0 {
                 // The first ACK of data closes the other side's initial window.
                 o.iw_closed = true;
+            }
+            // Handshake RTT: from the SYN to the ACK of the SYN-ACK, about one RTT wherever the
+            // capture is taken; only when each was sent once (Karn).
+            if a == 1 && o.syn_seen && d.syn_seen && s.flags & TH_SYN == 0 && c.handshake_rtt_ns.is_none() && d.s.syns == 1 && o.s.syns == 1 {
+                if let Some(&t0) = d.s.syn_times.first() {
+                    c.handshake_rtt_ns = Some(t - t0);
+                }
             }
             if a > o.acked {
                 let mut karn_ok = true;
