@@ -108,9 +108,9 @@ def _missing() -> str | None:
         return "network namespaces need Linux"
     if os.geteuid() != 0:
         return "creating network namespaces needs root"
-    for tool in ("ip", "tcpdump", "curl", "nft", "tc"):
+    for tool in ("ip", "tcpdump", "curl", "nft", "ethtool"):
         if shutil.which(tool) is None:
-            return f"{tool} is not installed (apt-get install -y iproute2 tcpdump curl nftables)"
+            return f"{tool} is not installed (apt-get install -y iproute2 tcpdump curl nftables ethtool)"
     probe = f"{TAG}probe"
     r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if r.returncode != 0:
