@@ -460,7 +460,8 @@ impl Analyzer {
                     }
                 }
                 if let Some(x) = last {
-                    if karn_ok && x.end == a {
+                    // Timestamps that go backwards (a capture merged from two clocks) give none.
+                    if karn_ok && x.end == a && t >= x.t {
                         let r = t - x.t;
                         o.s.rtt_samples += 1;
                         o.s.rtt_sum_ns += r as i128;

@@ -39,6 +39,9 @@ const MAX_RECORD: usize = 256 * 1024;
 /// Largest pcapng block accepted.
 const MAX_BLOCK: usize = 16 * 1024 * 1024;
 const READ_CHUNK: usize = 1 << 20;
+/// Timestamps are kept in [0, i64::MAX / 2] ns (year 2116 and beyond clamp), so that differences
+/// between any two never overflow.
+const MAX_TS_NS: i64 = i64::MAX / 2;
 
 pub const LINKTYPE_NULL: u32 = 0;
 pub const LINKTYPE_ETHERNET: u32 = 1;
@@ -325,8 +328,9 @@ impl<R: Read> CaptureReader<R> {
                     let Some(i) = ifaces.get(id) else {
                         return terr(at + 8, format!("packet of interface {id}, but only {} interface(s) are described", ifaces.len()));
                     };
-                    let ns = (ts as u128 * i.mul / i.div) as i64;
-                    frame = Some((ns.saturating_add(i.offset_s.saturating_mul(1_000_000_000)), i.linktype, 28, caplen, orig));
+                    let ns = (ts as u128 * i.mul / i.div).min(MAX_TS_NS as u128) as i64;
+                    let ns = ns.saturating_add(i.offset_s.saturating_mul(1_000_000_000)).clamp(0, MAX_TS_NS);
+                    frame = Some((ns, i.linktype, 28, caplen, orig));
                 }
                 3 => {
                     // Simple packet block: interface 0, no timestamp.
