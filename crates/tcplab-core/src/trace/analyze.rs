@@ -48,10 +48,21 @@ impl Hasher for Fx {
     }
 }
 
-type Endpoint = (IpAddr16, u16);
+/// An address (as one integer, IPv4 mapped) and a port: compared and hashed as integers.
+type Endpoint = (u128, u16);
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Key(Endpoint, Endpoint);
+
+impl std::hash::Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64(self.0 .0 as u64);
+        h.write_u64((self.0 .0 >> 64) as u64);
+        h.write_u64(self.1 .0 as u64);
+        h.write_u64((self.1 .0 >> 64) as u64);
+        h.write_u64((self.0 .1 as u64) << 16 | self.1 .1 as u64);
+    }
+}
 
 /// A data segment sent and not yet acknowledged, for RTT samples.
 #[derive(Clone, Copy, Debug)]
@@ -157,6 +168,10 @@ impl Dir {
 
     /// Bytes of [l, r) already seen.
     fn overlap(&self, l: i64, r: i64) -> i64 {
+        // Fast path: new data at or above everything seen.
+        if self.ranges.last().is_none_or(|&(_, b)| l >= b) {
+            return 0;
+        }
         let i = self.ranges.partition_point(|&(_, b)| b <= l);
         let mut n = 0;
         for &(a, b) in &self.ranges[i..] {
@@ -169,6 +184,13 @@ impl Dir {
     }
 
     fn insert(&mut self, l: i64, r: i64) {
+        // Fast path: in-order data extends the highest range.
+        if let Some(last) = self.ranges.last_mut() {
+            if l == last.1 {
+                last.1 = r;
+                return;
+            }
+        }
         let i = self.ranges.partition_point(|&(_, b)| b < l);
         let mut j = i;
         let (mut nl, mut nr) = (l, r);
@@ -267,8 +289,8 @@ impl Analyzer {
     }
 
     fn lookup(&mut self, s: &TcpSeg) -> (usize, usize) {
-        let e1 = (s.src, s.sport);
-        let e2 = (s.dst, s.dport);
+        let e1 = (u128::from_be_bytes(s.src.0), s.sport);
+        let e2 = (u128::from_be_bytes(s.dst.0), s.dport);
         let key = if e1 <= e2 { Key(e1, e2) } else { Key(e2, e1) };
         let idx = match self.last {
             Some((k, i)) if k == key => i,
@@ -574,8 +596,9 @@ fn conn_row(i: usize, c: &Conn) -> Value {
     let (a, b) = (&c.d[ai], &c.d[bi]);
     let mut m = Map::new();
     m.insert("conn".into(), json!(i));
-    m.insert("a".into(), json!(format!("{}:{}", ea.0, ea.1)));
-    m.insert("b".into(), json!(format!("{}:{}", eb.0, eb.1)));
+    let show = |e: Endpoint| format!("{}:{}", IpAddr16(e.0.to_be_bytes()), e.1);
+    m.insert("a".into(), json!(show(ea)));
+    m.insert("b".into(), json!(show(eb)));
     m.insert("ip_version".into(), json!(if c.ipv6 { 6 } else { 4 }));
     m.insert("first_s".into(), json!(secs(c.first_ns)));
     m.insert("last_s".into(), json!(secs(c.last_ns)));

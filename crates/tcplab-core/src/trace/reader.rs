@@ -153,7 +153,17 @@ impl<R: Read> CaptureReader<R> {
     }
 
     /// Make at least `n` bytes available from `start`; returns how many are (fewer only at EOF).
+    #[inline]
     fn fill(&mut self, n: usize) -> Result<usize, TraceError> {
+        if self.end - self.start >= n {
+            return Ok(n);
+        }
+        self.refill(n)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self, n: usize) -> Result<usize, TraceError> {
         while self.end - self.start < n && !self.eof {
             if self.start > 0 && self.buf.len() - self.start < n.max(READ_CHUNK / 2) {
                 self.buf.copy_within(self.start..self.end, 0);
@@ -450,6 +460,7 @@ impl Skip {
 }
 
 /// Decode a frame down to TCP.
+#[inline]
 pub fn decode(f: &Frame<'_>) -> Result<TcpSeg, Skip> {
     let d = f.data;
     // (network-layer bytes, what is missing from the wire length of the frame before them)
@@ -618,6 +629,7 @@ pub fn decode(f: &Frame<'_>) -> Result<TcpSeg, Skip> {
 }
 
 /// TCP options (RFC 9293 §3.1): parsing stops at the end-of-list or at a malformed option.
+#[inline]
 fn parse_options(mut o: &[u8], s: &mut TcpSeg) {
     while let Some(&kind) = o.first() {
         match kind {
