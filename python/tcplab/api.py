@@ -130,14 +130,24 @@ class Result:
         }
 
 
-def run(scenario: ScenarioLike, seed: Optional[int] = None, sets: Union[str, Sequence[str]] = ()) -> Result:
+def run(
+    scenario: ScenarioLike,
+    seed: Optional[int] = None,
+    sets: Union[str, Sequence[str]] = (),
+    pcap: Optional[Union[str, os.PathLike]] = None,
+) -> Result:
     """Run `scenario` once with `seed` (default: the scenario's own, else 1).
 
     `sets` are overrides written `key.path=value` (`"tcp.variant=reno"`, `"flows.0.bytes=\\"16KB\\""`).
+    `pcap` adds a capture at the first flow's sending node (docs/traces.md) to those of the scenario.
     Raises `ScenarioError` for invalid input and `CoreError` if the simulator fails internally.
     """
     text, fmt = load_scenario(scenario)
     seed = _seed(seed)
+    if pcap is not None:
+        d = json.loads(_core.validate(text, fmt, _sets(sets)))
+        d.setdefault("capture", []).append({"path": os.fspath(pcap)})
+        text, fmt, sets = json.dumps(d), "json", ()
     t0 = time.perf_counter()
     out = _core.run_scenario(text, fmt, seed, _sets(sets))
     return Result.from_json(out, wall_time_s=time.perf_counter() - t0)

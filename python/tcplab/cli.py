@@ -1,12 +1,13 @@
 """The `tcplab` command line.
 
-    tcplab run FILE [--seed N] [--set key=value ...] [--json]
+    tcplab run FILE [--seed N] [--set key=value ...] [--json] [--pcap PATH]
     tcplab validate FILE [--set key=value ...]
     tcplab profiles
     tcplab variants [--profile P] [--json]
     tcplab sweep FILE [--workers N] [--dask ADDRESS|local] [--store PATH] [--set key=value ...]
     tcplab results STORE [--to parquet|csv] [--out DIR]
     tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
+    tcplab trace CAPTURE [--json] [--flows]
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import click
 
 from . import _core
+from . import trace as _trace
 from .api import profiles as _profiles
 from .api import variants as _variants
 from .api import run as _run
@@ -146,10 +148,11 @@ def main() -> None:
 @click.option("--seed", type=click.IntRange(min=0, max=2**64 - 1), default=None, help="Run seed (default: the scenario's, else 1).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a scenario key, e.g. --set tcp.variant=reno.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
-def run_cmd(scenario: str, seed, sets, as_json: bool) -> None:
+@click.option("--pcap", type=click.Path(dir_okay=False), default=None, help="Also write a capture taken at the first flow's sending node.")
+def run_cmd(scenario: str, seed, sets, as_json: bool, pcap) -> None:
     """Run SCENARIO (a TOML file) once and print its instruments."""
     try:
-        r = _run(Path(scenario), seed=seed, sets=list(sets))
+        r = _run(Path(scenario), seed=seed, sets=list(sets), pcap=pcap)
     except (OSError, UnicodeDecodeError) as e:
         _load_error(scenario, e)
     except _core.ScenarioError as e:
@@ -381,6 +384,26 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
     click.echo(f"{s['within']} of {s['checks']} comparisons within tolerance ({s['elapsed_s']:.0f} s)")
     for m in s["missed"]:
         click.echo(f"  missed: {m}")
+
+
+@main.command("trace")
+@click.argument("capture", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the whole analysis as JSON.")
+@click.option("--flows", is_flag=True, help="Every connection in full, both directions (as tcptrace -l).")
+def trace_cmd(capture: str, as_json: bool, flows: bool) -> None:
+    """Analyse CAPTURE (pcap or pcapng) per TCP connection, as tcptrace does."""
+    try:
+        rep = _trace.report(capture)
+    except OSError as e:
+        _fail(f"{capture}: {getattr(e, 'strerror', None) or e}" if getattr(e, "filename", None) else str(e))
+    except _core.TraceError as e:
+        _fail(f"{capture}: {e}")
+    except _core.CoreError as e:
+        _fail(str(e))
+    if as_json:
+        click.echo(json.dumps(rep, indent=2))
+    else:
+        click.echo(_trace.render(rep, flows=flows))
 
 
 if __name__ == "__main__":

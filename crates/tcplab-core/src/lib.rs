@@ -8,6 +8,7 @@ pub mod engine;
 pub mod net;
 pub mod scenario;
 pub mod tcp;
+pub mod trace;
 pub mod units;
 pub mod result;
 pub mod world;

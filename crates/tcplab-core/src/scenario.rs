@@ -80,6 +80,9 @@ pub struct Scenario {
     #[serde(default)]
     pub tcp: TcpSpec,
     pub flows: Vec<FlowSpec>,
+    /// Packet captures written during the run (`[[capture]]`; see docs/traces.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capture: Vec<crate::trace::CaptureSpec>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -423,8 +426,9 @@ impl Scenario {
             let path = e.path().to_string();
             ScenarioError { path: if path == "." { String::new() } else { path }, message: e.into_inner().to_string() }
         })?;
-        s.network()?;
-        s.resolve_flows()?;
+        let net = s.network()?;
+        let flows = s.resolve_flows()?;
+        crate::trace::capture::validate(&s.capture, &net, &flows)?;
         Ok(s)
     }
 

@@ -9,6 +9,7 @@ use crate::net::{ConnId, Dir, DropFilter, NodeId, Packet};
 use crate::result::{ConnRow, LinkRow, Meta, RunResult, TransferRow};
 use crate::scenario::{DropKind, ResolvedFlow, Scenario, ScenarioError};
 use crate::tcp::{ConnStats, OutSeg, RxTimer, SenderPhase, TcpReceiver, TcpSender};
+use crate::trace::Capture;
 use crate::units::{to_secs, Time};
 
 #[derive(Clone, Copy, Debug)]
@@ -62,6 +63,8 @@ pub struct World {
     pkts_stale: u64,
     /// Print every packet delivery and drop to stderr (debugging aid).
     pub trace: bool,
+    /// Packet capture taps (`[[capture]]`); they only record, never change the run.
+    capture: Option<Box<Capture>>,
 }
 
 impl World {
@@ -108,6 +111,7 @@ impl World {
         if let Some(w) = scenario.warmup {
             q.schedule(w.0, Ev::Warmup);
         }
+        let capture = Capture::build(&scenario.capture, seed, &net, &links, rt.iter().map(|f| &f.spec))?;
         Ok(World {
             q,
             node_names: net.nodes,
@@ -129,6 +133,7 @@ impl World {
             pkts_dropped: 0,
             pkts_stale: 0,
             trace: std::env::var_os("TCPLAB_TRACE").is_some(),
+            capture,
         })
     }
 
@@ -217,6 +222,9 @@ impl World {
 
     fn start_tx(&mut self, l: usize, idx: u32) {
         let now = self.q.now();
+        if let Some(c) = self.capture.as_mut() {
+            c.egress(now, l, &self.pool[idx as usize], &self.links);
+        }
         let done = self.links[l].start_tx(now, &self.pool[idx as usize]);
         self.q.schedule(done, Ev::TxDone(l as u32));
         self.q.schedule(done + self.links[l].delay, Ev::Arrive(l as u32, idx));
@@ -227,6 +235,9 @@ impl World {
         let now = self.q.now();
         let p = &mut self.pool[idx as usize];
         p.enqueued_at = now;
+        if let Some(c) = self.capture.as_mut() {
+            c.ingress(now, l, p, &self.links);
+        }
         let link = &mut self.links[l];
         match link.admit(p) {
             Err(why) => {
@@ -259,6 +270,9 @@ impl World {
     fn arrive(&mut self, l: usize, idx: u32) {
         let node = self.links[l].to;
         let p = self.pool[idx as usize];
+        if let Some(c) = self.capture.as_mut() {
+            c.node(self.q.now(), node.0, &p, Some(&self.links[l]));
+        }
         if node != p.dst {
             self.forward(node, idx);
             return;
@@ -354,6 +368,10 @@ impl World {
         let mut out = std::mem::take(&mut self.out);
         for o in out.drain(..) {
             let p = Packet { conn: ConnId(f as u32), epoch, dir, src, dst, seg: o.seg, enqueued_at: 0, tag: o.tag };
+            if let Some(c) = self.capture.as_mut() {
+                let hop = self.routes.next_hop(src, dst).map(|l| &self.links[l.0 as usize]);
+                c.node(self.q.now(), src.0, &p, hop);
+            }
             let idx = self.alloc(p);
             self.forward(src, idx);
         }
@@ -501,5 +519,10 @@ fn merge(s: &TcpSender, r: &TcpReceiver) -> ConnStats {
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
     let mut w = World::build(scenario, seed)?;
     w.run();
-    Ok(w.finish())
+    let capture = w.capture.take();
+    let r = w.finish();
+    if let Some(c) = capture {
+        c.close()?;
+    }
+    Ok(r)
 }

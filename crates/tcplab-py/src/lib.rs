@@ -10,6 +10,7 @@ use tcplab_core::{Scenario, ScenarioError as CoreScenarioError};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid; the message starts with the key path.");
 create_exception!(_core, CoreError, PyRuntimeError, "The simulator failed internally (a bug): please report it with the scenario and seed.");
+create_exception!(_core, TraceError, PyValueError, "A capture file cannot be read; the message starts with the byte offset.");
 
 enum Failure {
     Scenario(CoreScenarioError),
@@ -109,6 +110,30 @@ fn presets(profile: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&m).expect("serialisable"))
 }
 
+/// Analyse a capture file (pcap or pcapng); returns the report as JSON text. A file that cannot
+/// be read raises TraceError with `.offset`; a panic in the analyser raises CoreError.
+#[pyfunction]
+fn analyze_trace(py: Python<'_>, path: &str) -> PyResult<String> {
+    let path = path.to_string();
+    let r = py.allow_threads(move || catch_unwind(AssertUnwindSafe(|| tcplab_core::trace::analyze_path(&path))));
+    match r {
+        Ok(Ok(v)) => Ok(v.to_string()),
+        Ok(Err(e)) => {
+            let err = TraceError::new_err(e.to_string());
+            Python::with_gil(|py| {
+                let v = err.value(py);
+                let _ = v.setattr("offset", e.offset);
+                let _ = v.setattr("reason", e.message.clone());
+            });
+            Err(err)
+        }
+        Err(p) => {
+            let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into());
+            Err(CoreError::new_err(format!("internal error in the trace analyser: {msg}")))
+        }
+    }
+}
+
 /// Deliberately panic inside the core (to test that panics become CoreError).
 #[pyfunction]
 fn _panic_for_test() -> PyResult<()> {
@@ -119,6 +144,8 @@ fn _panic_for_test() -> PyResult<()> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("CoreError", m.py().get_type::<CoreError>())?;
+    m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add_function(wrap_pyfunction!(analyze_trace, m)?)?;
     m.add("__version__", tcplab_core::VERSION)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

@@ -1,0 +1,32 @@
+//! Time the capture reader, the decoder and the analyser on a file (a profiling aid):
+//! `cargo run --release -p tcplab-core --example trace_speed -- CAPTURE`
+use std::time::Instant;
+use tcplab_core::trace::reader::{decode, CaptureReader};
+
+fn main() {
+    let p = std::env::args().nth(1).expect("a capture file");
+    let data = std::fs::read(&p).expect("readable");
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut r = CaptureReader::new(&data[..]).unwrap();
+        let mut n = 0u64;
+        while let Some(_f) = r.next_frame().unwrap() {
+            n += 1;
+        }
+        let read = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let mut r = CaptureReader::new(&data[..]).unwrap();
+        let mut x = 0u64;
+        while let Some(f) = r.next_frame().unwrap() {
+            if let Ok(s) = decode(&f) {
+                x = x.wrapping_add(s.seq as u64);
+            }
+        }
+        let dec = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let v = tcplab_core::trace::analyze_path(&p).unwrap();
+        let all = t.elapsed().as_secs_f64();
+        let m = |s: f64| n as f64 / s / 1e6;
+        println!("{n} packets: read {:.1} M/s, read+decode {:.1} M/s, analyse file {:.1} M/s ({} connections, {x:x})", m(read), m(dec), m(all), v["reader"]["connections"]);
+    }
+}
