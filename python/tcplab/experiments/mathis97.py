@@ -110,7 +110,7 @@ def _random_loss_point(mss: int, delay_s: float, p: float, cycles: float) -> Dic
     warmup = max(5 * cyc, 20 * rtt, 2.0)
     measured = max(cycles * cyc, 200 * rtt, 20.0)
     return {"tcp.mss": mss, "topology.delay": f"{delay_s * 1000:g}ms", "topology.loss": float(f"{p:.4g}"),
-            "topology.rate": f"{int(rate)}bps", "warmup": f"{warmup:.4g}s", "duration": f"{warmup + measured:.4g}s"}
+            "topology.rate": f"{int(rate)}bps", "warmup": f"{warmup:.3f}s", "duration": f"{warmup + measured:.3f}s"}
 
 
 def _zip(rows: List[Dict[str, object]]) -> Dict[str, list]:
@@ -171,7 +171,7 @@ def m2_rows(scale: str) -> List[Dict[str, object]]:
             cyc = w * rtt
             warmup = max(5 * cyc, 10.0)
             measured = max(cycles * cyc, 60.0)
-            rows.append({"topology.rate": f"{int(float(f'{rate:.3g}'))}bps", "topology.queue": q, "warmup": f"{warmup:.4g}s", "duration": f"{warmup + measured:.4g}s"})
+            rows.append({"topology.rate": f"{int(float(f'{rate:.3g}'))}bps", "topology.queue": q, "warmup": f"{warmup:.3f}s", "duration": f"{warmup + measured:.3f}s"})
     return rows
 
 
