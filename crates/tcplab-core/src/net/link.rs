@@ -273,6 +273,36 @@ mod tests {
     }
 
     #[test]
+    fn red_sees_the_queue_and_the_idle_time() {
+        let mut l = LinkDir::new("l".into(), NodeId(0), NodeId(1), 1_000_000, 0, QueueLimit::default(), 0.0, RngStream::new(1, "l"));
+        let spec = RedSpec { w_q: 0.5, min_th: 100.0, max_th: 200.0, ..Default::default() };
+        l.set_red(Some(spec), RngStream::new(1, "red:l"));
+        let avg = |l: &LinkDir| l.red.as_ref().unwrap().avg;
+        let mut p = pkt(960);
+        // The first packet finds the link idle and goes to the wire; three more queue behind it,
+        // each seeing the queue before it joins: avg 0, 0, 0.5, 1.25.
+        assert!(l.admit(&p).is_ok());
+        l.start_tx(0, &p);
+        for i in 0..3 {
+            assert!(l.admit(&p).is_ok());
+            l.push(0, i, p.wire_bytes());
+        }
+        assert_eq!(avg(&l), 1.25);
+        // The transmitter drains the queue and goes idle at 20 ms; 8 ms later (two 500-byte
+        // packet times at 1 Mb/s) an arrival decays avg by (1 − w_q)^2, then by (1 − w_q) for its
+        // own update with q = 0.
+        l.busy = false;
+        for _ in 0..3 {
+            assert!(l.pop(10_000_000, |_| 1000).is_some());
+        }
+        assert!(l.pop(20_000_000, |_| 1000).is_none());
+        p.enqueued_at = 28_000_000;
+        assert!(l.admit(&p).is_ok());
+        assert_eq!(avg(&l), 1.25 * 0.125);
+        assert_eq!(l.stats.dropped(), 0);
+    }
+
+    #[test]
     fn time_average_queue() {
         let mut l = LinkDir::new("l".into(), NodeId(0), NodeId(1), 1_000_000, 0, QueueLimit::default(), 0.0, RngStream::new(1, "l"));
         l.busy = true;
