@@ -23,8 +23,8 @@ CONNECTION_COLUMNS = [
 LINK_COLUMNS = [
     "link", "src", "dst", "rate_bps", "delay_s", "offered_pkts", "offered_bytes", "sent_pkts",
     "sent_bytes", "dropped_pkts", "dropped_bytes", "dropped_queue", "dropped_loss", "dropped_filter",
-    "drop_rate", "avg_queue_pkts", "avg_queue_bytes", "max_queue_pkts", "avg_queue_delay_s",
-    "queue_delay_equiv_s", "utilization",
+    "dropped_red_early", "dropped_red_forced", "drop_rate", "avg_queue_pkts", "avg_queue_bytes",
+    "max_queue_pkts", "red_avg_mean", "avg_queue_delay_s", "queue_delay_equiv_s", "utilization",
 ]
 TRANSFER_COLUMNS = [
     "flow", "name", "transfer", "bytes", "bytes_delivered", "start_s", "established_s", "first_byte_s",
@@ -393,7 +393,8 @@ def test_links_offered_equals_sent_plus_dropped(small_toml, extra, seed):
     assert conn(r)["bytes_delivered"] == 200 * 1024
     links = r.links
     assert (links["offered_pkts"] == links["sent_pkts"] + links["dropped_pkts"]).all()
-    assert (links["dropped_pkts"] == links["dropped_queue"] + links["dropped_loss"] + links["dropped_filter"]).all()
+    reasons = ["dropped_queue", "dropped_loss", "dropped_filter", "dropped_red_early", "dropped_red_forced"]
+    assert (links["dropped_pkts"] == links[reasons].sum(axis=1)).all()
     assert links["dropped_pkts"].sum() > 0  # the case is not trivial
     assert links["dropped_pkts"].sum() == r.meta["packets_dropped"]
     m = r.meta

@@ -257,12 +257,19 @@ pub struct LinkRow {
     pub dropped_queue: u64,
     pub dropped_loss: u64,
     pub dropped_filter: u64,
+    /// RED's probabilistic drops with min_th ≤ avg < max_th.
+    pub dropped_red_early: u64,
+    /// RED's drops with avg ≥ max_th (with `gentle`, the probabilistic ones above max_th too).
+    pub dropped_red_forced: u64,
     /// Dropped / offered packets.
     pub drop_rate: Option<f64>,
     /// Time-averaged number of waiting packets (the one being sent excluded).
     pub avg_queue_pkts: f64,
     pub avg_queue_bytes: f64,
     pub max_queue_pkts: u64,
+    /// Time average of RED's average queue (packets, or bytes with `queue_in_bytes`); None
+    /// without RED.
+    pub red_avg_mean: Option<f64>,
     /// Mean time from arrival to start of transmission of the packets sent.
     pub avg_queue_delay_s: Option<f64>,
     /// The time-averaged queue expressed as delay at the link rate (Mathis et al.'s "link delay").
@@ -295,10 +302,13 @@ impl LinkRow {
             dropped_queue: s.dropped_queue,
             dropped_loss: s.dropped_loss,
             dropped_filter: s.dropped_filter,
+            dropped_red_early: s.dropped_red_early,
+            dropped_red_forced: s.dropped_red_forced,
             drop_rate: (s.offered_pkts > 0).then(|| s.dropped() as f64 / s.offered_pkts as f64),
             avg_queue_pkts: s.queue_pkt_ns as f64 / t,
             avg_queue_bytes: avg_q_bytes,
             max_queue_pkts: s.max_queue_pkts,
+            red_avg_mean: l.red.as_ref().map(|r| r.avg_mean(end)),
             avg_queue_delay_s: (s.sent_pkts > 0).then(|| s.queue_delay_sum as f64 / s.sent_pkts as f64 / SEC as f64),
             queue_delay_equiv_s: avg_q_bytes * 8.0 / l.rate_bps as f64,
             utilization: (s.busy_ns as f64 / t).min(1.0),

@@ -11,7 +11,8 @@
 //! kind = "single_link"             # nodes "sender" and "receiver"
 //! rate = "10Mbps"
 //! delay = "35ms"                   # one way
-//! queue = 50                       # packets; or { packets = 50, bytes = "64KB" }; or "unlimited"
+//! queue = 50                       # packets; or { packets = 50, bytes = "64KB" }; or "unlimited";
+//!                                  # or RED: { packets = 50, red = { min_th = 5, max_th = 15 } }
 //! loss = 0.01                      # Bernoulli loss, sender -> receiver
 //!
 //! [tcp]                            # defaults of every flow: a profile, then knob overrides
@@ -22,7 +23,7 @@
 //! bytes = "1MB"                    # or "unlimited"
 //! ```
 
-use crate::net::{FilterKind, QueueLimit};
+use crate::net::{FilterKind, QueueLimit, RedSpec};
 use crate::tcp::{TcpConfig, TcpSpec};
 use crate::units::{Duration, Rate, Size, Time};
 use serde::{Deserialize, Serialize};
@@ -167,17 +168,21 @@ pub struct LinkSpec {
     pub reverse_loss: f64,
 }
 
-/// A DropTail queue: `100` (packets), `"unlimited"`, or `{ packets = 100, bytes = "64KB" }`.
+/// A queue: `100` (packets), `"unlimited"`, or `{ packets = 100, bytes = "64KB" }` (DropTail);
+/// a `red` table (or `kind = "red"`, RED with its defaults) puts RED in front of the limit:
+/// `{ packets = 100, red = { min_th = 40, max_th = 80 } }`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueTable {
-    /// Only `droptail` exists so far.
+    /// `droptail`, or `red` when `red` is set.
     #[serde(default)]
     pub kind: QueueKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packets: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<RedSpec>,
 }
 
 pub type QueueSpec = QueueTable;
@@ -187,7 +192,7 @@ struct QueueVisitor;
 impl<'de> serde::de::Visitor<'de> for QueueVisitor {
     type Value = QueueTable;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a queue: a packet count such as 100, \"unlimited\", or a table such as { packets = 100, bytes = \"64KB\" }")
+        f.write_str("a queue: a packet count such as 100, \"unlimited\", or a table such as { packets = 100, bytes = \"64KB\" } or { packets = 100, red = { min_th = 5, max_th = 15 } }")
     }
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<QueueTable, E> {
         Ok(QueueTable { packets: Some(v), ..Default::default() })
@@ -209,14 +214,24 @@ impl<'de> serde::de::Visitor<'de> for QueueVisitor {
         #[serde(deny_unknown_fields)]
         struct T {
             #[serde(default)]
-            kind: QueueKind,
+            kind: Option<QueueKind>,
             #[serde(default)]
             packets: Option<u64>,
             #[serde(default)]
             bytes: Option<Size>,
+            #[serde(default)]
+            red: Option<RedSpec>,
         }
         let t = T::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-        Ok(QueueTable { kind: t.kind, packets: t.packets, bytes: t.bytes })
+        let red = match (t.kind, t.red) {
+            (Some(QueueKind::Droptail), Some(_)) => {
+                return Err(serde::de::Error::custom("a `red` table needs kind = \"red\" (or no `kind`)"));
+            }
+            (Some(QueueKind::Red), None) => Some(RedSpec::default()),
+            (_, red) => red,
+        };
+        let kind = if red.is_some() { QueueKind::Red } else { QueueKind::Droptail };
+        Ok(QueueTable { kind, packets: t.packets, bytes: t.bytes, red })
     }
 }
 
@@ -234,11 +249,21 @@ impl QueueTable {
 pub enum QueueKind {
     #[default]
     Droptail,
+    /// Random Early Detection (Floyd & Jacobson 1993) in front of the limit; see `net/red.rs`.
+    Red,
 }
 
 impl QueueSpec {
     pub fn limit(&self) -> QueueLimit {
         QueueLimit { packets: self.packets, bytes: self.bytes.map(|s| s.0) }
+    }
+
+    /// Check the RED parameters; `path` is the queue's key path.
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        match &self.red {
+            Some(r) => r.validate().map_err(|(k, m)| ScenarioError { path: format!("{path}.red.{k}"), message: m }),
+            None => Ok(()),
+        }
     }
 }
 
@@ -460,6 +485,16 @@ impl Scenario {
             if p && !allowed.contains(&k) {
                 return err(format!("topology.{k}"), format!("does not apply to kind = {kind}; expected one of: {}", allowed.join(", ")));
             }
+        }
+        let mut queues: Vec<(String, &QueueSpec)> = Vec::new();
+        queues.extend(t.queue.iter().map(|q| ("topology.queue".to_string(), q)));
+        queues.extend(t.access_queue.iter().map(|q| ("topology.access_queue".to_string(), q)));
+        for (i, l) in t.links.iter().flatten().enumerate() {
+            queues.push((format!("topology.links[{i}].queue"), &l.queue));
+            queues.extend(l.reverse_queue.iter().map(|q| (format!("topology.links[{i}].reverse_queue"), q)));
+        }
+        for (path, q) in queues {
+            q.validate(&path)?;
         }
         let prob = |v: Option<f64>, key: &str| -> Result<f64, ScenarioError> {
             match v {
@@ -847,6 +882,59 @@ bytes = "unlimited"
         assert_eq!(n.links[0].queue.packets, Some(100));
         let f = s.resolve_flows().unwrap();
         assert_eq!((f[1].name.as_str(), f[1].from, f[1].to), ("flow1", 4, 5));
+    }
+
+    #[test]
+    fn red_queue_forms() {
+        let queue = |q: &str| Scenario::from_toml(&BASIC.replace("queue = { packets = 20 }", &format!("queue = {q}")), &[]);
+        let s = queue("{ packets = 20, red = { min_th = 3, max_th = 9 } }").unwrap();
+        let q = s.network().unwrap().links[0].queue;
+        assert_eq!((q.kind, q.packets), (QueueKind::Red, Some(20)));
+        assert_eq!(q.red, Some(RedSpec { min_th: 3.0, max_th: 9.0, ..Default::default() }));
+        // `kind = "red"` alone is RED with every default (ns-2's).
+        let d = queue("{ kind = \"red\", packets = 20 }").unwrap();
+        let r = d.network().unwrap().links[0].queue.red.unwrap();
+        assert_eq!((r.min_th, r.max_th, r.max_p, r.w_q, r.wait, r.gentle, r.mean_pktsize.0), (5.0, 15.0, 0.1, 0.002, true, false, 500));
+        // The echo writes every RED default out and reads back to the same queue.
+        let j = s.to_json();
+        assert_eq!(j["topology"]["queue"]["kind"], "red");
+        assert_eq!(j["topology"]["queue"]["red"]["mean_pktsize"], "500B");
+        assert_eq!(Scenario::from_value(j, &[]).unwrap().topology.queue, Some(q));
+        // DropTail forms are unchanged, and their echo has no `red`.
+        for form in ["20", "{ packets = 20 }", "{ kind = \"droptail\", packets = 20 }"] {
+            let s = queue(form).unwrap();
+            assert_eq!(s.topology.queue.unwrap().kind, QueueKind::Droptail);
+            assert_eq!(s.to_json()["topology"]["queue"], serde_json::json!({ "kind": "droptail", "packets": 20 }));
+        }
+        // An override sets one RED key.
+        let o = Scenario::from_toml(BASIC, &["topology.queue.red.max_p=0.2".into()]).unwrap();
+        assert_eq!(o.topology.queue.unwrap().red.unwrap().max_p, 0.2);
+        for (q, path, words) in [
+            ("{ red = { max_th = 3 } }", "topology.queue.red.max_th", "must exceed min_th"),
+            ("{ red = { min_th = 8, max_th = 8 } }", "topology.queue.red.max_th", "must exceed min_th"),
+            ("{ red = { max_p = 0 } }", "topology.queue.red.max_p", "probability"),
+            ("{ red = { w_q = 2 } }", "topology.queue.red.w_q", "weight"),
+            ("{ red = { colour = 1 } }", "topology.queue.red.colour", "unknown field"),
+            ("{ red = { wait = 1 } }", "topology.queue.red.wait", "boolean"),
+            ("{ red = { mean_pktsize = \"1s\" } }", "topology.queue.red.mean_pktsize", "size"),
+            ("{ kind = \"droptail\", red = {} }", "topology.queue", "kind = \"red\""),
+            ("{ kind = \"blue\" }", "topology.queue.kind", "blue"),
+        ] {
+            let x = queue(q).unwrap_err();
+            assert_eq!(x.path, path, "{q}: {x}");
+            assert!(x.message.contains(words), "{q}: {x}");
+        }
+        let custom = r#"
+[topology]
+kind = "custom"
+nodes = ["a", "b"]
+links = [{ a = "a", b = "b", rate = "1Mbps", delay = "1ms", reverse_queue = { red = { w_q = 0 } } }]
+[[flows]]
+from = "a"
+to = "b"
+bytes = 1
+"#;
+        assert_eq!(e(custom).path, "topology.links[0].reverse_queue.red.w_q");
     }
 
     #[test]

@@ -81,6 +81,9 @@ impl World {
             let rq = l.reverse_queue.unwrap_or(l.queue);
             links.push(LinkDir::new(fwd.clone(), a, b, l.rate.0, l.delay.0, l.queue.limit(), l.loss, RngStream::new(seed, &format!("link:{fwd}"))));
             links.push(LinkDir::new(rev.clone(), b, a, l.rate.0, l.delay.0, rq.limit(), l.reverse_loss, RngStream::new(seed, &format!("link:{rev}"))));
+            let n = links.len();
+            links[n - 2].set_red(l.queue.red, RngStream::new(seed, &format!("red:{fwd}")));
+            links[n - 1].set_red(rq.red, RngStream::new(seed, &format!("red:{rev}")));
         }
         let dirs: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
         let routes = Routes::compute(net.nodes.len(), &dirs);

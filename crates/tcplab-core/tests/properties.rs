@@ -1,7 +1,7 @@
 //! Property tests of the whole simulator (proptest):
 //!
 //! - reliability: whatever is dropped (deterministic drop filters on SYN, SYN-ACK, data, ACK and
-//!   FIN, Bernoulli loss both ways, small DropTail queues), a finite transfer completes and
+//!   FIN, Bernoulli loss both ways, small DropTail or RED queues), a finite transfer completes and
 //!   delivers every byte exactly once and in order;
 //! - packet conservation: created = delivered + dropped + in flight after every event, and per link
 //!   direction offered = sent + dropped + waiting;
@@ -104,6 +104,45 @@ impl FlowDrop {
     }
 }
 
+/// RED in front of a generated queue, with thresholds of a few packets and weights up to 0.5 so
+/// that it acts within short runs (`small`: thresholds below a packet or two and large weights,
+/// for one flow whose queue seldom builds).
+#[derive(Clone, Debug)]
+struct RedQ {
+    min_th: f64,
+    max_th: f64,
+    max_p: f64,
+    w_q: f64,
+    wait: bool,
+    gentle: bool,
+    byte_mode: bool,
+}
+
+fn red_q(small: bool) -> impl Strategy<Value = RedQ> {
+    let (min_th, span, w_q) = if small { (0.05..1.0f64, 0.2..4.0f64, (0.1..=0.5f64).boxed()) } else { (0.5..8.0, 1.0..15.0, prop_oneof![Just(0.002), 0.01..=0.3f64].boxed()) };
+    (min_th, span, 0.02..=0.5f64, w_q, any::<bool>(), any::<bool>(), any::<bool>())
+        .prop_map(|(min_th, span, max_p, w_q, wait, gentle, byte_mode)| RedQ { min_th, max_th: min_th + span, max_p, w_q, wait, gentle, byte_mode })
+}
+
+/// A queue's TOML: a packet limit (None: unlimited) with RED or without.
+fn queue_toml(limit: Option<u32>, red: &Option<RedQ>) -> String {
+    match (limit, red) {
+        (Some(n), None) => n.to_string(),
+        (None, None) => "\"unlimited\"".into(),
+        (limit, Some(r)) => format!(
+            "{{ {}red = {{ min_th = {}, max_th = {}, max_p = {}, w_q = {}, wait = {}, gentle = {}, byte_mode = {} }} }}",
+            limit.map(|n| format!("packets = {n}, ")).unwrap_or_default(),
+            r.min_th,
+            r.max_th,
+            r.max_p,
+            r.w_q,
+            r.wait,
+            r.gentle,
+            r.byte_mode
+        ),
+    }
+}
+
 fn drop_strategy() -> impl Strategy<Value = FlowDrop> {
     (what_strategy(), prop::option::weighted(0.3, 0u32..3)).prop_map(|(what, transfer)| FlowDrop { what, transfer })
 }
@@ -132,8 +171,10 @@ struct Transfer {
     knobs: Vec<String>,
     rate_mbps: u32,
     delay_ms: u32,
-    /// DropTail limit in packets (None: unlimited).
+    /// Queue limit in packets (None: unlimited).
     queue: Option<u32>,
+    /// RED in front of the limit.
+    red: Option<RedQ>,
     loss: f64,
     reverse_loss: f64,
     /// Transfers made one after another on fresh connections, `think_ms` apart.
@@ -150,10 +191,7 @@ impl Transfer {
 
     fn toml(&self) -> String {
         let drops: Vec<String> = self.drops.iter().map(|d| d.toml(self.segments(), self.repeat)).collect();
-        let queue = match self.queue {
-            Some(n) => n.to_string(),
-            None => "\"unlimited\"".into(),
-        };
+        let queue = queue_toml(self.queue, &self.red);
         format!(
             r#"name = "property"
 duration = "3600s"
@@ -255,6 +293,7 @@ fn transfer() -> impl Strategy<Value = Transfer> {
         prop::option::weighted(0.3, 2u32..=40),
         loss(),
         loss(),
+        prop::option::weighted(0.25, red_q(true)),
     );
     let repeat = (prop_oneof![6 => Just(1u32), 1 => 2u32..=3], 0u32..300);
     // Knobs that change when and how much is retransmitted: a small minimum RTO (spurious
@@ -286,7 +325,7 @@ fn transfer() -> impl Strategy<Value = Transfer> {
             k
         });
     (tcp, knobs, link, repeat, prop::collection::vec(drop_strategy(), 0..=6), any::<u64>()).prop_map(
-        |((bytes, mss, variant, profile, delayed_ack, handshake, fin), knobs, (rate_mbps, delay_ms, queue, loss, reverse_loss), (repeat, think_ms), drops, seed)| Transfer {
+        |((bytes, mss, variant, profile, delayed_ack, handshake, fin), knobs, (rate_mbps, delay_ms, queue, loss, reverse_loss, red), (repeat, think_ms), drops, seed)| Transfer {
             bytes,
             mss,
             variant,
@@ -298,6 +337,7 @@ fn transfer() -> impl Strategy<Value = Transfer> {
             rate_mbps,
             delay_ms,
             queue,
+            red,
             loss,
             reverse_loss,
             repeat,
@@ -326,7 +366,8 @@ fn assert_link_balance(l: &LinkRow) {
     assert!(l.offered_pkts >= l.sent_pkts + l.dropped_pkts, "{}: offered {} < sent {} + dropped {}", l.link, l.offered_pkts, l.sent_pkts, l.dropped_pkts);
     let waiting = l.offered_pkts - l.sent_pkts - l.dropped_pkts;
     assert!(waiting <= l.max_queue_pkts, "{}: {waiting} packets unaccounted for, but the queue never held more than {}", l.link, l.max_queue_pkts);
-    assert_eq!(l.dropped_pkts, l.dropped_queue + l.dropped_loss + l.dropped_filter, "{}", l.link);
+    assert_eq!(l.dropped_pkts, l.dropped_queue + l.dropped_loss + l.dropped_filter + l.dropped_red_early + l.dropped_red_forced, "{}", l.link);
+    assert_eq!(l.red_avg_mean.is_some(), l.red_avg_mean.is_some_and(|a| a.is_finite() && a >= 0.0), "{}: RED average {:?}", l.link, l.red_avg_mean);
     assert!(l.offered_bytes >= l.sent_bytes + l.dropped_bytes, "{}: bytes", l.link);
 }
 
@@ -367,6 +408,9 @@ let text = t.toml();
     } else {
         prop_assert!(r.links.iter().all(|l| l.dropped_queue == 0), "an unlimited queue dropped");
     }
+    if t.red.is_none() {
+        prop_assert!(r.links.iter().all(|l| l.dropped_red_early + l.dropped_red_forced == 0 && l.red_avg_mean.is_none()), "RED drops without RED");
+    }
     Ok(())
 }
 
@@ -403,6 +447,8 @@ proptest! {
 struct Dumbbell {
     pairs: u32,
     queue: u32,
+    /// RED on the bottleneck (both directions).
+    red: Option<RedQ>,
     access_queue: Option<u32>,
     loss: f64,
     reverse_loss: f64,
@@ -433,7 +479,7 @@ preset = "{}"
 delayed_ack = {}
 "#,
             self.pairs,
-            self.queue,
+            queue_toml(Some(self.queue), &self.red),
             self.access_queue.map(|q| format!("access_queue = {q}")).unwrap_or_default(),
             self.loss,
             self.reverse_loss,
@@ -452,6 +498,7 @@ prop_compose! {
     fn dumbbell()(pairs in 1u32..=3)(
         pairs in Just(pairs),
         queue in 2u32..=30,
+        red in prop::option::weighted(0.4, red_q(false)),
         access_queue in prop::option::of(2u32..=10),
         loss in prop_oneof![Just(0.0), 0.0..=0.05f64],
         reverse_loss in prop_oneof![Just(0.0), 0.0..=0.05f64],
@@ -460,7 +507,7 @@ prop_compose! {
         delayed_ack in any::<bool>(),
         seed in any::<u64>(),
     ) -> Dumbbell {
-        Dumbbell { pairs, queue, access_queue, loss, reverse_loss, bytes, variant, delayed_ack, seed }
+        Dumbbell { pairs, queue, red, access_queue, loss, reverse_loss, bytes, variant, delayed_ack, seed }
     }
 }
 
@@ -659,6 +706,8 @@ fn link_ingress_counts(l: &LinkRow) -> serde_json::Value {
         "dropped_queue": l.dropped_queue,
         "dropped_loss": l.dropped_loss,
         "dropped_filter": l.dropped_filter,
+        "dropped_red_early": l.dropped_red_early,
+        "dropped_red_forced": l.dropped_red_forced,
         "dropped_bytes": l.dropped_bytes,
     })
 }

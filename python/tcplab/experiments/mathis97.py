@@ -85,7 +85,7 @@ TABLE23 = {
                    "link_delay": (77.25, None, None), "rtt_est": (None, 299, 308), "link_model": (None, 409, 396), "tcp_model": (None, 404, 395),
                    "losses": ("137", "68+0+0", "69+0+0")},
 }
-RED_NS1 = {"min_th": 5, "max_th": 15, "w_q": 0.002, "max_p": 0.1}
+RED_NS1 = {"min_th": 5, "max_th": 15, "w_q": 0.002, "max_p": 0.1, "wait": True, "gentle": False}
 C_M3 = 0.8  # the paper's locally accurate C near p = 0.01 (from Fig. 6), used for Tables 2-3
 
 

@@ -1,6 +1,7 @@
 //! One direction of a full-duplex link: an optional Bernoulli loss element and drop filters at its
-//! ingress, a FIFO queue (DropTail, limit in packets and/or bytes), a transmitter of fixed rate and
-//! a propagation delay. Instruments are counted here, where packets are offered, sent and dropped.
+//! ingress, a FIFO queue (DropTail, limit in packets and/or bytes, optionally managed by RED, see
+//! `red.rs`), a transmitter of fixed rate and a propagation delay. Instruments are counted here,
+//! where packets are offered, sent and dropped.
 //!
 //! Conventions (as in ns-2): the packet being serialised is not counted in the queue, so a limit of
 //! L packets holds L waiting packets plus the one on the wire; queueing delay is the time from
@@ -8,6 +9,7 @@
 
 use super::filter::DropFilter;
 use super::packet::{NodeId, Packet};
+use super::red::{Red, RedSpec, Verdict};
 use crate::engine::RngStream;
 use crate::units::{Time, SEC};
 use std::collections::VecDeque;
@@ -28,8 +30,12 @@ pub enum DropReason {
     Loss,
     /// A deterministic drop filter.
     Filter,
-    /// Queue overflow.
+    /// Queue overflow (the physical limit).
     Queue,
+    /// RED's probabilistic drop, min_th ≤ avg < max_th.
+    RedEarly,
+    /// RED's drop with avg ≥ max_th (with `gentle`, probabilistic up to 2·max_th).
+    RedForced,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -41,6 +47,8 @@ pub struct LinkDirStats {
     pub dropped_queue: u64,
     pub dropped_loss: u64,
     pub dropped_filter: u64,
+    pub dropped_red_early: u64,
+    pub dropped_red_forced: u64,
     pub dropped_bytes: u64,
     /// ∫ queue length (packets) dt, in packet·ns.
     pub queue_pkt_ns: u128,
@@ -64,6 +72,8 @@ impl LinkDirStats {
             dropped_queue: self.dropped_queue - base.dropped_queue,
             dropped_loss: self.dropped_loss - base.dropped_loss,
             dropped_filter: self.dropped_filter - base.dropped_filter,
+            dropped_red_early: self.dropped_red_early - base.dropped_red_early,
+            dropped_red_forced: self.dropped_red_forced - base.dropped_red_forced,
             dropped_bytes: self.dropped_bytes - base.dropped_bytes,
             queue_pkt_ns: self.queue_pkt_ns - base.queue_pkt_ns,
             queue_byte_ns: self.queue_byte_ns - base.queue_byte_ns,
@@ -74,7 +84,7 @@ impl LinkDirStats {
     }
 
     pub fn dropped(&self) -> u64 {
-        self.dropped_queue + self.dropped_loss + self.dropped_filter
+        self.dropped_queue + self.dropped_loss + self.dropped_filter + self.dropped_red_early + self.dropped_red_forced
     }
 }
 
@@ -92,6 +102,10 @@ pub struct LinkDir {
     pub queue: VecDeque<u32>,
     pub queue_bytes: u64,
     pub busy: bool,
+    /// When the transmitter last went idle with nothing waiting (RED's idle correction).
+    idle_since: Time,
+    /// RED active queue management; None = plain DropTail.
+    pub red: Option<Red>,
     last_change: Time,
     pub stats: LinkDirStats,
 }
@@ -111,9 +125,17 @@ impl LinkDir {
             queue: VecDeque::new(),
             queue_bytes: 0,
             busy: false,
+            idle_since: 0,
+            red: None,
             last_change: 0,
             stats: LinkDirStats::default(),
         }
+    }
+
+    /// Manage this direction's queue with RED, drawing from its own stream `rng` (not the loss
+    /// element's, so that switching DropTail to RED leaves the random losses as they were).
+    pub fn set_red(&mut self, spec: Option<RedSpec>, rng: RngStream) {
+        self.red = spec.map(|s| Red::new(s, self.rate_bps, rng));
     }
 
     /// Serialisation time of `bytes` at the link rate, rounded up to a whole nanosecond.
@@ -129,8 +151,9 @@ impl LinkDir {
         self.last_change = now;
     }
 
-    /// Ingress: filters, then the loss element, then the queue limit. `Ok` means the packet is
-    /// accepted: the caller either starts its transmission (link idle) or it is queued via `push`.
+    /// Ingress: filters, then the loss element, then RED (if any), then the queue limit. `Ok`
+    /// means the packet is accepted: the caller either starts its transmission (link idle) or it
+    /// is queued via `push`. `pkt.enqueued_at` is the arrival time (the caller sets it).
     pub fn admit(&mut self, pkt: &Packet) -> Result<(), DropReason> {
         let bytes = pkt.wire_bytes() as u64;
         self.stats.offered_pkts += 1;
@@ -142,11 +165,16 @@ impl LinkDir {
         } else if self.loss_p > 0.0 && self.rng.bernoulli(self.loss_p) {
             self.stats.dropped_loss += 1;
             Some(DropReason::Loss)
+        } else if let Some(v) = self.red_verdict(pkt) {
+            Some(v)
         } else if self.busy
             && (self.limit.packets.is_some_and(|l| self.queue.len() as u64 + 1 > l)
                 || self.limit.bytes.is_some_and(|l| self.queue_bytes + bytes > l))
         {
             self.stats.dropped_queue += 1;
+            if let Some(r) = self.red.as_mut() {
+                r.on_limit_drop();
+            }
             Some(DropReason::Queue)
         } else {
             None
@@ -160,6 +188,26 @@ impl LinkDir {
         }
     }
 
+    /// RED's decision for an arrival (None: RED lets it through, or there is no RED).
+    fn red_verdict(&mut self, pkt: &Packet) -> Option<DropReason> {
+        let r = self.red.as_mut()?;
+        let now = pkt.enqueued_at;
+        let q = if r.spec.queue_in_bytes { self.queue_bytes as f64 } else { self.queue.len() as f64 };
+        let idle = (!self.busy).then(|| now.saturating_sub(self.idle_since));
+        r.update_avg(now, q, idle);
+        match r.decide(pkt.wire_bytes()) {
+            Verdict::Enqueue => None,
+            Verdict::Early => {
+                self.stats.dropped_red_early += 1;
+                Some(DropReason::RedEarly)
+            }
+            Verdict::Forced => {
+                self.stats.dropped_red_forced += 1;
+                Some(DropReason::RedForced)
+            }
+        }
+    }
+
     /// Queue an admitted packet behind the one being transmitted.
     pub fn push(&mut self, now: Time, idx: u32, bytes: u32) {
         self.account(now);
@@ -170,7 +218,11 @@ impl LinkDir {
 
     /// Take the next waiting packet for transmission.
     pub fn pop(&mut self, now: Time, bytes_of: impl Fn(u32) -> u32) -> Option<u32> {
-        let idx = *self.queue.front()?;
+        let Some(&idx) = self.queue.front() else {
+            // Called when a transmission ends: with nothing waiting the link goes idle.
+            self.idle_since = now;
+            return None;
+        };
         self.account(now);
         self.queue.pop_front();
         self.queue_bytes -= bytes_of(idx) as u64;
@@ -239,6 +291,36 @@ mod tests {
         assert!(l.admit(&p).is_ok());
         l.push(0, 0, 1000);
         assert_eq!(l.admit(&p), Err(DropReason::Queue));
+    }
+
+    #[test]
+    fn red_sees_the_queue_and_the_idle_time() {
+        let mut l = LinkDir::new("l".into(), NodeId(0), NodeId(1), 1_000_000, 0, QueueLimit::default(), 0.0, RngStream::new(1, "l"));
+        let spec = RedSpec { w_q: 0.5, min_th: 100.0, max_th: 200.0, ..Default::default() };
+        l.set_red(Some(spec), RngStream::new(1, "red:l"));
+        let avg = |l: &LinkDir| l.red.as_ref().unwrap().avg;
+        let mut p = pkt(960);
+        // The first packet finds the link idle and goes to the wire; three more queue behind it,
+        // each seeing the queue before it joins: avg 0, 0, 0.5, 1.25.
+        assert!(l.admit(&p).is_ok());
+        l.start_tx(0, &p);
+        for i in 0..3 {
+            assert!(l.admit(&p).is_ok());
+            l.push(0, i, p.wire_bytes());
+        }
+        assert_eq!(avg(&l), 1.25);
+        // The transmitter drains the queue and goes idle at 20 ms; 8 ms later (two 500-byte
+        // packet times at 1 Mb/s) an arrival decays avg by (1 − w_q)^2, then by (1 − w_q) for its
+        // own update with q = 0.
+        l.busy = false;
+        for _ in 0..3 {
+            assert!(l.pop(10_000_000, |_| 1000).is_some());
+        }
+        assert!(l.pop(20_000_000, |_| 1000).is_none());
+        p.enqueued_at = 28_000_000;
+        assert!(l.admit(&p).is_ok());
+        assert_eq!(avg(&l), 1.25 * 0.125);
+        assert_eq!(l.stats.dropped(), 0);
     }
 
     #[test]

@@ -4,8 +4,10 @@
 pub mod filter;
 pub mod link;
 pub mod packet;
+pub mod red;
 pub mod routing;
 
 pub use filter::{DropFilter, FilterKind};
 pub use link::{LinkDir, LinkDirId, LinkDirStats, QueueLimit};
 pub use packet::*;
+pub use red::RedSpec;
