@@ -41,13 +41,12 @@ HERE = Path(__file__).resolve()
 
 
 def scenario_dir() -> Path:
-    """experiments/mathis97 of the source tree (the base scenarios): looked up from the current
-    directory upwards, then from this module's location."""
-    for parent in [Path.cwd(), *Path.cwd().parents, *HERE.parents]:
-        d = parent / "experiments" / "mathis97"
-        if d.is_dir():
-            return d
-    raise FileNotFoundError("experiments/mathis97 not found: run from a tcplab source tree")
+    """The base scenarios: shipped with the package (tcplab/experiments/mathis97/*.toml, which the
+    source tree also shows as experiments/mathis97)."""
+    d = HERE.parent / "mathis97"
+    if not d.is_dir():
+        raise FileNotFoundError(f"{d}: the base scenarios of the reproduction are missing from this installation")
+    return d
 
 
 # --------------------------------------------------------------------------------------------
@@ -314,11 +313,13 @@ def run_m1(report: Report, scale: str, out: Path, workers, progress) -> None:
     png, svg = _save(fig, out / "figures", "m1_fig4_c_vs_p")
     report.figure(png, "M1: C of each run against p.", svg)
     near = c[c["clean"] & (c["p"] > 5e-5) & (c["p"] < 2e-4)]
-    c_1e4 = float(np.exp(np.log(near["C_run"]).mean())) if len(near) else math.nan
+    # The median: at 3 ms one-way delay the 100 ms delayed-ACK timer inflates the RTTM RTT (the
+    # effect behind M2's outlier clusters), which puts those runs well above the rest.
+    c_1e4 = float(np.median(near["C_run"])) if len(near) else math.nan
     hi = c[c["topology.loss"] >= 0.05]
     mid = c[(c["topology.loss"] > 0.005) & (c["topology.loss"] < 0.02)]
     checks = [
-        Check("M1: C near p = 1e-4 (geometric mean of runs, no timeouts)", 0.9, c_1e4, tol=0.10,
+        Check("M1: C near p = 1e-4 (median of runs, no timeouts)", 0.9, c_1e4, tol=0.10,
               note=f"{len(near)} runs" if len(near) else "no run near p = 1e-4 at this scale"),
         Check("M1: eq. 3 fit over p < 0.01 (DA)", 0.93, fit3.C if fit3 else math.nan, tol=0.10, note=(str(fit3) + "; paper: random-loss theory 0.93, Table 4 FACK DA 0.928") if fit3 else ""),
         Check("M1: eq. 5 exponent k over p < 0.01", -0.5, fit5.k if fit5 else math.nan, tol=0.10, note="the paper: 'slightly different from −1/2'"),
@@ -464,7 +465,7 @@ def run_m3(report: Report, scale: str, out: Path, workers, progress) -> None:
     if red:
         a, b = red["tcp1"]["bw"], red["tcp2"]["bw"]
         checks += [
-            Check("T2 RED: the two connections' bandwidths (difference)", 430 / 368 - 1, abs(a - b) / max(a, b), rule=lambda o, p: o <= 0.15, tol_text="≤ 15 %"),
+            Check("T2 RED: the two connections' bandwidths (difference)", (430 - 368) / 430, abs(a - b) / max(a, b), rule=lambda o, p: o <= 0.15, tol_text="≤ 15 %"),
             Check("T2 RED: TCP model vs TCP1", 0.0, models.model_percent(red["tcp1"]["tcp_model"], a), rule=lambda o, p: o <= 10, tol_text="≤ 10 % error", note="paper: 1 %"),
             Check("T2 RED: TCP model vs TCP2", 0.0, models.model_percent(red["tcp2"]["tcp_model"], b), rule=lambda o, p: o <= 10, tol_text="≤ 10 % error", note="paper: 1 %"),
             Check("T2 RED: link delay (ms)", 77.47, red["link"]["link_delay"], tol=0.25),
