@@ -372,7 +372,8 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
     n = workers if workers is not None else (os.cpu_count() or 1)
     est = mathis97.estimate_seconds(scale, max(1, n))
     if not quiet:
-        click.echo(f"{study} ({scale}): about {est / 60:.0f} min on {max(1, n)} worker(s) (runs already in {out}/store are not run again)", err=True)
+        when = f"{est:.0f} s" if est < 120 else f"{est / 60:.0f} min"
+        click.echo(f"{study} ({scale}): about {when} on {max(1, n)} worker(s) (runs already in {out}/store are not run again)", err=True)
     only_list = [x.strip() for x in only.split(",")] if only else None
     try:
         res = mathis97.reproduce(out, scale=scale, workers=workers, progress=None if not quiet else False, only=only_list,
