@@ -4,7 +4,6 @@
 
 use tcplab_core::net::{SackBlock, Segment, FLAG_ACK, FLAG_SYN, MAX_SACK_BLOCKS};
 use tcplab_core::tcp::config::{preset, InitialWindow, IwRule, Limit, Unlimited};
-use tcplab_core::tcp::recovery::Recovery;
 use tcplab_core::tcp::{OutSeg, TcpConfig, TcpReceiver, TcpSender};
 use tcplab_core::units::{ms, Size, Time, SEC};
 use tcplab_core::{run, RunResult, Scenario};
