@@ -63,7 +63,7 @@ def test_report_is_written_with_every_part(tiny):
     out, res = tiny
     md, page, checks = res["paths"]["markdown"], res["paths"]["html"], res["paths"]["checks"]
     text = md.read_text()
-    for part in ("M1", "M2", "Table 2", "Table 3", "Table 4", "against the paper", "tolerance"):
+    for part in ("Table 1", "M1", "M2", "Table 2", "Table 3", "Table 4", "against the paper", "tolerance"):
         assert part in text, part
     html = page.read_text()
     assert html.count("data:image/png;base64,") >= 4, "figures embedded: one self-contained file"

@@ -98,11 +98,31 @@ pub enum TopologyKind {
     Custom,
 }
 
+/// How a link's loss probability is turned into drops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LossPattern {
+    #[default]
+    Random,
+    Periodic,
+}
+
+impl LossPattern {
+    pub fn is_random(&self) -> bool {
+        *self == LossPattern::Random
+    }
+}
+
 /// A topology. Which fields apply depends on `kind`; the others are refused.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
     pub kind: TopologyKind,
+    /// How every link's `loss` / `reverse_loss` probability p drops packets: `"random"`
+    /// (independent Bernoulli draws, the default) or `"periodic"` (deterministic: every
+    /// 1/p-th packet offered, the loss of Mathis et al.'s sawtooth derivation, Table 1).
+    #[serde(default, skip_serializing_if = "LossPattern::is_random")]
+    pub loss_pattern: LossPattern,
     // single_link
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,

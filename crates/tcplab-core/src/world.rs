@@ -7,7 +7,7 @@ use crate::net::link::{LinkDir, LinkDirStats};
 use crate::net::routing::Routes;
 use crate::net::{ConnId, Dir, DropFilter, NodeId, Packet};
 use crate::result::{ConnRow, LinkRow, Meta, RunResult, TransferRow};
-use crate::scenario::{DropKind, ResolvedFlow, Scenario, ScenarioError};
+use crate::scenario::{DropKind, LossPattern, ResolvedFlow, Scenario, ScenarioError};
 use crate::tcp::{ConnStats, OutSeg, RxTimer, SenderPhase, TcpReceiver, TcpSender};
 use crate::trace::Capture;
 use crate::units::{to_secs, Time};
@@ -84,6 +84,11 @@ impl World {
             let n = links.len();
             links[n - 2].set_red(l.queue.red, RngStream::new(seed, &format!("red:{fwd}")));
             links[n - 1].set_red(rq.red, RngStream::new(seed, &format!("red:{rev}")));
+        }
+        if scenario.topology.loss_pattern == LossPattern::Periodic {
+            for l in &mut links {
+                l.periodic = Some(0.0);
+            }
         }
         let dirs: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
         let routes = Routes::compute(net.nodes.len(), &dirs);

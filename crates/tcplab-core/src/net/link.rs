@@ -96,6 +96,8 @@ pub struct LinkDir {
     pub delay: Time,
     pub limit: QueueLimit,
     pub loss_p: f64,
+    /// Periodic loss: drop each time the running sum of `loss_p` over offered packets reaches 1.
+    pub periodic: Option<f64>,
     pub rng: RngStream,
     pub filters: Vec<DropFilter>,
     /// Waiting packets (indices into the world's packet pool).
@@ -120,6 +122,7 @@ impl LinkDir {
             delay,
             limit,
             loss_p,
+            periodic: None,
             rng,
             filters: Vec::new(),
             queue: VecDeque::new(),
@@ -162,7 +165,7 @@ impl LinkDir {
             f.dropped += 1;
             self.stats.dropped_filter += 1;
             Some(DropReason::Filter)
-        } else if self.loss_p > 0.0 && self.rng.bernoulli(self.loss_p) {
+        } else if self.loss_p > 0.0 && self.lose() {
             self.stats.dropped_loss += 1;
             Some(DropReason::Loss)
         } else if let Some(v) = self.red_verdict(pkt) {
@@ -185,6 +188,22 @@ impl LinkDir {
                 Err(r)
             }
             None => Ok(()),
+        }
+    }
+
+    /// The loss element: an independent draw, or (periodic) every 1/p-th offered packet.
+    fn lose(&mut self) -> bool {
+        match self.periodic.as_mut() {
+            None => self.rng.bernoulli(self.loss_p),
+            Some(acc) => {
+                *acc += self.loss_p;
+                if *acc >= 1.0 - 1e-12 {
+                    *acc -= 1.0;
+                    true
+                } else {
+                    false
+                }
+            }
         }
     }
 
