@@ -289,13 +289,19 @@ def t1_rows(scale: str) -> List[Dict[str, object]]:
     return rows
 
 
+def _experiment(report: Report, exp: str, file: str, rows, scale: str, out: Path, workers, progress, heading: str, replicates: int = 1):
+    """Run (or read) one experiment's sweep, keep every run's row as CSV, open its report section."""
+    s = _sweep(file, f"mathis97_{exp}_{scale}", rows, out / "store", workers, progress, replicates=replicates)
+    c = _derive(s.connections)
+    c.to_csv(out / "tables" / f"{exp}_runs.csv", index=False)
+    report.heading(heading)
+    _failures(report, s)
+    return s, c
+
+
 def run_t1(report: Report, scale: str, out: Path, workers, progress) -> None:
     rows = t1_rows(scale)
-    s = _sweep("m1_random_loss.toml", f"mathis97_t1_{scale}", rows, out / "store", workers, progress)
-    c = _derive(s.connections)
-    c.to_csv(out / "tables" / "t1_runs.csv", index=False)
-    report.heading("Table 1 — the periodic-loss sawtooth")
-    _failures(report, s)
+    s, c = _experiment(report, "t1", "m1_random_loss.toml", rows, scale, out, workers, progress, "Table 1 — the periodic-loss sawtooth")
     report.text("The closed form behind eq. 3: with one loss every 1/p packets and no queue, C = √(3/2) ≈ 1.22 acknowledging every "
                 "segment and √(3/4) ≈ 0.87 with delayed ACKs. FACK-RH, one-way delay 50 ms, loss_pattern = \"periodic\". "
                 "Simulated TCPs stay a little below the closed form: the halving takes effect one round trip after the loss, "
@@ -315,11 +321,7 @@ def run_t1(report: Report, scale: str, out: Path, workers, progress) -> None:
 
 def run_m1(report: Report, scale: str, out: Path, workers, progress) -> None:
     rows = m1_rows(scale)
-    s = _sweep("m1_random_loss.toml", f"mathis97_m1_{scale}", rows, out / "store", workers, progress)
-    c = _derive(s.connections)
-    c.to_csv(out / "tables" / "m1_runs.csv", index=False)
-    report.heading("M1 — queueless random loss (Figs. 3–4)")
-    _failures(report, s)
+    s, c = _experiment(report, "m1", "m1_random_loss.toml", rows, scale, out, workers, progress, "M1 — queueless random loss (Figs. 3–4)")
     report.text(
         f"FACK-RH with delayed ACKs over a queueless link with independent random loss; {len(rows)} runs: "
         f"MSS {sorted(set(r['tcp.mss'] for r in rows))}, one-way delay {sorted(set(r['topology.delay'] for r in rows), key=lambda x: float(x[:-2]))}, "
@@ -368,13 +370,10 @@ def run_m1(report: Report, scale: str, out: Path, workers, progress) -> None:
 
 def run_m2(report: Report, scale: str, out: Path, workers, progress) -> None:
     rows = m2_rows(scale)
-    s = _sweep("m2_droptail.toml", f"mathis97_m2_{scale}", rows, out / "store", workers, progress)
-    c = _derive(s.connections)
+    s, c = _experiment(report, "m2", "m2_droptail.toml", rows, scale, out, workers, progress, "M2 — drop-tail bottleneck (Figs. 5–6)")
     c["window_fixed"] = c["bw_Bps"] * 0.06 / c["mss"]
     c["ack_every"] = c["delack_timeouts"] > 0.5 * c["acks_sent"].clip(lower=1)
     c.to_csv(out / "tables" / "m2_runs.csv", index=False)
-    report.heading("M2 — drop-tail bottleneck (Figs. 5–6)")
-    _failures(report, s)
     report.text(f"Reno with delayed ACKs through a drop-tail bottleneck, 60 ms propagation RTT, MSS 1024; {len(rows)} runs over "
                 f"rates {rows[0]['topology.rate']} … {rows[-1]['topology.rate']} and queues {sorted(set(r['topology.queue'] for r in rows))} packets. "
                 "Filled squares: runs where the delayed-ACK timer sent most ACKs (the long packet times at slow rates), the paper's outlier clusters.")
@@ -541,11 +540,7 @@ def _m4_table(c: pd.DataFrame) -> pd.DataFrame:
 def run_m4(report: Report, scale: str, out: Path, workers, progress) -> None:
     rows = m4_rows(scale)
     reps = {"full": 2, "quick": 1, "tiny": 1}[scale]
-    s = _sweep("m1_random_loss.toml", f"mathis97_m4_{scale}", rows, out / "store", workers, progress, replicates=reps)
-    c = _derive(s.connections)
-    c.to_csv(out / "tables" / "m4_runs.csv", index=False)
-    report.heading("M4 — TCP implementations (Fig. 8, Table 4)")
-    _failures(report, s)
+    s, c = _experiment(report, "m4", "m1_random_loss.toml", rows, scale, out, workers, progress, "M4 — TCP implementations (Fig. 8, Table 4)", replicates=reps)
     ps = sorted(set(r["topology.loss"] for r in rows))
     report.text(f"Tahoe, Reno, NewReno, SACK (ns Sack1) and FACK-RH, without and with delayed ACKs, in M1's queueless random loss "
                 f"(MSS 1460, one-way delay 30 ms), p ∈ {ps}, {reps} replicate(s). Fits use only runs without timeouts (N); the "
