@@ -583,7 +583,8 @@ def run_m4(report: Report, scale: str, out: Path, workers, progress) -> None:
 
 CHOICES = [
     "ns's TCP: profile `ns2` (no handshake, 10 ms timer tick, DelAck sink with a 100 ms timer, initial RTO 3 s, minimum RTO 1 s), "
-    "an unlimited receiver window, IW 1 (the presets).",
+    "an unlimited receiver window, IW 1 (the presets); Reno without ns-2's later `bugFix_` (`recover_guard = false`): "
+    "a second loss in a window gets a second fast retransmit, as in the ns-1 of Fall & Floyd 1996.",
     "M1/M4: one-way delays 3, 10, 30, 100, 300 ms; p log-spaced rather than drawn at random; each run lasts at least 50 "
     "congestion-avoidance cycles (√(8/3p) round trips each) after a warmup of 5 cycles that hides the slow-start overshoot; "
     "the link rate is 10x the model's bandwidth (at least 1 Mb/s), with no queue limit.",
