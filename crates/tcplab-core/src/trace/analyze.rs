@@ -64,6 +64,17 @@ impl std::hash::Hash for Key {
     }
 }
 
+/// Slots of the connection cache (a power of 2).
+const CACHE_SLOTS: usize = 1024;
+
+/// The cache slot of a segment's endpoints, the same for both directions.
+#[inline]
+fn cache_slot(e1: Endpoint, e2: Endpoint) -> usize {
+    let a = e1.0 ^ e2.0;
+    let x = (a as u64) ^ ((a >> 64) as u64).rotate_left(32) ^ ((e1.1 ^ e2.1) as u64) << 48 ^ (e1.1 as u64 + e2.1 as u64);
+    (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE_SLOTS.trailing_zeros())) as usize
+}
+
 /// A data segment sent and not yet acknowledged, for RTT samples.
 #[derive(Clone, Copy, Debug)]
 struct Sent {
@@ -242,7 +253,8 @@ pub struct ReaderStats {
 pub struct Analyzer {
     conns: Vec<Conn>,
     index: HashMap<Key, usize, BuildHasherDefault<Fx>>,
-    last: Option<(Key, usize)>,
+    /// Connection indices by `cache_slot` (u32::MAX: empty), in front of `index`.
+    cache: Box<[u32; CACHE_SLOTS]>,
     done: Vec<Conn>,
     pub reader: ReaderStats,
 }
@@ -259,7 +271,7 @@ fn secs(ns: i64) -> f64 {
 
 impl Analyzer {
     pub fn new() -> Self {
-        Analyzer { conns: Vec::new(), index: HashMap::default(), last: None, done: Vec::new(), reader: ReaderStats::default() }
+        Analyzer { conns: Vec::new(), index: HashMap::default(), cache: Box::new([u32::MAX; CACHE_SLOTS]), done: Vec::new(), reader: ReaderStats::default() }
     }
 
     /// Read a whole capture.
@@ -288,36 +300,48 @@ impl Analyzer {
         Ok(())
     }
 
+    /// The connection of a segment and the direction it travels (0: from `key.0`).
+    #[inline]
     fn lookup(&mut self, s: &TcpSeg) -> (usize, usize) {
         let e1 = (u128::from_be_bytes(s.src.0), s.sport);
         let e2 = (u128::from_be_bytes(s.dst.0), s.dport);
-        let key = if e1 <= e2 { Key(e1, e2) } else { Key(e2, e1) };
-        let idx = match self.last {
-            Some((k, i)) if k == key => i,
-            _ => {
-                let n = self.conns.len();
-                let i = *self.index.entry(key).or_insert(n);
-                if i == n {
-                    // Side a is the first sender, unless that first packet is a SYN-ACK.
-                    let first_is_lo = key.0 == e1;
-                    let synack = s.flags & (TH_SYN | TH_ACK) == TH_SYN | TH_ACK;
-                    self.conns.push(Conn {
-                        key,
-                        a_is_first: first_is_lo != synack,
-                        ipv6: !s.src.is_v4(),
-                        first_ns: s.ts_ns,
-                        last_ns: s.ts_ns,
-                        d: [Dir::default(), Dir::default()],
-                        handshake_rtt_ns: None,
-                        min_rtt_ns: None,
-                    });
-                }
-                self.last = Some((key, i));
-                i
+        // A direct-mapped cache indexed by a hash that is the same in both directions, checked
+        // against the connection's own key: a hit costs one hash and two comparisons.
+        let slot = cache_slot(e1, e2);
+        if let Some(c) = self.conns.get(self.cache[slot] as usize) {
+            if c.key == Key(e1, e2) {
+                return (self.cache[slot] as usize, 0);
             }
-        };
-        let from_lo = self.conns[idx].key.0 == e1;
-        (idx, if from_lo { 0 } else { 1 })
+            if c.key == Key(e2, e1) {
+                return (self.cache[slot] as usize, 1);
+            }
+        }
+        self.lookup_slow(s, e1, e2, slot)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lookup_slow(&mut self, s: &TcpSeg, e1: Endpoint, e2: Endpoint, slot: usize) -> (usize, usize) {
+        let key = if e1 <= e2 { Key(e1, e2) } else { Key(e2, e1) };
+        let n = self.conns.len();
+        let i = *self.index.entry(key).or_insert(n);
+        if i == n {
+            // Side a is the first sender, unless that first packet is a SYN-ACK.
+            let first_is_lo = key.0 == e1;
+            let synack = s.flags & (TH_SYN | TH_ACK) == TH_SYN | TH_ACK;
+            self.conns.push(Conn {
+                key,
+                a_is_first: first_is_lo != synack,
+                ipv6: !s.src.is_v4(),
+                first_ns: s.ts_ns,
+                last_ns: s.ts_ns,
+                d: [Dir::default(), Dir::default()],
+                handshake_rtt_ns: None,
+                min_rtt_ns: None,
+            });
+        }
+        self.cache[slot] = i as u32;
+        (i, if key.0 == e1 { 0 } else { 1 })
     }
 
     /// Account one TCP segment.
