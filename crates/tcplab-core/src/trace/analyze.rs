@@ -274,30 +274,61 @@ impl Analyzer {
         Analyzer { conns: Vec::new(), index: HashMap::default(), cache: Box::new([u32::MAX; CACHE_SLOTS]), done: Vec::new(), reader: ReaderStats::default() }
     }
 
-    /// Read a whole capture.
+    /// Read a whole capture. With more than one core, and more than one batch of packets, the
+    /// reading and decoding run on this thread and the bookkeeping on another: the segments reach
+    /// it in batches, in file order, so the results are those of one thread.
     pub fn read<R: Read>(&mut self, r: R) -> Result<(), TraceError> {
         let mut rd = CaptureReader::new(r)?;
-        self.reader.format = rd.format.to_string();
-        while let Some(f) = rd.next_frame()? {
-            self.reader.packets += 1;
-            if !self.reader.linktypes.contains(&f.linktype) {
-                self.reader.linktypes.push(f.linktype);
-            }
-            self.reader.first_ns.get_or_insert(f.ts_ns);
-            self.reader.last_ns = Some(f.ts_ns);
-            match decode(&f) {
-                Ok(s) => {
-                    self.reader.tcp_packets += 1;
-                    self.segment(&s);
+        let mut rs = std::mem::take(&mut self.reader);
+        rs.format = rd.format.to_string();
+        let mut batch = Vec::with_capacity(BATCH);
+        // The first batch on this thread: a small capture is not worth a thread.
+        let mut res = next_batch(&mut rd, &mut rs, &mut batch);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if res.as_ref().is_ok_and(|&more| more) && threads > 1 {
+            std::thread::scope(|sc| {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<TcpSeg>>(4);
+                let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<TcpSeg>>();
+                let me = &mut *self;
+                let worker = sc.spawn(move || {
+                    for mut b in rx {
+                        for s in &b {
+                            me.segment(s);
+                        }
+                        b.clear();
+                        let _ = back_tx.send(b);
+                    }
+                });
+                loop {
+                    let full = std::mem::replace(&mut batch, back_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH)));
+                    if tx.send(full).is_err() {
+                        break; // the worker panicked: joined below
+                    }
+                    res = next_batch(&mut rd, &mut rs, &mut batch);
+                    if !res.as_ref().is_ok_and(|&more| more) {
+                        let _ = tx.send(std::mem::take(&mut batch));
+                        break;
+                    }
                 }
-                Err(k) => {
-                    let i = Skip::ALL.iter().position(|x| *x == k).unwrap_or(0);
-                    self.reader.skipped[i] += 1;
-                    self.reader.first_skip_offset[i].get_or_insert(f.offset);
+                drop(tx);
+                if let Err(p) = worker.join() {
+                    std::panic::resume_unwind(p);
+                }
+            });
+        } else {
+            for s in &batch {
+                self.segment(s);
+            }
+            while res.as_ref().is_ok_and(|&more| more) {
+                batch.clear();
+                res = next_batch(&mut rd, &mut rs, &mut batch);
+                for s in &batch {
+                    self.segment(s);
                 }
             }
         }
-        Ok(())
+        self.reader = rs;
+        res.map(|_| ())
     }
 
     /// The connection of a segment and the direction it travels (0: from `key.0`).
@@ -568,6 +599,35 @@ impl Analyzer {
             "connections": rows,
         })
     }
+}
+
+/// Segments handed from the reading thread to the bookkeeping thread at a time.
+const BATCH: usize = 1024;
+
+/// Read and decode packets into `batch` until it is full (returns true) or the capture ends
+/// (false), counting what the reader sees in `rs`.
+fn next_batch<R: Read>(rd: &mut CaptureReader<R>, rs: &mut ReaderStats, batch: &mut Vec<TcpSeg>) -> Result<bool, TraceError> {
+    while batch.len() < BATCH {
+        let Some(f) = rd.next_frame()? else { return Ok(false) };
+        rs.packets += 1;
+        if !rs.linktypes.contains(&f.linktype) {
+            rs.linktypes.push(f.linktype);
+        }
+        rs.first_ns.get_or_insert(f.ts_ns);
+        rs.last_ns = Some(f.ts_ns);
+        match decode(&f) {
+            Ok(s) => {
+                rs.tcp_packets += 1;
+                batch.push(s);
+            }
+            Err(k) => {
+                let i = Skip::ALL.iter().position(|x| *x == k).unwrap_or(0);
+                rs.skipped[i] += 1;
+                rs.first_skip_offset[i].get_or_insert(f.offset);
+            }
+        }
+    }
+    Ok(true)
 }
 
 fn intervals(times: &[i64]) -> Vec<f64> {
