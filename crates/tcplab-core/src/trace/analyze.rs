@@ -7,7 +7,7 @@
 //! Memory: a connection's state is a few hundred bytes plus its unacknowledged segments and the
 //! holes in the data it has seen; nothing is kept per packet.
 
-use super::reader::{decode, CaptureReader, IpAddr16, Skip, TcpSeg, TraceError, TH_ACK, TH_FIN, TH_RST, TH_SYN};
+use super::reader::{decode_into, CaptureReader, IpAddr16, Skip, TcpSeg, TraceError, TH_ACK, TH_FIN, TH_RST, TH_SYN};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -602,7 +602,7 @@ impl Analyzer {
 }
 
 /// Segments handed from the reading thread to the bookkeeping thread at a time.
-const BATCH: usize = 1024;
+const BATCH: usize = 4096;
 
 /// Read and decode packets into `batch` until it is full (returns true) or the capture ends
 /// (false), counting what the reader sees in `rs`.
@@ -615,12 +615,13 @@ fn next_batch<R: Read>(rd: &mut CaptureReader<R>, rs: &mut ReaderStats, batch: &
         }
         rs.first_ns.get_or_insert(f.ts_ns);
         rs.last_ns = Some(f.ts_ns);
-        match decode(&f) {
-            Ok(s) => {
-                rs.tcp_packets += 1;
-                batch.push(s);
-            }
+        // Decoded in place: the segment is not copied.
+        batch.push(TcpSeg::default());
+        let last = batch.len() - 1;
+        match decode_into(&f, &mut batch[last]) {
+            Ok(()) => rs.tcp_packets += 1,
             Err(k) => {
+                batch.pop();
                 let i = Skip::ALL.iter().position(|x| *x == k).unwrap_or(0);
                 rs.skipped[i] += 1;
                 rs.first_skip_offset[i].get_or_insert(f.offset);
