@@ -40,9 +40,7 @@ fn main() {
         }
         let t = Instant::now();
         let mut a = Analyzer::new();
-        for s in &segs {
-            a.segment(s);
-        }
+        a.segments(&segs);
         let bookkeeping = t.elapsed().as_secs_f64();
         drop(segs);
         drop(a);

@@ -218,6 +218,34 @@ impl Dir {
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn syn(&mut self, s: &TcpSeg) {
+        self.s.syns += 1;
+        self.syn_seen = true;
+        if self.s.syn_times.len() <= MAX_INTERVALS {
+            self.s.syn_times.push(s.ts_ns);
+        }
+        if let Some(m) = s.mss {
+            self.s.mss = Some(m);
+        }
+        self.s.wscale = s.wscale.or(self.s.wscale);
+        self.s.sack_permitted |= s.sack_permitted;
+    }
+
+    /// Karn: the ACK of any byte sent again no longer times its first transmission.
+    #[cold]
+    #[inline(never)]
+    fn mark_resent(&mut self, start: i64, end: i64) {
+        let i = self.outstanding.partition_point(|x| x.end <= start);
+        for x in self.outstanding.iter_mut().skip(i) {
+            if x.start >= end {
+                break;
+            }
+            x.retx = true;
+        }
+    }
+
     fn contiguous(&self) -> bool {
         self.ranges.len() == 1 && self.ranges[0].0 <= 1
     }
@@ -292,9 +320,7 @@ impl Analyzer {
                 let me = &mut *self;
                 let worker = sc.spawn(move || {
                     for mut b in rx {
-                        for s in &b {
-                            me.segment(s);
-                        }
+                        me.segments(&b);
                         b.clear();
                         let _ = back_tx.send(b);
                     }
@@ -316,15 +342,11 @@ impl Analyzer {
                 }
             });
         } else {
-            for s in &batch {
-                self.segment(s);
-            }
+            self.segments(&batch);
             while res.as_ref().is_ok_and(|&more| more) {
                 batch.clear();
                 res = next_batch(&mut rd, &mut rs, &mut batch);
-                for s in &batch {
-                    self.segment(s);
-                }
+                self.segments(&batch);
             }
         }
         self.reader = rs;
@@ -377,19 +399,37 @@ impl Analyzer {
 
     /// Account one TCP segment.
     pub fn segment(&mut self, s: &TcpSeg) {
+        self.account(s);
+    }
+
+    /// Account a batch of segments in order (`segment` inlined into one loop).
+    pub fn segments(&mut self, batch: &[TcpSeg]) {
+        for s in batch {
+            self.account(s);
+        }
+    }
+
+    /// A SYN with a new ISN on a connection that has carried data or closed: the 4-tuple is
+    /// reused by a new connection, which replaces the old one (kept for the report).
+    #[cold]
+    #[inline(never)]
+    fn check_reuse(&mut self, s: &TcpSeg, ci: usize, di: usize) {
+        let c = &self.conns[ci];
+        let d = &c.d[di];
+        let reused = d.base.is_some_and(|b| b != s.seq) && (d.s.data_segs > 0 || c.d[1 - di].s.data_segs > 0 || d.s.fins > 0 || d.s.rsts > 0 || c.d[1 - di].s.rsts > 0);
+        if reused {
+            let fresh = Conn { key: c.key, a_is_first: di == 0, ipv6: c.ipv6, first_ns: s.ts_ns, last_ns: s.ts_ns, d: [Dir::default(), Dir::default()], handshake_rtt_ns: None, min_rtt_ns: None };
+            let old = std::mem::replace(&mut self.conns[ci], fresh);
+            self.done.push(old);
+        }
+    }
+
+    #[inline(always)]
+    fn account(&mut self, s: &TcpSeg) {
         let (ci, di) = self.lookup(s);
         let syn = s.flags & TH_SYN != 0;
-        // A SYN with a new ISN on a connection that has carried data or closed: the 4-tuple is
-        // reused by a new connection.
         if syn && s.flags & TH_ACK == 0 {
-            let c = &self.conns[ci];
-            let d = &c.d[di];
-            let reused = d.base.is_some_and(|b| b != s.seq) && (d.s.data_segs > 0 || c.d[1 - di].s.data_segs > 0 || d.s.fins > 0 || d.s.rsts > 0 || c.d[1 - di].s.rsts > 0);
-            if reused {
-                let fresh = Conn { key: c.key, a_is_first: di == 0, ipv6: c.ipv6, first_ns: s.ts_ns, last_ns: s.ts_ns, d: [Dir::default(), Dir::default()], handshake_rtt_ns: None, min_rtt_ns: None };
-                let old = std::mem::replace(&mut self.conns[ci], fresh);
-                self.done.push(old);
-            }
+            self.check_reuse(s, ci, di);
         }
         let c = &mut self.conns[ci];
         c.last_ns = s.ts_ns;
@@ -406,16 +446,7 @@ impl Analyzer {
             d.init(s.seq, syn);
         }
         if syn {
-            d.s.syns += 1;
-            d.syn_seen = true;
-            if d.s.syn_times.len() <= MAX_INTERVALS {
-                d.s.syn_times.push(t);
-            }
-            if let Some(m) = s.mss {
-                d.s.mss = Some(m);
-            }
-            d.s.wscale = s.wscale.or(d.s.wscale);
-            d.s.sack_permitted |= s.sack_permitted;
+            d.syn(s);
         }
         d.s.timestamps |= s.timestamps;
         let start = d.rel(s.seq) + syn as i64;
@@ -440,14 +471,7 @@ impl Analyzer {
                 if seen == end - start {
                     d.s.dup_segs += 1;
                 }
-                // Karn: the ACK of any byte sent again no longer times its first transmission.
-                let i = d.outstanding.partition_point(|x| x.end <= start);
-                for x in d.outstanding.iter_mut().skip(i) {
-                    if x.start >= end {
-                        break;
-                    }
-                    x.retx = true;
-                }
+                d.mark_resent(start, end);
             } else if below_hi {
                 d.s.ooo_segs += 1;
                 let thresh = REORDER_THRESHOLD_NS.max(c.min_rtt_ns.map_or(0, |r| r / 2));

@@ -190,6 +190,7 @@ impl<R: Read> CaptureReader<R> {
     }
 
     /// The next packet, or None at the end of the file.
+    #[inline]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, TraceError> {
         match self.kind {
             Kind::Pcap { .. } => self.next_pcap(),
@@ -197,6 +198,7 @@ impl<R: Read> CaptureReader<R> {
         }
     }
 
+    #[inline]
     fn next_pcap(&mut self) -> Result<Option<Frame<'_>>, TraceError> {
         let Kind::Pcap { be, nanos, linktype, snaplen } = self.kind else { unreachable!() };
         let at = self.pos;
