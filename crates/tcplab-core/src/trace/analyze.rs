@@ -7,7 +7,7 @@
 //! Memory: a connection's state is a few hundred bytes plus its unacknowledged segments and the
 //! holes in the data it has seen; nothing is kept per packet.
 
-use super::reader::{decode, CaptureReader, IpAddr16, Skip, TcpSeg, TraceError, TH_ACK, TH_FIN, TH_RST, TH_SYN};
+use super::reader::{decode_into, CaptureReader, IpAddr16, Skip, TcpSeg, TraceError, TH_ACK, TH_FIN, TH_RST, TH_SYN};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -62,6 +62,17 @@ impl std::hash::Hash for Key {
         h.write_u64((self.1 .0 >> 64) as u64);
         h.write_u64((self.0 .1 as u64) << 16 | self.1 .1 as u64);
     }
+}
+
+/// Slots of the connection cache (a power of 2).
+const CACHE_SLOTS: usize = 1024;
+
+/// The cache slot of a segment's endpoints, the same for both directions.
+#[inline]
+fn cache_slot(e1: Endpoint, e2: Endpoint) -> usize {
+    let a = e1.0 ^ e2.0;
+    let x = (a as u64) ^ ((a >> 64) as u64).rotate_left(32) ^ ((e1.1 ^ e2.1) as u64) << 48 ^ (e1.1 as u64 + e2.1 as u64);
+    (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE_SLOTS.trailing_zeros())) as usize
 }
 
 /// A data segment sent and not yet acknowledged, for RTT samples.
@@ -207,6 +218,34 @@ impl Dir {
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn syn(&mut self, s: &TcpSeg) {
+        self.s.syns += 1;
+        self.syn_seen = true;
+        if self.s.syn_times.len() <= MAX_INTERVALS {
+            self.s.syn_times.push(s.ts_ns);
+        }
+        if let Some(m) = s.mss {
+            self.s.mss = Some(m);
+        }
+        self.s.wscale = s.wscale.or(self.s.wscale);
+        self.s.sack_permitted |= s.sack_permitted;
+    }
+
+    /// Karn: the ACK of any byte sent again no longer times its first transmission.
+    #[cold]
+    #[inline(never)]
+    fn mark_resent(&mut self, start: i64, end: i64) {
+        let i = self.outstanding.partition_point(|x| x.end <= start);
+        for x in self.outstanding.iter_mut().skip(i) {
+            if x.start >= end {
+                break;
+            }
+            x.retx = true;
+        }
+    }
+
     fn contiguous(&self) -> bool {
         self.ranges.len() == 1 && self.ranges[0].0 <= 1
     }
@@ -242,7 +281,8 @@ pub struct ReaderStats {
 pub struct Analyzer {
     conns: Vec<Conn>,
     index: HashMap<Key, usize, BuildHasherDefault<Fx>>,
-    last: Option<(Key, usize)>,
+    /// Connection indices by `cache_slot` (u32::MAX: empty), in front of `index`.
+    cache: Box<[u32; CACHE_SLOTS]>,
     done: Vec<Conn>,
     pub reader: ReaderStats,
 }
@@ -259,82 +299,137 @@ fn secs(ns: i64) -> f64 {
 
 impl Analyzer {
     pub fn new() -> Self {
-        Analyzer { conns: Vec::new(), index: HashMap::default(), last: None, done: Vec::new(), reader: ReaderStats::default() }
+        Analyzer { conns: Vec::new(), index: HashMap::default(), cache: Box::new([u32::MAX; CACHE_SLOTS]), done: Vec::new(), reader: ReaderStats::default() }
     }
 
-    /// Read a whole capture.
+    /// Read a whole capture. With more than one core, and more than one batch of packets, the
+    /// reading and decoding run on this thread and the bookkeeping on another: the segments reach
+    /// it in batches, in file order, so the results are those of one thread.
     pub fn read<R: Read>(&mut self, r: R) -> Result<(), TraceError> {
         let mut rd = CaptureReader::new(r)?;
-        self.reader.format = rd.format.to_string();
-        while let Some(f) = rd.next_frame()? {
-            self.reader.packets += 1;
-            if !self.reader.linktypes.contains(&f.linktype) {
-                self.reader.linktypes.push(f.linktype);
-            }
-            self.reader.first_ns.get_or_insert(f.ts_ns);
-            self.reader.last_ns = Some(f.ts_ns);
-            match decode(&f) {
-                Ok(s) => {
-                    self.reader.tcp_packets += 1;
-                    self.segment(&s);
+        let mut rs = std::mem::take(&mut self.reader);
+        rs.format = rd.format.to_string();
+        let mut batch = Vec::with_capacity(BATCH);
+        // The first batch on this thread: a small capture is not worth a thread.
+        let mut res = next_batch(&mut rd, &mut rs, &mut batch);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if res.as_ref().is_ok_and(|&more| more) && threads > 1 {
+            std::thread::scope(|sc| {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<TcpSeg>>(4);
+                let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<TcpSeg>>();
+                let me = &mut *self;
+                let worker = sc.spawn(move || {
+                    for mut b in rx {
+                        me.segments(&b);
+                        b.clear();
+                        let _ = back_tx.send(b);
+                    }
+                });
+                loop {
+                    let full = std::mem::replace(&mut batch, back_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH)));
+                    if tx.send(full).is_err() {
+                        break; // the worker panicked: joined below
+                    }
+                    res = next_batch(&mut rd, &mut rs, &mut batch);
+                    if !res.as_ref().is_ok_and(|&more| more) {
+                        let _ = tx.send(std::mem::take(&mut batch));
+                        break;
+                    }
                 }
-                Err(k) => {
-                    let i = Skip::ALL.iter().position(|x| *x == k).unwrap_or(0);
-                    self.reader.skipped[i] += 1;
-                    self.reader.first_skip_offset[i].get_or_insert(f.offset);
+                drop(tx);
+                if let Err(p) = worker.join() {
+                    std::panic::resume_unwind(p);
                 }
+            });
+        } else {
+            self.segments(&batch);
+            while res.as_ref().is_ok_and(|&more| more) {
+                batch.clear();
+                res = next_batch(&mut rd, &mut rs, &mut batch);
+                self.segments(&batch);
             }
         }
-        Ok(())
+        self.reader = rs;
+        res.map(|_| ())
     }
 
+    /// The connection of a segment and the direction it travels (0: from `key.0`).
+    #[inline]
     fn lookup(&mut self, s: &TcpSeg) -> (usize, usize) {
         let e1 = (u128::from_be_bytes(s.src.0), s.sport);
         let e2 = (u128::from_be_bytes(s.dst.0), s.dport);
-        let key = if e1 <= e2 { Key(e1, e2) } else { Key(e2, e1) };
-        let idx = match self.last {
-            Some((k, i)) if k == key => i,
-            _ => {
-                let n = self.conns.len();
-                let i = *self.index.entry(key).or_insert(n);
-                if i == n {
-                    // Side a is the first sender, unless that first packet is a SYN-ACK.
-                    let first_is_lo = key.0 == e1;
-                    let synack = s.flags & (TH_SYN | TH_ACK) == TH_SYN | TH_ACK;
-                    self.conns.push(Conn {
-                        key,
-                        a_is_first: first_is_lo != synack,
-                        ipv6: !s.src.is_v4(),
-                        first_ns: s.ts_ns,
-                        last_ns: s.ts_ns,
-                        d: [Dir::default(), Dir::default()],
-                        handshake_rtt_ns: None,
-                        min_rtt_ns: None,
-                    });
-                }
-                self.last = Some((key, i));
-                i
+        // A direct-mapped cache indexed by a hash that is the same in both directions, checked
+        // against the connection's own key: a hit costs one hash and two comparisons.
+        let slot = cache_slot(e1, e2);
+        if let Some(c) = self.conns.get(self.cache[slot] as usize) {
+            if c.key == Key(e1, e2) {
+                return (self.cache[slot] as usize, 0);
             }
-        };
-        let from_lo = self.conns[idx].key.0 == e1;
-        (idx, if from_lo { 0 } else { 1 })
+            if c.key == Key(e2, e1) {
+                return (self.cache[slot] as usize, 1);
+            }
+        }
+        self.lookup_slow(s, e1, e2, slot)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lookup_slow(&mut self, s: &TcpSeg, e1: Endpoint, e2: Endpoint, slot: usize) -> (usize, usize) {
+        let key = if e1 <= e2 { Key(e1, e2) } else { Key(e2, e1) };
+        let n = self.conns.len();
+        let i = *self.index.entry(key).or_insert(n);
+        if i == n {
+            // Side a is the first sender, unless that first packet is a SYN-ACK.
+            let first_is_lo = key.0 == e1;
+            let synack = s.flags & (TH_SYN | TH_ACK) == TH_SYN | TH_ACK;
+            self.conns.push(Conn {
+                key,
+                a_is_first: first_is_lo != synack,
+                ipv6: !s.src.is_v4(),
+                first_ns: s.ts_ns,
+                last_ns: s.ts_ns,
+                d: [Dir::default(), Dir::default()],
+                handshake_rtt_ns: None,
+                min_rtt_ns: None,
+            });
+        }
+        self.cache[slot] = i as u32;
+        (i, if key.0 == e1 { 0 } else { 1 })
     }
 
     /// Account one TCP segment.
     pub fn segment(&mut self, s: &TcpSeg) {
+        self.account(s);
+    }
+
+    /// Account a batch of segments in order (`segment` inlined into one loop).
+    pub fn segments(&mut self, batch: &[TcpSeg]) {
+        for s in batch {
+            self.account(s);
+        }
+    }
+
+    /// A SYN with a new ISN on a connection that has carried data or closed: the 4-tuple is
+    /// reused by a new connection, which replaces the old one (kept for the report).
+    #[cold]
+    #[inline(never)]
+    fn check_reuse(&mut self, s: &TcpSeg, ci: usize, di: usize) {
+        let c = &self.conns[ci];
+        let d = &c.d[di];
+        let reused = d.base.is_some_and(|b| b != s.seq) && (d.s.data_segs > 0 || c.d[1 - di].s.data_segs > 0 || d.s.fins > 0 || d.s.rsts > 0 || c.d[1 - di].s.rsts > 0);
+        if reused {
+            let fresh = Conn { key: c.key, a_is_first: di == 0, ipv6: c.ipv6, first_ns: s.ts_ns, last_ns: s.ts_ns, d: [Dir::default(), Dir::default()], handshake_rtt_ns: None, min_rtt_ns: None };
+            let old = std::mem::replace(&mut self.conns[ci], fresh);
+            self.done.push(old);
+        }
+    }
+
+    #[inline(always)]
+    fn account(&mut self, s: &TcpSeg) {
         let (ci, di) = self.lookup(s);
         let syn = s.flags & TH_SYN != 0;
-        // A SYN with a new ISN on a connection that has carried data or closed: the 4-tuple is
-        // reused by a new connection.
         if syn && s.flags & TH_ACK == 0 {
-            let c = &self.conns[ci];
-            let d = &c.d[di];
-            let reused = d.base.is_some_and(|b| b != s.seq) && (d.s.data_segs > 0 || c.d[1 - di].s.data_segs > 0 || d.s.fins > 0 || d.s.rsts > 0 || c.d[1 - di].s.rsts > 0);
-            if reused {
-                let fresh = Conn { key: c.key, a_is_first: di == 0, ipv6: c.ipv6, first_ns: s.ts_ns, last_ns: s.ts_ns, d: [Dir::default(), Dir::default()], handshake_rtt_ns: None, min_rtt_ns: None };
-                let old = std::mem::replace(&mut self.conns[ci], fresh);
-                self.done.push(old);
-            }
+            self.check_reuse(s, ci, di);
         }
         let c = &mut self.conns[ci];
         c.last_ns = s.ts_ns;
@@ -351,16 +446,7 @@ impl Analyzer {
             d.init(s.seq, syn);
         }
         if syn {
-            d.s.syns += 1;
-            d.syn_seen = true;
-            if d.s.syn_times.len() <= MAX_INTERVALS {
-                d.s.syn_times.push(t);
-            }
-            if let Some(m) = s.mss {
-                d.s.mss = Some(m);
-            }
-            d.s.wscale = s.wscale.or(d.s.wscale);
-            d.s.sack_permitted |= s.sack_permitted;
+            d.syn(s);
         }
         d.s.timestamps |= s.timestamps;
         let start = d.rel(s.seq) + syn as i64;
@@ -385,14 +471,7 @@ impl Analyzer {
                 if seen == end - start {
                     d.s.dup_segs += 1;
                 }
-                // Karn: the ACK of any byte sent again no longer times its first transmission.
-                let i = d.outstanding.partition_point(|x| x.end <= start);
-                for x in d.outstanding.iter_mut().skip(i) {
-                    if x.start >= end {
-                        break;
-                    }
-                    x.retx = true;
-                }
+                d.mark_resent(start, end);
             } else if below_hi {
                 d.s.ooo_segs += 1;
                 let thresh = REORDER_THRESHOLD_NS.max(c.min_rtt_ns.map_or(0, |r| r / 2));
@@ -544,6 +623,36 @@ impl Analyzer {
             "connections": rows,
         })
     }
+}
+
+/// Segments handed from the reading thread to the bookkeeping thread at a time.
+const BATCH: usize = 4096;
+
+/// Read and decode packets into `batch` until it is full (returns true) or the capture ends
+/// (false), counting what the reader sees in `rs`.
+fn next_batch<R: Read>(rd: &mut CaptureReader<R>, rs: &mut ReaderStats, batch: &mut Vec<TcpSeg>) -> Result<bool, TraceError> {
+    while batch.len() < BATCH {
+        let Some(f) = rd.next_frame()? else { return Ok(false) };
+        rs.packets += 1;
+        if !rs.linktypes.contains(&f.linktype) {
+            rs.linktypes.push(f.linktype);
+        }
+        rs.first_ns.get_or_insert(f.ts_ns);
+        rs.last_ns = Some(f.ts_ns);
+        // Decoded in place: the segment is not copied.
+        batch.push(TcpSeg::default());
+        let last = batch.len() - 1;
+        match decode_into(&f, &mut batch[last]) {
+            Ok(()) => rs.tcp_packets += 1,
+            Err(k) => {
+                batch.pop();
+                let i = Skip::ALL.iter().position(|x| *x == k).unwrap_or(0);
+                rs.skipped[i] += 1;
+                rs.first_skip_offset[i].get_or_insert(f.offset);
+            }
+        }
+    }
+    Ok(true)
 }
 
 fn intervals(times: &[i64]) -> Vec<f64> {

@@ -38,7 +38,7 @@ fn terr<T>(offset: u64, message: impl Into<String>) -> Result<T, TraceError> {
 const MAX_RECORD: usize = 256 * 1024;
 /// Largest pcapng block accepted.
 const MAX_BLOCK: usize = 16 * 1024 * 1024;
-const READ_CHUNK: usize = 1 << 20;
+const READ_CHUNK: usize = 1 << 18;
 /// Timestamps are kept in [0, i64::MAX / 2] ns (year 2116 and beyond clamp), so that differences
 /// between any two never overflow.
 const MAX_TS_NS: i64 = i64::MAX / 2;
@@ -190,6 +190,7 @@ impl<R: Read> CaptureReader<R> {
     }
 
     /// The next packet, or None at the end of the file.
+    #[inline]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, TraceError> {
         match self.kind {
             Kind::Pcap { .. } => self.next_pcap(),
@@ -197,6 +198,7 @@ impl<R: Read> CaptureReader<R> {
         }
     }
 
+    #[inline]
     fn next_pcap(&mut self) -> Result<Option<Frame<'_>>, TraceError> {
         let Kind::Pcap { be, nanos, linktype, snaplen } = self.kind else { unreachable!() };
         let at = self.pos;
@@ -462,6 +464,13 @@ impl Skip {
 /// Decode a frame down to TCP.
 #[inline]
 pub fn decode(f: &Frame<'_>) -> Result<TcpSeg, Skip> {
+    let mut s = TcpSeg::default();
+    decode_into(f, &mut s).map(|()| s)
+}
+
+/// Decode a frame down to TCP into `s` (all of it is overwritten), saving a copy of the segment.
+#[inline]
+pub fn decode_into(f: &Frame<'_>, s: &mut TcpSeg) -> Result<(), Skip> {
     let d = f.data;
     // (network-layer bytes, what is missing from the wire length of the frame before them)
     let (ethertype, l3) = match f.linktype {
@@ -525,7 +534,7 @@ pub fn decode(f: &Frame<'_>) -> Result<TcpSeg, Skip> {
             ip[0] >> 4
         }
     };
-    let mut s = TcpSeg { ts_ns: f.ts_ns, ..Default::default() };
+    *s = TcpSeg { ts_ns: f.ts_ns, ..Default::default() };
     let (tcp_off, ip_payload_len) = match version {
         4 => {
             if ip.len() < 20 {
@@ -624,8 +633,8 @@ pub fn decode(f: &Frame<'_>) -> Result<TcpSeg, Skip> {
     s.flags = t[13];
     s.window = u16::from_be_bytes([t[14], t[15]]);
     s.payload = ip_payload_len - doff as u32;
-    parse_options(&t[20..doff], &mut s);
-    Ok(s)
+    parse_options(&t[20..doff], s);
+    Ok(())
 }
 
 /// TCP options (RFC 9293 §3.1): parsing stops at the end-of-list or at a malformed option.
