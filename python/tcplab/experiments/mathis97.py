@@ -120,7 +120,7 @@ def m1_rows(scale: str) -> List[Dict[str, object]]:
     if scale == "full":
         msss, delays, ps, cycles = [536, 1460, 4312], [0.003, 0.01, 0.03, 0.1, 0.3], np.logspace(math.log10(3e-5), math.log10(0.3), 13), 50
     elif scale == "quick":
-        msss, delays, ps, cycles = [536, 1460, 4312], [0.01, 0.1], np.logspace(-4, -1, 7), 30
+        msss, delays, ps, cycles = [536, 1460, 4312], [0.01, 0.03, 0.1], np.logspace(math.log10(3e-5), math.log10(0.3), 9), 30
     else:
         msss, delays, ps, cycles = [1460], [0.03], [1e-3, 3e-3, 1e-2], 20
     return [_random_loss_point(m, d, float(p), cycles) for m in msss for d in delays for p in ps]
@@ -140,7 +140,7 @@ def m4_rows(scale: str) -> List[Dict[str, object]]:
     if scale == "full":
         ps, cycles = _with_share_points(np.logspace(-4, -0.5, 15)), 50
     elif scale == "quick":
-        ps, cycles = _with_share_points(np.logspace(-4, -0.5, 8)), 30
+        ps, cycles = _with_share_points(np.logspace(-4, -0.5, 15)), 30
     else:
         ps, cycles = [1e-3, 0.01, 0.033], 15
     rows = []
@@ -157,7 +157,7 @@ def m2_rows(scale: str) -> List[Dict[str, object]]:
     if scale == "full":
         rates, queues, cycles = np.logspace(4, 7, 10), [5, 10, 20, 30], 50
     elif scale == "quick":
-        rates, queues, cycles = np.logspace(4.5, 7, 5), [5, 30], 30
+        rates, queues, cycles = np.logspace(4, 7, 7), [5, 10, 30], 30
     else:
         rates, queues, cycles = [1e5, 1e6], [10], 10
     rows = []
