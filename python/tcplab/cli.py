@@ -93,6 +93,7 @@ def render(result) -> str:
                 ("segs_sent", "segs", 1),
                 ("retransmits", "rexmit", 1),
                 ("fast_retransmits", "FR", 1),
+                ("sack_retransmits", "SACK rx", 1),
                 ("timeouts", "RTO", 1),
                 ("ca_events", "CA", 1),
                 ("non_ca_events", "nonCA", 1),
