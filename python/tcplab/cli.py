@@ -382,6 +382,17 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
     except (ValueError, FileNotFoundError) as e:
         _fail(str(e))
     s = res["summary"]
+    if not quiet:
+        import pandas as pd
+
+        checks = pd.read_csv(res["paths"]["checks"], keep_default_na=False)
+        cols = ["quantity", "paper", "tcplab", "difference", "tolerance", "verdict"]
+        rows = [[str(v) for v in r] for r in checks[cols].itertuples(index=False)]
+        widths = [min(60, max(len(c), *(len(r[i]) for r in rows))) for i, c in enumerate(cols)]
+        click.echo("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip())
+        for r in rows:
+            click.echo("  ".join(v[:w].ljust(w) for v, w in zip(r, widths)).rstrip())
+        click.echo("")
     click.echo(f"report: {res['paths']['markdown']} and {res['paths']['html']}")
     click.echo(f"{s['within']} of {s['checks']} comparisons within tolerance ({s['elapsed_s']:.0f} s)")
     for m in s["missed"]:
