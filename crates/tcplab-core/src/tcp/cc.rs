@@ -1,7 +1,7 @@
 //! Congestion control: how cwnd grows on new ACKs and what ssthresh becomes after a loss.
 //! The connection calls this trait; recovery strategies (recovery.rs) decide what to retransmit.
 
-use super::sender::SenderCore;
+use super::state::SenderCore;
 
 pub trait CongestionControl: Send {
     fn name(&self) -> &'static str;

@@ -10,9 +10,11 @@ pub mod rtt;
 pub mod sack;
 pub mod sackrec;
 pub mod sender;
+pub mod state;
 pub mod stats;
 
 pub use config::{InitialWindow, TcpConfig, TcpSpec, Variant};
 pub use receiver::{RxTimer, TcpReceiver};
-pub use sender::{OutSeg, SenderPhase, TcpSender};
+pub use sender::TcpSender;
+pub use state::{OutSeg, SenderCore, SenderPhase};
 pub use stats::ConnStats;

@@ -4,7 +4,7 @@
 
 use super::config::TcpConfig;
 use super::rtt::timer_deadline;
-use super::sender::{OutSeg, SYN_OPTION_BYTES};
+use super::state::{OutSeg, SYN_OPTION_BYTES};
 use super::stats::ConnStats;
 use crate::engine::Timer;
 use crate::net::{PacketTag, SackBlock, Segment, FLAG_ACK, FLAG_SYN};

@@ -3,7 +3,7 @@
 //! behind the same trait.
 
 use super::cc::CongestionControl;
-use super::sender::{OutSeg, SenderCore};
+use super::state::{OutSeg, SenderCore};
 
 pub trait Recovery: Send {
     fn name(&self) -> &'static str;

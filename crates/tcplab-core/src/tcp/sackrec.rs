@@ -14,7 +14,7 @@
 
 use super::cc::CongestionControl;
 use super::recovery::Recovery;
-use super::sender::{OutSeg, SenderCore};
+use super::state::{OutSeg, SenderCore};
 
 /// The forward-most SACKed byte + 1 (FACK's snd.fack), at least snd_una.
 fn fack(s: &SenderCore) -> u64 {

@@ -1,0 +1,481 @@
+//! The state every congestion-control and recovery strategy reads and changes: the send half's
+//! sequence space, window, scoreboard, timers and instruments (`SenderCore`), the segments it
+//! hands out (`OutSeg`), and the rules shared by every strategy (RFC 5681, RFC 6298, RFC 3042,
+//! RFC 5827). `cc.rs`, `recovery.rs` and `sackrec.rs` import this module, never `sender.rs`.
+
+use super::cc::CongestionControl;
+use super::config::TcpConfig;
+use super::rtt::RttEstimator;
+use super::sack::Scoreboard;
+use super::stats::ConnStats;
+use crate::engine::Timer;
+use crate::net::{PacketTag, Segment, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use crate::units::Time;
+use std::collections::BTreeMap;
+
+
+/// A segment to transmit and its drop-filter tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutSeg {
+    pub seg: Segment,
+    pub tag: PacketTag,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderPhase {
+    Idle,
+    SynSent,
+    Established,
+    /// All data (and the FIN) acknowledged.
+    Done,
+    /// Given up after too many retransmissions (RFC 1122 §4.2.3.5 R2).
+    Aborted,
+}
+
+/// Bytes of an "unlimited" transfer: more than any simulation can send.
+pub const UNLIMITED: u64 = 1 << 60;
+/// MSS and SACK-permitted options on a SYN (4 + 2 bytes, padded to 8).
+pub const SYN_OPTION_BYTES: u16 = 8;
+
+/// A loss episode (Mathis et al. §5.2): from the first loss detection until everything outstanding
+/// at that time (and at any later reduction inside it) is acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Episode {
+    pub(super) end: u64,
+    pub(super) reductions: u32,
+    pub(super) timeout: bool,
+}
+
+/// The state every congestion-control and recovery strategy reads and changes.
+pub struct SenderCore {
+    pub cfg: TcpConfig,
+    pub mss: u64,
+    pub phase: SenderPhase,
+    pub now: Time,
+    /// Oldest unacknowledged sequence number (RFC 793 SND.UNA).
+    pub snd_una: u64,
+    /// Next sequence number to send (SND.NXT); pulled back to snd_una by a timeout (go-back-N).
+    pub snd_nxt: u64,
+    /// One past the highest sequence number sent (RFC 6675's HighData + 1).
+    pub snd_max: u64,
+    pub data_start: u64,
+    /// One past the last data byte the application has given.
+    pub data_end: u64,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    /// The receiver's advertised window.
+    pub peer_wnd: u64,
+    pub dupacks: u32,
+    /// RFC 6582 `recover`, as an exclusive end (snd_max when it was set).
+    pub recover: u64,
+    pub in_recovery: bool,
+    /// Bytes sent by Limited Transmit since the last new ACK (kept out of ssthresh).
+    pub limited_transmit_bytes: u64,
+    /// In slow start after a timeout (RFC 3465 §2.2: L = 1).
+    pub slow_start_after_rto: bool,
+    /// SACK is in use on this connection (RFC 2018 §2: offered in the SYN and agreed in the
+    /// SYN-ACK, or configured for a flow without a handshake).
+    pub sack_ok: bool,
+    /// What the receiver has SACKed above snd_una.
+    pub sb: Scoreboard,
+    /// When data was last sent (RFC 5681 §4.1 restart window).
+    pub(super) last_send_at: Time,
+    /// When the current recovery began (its fast retransmit), until the data outstanding then
+    /// is acknowledged or the timer expires.
+    pub(super) recovery_since: Option<Time>,
+    pub rtt: RttEstimator,
+    pub rto_timer: Timer,
+    pub(super) timer_events: Vec<Time>,
+    /// The segment being timed for RTTM: (its end sequence, when it was sent).
+    pub(super) timed: Option<(u64, Time)>,
+    pub(super) syn_sent_at: Time,
+    pub(super) syn_tx: u32,
+    pub(super) fin_tx: u32,
+    /// Transmissions of retransmitted data segments, by segment number (pruned below snd_una).
+    pub(super) tx_count: BTreeMap<u64, u32>,
+    pub(super) consecutive_timeouts: u32,
+    pub(super) episode: Option<Episode>,
+    /// The next retransmission is the one that starts a window reduction (not an "other loss").
+    pub(super) reduction_retx: bool,
+    pub(super) cwnd_since: Time,
+    pub stats: ConnStats,
+    pub started_at: Option<Time>,
+    pub established_at: Option<Time>,
+    pub done_at: Option<Time>,
+}
+
+impl SenderCore {
+    pub(super) fn new(cfg: TcpConfig, bytes: Option<u64>) -> Self {
+        let mss = cfg.mss.0;
+        let rtt = RttEstimator::new(cfg.rto_initial.0, cfg.rto_min.0, cfg.rto_max.0, cfg.clock_granularity.0, cfg.timer_tick.0, cfg.rto_backoff);
+        SenderCore {
+            mss,
+            phase: SenderPhase::Idle,
+            now: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            data_start: 1,
+            data_end: 1 + bytes.unwrap_or(UNLIMITED),
+            cwnd: cfg.initial_window.bytes(mss as u32),
+            ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
+            peer_wnd: cfg.rwnd.get().unwrap_or(u64::MAX / 4),
+            dupacks: 0,
+            recover: 0,
+            in_recovery: false,
+            limited_transmit_bytes: 0,
+            slow_start_after_rto: false,
+            sack_ok: cfg.sack && !cfg.handshake,
+            sb: Scoreboard::default(),
+            last_send_at: 0,
+            recovery_since: None,
+            rtt,
+            rto_timer: Timer::default(),
+            timer_events: Vec::new(),
+            timed: None,
+            syn_sent_at: 0,
+            syn_tx: 0,
+            fin_tx: 0,
+            tx_count: BTreeMap::new(),
+            consecutive_timeouts: 0,
+            episode: None,
+            reduction_retx: false,
+            cwnd_since: 0,
+            stats: ConnStats::default(),
+            started_at: None,
+            established_at: None,
+            done_at: None,
+            cfg,
+        }
+    }
+
+    /// The connection is open for data (after the handshake, or at once without one).
+    pub(super) fn begin_data(&mut self, out: &mut Vec<OutSeg>) {
+        self.phase = SenderPhase::Established;
+        self.established_at = Some(self.now);
+        self.cwnd_since = self.now;
+        self.stats.cwnd_max = self.stats.cwnd_max.max(self.cwnd);
+        self.stats.sack_transfers += self.sack_ok as u64;
+        self.snd_una = 1;
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        self.send_available(out);
+    }
+
+    /// The connection ends (done or abandoned): close the instruments and the timer.
+    pub(super) fn close(&mut self, phase: SenderPhase) {
+        self.integrate_cwnd();
+        self.close_episode();
+        self.phase = phase;
+        self.done_at = Some(self.now);
+        self.rto_timer.cancel();
+    }
+
+    /// RFC 5681 FlightSize: data sent but not yet cumulatively acknowledged.
+    pub fn flight_size(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// Change cwnd, keeping the instruments (maximum, time integral) right.
+    pub fn set_cwnd(&mut self, cwnd: u64) {
+        self.integrate_cwnd();
+        self.cwnd = cwnd;
+        self.stats.cwnd_max = self.stats.cwnd_max.max(cwnd);
+    }
+
+    pub(super) fn integrate_cwnd(&mut self) {
+        // cwnd is instrumented from the start of data (after the handshake, whose window may be
+        // reset by a lost SYN before any of it is used).
+        if self.established_at.is_some() && self.done_at.is_none() {
+            let dt = (self.now - self.cwnd_since) as u128;
+            self.stats.cwnd_integral += self.cwnd as u128 * dt;
+            self.stats.open_ns += dt;
+        }
+        self.cwnd_since = self.now;
+    }
+
+    /// The sequence number after which nothing remains to send (data end, plus the FIN).
+    pub fn final_seq(&self) -> u64 {
+        self.data_end + self.cfg.fin as u64
+    }
+
+    pub(super) fn ack_field(&self) -> u64 {
+        // After a handshake our segments acknowledge the receiver's SYN (its sequence 0).
+        if self.cfg.handshake {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// Restart the retransmission timer from now. RFC 6298 §5: a segment is never retransmitted
+    /// less than one RTO after its previous transmission, so a fast retransmit restarts it (as
+    /// 4.4BSD and ns-2 do).
+    pub fn restart_rto(&mut self) {
+        self.rto_timer.cancel();
+        self.arm_rto();
+    }
+
+    pub(super) fn arm_rto(&mut self) {
+        let d = self.rtt.deadline(self.now);
+        if let Some(t) = self.rto_timer.set(d) {
+            self.timer_events.push(t);
+        }
+    }
+
+    pub(super) fn segment_number(&self, seq: u64) -> u64 {
+        (seq - self.data_start) / self.mss + 1
+    }
+
+    pub(super) fn transmit_syn(&mut self, out: &mut Vec<OutSeg>) {
+        self.syn_tx += 1;
+        self.syn_sent_at = self.now;
+        let seg = Segment { seq: 0, flags: FLAG_SYN, opt_len: SYN_OPTION_BYTES, wnd: u32::MAX, sack_permitted: self.cfg.sack, ..Default::default() };
+        out.push(OutSeg { seg, tag: PacketTag::Syn { tx: self.syn_tx } });
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        self.arm_rto();
+    }
+
+    /// Transmit the segment starting at `seq` (data, or the FIN at `data_end`); returns the
+    /// sequence space it takes. A retransmission stops short of data the receiver has SACKed.
+    pub fn transmit(&mut self, seq: u64, out: &mut Vec<OutSeg>) -> u64 {
+        let retx = seq < self.snd_max;
+        self.last_send_at = self.now;
+        let (len, flags, tag) = if seq >= self.data_end {
+            self.fin_tx += 1;
+            (0u64, FLAG_ACK | FLAG_FIN, PacketTag::Fin { tx: self.fin_tx })
+        } else {
+            let mut len = self.mss.min(self.data_end - seq);
+            if retx && self.sack_ok {
+                if let Some(n) = self.sb.next_sacked(seq) {
+                    len = len.min(n - seq);
+                }
+            }
+            let segno = self.segment_number(seq);
+            let tx = if retx {
+                let c = self.tx_count.entry(segno).or_insert(1);
+                *c += 1;
+                *c
+            } else {
+                1
+            };
+            self.stats.segs_sent += 1;
+            self.stats.bytes_sent += len;
+            (len, FLAG_ACK, PacketTag::Data { seg: segno, tx })
+        };
+        if retx {
+            if len > 0 {
+                self.stats.retransmits += 1;
+                self.stats.retransmitted_bytes += len;
+            }
+            if self.episode.is_some() {
+                if self.reduction_retx {
+                    self.reduction_retx = false;
+                } else {
+                    self.stats.other_losses += 1;
+                }
+            }
+            // Karn (RFC 6298 §3): a retransmission makes the timed segment's ACK ambiguous; stop
+            // timing, as BSD does on both fast retransmit and timeout.
+            if self.cfg.karn {
+                self.timed = None;
+            }
+        } else if self.timed.is_none() {
+            self.timed = Some((seq + len.max(1), self.now));
+        }
+        let end = seq + len + (flags & FLAG_FIN != 0) as u64;
+        if seq == self.snd_nxt {
+            self.snd_nxt = end;
+        }
+        self.snd_max = self.snd_max.max(end);
+        let seg = Segment { seq, ack: self.ack_field(), len: len as u32, flags, wnd: u32::MAX, ..Default::default() };
+        out.push(OutSeg { seg, tag });
+        // RFC 6298 §5.1: start the timer when a segment is sent and it is not running.
+        if !self.rto_timer.is_set() {
+            self.arm_rto();
+        }
+        end - seq
+    }
+
+    /// Retransmit a hole the scoreboard shows (a SACK-directed retransmission); returns its length.
+    pub fn retransmit_hole(&mut self, seq: u64, out: &mut Vec<OutSeg>) -> u64 {
+        self.stats.sack_retransmits += 1;
+        self.transmit(seq, out)
+    }
+
+    /// Can a previously unsent segment (or the FIN) go out now as far as the receiver's window
+    /// and the application allow (congestion control aside)?
+    pub fn can_send_new(&self) -> bool {
+        if self.phase != SenderPhase::Established || self.snd_nxt != self.snd_max {
+            return false;
+        }
+        if self.snd_max < self.data_end {
+            let len = self.mss.min(self.data_end - self.snd_max);
+            self.snd_max + len <= self.snd_una + self.peer_wnd
+        } else {
+            self.cfg.fin && self.snd_max == self.data_end
+        }
+    }
+
+    /// Send one previously unsent segment (or the FIN); returns the sequence space it takes.
+    pub fn send_new(&mut self, out: &mut Vec<OutSeg>) -> u64 {
+        let seq = self.snd_max;
+        self.transmit(seq, out).max(1)
+    }
+
+    /// The application gives `bytes` more to send on an open connection without a FIN (a
+    /// request/response exchange, or the idle gap of RFC 5681 §4.1's restart window).
+    pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<OutSeg>) {
+        assert!(!self.cfg.fin, "write() needs a connection without a FIN");
+        self.now = now;
+        self.data_end += bytes;
+        if self.phase == SenderPhase::Done {
+            self.phase = SenderPhase::Established;
+            self.done_at = None;
+            self.cwnd_since = now;
+        }
+        self.send_available(out);
+    }
+
+    /// Send what the window allows from snd_nxt: new data, go-back-N retransmissions after a
+    /// timeout, and the FIN after the last byte.
+    pub fn send_available(&mut self, out: &mut Vec<OutSeg>) {
+        if self.phase != SenderPhase::Established {
+            return;
+        }
+        // RFC 5681 §4.1: after an idle period longer than the RTO, start again from the restart
+        // window RW = min(IW, cwnd).
+        if self.cfg.restart_after_idle && self.snd_una == self.snd_max && self.snd_nxt < self.data_end && self.stats.segs_sent > 0 && self.now - self.last_send_at > self.rtt.rto() {
+            let rw = self.cfg.initial_window.bytes(self.mss as u32).min(self.cwnd);
+            self.set_cwnd(rw);
+        }
+        loop {
+            // After a timeout, go-back-N skips what the receiver has SACKed since (RFC 6675 §5.1).
+            if self.sack_ok && self.snd_nxt < self.snd_max {
+                let n = self.sb.next_unsacked(self.snd_nxt).min(self.snd_max);
+                if n != self.snd_nxt {
+                    self.snd_nxt = n;
+                    continue;
+                }
+            }
+            let win = self.cwnd.min(self.peer_wnd);
+            if self.snd_nxt < self.data_end {
+                let len = self.mss.min(self.data_end - self.snd_nxt);
+                if self.snd_nxt + len > self.snd_una + win {
+                    break;
+                }
+                self.transmit(self.snd_nxt, out);
+            } else if self.cfg.fin && self.snd_nxt == self.data_end {
+                self.transmit(self.snd_nxt, out);
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// RFC 3042 §2: on each of the first two duplicate ACKs send one previously unsent segment,
+    /// if the receiver's window allows it and FlightSize stays within cwnd + 2·SMSS; cwnd is
+    /// not changed.
+    pub(super) fn limited_transmit(&mut self, out: &mut Vec<OutSeg>) {
+        if self.snd_nxt != self.snd_max || self.snd_nxt >= self.data_end {
+            return; // nothing previously unsent (or still resending after a timeout)
+        }
+        let len = self.mss.min(self.data_end - self.snd_nxt);
+        let after = self.flight_size() + len;
+        if after > self.cwnd + 2 * self.mss || after > self.peer_wnd {
+            return;
+        }
+        self.stats.limited_transmits += 1;
+        self.limited_transmit_bytes += len;
+        self.transmit(self.snd_nxt, out);
+    }
+
+    /// Retransmit the first unacknowledged segment (fast retransmit, partial ACKs).
+    pub fn retransmit_una(&mut self, out: &mut Vec<OutSeg>) {
+        self.transmit(self.snd_una, out);
+    }
+
+    /// Count a loss detection in the current loss episode (opening one if needed).
+    /// `changes_window`: it reduces the window now (a fast retransmit, a first timeout); its
+    /// retransmission is then not an "other loss". A repeated timeout (cwnd already one segment,
+    /// ssthresh held) changes nothing, so its retransmission is one.
+    pub fn loss_reduction(&mut self, timeout: bool, changes_window: bool) {
+        let snd_max = self.snd_max;
+        match &mut self.episode {
+            None => self.episode = Some(Episode { end: snd_max, reductions: !timeout as u32, timeout }),
+            Some(e) => {
+                if timeout {
+                    e.timeout = true;
+                } else {
+                    e.reductions += 1;
+                }
+                e.end = e.end.max(snd_max);
+            }
+        }
+        self.reduction_retx = changes_window;
+    }
+
+    pub(super) fn close_episode(&mut self) {
+        if let Some(e) = self.episode.take() {
+            if e.reductions == 1 && !e.timeout {
+                self.stats.ca_events += 1;
+            } else {
+                self.stats.non_ca_events += 1;
+            }
+            self.reduction_retx = false;
+        }
+    }
+
+    /// The duplicate-ACK threshold now. RFC 5827 §3.2 (segment-based Early Retransmit): when
+    /// fewer than 4 segments are outstanding and no new segment can be sent (none ready, or the
+    /// receiver's window forbids it), the threshold is the outstanding segments − 1.
+    pub fn dupthresh(&self) -> u32 {
+        let std = self.cfg.dupthresh;
+        if !self.cfg.early_retransmit {
+            return std;
+        }
+        let outstanding = self.flight_size().div_ceil(self.mss);
+        let no_new_data = self.snd_max >= self.data_end
+            || self.snd_max + self.mss.min(self.data_end - self.snd_max) > self.snd_una + self.peer_wnd;
+        if no_new_data && (2..4).contains(&outstanding) {
+            (outstanding as u32 - 1).min(std)
+        } else {
+            std
+        }
+    }
+
+    /// Count a fast retransmit (and an Early Retransmit when the threshold was lowered).
+    pub fn count_fast_retransmit(&mut self) {
+        self.stats.fast_retransmits += 1;
+        self.stats.recoveries += 1;
+        self.recovery_since.get_or_insert(self.now);
+        if self.dupacks < self.cfg.dupthresh && self.dupthresh() < self.cfg.dupthresh {
+            self.stats.early_retransmits += 1;
+        }
+    }
+
+    /// Fast retransmit with the window halved: the common entry of Reno and NewReno
+    /// (RFC 5681 §3.2 steps 2–3, RFC 6582 §3.2 step 2).
+    pub fn enter_fast_recovery(&mut self, cc: &dyn CongestionControl, out: &mut Vec<OutSeg>) {
+        self.count_fast_retransmit();
+        self.ssthresh = cc.ssthresh_after_loss(self);
+        self.recover = self.snd_max;
+        self.loss_reduction(false, true);
+        self.restart_rto();
+        self.retransmit_una(out);
+        // RFC 5681 §3.2 step 3: inflate by the segments that have left the network, one per
+        // duplicate ACK (three at the standard threshold, fewer after an Early Retransmit).
+        self.set_cwnd(self.ssthresh + self.dupacks as u64 * self.mss);
+        self.in_recovery = true;
+    }
+}
+
+pub(super) fn sample_rtt(c: &mut SenderCore, r: Time) {
+    c.rtt.sample(r);
+    let s = &mut c.stats;
+    s.rtt_min_ns = if s.rtt_samples == 0 { r } else { s.rtt_min_ns.min(r) };
+    s.rtt_max_ns = s.rtt_max_ns.max(r);
+    s.rtt_samples += 1;
+    s.rtt_sum_ns += r as u128;
+}
