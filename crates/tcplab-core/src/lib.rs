@@ -4,6 +4,8 @@
 //! and connections (`world`), run by a discrete-event engine with integer-nanosecond time
 //! (`engine`), and returns columnar instruments (`result`).
 
+pub mod app;
+pub mod conns;
 pub mod engine;
 pub mod net;
 pub mod scenario;

@@ -1,43 +1,33 @@
-//! The world: nodes, links, routes and flows built from a scenario, and the event loop that moves
-//! packets and time. Everything refers to everything else by index; nothing in the per-packet path
-//! allocates (packets live in a pool and are recycled).
+//! The world: nodes, links and routes built from a scenario, the packet pool, the event queue and
+//! the loop that moves packets and time between connection endpoints (`conns`), which the
+//! applications (`app`) open, drive and free. Everything refers to everything else by index;
+//! nothing in the per-packet path allocates (packets live in a pool and are recycled).
 
-use crate::engine::{EventQueue, RngStream, TimerFire};
+use crate::app::bulk::Bulk;
+use crate::app::{App, Ctx, Outgoing, Records};
+use crate::conns::{ConnTable, EndpointKind};
+use crate::engine::{EventQueue, RngStream};
 use crate::net::link::{LinkDir, LinkDirStats};
 use crate::net::routing::Routes;
-use crate::net::{ConnId, Dir, DropFilter, NodeId, Packet};
-use crate::result::{ConnRow, LinkRow, Meta, RunResult, TransferRow};
+use crate::net::{ConnId, DropFilter, NodeId, Packet, PacketTag, Payload};
+use crate::result::{LinkRow, Meta, RunResult};
 use crate::scenario::{DropKind, LossPattern, ResolvedFlow, Scenario, ScenarioError};
-use crate::tcp::{ConnStats, OutSeg, RxTimer, SenderPhase, TcpReceiver, TcpSender};
+use crate::tcp::{ConnEvent, OutSeg, TimerKind};
 use crate::trace::Capture;
 use crate::units::{to_secs, Time};
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    /// A flow starts its next transfer.
-    Start(u32),
+    /// An application's timer: (application, token).
+    App(u32, u32),
     /// A link direction finished serialising a packet.
     TxDone(u32),
     /// A packet reached the far end of a link direction.
     Arrive(u32, u32),
-    Rto(u32, u32),
-    DelAck(u32, u32),
-    SynAck(u32, u32),
+    /// A connection's timer: (slot, generation, which).
+    Conn(u32, u32, TimerKind),
     /// The warmup is over: instruments count from now on.
     Warmup,
-}
-
-struct FlowRt {
-    spec: ResolvedFlow,
-    epoch: u32,
-    sender: Option<TcpSender>,
-    receiver: Option<TcpReceiver>,
-    /// Counters of finished transfers (the live connection's are added at the end).
-    total: ConnStats,
-    transfers: Vec<TransferRow>,
-    finished: bool,
-    /// The flow's counters when the warmup ended.
-    base: Option<ConnStats>,
 }
 
 pub struct World {
@@ -47,12 +37,21 @@ pub struct World {
     routes: Routes,
     pool: Vec<Packet>,
     free: Vec<u32>,
-    flows: Vec<FlowRt>,
+    conns: ConnTable,
+    apps: Vec<Box<dyn App>>,
+    /// The flows of the scenario (their TCP configurations are reported with the results).
+    flows: Vec<ResolvedFlow>,
+    /// What a connection sent during one call, and what applications sent during a callback.
     out: Vec<OutSeg>,
+    outgoing: Vec<Outgoing>,
+    touched: Vec<ConnId>,
+    app_timers: Vec<(Time, u32, u32)>,
+    events: Vec<(u32, ConnId, ConnEvent)>,
     limit: Option<Time>,
     /// End of the warmup, and the link counters then.
     warmup: Option<Time>,
     link_base: Vec<LinkDirStats>,
+    /// Applications not yet finished.
     active: usize,
     stopped_at: Option<Time>,
     seed: u64,
@@ -92,9 +91,8 @@ impl World {
         }
         let dirs: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
         let routes = Routes::compute(net.nodes.len(), &dirs);
-        let mut q = EventQueue::new();
-        let mut rt = Vec::with_capacity(flows.len());
-        for (fi, f) in flows.into_iter().enumerate() {
+        let mut apps: Vec<Box<dyn App>> = Vec::with_capacity(flows.len());
+        for (fi, f) in flows.iter().enumerate() {
             let (a, b) = (NodeId(f.from as u32), NodeId(f.to as u32));
             let (fwd, rev) = match (routes.next_hop(a, b), routes.next_hop(b, a)) {
                 (Some(x), Some(y)) => (x, y),
@@ -111,25 +109,27 @@ impl World {
                     DropKind::Syn | DropKind::Data | DropKind::Fin => fwd,
                     DropKind::Synack | DropKind::Ack => rev,
                 };
-                links[at.0 as usize].filters.push(DropFilter { conn: ConnId(fi as u32), kind: *kind, transmissions: tx.clone(), epoch: *transfer, dropped: 0 });
+                links[at.0 as usize].filters.push(DropFilter { flow: fi as u32, kind: *kind, transmissions: tx.clone(), epoch: *transfer, dropped: 0 });
             }
-            q.schedule(f.start, Ev::Start(fi as u32));
-            rt.push(FlowRt { spec: f, epoch: 0, sender: None, receiver: None, total: ConnStats::default(), transfers: Vec::new(), finished: false, base: None });
+            apps.push(Box::new(Bulk::new(fi, f.clone())));
         }
-        if let Some(w) = scenario.warmup {
-            q.schedule(w.0, Ev::Warmup);
-        }
-        let capture = Capture::build(&scenario.capture, seed, &net, &links, rt.iter().map(|f| &f.spec))?;
-        Ok(World {
-            q,
+        let capture = Capture::build(&scenario.capture, seed, &net, &links, flows.iter())?;
+        let mut w = World {
+            q: EventQueue::new(),
             node_names: net.nodes,
             links,
             routes,
             pool: Vec::with_capacity(1024),
             free: Vec::new(),
-            active: rt.len(),
-            flows: rt,
+            conns: ConnTable::default(),
+            active: apps.len(),
+            apps,
+            flows,
             out: Vec::with_capacity(64),
+            outgoing: Vec::new(),
+            touched: Vec::new(),
+            app_timers: Vec::new(),
+            events: Vec::new(),
             limit: scenario.duration.map(|d| d.0),
             warmup: scenario.warmup.map(|d| d.0),
             link_base: Vec::new(),
@@ -142,14 +142,21 @@ impl World {
             pkts_stale: 0,
             trace: std::env::var_os("TCPLAB_TRACE").is_some(),
             capture,
-        })
+        };
+        for a in 0..w.apps.len() {
+            w.with_app(a as u32, |app, cx| app.start(cx));
+        }
+        if let Some(t) = w.warmup {
+            w.q.schedule(t, Ev::Warmup);
+        }
+        Ok(w)
     }
 
     pub fn now(&self) -> Time {
         self.q.now()
     }
 
-    /// Run until every flow is finished or the time limit is reached.
+    /// Run until every application is finished or the time limit is reached.
     pub fn run(&mut self) {
         while self.step() {}
     }
@@ -167,7 +174,7 @@ impl World {
         }
         let (_, ev) = self.q.pop().expect("peeked");
         match ev {
-            Ev::Start(f) => self.start_transfer(f as usize),
+            Ev::App(a, token) => self.with_app(a, |app, cx| app.on_timer(cx, token)),
             Ev::TxDone(l) => {
                 let l = l as usize;
                 self.links[l].busy = false;
@@ -177,12 +184,99 @@ impl World {
                 }
             }
             Ev::Arrive(l, idx) => self.arrive(l as usize, idx),
-            Ev::Rto(f, e) => self.sender_timer(f as usize, e),
-            Ev::DelAck(f, e) => self.receiver_timer(f as usize, e, RxTimer::DelAck),
-            Ev::SynAck(f, e) => self.receiver_timer(f as usize, e, RxTimer::SynAck),
+            Ev::Conn(i, gen, which) => self.conn_timer(ConnId { idx: i, gen }, which),
             Ev::Warmup => self.end_warmup(),
         }
         true
+    }
+
+    /// Run an application callback, then put on the network what it sent, schedule the timers
+    /// it and its connections set, and tell it (and others) what happened to their connections.
+    fn with_app(&mut self, a: u32, f: impl FnOnce(&mut dyn App, &mut Ctx)) {
+        let mut finished = false;
+        {
+            let mut cx = Ctx {
+                now: self.q.now(),
+                app: a,
+                conns: &mut self.conns,
+                outgoing: &mut self.outgoing,
+                touched: &mut self.touched,
+                timers: &mut self.app_timers,
+                finished: &mut finished,
+                seg_buf: &mut self.out,
+            };
+            f(&mut *self.apps[a as usize], &mut cx);
+        }
+        if finished {
+            self.active -= 1;
+            if self.active == 0 {
+                self.stopped_at = Some(self.q.now());
+            }
+        }
+        self.flush();
+    }
+
+    /// Send what applications sent, schedule the timers set, and dispatch connection events.
+    fn flush(&mut self) {
+        loop {
+            let mut outgoing = std::mem::take(&mut self.outgoing);
+            for o in outgoing.drain(..) {
+                match o {
+                    Outgoing::Tcp(id, seg) => self.send(id, Payload::Tcp(seg.seg), seg.tag),
+                    Outgoing::Udp(id, d) => self.send(id, Payload::Udp(d), PacketTag::Other),
+                }
+            }
+            self.outgoing = outgoing;
+            let mut touched = std::mem::take(&mut self.touched);
+            for id in touched.drain(..) {
+                self.collect(id);
+            }
+            self.touched = touched;
+            for (t, a, token) in self.app_timers.drain(..) {
+                self.q.schedule(t, Ev::App(a, token));
+            }
+            if self.events.is_empty() {
+                return;
+            }
+            let events = std::mem::take(&mut self.events);
+            for &(a, id, ev) in &events {
+                let mut finished = false;
+                {
+                    let mut cx = Ctx {
+                        now: self.q.now(),
+                        app: a,
+                        conns: &mut self.conns,
+                        outgoing: &mut self.outgoing,
+                        touched: &mut self.touched,
+                        timers: &mut self.app_timers,
+                        finished: &mut finished,
+                        seg_buf: &mut self.out,
+                    };
+                    self.apps[a as usize].on_event(&mut cx, id, ev);
+                }
+                if finished {
+                    self.active -= 1;
+                    if self.active == 0 {
+                        self.stopped_at = Some(self.q.now());
+                    }
+                }
+            }
+            self.events = events;
+            self.events.clear();
+        }
+    }
+
+    /// Schedule the timers a connection set and queue its events for its application.
+    fn collect(&mut self, id: ConnId) {
+        let Some(ep) = self.conns.get_mut(id) else { return };
+        let app = ep.app;
+        if let Some(c) = ep.tcp_mut() {
+            let q = &mut self.q;
+            c.take_timers(|which, t| q.schedule(t, Ev::Conn(id.idx, id.gen, which)));
+            if c.has_events() {
+                self.events.extend(c.take_events().map(|e| (app, id, e)));
+            }
+        }
     }
 
     /// Snapshot every counter at the end of the warmup; the results report what came after.
@@ -192,13 +286,8 @@ impl World {
             l.finish(now);
         }
         self.link_base = self.links.iter().map(|l| l.stats.clone()).collect();
-        for fl in &mut self.flows {
-            let mut total = fl.total.clone();
-            if let (Some(s), Some(r)) = (fl.sender.as_mut(), fl.receiver.as_ref()) {
-                s.finish(now);
-                total.add(&merge(s, r));
-            }
-            fl.base = Some(total);
+        for a in 0..self.apps.len() {
+            self.with_app(a as u32, |app, cx| app.warmup(cx));
         }
     }
 
@@ -214,18 +303,6 @@ impl World {
                 (self.pool.len() - 1) as u32
             }
         }
-    }
-
-    fn start_transfer(&mut self, f: usize) {
-        let now = self.q.now();
-        let fl = &mut self.flows[f];
-        fl.epoch += 1;
-        let mut s = TcpSender::new(fl.spec.tcp.clone(), fl.spec.bytes);
-        fl.receiver = Some(TcpReceiver::new(fl.spec.tcp.clone()));
-        s.start(now, &mut self.out);
-        fl.sender = Some(s);
-        fl.transfers.push(TransferRow::new(f, &fl.spec.name, fl.epoch, fl.spec.bytes, now));
-        self.after_sender(f);
     }
 
     fn start_tx(&mut self, l: usize, idx: u32) {
@@ -250,7 +327,7 @@ impl World {
         match link.admit(p) {
             Err(why) => {
                 if self.trace {
-                    eprintln!("{:>12.6} drop {:?} at {} {:?} {:?} seq={} ack={}", crate::units::to_secs(now), why, link.name, p.dir, p.tag, p.seg.seq, p.seg.ack);
+                    eprintln!("{:>12.6} drop {:?} at {} {:?} {:?} {:?}", crate::units::to_secs(now), why, link.name, p.dir, p.tag, p.body);
                 }
                 self.pkts_dropped += 1;
                 self.free.push(idx);
@@ -287,160 +364,104 @@ impl World {
         }
         self.free.push(idx);
         self.pkts_delivered += 1;
-        let f = p.conn.0 as usize;
-        if p.epoch != self.flows[f].epoch {
+        let now = self.q.now();
+        let Some(ep) = self.conns.get_mut(p.conn) else {
+            // Its connection is gone (closed and freed).
             self.pkts_stale += 1;
             return;
-        }
-        let now = self.q.now();
+        };
         if self.trace {
-            eprintln!("{:>12.6} recv flow{} {:?} {:?} seq={} len={} ack={}", crate::units::to_secs(now), f, p.dir, p.tag, p.seg.seq, p.seg.len, p.seg.ack);
+            eprintln!("{:>12.6} recv flow{} {:?} {:?} {:?}", crate::units::to_secs(now), p.label.flow, p.dir, p.tag, p.body);
         }
-        let fl = &mut self.flows[f];
-        match p.dir {
-            Dir::Forward => {
-                if let Some(r) = fl.receiver.as_mut() {
-                    r.on_segment(now, &p.seg, &mut self.out);
-                }
-                self.after_receiver(f);
+        match (&mut ep.kind, &p.body) {
+            (EndpointKind::Tcp(c), Payload::Tcp(seg)) => {
+                c.on_segment(now, seg, &mut self.out);
+                self.after_conn(p.conn);
             }
-            Dir::Reverse => {
-                if let Some(s) = fl.sender.as_mut() {
-                    s.on_segment(now, &p.seg, &mut self.out);
-                }
-                self.after_sender(f);
+            (EndpointKind::Udp(u), Payload::Udp(d)) => {
+                u.rcvd_pkts += 1;
+                u.rcvd_bytes += d.len as u64;
+                let (a, d) = (ep.app, *d);
+                self.with_app(a, |app, cx| app.on_datagram(cx, p.conn, &d));
             }
+            // A datagram to a TCP endpoint or a segment to a UDP one: no such port.
+            _ => self.pkts_stale += 1,
         }
     }
 
-    fn sender_timer(&mut self, f: usize, epoch: u32) {
+    fn conn_timer(&mut self, id: ConnId, which: TimerKind) {
         let now = self.q.now();
-        let fl = &mut self.flows[f];
-        if fl.epoch != epoch {
+        let Some(c) = self.conns.get_mut(id).and_then(|e| e.tcp_mut()) else { return };
+        if let Some(t) = c.on_timer(now, which, &mut self.out) {
+            self.q.schedule(t, Ev::Conn(id.idx, id.gen, which));
             return;
         }
-        let Some(s) = fl.sender.as_mut() else { return };
-        match s.core.rto_timer.on_event(now) {
-            TimerFire::Stale => return,
-            TimerFire::Rearm(t) => {
-                self.q.schedule(t, Ev::Rto(f as u32, epoch));
-                return;
-            }
-            TimerFire::Fire => {
-                if self.trace {
-                    eprintln!("{:>12.6} RTO flow{f} snd_una={} snd_max={} rto={}", crate::units::to_secs(now), s.core.snd_una, s.core.snd_max, s.core.rtt.rto());
-                }
-                s.on_rto(now, &mut self.out)
-            }
-        }
-        self.after_sender(f);
+        self.after_conn(id);
     }
 
-    fn receiver_timer(&mut self, f: usize, epoch: u32, which: RxTimer) {
-        let now = self.q.now();
-        let fl = &mut self.flows[f];
-        if fl.epoch != epoch {
-            return;
-        }
-        let Some(r) = fl.receiver.as_mut() else { return };
-        let timer = match which {
-            RxTimer::DelAck => &mut r.delack_timer,
-            RxTimer::SynAck => &mut r.synack_timer,
-        };
-        match timer.on_event(now) {
-            TimerFire::Stale => return,
-            TimerFire::Rearm(t) => {
-                let ev = match which {
-                    RxTimer::DelAck => Ev::DelAck(f as u32, epoch),
-                    RxTimer::SynAck => Ev::SynAck(f as u32, epoch),
-                };
-                self.q.schedule(t, ev);
-                return;
-            }
-            TimerFire::Fire => match which {
-                RxTimer::DelAck => r.on_delack_timer(now, &mut self.out),
-                RxTimer::SynAck => r.on_synack_timer(now, &mut self.out),
-            },
-        }
-        self.after_receiver(f);
-    }
-
-    /// Send what an endpoint produced, from `src` towards `dst`.
-    fn emit(&mut self, f: usize, dir: Dir) {
-        let fl = &self.flows[f];
-        let (src, dst) = match dir {
-            Dir::Forward => (NodeId(fl.spec.from as u32), NodeId(fl.spec.to as u32)),
-            Dir::Reverse => (NodeId(fl.spec.to as u32), NodeId(fl.spec.from as u32)),
-        };
-        let epoch = fl.epoch;
+    /// After a connection handled a segment or a timer: send what it sent, schedule its timers,
+    /// and tell its application what happened.
+    fn after_conn(&mut self, id: ConnId) {
+        let Some(ep) = self.conns.get_mut(id) else { return };
+        let app = ep.app;
+        let (conn, label, dir, src, dst) = (ep.peer, ep.label, ep.dir, ep.node, ep.peer_node);
         let mut out = std::mem::take(&mut self.out);
         for o in out.drain(..) {
-            let p = Packet { conn: ConnId(f as u32), epoch, dir, src, dst, seg: o.seg, enqueued_at: 0, tag: o.tag };
-            if let Some(c) = self.capture.as_mut() {
-                let hop = self.routes.next_hop(src, dst).map(|l| &self.links[l.0 as usize]);
-                c.node(self.q.now(), src.0, &p, hop);
-            }
-            let idx = self.alloc(p);
-            self.forward(src, idx);
+            self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag });
         }
         self.out = out;
-    }
-
-    fn after_sender(&mut self, f: usize) {
-        self.emit(f, Dir::Forward);
-        let epoch = self.flows[f].epoch;
-        if let Some(s) = self.flows[f].sender.as_mut() {
-            for t in s.take_timer_events() {
-                self.q.schedule(t, Ev::Rto(f as u32, epoch));
-            }
-            if matches!(s.phase(), SenderPhase::Done | SenderPhase::Aborted) {
-                self.finish_transfer(f);
-            }
+        let Some(c) = self.conns.get_mut(id).and_then(|e| e.tcp_mut()) else { return };
+        let q = &mut self.q;
+        c.take_timers(|which, t| q.schedule(t, Ev::Conn(id.idx, id.gen, which)));
+        if !c.has_events() {
+            return;
         }
-    }
-
-    fn after_receiver(&mut self, f: usize) {
-        self.emit(f, Dir::Reverse);
-        let now = self.q.now();
-        let fl = &mut self.flows[f];
-        let epoch = fl.epoch;
-        if let Some(r) = fl.receiver.as_mut() {
-            for (which, t) in r.take_timer_events() {
-                let ev = match which {
-                    RxTimer::DelAck => Ev::DelAck(f as u32, epoch),
-                    RxTimer::SynAck => Ev::SynAck(f as u32, epoch),
+        // The common case (a segment delivered, an ACK taken) tells the application directly;
+        // only what it does in turn goes through the general `flush`.
+        loop {
+            let Some(ev) = self.conns.get_mut(id).and_then(|e| e.tcp_mut()).and_then(|c| c.next_event()) else { return };
+            let mut finished = false;
+            {
+                let mut cx = Ctx {
+                    now: self.q.now(),
+                    app,
+                    conns: &mut self.conns,
+                    outgoing: &mut self.outgoing,
+                    touched: &mut self.touched,
+                    timers: &mut self.app_timers,
+                    finished: &mut finished,
+                    seg_buf: &mut self.out,
                 };
-                self.q.schedule(t, ev);
+                self.apps[app as usize].on_event(&mut cx, id, ev);
             }
-            let tr = fl.transfers.last_mut().expect("a transfer is running");
-            if tr.first_byte_s.is_none() {
-                tr.first_byte_s = r.first_byte_at.map(to_secs);
-            }
-            if let Some(b) = fl.spec.bytes {
-                if tr.delivered_s.is_none() && r.stats.bytes_delivered >= b {
-                    tr.delivered_s = Some(to_secs(now));
+            if finished {
+                self.active -= 1;
+                if self.active == 0 {
+                    self.stopped_at = Some(self.q.now());
                 }
             }
+            if !self.outgoing.is_empty() || !self.touched.is_empty() || !self.app_timers.is_empty() {
+                self.flush();
+            }
         }
     }
 
-    fn finish_transfer(&mut self, f: usize) {
-        let now = self.q.now();
-        let fl = &mut self.flows[f];
-        let (Some(s), Some(r)) = (fl.sender.take(), fl.receiver.take()) else { return };
-        let tr = fl.transfers.last_mut().expect("a transfer is running");
-        tr.fill(&s, &r, (s.phase() == SenderPhase::Done).then_some(now));
-        fl.total.add(&merge(&s, &r));
-        let more = fl.spec.repeat.is_none_or(|n| fl.epoch < n);
-        if more {
-            self.q.schedule(now + fl.spec.think, Ev::Start(f as u32));
-        } else {
-            fl.finished = true;
-            self.active -= 1;
-            if self.active == 0 {
-                self.stopped_at = Some(now);
-            }
+    /// Put a packet from endpoint `id` on the network, towards its peer.
+    fn send(&mut self, id: ConnId, body: Payload, tag: PacketTag) {
+        let Some(ep) = self.conns.get(id) else { return };
+        let p = Packet { conn: ep.peer, label: ep.label, dir: ep.dir, src: ep.node, dst: ep.peer_node, body, enqueued_at: 0, tag };
+        self.send_packet(p);
+    }
+
+    #[inline]
+    fn send_packet(&mut self, p: Packet) {
+        let (src, dst) = (p.src, p.dst);
+        if let Some(c) = self.capture.as_mut() {
+            let hop = self.routes.next_hop(src, dst).map(|l| &self.links[l.0 as usize]);
+            c.node(self.q.now(), src.0, &p, hop);
         }
+        let idx = self.alloc(p);
+        self.forward(src, idx);
     }
 
     /// End the run and collect the instruments.
@@ -451,21 +472,21 @@ impl World {
         }
         let mut conns = Vec::new();
         let mut transfers = Vec::new();
-        for (i, fl) in self.flows.iter_mut().enumerate() {
-            let mut total = fl.total.clone();
-            if let (Some(s), Some(r)) = (fl.sender.as_mut(), fl.receiver.as_ref()) {
-                s.finish(end);
-                let tr = fl.transfers.last_mut().expect("a transfer is running");
-                tr.fill(s, r, None);
-                total.add(&merge(s, r));
-            }
-            let from = self.warmup.unwrap_or(0);
-            let counted = match &fl.base {
-                Some(b) => total.since(b),
-                None => total,
+        let from = self.warmup.unwrap_or(0);
+        for a in 0..self.apps.len() {
+            let mut finished = false;
+            let mut cx = Ctx {
+                now: end,
+                app: a as u32,
+                conns: &mut self.conns,
+                outgoing: &mut self.outgoing,
+                touched: &mut self.touched,
+                timers: &mut self.app_timers,
+                finished: &mut finished,
+                seg_buf: &mut self.out,
             };
-            conns.push(ConnRow::measured(i, &fl.spec, &self.node_names, &counted, &fl.transfers, from, end));
-            transfers.append(&mut fl.transfers);
+            let mut rec = Records { nodes: &self.node_names, from, end, connections: &mut conns, transfers: &mut transfers };
+            self.apps[a].finish(&mut cx, &mut rec);
         }
         let links = self
             .links
@@ -484,7 +505,7 @@ impl World {
                 sc.seed = self.seed;
                 sc.to_json()
             },
-            flows_tcp: self.flows.iter().map(|f| serde_json::to_value(&f.spec.tcp).expect("serialisable")).collect(),
+            flows_tcp: self.flows.iter().map(|f| serde_json::to_value(&f.tcp).expect("serialisable")).collect(),
             meta: Meta {
                 seed: self.seed,
                 version: crate::VERSION.into(),
@@ -508,19 +529,10 @@ impl World {
         (self.pkts_created, self.pkts_delivered, self.pkts_dropped, self.pool.len() as u64 - self.free.len() as u64)
     }
 
-}
-
-/// One connection's counters: the sender's with the receiver's added.
-fn merge(s: &TcpSender, r: &TcpReceiver) -> ConnStats {
-    let mut c = s.core.stats.clone();
-    let rs = &r.stats;
-    c.bytes_delivered += rs.bytes_delivered;
-    c.acks_sent += rs.acks_sent;
-    c.delack_timeouts += rs.delack_timeouts;
-    c.ooo_segments += rs.ooo_segments;
-    c.dup_segments += rs.dup_segments;
-    c.synack_retransmits += rs.synack_retransmits;
-    c
+    /// Connection endpoints alive now (state that has not been freed).
+    pub fn live_connections(&self) -> usize {
+        self.conns.live()
+    }
 }
 
 /// Run a scenario with a seed.

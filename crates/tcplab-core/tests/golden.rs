@@ -179,6 +179,11 @@ fn digest(name: &str, text: &str, seed: u64, sets: &[String], tmp: &Path) -> Str
     let mut json = serde_json::to_value(&r).unwrap();
     // The scenario as run names the temporary capture path; the result proper does not depend on it.
     json["scenario"]["capture"] = serde_json::Value::Null;
+    if let Some(dir) = std::env::var_os("TCPLAB_GOLDEN_DUMP") {
+        // Debugging aid: every case's result, to diff two builds.
+        let file = Path::new(&dir).join(name.replace('/', "_"));
+        std::fs::write(file, format!("{text}\n{}", serde_json::to_string_pretty(&json).unwrap())).unwrap();
+    }
     let mut d = format!("{:016x}", fnv1a(serde_json::to_string(&json).unwrap().as_bytes()));
     if with_capture {
         let bytes = std::fs::read(&pcap).unwrap();

@@ -2,7 +2,7 @@
 //! first transmission of data segment k, the k-th ACK. These are the router filters of the
 //! Seddigh study (§3: drop the SYN, the SYN-ACK, the GET) and the induced drops of TBIT.
 
-use super::packet::{ConnId, Packet, PacketTag};
+use super::packet::{Packet, PacketTag};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FilterKind {
@@ -17,7 +17,8 @@ pub enum FilterKind {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct DropFilter {
-    pub conn: ConnId,
+    /// The flow whose packets are dropped.
+    pub flow: u32,
     pub kind: FilterKind,
     /// Which transmissions of the matching packet to drop (1 = the first; [1, 2] = the first two).
     /// Ignored for ACKs, each of which is sent once.
@@ -29,7 +30,7 @@ pub struct DropFilter {
 
 impl DropFilter {
     pub fn matches(&self, p: &Packet) -> bool {
-        if p.conn != self.conn || self.epoch.is_some_and(|e| e != p.epoch) {
+        if p.label.flow != self.flow || self.epoch.is_some_and(|e| e != p.label.epoch) {
             return false;
         }
         let tx_hit = |tx: u32| self.transmissions.contains(&tx);
@@ -47,20 +48,21 @@ impl DropFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::Label;
 
     #[test]
     fn matches_only_the_chosen_transmission() {
-        let f = DropFilter { conn: ConnId(1), kind: FilterKind::Data { seg: 3 }, transmissions: vec![1], epoch: None, dropped: 0 };
-        let mut p = Packet { conn: ConnId(1), tag: PacketTag::Data { seg: 3, tx: 1 }, ..Default::default() };
+        let f = DropFilter { flow: 1, kind: FilterKind::Data { seg: 3 }, transmissions: vec![1], epoch: None, dropped: 0 };
+        let mut p = Packet { label: Label { flow: 1, epoch: 1 }, tag: PacketTag::Data { seg: 3, tx: 1 }, ..Default::default() };
         assert!(f.matches(&p));
         p.tag = PacketTag::Data { seg: 3, tx: 2 };
         assert!(!f.matches(&p));
         p.tag = PacketTag::Data { seg: 4, tx: 1 };
         assert!(!f.matches(&p));
-        p.conn = ConnId(0);
+        p.label.flow = 0;
         p.tag = PacketTag::Data { seg: 3, tx: 1 };
         assert!(!f.matches(&p));
-        let a = DropFilter { conn: ConnId(0), kind: FilterKind::Ack { k: 2 }, transmissions: vec![1], epoch: None, dropped: 0 };
+        let a = DropFilter { flow: 0, kind: FilterKind::Ack { k: 2 }, transmissions: vec![1], epoch: None, dropped: 0 };
         p.tag = PacketTag::Ack { k: 2 };
         assert!(a.matches(&p));
     }

@@ -272,7 +272,7 @@ mod tests {
     use crate::net::packet::Segment;
 
     fn pkt(len: u32) -> Packet {
-        Packet { seg: Segment { len, ..Default::default() }, ..Default::default() }
+        Packet { body: crate::net::Payload::Tcp(Segment { len, ..Default::default() }), ..Default::default() }
     }
 
     #[test]

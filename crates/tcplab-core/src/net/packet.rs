@@ -4,20 +4,73 @@
 
 use crate::units::Time;
 
-/// Index of a connection (a flow) in the world.
+/// An endpoint in the world's connection table: its slot and the slot's generation, so that a
+/// packet or timer of a connection whose slot has since been freed and reused is recognised as
+/// stale.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct ConnId(pub u32);
+pub struct ConnId {
+    pub idx: u32,
+    pub gen: u32,
+}
+
+/// A connection's name on the wire and in the drop filters: the flow (application) that opened
+/// it and its ordinal among that flow's connections (1-based; a flow's n-th transfer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Label {
+    pub flow: u32,
+    pub epoch: u32,
+}
 
 /// Index of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct NodeId(pub u32);
 
-/// Which way a packet of a connection travels: data direction (sender → receiver) or back.
+/// Which way a packet of a connection travels: from the active opener (Forward) or from the
+/// passive one (Reverse). For a one-way transfer that is the data direction and back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Dir {
     #[default]
     Forward,
     Reverse,
+}
+
+/// IPv4 (20) + UDP (8) header bytes.
+pub const UDP_HEADER_BYTES: u32 = 28;
+
+/// A UDP datagram: its payload size and its number in its source's sequence (1-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Datagram {
+    pub len: u32,
+    pub seq: u64,
+}
+
+/// What a packet carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Payload {
+    Tcp(Segment),
+    Udp(Datagram),
+}
+
+impl Default for Payload {
+    fn default() -> Self {
+        Payload::Tcp(Segment::default())
+    }
+}
+
+impl Payload {
+    pub fn tcp(&self) -> Option<&Segment> {
+        match self {
+            Payload::Tcp(s) => Some(s),
+            Payload::Udp(_) => None,
+        }
+    }
+
+    pub fn wire_bytes(&self) -> u32 {
+        match self {
+            Payload::Tcp(s) => s.wire_bytes(),
+            Payload::Udp(d) => d.len + UDP_HEADER_BYTES,
+        }
+    }
 }
 
 pub const FLAG_SYN: u8 = 0x02;
@@ -88,14 +141,14 @@ impl Segment {
 /// A packet in the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Packet {
+    /// The endpoint the packet is addressed to; a packet whose endpoint is gone (its connection
+    /// closed and freed) is discarded on arrival as stale.
     pub conn: ConnId,
-    /// Which transfer of the flow (1-based) the packet belongs to; stale packets of an earlier
-    /// transfer are discarded on arrival.
-    pub epoch: u32,
+    pub label: Label,
     pub dir: Dir,
     pub src: NodeId,
     pub dst: NodeId,
-    pub seg: Segment,
+    pub body: Payload,
     /// When the packet entered the queue it currently waits in (for queueing-delay instruments).
     pub enqueued_at: Time,
     /// What kind of packet it is and its ordinal, for the deterministic drop filters.
@@ -104,7 +157,7 @@ pub struct Packet {
 
 impl Packet {
     pub fn wire_bytes(&self) -> u32 {
-        self.seg.wire_bytes()
+        self.body.wire_bytes()
     }
 }
 

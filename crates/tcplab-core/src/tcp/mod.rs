@@ -4,6 +4,7 @@
 
 pub mod cc;
 pub mod config;
+pub mod conn;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
@@ -13,6 +14,7 @@ pub mod sender;
 pub mod state;
 pub mod stats;
 
+pub use conn::{ConnEvent, TcpConn, TimerKind};
 pub use config::{InitialWindow, TcpConfig, TcpSpec, Variant};
 pub use receiver::{RxTimer, TcpReceiver};
 pub use sender::TcpSender;

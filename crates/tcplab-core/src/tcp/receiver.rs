@@ -53,6 +53,14 @@ pub struct TcpReceiver {
     fin_seq: Option<u64>,
     /// When the first data byte arrived.
     pub first_byte_at: Option<Time>,
+    /// The peer's initial sequence number is known (its SYN or SYN-ACK, or, without a handshake,
+    /// its first data): our segments then acknowledge RCV.NXT.
+    pub synced: bool,
+    /// The sequence number our pure ACKs carry (the send half's SND.MAX, kept current by the
+    /// connection; 1 for a receiver that sends no data).
+    pub seq_no: u64,
+    /// When the SYN-ACK was last sent.
+    pub synack_sent_at: Time,
     pub stats: ConnStats,
 }
 
@@ -76,8 +84,47 @@ impl TcpReceiver {
             fin_received: false,
             fin_seq: None,
             first_byte_at: None,
+            synced: false,
+            seq_no: 1,
+            synack_sent_at: 0,
             stats: ConnStats::default(),
             cfg,
+        }
+    }
+
+    /// The receive half of the active opener: no SYN to answer; synchronised by the SYN-ACK
+    /// (the connection marks it) or, without a handshake, by the peer's first data.
+    pub fn new_active(cfg: TcpConfig) -> Self {
+        let mut r = TcpReceiver::new(cfg);
+        r.phase = ReceiverPhase::Established;
+        r
+    }
+
+    /// The acknowledgment number of a segment we send: RCV.NXT once synchronised, else 0.
+    pub fn ack_value(&self) -> u64 {
+        if self.synced {
+            self.rcv_nxt
+        } else {
+            0
+        }
+    }
+
+    /// The SYN-ACK was sent once (its round trip is a valid RTT sample, RFC 6298 §3 / Karn).
+    pub fn synack_sent_once(&self) -> bool {
+        self.synack_tx == 1
+    }
+
+    /// An ACK is owed (in-order data not yet acknowledged, the delayed-ACK timer running).
+    pub fn owes_ack(&self) -> bool {
+        self.unacked_segs > 0
+    }
+
+    /// A data segment of the send half carried our acknowledgment: a delayed ACK is no longer
+    /// owed (RFC 1122 §4.2.3.2: the ACK rides on the data).
+    pub fn piggybacked(&mut self) {
+        if self.unacked_segs > 0 {
+            self.unacked_segs = 0;
+            self.delack_timer.cancel();
         }
     }
 
@@ -94,7 +141,7 @@ impl TcpReceiver {
         self.stats.acks_sent += 1;
         self.unacked_segs = 0;
         self.delack_timer.cancel();
-        let mut seg = Segment { seq: 1, ack: self.rcv_nxt, flags: FLAG_ACK, wnd: self.wnd(), ..Default::default() };
+        let mut seg = Segment { seq: self.seq_no, ack: self.rcv_nxt, flags: FLAG_ACK, wnd: self.wnd(), ..Default::default() };
         if self.sack_on {
             self.fill_sack(&mut seg);
         }
@@ -118,6 +165,7 @@ impl TcpReceiver {
 
     fn send_synack(&mut self, out: &mut Vec<OutSeg>) {
         self.synack_tx += 1;
+        self.synack_sent_at = self.now;
         let seg = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: self.wnd(), opt_len: SYN_OPTION_BYTES, sack_permitted: self.sack_on, ..Default::default() };
         out.push(OutSeg { seg, tag: PacketTag::SynAck { tx: self.synack_tx } });
         if let Some(t) = self.synack_timer.set(timer_deadline(self.now, self.synack_rto, self.cfg.timer_tick.0)) {
@@ -135,6 +183,7 @@ impl TcpReceiver {
                         self.stats.synack_retransmits += 1;
                     }
                     self.phase = ReceiverPhase::SynReceived;
+                    self.synced = true;
                     // RFC 2018 §2: SACK only if the SYN offered it and we are willing.
                     self.sack_on = self.cfg.sack && seg.sack_permitted;
                     self.send_synack(out);
@@ -163,6 +212,7 @@ impl TcpReceiver {
         if seg.len > 0 && self.first_byte_at.is_none() {
             self.first_byte_at = Some(self.now);
         }
+        self.synced = true;
         if seg.fin() {
             self.fin_seq = Some(end);
             if end == self.rcv_nxt && self.ooo.is_empty() {

@@ -37,8 +37,57 @@ impl TcpSender {
         TcpSender { core: SenderCore::new(cfg, bytes), cc: Box::new(Aimd::default()), rec }
     }
 
+    /// The send half of a new connection: nothing written yet, not closed (the application
+    /// writes and closes through `write` and `close`).
+    pub fn open(cfg: TcpConfig) -> Self {
+        let mut s = TcpSender::new(cfg, Some(0));
+        s.core.closed = false;
+        s.core.ack_no = 0;
+        s
+    }
+
     pub fn phase(&self) -> SenderPhase {
         self.core.phase
+    }
+
+    /// The application gives `bytes` more to send.
+    pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<OutSeg>) {
+        self.core.write(now, bytes, out);
+    }
+
+    /// The application will write no more: the FIN follows the last byte (with `cfg.fin`).
+    pub fn close(&mut self, now: Time, out: &mut Vec<OutSeg>) {
+        let c = &mut self.core;
+        c.now = now;
+        if !c.closed {
+            c.closed = true;
+            c.send_available(out);
+            self.check_done();
+        }
+    }
+
+    /// The passive opener's send half starts when the handshake completes (the ACK of our
+    /// SYN-ACK, RFC 793 §3.4): our SYN-ACK took sequence 0, data starts at 1. `peer_sack`: the
+    /// SYN offered SACK-permitted (RFC 2018 §2); `synack_sent`: when the SYN-ACK was sent, if it
+    /// was sent once (Karn): its round trip seeds the RTT estimator when the profile takes
+    /// handshake samples (RFC 6298 §2.2 allows it; Linux does).
+    pub fn open_passive(&mut self, now: Time, peer_sack: bool, synack_sent: Option<Time>, out: &mut Vec<OutSeg>) {
+        let c = &mut self.core;
+        c.now = now;
+        c.started_at = Some(now);
+        if c.cfg.handshake {
+            c.sack_ok = c.cfg.sack && peer_sack;
+            if !c.sack_ok && c.cfg.variant.uses_sack() {
+                self.rec = Box::new(NewReno::default());
+            }
+            if let Some(sent) = synack_sent.filter(|_| c.cfg.handshake_rtt_sample) {
+                let r = c.rtt.measure(sent, now);
+                sample_rtt(c, r);
+            }
+        }
+        let c = &mut self.core;
+        c.begin_data(out);
+        self.check_done();
     }
 
     /// Timer events the world must schedule (drained).
@@ -104,9 +153,9 @@ impl TcpSender {
             c.set_cwnd(mss);
         }
         c.begin_data(out);
-        if c.snd_max == 1 && !c.cfg.fin {
+        if c.snd_max == 1 && !c.fin_pending() {
             // Nothing to send: acknowledge the SYN-ACK with a pure ACK.
-            out.push(OutSeg { seg: Segment { seq: 1, ack: 1, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other });
+            out.push(OutSeg { seg: Segment { seq: 1, ack: c.ack_no, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other });
         }
         self.check_done();
     }
@@ -203,7 +252,7 @@ impl TcpSender {
 
     fn check_done(&mut self) {
         let c = &mut self.core;
-        if c.phase == SenderPhase::Established && c.snd_una >= c.final_seq() {
+        if c.phase == SenderPhase::Established && c.closed && c.snd_una >= c.final_seq() {
             c.close(SenderPhase::Done);
         }
     }

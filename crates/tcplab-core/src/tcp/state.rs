@@ -61,6 +61,12 @@ pub struct SenderCore {
     pub data_start: u64,
     /// One past the last data byte the application has given.
     pub data_end: u64,
+    /// The application will write no more: with `cfg.fin` a FIN follows the last byte, and the
+    /// send half is done once everything is acknowledged.
+    pub closed: bool,
+    /// The acknowledgment number our segments carry: the receive half's RCV.NXT once it is
+    /// synchronised (the connection keeps it current; 1 after a handshake, 0 before any).
+    pub ack_no: u64,
     pub cwnd: u64,
     pub ssthresh: u64,
     /// The receiver's advertised window.
@@ -117,6 +123,8 @@ impl SenderCore {
             snd_max: 0,
             data_start: 1,
             data_end: 1 + bytes.unwrap_or(UNLIMITED),
+            closed: true,
+            ack_no: cfg.handshake as u64,
             cwnd: cfg.initial_window.bytes(mss as u32),
             ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
             peer_wnd: cfg.rwnd.get().unwrap_or(u64::MAX / 4),
@@ -196,16 +204,12 @@ impl SenderCore {
 
     /// The sequence number after which nothing remains to send (data end, plus the FIN).
     pub fn final_seq(&self) -> u64 {
-        self.data_end + self.cfg.fin as u64
+        self.data_end + self.fin_pending() as u64
     }
 
-    pub(super) fn ack_field(&self) -> u64 {
-        // After a handshake our segments acknowledge the receiver's SYN (its sequence 0).
-        if self.cfg.handshake {
-            1
-        } else {
-            0
-        }
+    /// A FIN goes after the last data byte (the application closed, and FINs are configured).
+    pub fn fin_pending(&self) -> bool {
+        self.cfg.fin && self.closed
     }
 
     /// Restart the retransmission timer from now. RFC 6298 §5: a segment is never retransmitted
@@ -289,7 +293,7 @@ impl SenderCore {
             self.snd_nxt = end;
         }
         self.snd_max = self.snd_max.max(end);
-        let seg = Segment { seq, ack: self.ack_field(), len: len as u32, flags, wnd: u32::MAX, ..Default::default() };
+        let seg = Segment { seq, ack: self.ack_no, len: len as u32, flags, wnd: u32::MAX, ..Default::default() };
         out.push(OutSeg { seg, tag });
         // RFC 6298 §5.1: start the timer when a segment is sent and it is not running.
         if !self.rto_timer.is_set() {
@@ -314,7 +318,7 @@ impl SenderCore {
             let len = self.mss.min(self.data_end - self.snd_max);
             self.snd_max + len <= self.snd_una + self.peer_wnd
         } else {
-            self.cfg.fin && self.snd_max == self.data_end
+            self.fin_pending() && self.snd_max == self.data_end
         }
     }
 
@@ -324,10 +328,14 @@ impl SenderCore {
         self.transmit(seq, out).max(1)
     }
 
-    /// The application gives `bytes` more to send on an open connection without a FIN (a
-    /// request/response exchange, or the idle gap of RFC 5681 §4.1's restart window).
+    /// The application gives `bytes` more to send (a request or response, or data after the idle
+    /// gap of RFC 5681 §4.1's restart window). Nothing can follow a FIN: a write after the
+    /// application closed a connection that sends FINs is ignored.
     pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<OutSeg>) {
-        assert!(!self.cfg.fin, "write() needs a connection without a FIN");
+        if self.fin_pending() {
+            debug_assert!(false, "write() after close() on a connection that sends a FIN");
+            return;
+        }
         self.now = now;
         self.data_end += bytes;
         if self.phase == SenderPhase::Done {
@@ -366,7 +374,7 @@ impl SenderCore {
                     break;
                 }
                 self.transmit(self.snd_nxt, out);
-            } else if self.cfg.fin && self.snd_nxt == self.data_end {
+            } else if self.fin_pending() && self.snd_nxt == self.data_end {
                 self.transmit(self.snd_nxt, out);
             } else {
                 break;

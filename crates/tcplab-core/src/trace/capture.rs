@@ -244,13 +244,15 @@ impl Capture {
     }
 
     fn write(&mut self, now: Time, taps: &[u16], p: &Packet, hop_from: u32, hop_to: u32) {
-        let f = p.conn.0 as usize;
+        let Some(s) = p.body.tcp() else { return };
+        let f = p.label.flow as usize;
+        let epoch = p.label.epoch;
         let n_flows = self.flows.len();
         let seed = self.seed;
         let Some(fw) = self.flows.get_mut(f) else { return };
-        if fw.epoch != p.epoch {
-            let (a, b) = isns(seed, f, p.epoch);
-            fw.epoch = p.epoch;
+        if fw.epoch != epoch {
+            let (a, b) = isns(seed, f, epoch);
+            fw.epoch = epoch;
             fw.isn_fwd = a;
             fw.isn_rev = b;
         }
@@ -259,7 +261,7 @@ impl Capture {
             Dir::Forward => (fw.isn_fwd, fw.isn_rev),
             Dir::Reverse => (fw.isn_rev, fw.isn_fwd),
         };
-        let sport = SENDER_PORT_BASE + ((f as u64 + (p.epoch.max(1) as u64 - 1) * n_flows as u64) % (65536 - SENDER_PORT_BASE as u64)) as u16;
+        let sport = SENDER_PORT_BASE + ((f as u64 + (epoch.max(1) as u64 - 1) * n_flows as u64) % (65536 - SENDER_PORT_BASE as u64)) as u16;
         let (src_port, dst_port) = match p.dir {
             Dir::Forward => (sport, RECEIVER_PORT),
             Dir::Reverse => (RECEIVER_PORT, sport),
@@ -269,7 +271,6 @@ impl Capture {
             Dir::Reverse => (fw.to, fw.from),
         };
         let addrs = Addrs { src_mac: node_mac(hop_from), dst_mac: node_mac(hop_to), src_ip: node_ipv4(src), dst_ip: node_ipv4(dst), src_port, dst_port };
-        let s = &p.seg;
         let fields = TcpFields {
             seq: isn_own.wrapping_add(s.seq as u32),
             ack: if s.has_ack() { isn_peer.wrapping_add(s.ack as u32) } else { 0 },

@@ -1,0 +1,130 @@
+//! Bulk transfers, the first application (the `[[flows]]` of a scenario): a flow makes `repeat`
+//! one-way transfers of `bytes` from `from` to `to`, each on a fresh connection, `think` apart.
+//! The active opener writes everything and closes; the passive end only receives. One row per
+//! flow (its transfers' counters added up) and one per transfer.
+
+use super::{App, Ctx, Records};
+use crate::net::{ConnId, Label, NodeId};
+use crate::result::{ConnRow, TransferRow};
+use crate::scenario::ResolvedFlow;
+use crate::tcp::sender::UNLIMITED;
+use crate::tcp::{ConnEvent, ConnStats, SenderPhase, TcpReceiver, TcpSender};
+use crate::units::to_secs;
+
+pub struct Bulk {
+    index: u32,
+    spec: ResolvedFlow,
+    /// Transfers started so far (the live one's ordinal).
+    epoch: u32,
+    /// The live transfer's (sending, receiving) ends.
+    live: Option<(ConnId, ConnId)>,
+    /// Counters of finished transfers (the live connection's are added at the end).
+    total: ConnStats,
+    transfers: Vec<TransferRow>,
+    /// The flow's counters when the warmup ended.
+    base: Option<ConnStats>,
+}
+
+impl Bulk {
+    pub fn new(index: usize, spec: ResolvedFlow) -> Bulk {
+        Bulk { index: index as u32, spec, epoch: 0, live: None, total: ConnStats::default(), transfers: Vec::new(), base: None }
+    }
+
+    /// The live transfer's send half (at the active end) and receive half (at the passive end).
+    fn halves<'a>(cx: &'a mut Ctx, (a, b): (ConnId, ConnId)) -> Option<(&'a mut TcpSender, &'a TcpReceiver)> {
+        let (ea, eb) = cx.conns.pair_mut(a, b)?;
+        Some((&mut ea.tcp_mut()?.snd, &eb.tcp()?.rcv))
+    }
+}
+
+/// One transfer's counters: the sender's with the receiver's added.
+fn merge(s: &TcpSender, r: &TcpReceiver) -> ConnStats {
+    let mut c = s.core.stats.clone();
+    let rs = &r.stats;
+    c.bytes_delivered += rs.bytes_delivered;
+    c.acks_sent += rs.acks_sent;
+    c.delack_timeouts += rs.delack_timeouts;
+    c.ooo_segments += rs.ooo_segments;
+    c.dup_segments += rs.dup_segments;
+    c.synack_retransmits += rs.synack_retransmits;
+    c
+}
+
+impl App for Bulk {
+    fn start(&mut self, cx: &mut Ctx) {
+        cx.schedule(self.spec.start, 0);
+    }
+
+    /// Start the next transfer.
+    fn on_timer(&mut self, cx: &mut Ctx, _token: u32) {
+        self.epoch += 1;
+        let f = &self.spec;
+        let (a, b) = cx.connect(NodeId(f.from as u32), NodeId(f.to as u32), &f.tcp, Label { flow: self.index, epoch: self.epoch });
+        cx.write(a, f.bytes.unwrap_or(UNLIMITED));
+        cx.close(a);
+        // Woken once, when the whole transfer is delivered (never for an unlimited one).
+        cx.set_rcv_lowat(b, f.bytes.unwrap_or(u64::MAX));
+        self.live = Some((a, b));
+        self.transfers.push(TransferRow::new(self.index as usize, &f.name, self.epoch, f.bytes, cx.now));
+    }
+
+    fn on_event(&mut self, cx: &mut Ctx, id: ConnId, ev: ConnEvent) {
+        let Some((a, b)) = self.live else { return };
+        match ev {
+            ConnEvent::Delivered(_) if id == b => {
+                // The first byte's time is read from the receiver when the row is filled.
+                let now = cx.now;
+                let Some(r) = cx.endpoint(b).and_then(|e| e.tcp()).map(|c| &c.rcv) else { return };
+                let tr = self.transfers.last_mut().expect("a transfer is running");
+                if let Some(bytes) = self.spec.bytes {
+                    if tr.delivered_s.is_none() && r.stats.bytes_delivered >= bytes {
+                        tr.delivered_s = Some(to_secs(now));
+                    }
+                }
+            }
+            ConnEvent::Closed | ConnEvent::Failed if id == a => {
+                let now = cx.now;
+                if let Some((s, r)) = Bulk::halves(cx, (a, b)) {
+                    let tr = self.transfers.last_mut().expect("a transfer is running");
+                    tr.fill(s, r, (s.phase() == SenderPhase::Done).then_some(now));
+                    self.total.add(&merge(s, r));
+                }
+                cx.free(a);
+                cx.free(b);
+                self.live = None;
+                if self.spec.repeat.is_none_or(|n| self.epoch < n) {
+                    cx.schedule(now + self.spec.think, 0);
+                } else {
+                    cx.finished();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn warmup(&mut self, cx: &mut Ctx) {
+        let now = cx.now;
+        let mut total = self.total.clone();
+        if let Some((s, r)) = self.live.and_then(|l| Bulk::halves(cx, l)) {
+            s.finish(now);
+            total.add(&merge(s, r));
+        }
+        self.base = Some(total);
+    }
+
+    fn finish(&mut self, cx: &mut Ctx, rec: &mut Records) {
+        let mut total = self.total.clone();
+        if let Some((s, r)) = self.live.and_then(|l| Bulk::halves(cx, l)) {
+            s.finish(rec.end);
+            let tr = self.transfers.last_mut().expect("a transfer is running");
+            tr.fill(s, r, None);
+            total.add(&merge(s, r));
+        }
+        let counted = match &self.base {
+            Some(b) => total.since(b),
+            None => total,
+        };
+        rec.connections.push(ConnRow::measured(self.index as usize, &self.spec, rec.nodes, &counted, &self.transfers, rec.from, rec.end));
+        rec.transfers.append(&mut self.transfers);
+    }
+}
