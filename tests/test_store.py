@@ -191,10 +191,10 @@ def test_a_run_that_kills_its_worker_is_recorded_as_failed(tmp_path):
         "import multiprocessing, os, signal\n"
         "import tcplab._core as core\n"
         "_real = core.run_scenario\n"
-        "def run_scenario(text, fmt='toml', seed=None, sets=()):\n"
+        "def run_scenario(text, fmt='toml', seed=None, sets=(), **limits):\n"
         "    if seed == 3 and multiprocessing.current_process().name.startswith('tcplab-sweep-worker'):\n"
         "        os.kill(os.getpid(), signal.SIGKILL)\n"
-        "    return _real(text, fmt, seed, sets)\n"
+        "    return _real(text, fmt, seed, sets, **limits)\n"
         "core.run_scenario = run_scenario\n",
         encoding="utf-8",
     )
