@@ -36,6 +36,9 @@ MAX_DEATHS_IN_A_ROW = 5
 WATCHDOG_GRACE_S = 5.0
 # How often the pool reads its workers' resident memory when runs have a memory limit.
 MEMORY_CHECK_EVERY_S = 0.1
+# A worker's first message: it has started and imported what its batches need, so the watchdog's
+# clock does not count the start of a process (seconds on a loaded machine).
+READY = "ready"
 
 
 class ExecutorError(RuntimeError):
@@ -51,12 +54,13 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
     import pyarrow as pa
 
     t_batch = time.perf_counter()
+    limits = {} if run_timeout is None else {"max_wall_s": run_timeout}
     runs = []
     rows: dict = {name: [] for name in RESULT_TABLES}
     for key, seed, sets in tasks:
         t0 = time.perf_counter()
         try:
-            out = _core.run_scenario(base_json, "json", seed, list(sets), max_wall_s=run_timeout)
+            out = _core.run_scenario(base_json, "json", seed, list(sets), **limits)
         except _core.RunLimitError as e:
             runs.append(
                 {
@@ -158,6 +162,12 @@ def _worker_main(conn, run_timeout: Optional[float] = None, trim: bool = False) 
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
     malloc_trim = _release_freed_memory() if trim else None
+    import pyarrow  # noqa: F401  (run_batch's; imported before READY, not in the first batch)
+
+    try:
+        conn.send(READY)
+    except (BrokenPipeError, OSError):
+        return
     while True:
         try:
             msg = conn.recv()
@@ -235,6 +245,8 @@ class LocalPool:
         self._ctx = mp.get_context("spawn")  # no fork of a coordinator holding a DuckDB handle and threads
         self._slots: dict = {}  # slot -> (process, connection)
         self._busy: dict = {}  # slot -> batch id
+        self._ready: set = set()  # slots whose worker has said READY
+        self._runs: dict = {}  # slot -> number of runs in its batch
         self._deadline: dict = {}  # slot -> (monotonic deadline, allowed seconds) of its batch
         self._killed: dict = {}  # slot -> (kind, message): why the pool killed that worker
         self._memory_checked = 0.0
@@ -260,9 +272,8 @@ class LocalPool:
     def submit(self, batch_id: int, base_json: str, tasks: list) -> None:
         slot = next(s for s in self._slots if s not in self._busy)
         self._busy[slot] = batch_id
-        if self.run_timeout is not None:
-            allowed = len(tasks) * self.run_timeout + WATCHDOG_GRACE_S
-            self._deadline[slot] = (time.monotonic() + allowed, allowed)
+        self._runs[slot] = len(tasks)
+        self._arm(slot)
         try:
             self._slots[slot][1].send((batch_id, base_json, tasks))
         except (BrokenPipeError, OSError):
@@ -281,6 +292,12 @@ class LocalPool:
             if ev:
                 events.append(ev)
         return events
+
+    def _arm(self, slot: int) -> None:
+        """Start the watchdog's clock of a busy slot's batch, once its worker is ready."""
+        if self.run_timeout is not None and slot in self._busy and slot in self._ready:
+            allowed = self._runs[slot] * self.run_timeout + WATCHDOG_GRACE_S
+            self._deadline[slot] = (time.monotonic() + allowed, allowed)
 
     def _watch(self) -> None:
         """Kill a busy worker past its batch's deadline or over the memory limit; `_collect`
@@ -308,7 +325,12 @@ class LocalPool:
         if slot in self._busy and slot not in self._killed:
             try:
                 if conn.poll():
-                    batch_id, res = conn.recv()
+                    msg = conn.recv()
+                    if msg == READY:
+                        self._ready.add(slot)
+                        self._arm(slot)
+                        return None
+                    batch_id, res = msg
                     del self._busy[slot]
                     self._deadline.pop(slot, None)
                     self._deaths_in_a_row = 0
@@ -322,6 +344,7 @@ class LocalPool:
         conn.close()
         killed = self._killed.pop(slot, None)
         self._deadline.pop(slot, None)
+        self._ready.discard(slot)
         if killed is None:
             self._deaths_in_a_row += 1  # a run the pool stopped says nothing about the installation
         if self._deaths_in_a_row > MAX_DEATHS_IN_A_ROW + len(self._slots):
@@ -351,6 +374,7 @@ class LocalPool:
         self._busy.clear()
         self._deadline.clear()
         self._killed.clear()
+        self._ready.clear()
 
     def __enter__(self):
         return self
