@@ -78,7 +78,7 @@ def test_max_events_is_exact_and_a_run_within_its_limits_is_unchanged():
         ({"max_wall": "10 parsecs"}, "is not a quantity"),
         ({"max_wall": True}, "expected a number"),
         ({"max_events": 0}, "max_events: expected an integer from 1"),
-        ({"max_events": 1.5}, "max_events: expected an integer >= 1"),
+        ({"max_events": 1.5}, "max_events: expected an integer from 1"),
     ],
 )
 def test_bad_limits_are_refused_before_running(kw, message):

@@ -1,10 +1,11 @@
 """The `tcplab` command line.
 
-    tcplab run FILE [--seed N] [--set key=value ...] [--json] [--pcap PATH]
+    tcplab run FILE [--seed N] [--set key=value ...] [--json] [--pcap PATH] [--max-wall 10s] [--max-events N]
     tcplab validate FILE [--set key=value ...]
     tcplab profiles
     tcplab variants [--profile P] [--json]
     tcplab sweep FILE [--workers N] [--dask ADDRESS|local] [--store PATH] [--set key=value ...]
+                      [--run-timeout 60s] [--run-memory 2GB] [--retry-failed]
     tcplab results STORE [--to parquet|csv] [--out DIR]
     tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
     tcplab trace CAPTURE [--json] [--flows]

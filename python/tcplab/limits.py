@@ -7,7 +7,6 @@ See docs/sweeps.md#limits-on-runs.
 from __future__ import annotations
 
 import math
-import operator
 import re
 from typing import Any, Optional
 
@@ -53,15 +52,15 @@ def size_bytes(value: Any, what: str) -> Optional[int]:
 
 
 def events(value: Any, what: str = "max_events") -> Optional[int]:
-    """A number of events: an integer >= 1."""
+    """A number of events: an integer from 1 to 2**64 - 1 (a seed's range, less 0)."""
     if value is None:
         return None
+    from .api import _seed  # the same integer rules as a seed; api imports this module
+
     try:
-        if isinstance(value, bool):
-            raise TypeError
-        n = operator.index(value)  # int and numpy integers
-    except TypeError:
-        raise ValueError(f"{what}: expected an integer >= 1, got {value!r}") from None
-    if not 1 <= n < 2**64:
+        n = _seed(value)
+    except ValueError:
+        n = 0
+    if n < 1:
         raise ValueError(f"{what}: expected an integer from 1 to 2**64 - 1, got {value!r}")
     return n
