@@ -213,11 +213,14 @@ def _rss_bytes(pid: int) -> Optional[int]:
 
 
 def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+    """Bytes in the units of `run_memory` (1 KB = 1024 B)."""
+    if n < 1024:
+        return f"{n:.0f} B"
+    for unit in ("KB", "MB"):
         n /= 1024
-    return f"{n:.1f} GB"  # pragma: no cover - the loop returns
+        if n < 1024:
+            return f"{n:.1f} {unit}"
+    return f"{n / 1024:.1f} GB"
 
 
 class LocalPool:
@@ -302,6 +305,8 @@ class LocalPool:
     def _watch(self) -> None:
         """Kill a busy worker past its batch's deadline or over the memory limit; `_collect`
         then reports its batch with the reason."""
+        if self.run_timeout is None and self.run_memory is None:
+            return
         now = time.monotonic()
         check_memory = self.run_memory is not None and now - self._memory_checked >= MEMORY_CHECK_EVERY_S
         if check_memory:
