@@ -135,6 +135,17 @@ def test_a_sweep_with_a_run_of_hours_finishes_with_that_run_timed_out(tmp_path, 
     _check_timeouts(tcplab.load(store))
 
 
+def test_run_timeout_on_dask_stops_the_run_in_the_core(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    f = tmp_path / "limits.toml"
+    f.write_text(SWEEP, encoding="utf-8")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            res = tcplab.sweep(f, store=tmp_path / "d.duckdb", dask=client, run_timeout=1, progress=False)
+    assert res.stats["executor"] == "dask"
+    _check_timeouts(res)
+
+
 def test_cli_sweep_run_timeout_and_retry_failed(tmp_path, cli):
     f = tmp_path / "limits.toml"
     f.write_text(SWEEP, encoding="utf-8")
