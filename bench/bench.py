@@ -5,6 +5,7 @@ flows over a 10 Mb/s bottleneck, 100 s of simulated time.
     python3 bench/bench.py              # N = 1, 16, 64; 100 s simulated; 7 repetitions
     python3 bench/bench.py --quick      # smoke check: 10 s simulated, 2 repetitions
     python3 bench/bench.py --json out.json   # also write every run and the summary as JSON
+    python3 bench/bench.py --max-wall 3600   # every run with a wall budget (the loop sweeps use)
 
 Wall time is the time of the whole `tcplab.run()` call (scenario parsing and validation, building
 the network, the simulation, and turning the result rows into DataFrames), measured with
@@ -37,10 +38,10 @@ def sets_for(n: int, duration_s: float | None) -> list[str]:
     return s
 
 
-def run_once(tcplab, text: str, n: int, duration_s: float | None) -> dict:
+def run_once(tcplab, text: str, n: int, duration_s: float | None, limits: dict | None = None) -> dict:
     """One timed run; returns the figures of one row."""
     t0 = time.perf_counter()
-    r = tcplab.run(text, seed=1, sets=sets_for(n, duration_s))
+    r = tcplab.run(text, seed=1, sets=sets_for(n, duration_s), **(limits or {}))
     wall = time.perf_counter() - t0
     links = r.links.set_index("link")
     b = links.loc[BOTTLENECK]
@@ -129,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, default=None, metavar="S", help="simulated seconds (default: the scenario's 100 s; 10 with --quick)")
     ap.add_argument("--scenario", type=Path, default=SCENARIO, help="scenario file (default bench/scenarios/dumbbell.toml)")
     ap.add_argument("--json", metavar="PATH", help="also write runs and summary as JSON to PATH ('-' for stdout)")
+    ap.add_argument("--max-wall", type=float, default=None, metavar="S", help="run with this wall budget (s): the budgeted event loop of sweeps")
     a = ap.parse_args(argv)
+    limits = {} if a.max_wall is None else {"max_wall": a.max_wall}
 
     try:
         import tcplab
@@ -143,15 +146,16 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--reps and every N must be at least 1")
     text = a.scenario.read_text(encoding="utf-8")
 
-    run_once(tcplab, text, a.flows[0], duration)  # warm-up: page in the extension, allocators
+    run_once(tcplab, text, a.flows[0], duration, limits)  # warm-up: page in the extension, allocators
     runs: dict[int, list[dict]] = {n: [] for n in a.flows}
     for _ in range(reps):
         for n in a.flows:
-            runs[n].append(run_once(tcplab, text, n, duration))
+            runs[n].append(run_once(tcplab, text, n, duration, limits))
     rows = [summarise(runs[n]) for n in a.flows]
 
     m = machine()
-    print(f"tcplab {tcplab.__version__}, {a.scenario.name}, {m['nproc']} CPUs ({m['cpu']}), Python {m['python']}")
+    budget = "" if a.max_wall is None else f", every run with max_wall={a.max_wall:g} s"
+    print(f"tcplab {tcplab.__version__}, {a.scenario.name}, {m['nproc']} CPUs ({m['cpu']}), Python {m['python']}{budget}")
     print()
     print(markdown(rows))
     print()

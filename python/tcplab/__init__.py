@@ -8,7 +8,7 @@
 """
 
 from . import analysis, models
-from ._core import CoreError, ScenarioError, TraceError, __version__
+from ._core import CoreError, RunLimitError, ScenarioError, TraceError, __version__
 from . import trace
 from .api import Result, load_scenario, profiles, run, validate, variants
 from .executors import ExecutorError
@@ -16,6 +16,7 @@ from .store import StoreError, load
 from .sweep import SweepError, SweepResult, sweep
 
 __all__ = [
-    "run", "validate", "profiles", "variants", "load_scenario", "Result", "ScenarioError", "CoreError", "TraceError", "trace",
+    "run", "validate", "profiles", "variants", "load_scenario", "Result", "ScenarioError", "CoreError", "RunLimitError", "TraceError",
+    "trace",
     "__version__", "sweep", "load", "SweepResult", "SweepError", "StoreError", "ExecutorError", "models", "analysis",
 ]  # fmt: skip

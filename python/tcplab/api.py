@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 import pandas as pd
 
 from . import _core
+from . import limits as _limits
 
 ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
 
@@ -135,21 +136,26 @@ def run(
     seed: Optional[int] = None,
     sets: Union[str, Sequence[str]] = (),
     pcap: Optional[Union[str, os.PathLike]] = None,
+    max_wall: Union[float, str, None] = None,
+    max_events: Optional[int] = None,
 ) -> Result:
     """Run `scenario` once with `seed` (default: the scenario's own, else 1).
 
     `sets` are overrides written `key.path=value` (`"tcp.variant=reno"`, `"flows.0.bytes=\\"16KB\\""`).
     `pcap` adds a capture at the first flow's sending node (docs/traces.md) to those of the scenario.
+    `max_wall` (seconds, or `"10s"`, `"2min"`) and `max_events` bound the run: a run still going
+    when it reaches either stops and raises `RunLimitError` (`.limit`, `.events`, `.sim_time_s`).
     Raises `ScenarioError` for invalid input and `CoreError` if the simulator fails internally.
     """
     text, fmt = load_scenario(scenario)
     seed = _seed(seed)
+    limits = {"max_wall_s": _limits.seconds(max_wall, "max_wall"), "max_events": _limits.events(max_events)}
     if pcap is not None:
         d = json.loads(_core.validate(text, fmt, _sets(sets)))
         d.setdefault("capture", []).append({"path": os.fspath(pcap)})
         text, fmt, sets = json.dumps(d), "json", ()
     t0 = time.perf_counter()
-    out = _core.run_scenario(text, fmt, seed, _sets(sets))
+    out = _core.run_scenario(text, fmt, seed, _sets(sets), **limits)
     return Result.from_json(out, wall_time_s=time.perf_counter() - t0)
 
 

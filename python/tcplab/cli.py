@@ -1,10 +1,11 @@
 """The `tcplab` command line.
 
-    tcplab run FILE [--seed N] [--set key=value ...] [--json] [--pcap PATH]
+    tcplab run FILE [--seed N] [--set key=value ...] [--json] [--pcap PATH] [--max-wall 10s] [--max-events N]
     tcplab validate FILE [--set key=value ...]
     tcplab profiles
     tcplab variants [--profile P] [--json]
     tcplab sweep FILE [--workers N] [--dask ADDRESS|local] [--store PATH] [--set key=value ...]
+                      [--run-timeout 60s] [--run-memory 2GB] [--retry-failed]
     tcplab results STORE [--to parquet|csv] [--out DIR]
     tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
     tcplab trace CAPTURE [--json] [--flows]
@@ -19,6 +20,7 @@ from pathlib import Path
 import click
 
 from . import _core
+from . import limits as _limits
 from . import trace as _trace
 from .api import profiles as _profiles
 from .api import variants as _variants
@@ -26,7 +28,7 @@ from .api import run as _run
 from .api import validate as _validate
 from .executors import ExecutorError
 from .store import StoreError
-from .sweep import SweepError
+from .sweep import LIMIT_STATUSES, SweepError
 
 
 def _fail(msg: str) -> None:
@@ -150,12 +152,20 @@ def main() -> None:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a scenario key, e.g. --set tcp.variant=reno.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
 @click.option("--pcap", type=click.Path(dir_okay=False), default=None, help="Also write a capture taken at the first flow's sending node.")
-def run_cmd(scenario: str, seed, sets, as_json: bool, pcap) -> None:
+@click.option("--max-wall", default=None, metavar="DURATION", help="Stop the run after this much wall time (10s, 2min) and exit with an error.")
+@click.option("--max-events", type=click.IntRange(min=1, max=2**64 - 1), default=None, help="Stop the run after this many events and exit with an error.")
+def run_cmd(scenario: str, seed, sets, as_json: bool, pcap, max_wall, max_events) -> None:
     """Run SCENARIO (a TOML file) once and print its instruments."""
     try:
-        r = _run(Path(scenario), seed=seed, sets=list(sets), pcap=pcap)
+        max_wall = _limits.seconds(max_wall, "--max-wall")
+    except ValueError as e:
+        _fail(str(e))
+    try:
+        r = _run(Path(scenario), seed=seed, sets=list(sets), pcap=pcap, max_wall=max_wall, max_events=max_events)
     except (OSError, UnicodeDecodeError) as e:
         _load_error(scenario, e)
+    except _core.RunLimitError as e:
+        _fail(f"{scenario}: {e}")
     except _core.ScenarioError as e:
         if getattr(e, "path", None) == "sweep":
             _fail(f"{scenario}: has a [sweep] table; run it with `tcplab sweep {scenario}`")
@@ -251,11 +261,13 @@ def _axis_summary(values: tuple) -> str:
 @click.option("--store", type=click.Path(dir_okay=False), default=None, help="Results store (default results/<sweep name>.duckdb).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of the base scenario, before the axes.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Runs per task (default: adaptive, about 0.2 s of work).")
-@click.option("--retry-failed", is_flag=True, help="Run again the runs recorded as failed.")
+@click.option("--retry-failed", is_flag=True, help="Run again the runs recorded as failed (timeout and memory too).")
+@click.option("--run-timeout", default=None, metavar="DURATION", help="Wall time each run may take (60s, 2min); a run over it is stopped and recorded as timeout.")
+@click.option("--run-memory", default=None, metavar="SIZE", help="Resident memory a worker may reach (2GB); over it, its run is killed and recorded as memory.")
 @click.option("--progress-interval", type=click.FloatRange(min=0), default=5.0, show_default=True, help="Seconds between progress lines when stderr is not a terminal.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @click.option("--dry-run", is_flag=True, help="Check the sweep and print its grid; run nothing.")
-def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_failed, progress_interval, quiet, dry_run) -> None:
+def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_failed, run_timeout, run_memory, progress_interval, quiet, dry_run) -> None:
     """Run the [sweep] of SCENARIO: every grid point once per replicate seed, into a DuckDB store.
 
     A rerun skips every run already stored, so an interrupted sweep resumes where it stopped.
@@ -279,6 +291,7 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         res = sweep(
             Path(scenario), store=store, workers=workers, dask=dask, batch_size=batch_size, sets=list(sets),
             retry_failed=retry_failed, progress=False if quiet else None, progress_interval=progress_interval,
+            run_timeout=run_timeout, run_memory=run_memory,
         )  # fmt: skip
     except (OSError, UnicodeDecodeError) as e:
         _load_error(scenario, e)
@@ -291,8 +304,10 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         sys.exit(130)
     st = res.stats
     ran = st.get("ok", 0) + st.get("failed", 0)
+    stopped = ", ".join(f"{st[k]} {k}" for k in LIMIT_STATUSES if st.get(k))
     click.echo(
-        f"sweep {st['name']}: {st['runs']} runs: {ran} run now ({st.get('ok', 0)} ok, {st.get('failed', 0)} failed), "
+        f"sweep {st['name']}: {st['runs']} runs: {ran} run now ({st.get('ok', 0)} ok, {st.get('failed', 0)} failed"
+        f"{f': {stopped}' if stopped else ''}), "
         f"{st['skipped']} already stored; {st['wall_s']:.1f} s; store {res.store or '(memory)'}"
     )
     if st.get("lost_batches"):
@@ -300,7 +315,7 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         click.echo(f"{n} {'batch was' if n == 1 else 'batches were'} lost with a worker process and run again", err=True)
     failed = res.failed
     if len(failed):
-        click.echo(f"{len(failed)} runs of this sweep are recorded as failed; the first:", err=True)
+        click.echo(f"{len(failed)} runs of this sweep are recorded as failed (--retry-failed runs them again); the first:", err=True)
         for _, r in failed.head(5).iterrows():
             click.echo(f"  {', '.join(json.loads(r['overrides'])) or '(base)'} seed {r['seed']}: {r['error']}", err=True)
 

@@ -3,8 +3,9 @@ Dask cluster. Every executor runs the same function, `run_batch`, on batches of 
 back the same rows, so a sweep gives identical tables whichever one ran it.
 
 The coordinator (`tcplab.sweep`) keeps at most a few batches in flight and stores each result as
-it arrives. An executor reports a batch as `done` (its rows) or `lost` (its worker died), and the
-coordinator decides what to run again.
+it arrives. An executor reports a batch as `done` (its rows), `lost` (its worker died), or, in
+the local pool, `timeout` / `memory` (its worker was killed for not answering in time or for
+using too much memory), and the coordinator decides what to run again.
 """
 
 from __future__ import annotations
@@ -29,26 +30,45 @@ RESULT_TABLES = ("connections", "links", "transfers")
 # Workers dying this many times (plus one per worker) in a row, with no batch finished in
 # between, mean the pool cannot work (a broken installation), not one bad run.
 MAX_DEATHS_IN_A_ROW = 5
+# A pool worker that has not answered within (runs in its batch) x run_timeout + this grace is
+# killed: a run's own wall budget stops it in the event loop, so only a run stuck outside the
+# loop (building a huge world, serialising a huge result) gets this far.
+WATCHDOG_GRACE_S = 5.0
+# How often the pool reads its workers' resident memory when runs have a memory limit.
+MEMORY_CHECK_EVERY_S = 0.1
+# A worker's first message: it has started and imported what its batches need, so the watchdog's
+# clock does not count the start of a process (seconds on a loaded machine).
+READY = "ready"
 
 
 class ExecutorError(RuntimeError):
     """The executor cannot run the sweep (no Dask, an unreachable scheduler, workers that die)."""
 
 
-def run_batch(base_json: str, tasks: list) -> dict:
-    """Run `tasks`, a list of (key, seed, sets), on the scenario `base_json`. A run that fails (an
-    invalid combination, a panic in the core) becomes a failed row with its message; the batch
-    goes on. Returns the runs (status, error, timings) and one Arrow table per result table, each
-    row carrying its run's key."""
+def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) -> dict:
+    """Run `tasks`, a list of (key, seed, sets), on the scenario `base_json`, each within
+    `run_timeout` seconds of wall time. A run that fails (an invalid combination, a panic in the
+    core) becomes a failed row with its message, one over its time a `timeout` row with how far it
+    got; the batch goes on. Returns the runs (status, error, timings) and one Arrow table per
+    result table, each row carrying its run's key."""
     import pyarrow as pa
 
     t_batch = time.perf_counter()
+    limits = {} if run_timeout is None else {"max_wall_s": run_timeout}
     runs = []
     rows: dict = {name: [] for name in RESULT_TABLES}
     for key, seed, sets in tasks:
         t0 = time.perf_counter()
         try:
-            out = _core.run_scenario(base_json, "json", seed, list(sets))
+            out = _core.run_scenario(base_json, "json", seed, list(sets), **limits)
+        except _core.RunLimitError as e:
+            runs.append(
+                {
+                    "key": key, "status": "timeout", "error": f"RunLimitError: {e}", "wall_time_s": time.perf_counter() - t0,
+                    "sim_time_s": e.sim_time_s, "events": e.events, "completed": False,
+                }
+            )  # fmt: skip
+            continue
         except Exception as e:  # ScenarioError, CoreError, anything else: record it, keep going
             runs.append({"key": key, "status": "failed", "error": f"{type(e).__name__}: {e}", "wall_time_s": time.perf_counter() - t0})
             continue
@@ -82,8 +102,9 @@ class SerialExecutor:
     parallelism = 1
     target_batch_s = 0.2
 
-    def __init__(self) -> None:
+    def __init__(self, run_timeout: Optional[float] = None) -> None:
         self._queue: deque = deque()
+        self.run_timeout = run_timeout
 
     def capacity(self) -> int:
         return 1 - len(self._queue)
@@ -95,7 +116,7 @@ class SerialExecutor:
         if not self._queue:
             return []
         batch_id, base_json, tasks = self._queue.popleft()
-        return [("done", batch_id, run_batch(base_json, tasks))]
+        return [("done", batch_id, run_batch(base_json, tasks, self.run_timeout))]
 
     def close(self) -> None:
         self._queue.clear()
@@ -122,11 +143,31 @@ def _die_with_parent() -> None:
             pass  # best effort: without it the worker still exits when its pipe closes
 
 
-def _worker_main(conn) -> None:
+def _release_freed_memory() -> Any:
+    """glibc keeps freed heap pages; `malloc_trim(0)` hands them back, so that the resident memory
+    the pool measures is the next run's, not what an earlier run left behind. None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
+
+
+def _worker_main(conn, run_timeout: Optional[float] = None, trim: bool = False) -> None:
     """A pool worker: receive (batch id, scenario, tasks), send back (batch id, rows); exit when
     the coordinator says so or goes away."""
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    malloc_trim = _release_freed_memory() if trim else None
+    import pyarrow  # noqa: F401  (run_batch's; imported before READY, not in the first batch)
+
+    try:
+        conn.send(READY)
+    except (BrokenPipeError, OSError):
+        return
     while True:
         try:
             msg = conn.recv()
@@ -135,7 +176,9 @@ def _worker_main(conn) -> None:
         if msg is None:
             return
         batch_id, base_json, tasks = msg
-        res = run_batch(base_json, tasks)
+        res = run_batch(base_json, tasks, run_timeout)
+        if malloc_trim is not None:
+            malloc_trim(0)
         try:
             conn.send((batch_id, res))
         except (BrokenPipeError, OSError):
@@ -151,27 +194,73 @@ def _death(exitcode: Optional[int]) -> str:
     return f"exit status {exitcode}"
 
 
+def _rss_bytes(pid: int) -> Optional[int]:
+    """Resident memory of a process (Linux: /proc; elsewhere psutil), None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except FileNotFoundError:
+        if sys.platform.startswith("linux"):
+            return None
+    except (OSError, ValueError, IndexError):
+        return None
+    try:
+        import psutil
+
+        return psutil.Process(pid).memory_info().rss
+    except Exception:
+        return None
+
+
+def _size(n: float) -> str:
+    """Bytes in the units of `run_memory` (1 KB = 1024 B)."""
+    if n < 1024:
+        return f"{n:.0f} B"
+    for unit in ("KB", "MB"):
+        n /= 1024
+        if n < 1024:
+            return f"{n:.1f} {unit}"
+    return f"{n / 1024:.1f} GB"
+
+
 class LocalPool:
     """`workers` processes, each with its own pipe and one batch at a time, so the coordinator
-    always knows which batch a dead worker was running. A dead worker is replaced."""
+    always knows which batch a dead worker was running. A dead worker is replaced.
+
+    With `run_timeout` each run gets that wall budget in the core, and a worker that has not
+    answered within its batch's runs x run_timeout + WATCHDOG_GRACE_S is killed (its batch comes
+    back as `timeout`). With `run_memory` (bytes) a worker whose resident memory passes it is
+    killed (`memory`)."""
 
     kind = "local"
     target_batch_s = 0.2
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, run_timeout: Optional[float] = None, run_memory: Optional[int] = None) -> None:
         if workers < 1:
             raise ExecutorError(f"a local pool needs at least 1 worker, got {workers}")
+        if run_memory is not None and not sys.platform.startswith("linux"):
+            try:
+                import psutil  # noqa: F401
+            except ImportError:
+                raise ExecutorError("run_memory needs Linux (/proc) or the psutil package to read the workers' memory") from None
         self.parallelism = workers
+        self.run_timeout, self.run_memory = run_timeout, run_memory
         self._ctx = mp.get_context("spawn")  # no fork of a coordinator holding a DuckDB handle and threads
         self._slots: dict = {}  # slot -> (process, connection)
         self._busy: dict = {}  # slot -> batch id
+        self._ready: set = set()  # slots whose worker has said READY
+        self._runs: dict = {}  # slot -> number of runs in its batch
+        self._deadline: dict = {}  # slot -> (monotonic deadline, allowed seconds) of its batch
+        self._killed: dict = {}  # slot -> (kind, message): why the pool killed that worker
+        self._memory_checked = 0.0
         self._deaths_in_a_row = 0
         for i in range(workers):
             self._start(i)
 
     def _start(self, slot: int) -> None:
         parent, child = self._ctx.Pipe(duplex=True)
-        p = self._ctx.Process(target=_worker_main, args=(child,), name=f"tcplab-sweep-worker-{slot}", daemon=True)
+        args = (child, self.run_timeout, self.run_memory is not None)
+        p = self._ctx.Process(target=_worker_main, args=args, name=f"tcplab-sweep-worker-{slot}", daemon=True)
         p.start()
         child.close()
         self._slots[slot] = (p, parent)
@@ -186,12 +275,17 @@ class LocalPool:
     def submit(self, batch_id: int, base_json: str, tasks: list) -> None:
         slot = next(s for s in self._slots if s not in self._busy)
         self._busy[slot] = batch_id
+        self._runs[slot] = len(tasks)
+        self._arm(slot)
         try:
             self._slots[slot][1].send((batch_id, base_json, tasks))
         except (BrokenPipeError, OSError):
             pass  # the worker is dead; wait() sees its sentinel and reports the batch lost
 
     def wait(self, timeout: float) -> list:
+        self._watch()
+        if self._deadline or self.run_memory is not None:
+            timeout = min(timeout, MEMORY_CHECK_EVERY_S)  # come back to watch the workers
         by_conn = {self._slots[s][1]: s for s in self._busy}
         by_sentinel = {p.sentinel: s for s, (p, _) in self._slots.items()}
         events = []
@@ -202,13 +296,48 @@ class LocalPool:
                 events.append(ev)
         return events
 
+    def _arm(self, slot: int) -> None:
+        """Start the watchdog's clock of a busy slot's batch, once its worker is ready."""
+        if self.run_timeout is not None and slot in self._busy and slot in self._ready:
+            allowed = self._runs[slot] * self.run_timeout + WATCHDOG_GRACE_S
+            self._deadline[slot] = (time.monotonic() + allowed, allowed)
+
+    def _watch(self) -> None:
+        """Kill a busy worker past its batch's deadline or over the memory limit; `_collect`
+        then reports its batch with the reason."""
+        if self.run_timeout is None and self.run_memory is None:
+            return
+        now = time.monotonic()
+        check_memory = self.run_memory is not None and now - self._memory_checked >= MEMORY_CHECK_EVERY_S
+        if check_memory:
+            self._memory_checked = now
+        for slot in list(self._busy):
+            p, _ = self._slots[slot]
+            if slot in self._killed or not p.is_alive():
+                continue
+            deadline = self._deadline.get(slot)
+            if deadline is not None and now > deadline[0]:
+                why = ("timeout", f"no answer from the worker within {deadline[1]:g} s (the runs' run_timeout of {self.run_timeout:g} s each + {WATCHDOG_GRACE_S:g} s); worker killed")
+            elif check_memory and (rss := _rss_bytes(p.pid)) is not None and rss > self.run_memory:
+                why = ("memory", f"the worker's resident memory reached {_size(rss)}, over the run_memory limit of {_size(self.run_memory)}; worker killed")
+            else:
+                continue
+            self._killed[slot] = why
+            p.kill()
+
     def _collect(self, slot: int) -> Optional[tuple]:
         p, conn = self._slots[slot]
-        if slot in self._busy:
+        if slot in self._busy and slot not in self._killed:
             try:
                 if conn.poll():
-                    batch_id, res = conn.recv()
+                    msg = conn.recv()
+                    if msg == READY:
+                        self._ready.add(slot)
+                        self._arm(slot)
+                        return None
+                    batch_id, res = msg
                     del self._busy[slot]
+                    self._deadline.pop(slot, None)
                     self._deaths_in_a_row = 0
                     return ("done", batch_id, res)
             except (EOFError, OSError):
@@ -218,13 +347,19 @@ class LocalPool:
         # The worker is gone: report its batch and start another in its place.
         p.join()
         conn.close()
-        self._deaths_in_a_row += 1
+        killed = self._killed.pop(slot, None)
+        self._deadline.pop(slot, None)
+        self._ready.discard(slot)
+        if killed is None:
+            self._deaths_in_a_row += 1  # a run the pool stopped says nothing about the installation
         if self._deaths_in_a_row > MAX_DEATHS_IN_A_ROW + len(self._slots):
             raise ExecutorError(f"sweep workers keep dying ({_death(p.exitcode)}, {self._deaths_in_a_row} times with no batch finished)")
         self._start(slot)
         batch_id = self._busy.pop(slot, None)
         if batch_id is None:
             return None
+        if killed is not None:
+            return (killed[0], batch_id, killed[1])
         return ("lost", batch_id, f"worker process died ({_death(p.exitcode)})")
 
     def close(self) -> None:
@@ -242,6 +377,9 @@ class LocalPool:
             conn.close()
         self._slots.clear()
         self._busy.clear()
+        self._deadline.clear()
+        self._killed.clear()
+        self._ready.clear()
 
     def __enter__(self):
         return self
@@ -262,7 +400,8 @@ class DaskExecutor:
     kind = "dask"
     target_batch_s = 0.5  # a Dask task costs about a millisecond of scheduling
 
-    def __init__(self, dask: Any, workers: Optional[int] = None) -> None:
+    def __init__(self, dask: Any, workers: Optional[int] = None, run_timeout: Optional[float] = None) -> None:
+        self.run_timeout = run_timeout
         try:
             import distributed
         except ImportError as e:  # pragma: no cover - a dependency of tcplab
@@ -293,7 +432,7 @@ class DaskExecutor:
         return 2 * self.parallelism - len(self._inflight)  # one running and one queued per thread
 
     def submit(self, batch_id: int, base_json: str, tasks: list) -> None:
-        fut = self.client.submit(run_batch, base_json, tasks, key=f"tcplab-batch-{self._token}-{batch_id}", pure=False)
+        fut = self.client.submit(run_batch, base_json, tasks, self.run_timeout, key=f"tcplab-batch-{self._token}-{batch_id}", pure=False)
         self._inflight[fut] = batch_id
 
     def wait(self, timeout: float) -> list:
@@ -337,12 +476,18 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def make_executor(workers: Optional[int] = None, dask: Any = None):
-    """The executor for `tcplab.sweep`'s `workers` and `dask` arguments."""
+def make_executor(workers: Optional[int] = None, dask: Any = None, run_timeout: Optional[float] = None, run_memory: Optional[int] = None):
+    """The executor for `tcplab.sweep`'s `workers`, `dask`, `run_timeout` (seconds) and
+    `run_memory` (bytes) arguments. Every executor gives each run its wall budget in the core;
+    only the local pool can also kill a worker, so `run_memory` needs it."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
         raise ExecutorError(f"workers must be an integer >= 0 (0 = in this process), got {workers!r}")
-    if dask is not None and dask is not False:
-        return DaskExecutor(dask, workers)
+    dasked = dask is not None and dask is not False
+    if run_memory is not None and (dasked or workers == 0):
+        where = "on Dask give the workers a memory limit (dask worker --memory-limit)" if dasked else "use workers >= 1"
+        raise ExecutorError(f"run_memory is enforced by the local pool, which kills a worker over it; {where}")
+    if dasked:
+        return DaskExecutor(dask, workers, run_timeout)
     if workers == 0:
-        return SerialExecutor()
-    return LocalPool(workers or _cores())
+        return SerialExecutor(run_timeout)
+    return LocalPool(workers or _cores(), run_timeout, run_memory)

@@ -26,6 +26,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 import pandas as pd
 
 from . import _core
+from . import limits as _limits
 from .api import ScenarioLike, _json_default, _seed, _sets, load_scenario
 
 if sys.version_info >= (3, 11):
@@ -407,6 +408,9 @@ FIRST_BATCH = 4
 # Towards the end of a sweep each worker should still have this many batches to take, so that
 # the last ones finish together instead of one worker running a long batch alone.
 BATCHES_PER_WORKER = 4
+# Statuses of runs stopped by a limit (`run_timeout`, `run_memory`); like `failed`, they count as
+# finished until `retry_failed`.
+LIMIT_STATUSES = ("timeout", "memory")
 
 
 class Batcher:
@@ -446,6 +450,7 @@ class _Pending:
         self.outcomes: list = []
         self.tables: dict = {}
         self.ok = self.failed = 0
+        self.stopped: dict = {}  # status -> count, of the failed runs stopped by a limit
         self.since = time.monotonic()
 
     def add(self, tasks: list, outcomes: list, tables: Optional[dict] = None) -> None:
@@ -457,6 +462,9 @@ class _Pending:
         ok = sum(1 for o in outcomes if o["status"] == "ok")
         self.ok += ok
         self.failed += len(outcomes) - ok
+        for o in outcomes:
+            if o["status"] in LIMIT_STATUSES:
+                self.stopped[o["status"]] = self.stopped.get(o["status"], 0) + 1
 
     def flush(self, store: Any, bar: Any, sweep_name: Optional[str]) -> None:
         if self.tasks:
@@ -468,9 +476,20 @@ class _Pending:
 def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_size: Optional[int] = None, sweep_name: Optional[str] = None) -> dict:
     """The coordinator: hand batches to `ex`, store finished runs in transactions, and run again,
     one at a time, the runs of a batch whose worker died (a run that kills its worker
-    `MAX_ATTEMPTS` times is recorded as failed). Progress counts stored runs only."""
-    stats = {"ok": 0, "failed": 0, "lost_batches": 0, "batches": 0, "commits": 0, "sim_wall_s": 0.0}
+    `MAX_ATTEMPTS` times is recorded as failed) or was killed by the pool for its time or memory
+    (a run alone in its batch then is recorded as `timeout` / `memory`). Progress counts stored
+    runs only."""
+    stats = {"ok": 0, "failed": 0, **{k: 0 for k in LIMIT_STATUSES}, "lost_batches": 0, "batches": 0, "commits": 0, "sim_wall_s": 0.0}
     done = _Pending()
+
+    def flush() -> None:
+        stats["ok"] += done.ok
+        stats["failed"] += done.failed
+        for k, n in done.stopped.items():
+            stats[k] += n
+        stats["commits"] += 1
+        done.flush(store, bar, sweep_name)
+
     for t in todo:
         if t.error:
             done.add([t], [{"key": t.key, "status": "failed", "error": t.error}])
@@ -504,6 +523,9 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
                     singles.extend(batch)
                     continue
                 t = batch[0]
+                if kind in LIMIT_STATUSES:  # the pool killed the worker of this run: no retry
+                    done.add([t], [{"key": t.key, "status": kind, "error": payload, "completed": False}])
+                    continue
                 attempts[t.key] = attempts.get(t.key, 0) + 1
                 if attempts[t.key] < MAX_ATTEMPTS:
                     singles.append(t)
@@ -511,18 +533,12 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
                 msg = f"{payload}, {attempts[t.key]} times while running this run"
                 done.add([t], [{"key": t.key, "status": "failed", "error": msg}])
             if done.tasks and time.monotonic() - done.since >= COMMIT_EVERY_S:
-                stats["ok"] += done.ok
-                stats["failed"] += done.failed
-                stats["commits"] += 1
-                done.flush(store, bar, sweep_name)
+                flush()
             bar.refresh()
     finally:
         # Whatever finished is stored, also when the sweep is interrupted (Ctrl-C, an error).
         if done.tasks:
-            stats["ok"] += done.ok
-            stats["failed"] += done.failed
-            stats["commits"] += 1
-            done.flush(store, bar, sweep_name)
+            flush()
     return stats
 
 
@@ -531,7 +547,7 @@ class SweepResult:
     """The runs of a sweep as tidy tables. `connections` has one row per run and flow, `links` one
     per run and link direction, `transfers` one per run and transfer; each starts with the axis
     values, `replicate`, `seed` and the run `key`. `runs` has one row per run, failed ones
-    included, with `status` and `error`."""
+    included, with `status` (`ok`, `failed`, `timeout`, `memory`) and `error`."""
 
     runs: pd.DataFrame
     connections: pd.DataFrame
@@ -561,6 +577,8 @@ def sweep(
     retry_failed: bool = False,
     progress: Optional[bool] = None,
     progress_interval: float = 5.0,
+    run_timeout: Union[float, str, None] = None,
+    run_memory: Union[int, str, None] = None,
 ) -> SweepResult:
     """Run every point of a sweep once per replicate seed and return the tidy tables.
 
@@ -571,13 +589,22 @@ def sweep(
     `dask`: `"local"` for a LocalCluster of `workers` processes, a scheduler address
     (`"tcp://host:8786"`) or a `distributed.Client`. `progress`: a bar on a terminal, plain lines
     every `progress_interval` seconds otherwise; None decides by whether stderr is a terminal
-    (False: silent). Raises `SweepError` for a bad sweep (before anything runs), `StoreError`
-    for a store that cannot be used.
+    (False: silent). `run_timeout` (seconds, or `"60s"`, `"2min"`): each run's wall-time budget; a
+    run over it is stopped and recorded with status `timeout`, and the sweep goes on.
+    `run_memory` (bytes, or `"2GB"`; local pool only): a worker whose resident memory passes it is
+    killed and its run recorded with status `memory`. `retry_failed` runs all of these again.
+    Raises `SweepError` for a bad sweep (before anything runs), `StoreError` for a store that
+    cannot be used, `ExecutorError` for limits the executor cannot enforce.
     """
     from .executors import make_executor
     from .progress import Progress
     from .store import Store
 
+    try:
+        run_timeout = _limits.seconds(run_timeout, "run_timeout")
+        run_memory = _limits.size_bytes(run_memory, "run_memory")
+    except ValueError as e:
+        raise SweepError(str(e)) from None
     spec = parse_spec(scenario, sweep, sets)
     base_json = json.dumps(spec.base)
     check_axes(spec, base_json)
@@ -590,7 +617,7 @@ def sweep(
         stats = {"name": spec.name, "runs": len(tasks), "skipped": len(tasks) - len(todo)}
         t0 = time.perf_counter()
         if todo:
-            with make_executor(workers=workers, dask=dask) as ex:
+            with make_executor(workers=workers, dask=dask, run_timeout=run_timeout, run_memory=run_memory) as ex:
                 stats["executor"], stats["parallelism"] = ex.kind, ex.parallelism
                 bar = Progress(total=len(tasks), already=stats["skipped"], name=spec.name, enabled=progress, interval=progress_interval)
                 try:

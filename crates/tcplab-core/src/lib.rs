@@ -17,7 +17,8 @@ pub mod world;
 
 pub use result::RunResult;
 pub use scenario::{Scenario, ScenarioError};
-pub use world::{run, World};
+pub use engine::{Budget, Limit, LimitHit, RunError};
+pub use world::{run, run_limited, World};
 
 /// The crate version, recorded with every result.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

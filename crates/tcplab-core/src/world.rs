@@ -6,7 +6,7 @@
 use crate::app::bulk::Bulk;
 use crate::app::{App, Ctx, Outgoing, Records};
 use crate::conns::{ConnTable, EndpointKind};
-use crate::engine::{EventQueue, RngStream};
+use crate::engine::{Budget, EventQueue, Limit, LimitHit, RngStream, RunError};
 use crate::net::link::{LinkDir, LinkDirStats};
 use crate::net::routing::Routes;
 use crate::net::{ConnId, DropFilter, NodeId, Packet, PacketTag, Payload};
@@ -159,6 +159,36 @@ impl World {
     /// Run until every application is finished or the time limit is reached.
     pub fn run(&mut self) {
         while self.step() {}
+    }
+
+    /// `run` within a budget: the limits are checked once per slice of events (engine/budget.rs),
+    /// so the per-event path is the same loop as `run`'s. A run that would need more than
+    /// `max_events` events, or is still going at the deadline, stops where it is.
+    pub fn run_with(&mut self, budget: &Budget) -> Result<(), LimitHit> {
+        if budget.is_unlimited() {
+            self.run();
+            return Ok(());
+        }
+        let mut done = 0u64;
+        loop {
+            let slice = budget.slice(done);
+            if slice == 0 {
+                // The event allowance is spent: over if there is nothing left to do.
+                if !self.step() {
+                    return Ok(());
+                }
+                return Err(budget.hit(Limit::MaxEvents, done + 1, to_secs(self.now())));
+            }
+            for _ in 0..slice {
+                if !self.step() {
+                    return Ok(());
+                }
+            }
+            done += slice;
+            if budget.wall_exceeded() {
+                return Err(budget.hit(Limit::MaxWall, done, to_secs(self.now())));
+            }
+        }
     }
 
     /// Process one event; false when the run is over.
@@ -545,4 +575,17 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
         c.close()?;
     }
     Ok(r)
+}
+
+/// Run a scenario with a seed within `budget`; a run that hits a limit gives `RunError::Limit`
+/// with where it had got to (its capture, if any, keeps the packets seen until then).
+pub fn run_limited(scenario: &Scenario, seed: u64, budget: &Budget) -> Result<RunResult, RunError> {
+    let mut w = World::build(scenario, seed)?;
+    let outcome = w.run_with(budget);
+    let capture = w.capture.take();
+    let r = outcome.map(|()| w.finish());
+    if let Some(c) = capture {
+        c.close()?;
+    }
+    r.map_err(RunError::Limit)
 }

@@ -11,9 +11,11 @@ use tcplab_core::{Scenario, ScenarioError as CoreScenarioError};
 create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid; the message starts with the key path.");
 create_exception!(_core, CoreError, PyRuntimeError, "The simulator failed internally (a bug): please report it with the scenario and seed.");
 create_exception!(_core, TraceError, PyValueError, "A capture file cannot be read; the message starts with the byte offset.");
+create_exception!(_core, RunLimitError, PyRuntimeError, "A run stopped at its limit (max_wall, max_events) before it was over; `.limit` names which.");
 
 enum Failure {
     Scenario(CoreScenarioError),
+    Limit(tcplab_core::LimitHit),
     Panic(String),
 }
 
@@ -47,23 +49,46 @@ fn to_py(e: Failure) -> PyErr {
             });
             err
         }
+        Failure::Limit(hit) => {
+            let err = RunLimitError::new_err(hit.to_string());
+            Python::with_gil(|py| {
+                let v = err.value(py);
+                let _ = v.setattr("limit", hit.limit.name());
+                let _ = v.setattr("allowed", hit.allowed);
+                let _ = v.setattr("events", hit.events);
+                let _ = v.setattr("sim_time_s", hit.sim_time_s);
+                let _ = v.setattr("wall_time_s", hit.wall_time_s);
+            });
+            err
+        }
         Failure::Panic(m) => CoreError::new_err(format!("internal error in the simulator core: {m}")),
     }
 }
 
 /// Run a scenario (text in `fmt`, "toml" or "json") with overrides `sets` ("key.path=value") and
-/// an optional seed (default: the scenario's). Returns the result as JSON text.
+/// an optional seed (default: the scenario's). Returns the result as JSON text. `max_wall_s`
+/// (seconds from this call) and `max_events` bound the run: over either, it raises RunLimitError.
 #[pyfunction]
-#[pyo3(signature = (text, fmt="toml", seed=None, sets=vec![]))]
-fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: Vec<String>) -> PyResult<String> {
+#[pyo3(signature = (text, fmt="toml", seed=None, sets=vec![], max_wall_s=None, max_events=None))]
+fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: Vec<String>, max_wall_s: Option<f64>, max_events: Option<u64>) -> PyResult<String> {
+    let max_wall = max_wall_s
+        .map(|w| std::time::Duration::try_from_secs_f64(w).map_err(|_| PyValueError::new_err(format!("max_wall_s must be a number of seconds >= 0, got {w}"))))
+        .transpose()?;
+    let budget = tcplab_core::Budget::new(max_wall, max_events);
     let text = text.to_string();
     let fmt = fmt.to_string();
     py.allow_threads(move || {
+        // A run stopped by its budget is an outcome of the run, not of the scenario: it travels
+        // inside the Ok and becomes RunLimitError here.
         guarded(|| {
             let s = parse(&text, &fmt, &sets)?;
-            let r = tcplab_core::run(&s, seed.unwrap_or(s.seed))?;
-            Ok(serde_json::to_string(&r).expect("results serialise"))
+            match tcplab_core::run_limited(&s, seed.unwrap_or(s.seed), &budget) {
+                Ok(r) => Ok(Ok(serde_json::to_string(&r).expect("results serialise"))),
+                Err(tcplab_core::RunError::Invalid(e)) => Err(e),
+                Err(tcplab_core::RunError::Limit(h)) => Ok(Err(h)),
+            }
         })
+        .and_then(|r| r.map_err(Failure::Limit))
     })
     .map_err(to_py)
 }
@@ -145,6 +170,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("CoreError", m.py().get_type::<CoreError>())?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add("RunLimitError", m.py().get_type::<RunLimitError>())?;
     m.add_function(wrap_pyfunction!(analyze_trace, m)?)?;
     m.add("__version__", tcplab_core::VERSION)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;

@@ -1,0 +1,66 @@
+"""Limits on runs: the wall time and events a single run may spend (`tcplab.run(max_wall=,
+max_events=)`), and the time and memory each run of a sweep may take (`run_timeout`,
+`run_memory`). The values are written as in scenarios: `"10s"`, `"2min"`, `"2GB"` (KB = 1024 B).
+See docs/sweeps.md#limits-on-runs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Optional
+
+from ._core import RunLimitError
+
+__all__ = ["RunLimitError", "seconds", "size_bytes", "events"]
+
+# The units of scenario durations and sizes (crates/tcplab-core/src/units.rs).
+TIME_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
+SIZE_UNITS = {"B": 1, "KB": 1024, "KiB": 1024, "MB": 1024**2, "MiB": 1024**2, "GB": 1024**3, "GiB": 1024**3, "TB": 1024**4, "TiB": 1024**4}
+_QUANTITY = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]*)\s*")
+
+
+def _quantity(value: Any, units: dict, default_unit: str, what: str, example: str) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{what}: expected a number or a string such as {example!r}, got {value!r}")
+    if isinstance(value, (int, float)) or (hasattr(value, "item") and not isinstance(value, str)):
+        x = float(value)
+    elif isinstance(value, str):
+        m = _QUANTITY.fullmatch(value)
+        if not m or (m.group(2) or default_unit) not in units:
+            raise ValueError(f"{what}: {value!r} is not a quantity such as {example!r} (units: {', '.join(units)})")
+        x = float(m.group(1)) * units[m.group(2) or default_unit]
+    else:
+        raise ValueError(f"{what}: expected a number or a string such as {example!r}, got {value!r}")
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{what}: must be more than 0, got {value!r}")
+    return x
+
+
+def seconds(value: Any, what: str) -> Optional[float]:
+    """A duration in seconds: a number of seconds, or a string with a unit (`"10s"`, `"2min"`)."""
+    if value is None:
+        return None
+    return _quantity(value, TIME_UNITS, "s", what, "10s")
+
+
+def size_bytes(value: Any, what: str) -> Optional[int]:
+    """A size in bytes: a number of bytes, or a string with a unit (`"2GB"`, 1 KB = 1024 B)."""
+    if value is None:
+        return None
+    return int(_quantity(value, SIZE_UNITS, "B", what, "2GB"))
+
+
+def events(value: Any, what: str = "max_events") -> Optional[int]:
+    """A number of events: an integer from 1 to 2**64 - 1 (a seed's range, less 0)."""
+    if value is None:
+        return None
+    from .api import _seed  # the same integer rules as a seed; api imports this module
+
+    try:
+        n = _seed(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"{what}: expected an integer from 1 to 2**64 - 1, got {value!r}")
+    return n
