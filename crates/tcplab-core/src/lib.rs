@@ -11,6 +11,7 @@ pub mod tcp;
 pub mod trace;
 pub mod units;
 pub mod result;
+pub mod rv;
 pub mod world;
 
 pub use result::RunResult;
