@@ -429,6 +429,15 @@ fn constants_and_echo_round_trip() {
     assert_eq!(serde_json::to_value(size("{ pareto = { shape = 1.2, mean = \"12KB\" } }")).unwrap(), serde_json::json!({ "pareto": { "shape": 1.2, "mean": "12288B" } }));
 }
 
+/// Each (TOML, key path, words) is refused at exactly that path with a message containing the words.
+fn expect_refusals<T: DeserializeOwned + std::fmt::Debug>(cases: &[(&str, &str, &str)]) {
+    for (text, path, words) in cases {
+        let (p, m) = parse::<T>(text).expect_err(text);
+        assert_eq!(&p, path, "{text}: {m}");
+        assert!(m.contains(words), "{text}: {p}: {m}");
+    }
+}
+
 #[test]
 fn refusals_name_the_key() {
     #[derive(Debug, Deserialize)]
@@ -495,32 +504,20 @@ fn refusals_name_the_key() {
         // Named.
         ("x = { named = \"mah1997_reply\" }", "x.named", "unknown duration distribution"),
     ];
-    for (text, path, words) in cases {
-        let (p, m) = parse::<D>(text).expect_err(text);
-        assert_eq!(&p, path, "{text}: {m}");
-        assert!(m.contains(words), "{text}: {p}: {m}");
-    }
+    expect_refusals::<D>(cases);
     // Size and count specifics.
-    for (text, path, words) in [
+    expect_refusals::<S>(&[
         ("x = 1.5", "x", "write the unit"),
         ("x = -3", "x", "expected a size"),
         ("x = { named = \"nosuch\" }", "x.named", "mah1997_reply, mah1997_request, surge1998_file"),
         ("x = { empirical = { cdf = [[1, 0.5], [\"1ms\", 1.0]] } }", "x.empirical.cdf[1][0]", "unknown unit"),
-    ] {
-        let (p, m) = parse::<S>(text).expect_err(text);
-        assert_eq!(p, path, "{text}: {m}");
-        assert!(m.contains(words), "{text}: {p}: {m}");
-    }
-    for (text, path, words) in [
+    ]);
+    expect_refusals::<C>(&[
         ("x = 2.5", "x", "whole number"),
         ("x = \"2s\"", "x", "expected a non-negative number"),
         ("x = { exponential = -2 }", "x.exponential", "expected a non-negative number"),
         ("x = { named = \"mah1997_reply\" }", "x.named", "mah1997_files_per_page, surge1998_embedded"),
-    ] {
-        let (p, m) = parse::<C>(text).expect_err(text);
-        assert_eq!(p, path, "{text}: {m}");
-        assert!(m.contains(words), "{text}: {p}: {m}");
-    }
+    ]);
     // Nested in a scenario-like structure, the whole path is named.
     let (p, m) = parse::<Flows>("[[flows]]\nx = 1\n[[flows]]\nx = { pareto = { shape = nan, scale = \"1KB\" } }").unwrap_err();
     assert_eq!(p, "flows[1].x.pareto.shape", "{m}");
