@@ -23,8 +23,9 @@
 //!   and Server Performance Evaluation", SIGMETRICS 1998, Table 1), the widely used successor model
 //!   from the same group: file sizes with a lognormal body (μ = 9.357, σ = 1.318, ln bytes) and a
 //!   Pareto tail (k = 133 KB, α = 1.1), embedded references per page Pareto (k = 1, α = 2.43). These
-//!   parameters are quoted from the paper's Table 1 as widely reproduced; they were not re-read
-//!   against the paper text for this release. The paper states a body/tail cut-off but not how the
+//!   parameters are the paper's Table 1 as widely reproduced (the file-size ones match an
+//!   independent public implementation of the model); they were not re-read against the paper
+//!   text for this release. The paper states a body/tail cut-off but not how the
 //!   two pieces join; we chose the continuous splice (the tail carries the lognormal's own mass
 //!   above k = 133 000 B, 3.2 %). SURGE's median file (11.6 KB) is larger than RFC 2415's, as it
 //!   models the files on a server, not the objects of 1997 traces.
