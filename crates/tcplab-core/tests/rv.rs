@@ -484,6 +484,8 @@ fn refusals_name_the_key() {
         ("x = { lognormal = { mu = 1, sigma = 0 } }", "x.lognormal.sigma", "greater than 0"),
         ("x = { normal = { mean = \"1s\", sd = \"0s\" } }", "x.normal.sd", "greater than 0"),
         ("x = { normal = { mean = \"1s\" } }", "x.normal", "missing field `sd`"),
+        ("x = { normal = [\"1s\", \"1s\"] }", "x.normal", "expected a table"),
+        ("x = { lognormal = { mu = 40, sigma = 1 } }", "x.lognormal", "median beyond 2^50"),
         // Empirical.
         ("x = { empirical = { cdf = [[\"1s\", 0.5], [\"2s\", 0.4], [\"3s\", 1.0]] } }", "x.empirical.cdf[1][1]", "F must not decrease"),
         ("x = { empirical = { cdf = [[\"2s\", 0.5], [\"1s\", 1.0]] } }", "x.empirical.cdf[1][0]", "must not be below the previous point's x (2s)"),
@@ -532,5 +534,140 @@ fn refusals_name_the_key() {
         let (p, m) = parse_direct::<S>(text).expect_err(text);
         assert_eq!(p, path, "{text}: {m}");
         assert!(m.contains("NaN") || m.contains("inf"), "{text}: {m}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generated inputs: any table built from the schema's own words either is refused with a path or
+// gives a variable that draws within [0, 2^50], has a finite mean or none, and reads back from its
+// echo. Fixed seed, so the cases are the same every run.
+// ---------------------------------------------------------------------------------------------
+
+mod generated {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, RngSeed, TestCaseError};
+    use serde_json::Value;
+
+    const KEYS: &[&str] = &[
+        "constant", "uniform", "exponential", "pareto", "bounded_pareto", "lognormal", "normal", "empirical", "mix", "named",
+        "shape", "mean", "scale", "min", "max", "mu", "median", "sigma", "sd", "cdf", "csv", "interpolate", "p", "value",
+    ];
+    const WORDS: &[&str] = &[
+        "1ms", "2s", "0s", "-1s", "16KB", "1.5KB", "1460B", "3", "abc", "1e999s", "mah1997_reply", "mah1997_files_per_page", "surge1998_file",
+    ];
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-3i64..2_000_000).prop_map(Value::from),
+            prop_oneof![-2.0..3.0f64, 0.0..1.0f64, 0.0..1e7f64].prop_map(Value::from),
+            prop::sample::select(WORDS).prop_map(Value::from),
+        ]
+    }
+
+    /// A quantity as any kind might write it (each kind refuses some of them).
+    fn qty() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            prop::sample::select(&["1ms", "2s", "16KB", "1460B", "0s", "3"][..]).prop_map(Value::from),
+            (0i64..5000).prop_map(Value::from),
+            (0.0..10.0f64).prop_map(Value::from),
+        ]
+    }
+
+    fn num() -> impl Strategy<Value = Value> {
+        prop_oneof![(0.05..6.0f64).prop_map(Value::from), (-20.0..25.0f64).prop_map(Value::from), (0i64..4).prop_map(Value::from)]
+    }
+
+    fn table(kv: Vec<(&str, Value)>) -> Value {
+        Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    }
+
+    /// Tables in the schema's shape with generated parameters (many valid, some refused).
+    fn form() -> impl Strategy<Value = Value> {
+        let leafs = prop_oneof![
+            qty(),
+            qty().prop_map(|q| table(vec![("exponential", q)])),
+            (qty(), qty()).prop_map(|(a, b)| table(vec![("uniform", Value::Array(vec![a, b]))])),
+            (num(), qty(), any::<bool>()).prop_map(|(s, q, m)| table(vec![("pareto", table(vec![("shape", s), (if m { "mean" } else { "scale" }, q)]))])),
+            (num(), qty(), qty()).prop_map(|(s, a, b)| table(vec![("bounded_pareto", table(vec![("shape", s), ("min", a), ("max", b)]))])),
+            (num(), num(), qty(), any::<bool>())
+                .prop_map(|(mu, s, m, by_mu)| table(vec![("lognormal", table(vec![if by_mu { ("mu", mu) } else { ("median", m) }, ("sigma", s)]))])),
+            (qty(), qty()).prop_map(|(m, s)| table(vec![("normal", table(vec![("mean", m), ("sd", s)]))])),
+            (prop::collection::vec((0i64..5000, 0.0..1.0f64), 1..5), any::<bool>(), any::<bool>()).prop_map(|(mut pts, i, sorted)| {
+                // F sorted and ending at 1; x sorted too, or left as drawn (then usually refused).
+                pts.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap());
+                if sorted {
+                    let mut xs: Vec<i64> = pts.iter().map(|p| p.0).collect();
+                    xs.sort();
+                    pts.iter_mut().zip(xs).for_each(|(p, x)| p.0 = x);
+                }
+                let last = pts.len() - 1;
+                pts[last].1 = 1.0;
+                let cdf = pts.into_iter().map(|(x, f)| Value::Array(vec![Value::from(x), Value::from(f)])).collect();
+                table(vec![("empirical", table(vec![("cdf", Value::Array(cdf)), ("interpolate", Value::from(i))]))])
+            }),
+            prop::sample::select(WORDS).prop_map(|n| table(vec![("named", Value::from(n))])),
+        ];
+        let mix = prop::collection::vec(leafs.clone(), 1..4).prop_map(|vs| {
+            let p = 1.0 / vs.len() as f64;
+            table(vec![("mix", Value::Array(vs.into_iter().map(|v| table(vec![("p", Value::from(p)), ("value", v)])).collect()))])
+        });
+        prop_oneof![8 => leafs, 1 => mix]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![form(), noise()]
+    }
+
+    /// Anything built from the schema's words.
+    fn noise() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(4, 40, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((prop::sample::select(KEYS), inner), 0..4)
+                    .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
+    }
+
+    fn check<Q: Quantity>(v: &Value) -> Result<(), TestCaseError>
+    where
+        Rv<Q>: DeserializeOwned,
+    {
+        match serde_path_to_error::deserialize::<_, Rv<Q>>(v.clone()) {
+            Err(e) => prop_assert!(!e.inner().to_string().is_empty()),
+            Ok(rv) => {
+                let mut r = RngStream::new(1, "gen");
+                for _ in 0..200 {
+                    prop_assert!(rv.sample(&mut r) <= 1 << 50);
+                }
+                if let Some(m) = rv.mean() {
+                    prop_assert!(m.is_finite() && m >= 0.0, "mean {m} of {v}");
+                }
+                let echo = serde_json::to_value(&rv).unwrap();
+                let back: Rv<Q> = serde_json::from_value(echo.clone()).map_err(|e| TestCaseError::fail(format!("{v} echoed as {echo}: {e}")))?;
+                prop_assert_eq!(back, rv, "{} echoed as {}", v, echo);
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 2000,
+            failure_persistence: None,
+            rng_algorithm: RngAlgorithm::ChaCha,
+            rng_seed: RngSeed::Fixed(0x5EED_0011),
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn generated_tables_are_refused_or_usable(v in value()) {
+            check::<tcplab_core::rv::DurationKind>(&v)?;
+            check::<tcplab_core::rv::SizeKind>(&v)?;
+            check::<tcplab_core::rv::CountKind>(&v)?;
+        }
     }
 }

@@ -179,9 +179,10 @@ pub(crate) enum Dist {
     /// Uniform on [min, max).
     Uniform { min: f64, max: f64 },
     Exponential { mean: f64 },
-    /// P(X > x) = (scale/x)^shape for x ≥ scale. `mean_given`: the scenario gave the mean (ns-2's
-    /// `avg_`), and scale = mean·(shape−1)/shape as in ns-2's `ParetoRandomVariable::value`.
-    Pareto { shape: f64, scale: f64, mean_given: bool },
+    /// P(X > x) = (scale/x)^shape for x ≥ scale. `given_mean`: the mean the scenario gave (ns-2's
+    /// `avg_`), from which scale = mean·(shape−1)/shape as in ns-2's `ParetoRandomVariable::value`;
+    /// kept so that the echo says what was written.
+    Pareto { shape: f64, scale: f64, given_mean: Option<f64> },
     /// Pareto of `shape` conditioned on [min, max] (truncated, density renormalised).
     BoundedPareto { shape: f64, min: f64, max: f64 },
     Lognormal { loc: LogLocation, sigma: f64 },
@@ -285,11 +286,11 @@ impl Dist {
             Dist::Constant(x) => *x,
             Dist::Uniform { min, max } => (min + max) / 2.0,
             Dist::Exponential { mean } => *mean,
-            Dist::Pareto { shape, scale, .. } => {
+            Dist::Pareto { shape, scale, given_mean } => {
                 if *shape <= 1.0 {
                     return None;
                 }
-                shape * scale / (shape - 1.0)
+                given_mean.unwrap_or(shape * scale / (shape - 1.0))
             }
             Dist::BoundedPareto { shape: a, min: l, max: h } => {
                 let norm = 1.0 - (l / h).powf(*a);
@@ -361,9 +362,10 @@ impl<Q: Quantity> Rv<Q> {
     }
 
     /// The mean of the continuous form in base units; `None` where it is infinite (a Pareto of
-    /// shape ≤ 1). Rounding moves the mean of the draws by less than half a unit.
+    /// shape ≤ 1) or beyond the range of f64 (a lognormal of huge sigma). Rounding moves the mean
+    /// of the draws by less than half a unit.
     pub fn mean(&self) -> Option<f64> {
-        self.dist.mean()
+        self.dist.mean().filter(|m| m.is_finite())
     }
 
     /// The value if the variable is a constant (a plain value in the scenario).

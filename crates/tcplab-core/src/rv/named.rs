@@ -70,7 +70,7 @@ pub static NAMED: &[NamedRv] = &[
         name: "surge1998_embedded",
         kind: "count",
         source: "Barford & Crovella 1998 (SURGE) Table 1: embedded references per page, Pareto k 1 alpha 2.43",
-        build: || Dist::Pareto { shape: 2.43, scale: 1.0, mean_given: false },
+        build: || Dist::Pareto { shape: 2.43, scale: 1.0, given_mean: None },
     },
 ];
 

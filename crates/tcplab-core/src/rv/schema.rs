@@ -289,12 +289,12 @@ impl<Q: Quantity> ParetoTable<Q> {
         match (self.mean, self.scale) {
             (Some(_), Some(_)) => Err("give `mean` or `scale`, not both".into()),
             (None, None) => Err("needs `mean` (ns-2's avg_) or `scale` (the minimum x_m)".into()),
-            (None, Some(s)) => Ok(Dist::Pareto { shape, scale: s.0, mean_given: false }),
+            (None, Some(s)) => Ok(Dist::Pareto { shape, scale: s.0, given_mean: None }),
             (Some(_), None) if shape <= 1.0 => Err(format!(
                 "a Pareto given its `mean` needs `shape` > 1 (got {shape}: the mean is infinite); give `scale` instead"
             )),
             // ns-2 ParetoRandomVariable::value: scale = avg·(shape − 1)/shape.
-            (Some(m), None) => Ok(Dist::Pareto { shape, scale: m.0 * (shape - 1.0) / shape, mean_given: true }),
+            (Some(m), None) => Ok(Dist::Pareto { shape, scale: m.0 * (shape - 1.0) / shape, given_mean: Some(m.0) }),
         }
     }
 }
@@ -331,6 +331,9 @@ impl<Q: Quantity> LognormalTable<Q> {
         let loc = match (self.mu, self.median) {
             (Some(_), Some(_)) => return Err("give `mu` or `median`, not both".into()),
             (None, None) => return Err(format!("needs `median` or `mu` (the mean of ln x, x in {})", Q::LOG_UNIT_NAME)),
+            (Some(mu), None) if mu.0.exp() * Q::LOG_UNIT > super::MAX_DRAW => {
+                return Err(format!("`mu` = {} puts the median beyond 2^50 base units (the largest draw)", mu.0));
+            }
             (Some(mu), None) => LogLocation::Mu { mu: mu.0, unit: Q::LOG_UNIT },
             (None, Some(m)) => LogLocation::Median(m.0),
         };
@@ -567,12 +570,24 @@ impl<'de, Q: Quantity> Visitor<'de> for UniformSeed<Q> {
 }
 
 /// A table deserialised with serde's derive, then checked as a whole (the error names the table).
+/// Only a table is accepted: serde's derive would also take a list of the fields in order, a form
+/// the scenario never documents.
 struct TableSeed<T>(fn(T) -> Result<Dist, String>);
 
 impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for TableSeed<T> {
     type Value = Dist;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Dist, D::Error> {
-        let t = T::deserialize(d)?;
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for TableSeed<T> {
+    type Value = Dist;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a table of the distribution's parameters")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Dist, A::Error> {
+        let t = T::deserialize(de::value::MapAccessDeserializer::new(map))?;
         (self.0)(t).map_err(de::Error::custom)
     }
 }
@@ -676,10 +691,8 @@ fn to_json<Q: Quantity>(d: &Dist) -> serde_json::Value {
         Dist::Constant(x) => q(*x),
         Dist::Uniform { min, max } => table("uniform", json!([q(*min), q(*max)])),
         Dist::Exponential { mean } => table("exponential", q(*mean)),
-        Dist::Pareto { shape, scale, mean_given: true } => {
-            table("pareto", json!({ "shape": shape, "mean": q(scale * shape / (shape - 1.0)) }))
-        }
-        Dist::Pareto { shape, scale, mean_given: false } => table("pareto", json!({ "shape": shape, "scale": q(*scale) })),
+        Dist::Pareto { shape, given_mean: Some(mean), .. } => table("pareto", json!({ "shape": shape, "mean": q(*mean) })),
+        Dist::Pareto { shape, scale, given_mean: None } => table("pareto", json!({ "shape": shape, "scale": q(*scale) })),
         Dist::BoundedPareto { shape, min, max } => table("bounded_pareto", json!({ "shape": shape, "min": q(*min), "max": q(*max) })),
         Dist::Lognormal { loc: LogLocation::Mu { mu, .. }, sigma } => table("lognormal", json!({ "mu": mu, "sigma": sigma })),
         Dist::Lognormal { loc: LogLocation::Median(m), sigma } => table("lognormal", json!({ "median": q(*m), "sigma": sigma })),
