@@ -28,6 +28,13 @@
 //! object): negligible for times and sizes, visible for counts with small means (an exponential
 //! count of mean 2 draws 1.979 on average; see `docs/scenarios.md`).
 //!
+//! Use in a component: hold the variable in its spec (`think: RandomDuration`, with
+//! `#[serde(default = ...)]` for a default) and give each variable its own stream named after the
+//! component, `RngStream::new(seed, "app:web3:think")`, then `spec.think.sample(&mut rng)`. One
+//! stream per variable keeps the think times unchanged when only the size distribution changes
+//! (distributions take different numbers of uniforms per draw). `Rv::mean` is the knob for
+//! aggregate load.
+//!
 //! Sources: ns-2 `tools/ranvar.cc` and `tools/rng.h` (Pareto with `avg_`/`shape_`, Exponential,
 //! Empirical with and without interpolation, LogNormal with `avg_`/`std_` of the logarithm); the
 //! named web distributions cite their papers in `named.rs`.
