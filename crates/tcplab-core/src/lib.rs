@@ -13,6 +13,7 @@ pub mod tcp;
 pub mod trace;
 pub mod units;
 pub mod result;
+pub mod rv;
 pub mod world;
 
 pub use result::RunResult;
