@@ -152,6 +152,24 @@ impl World {
         Ok(w)
     }
 
+    /// Add an application to a world that has not run yet (tests and programs that drive the
+    /// world with applications of their own); it starts now. Returns its index, the label flow
+    /// of the connections it opens.
+    pub fn add_app(&mut self, app: Box<dyn App>) -> u32 {
+        let a = self.apps.len() as u32;
+        self.apps.push(app);
+        self.active += 1;
+        self.with_app(a, |app, cx| app.start(cx));
+        a
+    }
+
+    /// Name an application's connections in the captures (their SYN's MSS option).
+    pub fn describe_app(&mut self, app: u32, mss: u64) {
+        if let Some(c) = self.capture.as_mut() {
+            c.describe(app, mss);
+        }
+    }
+
     pub fn now(&self) -> Time {
         self.q.now()
     }
@@ -562,6 +580,18 @@ impl World {
     /// Connection endpoints alive now (state that has not been freed).
     pub fn live_connections(&self) -> usize {
         self.conns.live()
+    }
+}
+
+impl World {
+    /// End the run: close the captures, then collect the instruments.
+    pub fn finish_run(mut self) -> Result<RunResult, ScenarioError> {
+        let capture = self.capture.take();
+        let r = self.finish();
+        if let Some(c) = capture {
+            c.close()?;
+        }
+        Ok(r)
     }
 }
 

@@ -7,11 +7,11 @@
 //! flows, the receiver port 5001; the ISNs of each direction come from the run's random stream
 //! "isn:<f>:<t>", which no other component draws from. Writing never feeds back into the run.
 
-use super::wire::{encode_tcp, node_ipv4, node_mac, Addrs, TcpFields, TcpOptions, MAX_HEADERS};
+use super::wire::{encode_tcp, encode_udp, node_ipv4, node_mac, Addrs, TcpFields, TcpOptions, MAX_HEADERS};
 use super::writer::{CaptureWriter, Format, LINKTYPE_ETHERNET};
 use crate::engine::RngStream;
 use crate::net::link::LinkDir;
-use crate::net::{Dir, Packet};
+use crate::net::{Dir, Packet, Payload};
 use crate::scenario::{err, Network, ResolvedFlow, ScenarioError};
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,8 @@ use std::io::BufWriter;
 pub const RECEIVER_PORT: u16 = 5001;
 /// The first sender port; ports cycle through 10000..65535.
 pub const SENDER_PORT_BASE: u16 = 10000;
+/// First source port of applications' connections.
+pub const APP_PORT_BASE: u16 = 40000;
 /// snaplen of a capture with payload (the largest IPv4 datagram and its Ethernet header).
 const SNAPLEN_PAYLOAD: u32 = 65535 + 14;
 
@@ -146,8 +148,6 @@ struct Tap {
 
 #[derive(Clone, Copy)]
 struct FlowWire {
-    from: u32,
-    to: u32,
     mss: u16,
     epoch: u32,
     isn_fwd: u32,
@@ -164,6 +164,8 @@ pub struct Capture {
     /// Per node, the taps there.
     nodes: Vec<Vec<u16>>,
     flows: Vec<FlowWire>,
+    /// The scenario's flows (the first labels); applications' labels follow.
+    n_flows: usize,
     buf: Vec<u8>,
 }
 
@@ -178,10 +180,9 @@ impl Capture {
         if caps.is_empty() {
             return Ok(None);
         }
-        let flows: Vec<FlowWire> = flows
-            .map(|f| FlowWire { from: f.from as u32, to: f.to as u32, mss: f.tcp.mss.0.min(u16::MAX as u64) as u16, epoch: 0, isn_fwd: 0, isn_rev: 0 })
-            .collect();
-        let first_sender = flows.first().map(|f| f.from as usize);
+        let flows: Vec<&ResolvedFlow> = flows.collect();
+        let first_sender = flows.first().map(|f| f.from);
+        let flows: Vec<FlowWire> = flows.iter().map(|f| FlowWire { mss: f.tcp.mss.0.min(u16::MAX as u64) as u16, epoch: 0, isn_fwd: 0, isn_rev: 0 }).collect();
         let resolved = resolve(caps, net, first_sender)?;
         let mut c = Capture {
             seed,
@@ -189,6 +190,7 @@ impl Capture {
             ingress: vec![Vec::new(); links.len()],
             egress: vec![Vec::new(); links.len()],
             nodes: vec![Vec::new(); net.nodes.len()],
+            n_flows: flows.len(),
             flows,
             buf: Vec::with_capacity(SNAPLEN_PAYLOAD as usize),
         };
@@ -243,13 +245,25 @@ impl Capture {
         }
     }
 
+    /// Name a connection label that is not one of the scenario's flows (an application's): its
+    /// MSS for the SYN's option. Ports of such labels come from a range of their own.
+    pub fn describe(&mut self, flow: u32, mss: u64) {
+        let f = flow as usize;
+        if self.flows.len() <= f {
+            self.flows.resize(f + 1, FlowWire { mss: 0, epoch: 0, isn_fwd: 0, isn_rev: 0 });
+        }
+        self.flows[f].mss = mss.min(u16::MAX as u64) as u16;
+    }
+
     fn write(&mut self, now: Time, taps: &[u16], p: &Packet, hop_from: u32, hop_to: u32) {
-        let Some(s) = p.body.tcp() else { return };
         let f = p.label.flow as usize;
         let epoch = p.label.epoch;
-        let n_flows = self.flows.len();
+        let n_flows = self.n_flows;
         let seed = self.seed;
-        let Some(fw) = self.flows.get_mut(f) else { return };
+        if self.flows.len() <= f {
+            self.describe(f as u32, 1460);
+        }
+        let fw = &mut self.flows[f];
         if fw.epoch != epoch {
             let (a, b) = isns(seed, f, epoch);
             fw.epoch = epoch;
@@ -261,16 +275,35 @@ impl Capture {
             Dir::Forward => (fw.isn_fwd, fw.isn_rev),
             Dir::Reverse => (fw.isn_rev, fw.isn_fwd),
         };
-        let sport = SENDER_PORT_BASE + ((f as u64 + (epoch.max(1) as u64 - 1) * n_flows as u64) % (65536 - SENDER_PORT_BASE as u64)) as u16;
+        let sport = if f < n_flows {
+            SENDER_PORT_BASE + ((f as u64 + (epoch.max(1) as u64 - 1) * n_flows as u64) % (65536 - SENDER_PORT_BASE as u64)) as u16
+        } else {
+            // Applications' connections: a range of their own above the flows' usual ports.
+            APP_PORT_BASE + (((f - n_flows) as u64 * 131 + epoch as u64) % (65536 - APP_PORT_BASE as u64)) as u16
+        };
         let (src_port, dst_port) = match p.dir {
             Dir::Forward => (sport, RECEIVER_PORT),
             Dir::Reverse => (RECEIVER_PORT, sport),
         };
-        let (src, dst) = match p.dir {
-            Dir::Forward => (fw.from, fw.to),
-            Dir::Reverse => (fw.to, fw.from),
+        // The packet's own ends (for a flow: its sender and receiver).
+        let addrs = Addrs { src_mac: node_mac(hop_from), dst_mac: node_mac(hop_to), src_ip: node_ipv4(p.src.0), dst_ip: node_ipv4(p.dst.0), src_port, dst_port };
+        let s = match &p.body {
+            Payload::Tcp(s) => s,
+            Payload::Udp(d) => {
+                for &t in taps {
+                    let tap = &mut self.taps[t as usize];
+                    if tap.error.is_some() {
+                        continue;
+                    }
+                    self.buf.clear();
+                    let wire = encode_udp(&mut self.buf, &addrs, d.len, tap.payload);
+                    if let Err(e) = tap.w.write(now, &self.buf, wire) {
+                        tap.error = Some(e.to_string());
+                    }
+                }
+                return;
+            }
         };
-        let addrs = Addrs { src_mac: node_mac(hop_from), dst_mac: node_mac(hop_to), src_ip: node_ipv4(src), dst_ip: node_ipv4(dst), src_port, dst_port };
         let fields = TcpFields {
             seq: isn_own.wrapping_add(s.seq as u32),
             ack: if s.has_ack() { isn_peer.wrapping_add(s.ack as u32) } else { 0 },
