@@ -208,8 +208,13 @@ impl TcpConn {
     /// Timer events the caller must schedule, in the order they were set (drained): `f` is
     /// called with each.
     pub fn take_timers(&mut self, mut f: impl FnMut(TimerKind, Time)) {
-        for t in self.snd.take_timer_events() {
-            f(TimerKind::Rto, t);
+        if self.snd.has_timer_events() {
+            for t in self.snd.take_timer_events() {
+                f(TimerKind::Rto, t);
+            }
+        }
+        if !self.rcv.has_timer_events() {
+            return;
         }
         for (k, t) in self.rcv.take_timer_events() {
             f(

@@ -129,6 +129,10 @@ impl TcpReceiver {
     }
 
     /// Timer events the world must schedule (drained).
+    pub fn has_timer_events(&self) -> bool {
+        !self.timer_events.is_empty()
+    }
+
     pub fn take_timer_events(&mut self) -> std::vec::Drain<'_, (RxTimer, Time)> {
         self.timer_events.drain(..)
     }

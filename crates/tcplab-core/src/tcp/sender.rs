@@ -91,6 +91,10 @@ impl TcpSender {
     }
 
     /// Timer events the world must schedule (drained).
+    pub fn has_timer_events(&self) -> bool {
+        !self.core.timer_events.is_empty()
+    }
+
     pub fn take_timer_events(&mut self) -> std::vec::Drain<'_, Time> {
         self.core.timer_events.drain(..)
     }
