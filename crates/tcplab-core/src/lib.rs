@@ -5,6 +5,8 @@
 //! (`engine`), and returns columnar instruments (`result`).
 
 pub mod engine;
+pub mod footprint;
+pub mod input;
 pub mod net;
 pub mod scenario;
 pub mod tcp;
