@@ -470,7 +470,7 @@ impl Scenario {
         let s: Scenario = serde_path_to_error::deserialize(v.clone()).map_err(|e| {
             let path = e.path().to_string();
             let path = if path == "." { String::new() } else { path };
-            let message = crate::input::plain_words(&e.into_inner().to_string(), &v, &path);
+            let message = crate::input::plain_words(e.into_inner().message(), &v, &path);
             ScenarioError { path, message }
         })?;
         crate::footprint::Footprint::of(&s)?.check(crate::footprint::memory_limit()?)?;
@@ -775,7 +775,8 @@ impl FlowSpec {
                 return err(
                     format!("{path}.think"),
                     format!(
-                        "the {n} transfers' thinks add up to {thinks} ns: the last transfer would start after {} ns, which {beyond}; keys: {path}.think = {}, {path}.repeat = {n}, {path}.start = {}",
+                        "the {} thinks between its {n} transfers add up to {thinks} ns, so the last transfer would start after {} ns, which {beyond}; keys: {path}.think = {}, {path}.repeat = {n}, {path}.start = {}",
+                        n - 1,
                         last + thinks,
                         format_duration(self.think.0),
                         format_duration(self.start.0)

@@ -36,6 +36,20 @@ pub fn to_secs(t: Time) -> f64 {
     t as f64 / SEC as f64
 }
 
+/// The number of `s` exactly, when it is a whole number (digits and `_` only) times `scale`, so
+/// that a limit such as 2^62 ns is judged without the rounding of a float (which would read
+/// 2^62 + 1 as 2^62). None for a fraction or an exponent, and for more digits than an exact
+/// product can hold.
+fn exact_whole(s: &str, scale: u64) -> Option<u128> {
+    let s = s.trim();
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '_')).unwrap_or(s.len());
+    let digits: String = s[..end].chars().filter(|&c| c != '_').collect();
+    if digits.is_empty() || digits.len() > 30 || s[end..].trim_start().starts_with(['.', 'e', 'E']) {
+        return None;
+    }
+    digits.parse::<u128>().ok().map(|n| n * scale as u128)
+}
+
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
     let end = s
@@ -67,7 +81,7 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
         return Err(format!("expected a non-negative {expected}, got {s:?}"));
     }
     let ns = (v * scale).round();
-    if ns > MAX_TIME as f64 {
+    if exact_whole(s, scale as u64).map_or(ns > MAX_TIME as f64, |n| n > MAX_TIME as u128) {
         return Err(format!("duration {s:?} is beyond the largest simulated time (2^62 ns, about 146 years)"));
     }
     Ok(ns as Time)
@@ -109,7 +123,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         return Err(format!("expected a non-negative {expected}, got {s:?}"));
     }
     // Sequence numbers are 64-bit and start at 0: keep sizes far from the wrap (2^50 B = 1 PiB).
-    if b > MAX_SIZE as f64 {
+    if exact_whole(s, scale as u64).map_or(b > MAX_SIZE as f64, |n| n > MAX_SIZE as u128) {
         return Err(format!("size {s:?} is too large (at most 1 PiB)"));
     }
     Ok(b as u64)
@@ -320,6 +334,31 @@ mod tests {
         assert!(parse_duration("35 parsecs").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn limits_are_judged_exactly() {
+        assert_eq!(parse_duration("4611686018427387904ns"), Ok(MAX_TIME));
+        assert!(parse_duration("4611686018427387905ns").unwrap_err().contains("largest simulated time"));
+        assert!(parse_duration("4_611_686_018_427_387_905ns").is_err());
+        assert_eq!(parse_size("1125899906842624"), Ok(MAX_SIZE));
+        assert!(parse_size("1125899906842625").unwrap_err().contains("too large"));
+        assert!(parse_duration("1e400s").is_err());
+    }
+
+    #[test]
+    fn number_newtypes() {
+        let p = |t: &str| toml::from_str::<std::collections::BTreeMap<String, Probability>>(t).map(|m| m["p"]);
+        assert_eq!(p("p = 0.5").unwrap(), Probability(0.5));
+        assert_eq!(p("p = 1").unwrap(), Probability(1.0));
+        for bad in ["nan", "inf", "-inf", "-0.1", "1.01", "\"0.1\""] {
+            let e = p(&format!("p = {bad}")).unwrap_err().to_string();
+            assert!(e.contains("a probability, a finite number from 0 to 1"), "{bad}: {e}");
+        }
+        let m = |t: &str| toml::from_str::<std::collections::BTreeMap<String, Multiplier>>(t).map(|m| m["m"].0);
+        assert_eq!(m("m = 2").unwrap(), 2.0);
+        assert!(m("m = 0.5").is_err() && m("m = 1001").is_err() && m("m = nan").is_err());
+        assert_eq!(show_number(f64::NEG_INFINITY), "-inf");
     }
 
     #[test]

@@ -118,7 +118,7 @@ impl<'de> serde::de::Visitor<'de> for IwVisitor {
         self.visit_i64(v.min(i64::MAX as u64) as i64)
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<InitialWindow, E> {
-        Err(E::custom(format!("expected {IW_EXPECTING}, got {v}")))
+        Err(E::custom(format!("expected {IW_EXPECTING}, got {}", crate::units::show_number(v))))
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<InitialWindow, E> {
         match v {
@@ -200,7 +200,7 @@ impl<'de, T: Copy> serde::de::Visitor<'de> for NumberOrWord<T> {
         self.visit_i64(v.min(i64::MAX as u64) as i64)
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<T, E> {
-        Err(E::custom(format!("expected {}, got {v}", self.expecting)))
+        Err(E::custom(format!("expected {}, got {}", self.expecting, crate::units::show_number(v))))
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
         if v == self.word {
