@@ -665,8 +665,11 @@ impl Scenario {
             for (di, d) in f.drops.iter().enumerate() {
                 let dpath = format!("{path}.drops[{di}]");
                 let kind = d.filter_kind(&dpath)?;
-                if d.transmissions.is_empty() || d.transmissions.contains(&0) {
+                if d.transmissions.is_empty() {
                     return err(format!("{dpath}.transmissions"), "expected transmission numbers from 1");
+                }
+                if let Some(k) = d.transmissions.iter().position(|&t| t == 0) {
+                    return err(format!("{dpath}.transmissions[{k}]"), "expected a transmission number from 1");
                 }
                 if d.transfer == Some(0) {
                     return err(format!("{dpath}.transfer"), "expected a transfer number from 1 (transfers count from 1)");

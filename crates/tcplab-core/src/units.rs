@@ -103,6 +103,9 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     if !(bps >= 1.0) || !bps.is_finite() {
         return Err(format!("expected a positive {expected}, got {s:?}"));
     }
+    if exact_whole(s, scale as u64).map_or(bps > MAX_RATE as f64, |n| n > MAX_RATE as u128) {
+        return Err(format!("rate {s:?} is too large (at most 1000000Gbps, 10^15 bit/s)"));
+    }
     Ok(bps as u64)
 }
 
@@ -213,6 +216,10 @@ fn format_size(b: u64) -> String {
 unit_type!(Duration, Time, parse_duration, format_duration, "a duration with a unit, such as \"35ms\" or \"1.5s\"", false, 0);
 unit_type!(Rate, u64, parse_rate, format_rate, "a rate with a unit, such as \"10Mbps\"", false, 0);
 unit_type!(Size, u64, parse_size, format_size, "a size in bytes or with a unit, such as \"16KB\"", true, MAX_SIZE);
+
+/// The largest rate a scenario may write, 10^15 bit/s: far above any link of the studies, and a
+/// float's rounding of it is still exact to the bit per second.
+pub const MAX_RATE: u64 = 1_000_000_000_000_000;
 
 /// The largest size a scenario may write, 2^50 bytes (1 PiB): sequence numbers are 64-bit and
 /// start at 0, and sizes are multiplied by counts, so they are kept far from the wrap.
