@@ -423,6 +423,17 @@ fn describe(v: &Value) -> String {
     }
 }
 
+/// A refusal of the typed reading at `path`, in plain words: a missing key is named as the path
+/// itself (`flows[0].bytes: required`), not as its table.
+pub fn refusal(message: &str, root: &Tree, path: String) -> ScenarioError {
+    if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+        let path = if path.is_empty() { field.to_string() } else { format!("{path}.{field}") };
+        return ScenarioError { path, message: "required, and missing".into() };
+    }
+    let message = plain_words(message, root, &path);
+    ScenarioError { path, message }
+}
+
 /// serde's generic refusals in plain words, with the value as written: "invalid type: floating
 /// point `NaN`, expected u32" becomes "expected a whole number from 0 to 4294967295, got nan".
 pub fn plain_words(message: &str, root: &Tree, path: &str) -> String {

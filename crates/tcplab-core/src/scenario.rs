@@ -470,8 +470,7 @@ impl Scenario {
         let s: Scenario = serde_path_to_error::deserialize(v.clone()).map_err(|e| {
             let path = e.path().to_string();
             let path = if path == "." { String::new() } else { path };
-            let message = crate::input::plain_words(e.into_inner().message(), &v, &path);
-            ScenarioError { path, message }
+            crate::input::refusal(e.into_inner().message(), &v, path)
         })?;
         crate::footprint::Footprint::of(&s)?.check(crate::footprint::memory_limit()?)?;
         let net = s.network()?;
