@@ -4,7 +4,8 @@
 //! dumbbell of 2^31 pairs aborted the process on a failed allocation.
 
 use crate::net::link::LinkDir;
-use crate::scenario::{err, ResolvedFlow, Scenario, ScenarioError, TopologyKind};
+use crate::result::TransferRow;
+use crate::scenario::{err, Count, ResolvedFlow, Scenario, ScenarioError, TopologyKind};
 use crate::units::parse_size;
 
 /// Memory of a link direction beyond its struct: its name twice (results, routing), the queue's
@@ -30,6 +31,8 @@ pub struct Footprint {
     pub link_dirs: u128,
     /// Flows after `count` expansion: one connection each at a time.
     pub flows: u128,
+    /// Finite transfers (count × repeat), one result row each.
+    pub transfers: u128,
     /// Estimated memory at build time, bytes.
     pub bytes: u128,
     /// The keys that drive the size, largest first (`topology.pairs = 2147483648`).
@@ -52,20 +55,27 @@ impl Footprint {
                 (n, l, vec![(n, format!("topology.nodes ({n} names)")), (l, format!("topology.links ({l} links)"))])
             }
         };
-        let mut flows: u128 = 0;
+        let (mut flows, mut transfers): (u128, u128) = (0, 0);
         for (i, f) in s.flows.iter().enumerate() {
             flows += f.count as u128;
             drivers.push((f.count as u128, format!("flows[{i}].count = {}", f.count)));
+            // Each finite transfer leaves a row in the results; unlimited repeats are bounded by
+            // the run's duration instead, which no estimate made before the run can foresee.
+            if let Count::N(n) = f.repeat {
+                transfers += f.count as u128 * n as u128;
+                drivers.push((n as u128, format!("flows[{i}].repeat = {n}")));
+            }
         }
         let link_dirs = 2 * links;
         let per_dir = std::mem::size_of::<LinkDir>() as u64 + LINK_DIR_EXTRA;
         let per_flow = std::mem::size_of::<ResolvedFlow>() as u64 + FLOW_EXTRA;
         // The routing table is nodes² entries, built by a breadth-first search per node.
         let routes = nodes * nodes * ROUTE_ENTRY as u128;
-        let bytes = routes + nodes * NODE_BYTES as u128 + link_dirs * per_dir as u128 + flows * per_flow as u128;
+        let per_transfer = std::mem::size_of::<TransferRow>() as u128;
+        let bytes = routes + nodes * NODE_BYTES as u128 + link_dirs * per_dir as u128 + flows * per_flow as u128 + transfers * per_transfer;
         drivers.sort_by(|a, b| b.0.cmp(&a.0));
         let drivers = drivers.into_iter().filter(|d| d.0 > 1).map(|d| d.1).collect();
-        let fp = Footprint { nodes, link_dirs, flows, bytes, drivers };
+        let fp = Footprint { nodes, link_dirs, flows, transfers, bytes, drivers };
         for (what, n, key) in [("nodes", fp.nodes, "topology"), ("link directions", fp.link_dirs, "topology"), ("flows", fp.flows, "flows")] {
             if n > MAX_INDEX {
                 return err(fp.driver_path(key), format!("{n} {what} is more than a world can index ({MAX_INDEX}); {}", fp.summary()));
@@ -98,10 +108,11 @@ impl Footprint {
     fn summary(&self) -> String {
         let driven = if self.drivers.is_empty() { String::new() } else { format!("; driven by {}", self.drivers.join(", ")) };
         format!(
-            "estimate: {} nodes, {} link directions, {} flows, routing table {}{driven}",
+            "estimate: {} nodes, {} link directions, {} flows, {} transfers, routing table {}{driven}",
             self.nodes,
             self.link_dirs,
             self.flows,
+            self.transfers,
             show_bytes(self.nodes * self.nodes * ROUTE_ENTRY as u128)
         )
     }
@@ -170,6 +181,13 @@ mod tests {
         // 100 000 pairs: 200 002 nodes, a routing table of 4·10^10 entries (298 GiB).
         let big = Footprint::of(&Scenario { topology: crate::scenario::Topology { pairs: Some(100_000), ..s.topology.clone() }, ..s.clone() }).unwrap();
         assert!(big.bytes > 298 << 30, "{}", big.bytes);
+    }
+
+    #[test]
+    fn many_transfers_name_their_repeat() {
+        let e = Scenario::from_toml(&dumbbell(1), &["flows.0.repeat=4000000000".into(), "flows.0.count=1000".into()]).unwrap_err();
+        assert_eq!(e.path, "flows[0].repeat");
+        assert!(e.message.contains("4000000000000 transfers"), "{e}");
     }
 
     #[test]

@@ -93,7 +93,7 @@ fn a_huge_dumbbell_is_refused_by_its_size_in_under_a_second() {
     assert!(t0.elapsed().as_secs_f64() < 1.0);
     assert_eq!(
         e.to_string(),
-        "topology.pairs: 4294967298 nodes is more than a world can index (4294967295); estimate: 4294967298 nodes, 8589934594 link directions, 1 flows, routing table 128.0 EiB; driven by topology.pairs = 2147483648"
+        "topology.pairs: 4294967298 nodes is more than a world can index (4294967295); estimate: 4294967298 nodes, 8589934594 link directions, 1 flows, 1 transfers, routing table 128.0 EiB; driven by topology.pairs = 2147483648"
     );
     // Within the indices but above the memory limit: the estimate, the limit and the key.
     let e = Scenario::from_toml(&text.replace("2147483648", "1000000"), &[]).unwrap_err();
