@@ -15,6 +15,7 @@ import math
 import os
 import re
 
+import pandas as pd
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -213,11 +214,11 @@ def check_invariants(r: tcplab.Result) -> None:
     slowest = links["rate_bps"].min()
     warmup = ns(r.scenario["warmup"]) / 1e9 if "warmup" in r.scenario else None
     for _, c in r.connections.iterrows():
-        if math.isnan(c["goodput_bps"]):
+        if pd.isna(c["goodput_bps"]):
             continue
         allowed = slowest * (1 + 1e-9)
         if warmup is not None:
-            end = c["complete_s"] if not math.isnan(c["complete_s"]) else r.meta["sim_time_s"]
+            end = c["complete_s"] if not pd.isna(c["complete_s"]) else r.meta["sim_time_s"]
             window = end - max(c["start_s"], warmup)
             allowed += (c["mss"] + 40) * 8 / window if window > 0 else math.inf
         assert c["goodput_bps"] <= allowed, (c["name"], c["goodput_bps"], slowest, warmup)
@@ -228,7 +229,7 @@ def check_invariants(r: tcplab.Result) -> None:
             expected.append(ns(f["start"]) + i * ns(f["start_spacing"]))
     assert len(expected) == len(r.connections)
     for want, got in zip(expected, r.connections["start_s"]):
-        if not math.isnan(got):
+        if not pd.isna(got):
             assert round(got * 1e9) == want, (want, got)
         else:
             assert "duration" in r.scenario and want > ns(r.scenario["duration"]) - 1, (want, r.scenario.get("duration"))

@@ -113,7 +113,12 @@ fn show_path(path: &[Seg]) -> String {
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
+    // An offset inside a character (a reader that stopped mid-character) counts from its start.
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let col = before.chars().count() - before.rfind('\n').map_or(0, |i| before[..=i].chars().count()) + 1;
     (line, col)
@@ -287,7 +292,10 @@ impl JsonReader<'_> {
                                 None => return lone_surrogate(&self.path, hi),
                             }
                         }
-                        _ => return self.fail("unknown escape in a string"),
+                        _ => {
+                            self.i -= 2; // at the backslash, a character boundary
+                            return self.fail("unknown escape in a string");
+                        }
                     }
                 }
                 Some(_) => return self.fail("a control character in a string (write it as an escape)"),
@@ -492,6 +500,10 @@ mod tests {
         assert!(e.message.starts_with("invalid JSON (line 2, column 4)"), "{e}");
         assert!(from_json_text(&"[".repeat(100_000)).unwrap_err().message.contains("nested more than"));
         assert!(from_json_text("[1]").is_err());
+        // Found by the fuzz target: an unknown escape of a two-byte character.
+        let e = from_json_text("\" \\\u{782} \"un").unwrap_err();
+        assert_eq!(e.message, "invalid JSON (line 1, column 3): unknown escape in a string");
+        assert_eq!(line_col("aé", 2), (1, 2));
         assert!(from_json_text("{} x").is_err());
     }
 
