@@ -11,6 +11,7 @@ small, so that no mutation turns a scenario into a long run."""
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
@@ -151,14 +152,15 @@ def set_at(o, path, value, delete=False):
 def cases(draw):
     """(form, scenario, sets): a valid scenario, perhaps broken by a few mutations of the dict, by
     overrides, or sent as TOML text."""
-    s = draw(valid_scenarios())
+    # Copies: the mutations below must not change the shared tables the strategies draw from.
+    s = copy.deepcopy(draw(valid_scenarios()))
     sets = []
     for _ in range(draw(st.integers(0, 2))):
         ps = paths(s)
         path = draw(st.sampled_from(ps))
         how = draw(st.sampled_from(["value", "value", "delete", "unknown", "override"]))
         if how == "value":
-            set_at(s, path, draw(st.sampled_from(POOL)))
+            set_at(s, path, copy.deepcopy(draw(st.sampled_from(POOL))))
         elif how == "delete":
             set_at(s, path, None, delete=True)
         elif how == "unknown" and isinstance(s, dict):
