@@ -133,6 +133,14 @@ fn show_bytes(b: u128) -> String {
     }
 }
 
+/// Count the world of `s` and refuse it above the memory limit: what every entry point calls
+/// before anything sized by the scenario is allocated.
+pub fn check(s: &Scenario) -> Result<Footprint, ScenarioError> {
+    let fp = Footprint::of(s)?;
+    fp.check(memory_limit()?)?;
+    Ok(fp)
+}
+
 /// The memory a world may take: `TCPLAB_MAX_MEMORY` (a size: `"4GB"`, bytes) if set, else half
 /// of the machine's memory (`MemTotal` of /proc/meminfo), else 8 GiB.
 pub fn memory_limit() -> Result<u64, ScenarioError> {

@@ -472,7 +472,7 @@ impl Scenario {
             let path = if path == "." { String::new() } else { path };
             crate::input::refusal(e.into_inner().message(), &v, path)
         })?;
-        crate::footprint::Footprint::of(&s)?.check(crate::footprint::memory_limit()?)?;
+        crate::footprint::check(&s)?;
         let net = s.network()?;
         let flows = s.resolve_flows()?;
         crate::trace::capture::validate(&s.capture, &net, &flows)?;
