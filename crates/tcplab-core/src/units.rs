@@ -2,6 +2,13 @@
 //! `"16KB"`. Parsing is strict (a bare number is refused where a unit is required) so that a typo
 //! cannot silently change an experiment by a factor of a thousand.
 //!
+//! Every numeric key of a scenario is read through one of the types here, which refuse a
+//! non-finite or out-of-range value with words the key path is put in front of: `Duration`,
+//! `Rate`, `Size` (with units), `Probability` (0 to 1), `NonNegative` (finite ≥ 0), `Multiplier`
+//! (1 to 1000); the `de_*` functions read the same into a plain `f64` field. New schema keys
+//! (applications, cross traffic, random variables) take these types rather than a bare `f64`.
+//! `MAX_TIME`, `MAX_SIZE` and `MAX_RATE` are the documented limits (docs/scenarios.md).
+//!
 //! Conventions (TARGETS.md, "Units"): rates are decimal (`1 kbps` = 1000 bit/s); sizes follow the
 //! papers, `KB` = 1024 bytes (Allman's footnote 4), `kB` = 1000 bytes; `KiB`/`MiB` are binary too.
 
