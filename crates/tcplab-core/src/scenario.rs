@@ -620,6 +620,7 @@ impl Scenario {
             }
         }
         self.check_total_bytes()?;
+        self.check_run_length(&net)?;
         let mut out = Vec::new();
         let mut names: Vec<String> = Vec::new();
         for (fi, f) in self.flows.iter().enumerate() {
@@ -739,6 +740,36 @@ impl Scenario {
                         format!(
                             "the transfers add up to more than {MAX_TOTAL_BYTES} bytes (2^62), the most a run may carry; keys: flows[{fi}].bytes = {b}, flows[{fi}].repeat = {n}, flows[{fi}].count = {} (and the flows before it)",
                             f.count
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Scenario {
+    /// Without a `duration` a run lasts until its transfers are done, so that time must fit the
+    /// clock: refuse a flow whose data could not cross even the fastest link before the largest
+    /// simulated time. A lower bound (headers, losses and the handshake only add time), so
+    /// nothing that can finish is refused; the clock's headroom above `MAX_TIME` (a factor of 4)
+    /// covers the rest.
+    fn check_run_length(&self, net: &Network) -> Result<(), ScenarioError> {
+        if self.duration.is_some() {
+            return Ok(());
+        }
+        let fastest = net.links.iter().map(|l| l.rate.0).max().unwrap_or(1).max(1) as u128;
+        for (fi, f) in self.flows.iter().enumerate() {
+            if let (Some(b), Count::N(n)) = (f.bytes.get(), f.repeat) {
+                let at_least = f.start.0 as u128 + b as u128 * n as u128 * 8 * 1_000_000_000 / fastest;
+                if at_least > MAX_TIME as u128 {
+                    return err(
+                        format!("flows[{fi}].bytes"),
+                        format!(
+                            "{} transfers of {b} bytes need at least {at_least} ns at {} (the fastest link), beyond the largest simulated time (2^62 ns, about 146 years); set a `duration` or send less",
+                            n,
+                            crate::units::format_rate(fastest as u64)
                         ),
                     );
                 }

@@ -78,6 +78,18 @@ fn derived_times_that_overflow_are_refused_with_their_keys() {
 }
 
 #[test]
+fn a_run_that_cannot_end_within_the_clock_is_refused() {
+    // 1 GiB at 1 bit/s takes 8.6e18 ns at the very least: beyond 2^62 ns, and a few times that
+    // would wrap the clock. With a duration the run simply stops there.
+    assert_eq!(
+        refused(&["topology.rate=\"1bps\"", "flows.0.bytes=\"1GB\""]),
+        "flows[0].bytes: 1 transfers of 1073741824 bytes need at least 8589934592000000000 ns at 1bps (the fastest link), beyond the largest simulated time (2^62 ns, about 146 years); set a `duration` or send less"
+    );
+    assert!(Scenario::from_toml(BASE, &["topology.rate=\"1bps\"".into(), "flows.0.bytes=\"1GB\"".into(), "duration=\"1s\"".into()]).is_ok());
+    assert!(Scenario::from_toml(BASE, &["topology.rate=\"1bps\"".into(), "flows.0.bytes=\"100MB\"".into()]).is_ok());
+}
+
+#[test]
 fn a_filter_for_transfer_zero_is_refused() {
     assert_eq!(
         refused(&["flows.0.drops=[{kind=\"syn\",transfer=0}]"]),
