@@ -32,13 +32,83 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"a scenario value must be JSON-like, not {type(o).__name__}")
 
 
+def _scenario_error(path: str, reason: str) -> Exception:
+    """A ScenarioError found on the Python side of the boundary (text the core cannot be given),
+    shaped as the core's: `.path` and `.reason`."""
+    e = _core.ScenarioError(f"{path}: {reason}" if path else reason)
+    e.path, e.reason = path, reason
+    return e
+
+
+def _key_path(key: str) -> str:
+    """An override's key as the core writes paths: `flows.0.name` -> `flows[0].name`."""
+    out = ""
+    for part in key.strip().split("."):
+        out += f"[{part}]" if part.isdigit() and out else ("." if out else "") + part
+    return out.encode("utf-8", "backslashreplace").decode()
+
+
+def _lone_surrogate(s: str) -> Optional[tuple[int, str]]:
+    """Where a string holds a lone surrogate (which is not text and cannot reach the core), and
+    the refusal's words; None for proper text."""
+    try:
+        s.encode("utf-8")
+        return None
+    except UnicodeEncodeError as e:
+        return e.start, f"expected text, got a lone surrogate \\u{ord(s[e.start]):04x} (not a Unicode character)"
+
+
 def _read_file(p: Path) -> tuple[str, str]:
     if p.is_dir():
         raise IsADirectoryError(f"scenario path is a directory, not a file: {p}")
     if not p.is_file():
         raise FileNotFoundError(f"scenario file not found: {p}")
-    text = p.read_text(encoding="utf-8")
-    return text, ("json" if p.suffix.lower() == ".json" else "toml")
+    fmt = "json" if p.suffix.lower() == ".json" else "toml"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise _scenario_error("", f"invalid {fmt.upper()}: {p} is not UTF-8 text (byte {e.start})") from None
+    return text, fmt
+
+
+def _find_unjsonable(o: Any, path: str = "", seen: Optional[set] = None) -> Optional[tuple[str, str]]:
+    """The key path and type name of the first value of a dict scenario that is not JSON-like."""
+    seen = set() if seen is None else seen
+    if isinstance(o, (Mapping, list, tuple)):
+        if id(o) in seen:
+            return path, "a reference to a table that contains it"
+        seen.add(id(o))
+        items = o.items() if isinstance(o, Mapping) else enumerate(o)
+        for k, v in items:
+            if isinstance(o, Mapping) and not isinstance(k, str):
+                return f"{path}.{k!r}".lstrip("."), f"a key of type {type(k).__name__} (keys are strings)"
+            sub = f"{path}[{k}]" if not isinstance(o, Mapping) else f"{path}.{k}".lstrip(".")
+            found = _find_unjsonable(v, sub, seen)
+            if found:
+                return found
+        seen.discard(id(o))
+        return None
+    if o is None or isinstance(o, (str, int, float, bool)):
+        return None
+    try:
+        _json_default(o)
+        return None
+    except TypeError:
+        return path, type(o).__name__
+
+
+def _dict_json(scenario: Mapping) -> str:
+    """A dict scenario as JSON text for the core. Non-finite floats go as `NaN` / `Infinity`,
+    which the core reads and refuses by key; a lone surrogate goes as its `\\ud800` escape, which
+    the core refuses by key; a value JSON cannot hold is refused here by key."""
+    try:
+        return json.dumps(scenario, default=_json_default)
+    except (TypeError, ValueError):
+        found = _find_unjsonable(scenario)
+        if found is None:
+            raise
+        path, what = found
+        raise _scenario_error(path, f"expected a string, a number, a boolean, a table or an array, got {what}") from None
 
 
 def _is_file(s: str) -> bool:
@@ -56,7 +126,7 @@ def load_scenario(scenario: ScenarioLike) -> tuple[str, str]:
     a missing file if not.
     """
     if isinstance(scenario, Mapping):
-        return json.dumps(scenario, default=_json_default), "json"
+        return _dict_json(scenario), "json"
     if isinstance(scenario, os.PathLike):
         return _read_file(Path(os.fspath(scenario)))
     if not isinstance(scenario, str):
@@ -66,14 +136,24 @@ def load_scenario(scenario: ScenarioLike) -> tuple[str, str]:
             return _read_file(Path(scenario))
         if "=" not in scenario:
             return _read_file(Path(scenario))  # raises: missing file or a directory
+    bad = _lone_surrogate(scenario)
+    if bad:
+        line = scenario.count("\n", 0, bad[0]) + 1
+        column = bad[0] - (scenario.rfind("\n", 0, bad[0]) + 1) + 1
+        raise _scenario_error("", f"invalid TOML (line {line}, column {column}): {bad[1]}")
     return scenario, "toml"
 
 
 def _sets(sets: Union[str, Sequence[str]]) -> list:
-    """One override may be given as a plain string."""
-    if isinstance(sets, str):
-        return [sets]
-    return [str(s) for s in sets]
+    """One override may be given as a plain string. An override holding a lone surrogate (not
+    text: it cannot reach the core) is refused with its key path."""
+    out = [sets] if isinstance(sets, str) else [str(s) for s in sets]
+    for s in out:
+        bad = _lone_surrogate(s)
+        if bad:
+            key, sep, _ = s.partition("=")
+            raise _scenario_error(_key_path(key) if sep else _key_path(s), bad[1])
+    return out
 
 
 def _seed(seed: Any) -> Optional[int]:

@@ -7,6 +7,8 @@
 pub mod app;
 pub mod conns;
 pub mod engine;
+pub mod footprint;
+pub mod input;
 pub mod net;
 pub mod scenario;
 pub mod tcp;

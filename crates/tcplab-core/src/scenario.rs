@@ -25,7 +25,7 @@
 
 use crate::net::{FilterKind, QueueLimit, RedSpec};
 use crate::tcp::{TcpConfig, TcpSpec};
-use crate::units::{Duration, Rate, Size, Time};
+use crate::units::{format_duration, Duration, Probability, Rate, Size, Time, MAX_TIME};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -133,10 +133,10 @@ pub struct Topology {
     pub queue: Option<QueueSpec>,
     /// Bernoulli loss probability on the single link or the bottleneck, forward direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss: Option<f64>,
+    pub loss: Option<Probability>,
     /// Bernoulli loss probability in the reverse (ACK) direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_loss: Option<f64>,
+    pub reverse_loss: Option<Probability>,
     // dumbbell
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<u32>,
@@ -180,11 +180,11 @@ pub struct LinkSpec {
     pub queue: QueueSpec,
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "QueueTable::de_opt")]
     pub reverse_queue: Option<QueueSpec>,
-    /// Bernoulli loss probability a → b.
-    #[serde(default)]
+    /// Bernoulli loss probability a → b (a plain `f64` for the link code; read as a `Probability`).
+    #[serde(default, deserialize_with = "crate::units::de_probability")]
     pub loss: f64,
     /// Bernoulli loss probability b → a.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::units::de_probability")]
     pub reverse_loss: f64,
 }
 
@@ -448,29 +448,31 @@ pub struct ResolvedFlow {
 impl Scenario {
     /// Parse a TOML scenario.
     pub fn from_toml(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-        let v: toml::Value = toml::from_str(text).map_err(|e| {
-            let msg = e.message().to_string();
-            let loc = e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!(" (line {l}, column {c})")).unwrap_or_default();
-            ScenarioError { path: String::new(), message: format!("invalid TOML{loc}: {msg}") }
-        })?;
-        let j = serde_json::to_value(v).map_err(|e| ScenarioError { path: String::new(), message: e.to_string() })?;
-        Self::from_value(j, overrides)
+        Self::from_tree(crate::input::from_toml_text(text)?, overrides)
     }
 
-    /// Parse a JSON scenario.
+    /// Parse a JSON scenario (Python's `NaN` / `Infinity` included, so that they are refused by
+    /// key like any other bad value; see `input::from_json_text`).
     pub fn from_json(text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-        let j: serde_json::Value = serde_json::from_str(text).map_err(|e| ScenarioError { path: String::new(), message: format!("invalid JSON: {e}") })?;
-        Self::from_value(j, overrides)
+        Self::from_tree(crate::input::from_json_text(text)?, overrides)
     }
 
-    pub fn from_value(mut v: serde_json::Value, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    pub fn from_value(v: serde_json::Value, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        Self::from_tree(crate::input::from_json_value(v)?, overrides)
+    }
+
+    /// The one validation boundary: overrides applied to the tree, then every value checked by
+    /// its type (with its key path), then the size of the world, then the cross-key rules.
+    pub fn from_tree(mut v: crate::input::Tree, overrides: &[String]) -> Result<Scenario, ScenarioError> {
         for o in overrides {
             apply_override(&mut v, o)?;
         }
-        let s: Scenario = serde_path_to_error::deserialize(v).map_err(|e| {
+        let s: Scenario = serde_path_to_error::deserialize(v.clone()).map_err(|e| {
             let path = e.path().to_string();
-            ScenarioError { path: if path == "." { String::new() } else { path }, message: e.into_inner().to_string() }
+            let path = if path == "." { String::new() } else { path };
+            crate::input::refusal(e.into_inner().message(), &v, path)
         })?;
+        crate::footprint::check(&s)?;
         let net = s.network()?;
         let flows = s.resolve_flows()?;
         crate::trace::capture::validate(&s.capture, &net, &flows)?;
@@ -516,13 +518,6 @@ impl Scenario {
         for (path, q) in queues {
             q.validate(&path)?;
         }
-        let prob = |v: Option<f64>, key: &str| -> Result<f64, ScenarioError> {
-            match v {
-                None => Ok(0.0),
-                Some(p) if (0.0..=1.0).contains(&p) => Ok(p),
-                Some(p) => err(format!("topology.{key}"), format!("expected a probability from 0 to 1, got {p}")),
-            }
-        };
         let req = |v: Option<Rate>, key: &str| v.ok_or_else(|| ScenarioError { path: format!("topology.{key}"), message: format!("required for kind = {kind}") });
         let reqd = |v: Option<Duration>, key: &str| v.ok_or_else(|| ScenarioError { path: format!("topology.{key}"), message: format!("required for kind = {kind}") });
         let net = match t.kind {
@@ -536,8 +531,8 @@ impl Scenario {
                     delay: reqd(t.delay, "delay")?,
                     queue: t.queue.unwrap_or_default(),
                     reverse_queue: None,
-                    loss: prob(t.loss, "loss")?,
-                    reverse_loss: prob(t.reverse_loss, "reverse_loss")?,
+                    loss: t.loss.map_or(0.0, |p| p.0),
+                    reverse_loss: t.reverse_loss.map_or(0.0, |p| p.0),
                 }],
             },
             TopologyKind::Dumbbell => {
@@ -562,8 +557,8 @@ impl Scenario {
                     delay: reqd(t.bottleneck_delay, "bottleneck_delay")?,
                     queue: t.queue.unwrap_or_default(),
                     reverse_queue: None,
-                    loss: prob(t.loss, "loss")?,
-                    reverse_loss: prob(t.reverse_loss, "reverse_loss")?,
+                    loss: t.loss.map_or(0.0, |p| p.0),
+                    reverse_loss: t.reverse_loss.map_or(0.0, |p| p.0),
                 }];
                 for i in 1..=n as usize {
                     for (host, router, side) in [(format!("s{i}"), "left", "s"), (format!("r{i}"), "right", "r")] {
@@ -624,6 +619,8 @@ impl Scenario {
                 return err("warmup", "a warmup needs a `duration` longer than it");
             }
         }
+        self.check_total_bytes()?;
+        self.check_run_length(&net)?;
         let mut out = Vec::new();
         let mut names: Vec<String> = Vec::new();
         for (fi, f) in self.flows.iter().enumerate() {
@@ -668,11 +665,18 @@ impl Scenario {
             for (di, d) in f.drops.iter().enumerate() {
                 let dpath = format!("{path}.drops[{di}]");
                 let kind = d.filter_kind(&dpath)?;
-                if d.transmissions.is_empty() || d.transmissions.contains(&0) {
+                if d.transmissions.is_empty() {
                     return err(format!("{dpath}.transmissions"), "expected transmission numbers from 1");
+                }
+                if let Some(k) = d.transmissions.iter().position(|&t| t == 0) {
+                    return err(format!("{dpath}.transmissions[{k}]"), "expected a transmission number from 1");
+                }
+                if d.transfer == Some(0) {
+                    return err(format!("{dpath}.transfer"), "expected a transfer number from 1 (transfers count from 1)");
                 }
                 drops.push((kind, d.transmissions.clone(), d.transfer, d.kind));
             }
+            let start_of = f.checked_starts(&path, repeat)?;
             let single = self.topology.kind == TopologyKind::SingleLink;
             for i in 1..=f.count {
                 let subst = |s: &str| s.replace("{i}", &i.to_string());
@@ -704,7 +708,7 @@ impl Scenario {
                     name,
                     from: a,
                     to: b,
-                    start: f.start.0 + (i as u64 - 1) * f.start_spacing.0,
+                    start: start_of(i),
                     bytes,
                     repeat,
                     think: f.think.0,
@@ -722,66 +726,107 @@ impl Scenario {
     }
 }
 
+impl Scenario {
+    /// The data of every finite transfer added up (bytes × repeat × count per entry) must stay
+    /// within `MAX_TOTAL_BYTES`, so that no byte counter of the run can wrap.
+    fn check_total_bytes(&self) -> Result<(), ScenarioError> {
+        let mut total: u128 = 0;
+        for (fi, f) in self.flows.iter().enumerate() {
+            if let (Some(b), Count::N(n)) = (f.bytes.get(), f.repeat) {
+                total += b as u128 * n as u128 * f.count as u128;
+                if total > MAX_TOTAL_BYTES as u128 {
+                    return err(
+                        format!("flows[{fi}].bytes"),
+                        format!(
+                            "the transfers add up to more than {MAX_TOTAL_BYTES} bytes (2^62), the most a run may carry; keys: flows[{fi}].bytes = {b}, flows[{fi}].repeat = {n}, flows[{fi}].count = {} (and the flows before it)",
+                            f.count
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Scenario {
+    /// Without a `duration` a run lasts until its transfers are done, so that time must fit the
+    /// clock: refuse a flow whose data could not cross even the fastest link before the largest
+    /// simulated time. A lower bound (headers, losses and the handshake only add time), so
+    /// nothing that can finish is refused; the clock's headroom above `MAX_TIME` (a factor of 4)
+    /// covers the rest.
+    fn check_run_length(&self, net: &Network) -> Result<(), ScenarioError> {
+        if self.duration.is_some() {
+            return Ok(());
+        }
+        let fastest = net.links.iter().map(|l| l.rate.0).max().unwrap_or(1).max(1) as u128;
+        for (fi, f) in self.flows.iter().enumerate() {
+            if let (Some(b), Count::N(n)) = (f.bytes.get(), f.repeat) {
+                let at_least = f.start.0 as u128 + b as u128 * n as u128 * 8 * 1_000_000_000 / fastest;
+                if at_least > MAX_TIME as u128 {
+                    return err(
+                        format!("flows[{fi}].bytes"),
+                        format!(
+                            "{} transfers of {b} bytes need at least {at_least} ns at {} (the fastest link), beyond the largest simulated time (2^62 ns, about 146 years); set a `duration` or send less",
+                            n,
+                            crate::units::format_rate(fastest as u64)
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The most data the finite transfers of a scenario may add up to, 2^62 bytes: every byte
+/// counter of a run (per connection, per link direction, with headers) stays far from 2^64.
+pub const MAX_TOTAL_BYTES: u64 = 1 << 62;
+
 impl FlowSpec {
+    /// The start time of flow i (1-based) of this entry, after checking, with exact arithmetic,
+    /// that the last flow's start, and its last transfer's earliest start after `repeat − 1`
+    /// thinks, are within the largest simulated time.
+    fn checked_starts(&self, path: &str, repeat: Option<u32>) -> Result<impl Fn(u32) -> Time + '_, ScenarioError> {
+        let beyond = "is beyond the largest simulated time (2^62 ns, about 146 years)";
+        let last = self.start.0 as u128 + (self.count as u128 - 1) * self.start_spacing.0 as u128;
+        if last > MAX_TIME as u128 {
+            return err(
+                format!("{path}.start_spacing"),
+                format!(
+                    "flow {} of this entry would start at {last} ns, which {beyond}; keys: {path}.start = {}, {path}.count = {}, {path}.start_spacing = {}",
+                    self.count,
+                    format_duration(self.start.0),
+                    self.count,
+                    format_duration(self.start_spacing.0)
+                ),
+            );
+        }
+        if let Some(n) = repeat {
+            let thinks = (n as u128 - 1) * self.think.0 as u128;
+            if last + thinks > MAX_TIME as u128 {
+                return err(
+                    format!("{path}.think"),
+                    format!(
+                        "the {} thinks between its {n} transfers add up to {thinks} ns, so the last transfer would start after {} ns, which {beyond}; keys: {path}.think = {}, {path}.repeat = {n}, {path}.start = {}",
+                        n - 1,
+                        last + thinks,
+                        format_duration(self.think.0),
+                        format_duration(self.start.0)
+                    ),
+                );
+            }
+        }
+        // Checked above: no product or sum here can exceed MAX_TIME.
+        Ok(move |i: u32| self.start.0 + (i as u64 - 1) * self.start_spacing.0)
+    }
+
     fn tcp_sets(&self, knob: &str) -> bool {
         serde_json::to_value(&self.tcp).ok().and_then(|v| v.get(knob).cloned()).is_some()
     }
 }
 
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, col)
-}
-
-/// Apply one `key.path=value` override. The value is read as TOML (`3`, `"3s"`, `true`,
-/// `[1, 2]`, `{ packets = 5 }`); a bare word that is not TOML is taken as a string (`variant=reno`).
-/// Path components that are numbers index arrays (`flows.0.bytes`).
-pub fn apply_override(root: &mut serde_json::Value, assignment: &str) -> Result<(), ScenarioError> {
-    let (key, raw) = assignment.split_once('=').ok_or_else(|| ScenarioError { path: assignment.into(), message: "an override is written key.path=value".into() })?;
-    let key = key.trim();
-    let raw = raw.trim();
-    let value: serde_json::Value = match toml::from_str::<toml::Value>(&format!("v = {raw}")) {
-        Ok(toml::Value::Table(mut t)) => serde_json::to_value(t.remove("v").unwrap()).map_err(|e| ScenarioError { path: key.into(), message: e.to_string() })?,
-        _ => serde_json::Value::String(raw.to_string()),
-    };
-    set_path(root, key, value)
-}
-
-/// Set the value at a dotted key path, creating tables on the way.
-pub fn set_path(root: &mut serde_json::Value, key: &str, value: serde_json::Value) -> Result<(), ScenarioError> {
-    let parts: Vec<&str> = key.split('.').collect();
-    if parts.iter().any(|p| p.is_empty()) {
-        return err(key, "empty component in key path");
-    }
-    let mut cur = root;
-    for (i, p) in parts.iter().enumerate() {
-        let last = i + 1 == parts.len();
-        let here = parts[..=i].join(".");
-        cur = match cur {
-            serde_json::Value::Array(a) => {
-                let idx: usize = p.parse().map_err(|_| ScenarioError { path: here.clone(), message: "expected an array index".into() })?;
-                let len = a.len();
-                let slot = a.get_mut(idx).ok_or_else(|| ScenarioError { path: here.clone(), message: format!("index {idx} out of range ({len} elements)") })?;
-                if last {
-                    *slot = value;
-                    return Ok(());
-                }
-                slot
-            }
-            serde_json::Value::Object(m) => {
-                if last {
-                    m.insert(p.to_string(), value);
-                    return Ok(());
-                }
-                m.entry(p.to_string()).or_insert_with(|| serde_json::Value::Object(Default::default()))
-            }
-            _ => return err(here, "is not a table or an array"),
-        };
-    }
-    Ok(())
-}
+pub use crate::input::{apply_override, set_path};
 
 #[cfg(test)]
 mod tests {

@@ -2,10 +2,17 @@
 //! `"16KB"`. Parsing is strict (a bare number is refused where a unit is required) so that a typo
 //! cannot silently change an experiment by a factor of a thousand.
 //!
+//! Every numeric key of a scenario is read through one of the types here, which refuse a
+//! non-finite or out-of-range value with words the key path is put in front of: `Duration`,
+//! `Rate`, `Size` (with units), `Probability` (0 to 1), `NonNegative` (finite ≥ 0), `Multiplier`
+//! (1 to 1000); the `de_*` functions read the same into a plain `f64` field. New schema keys
+//! (applications, cross traffic, random variables) take these types rather than a bare `f64`.
+//! `MAX_TIME`, `MAX_SIZE` and `MAX_RATE` are the documented limits (docs/scenarios.md).
+//!
 //! Conventions (TARGETS.md, "Units"): rates are decimal (`1 kbps` = 1000 bit/s); sizes follow the
 //! papers, `KB` = 1024 bytes (Allman's footnote 4), `kB` = 1000 bytes; `KiB`/`MiB` are binary too.
 
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 use std::fmt;
 
@@ -16,6 +23,12 @@ pub const NS: Time = 1;
 pub const US: Time = 1_000;
 pub const MS: Time = 1_000_000;
 pub const SEC: Time = 1_000_000_000;
+
+/// The largest simulated time, 2^62 ns (about 146 years). Every duration a scenario writes and
+/// every time derived from them before the run (a flow's start with its spacing, its thinks
+/// added up, the warmup) must stay at or below it, so that the engine can still add a delay, a
+/// timeout or a transmission time to any of them without leaving the 64-bit clock.
+pub const MAX_TIME: Time = 1 << 62;
 
 pub const fn ms(n: u64) -> Time {
     n * MS
@@ -28,6 +41,20 @@ pub const fn secs(n: u64) -> Time {
 }
 pub fn to_secs(t: Time) -> f64 {
     t as f64 / SEC as f64
+}
+
+/// The number of `s` exactly, when it is a whole number (digits and `_` only) times `scale`, so
+/// that a limit such as 2^62 ns is judged without the rounding of a float (which would read
+/// 2^62 + 1 as 2^62). None for a fraction or an exponent, and for more digits than an exact
+/// product can hold.
+fn exact_whole(s: &str, scale: u64) -> Option<u128> {
+    let s = s.trim();
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '_')).unwrap_or(s.len());
+    let digits: String = s[..end].chars().filter(|&c| c != '_').collect();
+    if digits.is_empty() || digits.len() > 30 || s[end..].trim_start().starts_with(['.', 'e', 'E']) {
+        return None;
+    }
+    digits.parse::<u128>().ok().map(|n| n * scale as u128)
 }
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
@@ -61,8 +88,8 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
         return Err(format!("expected a non-negative {expected}, got {s:?}"));
     }
     let ns = (v * scale).round();
-    if ns > u64::MAX as f64 / 4.0 {
-        return Err(format!("duration {s:?} is too large"));
+    if exact_whole(s, scale as u64).map_or(ns > MAX_TIME as f64, |n| n > MAX_TIME as u128) {
+        return Err(format!("duration {s:?} is beyond the largest simulated time (2^62 ns, about 146 years)"));
     }
     Ok(ns as Time)
 }
@@ -82,6 +109,9 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     let bps = (v * scale).round();
     if !(bps >= 1.0) || !bps.is_finite() {
         return Err(format!("expected a positive {expected}, got {s:?}"));
+    }
+    if exact_whole(s, scale as u64).map_or(bps > MAX_RATE as f64, |n| n > MAX_RATE as u128) {
+        return Err(format!("rate {s:?} is too large (at most 1000000Gbps, 10^15 bit/s)"));
     }
     Ok(bps as u64)
 }
@@ -103,7 +133,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         return Err(format!("expected a non-negative {expected}, got {s:?}"));
     }
     // Sequence numbers are 64-bit and start at 0: keep sizes far from the wrap (2^50 B = 1 PiB).
-    if b > (1u64 << 50) as f64 {
+    if exact_whole(s, scale as u64).map_or(b > MAX_SIZE as f64, |n| n > MAX_SIZE as u128) {
         return Err(format!("size {s:?} is too large (at most 1 PiB)"));
     }
     Ok(b as u64)
@@ -136,7 +166,7 @@ pub fn format_rate(bps: u64) -> String {
 }
 
 macro_rules! unit_type {
-    ($name:ident, $inner:ty, $parse:ident, $format:ident, $doc:literal, $allow_int:expr) => {
+    ($name:ident, $inner:ty, $parse:ident, $format:ident, $doc:literal, $allow_int:expr, $int_max:expr) => {
         #[doc = $doc]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
         pub struct $name(pub $inner);
@@ -159,17 +189,25 @@ macro_rules! unit_type {
                         $parse(v).map($name).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        if $allow_int && v >= 0 && v <= (1i64 << 50) {
-                            Ok($name(v as $inner))
-                        } else {
+                        if !$allow_int {
                             Err(E::custom(format!("expected {}, got the bare number {v} (write the unit)", $doc)))
+                        } else if v < 0 || v as u64 > $int_max {
+                            Err(E::custom(format!("expected {} from 0 to {}, got {v}", $doc, $int_max)))
+                        } else {
+                            Ok($name(v as $inner))
                         }
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
                         self.visit_i64(v.min(i64::MAX as u64) as i64)
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
-                        Err(E::custom(format!("expected {}, got the bare number {v} (write the unit)", $doc)))
+                        if !v.is_finite() {
+                            Err(E::custom(format!("expected {}, got {} (not a finite number)", $doc, show_number(v))))
+                        } else if $allow_int {
+                            Err(E::custom(format!("expected {}, got the number {v} (a whole number of bytes, or a string with the unit)", $doc)))
+                        } else {
+                            Err(E::custom(format!("expected {}, got the bare number {v} (write the unit)", $doc)))
+                        }
                     }
                 }
                 d.deserialize_any(V)
@@ -182,9 +220,117 @@ fn format_size(b: u64) -> String {
     format!("{b}B")
 }
 
-unit_type!(Duration, Time, parse_duration, format_duration, "a duration with a unit, such as \"35ms\" or \"1.5s\"", false);
-unit_type!(Rate, u64, parse_rate, format_rate, "a rate with a unit, such as \"10Mbps\"", false);
-unit_type!(Size, u64, parse_size, format_size, "a size in bytes or with a unit, such as \"16KB\"", true);
+unit_type!(Duration, Time, parse_duration, format_duration, "a duration with a unit, such as \"35ms\" or \"1.5s\"", false, 0);
+unit_type!(Rate, u64, parse_rate, format_rate, "a rate with a unit, such as \"10Mbps\"", false, 0);
+unit_type!(Size, u64, parse_size, format_size, "a size in bytes or with a unit, such as \"16KB\"", true, MAX_SIZE);
+
+/// The largest rate a scenario may write, 10^15 bit/s: far above any link of the studies, and a
+/// float's rounding of it is still exact to the bit per second.
+pub const MAX_RATE: u64 = 1_000_000_000_000_000;
+
+/// The largest size a scenario may write, 2^50 bytes (1 PiB): sequence numbers are 64-bit and
+/// start at 0, and sizes are multiplied by counts, so they are kept far from the wrap.
+pub const MAX_SIZE: u64 = 1 << 50;
+
+/// A number as a refusal shows it: the non-finite values spelled as TOML writes them.
+pub fn show_number(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A finite number within [lo, hi], from an integer or a float; `expecting` names the quantity
+/// in the refusal ("a probability from 0 to 1"). The one reader behind the number newtypes below
+/// and behind the plain `f64` fields that keep their type (`deserialize_with`).
+struct FiniteIn {
+    expecting: &'static str,
+    lo: f64,
+    hi: f64,
+}
+
+impl<'de> Visitor<'de> for FiniteIn {
+    type Value = f64;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<f64, E> {
+        if v.is_finite() && v >= self.lo && v <= self.hi {
+            Ok(v)
+        } else {
+            Err(E::custom(format!("expected {}, got {}", self.expecting, show_number(v))))
+        }
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<f64, E> {
+        self.visit_f64(v as f64)
+    }
+}
+
+fn finite_in<'de, D: Deserializer<'de>>(d: D, expecting: &'static str, lo: f64, hi: f64) -> Result<f64, D::Error> {
+    d.deserialize_any(FiniteIn { expecting, lo, hi })
+}
+
+const PROBABILITY: &str = "a probability, a finite number from 0 to 1";
+const NON_NEGATIVE: &str = "a finite number ≥ 0";
+const MULTIPLIER: &str = "a finite multiplier from 1 to 1000";
+
+/// A probability: finite, from 0 to 1 (a loss rate, RED's `max_p`).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default, Serialize)]
+#[serde(transparent)]
+pub struct Probability(pub f64);
+
+impl<'de> de::Deserialize<'de> for Probability {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        finite_in(d, PROBABILITY, 0.0, 1.0).map(Probability)
+    }
+}
+
+/// A finite number ≥ 0 (RED's thresholds, in packets).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default, Serialize)]
+#[serde(transparent)]
+pub struct NonNegative(pub f64);
+
+impl<'de> de::Deserialize<'de> for NonNegative {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        finite_in(d, NON_NEGATIVE, 0.0, f64::MAX).map(NonNegative)
+    }
+}
+
+/// A finite multiplier from 1 to 1000 (the RTO backoff: RFC 6298 §5.5 doubles; anything above
+/// 1000 reaches `rto_max` on the first expiry anyway).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Serialize)]
+#[serde(transparent)]
+pub struct Multiplier(pub f64);
+
+impl<'de> de::Deserialize<'de> for Multiplier {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        finite_in(d, MULTIPLIER, 1.0, 1000.0).map(Multiplier)
+    }
+}
+
+/// `deserialize_with` forms of the newtypes for fields that keep a plain `f64` (the run-time code
+/// reads them as numbers): `#[serde(deserialize_with = "crate::units::de_probability")]`.
+pub fn de_probability<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Probability::deserialize(d).map(|p| p.0)
+}
+
+pub fn de_non_negative<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    NonNegative::deserialize(d).map(|p| p.0)
+}
+
+pub fn de_multiplier<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Multiplier::deserialize(d).map(|p| p.0)
+}
+
+pub fn de_multiplier_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Multiplier::deserialize(d).map(|p| Some(p.0))
+}
 
 #[cfg(test)]
 mod tests {
@@ -202,6 +348,31 @@ mod tests {
         assert!(parse_duration("35 parsecs").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn limits_are_judged_exactly() {
+        assert_eq!(parse_duration("4611686018427387904ns"), Ok(MAX_TIME));
+        assert!(parse_duration("4611686018427387905ns").unwrap_err().contains("largest simulated time"));
+        assert!(parse_duration("4_611_686_018_427_387_905ns").is_err());
+        assert_eq!(parse_size("1125899906842624"), Ok(MAX_SIZE));
+        assert!(parse_size("1125899906842625").unwrap_err().contains("too large"));
+        assert!(parse_duration("1e400s").is_err());
+    }
+
+    #[test]
+    fn number_newtypes() {
+        let p = |t: &str| toml::from_str::<std::collections::BTreeMap<String, Probability>>(t).map(|m| m["p"]);
+        assert_eq!(p("p = 0.5").unwrap(), Probability(0.5));
+        assert_eq!(p("p = 1").unwrap(), Probability(1.0));
+        for bad in ["nan", "inf", "-inf", "-0.1", "1.01", "\"0.1\""] {
+            let e = p(&format!("p = {bad}")).unwrap_err().to_string();
+            assert!(e.contains("a probability, a finite number from 0 to 1"), "{bad}: {e}");
+        }
+        let m = |t: &str| toml::from_str::<std::collections::BTreeMap<String, Multiplier>>(t).map(|m| m["m"].0);
+        assert_eq!(m("m = 2").unwrap(), 2.0);
+        assert!(m("m = 0.5").is_err() && m("m = 1001").is_err() && m("m = nan").is_err());
+        assert_eq!(show_number(f64::NEG_INFINITY), "-inf");
     }
 
     #[test]

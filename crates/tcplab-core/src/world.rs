@@ -597,6 +597,7 @@ impl World {
 
 /// Run a scenario with a seed.
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
+    crate::footprint::check(scenario)?; // also for a Scenario built in Rust, not read from text
     let mut w = World::build(scenario, seed)?;
     w.run();
     let capture = w.capture.take();

@@ -7,7 +7,7 @@
 //! and is then dropped by the limit as in DropTail (`dropped_queue`).
 
 use crate::engine::RngStream;
-use crate::units::{Size, Time, SEC};
+use crate::units::{show_number, Size, Time, SEC};
 use serde::{Deserialize, Serialize};
 
 /// RED parameters. Defaults are ns-2's `Queue/RED` defaults (`tcl/lib/ns-default.tcl`), which
@@ -16,12 +16,16 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields, default)]
 pub struct RedSpec {
     /// Minimum threshold of the average queue, packets (ns `thresh_` 5).
+    #[serde(deserialize_with = "crate::units::de_non_negative")]
     pub min_th: f64,
     /// Maximum threshold, packets (ns `maxthresh_` 15).
+    #[serde(deserialize_with = "crate::units::de_non_negative")]
     pub max_th: f64,
     /// Drop probability reached at `max_th` (ns `linterm_` 10 = 1/max_p).
+    #[serde(deserialize_with = "crate::units::de_probability")]
     pub max_p: f64,
     /// Weight of the queue-average EWMA (ns `q_weight_` 0.002; FJ93 §6 uses 0.002).
+    #[serde(deserialize_with = "crate::units::de_non_negative")]
     pub w_q: f64,
     /// ns-2 `wait_` (true): spread drops further apart, p_a = p_b/(2 − count·p_b).
     pub wait: bool,
@@ -59,16 +63,16 @@ impl RedSpec {
     pub fn validate(&self) -> Result<(), (String, String)> {
         let err = |k: &str, m: String| Err((k.to_string(), m));
         if !(self.min_th.is_finite() && self.min_th >= 0.0) {
-            return err("min_th", format!("expected a number of packets ≥ 0, got {}", self.min_th));
+            return err("min_th", format!("expected a number of packets ≥ 0, got {}", show_number(self.min_th)));
         }
         if !(self.max_th.is_finite() && self.max_th > self.min_th) {
-            return err("max_th", format!("must exceed min_th ({}), got {}", self.min_th, self.max_th));
+            return err("max_th", format!("must exceed min_th ({}), got {}", self.min_th, show_number(self.max_th)));
         }
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return err("max_p", format!("expected a probability above 0 and at most 1, got {}", self.max_p));
+            return err("max_p", format!("expected a probability above 0 and at most 1, got {}", show_number(self.max_p)));
         }
         if !(self.w_q > 0.0 && self.w_q <= 1.0) {
-            return err("w_q", format!("expected a weight above 0 and at most 1, got {}", self.w_q));
+            return err("w_q", format!("expected a weight above 0 and at most 1, got {}", show_number(self.w_q)));
         }
         if self.mean_pktsize.0 == 0 {
             return err("mean_pktsize", "expected at least 1 byte".into());

@@ -118,7 +118,7 @@ impl<'de> serde::de::Visitor<'de> for IwVisitor {
         self.visit_i64(v.min(i64::MAX as u64) as i64)
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<InitialWindow, E> {
-        Err(E::custom(format!("expected {IW_EXPECTING}, got {v}")))
+        Err(E::custom(format!("expected {IW_EXPECTING}, got {}", crate::units::show_number(v))))
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<InitialWindow, E> {
         match v {
@@ -200,7 +200,7 @@ impl<'de, T: Copy> serde::de::Visitor<'de> for NumberOrWord<T> {
         self.visit_i64(v.min(i64::MAX as u64) as i64)
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<T, E> {
-        Err(E::custom(format!("expected {}, got {v}", self.expecting)))
+        Err(E::custom(format!("expected {}, got {}", self.expecting, crate::units::show_number(v))))
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
         if v == self.word {
@@ -235,12 +235,12 @@ impl<'de> Deserialize<'de> for Limit {
 }
 
 macro_rules! tcp_knobs {
-    ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty ),* $(,)?) => {
+    ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty $([de = $de:literal, de_opt = $de_opt:literal])? ),* $(,)?) => {
         /// The resolved configuration of one TCP connection.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct TcpConfig {
-            $( $(#[doc = $doc])* pub $field: $ty, )*
+            $( $(#[doc = $doc])* $(#[serde(deserialize_with = $de)])? pub $field: $ty, )*
         }
 
         /// What a scenario writes under `[tcp]` or a flow's `tcp`: a profile and overrides.
@@ -253,7 +253,7 @@ macro_rules! tcp_knobs {
             /// Named stack applied over the profile: the studies' variants (`tcplab variants`).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub preset: Option<String>,
-            $( #[serde(default, skip_serializing_if = "Option::is_none")] pub $field: Option<$ty>, )*
+            $( #[serde(default, skip_serializing_if = "Option::is_none")] $(#[serde(deserialize_with = $de_opt)])? pub $field: Option<$ty>, )*
         }
 
         impl TcpSpec {
@@ -338,8 +338,8 @@ tcp_knobs! {
     /// in whole ticks, the RTO is a whole number n of ticks, and the timer fires on the n-th tick
     /// boundary after it is set, i.e. after between n−1 and n ticks.
     timer_tick: Duration,
-    /// RTO multiplier on each expiry (RFC 6298 §5.5: 2).
-    rto_backoff: f64,
+    /// RTO multiplier on each expiry (RFC 6298 §5.5: 2), a finite number from 1 to 1000.
+    rto_backoff: f64 [de = "crate::units::de_multiplier", de_opt = "crate::units::de_multiplier_opt"],
     /// Karn's algorithm: no RTT sample from a retransmitted segment (RFC 6298 §3).
     karn: bool,
     /// Seed the RTT estimator with the handshake's RTT (the Linux 2.2 of the Seddigh study did not).
@@ -354,6 +354,13 @@ tcp_knobs! {
     /// §4.2.3.5 R2: at least 100 s; Linux tcp_retries2 = 15).
     data_retries: u32,
 }
+
+/// The longest TCP timer knob (a timeout, a tick, a bound of the RTO): one hour, far above any
+/// stack's (Linux's RTO bound is 120 s), and small enough that retries times timers stay far
+/// inside the simulated clock.
+pub const MAX_TIMER: crate::units::Time = 3600 * SEC;
+/// The most SYN or data retries before a connection is abandoned (Linux allows 127 SYN retries).
+pub const MAX_RETRIES: u32 = 1000;
 
 pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "bsd", "linux22"];
 
@@ -580,8 +587,28 @@ impl TcpConfig {
         if self.rto_min.0 > self.rto_max.0 {
             return err("rto_min", "must not exceed rto_max");
         }
-        if !(self.rto_backoff >= 1.0) {
-            return err("rto_backoff", "expected a multiplier of at least 1");
+        if !(self.rto_backoff >= 1.0 && self.rto_backoff <= 1000.0) {
+            return err("rto_backoff", "expected a finite multiplier from 1 to 1000");
+        }
+        // The run-time code adds these to the clock, over and over: bounded, no sum of them can
+        // leave the 64-bit clock (see `units::MAX_TIME`).
+        for (k, d) in [
+            ("delack_timeout", self.delack_timeout),
+            ("delack_tick", self.delack_tick),
+            ("rto_initial", self.rto_initial),
+            ("rto_min", self.rto_min),
+            ("rto_max", self.rto_max),
+            ("clock_granularity", self.clock_granularity),
+            ("timer_tick", self.timer_tick),
+        ] {
+            if d.0 > MAX_TIMER {
+                return Err((k.to_string(), format!("expected at most 1h, got {}", crate::units::format_duration(d.0))));
+            }
+        }
+        for (k, n) in [("syn_retries", self.syn_retries), ("data_retries", self.data_retries)] {
+            if n > MAX_RETRIES {
+                return Err((k.to_string(), format!("expected at most {MAX_RETRIES}, got {n}")));
+            }
         }
         if let Limit::Bytes(s) = self.rwnd {
             if s.0 < self.mss.0 {

@@ -1,0 +1,209 @@
+//! The size of a world before it is built: nodes, link directions, connections and the memory
+//! they take, counted from the scenario's keys alone (nothing sized by input is allocated first),
+//! and refused above a limit with the estimate and the keys that drive it. Without this a
+//! dumbbell of 2^31 pairs aborted the process on a failed allocation.
+
+use crate::net::link::LinkDir;
+use crate::result::TransferRow;
+use crate::scenario::{err, Count, ResolvedFlow, Scenario, ScenarioError, TopologyKind};
+use crate::units::parse_size;
+
+/// Memory of a link direction beyond its struct: its name twice (results, routing), the queue's
+/// initial buffer, the RED state and the counters' columns. A generous round figure.
+const LINK_DIR_EXTRA: u64 = 1024;
+/// Memory of one flow at run time beyond its resolved form: the sender and the receiver of its
+/// current transfer (SACK scoreboard, reassembly queue), its per-transfer rows and counters.
+const FLOW_EXTRA: u64 = 8 * 1024;
+/// A node: its name and its slot in the vectors that index nodes.
+const NODE_BYTES: u64 = 64;
+/// An entry of the routing table (`Option<LinkDirId>`), which holds one per pair of nodes.
+const ROUTE_ENTRY: u64 = 8;
+/// The default limit when the machine's memory cannot be read.
+const FALLBACK_LIMIT: u64 = 8 << 30;
+/// Indices are 32-bit (`NodeId`, `LinkDirId`, `ConnId`).
+const MAX_INDEX: u128 = u32::MAX as u128;
+
+/// What a scenario will build, counted before anything is allocated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Footprint {
+    pub nodes: u128,
+    /// Link directions (two per link).
+    pub link_dirs: u128,
+    /// Flows after `count` expansion: one connection each at a time.
+    pub flows: u128,
+    /// Finite transfers (count × repeat), one result row each.
+    pub transfers: u128,
+    /// Estimated memory at build time, bytes.
+    pub bytes: u128,
+    /// The keys that drive the size, largest first (`topology.pairs = 2147483648`).
+    pub drivers: Vec<String>,
+}
+
+impl Footprint {
+    /// Count the world of `s` from its keys (a missing key counts as zero here; the topology
+    /// checks that follow refuse it).
+    pub fn of(s: &Scenario) -> Result<Footprint, ScenarioError> {
+        let t = &s.topology;
+        let (nodes, links, mut drivers): (u128, u128, Vec<(u128, String)>) = match t.kind {
+            TopologyKind::SingleLink => (2, 1, vec![]),
+            TopologyKind::Dumbbell => {
+                let p = t.pairs.unwrap_or(0) as u128;
+                (2 + 2 * p, 1 + 2 * p, vec![(p, format!("topology.pairs = {p}"))])
+            }
+            TopologyKind::Custom => {
+                let (n, l) = (t.nodes.as_ref().map_or(0, |v| v.len()) as u128, t.links.as_ref().map_or(0, |v| v.len()) as u128);
+                (n, l, vec![(n, format!("topology.nodes ({n} names)")), (l, format!("topology.links ({l} links)"))])
+            }
+        };
+        let (mut flows, mut transfers): (u128, u128) = (0, 0);
+        for (i, f) in s.flows.iter().enumerate() {
+            flows += f.count as u128;
+            drivers.push((f.count as u128, format!("flows[{i}].count = {}", f.count)));
+            // Each finite transfer leaves a row in the results; unlimited repeats are bounded by
+            // the run's duration instead, which no estimate made before the run can foresee.
+            if let Count::N(n) = f.repeat {
+                transfers += f.count as u128 * n as u128;
+                drivers.push((n as u128, format!("flows[{i}].repeat = {n}")));
+            }
+        }
+        let link_dirs = 2 * links;
+        let per_dir = std::mem::size_of::<LinkDir>() as u64 + LINK_DIR_EXTRA;
+        let per_flow = std::mem::size_of::<ResolvedFlow>() as u64 + FLOW_EXTRA;
+        // The routing table is nodes² entries, built by a breadth-first search per node.
+        let routes = nodes * nodes * ROUTE_ENTRY as u128;
+        let per_transfer = std::mem::size_of::<TransferRow>() as u128;
+        let bytes = routes + nodes * NODE_BYTES as u128 + link_dirs * per_dir as u128 + flows * per_flow as u128 + transfers * per_transfer;
+        drivers.sort_by(|a, b| b.0.cmp(&a.0));
+        let drivers = drivers.into_iter().filter(|d| d.0 > 1).map(|d| d.1).collect();
+        let fp = Footprint { nodes, link_dirs, flows, transfers, bytes, drivers };
+        for (what, n, key) in [("nodes", fp.nodes, "topology"), ("link directions", fp.link_dirs, "topology"), ("flows", fp.flows, "flows")] {
+            if n > MAX_INDEX {
+                return err(fp.driver_path(key), format!("{n} {what} is more than a world can index ({MAX_INDEX}); {}", fp.summary()));
+            }
+        }
+        Ok(fp)
+    }
+
+    /// Refuse a world above `limit` bytes.
+    pub fn check(&self, limit: u64) -> Result<(), ScenarioError> {
+        if self.bytes > limit as u128 {
+            return err(
+                self.driver_path(""),
+                format!(
+                    "the world would take about {} of memory, above the limit of {} (TCPLAB_MAX_MEMORY); {}",
+                    show_bytes(self.bytes),
+                    show_bytes(limit as u128),
+                    self.summary()
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// The key path of the largest driver (the part before ` = ` / ` (`), else `fallback`.
+    fn driver_path(&self, fallback: &str) -> String {
+        self.drivers.first().map_or(fallback.to_string(), |d| d.split([' ', '(']).next().unwrap_or(fallback).to_string())
+    }
+
+    fn summary(&self) -> String {
+        let driven = if self.drivers.is_empty() { String::new() } else { format!("; driven by {}", self.drivers.join(", ")) };
+        format!(
+            "estimate: {} nodes, {} link directions, {} flows, {} transfers, routing table {}{driven}",
+            self.nodes,
+            self.link_dirs,
+            self.flows,
+            self.transfers,
+            show_bytes(self.nodes * self.nodes * ROUTE_ENTRY as u128)
+        )
+    }
+}
+
+fn show_bytes(b: u128) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Count the world of `s` and refuse it above the memory limit: what every entry point calls
+/// before anything sized by the scenario is allocated.
+pub fn check(s: &Scenario) -> Result<Footprint, ScenarioError> {
+    let fp = Footprint::of(s)?;
+    fp.check(memory_limit()?)?;
+    Ok(fp)
+}
+
+/// The memory a world may take: `TCPLAB_MAX_MEMORY` (a size: `"4GB"`, bytes) if set, else half
+/// of the machine's memory (`MemTotal` of /proc/meminfo), else 8 GiB.
+pub fn memory_limit() -> Result<u64, ScenarioError> {
+    if let Ok(v) = std::env::var("TCPLAB_MAX_MEMORY") {
+        return parse_size(&v).map_err(|m| ScenarioError { path: "TCPLAB_MAX_MEMORY".into(), message: m });
+    }
+    Ok(machine_memory().map_or(FALLBACK_LIMIT, |m| m / 2))
+}
+
+fn machine_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn dumbbell(pairs: u64) -> String {
+        format!(
+            "[topology]\nkind = \"dumbbell\"\npairs = {pairs}\naccess_rate = \"100Mbps\"\naccess_delay = \"1ms\"\nbottleneck_rate = \"10Mbps\"\nbottleneck_delay = \"10ms\"\n[[flows]]\nfrom = \"s1\"\nto = \"r1\"\nbytes = 1000\n"
+        )
+    }
+
+    #[test]
+    fn two_billion_pairs_refused_quickly_with_the_key() {
+        let t0 = Instant::now();
+        let e = Scenario::from_toml(&dumbbell(2147483648), &[]).unwrap_err();
+        assert!(t0.elapsed().as_secs_f64() < 1.0);
+        assert_eq!(e.path, "topology.pairs");
+        assert!(e.message.contains("4294967298 nodes") && e.message.contains("topology.pairs = 2147483648"), "{e}");
+    }
+
+    #[test]
+    fn limit_scales_with_the_routing_table() {
+        let s = Scenario::from_toml(&dumbbell(10), &[]).unwrap();
+        let f = Footprint::of(&s).unwrap();
+        assert_eq!((f.nodes, f.link_dirs, f.flows), (22, 42, 1));
+        assert!(f.check(1 << 30).is_ok());
+        let e = f.check(1000).unwrap_err();
+        assert_eq!(e.path, "topology.pairs");
+        assert!(e.message.contains("above the limit of 1000 B"), "{e}");
+        // 100 000 pairs: 200 002 nodes, a routing table of 4·10^10 entries (298 GiB).
+        let big = Footprint::of(&Scenario { topology: crate::scenario::Topology { pairs: Some(100_000), ..s.topology.clone() }, ..s.clone() }).unwrap();
+        assert!(big.bytes > 298 << 30, "{}", big.bytes);
+    }
+
+    #[test]
+    fn many_transfers_name_their_repeat() {
+        let e = Scenario::from_toml(&dumbbell(1), &["flows.0.repeat=4000000000".into(), "flows.0.count=1000".into()]).unwrap_err();
+        assert_eq!(e.path, "flows[0].repeat");
+        assert!(e.message.contains("4000000000000 transfers"), "{e}");
+    }
+
+    #[test]
+    fn many_flows_name_their_count() {
+        let s = Scenario::from_toml(&dumbbell(1), &["flows.0.count=4000000000".into(), "flows.0.from=s1".into()]);
+        // Four billion flows between the same two hosts: refused by size, not by names.
+        let e = s.unwrap_err();
+        assert_eq!(e.path, "flows[0].count");
+        assert!(e.message.contains("4000000000 flows"), "{e}");
+    }
+}
