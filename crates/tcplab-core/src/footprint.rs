@@ -11,8 +11,9 @@ use crate::units::parse_size;
 /// Memory of a link direction beyond its struct: its name twice (results, routing), the queue's
 /// initial buffer, the RED state and the counters' columns. A generous round figure.
 const LINK_DIR_EXTRA: u64 = 1024;
-/// Memory of one flow at run time beyond its resolved form: the sender and the receiver of its
-/// current transfer (SACK scoreboard, reassembly queue), its per-transfer rows and counters.
+/// Heap memory of one flow at run time beyond its resolved form, its application and its two
+/// connection endpoints (counted by their sizes): the boxed congestion-control and recovery
+/// strategies, the SACK scoreboard and reassembly queue, timer and event vectors.
 const FLOW_EXTRA: u64 = 8 * 1024;
 /// A node: its name and its slot in the vectors that index nodes.
 const NODE_BYTES: u64 = 64;
@@ -68,7 +69,12 @@ impl Footprint {
         }
         let link_dirs = 2 * links;
         let per_dir = std::mem::size_of::<LinkDir>() as u64 + LINK_DIR_EXTRA;
-        let per_flow = std::mem::size_of::<ResolvedFlow>() as u64 + FLOW_EXTRA;
+        // The world's copy of the resolved flow, its application (which holds another), and the
+        // two endpoints of its live connection.
+        let per_flow = 2 * std::mem::size_of::<ResolvedFlow>() as u64
+            + std::mem::size_of::<crate::app::bulk::Bulk>() as u64
+            + 2 * std::mem::size_of::<crate::conns::Endpoint>() as u64
+            + FLOW_EXTRA;
         // The routing table is nodes² entries, built by a breadth-first search per node.
         let routes = nodes * nodes * ROUTE_ENTRY as u128;
         let per_transfer = std::mem::size_of::<TransferRow>() as u128;

@@ -611,6 +611,7 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
 /// Run a scenario with a seed within `budget`; a run that hits a limit gives `RunError::Limit`
 /// with where it had got to (its capture, if any, keeps the packets seen until then).
 pub fn run_limited(scenario: &Scenario, seed: u64, budget: &Budget) -> Result<RunResult, RunError> {
+    crate::footprint::check(scenario)?;
     let mut w = World::build(scenario, seed)?;
     let outcome = w.run_with(budget);
     let capture = w.capture.take();

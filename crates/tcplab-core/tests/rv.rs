@@ -30,8 +30,8 @@ struct C {
     x: RandomCount,
 }
 
-/// Parse TOML the way `Scenario::from_toml` does (TOML → serde_json::Value → serde_path_to_error),
-/// so NaN and infinity arrive as null exactly as they do in a scenario.
+/// Parse TOML through serde_json::Value (TOML → serde_json::Value → serde_path_to_error),
+/// so NaN and infinity arrive as null (as a `None` in a dict would): refused all the same.
 fn parse<T: DeserializeOwned>(text: &str) -> Result<T, (String, String)> {
     let v: toml::Value = toml::from_str(text).expect("valid TOML");
     let j = serde_json::to_value(v).expect("TOML converts to JSON");

@@ -4,9 +4,9 @@
 //! A check that involves two keys of one table (Pareto `mean` with `shape`, `min` < `max`) names
 //! the table and says which keys.
 //!
-//! A TOML `nan` or `inf` reaches serde as a float when TOML is read directly, and as `null` when it
-//! goes through `serde_json::Value` first (as `Scenario::from_toml` does): both are refused, and no
-//! optional key treats `null` as absent.
+//! A `nan` or `inf` reaches serde as a float (the scenario reader, `input.rs`, keeps non-finite
+//! numbers) and is refused with its key path; `null` (a Python `None`) where a number is required
+//! is refused too: no key of a random variable treats it as absent.
 
 use super::{Dist, LogLocation, Quantity, Rv};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -17,14 +17,14 @@ use std::marker::PhantomData;
 /// How far the probabilities of a `mix`, and the last F of a CDF, may stray from 1.
 const PROB_SUM_TOLERANCE: f64 = 1e-9;
 
-const NULL_NUMBER: &str = "got nothing (null): NaN and infinity are not allowed (TOML's `nan` and `inf` arrive as null)";
+const NULL_NUMBER: &str = "got nothing (null)";
 
 const FORMS: &str = "constant, uniform, exponential, pareto, bounded_pareto, lognormal, normal, empirical, mix, named";
 
 // ---------------------------------------------------------------------------------------------
-// Dimensionless numbers: small private checks, each refusing NaN, infinity and null with the key
-// path of the number. They belong on the shared finite-number and probability types being added to
-// `units.rs`; move them there once those exist.
+// Dimensionless numbers: small checks, each refusing NaN, infinity and null with the key path of
+// the number. They read inside a random variable's own tables (seeded deserialisation, which the
+// shared `units::Probability` / `NonNegative` readers do not serve) with the same ranges.
 // ---------------------------------------------------------------------------------------------
 
 /// What a dimensionless number must be.
@@ -218,7 +218,7 @@ impl<'de, Q: Quantity> Deserialize<'de> for PosQty<Q> {
     }
 }
 
-/// For optional keys: present means a value, so `null` (a TOML NaN) is an error, not "absent".
+/// For optional keys: present means a value, so `null` is an error, not "absent".
 fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
     T::deserialize(d).map(Some)
 }
