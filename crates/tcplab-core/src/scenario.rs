@@ -674,6 +674,12 @@ impl Scenario {
                 if d.transfer == Some(0) {
                     return err(format!("{dpath}.transfer"), "expected a transfer number from 1 (transfers count from 1)");
                 }
+                if let (Some(k), Some(n)) = (d.transfer, repeat) {
+                    if k > n {
+                        // A filter that can never apply is a mistake in the scenario, not a no-op.
+                        return err(format!("{dpath}.transfer"), format!("the flow makes {n} transfer{} (repeat = {n}), so transfer {k} never comes", if n == 1 { "" } else { "s" }));
+                    }
+                }
                 drops.push((kind, d.transmissions.clone(), d.transfer, d.kind));
             }
             let start_of = f.checked_starts(&path, repeat)?;

@@ -95,6 +95,12 @@ fn a_filter_for_transfer_zero_is_refused() {
         refused(&["flows.0.drops=[{kind=\"syn\",transfer=0}]"]),
         "flows[0].drops[0].transfer: expected a transfer number from 1 (transfers count from 1)"
     );
+    // A transfer the flow never makes can never be filtered either.
+    assert_eq!(
+        refused(&["flows.0.repeat=2", "flows.0.drops=[{kind=\"syn\",transfer=3}]"]),
+        "flows[0].drops[0].transfer: the flow makes 2 transfers (repeat = 2), so transfer 3 never comes"
+    );
+    assert!(Scenario::from_toml(BASE, &["flows.0.repeat=3".into(), "flows.0.drops=[{kind=\"syn\",transfer=3}]".into()]).is_ok());
 }
 
 #[test]
