@@ -17,7 +17,7 @@ use std::marker::PhantomData;
 /// How far the probabilities of a `mix`, and the last F of a CDF, may stray from 1.
 const PROB_SUM_TOLERANCE: f64 = 1e-9;
 
-const NULL_NUMBER: &str = "got nothing (null)";
+const NULL_NUMBER: &str = "got nothing (null): NaN and infinity are not allowed (JSON, which cannot hold them, makes them null)";
 
 const FORMS: &str = "constant, uniform, exponential, pareto, bounded_pareto, lognormal, normal, empirical, mix, named";
 
