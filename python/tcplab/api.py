@@ -93,7 +93,8 @@ def _seed(seed: Any) -> Optional[int]:
 @dataclass
 class Result:
     """The result of one run: DataFrames of connections, link directions and transfers, the
-    scenario as run (every default written out), and run metadata."""
+    objects fetched by applications (``[[apps]]``; empty without them), the scenario as run
+    (every default written out), and run metadata."""
 
     connections: pd.DataFrame
     links: pd.DataFrame
@@ -102,6 +103,7 @@ class Result:
     tcp: list
     meta: dict
     wall_time_s: float = field(default=0.0)
+    objects: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @classmethod
     def from_json(cls, text: str, wall_time_s: float = 0.0) -> "Result":
@@ -114,6 +116,7 @@ class Result:
             tcp=d["flows_tcp"],
             meta=d["meta"],
             wall_time_s=wall_time_s,
+            objects=pd.DataFrame(d.get("objects", [])),
         )
 
     def to_dict(self) -> dict:
@@ -122,13 +125,16 @@ class Result:
         def records(df: pd.DataFrame) -> list:
             return json.loads(df.to_json(orient="records"))
 
-        return {
+        d = {
             "scenario": self.scenario,
             "meta": self.meta,
             "connections": records(self.connections),
             "links": records(self.links),
             "transfers": records(self.transfers),
         }
+        if not self.objects.empty:
+            d["objects"] = records(self.objects)
+        return d
 
 
 def run(
