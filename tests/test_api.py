@@ -476,3 +476,15 @@ def test_objects_of_applications():
     assert r.to_dict()["objects"][1]["timeouts"] == 1
     plain = tcplab.run(SMALL_TOML, seed=1)
     assert plain.objects.empty and "objects" not in plain.to_dict()
+    assert plain.pages.empty and "pages" not in plain.to_dict()
+
+
+def test_pages_of_web_clients():
+    scenario = {
+        "topology": {"kind": "single_link", "rate": "1.5Mbps", "delay": "50ms"},
+        "apps": [{"kind": "http10", "response": "2KB", "embedded": 3, "pages": 2, "think": "1s"}],
+    }
+    r = tcplab.run(scenario, seed=1)
+    assert list(r.pages["page"]) == [1, 2] and list(r.pages["objects"]) == [4, 4]
+    assert ((r.pages["delay_s"] - (r.pages["complete_s"] - r.pages["start_s"])).abs() < 1e-9).all()
+    assert list(r.objects.groupby("page").size()) == [4, 4]

@@ -93,7 +93,8 @@ def _seed(seed: Any) -> Optional[int]:
 @dataclass
 class Result:
     """The result of one run: DataFrames of connections, link directions and transfers, the
-    objects fetched by applications (``[[apps]]``; empty without them), the scenario as run
+    objects fetched by applications (``[[apps]]``) and the pages of web clients (each empty
+    without them), the scenario as run
     (every default written out), and run metadata."""
 
     connections: pd.DataFrame
@@ -104,6 +105,7 @@ class Result:
     meta: dict
     wall_time_s: float = field(default=0.0)
     objects: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pages: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @classmethod
     def from_json(cls, text: str, wall_time_s: float = 0.0) -> "Result":
@@ -117,6 +119,7 @@ class Result:
             meta=d["meta"],
             wall_time_s=wall_time_s,
             objects=pd.DataFrame(d.get("objects", [])),
+            pages=pd.DataFrame(d.get("pages", [])),
         )
 
     def to_dict(self) -> dict:
@@ -132,8 +135,9 @@ class Result:
             "links": records(self.links),
             "transfers": records(self.transfers),
         }
-        if not self.objects.empty:
-            d["objects"] = records(self.objects)
+        for key, df in (("objects", self.objects), ("pages", self.pages)):
+            if not df.empty:
+                d[key] = records(df)
         return d
 
 
