@@ -6,7 +6,7 @@
 use crate::app::bulk::Bulk;
 use crate::app::reqresp::ReqResp;
 use crate::app::spec::AppKind;
-use crate::app::web::Http10;
+use crate::app::web::{Http10, Http11};
 use crate::app::{App, Ctx, Outgoing, Records};
 use crate::conns::{ConnTable, EndpointKind};
 use crate::engine::{Budget, EventQueue, Limit, LimitHit, RngStream, RunError};
@@ -139,6 +139,7 @@ impl World {
             apps.push(match a.kind {
                 AppKind::Reqresp => Box::new(ReqResp::new(index, a.clone(), seed)),
                 AppKind::Http10 => Box::new(Http10::new(index, a.clone(), seed)),
+                AppKind::Http11 => Box::new(Http11::new(index, a.clone(), seed)),
             });
         }
         let mut capture = Capture::build(&scenario.capture, seed, &net, &links, flows.iter())?;

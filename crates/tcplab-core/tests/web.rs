@@ -123,3 +123,109 @@ fn web_keys_are_checked() {
     let x = e("[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nembedded = \"3 things\"\n");
     assert_eq!(x.path, "apps[0].embedded");
 }
+
+/// SYNs and FINs the client sends, read back from a capture at the client's node.
+fn syns_and_fins(text: &str, seed: u64) -> (RunResult, usize, usize) {
+    use tcplab_core::net::{FLAG_ACK, FLAG_FIN, FLAG_SYN};
+    use tcplab_core::trace::reader::{decode, CaptureReader};
+    let pcap = std::env::temp_dir().join(format!("tcplab-web-{}-{seed}.pcap", std::process::id()));
+    let s = Scenario::from_toml(&format!("[[capture]]\npath = {:?}\nnode = \"receiver\"\n{NET}{text}", pcap.to_string_lossy()), &[]).unwrap();
+    let r = run(&s, seed).unwrap();
+    let bytes = std::fs::read(&pcap).unwrap();
+    let _ = std::fs::remove_file(&pcap);
+    let mut rd = CaptureReader::new(&bytes[..]).unwrap();
+    let (mut syn, mut fin) = (0, 0);
+    while let Some(f) = rd.next_frame().unwrap() {
+        let t = decode(&f).unwrap();
+        if t.dport == 5001 {
+            syn += (t.flags & (FLAG_SYN | FLAG_ACK) == FLAG_SYN) as usize;
+            fin += (t.flags & FLAG_FIN != 0) as usize;
+        }
+    }
+    (r, syn, fin)
+}
+
+#[test]
+fn http11_fetches_a_pages_objects_in_turn_on_one_connection() {
+    let apps = "[[apps]]\nkind = \"http11\"\nresponse = \"3KB\"\nembedded = 3\npages = 2\nthink = \"2s\"\n";
+    let (r, syns, fins) = syns_and_fins(apps, 1);
+    assert!(r.meta.completed);
+    // One connection per page: one SYN and one FIN from the client each, none between objects.
+    assert_eq!((syns, fins), (2, 2));
+    assert_eq!(r.objects.len(), 8);
+    for p in &r.pages {
+        let objs: Vec<_> = r.objects.iter().filter(|o| o.page == Some(p.page)).collect();
+        assert_eq!(objs.len(), 4);
+        // Each request goes once the previous response is complete.
+        for w in objs.windows(2) {
+            assert_eq!(w[1].request_s, w[0].delivered_s, "{w:?}");
+        }
+        assert_eq!(p.complete_s, objs[3].delivered_s);
+        assert_eq!((p.objects, p.bytes), (4, 4 * 3072));
+        for o in &objs {
+            assert_eq!(o.bytes_delivered, 3072);
+            let (rq, fb, dl, ak) = (o.request_s.unwrap(), o.first_byte_s.unwrap(), o.delivered_s.unwrap(), o.acked_s.unwrap());
+            assert!(rq < fb && fb <= dl && dl < ak, "{o:?}");
+        }
+    }
+    // Kept alive, the pages share one connection.
+    let (r, syns, fins) = syns_and_fins(&apps.replace("pages = 2", "pages = 2\nkeep_alive = true"), 1);
+    assert_eq!((syns, fins, r.pages.len()), (1, 1, 2));
+    let s = scenario(&apps.replace("pages = 2", "pages = 3\nkeep_alive = true"));
+    let mut w = World::build(&s, 1).unwrap();
+    let mut peak = 0;
+    while w.step() {
+        peak = peak.max(w.live_connections());
+    }
+    assert_eq!((peak, w.live_connections()), (2, 0), "one connection, freed at the end");
+}
+
+#[test]
+fn http11_kept_alive_restarts_from_the_restart_window_after_idle() {
+    // RFC 5681 §4.1: after an idle time longer than the RTO, the server's next response starts
+    // from the restart window (here IW = 1 segment) instead of the cwnd it had grown.
+    let apps = |restart: bool| {
+        format!("[[apps]]\nkind = \"http11\"\nresponse = \"40KB\"\nembedded = 1\npages = 2\nthink = \"5s\"\nkeep_alive = true\ntcp = {{ initial_window = 1, restart_after_idle = {restart}, rto_initial = \"1s\" }}\n")
+    };
+    let took = |r: &RunResult, object: usize| {
+        let o = &r.objects[object];
+        o.delivered_s.unwrap() - o.request_s.unwrap()
+    };
+    let (with, without) = (run_apps(&apps(true), 1), run_apps(&apps(false), 1));
+    // Page 1 is the same either way; page 2's first object (object 3) came after 5 s of idle.
+    assert_eq!(took(&with, 1), took(&without, 1));
+    let rtt = 0.1;
+    assert!(took(&with, 2) > took(&without, 2) + 2.0 * rtt, "{} {}", took(&with, 2), took(&without, 2));
+    // Restarted, it is no faster than page 1's second object, which found the window open.
+    assert!(took(&with, 2) >= took(&with, 1), "{} {}", took(&with, 2), took(&with, 1));
+}
+
+#[test]
+fn http11_under_loss_delivers_every_object_once() {
+    for seed in 1..=4 {
+        let text = format!(
+            "duration = \"120s\"\n[topology]\nkind = \"single_link\"\nrate = \"1.5Mbps\"\ndelay = \"50ms\"\nqueue = 6\nloss = 0.04\nreverse_loss = 0.02\n\
+             [[apps]]\nkind = \"http11\"\nresponse = {{ exponential = \"8KB\" }}\nembedded = {{ exponential = 3 }}\npages = 5\nthink = \"1s\"\nkeep_alive = {}\n",
+            seed % 2 == 0
+        );
+        let s = Scenario::from_toml(&text, &[]).unwrap();
+        let mut w = World::build(&s, seed).unwrap();
+        while w.step() {}
+        assert_eq!(w.live_connections(), 0, "seed {seed}");
+        let r = w.finish_run().unwrap();
+        assert_eq!(r.pages.len(), 5);
+        for o in &r.objects {
+            assert_eq!(o.bytes_delivered, o.response_bytes, "seed {seed}: {o:?}");
+            assert!(o.acked_s.is_some(), "seed {seed}: {o:?}");
+        }
+        for p in &r.pages {
+            assert!(p.complete_s.is_some());
+            assert_eq!(p.objects as usize, r.objects.iter().filter(|o| o.page == Some(p.page)).count());
+        }
+        assert!(r.objects.iter().any(|o| o.retransmits > 0), "seed {seed}: the losses were felt");
+    }
+    let x = Scenario::from_toml(&format!("{NET}[[apps]]\nkind = \"http11\"\nresponse = \"1KB\"\ndrops = [{{ kind = \"request\" }}]\n"), &[]).unwrap_err();
+    assert_eq!(x.path, "apps[0].drops[0].kind");
+    let x = Scenario::from_toml(&format!("{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nkeep_alive = true\n"), &[]).unwrap_err();
+    assert_eq!(x.path, "apps[0].keep_alive");
+}

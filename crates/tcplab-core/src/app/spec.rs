@@ -32,6 +32,9 @@ pub enum AppKind {
     /// An HTTP/1.0 web client as RFC 2415 models it (`app/web.rs`): pages of a primary object
     /// and embedded objects fetched on parallel connections.
     Http10,
+    /// An HTTP/1.1 web client (`app/web.rs`): a page's objects in turn on one persistent
+    /// connection.
+    Http11,
 }
 
 /// RFC 2415 §2.3 (TARGETS.md §2.3): every page has exactly 3 embedded objects.
@@ -79,6 +82,10 @@ pub struct AppSpec {
     /// Web clients: embedded objects per page, drawn per page (default 3, RFC 2415).
     #[serde(default = "default_embedded")]
     pub embedded: RandomCount,
+    /// `http11`: keep the persistent connection open from page to page (default false: one
+    /// connection per page, as RFC 2415's model).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_alive: bool,
     /// Pause after one exchange (a web client: one page) ends before the next starts.
     #[serde(default)]
     pub think: RandomDuration,
@@ -149,6 +156,7 @@ pub struct ResolvedApp {
     /// Exchanges (`reqresp`) or pages (web clients); None = unlimited.
     pub count: Option<u32>,
     pub embedded: RandomCount,
+    pub keep_alive: bool,
     pub think: RandomDuration,
     pub tcp: TcpConfig,
     pub drops: Vec<AppDrop>,
@@ -196,7 +204,10 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
             return err(format!("{path}.{k}"), format!("does not apply to kind = {}; use `{key}`", kind_name(a.kind)));
         }
         if !web && a.embedded != default_embedded() {
-            return err(format!("{path}.embedded"), "applies to web clients only (kind = \"http10\")");
+            return err(format!("{path}.embedded"), "applies to web clients only (kind = \"http10\" or \"http11\")");
+        }
+        if a.keep_alive && a.kind != AppKind::Http11 {
+            return err(format!("{path}.keep_alive"), "applies to kind = \"http11\" only");
         }
         let count = match given.unwrap_or(Count::N(1)) {
             Count::N(n) => Some(n),
@@ -232,6 +243,10 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
                     seg => (FilterKind::Data { seg: seg.unwrap_or(1) }, false),
                 },
             };
+            // On a persistent connection only its first object's messages start at segment 1.
+            if a.kind == AppKind::Http11 && matches!(d.kind, AppDropKind::Request | AppDropKind::Response) {
+                return err(format!("{dpath}.kind"), "kind = \"http11\" takes drops of kind \"syn\" and \"synack\" only (its objects share one connection)");
+            }
             if !tcp.handshake && matches!(d.kind, AppDropKind::Syn | AppDropKind::Synack) {
                 return err(format!("{dpath}.kind"), "there is no handshake to drop from (tcp.handshake = false)");
             }
@@ -247,6 +262,7 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
             response: a.response.clone(),
             count,
             embedded: a.embedded.clone(),
+            keep_alive: a.keep_alive,
             think: a.think.clone(),
             tcp,
             drops,
