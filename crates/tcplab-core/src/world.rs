@@ -137,7 +137,7 @@ impl World {
                 links[at.0 as usize].filters.push(DropFilter { flow: index as u32, kind: d.kind, transmissions: d.transmissions.clone(), epoch: d.object, dropped: 0 });
             }
             apps.push(match a.kind {
-                AppKind::Reqresp => Box::new(ReqResp::new(index, a.clone(), seed)),
+                AppKind::Reqresp | AppKind::Ftp => Box::new(ReqResp::new(index, a.clone(), seed)),
                 AppKind::Http10 => Box::new(Http10::new(index, a.clone(), seed)),
                 AppKind::Http11 => Box::new(Http11::new(index, a.clone(), seed)),
             });

@@ -231,7 +231,11 @@ fn schema_errors_name_the_key_path() {
     for (apps, path, words) in [
         ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\ncolour = 1\n", "apps[0].colour", "unknown field"),
         ("[[apps]]\nkind = \"gopher\"\nresponse = \"1KB\"\n", "apps[0].kind", "reqresp"),
-        ("[[apps]]\nkind = \"reqresp\"\n", "apps[0]", "response"),
+        ("[[apps]]\nkind = \"reqresp\"\n", "apps[0].response", "required"),
+        ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\nfile = \"1MB\"\n", "apps[0].file", "does not apply"),
+        ("[[apps]]\nkind = \"ftp\"\nresponse = \"1KB\"\n", "apps[0].response", "does not apply"),
+        ("[[apps]]\nkind = \"ftp\"\n", "apps[0].file", "required"),
+        ("[[apps]]\nkind = \"ftp\"\nfile = \"1MB\"\ndirection = \"sideways\"\n", "apps[0].direction", "upload"),
         ("[[apps]]\nkind = \"reqresp\"\nresponse = \"ten\"\n", "apps[0].response", "ten"),
         ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\nrequest = \"0B\"\n", "apps[0].request", "at least one byte"),
         ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\nclient = \"moon\"\n", "apps[0].client", "unknown node"),
@@ -259,4 +263,33 @@ fn schema_errors_name_the_key_path() {
     )
     .unwrap_err();
     assert_eq!(x.path, "apps[0].client");
+}
+
+#[test]
+fn ftp_fetches_files_back_to_back_in_either_direction() {
+    // RFC 2415's FTP clients fetch 1 MB files one after another; here 5 files of 100 KB, each on
+    // a data connection of its own, the next opened as soon as the previous one is closed.
+    let r = run_apps("[[apps]]\nkind = \"ftp\"\nfile = \"100KB\"\ncount = 5\n", 1);
+    assert!(r.meta.completed);
+    assert_eq!(r.objects.len(), 5);
+    for o in &r.objects {
+        assert_eq!((o.request_bytes, o.response_bytes, o.bytes_delivered), (24, 102_400, 102_400), "{o:?}");
+    }
+    for w in r.objects.windows(2) {
+        // Back to back: the next file's connection opens within the last FIN's round trip.
+        assert!(w[1].start_s >= w[0].acked_s.unwrap() && w[1].start_s - w[0].delivered_s.unwrap() < 0.05, "{w:?}");
+    }
+    // Uploads: the file goes client -> server, the server's reply says it is in.
+    let up = run_apps("[[apps]]\nkind = \"ftp\"\nfile = \"100KB\"\ncount = 2\ndirection = \"upload\"\ndrops = [{ kind = \"request\", object = 2 }]\n", 1);
+    assert_eq!(up.objects.len(), 2);
+    for o in &up.objects {
+        assert_eq!((o.request_bytes, o.response_bytes, o.bytes_delivered), (102_400, 24, 24), "{o:?}");
+    }
+    // The dropped first segment of the second upload is retransmitted by the client.
+    assert!(!up.objects[0].request_retransmitted && up.objects[1].request_retransmitted);
+    // Unlimited files need a duration, and run until it.
+    let s = Scenario::from_toml(&format!("duration = \"20s\"\n{NET}[[apps]]\nkind = \"ftp\"\nfile = \"1MB\"\ncount = \"unlimited\"\n"), &[]).unwrap();
+    let r = run(&s, 1).unwrap();
+    assert!(!r.meta.completed && r.objects.len() > 10, "{}", r.objects.len());
+    assert!(r.objects.iter().rev().skip(1).all(|o| o.bytes_delivered == 1 << 20));
 }

@@ -2,8 +2,9 @@
 //! a request (an HTTP GET), the server answers with the response on the same connection once the
 //! whole request is delivered, then both close; `count` times, `think` apart. This is the object
 //! fetch of RFC 2415's web clients and of Seddigh et al.'s HTTP model 2 (TARGETS.md §2.3, §4.5),
-//! recorded per object with Seddigh's transfer time T_i = T_LAST_ACK − T_GET. `Exchange` is one
-//! such fetch on a connection of its own; the HTTP/1.0 client (`web.rs`) runs several at once.
+//! recorded per object with Seddigh's transfer time T_i = T_LAST_ACK − T_GET. FTP clients
+//! (`kind = "ftp"`) are the same application with a command and a file (`spec.rs`). `Exchange` is
+//! one such fetch on a connection of its own; the HTTP/1.0 client (`web.rs`) runs several at once.
 
 use super::spec::ResolvedApp;
 use super::{App, Ctx, Records};

@@ -35,7 +35,33 @@ pub enum AppKind {
     /// An HTTP/1.1 web client (`app/web.rs`): a page's objects in turn on one persistent
     /// connection.
     Http11,
+    /// An FTP client (`app/reqresp.rs`): files fetched (or sent) one after another, each on a
+    /// data connection of its own.
+    Ftp,
 }
+
+/// Which way an FTP client's files go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Server → client (RETR), the usual one (RFC 2415's FTP clients).
+    #[default]
+    Download,
+    /// Client → server (STOR).
+    Upload,
+}
+
+impl Direction {
+    fn is_download(&self) -> bool {
+        *self == Direction::Download
+    }
+}
+
+/// An FTP command on the wire ("RETR name" or "STOR name" with CRLF; RFC 959 §4.1.3).
+pub const FTP_COMMAND_BYTES: u64 = 24;
+/// The server's reply after an upload ("226 Transfer complete." with CRLF; RFC 959 §4.2.2),
+/// which tells the client the file is in.
+pub const FTP_REPLY_BYTES: u64 = 24;
 
 /// RFC 2415 §2.3 (TARGETS.md §2.3): every page has exactly 3 embedded objects.
 pub const DEFAULT_EMBEDDED: u64 = 3;
@@ -68,11 +94,18 @@ pub struct AppSpec {
     /// When the first exchange starts.
     #[serde(default)]
     pub start: Duration,
-    /// Bytes of each request (drawn per exchange when random).
-    #[serde(default = "default_request")]
-    pub request: RandomSize,
-    /// Bytes of each response (drawn per exchange when random).
-    pub response: RandomSize,
+    /// Bytes of each request (drawn per exchange when random; default 300B; not for `ftp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<RandomSize>,
+    /// Bytes of each response (drawn per exchange when random; required; not for `ftp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<RandomSize>,
+    /// `ftp`: bytes of each file (required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<RandomSize>,
+    /// `ftp`: `"download"` (server → client, default) or `"upload"`.
+    #[serde(default, skip_serializing_if = "Direction::is_download")]
+    pub direction: Direction,
     /// `reqresp`: exchanges made one after another (default 1; `"unlimited"` needs a `duration`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<Count>,
@@ -195,10 +228,26 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
             return err(format!("{path}.name"), format!("application name {name:?} is used twice"));
         }
         names.push(name.clone());
-        if a.request.as_constant() == Some(0) {
-            return err(format!("{path}.request"), "a request needs at least one byte (the server answers once it is delivered)");
+        // What each exchange sends: an FTP file is a response (download) or a request (upload)
+        // on a data connection of its own, with the command or the reply as the other message.
+        let ftp = a.kind == AppKind::Ftp;
+        let kind = kind_name(a.kind);
+        for (key, given, wanted) in [("request", a.request.is_some(), !ftp), ("response", a.response.is_some(), !ftp), ("file", a.file.is_some(), ftp), ("direction", !a.direction.is_download(), ftp)] {
+            if given && !wanted {
+                return err(format!("{path}.{key}"), format!("does not apply to kind = {kind}"));
+            }
         }
-        let web = a.kind != AppKind::Reqresp;
+        let required = |v: &Option<RandomSize>, key: &str| v.clone().ok_or_else(|| ScenarioError { path: format!("{path}.{key}"), message: format!("required for kind = {kind}") });
+        let (request, response) = match (ftp, a.direction) {
+            (false, _) => (a.request.clone().unwrap_or_else(default_request), required(&a.response, "response")?),
+            (true, Direction::Download) => (RandomSize::constant(FTP_COMMAND_BYTES), required(&a.file, "file")?),
+            (true, Direction::Upload) => (required(&a.file, "file")?, RandomSize::constant(FTP_REPLY_BYTES)),
+        };
+        if request.as_constant() == Some(0) {
+            let key = if ftp { "file" } else { "request" };
+            return err(format!("{path}.{key}"), "needs at least one byte (the server answers once it is delivered)");
+        }
+        let web = matches!(a.kind, AppKind::Http10 | AppKind::Http11);
         let (key, given, refused) = if web { ("pages", a.pages, a.count.map(|_| "count")) } else { ("count", a.count, a.pages.map(|_| "pages")) };
         if let Some(k) = refused {
             return err(format!("{path}.{k}"), format!("does not apply to kind = {}; use `{key}`", kind_name(a.kind)));
@@ -258,8 +307,8 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
             client,
             server,
             start: a.start.0,
-            request: a.request.clone(),
-            response: a.response.clone(),
+            request,
+            response,
             count,
             embedded: a.embedded.clone(),
             keep_alive: a.keep_alive,
