@@ -455,3 +455,36 @@ think = "2s"
         assert web.loc[k, "start_s"] == pytest.approx(web.loc[k - 1, "acked_s"] + 2.0)
     assert c.loc["web", "bytes_delivered"] == 3000
     assert c.loc["web", "transfers_completed"] == 3
+
+
+def test_objects_of_applications():
+    """`[[apps]]` request/response exchanges give one `objects` row each; runs without
+    applications have an empty `objects` frame and leave `to_dict` as it was."""
+    scenario = {
+        "topology": {"kind": "single_link", "rate": "10Mbps", "delay": "10ms"},
+        "apps": [{"kind": "reqresp", "name": "web", "response": "6KB", "count": 3, "think": "100ms",
+                  "drops": [{"kind": "request", "object": 2}]}],
+    }
+    r = tcplab.run(scenario, seed=1)
+    o = r.objects
+    assert list(o["object"]) == [1, 2, 3]
+    assert (o["client"] == "web").all() and (o["bytes_delivered"] == 6144).all()
+    assert list(o["request_retransmitted"]) == [False, True, False]
+    # Seddigh's T_i = T_LAST_ACK - T_GET; the lost GET waits for the initial RTO (1 s in `rfc`).
+    assert (o["transfer_time_s"] == o["acked_s"] - o["request_s"]).all()
+    assert o["first_byte_s"][1] - o["request_s"][1] >= 1.0
+    assert r.to_dict()["objects"][1]["timeouts"] == 1
+    plain = tcplab.run(SMALL_TOML, seed=1)
+    assert plain.objects.empty and "objects" not in plain.to_dict()
+    assert plain.pages.empty and "pages" not in plain.to_dict()
+
+
+def test_pages_of_web_clients():
+    scenario = {
+        "topology": {"kind": "single_link", "rate": "1.5Mbps", "delay": "50ms"},
+        "apps": [{"kind": "http10", "response": "2KB", "embedded": 3, "pages": 2, "think": "1s"}],
+    }
+    r = tcplab.run(scenario, seed=1)
+    assert list(r.pages["page"]) == [1, 2] and list(r.pages["objects"]) == [4, 4]
+    assert ((r.pages["delay_s"] - (r.pages["complete_s"] - r.pages["start_s"])).abs() < 1e-9).all()
+    assert list(r.objects.groupby("page").size()) == [4, 4]

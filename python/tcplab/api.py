@@ -173,7 +173,9 @@ def _seed(seed: Any) -> Optional[int]:
 @dataclass
 class Result:
     """The result of one run: DataFrames of connections, link directions and transfers, the
-    scenario as run (every default written out), and run metadata."""
+    objects fetched by applications (``[[apps]]``) and the pages of web clients (each empty
+    without them), the scenario as run
+    (every default written out), and run metadata."""
 
     connections: pd.DataFrame
     links: pd.DataFrame
@@ -182,6 +184,8 @@ class Result:
     tcp: list
     meta: dict
     wall_time_s: float = field(default=0.0)
+    objects: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pages: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @classmethod
     def from_json(cls, text: str, wall_time_s: float = 0.0) -> "Result":
@@ -194,6 +198,8 @@ class Result:
             tcp=d["flows_tcp"],
             meta=d["meta"],
             wall_time_s=wall_time_s,
+            objects=pd.DataFrame(d.get("objects", [])),
+            pages=pd.DataFrame(d.get("pages", [])),
         )
 
     def to_dict(self) -> dict:
@@ -202,13 +208,17 @@ class Result:
         def records(df: pd.DataFrame) -> list:
             return json.loads(df.to_json(orient="records"))
 
-        return {
+        d = {
             "scenario": self.scenario,
             "meta": self.meta,
             "connections": records(self.connections),
             "links": records(self.links),
             "transfers": records(self.transfers),
         }
+        for key, df in (("objects", self.objects), ("pages", self.pages)):
+            if not df.empty:
+                d[key] = records(df)
+        return d
 
 
 def run(

@@ -18,6 +18,12 @@ pub struct RunResult {
     pub connections: Vec<ConnRow>,
     pub links: Vec<LinkRow>,
     pub transfers: Vec<TransferRow>,
+    /// One row per object fetched by an application (`[[apps]]`); absent without applications.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<ObjectRow>,
+    /// One row per page fetched by a web client; absent without them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<PageRow>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -314,4 +320,62 @@ impl LinkRow {
             utilization: (s.busy_ns as f64 / t).min(1.0),
         }
     }
+}
+
+/// One row per object an application fetched: a request and its response. Times are seconds from
+/// the start of the run (None: it did not happen before the run ended).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ObjectRow {
+    /// The application's index (its label: after the flows) and name.
+    pub app: usize,
+    pub client: String,
+    /// 1-based number of the object among the application's.
+    pub object: u32,
+    /// A web client's page the object belongs to (1-based); None for plain exchanges.
+    pub page: Option<u32>,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+    /// The exchange began (the client opened its connection).
+    pub start_s: f64,
+    /// The request's first transmission left the client (T_GET of Seddigh et al.; after the
+    /// handshake when there is one).
+    pub request_s: Option<f64>,
+    /// The response's first byte arrived at the client.
+    pub first_byte_s: Option<f64>,
+    /// The response's last byte was delivered in order at the client.
+    pub delivered_s: Option<f64>,
+    /// The response's last byte was acknowledged at the server (T_LAST_ACK).
+    pub acked_s: Option<f64>,
+    /// Seddigh et al.'s transfer time T_i = T_LAST_ACK − T_GET.
+    pub transfer_time_s: Option<f64>,
+    /// Response bytes delivered to the client.
+    pub bytes_delivered: u64,
+    /// Data retransmissions and retransmission timeouts of the object's connection, both ends.
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// The SYN or the SYN-ACK was retransmitted.
+    pub handshake_retransmitted: bool,
+    /// The request (data from the client) was retransmitted.
+    pub request_retransmitted: bool,
+    /// The connection gave up (R2 of RFC 1122 §4.2.3.5) before the exchange completed.
+    pub aborted: bool,
+}
+
+/// One row per page a web client fetched: its primary object and its embedded objects.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PageRow {
+    pub app: usize,
+    pub client: String,
+    /// 1-based number of the page among the client's.
+    pub page: u32,
+    /// The primary object's connection was opened.
+    pub start_s: f64,
+    /// The last object's response was delivered in full at the client (None: not before the
+    /// end of the run).
+    pub complete_s: Option<f64>,
+    /// RFC 2415's web page delay: complete_s − start_s.
+    pub delay_s: Option<f64>,
+    /// Objects of the page (the primary and the embedded ones) and the response bytes delivered.
+    pub objects: u32,
+    pub bytes: u64,
 }

@@ -80,7 +80,11 @@ pub struct Scenario {
     /// TCP defaults of every flow: `profile` (default `rfc`) and knob overrides.
     #[serde(default)]
     pub tcp: TcpSpec,
+    #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// Applications (`[[apps]]`: request/response exchanges; see `app/spec.rs`), after the flows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<crate::app::spec::AppSpec>,
     /// Packet captures written during the run (`[[capture]]`; see docs/traces.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capture: Vec<crate::trace::CaptureSpec>,
@@ -475,6 +479,7 @@ impl Scenario {
         crate::footprint::check(&s)?;
         let net = s.network()?;
         let flows = s.resolve_flows()?;
+        crate::app::spec::resolve(&s, &net)?;
         crate::trace::capture::validate(&s.capture, &net, &flows)?;
         Ok(s)
     }
@@ -611,8 +616,8 @@ impl Scenario {
     /// Bind flows to nodes, expand `count`, and resolve each flow's TCP configuration.
     pub fn resolve_flows(&self) -> Result<Vec<ResolvedFlow>, ScenarioError> {
         let net = self.network()?;
-        if self.flows.is_empty() {
-            return err("flows", "at least one flow is needed ([[flows]])");
+        if self.flows.is_empty() && self.apps.is_empty() {
+            return err("flows", "at least one flow or application is needed ([[flows]] or [[apps]])");
         }
         if let Some(w) = self.warmup {
             if self.duration.is_none_or(|d| d.0 <= w.0) {
@@ -628,27 +633,7 @@ impl Scenario {
             if f.count == 0 {
                 return err(format!("{path}.count"), "expected at least 1");
             }
-            let spec = self.tcp.merged_with(&f.tcp);
-            let profile = spec.profile.clone().unwrap_or_else(|| "rfc".into());
-            let mut tcp = TcpConfig::profile(&profile).ok_or_else(|| ScenarioError {
-                path: if f.tcp.profile.is_some() { format!("{path}.tcp.profile") } else { "tcp.profile".into() },
-                message: format!("unknown profile {profile:?}; expected one of: {}", crate::tcp::config::PROFILES.join(", ")),
-            })?;
-            if let Some(name) = &spec.preset {
-                let p = crate::tcp::config::preset(name).ok_or_else(|| ScenarioError {
-                    path: if f.tcp.preset.is_some() { format!("{path}.tcp.preset") } else { "tcp.preset".into() },
-                    message: format!(
-                        "unknown preset {name:?}; expected one of: {}",
-                        crate::tcp::config::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-                    ),
-                })?;
-                (p.apply)(&mut tcp);
-            }
-            spec.apply_to(&mut tcp);
-            tcp.validate().map_err(|(k, m)| ScenarioError {
-                path: if f.tcp_sets(&k) { format!("{path}.tcp.{k}") } else { format!("tcp.{k}") },
-                message: m,
-            })?;
+            let tcp = self.tcp_config(&f.tcp, &path)?;
             let bytes = f.bytes.get();
             if bytes.is_none() && self.duration.is_none() {
                 return err(format!("{path}.bytes"), "an unlimited flow needs a `duration` for the run");
@@ -827,8 +812,36 @@ impl FlowSpec {
         Ok(move |i: u32| self.start.0 + (i as u64 - 1) * self.start_spacing.0)
     }
 
-    fn tcp_sets(&self, knob: &str) -> bool {
-        serde_json::to_value(&self.tcp).ok().and_then(|v| v.get(knob).cloned()).is_some()
+}
+
+impl Scenario {
+    /// The TCP configuration of a flow or application at `path` whose own knobs are `own`: the
+    /// profile, then the preset, then the scenario's `[tcp]` and `own` overrides, validated; an
+    /// error names `{path}.tcp.{knob}` when `own` sets the knob, else `tcp.{knob}`.
+    pub(crate) fn tcp_config(&self, own: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError> {
+        let sets = |knob: &str| serde_json::to_value(own).ok().and_then(|v| v.get(knob).cloned()).is_some();
+        let spec = self.tcp.merged_with(own);
+        let profile = spec.profile.clone().unwrap_or_else(|| "rfc".into());
+        let mut tcp = TcpConfig::profile(&profile).ok_or_else(|| ScenarioError {
+            path: if own.profile.is_some() { format!("{path}.tcp.profile") } else { "tcp.profile".into() },
+            message: format!("unknown profile {profile:?}; expected one of: {}", crate::tcp::config::PROFILES.join(", ")),
+        })?;
+        if let Some(name) = &spec.preset {
+            let p = crate::tcp::config::preset(name).ok_or_else(|| ScenarioError {
+                path: if own.preset.is_some() { format!("{path}.tcp.preset") } else { "tcp.preset".into() },
+                message: format!(
+                    "unknown preset {name:?}; expected one of: {}",
+                    crate::tcp::config::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                ),
+            })?;
+            (p.apply)(&mut tcp);
+        }
+        spec.apply_to(&mut tcp);
+        tcp.validate().map_err(|(k, m)| ScenarioError {
+            path: if sets(&k) { format!("{path}.tcp.{k}") } else { format!("tcp.{k}") },
+            message: m,
+        })?;
+        Ok(tcp)
     }
 }
 

@@ -4,6 +4,9 @@
 //! nothing in the per-packet path allocates (packets live in a pool and are recycled).
 
 use crate::app::bulk::Bulk;
+use crate::app::reqresp::ReqResp;
+use crate::app::spec::AppKind;
+use crate::app::web::{Http10, Http11};
 use crate::app::{App, Ctx, Outgoing, Records};
 use crate::conns::{ConnTable, EndpointKind};
 use crate::engine::{Budget, EventQueue, Limit, LimitHit, RngStream, RunError};
@@ -113,7 +116,38 @@ impl World {
             }
             apps.push(Box::new(Bulk::new(fi, f.clone())));
         }
-        let capture = Capture::build(&scenario.capture, seed, &net, &links, flows.iter())?;
+        // Applications come after the flows: application i's label (its connections' flow on the
+        // wire, in the drop filters and in the captures) is flows + i, so labels never collide.
+        let app_specs = crate::app::spec::resolve(scenario, &net)?;
+        for (ai, a) in app_specs.iter().enumerate() {
+            let index = flows.len() + ai;
+            let (c, s) = (NodeId(a.client as u32), NodeId(a.server as u32));
+            let (fwd, rev) = match (routes.next_hop(c, s), routes.next_hop(s, c)) {
+                (Some(x), Some(y)) => (x, y),
+                _ => {
+                    return Err(ScenarioError {
+                        path: format!("apps[{ai}]"),
+                        message: format!("application {:?}: no path between {:?} and {:?} in both directions", a.name, net.nodes[a.client], net.nodes[a.server]),
+                    })
+                }
+            };
+            // Drop filters sit where the packet leaves its host (the client's or the server's).
+            for d in &a.drops {
+                let at = if d.at_client { fwd } else { rev };
+                links[at.0 as usize].filters.push(DropFilter { flow: index as u32, kind: d.kind, transmissions: d.transmissions.clone(), epoch: d.object, dropped: 0 });
+            }
+            apps.push(match a.kind {
+                AppKind::Reqresp | AppKind::Ftp => Box::new(ReqResp::new(index, a.clone(), seed)),
+                AppKind::Http10 => Box::new(Http10::new(index, a.clone(), seed)),
+                AppKind::Http11 => Box::new(Http11::new(index, a.clone(), seed)),
+            });
+        }
+        let mut capture = Capture::build(&scenario.capture, seed, &net, &links, flows.iter())?;
+        if let Some(cap) = capture.as_mut() {
+            for (ai, a) in app_specs.iter().enumerate() {
+                cap.describe((flows.len() + ai) as u32, a.tcp.mss.0);
+            }
+        }
         let mut w = World {
             q: EventQueue::new(),
             node_names: net.nodes,
@@ -520,6 +554,8 @@ impl World {
         }
         let mut conns = Vec::new();
         let mut transfers = Vec::new();
+        let mut objects = Vec::new();
+        let mut pages = Vec::new();
         let from = self.warmup.unwrap_or(0);
         for a in 0..self.apps.len() {
             let mut finished = false;
@@ -533,7 +569,7 @@ impl World {
                 finished: &mut finished,
                 seg_buf: &mut self.out,
             };
-            let mut rec = Records { nodes: &self.node_names, from, end, connections: &mut conns, transfers: &mut transfers };
+            let mut rec = Records { nodes: &self.node_names, from, end, connections: &mut conns, transfers: &mut transfers, objects: &mut objects, pages: &mut pages };
             self.apps[a].finish(&mut cx, &mut rec);
         }
         let links = self
@@ -569,6 +605,8 @@ impl World {
             connections: conns,
             links,
             transfers,
+            objects,
+            pages,
         }
     }
 

@@ -4,10 +4,13 @@
 //! knows nothing of applications, and the world knows nothing of what an application is for.
 
 pub mod bulk;
+pub mod reqresp;
+pub mod spec;
+pub mod web;
 
 use crate::conns::{ConnTable, Endpoint, EndpointKind, UdpSocket};
 use crate::net::{ConnId, Datagram, Dir, Label, NodeId};
-use crate::result::{ConnRow, TransferRow};
+use crate::result::{ConnRow, ObjectRow, PageRow, TransferRow};
 use crate::tcp::{ConnEvent, OutSeg, TcpConfig, TcpConn};
 use crate::units::Time;
 
@@ -135,6 +138,8 @@ pub struct Records<'a> {
     pub end: Time,
     pub connections: &'a mut Vec<ConnRow>,
     pub transfers: &'a mut Vec<TransferRow>,
+    pub objects: &'a mut Vec<ObjectRow>,
+    pub pages: &'a mut Vec<PageRow>,
 }
 
 /// An application of the world.

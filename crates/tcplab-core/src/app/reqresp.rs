@@ -1,0 +1,234 @@
+//! Request/response exchanges (`kind = "reqresp"`): a client opens a connection to a server, sends
+//! a request (an HTTP GET), the server answers with the response on the same connection once the
+//! whole request is delivered, then both close; `count` times, `think` apart. This is the object
+//! fetch of RFC 2415's web clients and of Seddigh et al.'s HTTP model 2 (TARGETS.md §2.3, §4.5),
+//! recorded per object with Seddigh's transfer time T_i = T_LAST_ACK − T_GET. FTP clients
+//! (`kind = "ftp"`) are the same application with a command and a file (`spec.rs`). `Exchange` is
+//! one such fetch on a connection of its own; the HTTP/1.0 client (`web.rs`) runs several at once.
+
+use super::spec::ResolvedApp;
+use super::{App, Ctx, Records};
+use crate::engine::RngStream;
+use crate::net::{ConnId, Label, NodeId};
+use crate::result::ObjectRow;
+use crate::tcp::{ConnEvent, TcpConfig, TcpConn};
+use crate::units::to_secs;
+
+/// One object fetched on a connection of its own: its two ends, what has happened to it, and its
+/// record.
+pub struct Exchange {
+    client: ConnId,
+    server: ConnId,
+    request: u64,
+    response: u64,
+    /// The client closes on the whole response when FINs are off (nothing else tells it).
+    fin: bool,
+    /// The client has written the request.
+    asked: bool,
+    /// The server has written the response (and closed).
+    answered: bool,
+    /// The client has closed its side.
+    client_closed: bool,
+    /// Each end's send half is finished (Closed).
+    client_done: bool,
+    server_done: bool,
+    pub row: ObjectRow,
+}
+
+/// What an event meant for an exchange.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Still going.
+    Going,
+    /// The whole response has just been delivered to the client (the connection still closes).
+    Delivered,
+    /// Both ends closed, or one gave up: record it and free it (`Exchange::end`).
+    Over,
+}
+
+impl Exchange {
+    /// Open the connection for object `label.epoch` of application `label.flow`; the request
+    /// follows once it is established. `row` carries the application's part of the record.
+    pub fn open(cx: &mut Ctx, client: NodeId, server: NodeId, tcp: &TcpConfig, label: Label, request: u64, response: u64, mut row: ObjectRow) -> Exchange {
+        let (c, s) = cx.connect(client, server, tcp, label);
+        // Each end is woken once for its whole message (SO_RCVLOWAT), not per segment.
+        cx.set_rcv_lowat(s, request);
+        cx.set_rcv_lowat(c, response);
+        row.object = label.epoch;
+        row.request_bytes = request;
+        row.response_bytes = response;
+        row.start_s = to_secs(cx.now);
+        Exchange { client: c, server: s, request, response, fin: tcp.fin, asked: false, answered: false, client_closed: false, client_done: false, server_done: false, row }
+    }
+
+    /// Is `id` one of this exchange's ends?
+    pub fn owns(&self, id: ConnId) -> bool {
+        id == self.client || id == self.server
+    }
+
+    pub fn on_event(&mut self, cx: &mut Ctx, id: ConnId, ev: ConnEvent) -> Progress {
+        let at_client = id == self.client;
+        let now = cx.now;
+        match ev {
+            // As a client's connect() returns: the handshake's last ACK has gone on its own, and
+            // the GET follows in a segment of its own (so a lost GET does not also leave the
+            // server's SYN-ACK unacknowledged, as with the clients Seddigh et al. measured).
+            ConnEvent::Established if at_client && !self.asked => {
+                self.asked = true;
+                self.row.request_s = Some(to_secs(now));
+                cx.write(id, self.request);
+            }
+            ConnEvent::Delivered(_) if !at_client && !self.answered => {
+                if delivered(cx, id) >= self.request {
+                    self.answered = true;
+                    cx.write(id, self.response);
+                    cx.close(id);
+                }
+            }
+            ConnEvent::Delivered(_) if at_client => {
+                if delivered(cx, id) >= self.response && self.row.delivered_s.is_none() {
+                    self.row.delivered_s = Some(to_secs(now));
+                    // Without FINs the whole response is the only sign that the server is done.
+                    if !self.fin && !self.client_closed {
+                        self.client_closed = true;
+                        cx.close(id);
+                    }
+                    return Progress::Delivered;
+                }
+            }
+            ConnEvent::AllAcked if !at_client && self.answered => {
+                self.row.acked_s.get_or_insert(to_secs(now));
+            }
+            // The server closed after its response: the client closes in turn (HTTP/1.0 reads to
+            // the end of the connection).
+            ConnEvent::PeerClosed if at_client && !self.client_closed => {
+                self.client_closed = true;
+                cx.close(id);
+            }
+            ConnEvent::Closed => {
+                if at_client {
+                    self.client_done = true;
+                } else {
+                    self.server_done = true;
+                }
+                if self.client_done && self.server_done {
+                    return Progress::Over;
+                }
+            }
+            // One end gave up (RFC 1122 §4.2.3.5): the other cannot finish the exchange either.
+            ConnEvent::Failed => return Progress::Over,
+            _ => {}
+        }
+        Progress::Going
+    }
+
+    /// Fill the record from the two ends (as far as they got).
+    pub fn fill(&mut self, cx: &Ctx) {
+        let (Some(c), Some(s)) = (cx.endpoint(self.client).and_then(|e| e.tcp()), cx.endpoint(self.server).and_then(|e| e.tcp())) else { return };
+        fill_row(&mut self.row, c, s);
+    }
+
+    /// The exchange is over: its record, complete; both ends are freed.
+    pub fn end(mut self, cx: &mut Ctx) -> ObjectRow {
+        self.fill(cx);
+        cx.free(self.client);
+        cx.free(self.server);
+        self.row
+    }
+}
+
+fn delivered(cx: &Ctx, id: ConnId) -> u64 {
+    cx.endpoint(id).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered)
+}
+
+/// What the two ends of an object's connection tell about it.
+fn fill_row(row: &mut ObjectRow, c: &TcpConn, s: &TcpConn) {
+    let (cs, ss) = (&c.snd.core.stats, &s.snd.core.stats);
+    row.first_byte_s = c.rcv.first_byte_at.map(to_secs);
+    row.bytes_delivered = c.rcv.stats.bytes_delivered;
+    row.retransmits = cs.retransmits + ss.retransmits;
+    row.timeouts = cs.timeouts + ss.timeouts;
+    row.handshake_retransmitted = cs.syn_retransmits > 0 || s.rcv.stats.synack_retransmits > 0;
+    row.request_retransmitted = cs.retransmits > 0;
+    row.aborted = [c, s].iter().any(|e| e.snd.phase() == crate::tcp::SenderPhase::Aborted);
+    row.transfer_time_s = match (row.acked_s, row.request_s) {
+        (Some(a), Some(r)) => Some(a - r),
+        _ => None,
+    };
+}
+
+/// The random variables of an application, one stream each (rv.rs): changing the response sizes
+/// leaves the think times as they were.
+pub struct Draws {
+    request: RngStream,
+    response: RngStream,
+    pub think: RngStream,
+}
+
+impl Draws {
+    pub fn new(seed: u64, app: &str) -> Draws {
+        let stream = |var: &str| RngStream::new(seed, &format!("app:{app}:{var}"));
+        Draws { request: stream("request"), response: stream("response"), think: stream("think") }
+    }
+
+    /// The sizes of the next exchange. Both messages have at least one byte: the server answers
+    /// a delivered request, and the client knows the exchange is over by the response.
+    pub fn sizes(&mut self, spec: &ResolvedApp) -> (u64, u64) {
+        (spec.request.sample(&mut self.request).max(1), spec.response.sample(&mut self.response).max(1))
+    }
+}
+
+pub struct ReqResp {
+    index: u32,
+    spec: ResolvedApp,
+    draws: Draws,
+    /// Exchanges started so far (the live one's object number and label epoch).
+    started: u32,
+    live: Option<Exchange>,
+    rows: Vec<ObjectRow>,
+}
+
+impl ReqResp {
+    pub fn new(index: usize, spec: ResolvedApp, seed: u64) -> ReqResp {
+        ReqResp { index: index as u32, draws: Draws::new(seed, &spec.name), spec, started: 0, live: None, rows: Vec::new() }
+    }
+}
+
+impl App for ReqResp {
+    fn start(&mut self, cx: &mut Ctx) {
+        cx.schedule(self.spec.start, 0);
+    }
+
+    /// Start the next exchange.
+    fn on_timer(&mut self, cx: &mut Ctx, _token: u32) {
+        self.started += 1;
+        let (request, response) = self.draws.sizes(&self.spec);
+        let row = ObjectRow { app: self.index as usize, client: self.spec.name.clone(), ..Default::default() };
+        let label = Label { flow: self.index, epoch: self.started };
+        self.live = Some(Exchange::open(cx, NodeId(self.spec.client as u32), NodeId(self.spec.server as u32), &self.spec.tcp, label, request, response, row));
+    }
+
+    fn on_event(&mut self, cx: &mut Ctx, id: ConnId, ev: ConnEvent) {
+        let Some(x) = self.live.as_mut() else { return };
+        if x.on_event(cx, id, ev) != Progress::Over {
+            return;
+        }
+        let x = self.live.take().expect("live");
+        self.rows.push(x.end(cx));
+        if self.spec.count.is_none_or(|n| self.started < n) {
+            let think = self.spec.think.sample(&mut self.draws.think);
+            cx.schedule(cx.now.saturating_add(think), 0);
+        } else {
+            cx.finished();
+        }
+    }
+
+    fn finish(&mut self, cx: &mut Ctx, rec: &mut Records) {
+        // An exchange cut short by the end of the run keeps what it got.
+        if let Some(mut x) = self.live.take() {
+            x.fill(cx);
+            self.rows.push(x.row);
+        }
+        rec.objects.append(&mut self.rows);
+    }
+}

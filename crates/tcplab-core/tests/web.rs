@@ -1,0 +1,231 @@
+//! Web clients (`[[apps]] kind = "http10"`, RFC 2415's model, TARGETS.md §2.3–2.4) through the
+//! whole world: the embedded objects' connections open at once when the primary is complete,
+//! pages follow each other after the think time, every object's bytes arrive once, the page
+//! records add up, and connection state is freed.
+
+use tcplab_core::{run, RunResult, Scenario, World};
+
+const NET: &str = r#"
+[topology]
+kind = "single_link"
+rate = "1.5Mbps"
+delay = "50ms"
+queue = 25
+[tcp]
+mss = 1460
+"#;
+
+fn scenario(apps: &str) -> Scenario {
+    let text = format!("{NET}{apps}");
+    Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn run_apps(apps: &str, seed: u64) -> RunResult {
+    run(&scenario(apps), seed).unwrap()
+}
+
+#[test]
+fn http10_opens_the_embedded_connections_at_once_after_the_primary() {
+    let s = scenario("[[apps]]\nkind = \"http10\"\nresponse = \"2KB\"\nembedded = 3\npages = 2\nthink = \"2s\"\n");
+    let mut w = World::build(&s, 1).unwrap();
+    // Live endpoints over time: 2 for the primary, then 2 + 3·2 at once (the primary is still
+    // closing when the embedded objects open), never more.
+    let mut trace: Vec<(u64, usize)> = Vec::new();
+    while w.step() {
+        let n = w.live_connections();
+        if trace.last().is_none_or(|&(_, m)| m != n) {
+            trace.push((w.now(), n));
+        }
+    }
+    assert_eq!(w.live_connections(), 0, "every endpoint freed");
+    let peak = trace.iter().map(|&(_, n)| n).max().unwrap();
+    assert_eq!(peak, 8, "{trace:?}");
+    // The jump from the primary's two ends to all eight happens at one instant.
+    let i = trace.iter().position(|&(_, n)| n == 8).unwrap();
+    assert_eq!(trace[i - 1].1, 2, "{trace:?}");
+    let r = w.finish_run().unwrap();
+    assert!(r.meta.completed);
+    assert_eq!(r.objects.len(), 8);
+    assert_eq!(r.pages.len(), 2);
+    for p in &r.pages {
+        let objs: Vec<_> = r.objects.iter().filter(|o| o.page == Some(p.page)).collect();
+        assert_eq!(objs.len(), 4);
+        let primary = objs[0];
+        // The three embedded exchanges start together, when the primary's response is in.
+        for o in &objs[1..] {
+            assert_eq!(o.start_s, primary.delivered_s.unwrap(), "{o:?}");
+        }
+        let last = objs.iter().map(|o| o.delivered_s.unwrap()).fold(0.0, f64::max);
+        assert_eq!(p.complete_s, Some(last));
+        assert!((p.delay_s.unwrap() - (last - p.start_s)).abs() < 1e-9);
+        assert_eq!((p.objects, p.bytes), (4, 4 * 2048));
+        assert_eq!(p.start_s, primary.start_s);
+    }
+    // Page 2 starts one think time after page 1 is complete.
+    assert!((r.pages[1].start_s - r.pages[0].complete_s.unwrap() - 2.0).abs() < 1e-9);
+    let objects: Vec<u32> = r.objects.iter().map(|o| o.object).collect();
+    assert_eq!(objects, (1..=8).collect::<Vec<_>>());
+}
+
+#[test]
+fn http10_pages_under_loss_deliver_every_object_once() {
+    for seed in 1..=4 {
+        let text = format!(
+            "duration = \"120s\"\n[topology]\nkind = \"dumbbell\"\npairs = 2\naccess_rate = \"10Mbps\"\naccess_delay = \"5ms\"\nbottleneck_rate = \"1.5Mbps\"\nbottleneck_delay = \"50ms\"\nqueue = 8\nloss = 0.03\n\
+             [[flows]]\nfrom = \"s2\"\nto = \"r2\"\nbytes = \"unlimited\"\n\
+             [[apps]]\nkind = \"http10\"\nclient = \"r1\"\nserver = \"s1\"\nresponse = {{ exponential = \"6KB\" }}\nembedded = {{ exponential = 2 }}\npages = 6\nthink = {{ uniform = [\"1s\", \"5s\"] }}\n"
+        );
+        let r = run(&Scenario::from_toml(&text, &[]).unwrap(), seed).unwrap();
+        assert_eq!(r.pages.len(), 6, "seed {seed}");
+        for p in &r.pages {
+            let objs: Vec<_> = r.objects.iter().filter(|o| o.page == Some(p.page)).collect();
+            assert_eq!(p.objects as usize, objs.len(), "seed {seed}");
+            assert_eq!(p.bytes, objs.iter().map(|o| o.response_bytes).sum::<u64>());
+            assert!(p.complete_s.is_some(), "seed {seed}: {p:?}");
+        }
+        for o in &r.objects {
+            assert_eq!(o.bytes_delivered, o.response_bytes, "seed {seed}: {o:?}");
+        }
+    }
+}
+
+#[test]
+fn http10_is_deterministic_and_a_dropped_embedded_get_delays_its_page() {
+    let apps = "[[apps]]\nkind = \"http10\"\nresponse = \"4KB\"\npages = 2\nthink = \"1s\"\n";
+    let a = serde_json::to_string(&run_apps(apps, 5)).unwrap();
+    assert_eq!(a, serde_json::to_string(&run_apps(apps, 5)).unwrap());
+    // Object 3 is the second embedded object of page 1: its GET waits the initial RTO (1 s).
+    let base = run_apps(apps, 5);
+    let hit = run_apps(&format!("{apps}drops = [{{ kind = \"request\", object = 3 }}]\n"), 5);
+    let o = &hit.objects[2];
+    assert!(o.first_byte_s.unwrap() - o.request_s.unwrap() >= 1.0, "{o:?}");
+    assert!(o.request_retransmitted && !hit.objects[3].request_retransmitted);
+    // The late object is the page's last: it sets the page delay, and no other page changes
+    // (the think time runs from the later completion).
+    assert_eq!(hit.pages[0].complete_s, o.delivered_s);
+    let (d0, d1) = (base.pages[0].delay_s.unwrap(), hit.pages[0].delay_s.unwrap());
+    assert!(d1 > d0 + 0.9, "{d0} {d1}");
+    assert_eq!(base.pages[1].delay_s, hit.pages[1].delay_s);
+}
+
+#[test]
+fn web_keys_are_checked() {
+    let e = |apps: &str| Scenario::from_toml(&format!("{NET}{apps}"), &[]).unwrap_err();
+    let x = e("[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\ncount = 2\n");
+    assert_eq!(x.path, "apps[0].count");
+    assert!(x.message.contains("pages"), "{x}");
+    let x = e("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\npages = 2\n");
+    assert_eq!(x.path, "apps[0].pages");
+    let x = e("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\nembedded = 2\n");
+    assert_eq!(x.path, "apps[0].embedded");
+    let x = e("[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\npages = \"unlimited\"\n");
+    assert_eq!(x.path, "apps[0].pages");
+    let x = e("[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nembedded = \"3 things\"\n");
+    assert_eq!(x.path, "apps[0].embedded");
+}
+
+/// SYNs and FINs the client sends, read back from a capture at the client's node.
+fn syns_and_fins(text: &str, seed: u64) -> (RunResult, usize, usize) {
+    use tcplab_core::net::{FLAG_ACK, FLAG_FIN, FLAG_SYN};
+    use tcplab_core::trace::reader::{decode, CaptureReader};
+    let pcap = std::env::temp_dir().join(format!("tcplab-web-{}-{seed}.pcap", std::process::id()));
+    let s = Scenario::from_toml(&format!("[[capture]]\npath = {:?}\nnode = \"receiver\"\n{NET}{text}", pcap.to_string_lossy()), &[]).unwrap();
+    let r = run(&s, seed).unwrap();
+    let bytes = std::fs::read(&pcap).unwrap();
+    let _ = std::fs::remove_file(&pcap);
+    let mut rd = CaptureReader::new(&bytes[..]).unwrap();
+    let (mut syn, mut fin) = (0, 0);
+    while let Some(f) = rd.next_frame().unwrap() {
+        let t = decode(&f).unwrap();
+        if t.dport == 5001 {
+            syn += (t.flags & (FLAG_SYN | FLAG_ACK) == FLAG_SYN) as usize;
+            fin += (t.flags & FLAG_FIN != 0) as usize;
+        }
+    }
+    (r, syn, fin)
+}
+
+#[test]
+fn http11_fetches_a_pages_objects_in_turn_on_one_connection() {
+    let apps = "[[apps]]\nkind = \"http11\"\nresponse = \"3KB\"\nembedded = 3\npages = 2\nthink = \"2s\"\n";
+    let (r, syns, fins) = syns_and_fins(apps, 1);
+    assert!(r.meta.completed);
+    // One connection per page: one SYN and one FIN from the client each, none between objects.
+    assert_eq!((syns, fins), (2, 2));
+    assert_eq!(r.objects.len(), 8);
+    for p in &r.pages {
+        let objs: Vec<_> = r.objects.iter().filter(|o| o.page == Some(p.page)).collect();
+        assert_eq!(objs.len(), 4);
+        // Each request goes once the previous response is complete.
+        for w in objs.windows(2) {
+            assert_eq!(w[1].request_s, w[0].delivered_s, "{w:?}");
+        }
+        assert_eq!(p.complete_s, objs[3].delivered_s);
+        assert_eq!((p.objects, p.bytes), (4, 4 * 3072));
+        for o in &objs {
+            assert_eq!(o.bytes_delivered, 3072);
+            let (rq, fb, dl, ak) = (o.request_s.unwrap(), o.first_byte_s.unwrap(), o.delivered_s.unwrap(), o.acked_s.unwrap());
+            assert!(rq < fb && fb <= dl && dl < ak, "{o:?}");
+        }
+    }
+    // Kept alive, the pages share one connection.
+    let (r, syns, fins) = syns_and_fins(&apps.replace("pages = 2", "pages = 2\nkeep_alive = true"), 1);
+    assert_eq!((syns, fins, r.pages.len()), (1, 1, 2));
+    let s = scenario(&apps.replace("pages = 2", "pages = 3\nkeep_alive = true"));
+    let mut w = World::build(&s, 1).unwrap();
+    let mut peak = 0;
+    while w.step() {
+        peak = peak.max(w.live_connections());
+    }
+    assert_eq!((peak, w.live_connections()), (2, 0), "one connection, freed at the end");
+}
+
+#[test]
+fn http11_kept_alive_restarts_from_the_restart_window_after_idle() {
+    // RFC 5681 §4.1: after an idle time longer than the RTO, the server's next response starts
+    // from the restart window (here IW = 1 segment) instead of the cwnd it had grown.
+    let apps = |restart: bool| {
+        format!("[[apps]]\nkind = \"http11\"\nresponse = \"40KB\"\nembedded = 1\npages = 2\nthink = \"5s\"\nkeep_alive = true\ntcp = {{ initial_window = 1, restart_after_idle = {restart}, rto_initial = \"1s\" }}\n")
+    };
+    let took = |r: &RunResult, object: usize| {
+        let o = &r.objects[object];
+        o.delivered_s.unwrap() - o.request_s.unwrap()
+    };
+    let (with, without) = (run_apps(&apps(true), 1), run_apps(&apps(false), 1));
+    // Page 1 is the same either way; page 2's first object (object 3) came after 5 s of idle.
+    assert_eq!(took(&with, 1), took(&without, 1));
+    let rtt = 0.1;
+    assert!(took(&with, 2) > took(&without, 2) + 2.0 * rtt, "{} {}", took(&with, 2), took(&without, 2));
+    // Restarted, it is no faster than page 1's second object, which found the window open.
+    assert!(took(&with, 2) >= took(&with, 1), "{} {}", took(&with, 2), took(&with, 1));
+}
+
+#[test]
+fn http11_under_loss_delivers_every_object_once() {
+    for seed in 1..=4 {
+        let text = format!(
+            "duration = \"120s\"\n[topology]\nkind = \"single_link\"\nrate = \"1.5Mbps\"\ndelay = \"50ms\"\nqueue = 6\nloss = 0.04\nreverse_loss = 0.02\n\
+             [[apps]]\nkind = \"http11\"\nresponse = {{ exponential = \"8KB\" }}\nembedded = {{ exponential = 3 }}\npages = 5\nthink = \"1s\"\nkeep_alive = {}\n",
+            seed % 2 == 0
+        );
+        let s = Scenario::from_toml(&text, &[]).unwrap();
+        let mut w = World::build(&s, seed).unwrap();
+        while w.step() {}
+        assert_eq!(w.live_connections(), 0, "seed {seed}");
+        let r = w.finish_run().unwrap();
+        assert_eq!(r.pages.len(), 5);
+        for o in &r.objects {
+            assert_eq!(o.bytes_delivered, o.response_bytes, "seed {seed}: {o:?}");
+            assert!(o.acked_s.is_some(), "seed {seed}: {o:?}");
+        }
+        for p in &r.pages {
+            assert!(p.complete_s.is_some());
+            assert_eq!(p.objects as usize, r.objects.iter().filter(|o| o.page == Some(p.page)).count());
+        }
+        assert!(r.objects.iter().any(|o| o.retransmits > 0), "seed {seed}: the losses were felt");
+    }
+    let x = Scenario::from_toml(&format!("{NET}[[apps]]\nkind = \"http11\"\nresponse = \"1KB\"\ndrops = [{{ kind = \"request\" }}]\n"), &[]).unwrap_err();
+    assert_eq!(x.path, "apps[0].drops[0].kind");
+    let x = Scenario::from_toml(&format!("{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nkeep_alive = true\n"), &[]).unwrap_err();
+    assert_eq!(x.path, "apps[0].keep_alive");
+}
