@@ -275,6 +275,12 @@ impl World {
     /// Run an application callback, then put on the network what it sent, schedule the timers
     /// it and its connections set, and tell it (and others) what happened to their connections.
     fn with_app(&mut self, a: u32, f: impl FnOnce(&mut dyn App, &mut Ctx)) {
+        self.call(a, f);
+        self.flush();
+    }
+
+    /// Run an application callback with its context; count the application out if it finished.
+    fn call(&mut self, a: u32, f: impl FnOnce(&mut dyn App, &mut Ctx)) {
         let mut finished = false;
         {
             let mut cx = Ctx {
@@ -295,7 +301,6 @@ impl World {
                 self.stopped_at = Some(self.q.now());
             }
         }
-        self.flush();
     }
 
     /// Send what applications sent, schedule the timers set, and dispatch connection events.
@@ -322,26 +327,7 @@ impl World {
             }
             let events = std::mem::take(&mut self.events);
             for &(a, id, ev) in &events {
-                let mut finished = false;
-                {
-                    let mut cx = Ctx {
-                        now: self.q.now(),
-                        app: a,
-                        conns: &mut self.conns,
-                        outgoing: &mut self.outgoing,
-                        touched: &mut self.touched,
-                        timers: &mut self.app_timers,
-                        finished: &mut finished,
-                        seg_buf: &mut self.out,
-                    };
-                    self.apps[a as usize].on_event(&mut cx, id, ev);
-                }
-                if finished {
-                    self.active -= 1;
-                    if self.active == 0 {
-                        self.stopped_at = Some(self.q.now());
-                    }
-                }
+                self.call(a, |app, cx| app.on_event(cx, id, ev));
             }
             self.events = events;
             self.events.clear();
@@ -502,26 +488,7 @@ impl World {
         // only what it does in turn goes through the general `flush`.
         loop {
             let Some(ev) = self.conns.get_mut(id).and_then(|e| e.tcp_mut()).and_then(|c| c.next_event()) else { return };
-            let mut finished = false;
-            {
-                let mut cx = Ctx {
-                    now: self.q.now(),
-                    app,
-                    conns: &mut self.conns,
-                    outgoing: &mut self.outgoing,
-                    touched: &mut self.touched,
-                    timers: &mut self.app_timers,
-                    finished: &mut finished,
-                    seg_buf: &mut self.out,
-                };
-                self.apps[app as usize].on_event(&mut cx, id, ev);
-            }
-            if finished {
-                self.active -= 1;
-                if self.active == 0 {
-                    self.stopped_at = Some(self.q.now());
-                }
-            }
+            self.call(app, |app, cx| app.on_event(cx, id, ev));
             if !self.outgoing.is_empty() || !self.touched.is_empty() || !self.app_timers.is_empty() {
                 self.flush();
             }
