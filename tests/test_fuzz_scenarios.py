@@ -94,6 +94,11 @@ def valid_scenarios(draw):
             topo["reverse_loss"] = draw(st.sampled_from(PROBS))
     if draw(st.booleans()):
         topo["loss_pattern"] = draw(st.sampled_from(["random", "periodic"]))
+    if draw(st.booleans()):
+        # A host group hanging off the first end (its members idle unless a source uses them).
+        topo["groups"] = [{"name": "h{i}", "count": draw(st.integers(1, 3)), "attach": ends[0],
+                           "rate": draw(st.sampled_from(RATES)),
+                           "delay": draw(st.sampled_from(["1ms", {"uniform": ["1ms", "5ms"]}, {"exponential": "2ms"}]))}]
     s["topology"] = topo
     if draw(st.booleans()):
         s["tcp"] = draw(tcp_tables())
@@ -124,6 +129,26 @@ def valid_scenarios(draw):
     for i, f in enumerate(flows):
         f["name"] = f"f{i}_"
     s["flows"] = flows
+    if draw(st.booleans()):
+        # UDP sources beside the flows (which end the run when there is no duration).
+        src = {"kind": draw(st.sampled_from(["onoff", "cbr"])), "name": "u{i}", "instances": draw(st.integers(1, 3)),
+               "from": ends[0], "to": ends[1]}
+        key = draw(st.sampled_from(["rate", "mean_rate", "aggregate_rate"]))
+        src[key] = draw(st.sampled_from(["64kbps", "1Mbps"] + (["0kbps"] if key != "rate" else [])))
+        if draw(st.booleans()):
+            src["packet"] = draw(st.sampled_from([28, "1500B", {"mix": [{"p": 0.5, "value": "44B"}, {"p": 0.5, "value": "1500B"}]},
+                                                  {"uniform": ["40B", "1000B"]}]))
+        if src["kind"] == "onoff" and draw(st.booleans()):
+            src["on"] = draw(st.sampled_from(["10ms", {"exponential": "10ms"}, {"pareto": {"shape": 1.5, "mean": "5ms"}}]))
+            src["off"] = draw(st.sampled_from(["10ms", {"exponential": "50ms"}, {"pareto": {"shape": 1.2, "mean": "20ms"}}]))
+        if src["kind"] == "cbr" and draw(st.booleans()):
+            src["jitter"] = True
+        if draw(st.booleans()):
+            src["count"] = draw(st.integers(1, 50))
+        if draw(st.booleans()):
+            src["start"] = "5ms"
+            src["stop"] = draw(st.sampled_from(["5ms", "500ms"]))
+        s["apps"] = [src]
     return s
 
 
@@ -210,6 +235,11 @@ def check_invariants(r: tcplab.Result) -> None:
                     assert not df[col].isna().any(), f"{name}.{col} has a missing counter"
     links = r.links
     assert (links["utilization"] <= 1 + 1e-9).all(), list(links["utilization"])
+    assert ((links["udp_bytes"] <= links["sent_bytes"]) & (links["tcp_bytes"] >= 0)).all()
+    for _, u in r.udp.iterrows():
+        assert u["sent_pkts"] == u["delivered_pkts"] + u["dropped_pkts"] + u["in_flight_pkts"], dict(u)
+        for col in ("sent_bytes", "delivered_bytes", "dropped_bytes", "rate_bps"):
+            assert u[col] >= 0, dict(u)
     # Goodput within the slowest link (every path crosses a link of that rate in these
     # topologies). With a warmup the window opens mid-packet: the packet then on the wire counts
     # whole, so one packet's bits over the window are allowed on top.

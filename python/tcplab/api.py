@@ -170,6 +170,21 @@ def _seed(seed: Any) -> Optional[int]:
     return n
 
 
+def _links_frame(rows: list) -> pd.DataFrame:
+    """The link rows with their TCP and UDP shares: the core writes `udp_pkts` and `udp_bytes`
+    only where UDP crossed, so the columns are completed here (0 elsewhere) and `tcp_bytes` and
+    `udp_share` (of the bytes sent; None on an idle link) are added."""
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    for col in ("udp_pkts", "udp_bytes"):
+        df[col] = df[col].fillna(0).astype("int64") if col in df else 0
+    df["tcp_bytes"] = df["sent_bytes"] - df["udp_bytes"]
+    sent = df["sent_bytes"].where(df["sent_bytes"] > 0)
+    df["udp_share"] = (df["udp_bytes"] / sent).astype("float64")
+    return df
+
+
 @dataclass
 class Result:
     """The result of one run: DataFrames of connections, link directions and transfers, the
@@ -186,13 +201,14 @@ class Result:
     wall_time_s: float = field(default=0.0)
     objects: pd.DataFrame = field(default_factory=pd.DataFrame)
     pages: pd.DataFrame = field(default_factory=pd.DataFrame)
+    udp: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @classmethod
     def from_json(cls, text: str, wall_time_s: float = 0.0) -> "Result":
         d = json.loads(text)
         return cls(
             connections=pd.DataFrame(d["connections"]),
-            links=pd.DataFrame(d["links"]),
+            links=_links_frame(d["links"]),
             transfers=pd.DataFrame(d["transfers"]),
             scenario=d["scenario"],
             tcp=d["flows_tcp"],
@@ -200,6 +216,7 @@ class Result:
             wall_time_s=wall_time_s,
             objects=pd.DataFrame(d.get("objects", [])),
             pages=pd.DataFrame(d.get("pages", [])),
+            udp=pd.DataFrame(d.get("udp", [])),
         )
 
     def to_dict(self) -> dict:
@@ -215,7 +232,7 @@ class Result:
             "links": records(self.links),
             "transfers": records(self.transfers),
         }
-        for key, df in (("objects", self.objects), ("pages", self.pages)):
+        for key, df in (("objects", self.objects), ("pages", self.pages), ("udp", self.udp)):
             if not df.empty:
                 d[key] = records(df)
         return d

@@ -137,6 +137,23 @@ def render(result) -> str:
                 ],
             ),
         ]
+    if d.get("udp"):
+        parts += [
+            "",
+            _table(
+                "UDP sources",
+                d["udp"],
+                [
+                    ("name", "source", 1),
+                    ("kind", "kind", 1),
+                    ("rate_bps", "ON kb/s", 1e-3),
+                    ("mean_bps", "mean kb/s", 1e-3),
+                    ("sent_pkts", "sent", 1),
+                    ("delivered_pkts", "delivered", 1),
+                    ("dropped_pkts", "dropped", 1),
+                ],
+            ),
+        ]
     return "\n".join(parts)
 
 

@@ -6,13 +6,16 @@
 use crate::net::{ConnId, Dir, Label, NodeId};
 use crate::tcp::TcpConn;
 
-/// A UDP endpoint: no state machine, only counters.
+/// A UDP endpoint: no state machine, only counters (payload bytes).
 #[derive(Clone, Debug, Default)]
 pub struct UdpSocket {
     pub sent_pkts: u64,
     pub sent_bytes: u64,
     pub rcvd_pkts: u64,
     pub rcvd_bytes: u64,
+    /// Datagrams to this socket dropped on the way (by a queue, a loss, a filter).
+    pub lost_pkts: u64,
+    pub lost_bytes: u64,
 }
 
 pub enum EndpointKind {

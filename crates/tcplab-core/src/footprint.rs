@@ -45,7 +45,7 @@ impl Footprint {
     /// checks that follow refuse it).
     pub fn of(s: &Scenario) -> Result<Footprint, ScenarioError> {
         let t = &s.topology;
-        let (nodes, links, mut drivers): (u128, u128, Vec<(u128, String)>) = match t.kind {
+        let (mut nodes, mut links, mut drivers): (u128, u128, Vec<(u128, String)>) = match t.kind {
             TopologyKind::SingleLink => (2, 1, vec![]),
             TopologyKind::Dumbbell => {
                 let p = t.pairs.unwrap_or(0) as u128;
@@ -56,7 +56,18 @@ impl Footprint {
                 (n, l, vec![(n, format!("topology.nodes ({n} names)")), (l, format!("topology.links ({l} links)"))])
             }
         };
+        for (i, g) in t.groups.iter().flatten().enumerate() {
+            nodes += g.count as u128;
+            links += g.count as u128;
+            drivers.push((g.count as u128, format!("topology.groups[{i}].count = {}", g.count)));
+        }
         let (mut flows, mut transfers): (u128, u128) = (0, 0);
+        // An application instance costs about what a flow does (its state, its endpoints).
+        for (i, a) in s.apps.iter().enumerate() {
+            let n = a.instances.unwrap_or(1) as u128;
+            flows += n;
+            drivers.push((n, format!("apps[{i}].instances = {n}")));
+        }
         for (i, f) in s.flows.iter().enumerate() {
             flows += f.count as u128;
             drivers.push((f.count as u128, format!("flows[{i}].count = {}", f.count)));

@@ -12,6 +12,7 @@ pub mod input;
 pub mod net;
 pub mod scenario;
 pub mod tcp;
+pub mod template;
 pub mod trace;
 pub mod units;
 pub mod result;

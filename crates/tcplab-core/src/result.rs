@@ -24,6 +24,38 @@ pub struct RunResult {
     /// One row per page fetched by a web client; absent without them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pages: Vec<PageRow>,
+    /// One row per UDP source (`kind = "onoff"` or `"cbr"`) and its sink; absent without them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub udp: Vec<UdpRow>,
+}
+
+/// A UDP source and its sink: what was sent, delivered and dropped (whole IP packets, counted
+/// after the warmup), and its rates.
+#[derive(Clone, Debug, Serialize)]
+pub struct UdpRow {
+    /// The application's index (its label: after the flows) and the instance's name.
+    pub app: usize,
+    pub name: String,
+    /// `"onoff"` or `"cbr"`.
+    pub kind: String,
+    pub src: String,
+    pub dst: String,
+    /// Sending rate while ON (CBR: always), bit/s.
+    pub rate_bps: u64,
+    /// The mean rate asked for (`mean_rate`, or this instance's share of `aggregate_rate`).
+    pub target_mean_bps: Option<f64>,
+    /// The long-run mean rate of the pattern at `rate_bps` (app/traffic.rs).
+    pub expected_mean_bps: Option<f64>,
+    /// Bits sent over the time the source was on (start or warmup, to stop or end).
+    pub mean_bps: Option<f64>,
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+    /// Sent but neither delivered nor dropped when the run ended.
+    pub in_flight_pkts: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -282,6 +314,17 @@ pub struct LinkRow {
     pub queue_delay_equiv_s: f64,
     /// Fraction of the run the transmitter was busy.
     pub utilization: f64,
+    /// The UDP packets and bytes among those sent (the rest is TCP); written only when there are
+    /// some, so that results of TCP-only runs keep their form (Python shows zeros and the
+    /// shares in every case).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub udp_pkts: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub udp_bytes: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 impl LinkRow {
@@ -303,6 +346,8 @@ impl LinkRow {
             offered_bytes: s.offered_bytes,
             sent_pkts: s.sent_pkts,
             sent_bytes: s.sent_bytes,
+            udp_pkts: s.udp_pkts,
+            udp_bytes: s.udp_bytes,
             dropped_pkts: s.dropped(),
             dropped_bytes: s.dropped_bytes,
             dropped_queue: s.dropped_queue,

@@ -160,6 +160,47 @@ pub struct Topology {
     pub nodes: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub links: Option<Vec<LinkSpec>>,
+    /// Host groups (any kind of topology): `count` hosts, each on an access link of its own to a
+    /// node of the topology, their names and per-member delays from templates and random
+    /// variables (`HostGroup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<HostGroup>>,
+}
+
+/// A group of hosts, each joined to a node of the topology by an access link of its own:
+///
+/// ```toml
+/// [[topology.groups]]
+/// name = "x{i}"                          # members x1, x2, … (template.rs)
+/// count = 4
+/// attach = "r{i/2}"                      # x1, x2 on r1; x3, x4 on r2 (a node, or a template)
+/// rate = "5Mbps"
+/// delay = { uniform = ["1ms", "5ms"] }   # drawn once per member and run
+/// queue = 50
+/// ```
+///
+/// Member k's access link is named `access_{member}` (or `link`, a template) and runs from the
+/// member (a) to its router (b). A random `delay` is drawn per member, in member order, from the
+/// stream `"group:{name}:delay"` of the run's seed: the same seed gives the same delays, and no
+/// other component's draws move them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostGroup {
+    pub name: String,
+    pub count: u32,
+    pub attach: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub link: String,
+    pub rate: Rate,
+    pub delay: crate::rv::RandomDuration,
+    #[serde(default, deserialize_with = "QueueTable::de")]
+    pub queue: QueueSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "QueueTable::de_opt")]
+    pub reverse_queue: Option<QueueSpec>,
+    #[serde(default, deserialize_with = "crate::units::de_probability")]
+    pub loss: f64,
+    #[serde(default, deserialize_with = "crate::units::de_probability")]
+    pub reverse_loss: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -484,8 +525,24 @@ impl Scenario {
         Ok(s)
     }
 
-    /// Expand the topology into nodes and links.
+    /// Expand the topology into nodes and links, with the random delays of host groups drawn
+    /// with the scenario's own seed (for checks that need only names and shapes).
     pub fn network(&self) -> Result<Network, ScenarioError> {
+        self.network_for(self.seed)
+    }
+
+    /// Expand the topology into nodes and links for a run with `seed` (host groups' random
+    /// delays are drawn from it).
+    pub fn network_for(&self, seed: u64) -> Result<Network, ScenarioError> {
+        let mut net = self.base_network()?;
+        for (gi, g) in self.topology.groups.iter().flatten().enumerate() {
+            add_group(&mut net, g, &format!("topology.groups[{gi}]"), seed)?;
+        }
+        Ok(net)
+    }
+
+    /// Expand the topology's kind into nodes and links (host groups not yet added).
+    fn base_network(&self) -> Result<Network, ScenarioError> {
         let t = &self.topology;
         let allowed: &[&str] = match t.kind {
             TopologyKind::SingleLink => &["rate", "delay", "queue", "loss", "reverse_loss"],
@@ -519,6 +576,10 @@ impl Scenario {
         for (i, l) in t.links.iter().flatten().enumerate() {
             queues.push((format!("topology.links[{i}].queue"), &l.queue));
             queues.extend(l.reverse_queue.iter().map(|q| (format!("topology.links[{i}].reverse_queue"), q)));
+        }
+        for (i, g) in t.groups.iter().flatten().enumerate() {
+            queues.push((format!("topology.groups[{i}].queue"), &g.queue));
+            queues.extend(g.reverse_queue.iter().map(|q| (format!("topology.groups[{i}].reverse_queue"), q)));
         }
         for (path, q) in queues {
             q.validate(&path)?;
@@ -846,6 +907,41 @@ impl Scenario {
 }
 
 pub use crate::input::{apply_override, set_path};
+
+/// Add a host group's members and their access links to `net`.
+fn add_group(net: &mut Network, g: &HostGroup, path: &str, seed: u64) -> Result<(), ScenarioError> {
+    if g.count == 0 {
+        return err(format!("{path}.count"), "expected at least 1");
+    }
+    let expand = |key: &str, t: &str, k: u64| crate::template::expand(t, k).map_err(|e| ScenarioError { path: format!("{path}.{key}"), message: e });
+    let mut known: std::collections::HashSet<String> = net.nodes.iter().cloned().collect();
+    let mut links: std::collections::HashSet<String> = net.links.iter().map(|l| l.name.clone()).collect();
+    let mut rng = crate::engine::RngStream::new(seed, &format!("group:{}:delay", g.name));
+    let members: Vec<String> = (1..=g.count as u64).map(|k| expand("name", &g.name, k)).collect::<Result<_, _>>()?;
+    if g.count > 1 && !crate::template::is_template(&g.name) {
+        return err(format!("{path}.name"), format!("{:?} names every member alike; write the member's number in it, such as \"{}{{i}}\"", g.name, g.name));
+    }
+    for (k, m) in members.iter().enumerate() {
+        if !known.insert(m.clone()) {
+            return err(format!("{path}.name"), format!("node {m:?} (member {}) is already in the topology", k + 1));
+        }
+    }
+    for (k, m) in members.iter().enumerate() {
+        let k1 = k as u64 + 1;
+        let router = expand("attach", &g.attach, k1)?;
+        if !net.nodes.contains(&router) {
+            return err(format!("{path}.attach"), format!("unknown node {router:?} (member {k1}); nodes are: {}", net.nodes.join(", ")));
+        }
+        let name = if g.link.is_empty() { format!("access_{m}") } else { expand("link", &g.link, k1)? };
+        if !links.insert(name.clone()) {
+            return err(format!("{path}.link"), format!("link name {name:?} (member {k1}) is used twice"));
+        }
+        let delay = g.delay.sample(&mut rng);
+        net.links.push(LinkSpec { name, a: m.clone(), b: router, rate: g.rate, delay: Duration(delay), queue: g.queue, reverse_queue: g.reverse_queue, loss: g.loss, reverse_loss: g.reverse_loss });
+    }
+    net.nodes.extend(members);
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {

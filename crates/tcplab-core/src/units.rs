@@ -116,6 +116,15 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     Ok(bps as u64)
 }
 
+/// Parse a mean load such as `"800kbps"`; unlike a link's rate it may be zero (`"0kbps"`, `"0"`):
+/// a load swept from nothing.
+pub fn parse_load(s: &str) -> Result<u64, String> {
+    match split_number(s) {
+        Some((v, unit)) if v == 0.0 && !s.trim().starts_with('-') && (unit.is_empty() || parse_rate(&format!("1{unit}")).is_ok()) => Ok(0),
+        _ => parse_rate(s),
+    }
+}
+
 /// Parse a size such as `"16KB"` (16·1024 bytes), `"1MB"`, `"1460B"`, `"10kB"` (10·1000) into bytes.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let expected = "a size with a unit, such as \"1460B\", \"16KB\", \"1MB\"";
@@ -223,6 +232,7 @@ fn format_size(b: u64) -> String {
 unit_type!(Duration, Time, parse_duration, format_duration, "a duration with a unit, such as \"35ms\" or \"1.5s\"", false, 0);
 unit_type!(Rate, u64, parse_rate, format_rate, "a rate with a unit, such as \"10Mbps\"", false, 0);
 unit_type!(Size, u64, parse_size, format_size, "a size in bytes or with a unit, such as \"16KB\"", true, MAX_SIZE);
+unit_type!(Load, u64, parse_load, format_rate, "a rate with a unit, such as \"800kbps\", or 0", true, 0);
 
 /// The largest rate a scenario may write, 10^15 bit/s: far above any link of the studies, and a
 /// float's rounding of it is still exact to the bit per second.

@@ -6,6 +6,7 @@
 use crate::app::bulk::Bulk;
 use crate::app::reqresp::ReqResp;
 use crate::app::spec::AppKind;
+use crate::app::traffic::Source;
 use crate::app::web::{Http10, Http11};
 use crate::app::{App, Ctx, Outgoing, Records};
 use crate::conns::{ConnTable, EndpointKind};
@@ -71,7 +72,7 @@ pub struct World {
 
 impl World {
     pub fn build(scenario: &Scenario, seed: u64) -> Result<World, ScenarioError> {
-        let net = scenario.network()?;
+        let net = scenario.network_for(seed)?;
         let flows = scenario.resolve_flows()?;
         let node = |n: &str| NodeId(net.nodes.iter().position(|x| x == n).expect("validated") as u32);
         let mut links = Vec::with_capacity(net.links.len() * 2);
@@ -140,6 +141,7 @@ impl World {
                 AppKind::Reqresp | AppKind::Ftp => Box::new(ReqResp::new(index, a.clone(), seed)),
                 AppKind::Http10 => Box::new(Http10::new(index, a.clone(), seed)),
                 AppKind::Http11 => Box::new(Http11::new(index, a.clone(), seed)),
+                AppKind::Onoff | AppKind::Cbr => Box::new(Source::new(index, a.clone(), seed)),
             });
         }
         let mut capture = Capture::build(&scenario.capture, seed, &net, &links, flows.iter())?;
@@ -397,13 +399,25 @@ impl World {
                 if self.trace {
                     eprintln!("{:>12.6} drop {:?} at {} {:?} {:?} {:?}", crate::units::to_secs(now), why, link.name, p.dir, p.tag, p.body);
                 }
-                self.pkts_dropped += 1;
-                self.free.push(idx);
+                self.dropped(idx);
             }
             Ok(()) if !link.busy => self.start_tx(l, idx),
             Ok(()) => {
                 let bytes = p.wire_bytes();
                 link.push(now, idx, bytes);
+            }
+        }
+    }
+
+    /// A packet is dropped: free it, and tell a UDP sink what it lost (TCP counts its own).
+    fn dropped(&mut self, idx: u32) {
+        self.pkts_dropped += 1;
+        self.free.push(idx);
+        let p = &self.pool[idx as usize];
+        if let Payload::Udp(d) = p.body {
+            if let Some(crate::conns::Endpoint { kind: EndpointKind::Udp(u), .. }) = self.conns.get_mut(p.conn) {
+                u.lost_pkts += 1;
+                u.lost_bytes += d.len as u64;
             }
         }
     }
@@ -414,8 +428,7 @@ impl World {
             Some(l) => self.enqueue(l.0 as usize, idx),
             None => {
                 // Unreachable by construction (paths are checked at build); count it as a drop.
-                self.pkts_dropped += 1;
-                self.free.push(idx);
+                self.dropped(idx);
             }
         }
     }
@@ -523,6 +536,7 @@ impl World {
         let mut transfers = Vec::new();
         let mut objects = Vec::new();
         let mut pages = Vec::new();
+        let mut udp = Vec::new();
         let from = self.warmup.unwrap_or(0);
         for a in 0..self.apps.len() {
             let mut finished = false;
@@ -536,7 +550,7 @@ impl World {
                 finished: &mut finished,
                 seg_buf: &mut self.out,
             };
-            let mut rec = Records { nodes: &self.node_names, from, end, connections: &mut conns, transfers: &mut transfers, objects: &mut objects, pages: &mut pages };
+            let mut rec = Records { nodes: &self.node_names, from, end, connections: &mut conns, transfers: &mut transfers, objects: &mut objects, pages: &mut pages, udp: &mut udp };
             self.apps[a].finish(&mut cx, &mut rec);
         }
         let links = self
@@ -574,6 +588,7 @@ impl World {
             transfers,
             objects,
             pages,
+            udp,
         }
     }
 

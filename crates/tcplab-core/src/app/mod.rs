@@ -6,11 +6,12 @@
 pub mod bulk;
 pub mod reqresp;
 pub mod spec;
+pub mod traffic;
 pub mod web;
 
 use crate::conns::{ConnTable, Endpoint, EndpointKind, UdpSocket};
 use crate::net::{ConnId, Datagram, Dir, Label, NodeId};
-use crate::result::{ConnRow, ObjectRow, PageRow, TransferRow};
+use crate::result::{ConnRow, ObjectRow, PageRow, TransferRow, UdpRow};
 use crate::tcp::{ConnEvent, OutSeg, TcpConfig, TcpConn};
 use crate::units::Time;
 
@@ -140,6 +141,7 @@ pub struct Records<'a> {
     pub transfers: &'a mut Vec<TransferRow>,
     pub objects: &'a mut Vec<ObjectRow>,
     pub pages: &'a mut Vec<PageRow>,
+    pub udp: &'a mut Vec<UdpRow>,
 }
 
 /// An application of the world.

@@ -23,6 +23,7 @@ use crate::scenario::{err, Count, Network, Scenario, ScenarioError, TopologyKind
 use crate::tcp::{TcpConfig, TcpSpec};
 use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -38,6 +39,18 @@ pub enum AppKind {
     /// An FTP client (`app/reqresp.rs`): files fetched (or sent) one after another, each on a
     /// data connection of its own.
     Ftp,
+    /// A UDP ON/OFF source (`app/traffic.rs`): bursts at `rate` and silences, their lengths drawn
+    /// from `on` and `off` (ns-2's Pareto and Exponential ON/OFF traffic generators).
+    Onoff,
+    /// A UDP constant-bit-rate source (`app/traffic.rs`; ns-2's CBR traffic generator).
+    Cbr,
+}
+
+impl AppKind {
+    /// A UDP traffic source (no connection, no congestion control).
+    pub fn is_udp(self) -> bool {
+        matches!(self, AppKind::Onoff | AppKind::Cbr)
+    }
 }
 
 /// Which way an FTP client's files go.
@@ -128,6 +141,46 @@ pub struct AppSpec {
     /// Deterministic drops of this application's packets.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drops: Vec<AppDropSpec>,
+    /// Copies of this entry (default 1): member k (from 1) takes the entry's names with `{i}`
+    /// replaced by k (`template.rs`: `"web{i}"`, `"c{i%4}"`, `"x{i/8+2}"`) and draws its random
+    /// variables from streams of its own name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instances: Option<u32>,
+    /// UDP sources: the sending node and the receiving node (its sink counts what arrives).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub from: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub to: String,
+    /// UDP sources: the sending rate while ON (`onoff`) or always (`cbr`), counting whole IP
+    /// packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<crate::units::Rate>,
+    /// UDP sources: the long-run mean rate each source should have; tcplab derives its `rate`
+    /// (`traffic::on_rate_for`). Zero makes the source silent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_rate: Option<crate::units::Load>,
+    /// UDP sources: the mean rate of all the entry's `instances` together, shared equally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate_rate: Option<crate::units::Load>,
+    /// `onoff`: length of a burst (default ns-2's: Pareto, shape 1.5, mean 500 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on: Option<RandomDuration>,
+    /// `onoff`: length of a silence (default ns-2's: Pareto, shape 1.5, mean 500 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off: Option<RandomDuration>,
+    /// UDP sources: size of each IP packet, headers included (default 210 B, ns-2's; at least
+    /// 28 B, the IPv4 and UDP headers), drawn per packet when random.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet: Option<RandomSize>,
+    /// `cbr`: time between packets, instead of `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
+    /// `cbr`: dither each interval by a uniform ±50 % (ns-2's `random_`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub jitter: bool,
+    /// UDP sources: when the source falls silent for good (default: the end of the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Duration>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,129 +246,227 @@ pub struct ResolvedApp {
     pub think: RandomDuration,
     pub tcp: TcpConfig,
     pub drops: Vec<AppDrop>,
+    /// A UDP source's pattern and rates (`kind = "onoff"` or `"cbr"`); `client` is the sending
+    /// node and `server` the sink.
+    pub traffic: Option<super::traffic::TrafficSpec>,
 }
 
 fn kind_name(k: AppKind) -> String {
     serde_json::to_string(&k).expect("serialisable")
 }
 
-/// Resolve every `[[apps]]` entry of `s` against its network.
+/// Resolve every `[[apps]]` entry of `s` against its network, one `ResolvedApp` per instance.
 pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, ScenarioError> {
     let single = s.topology.kind == TopologyKind::SingleLink;
-    let mut names: Vec<String> = Vec::new();
+    let index: HashMap<&str, usize> = net.nodes.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let mut names: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(s.apps.len());
     for (i, a) in s.apps.iter().enumerate() {
         let path = format!("apps[{i}]");
-        let node = |given: &str, single_default: &str, key: &str| -> Result<usize, ScenarioError> {
-            let n = match (given.is_empty(), single) {
-                (false, _) => given,
-                (true, true) => single_default,
-                (true, false) => return err(format!("{path}.{key}"), "required (the node name) for this topology"),
-            };
-            net.nodes.iter().position(|x| x == n).ok_or_else(|| ScenarioError {
-                path: format!("{path}.{key}"),
-                message: format!("unknown node {n:?}; nodes are: {}", net.nodes.join(", ")),
-            })
-        };
-        // On a single link the response crosses the forward direction (where `loss` applies).
-        let client = node(&a.client, "receiver", "client")?;
-        let server = node(&a.server, "sender", "server")?;
-        if client == server {
-            return err(path, format!("client and server must be two different nodes, got {:?} twice", net.nodes[client]));
+        let instances = a.instances.unwrap_or(1);
+        if instances == 0 {
+            return err(format!("{path}.instances"), "expected at least 1");
         }
-        let name = if a.name.is_empty() { format!("app{i}") } else { a.name.clone() };
-        if names.contains(&name) {
-            return err(format!("{path}.name"), format!("application name {name:?} is used twice"));
-        }
-        names.push(name.clone());
-        // What each exchange sends: an FTP file is a response (download) or a request (upload)
-        // on a data connection of its own, with the command or the reply as the other message.
-        let ftp = a.kind == AppKind::Ftp;
+        let udp = a.kind.is_udp();
         let kind = kind_name(a.kind);
-        for (key, given, wanted) in [("request", a.request.is_some(), !ftp), ("response", a.response.is_some(), !ftp), ("file", a.file.is_some(), ftp), ("direction", !a.direction.is_download(), ftp)] {
-            if given && !wanted {
-                return err(format!("{path}.{key}"), format!("does not apply to kind = {kind}"));
+        // Which node keys this kind reads: a TCP application's client and server, a UDP source's
+        // from and to.
+        let (ck, sk, cg, sg) = if udp { ("from", "to", &a.from, &a.to) } else { ("client", "server", &a.client, &a.server) };
+        for (key, given) in [("from", !a.from.is_empty()), ("to", !a.to.is_empty()), ("client", !a.client.is_empty()), ("server", !a.server.is_empty())] {
+            if given && key != ck && key != sk {
+                let use_ = if udp { "from/to" } else { "client/server" };
+                return err(format!("{path}.{key}"), format!("does not apply to kind = {kind}; use {use_}"));
             }
         }
-        let required = |v: &Option<RandomSize>, key: &str| v.clone().ok_or_else(|| ScenarioError { path: format!("{path}.{key}"), message: format!("required for kind = {kind}") });
-        let (request, response) = match (ftp, a.direction) {
-            (false, _) => (a.request.clone().unwrap_or_else(default_request), required(&a.response, "response")?),
-            (true, Direction::Download) => (RandomSize::constant(FTP_COMMAND_BYTES), required(&a.file, "file")?),
-            (true, Direction::Upload) => (required(&a.file, "file")?, RandomSize::constant(FTP_REPLY_BYTES)),
-        };
-        if request.as_constant() == Some(0) {
-            let key = if ftp { "file" } else { "request" };
-            return err(format!("{path}.{key}"), "needs at least one byte (the server answers once it is delivered)");
-        }
-        let web = matches!(a.kind, AppKind::Http10 | AppKind::Http11);
-        let (key, given, refused) = if web { ("pages", a.pages, a.count.map(|_| "count")) } else { ("count", a.count, a.pages.map(|_| "pages")) };
-        if let Some(k) = refused {
-            return err(format!("{path}.{k}"), format!("does not apply to kind = {}; use `{key}`", kind_name(a.kind)));
-        }
-        if !web && a.embedded != default_embedded() {
-            return err(format!("{path}.embedded"), "applies to web clients only (kind = \"http10\" or \"http11\")");
-        }
-        if a.keep_alive && a.kind != AppKind::Http11 {
-            return err(format!("{path}.keep_alive"), "applies to kind = \"http11\" only");
-        }
-        let count = match given.unwrap_or(Count::N(1)) {
-            Count::N(n) => Some(n),
-            Count::Unlimited(_) => None,
-        };
-        if count.is_none() && s.duration.is_none() {
-            return err(format!("{path}.{key}"), format!("unlimited {key} need a `duration` for the run"));
-        }
-        let tcp = s.tcp_config(&a.tcp, &path)?;
-        let mut drops = Vec::with_capacity(a.drops.len());
-        for (di, d) in a.drops.iter().enumerate() {
-            let dpath = format!("{path}.drops[{di}]");
-            if d.transmissions.is_empty() {
-                return err(format!("{dpath}.transmissions"), "expected transmission numbers from 1");
-            }
-            if let Some(k) = d.transmissions.iter().position(|&t| t == 0) {
-                return err(format!("{dpath}.transmissions[{k}]"), "expected a transmission number from 1");
-            }
-            if d.object == Some(0) {
-                return err(format!("{dpath}.object"), "expected an object (exchange) number from 1");
-            }
-            if d.kind != AppDropKind::Response && d.segment.is_some() {
-                return err(format!("{dpath}.segment"), "applies to kind = \"response\" only");
-            }
-            // Each exchange has a connection of its own, whose data starts at segment 1 in each
-            // direction: the request is the client's segment 1.
-            let (kind, at_client) = match d.kind {
-                AppDropKind::Request => (FilterKind::Data { seg: 1 }, true),
-                AppDropKind::Syn => (FilterKind::Syn, true),
-                AppDropKind::Synack => (FilterKind::SynAck, false),
-                AppDropKind::Response => match d.segment {
-                    Some(0) => return err(format!("{dpath}.segment"), "expected a segment number from 1"),
-                    seg => (FilterKind::Data { seg: seg.unwrap_or(1) }, false),
-                },
+        let proto = if udp { entry_udp(a, &path, &kind, s, instances)? } else { entry_tcp(a, &path, &kind, s)? };
+        for k in 1..=instances as u64 {
+            let member = |key: &str, t: &str| -> Result<String, ScenarioError> {
+                crate::template::expand(t, k).map_err(|e| ScenarioError { path: format!("{path}.{key}"), message: e })
             };
-            // On a persistent connection only its first object's messages start at segment 1.
-            if a.kind == AppKind::Http11 && matches!(d.kind, AppDropKind::Request | AppDropKind::Response) {
-                return err(format!("{dpath}.kind"), "kind = \"http11\" takes drops of kind \"syn\" and \"synack\" only (its objects share one connection)");
+            let of = if instances > 1 { format!(" (instance {k})") } else { String::new() };
+            let node = |given: &str, single_default: &str, key: &str| -> Result<usize, ScenarioError> {
+                let n = match (given.is_empty(), single) {
+                    (false, _) => member(key, given)?,
+                    (true, true) => single_default.to_string(),
+                    (true, false) => return err(format!("{path}.{key}"), "required (the node name) for this topology"),
+                };
+                index.get(n.as_str()).copied().ok_or_else(|| ScenarioError {
+                    path: format!("{path}.{key}"),
+                    message: format!("unknown node {n:?}{of}; nodes are: {}", net.nodes.join(", ")),
+                })
+            };
+            // On a single link the response (or the UDP traffic) crosses the forward direction,
+            // where `loss` applies.
+            let client = node(cg, if udp { "sender" } else { "receiver" }, ck)?;
+            let server = node(sg, if udp { "receiver" } else { "sender" }, sk)?;
+            if client == server {
+                return err(path, format!("{ck} and {sk} must be two different nodes, got {:?} twice{of}", net.nodes[client]));
             }
-            if !tcp.handshake && matches!(d.kind, AppDropKind::Syn | AppDropKind::Synack) {
-                return err(format!("{dpath}.kind"), "there is no handshake to drop from (tcp.handshake = false)");
+            let base = if a.name.is_empty() { format!("app{i}") } else { a.name.clone() };
+            let name = match (crate::template::is_template(&base), instances) {
+                (true, _) => member("name", &base)?,
+                (false, 1) => base,
+                (false, _) => format!("{base}.{k}"),
+            };
+            if !names.insert(name.clone()) {
+                return err(format!("{path}.name"), format!("application name {name:?} is used twice{of}"));
             }
-            drops.push(AppDrop { kind, transmissions: d.transmissions.clone(), object: d.object, at_client });
+            out.push(ResolvedApp { name, client, server, ..proto.clone() });
         }
-        out.push(ResolvedApp {
-            kind: a.kind,
-            name,
-            client,
-            server,
-            start: a.start.0,
-            request,
-            response,
-            count,
-            embedded: a.embedded.clone(),
-            keep_alive: a.keep_alive,
-            think: a.think.clone(),
-            tcp,
-            drops,
-        });
     }
     Ok(out)
+}
+
+/// The checks and resolution of a UDP source entry, shared by its instances.
+fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) -> Result<ResolvedApp, ScenarioError> {
+    let given = [
+        ("request", a.request.is_some()),
+        ("response", a.response.is_some()),
+        ("file", a.file.is_some()),
+        ("direction", !a.direction.is_download()),
+        ("pages", a.pages.is_some()),
+        ("embedded", a.embedded != default_embedded()),
+        ("keep_alive", a.keep_alive),
+        ("think", a.think != RandomDuration::default()),
+        ("tcp", a.tcp != TcpSpec::default()),
+        ("drops", !a.drops.is_empty()),
+    ];
+    for (key, g) in given {
+        if g {
+            return err(format!("{path}.{key}"), format!("does not apply to kind = {kind} (a UDP source)"));
+        }
+    }
+    let traffic = super::traffic::TrafficSpec::resolve(a, path, instances)?;
+    let count = match a.count {
+        None | Some(Count::Unlimited(_)) => None,
+        Some(Count::N(n)) => Some(n),
+    };
+    if count.is_none() && a.stop.is_none() && s.duration.is_none() && s.flows.is_empty() && s.apps.iter().all(|x| x.kind.is_udp()) {
+        return err(format!("{path}.count"), "a run of UDP sources alone needs an end: a `duration`, or the sources' `count` or `stop`");
+    }
+    Ok(ResolvedApp {
+        kind: a.kind,
+        name: String::new(),
+        client: 0,
+        server: 0,
+        start: a.start.0,
+        request: RandomSize::constant(0),
+        response: RandomSize::constant(0),
+        count,
+        embedded: RandomCount::constant(0),
+        keep_alive: false,
+        think: RandomDuration::default(),
+        tcp: s.tcp_config(&TcpSpec::default(), path)?,
+        drops: Vec::new(),
+        traffic: Some(traffic),
+    })
+}
+
+/// The checks and resolution of a TCP application entry, shared by its instances.
+fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<ResolvedApp, ScenarioError> {
+    let path = path.to_string();
+    let udp_keys = [
+        ("rate", a.rate.is_some()),
+        ("mean_rate", a.mean_rate.is_some()),
+        ("aggregate_rate", a.aggregate_rate.is_some()),
+        ("on", a.on.is_some()),
+        ("off", a.off.is_some()),
+        ("packet", a.packet.is_some()),
+        ("interval", a.interval.is_some()),
+        ("jitter", a.jitter),
+        ("stop", a.stop.is_some()),
+    ];
+    for (key, g) in udp_keys {
+        if g {
+            return err(format!("{path}.{key}"), format!("applies to UDP sources only (kind = \"onoff\" or \"cbr\"), not to kind = {kind}"));
+        }
+    }
+    // What each exchange sends: an FTP file is a response (download) or a request (upload)
+    // on a data connection of its own, with the command or the reply as the other message.
+    let ftp = a.kind == AppKind::Ftp;
+    for (key, given, wanted) in [("request", a.request.is_some(), !ftp), ("response", a.response.is_some(), !ftp), ("file", a.file.is_some(), ftp), ("direction", !a.direction.is_download(), ftp)] {
+        if given && !wanted {
+            return err(format!("{path}.{key}"), format!("does not apply to kind = {kind}"));
+        }
+    }
+    let required = |v: &Option<RandomSize>, key: &str| v.clone().ok_or_else(|| ScenarioError { path: format!("{path}.{key}"), message: format!("required for kind = {kind}") });
+    let (request, response) = match (ftp, a.direction) {
+        (false, _) => (a.request.clone().unwrap_or_else(default_request), required(&a.response, "response")?),
+        (true, Direction::Download) => (RandomSize::constant(FTP_COMMAND_BYTES), required(&a.file, "file")?),
+        (true, Direction::Upload) => (required(&a.file, "file")?, RandomSize::constant(FTP_REPLY_BYTES)),
+    };
+    if request.as_constant() == Some(0) {
+        let key = if ftp { "file" } else { "request" };
+        return err(format!("{path}.{key}"), "needs at least one byte (the server answers once it is delivered)");
+    }
+    let web = matches!(a.kind, AppKind::Http10 | AppKind::Http11);
+    let (key, given, refused) = if web { ("pages", a.pages, a.count.map(|_| "count")) } else { ("count", a.count, a.pages.map(|_| "pages")) };
+    if let Some(k) = refused {
+        return err(format!("{path}.{k}"), format!("does not apply to kind = {}; use `{key}`", kind_name(a.kind)));
+    }
+    if !web && a.embedded != default_embedded() {
+        return err(format!("{path}.embedded"), "applies to web clients only (kind = \"http10\" or \"http11\")");
+    }
+    if a.keep_alive && a.kind != AppKind::Http11 {
+        return err(format!("{path}.keep_alive"), "applies to kind = \"http11\" only");
+    }
+    let count = match given.unwrap_or(Count::N(1)) {
+        Count::N(n) => Some(n),
+        Count::Unlimited(_) => None,
+    };
+    if count.is_none() && s.duration.is_none() {
+        return err(format!("{path}.{key}"), format!("unlimited {key} need a `duration` for the run"));
+    }
+    let tcp = s.tcp_config(&a.tcp, &path)?;
+    let mut drops = Vec::with_capacity(a.drops.len());
+    for (di, d) in a.drops.iter().enumerate() {
+        let dpath = format!("{path}.drops[{di}]");
+        if d.transmissions.is_empty() {
+            return err(format!("{dpath}.transmissions"), "expected transmission numbers from 1");
+        }
+        if let Some(k) = d.transmissions.iter().position(|&t| t == 0) {
+            return err(format!("{dpath}.transmissions[{k}]"), "expected a transmission number from 1");
+        }
+        if d.object == Some(0) {
+            return err(format!("{dpath}.object"), "expected an object (exchange) number from 1");
+        }
+        if d.kind != AppDropKind::Response && d.segment.is_some() {
+            return err(format!("{dpath}.segment"), "applies to kind = \"response\" only");
+        }
+        // Each exchange has a connection of its own, whose data starts at segment 1 in each
+        // direction: the request is the client's segment 1.
+        let (kind, at_client) = match d.kind {
+            AppDropKind::Request => (FilterKind::Data { seg: 1 }, true),
+            AppDropKind::Syn => (FilterKind::Syn, true),
+            AppDropKind::Synack => (FilterKind::SynAck, false),
+            AppDropKind::Response => match d.segment {
+                Some(0) => return err(format!("{dpath}.segment"), "expected a segment number from 1"),
+                seg => (FilterKind::Data { seg: seg.unwrap_or(1) }, false),
+            },
+        };
+        // On a persistent connection only its first object's messages start at segment 1.
+        if a.kind == AppKind::Http11 && matches!(d.kind, AppDropKind::Request | AppDropKind::Response) {
+            return err(format!("{dpath}.kind"), "kind = \"http11\" takes drops of kind \"syn\" and \"synack\" only (its objects share one connection)");
+        }
+        if !tcp.handshake && matches!(d.kind, AppDropKind::Syn | AppDropKind::Synack) {
+            return err(format!("{dpath}.kind"), "there is no handshake to drop from (tcp.handshake = false)");
+        }
+        drops.push(AppDrop { kind, transmissions: d.transmissions.clone(), object: d.object, at_client });
+    }
+    Ok(ResolvedApp {
+        kind: a.kind,
+        name: String::new(),
+        client: 0,
+        server: 0,
+        start: a.start.0,
+        request,
+        response,
+        count,
+        embedded: a.embedded.clone(),
+        keep_alive: a.keep_alive,
+        think: a.think.clone(),
+        tcp,
+        drops,
+        traffic: None,
+    })
 }

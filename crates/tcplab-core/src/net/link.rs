@@ -44,6 +44,9 @@ pub struct LinkDirStats {
     pub offered_bytes: u64,
     pub sent_pkts: u64,
     pub sent_bytes: u64,
+    /// The UDP datagrams among the packets sent.
+    pub udp_pkts: u64,
+    pub udp_bytes: u64,
     pub dropped_queue: u64,
     pub dropped_loss: u64,
     pub dropped_filter: u64,
@@ -69,6 +72,8 @@ impl LinkDirStats {
             offered_bytes: self.offered_bytes - base.offered_bytes,
             sent_pkts: self.sent_pkts - base.sent_pkts,
             sent_bytes: self.sent_bytes - base.sent_bytes,
+            udp_pkts: self.udp_pkts - base.udp_pkts,
+            udp_bytes: self.udp_bytes - base.udp_bytes,
             dropped_queue: self.dropped_queue - base.dropped_queue,
             dropped_loss: self.dropped_loss - base.dropped_loss,
             dropped_filter: self.dropped_filter - base.dropped_filter,
@@ -255,6 +260,10 @@ impl LinkDir {
         self.busy = true;
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += bytes as u64;
+        if let crate::net::Payload::Udp(_) = pkt.body {
+            self.stats.udp_pkts += 1;
+            self.stats.udp_bytes += bytes as u64;
+        }
         self.stats.queue_delay_sum += (now - pkt.enqueued_at) as u128;
         self.stats.busy_ns += t as u128;
         now + t

@@ -223,6 +223,19 @@ fn std_normal(rng: &mut RngStream) -> f64 {
 }
 
 impl Dist {
+    fn lower_bound(&self) -> f64 {
+        match self {
+            Dist::Constant(x) => *x,
+            Dist::Uniform { min, .. } => *min,
+            Dist::Pareto { scale, .. } => *scale,
+            Dist::BoundedPareto { min, .. } => *min,
+            Dist::Empirical { points, .. } => points.first().map_or(0.0, |p| p.0),
+            Dist::Mix(parts) => parts.iter().filter(|(p, _)| *p > 0.0).map(|(_, d)| d.lower_bound()).fold(f64::INFINITY, f64::min),
+            Dist::Named(_, d) => d.lower_bound(),
+            Dist::Exponential { .. } | Dist::Lognormal { .. } | Dist::Normal { .. } | Dist::LognormalParetoTail { .. } => 0.0,
+        }
+    }
+
     /// One continuous draw, in base units (not yet clamped or rounded).
     fn draw(&self, rng: &mut RngStream) -> f64 {
         match self {
@@ -373,6 +386,17 @@ impl<Q: Quantity> Rv<Q> {
     /// of the draws by less than half a unit.
     pub fn mean(&self) -> Option<f64> {
         self.dist.mean().filter(|m| m.is_finite())
+    }
+
+    /// A Pareto of `shape` (> 1) given its mean in base units, as ns-2's `avg_` and `shape_`.
+    pub fn pareto_with_mean(shape: f64, mean: f64) -> Self {
+        Self::from_dist(Dist::Pareto { shape, scale: mean * (shape - 1.0) / shape, given_mean: Some(mean) })
+    }
+
+    /// The smallest value a draw can take, in base units (the bottom of the support, before
+    /// rounding).
+    pub fn lower_bound(&self) -> f64 {
+        self.dist.lower_bound()
     }
 
     /// The value if the variable is a constant (a plain value in the scenario).
