@@ -520,7 +520,7 @@ impl Scenario {
         crate::footprint::check(&s)?;
         let net = s.network()?;
         let flows = s.resolve_flows()?;
-        crate::app::spec::resolve(&s, &net)?;
+        crate::app::spec::resolve(&s, &net, s.seed)?;
         crate::trace::capture::validate(&s.capture, &net, &flows)?;
         Ok(s)
     }

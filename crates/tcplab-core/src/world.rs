@@ -119,7 +119,7 @@ impl World {
         }
         // Applications come after the flows: application i's label (its connections' flow on the
         // wire, in the drop filters and in the captures) is flows + i, so labels never collide.
-        let app_specs = crate::app::spec::resolve(scenario, &net)?;
+        let app_specs = crate::app::spec::resolve(scenario, &net, seed)?;
         for (ai, a) in app_specs.iter().enumerate() {
             let index = flows.len() + ai;
             let (c, s) = (NodeId(a.client as u32), NodeId(a.server as u32));

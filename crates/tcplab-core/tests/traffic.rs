@@ -301,3 +301,29 @@ fn bad_sources_and_groups_are_refused_by_key() {
         assert!(e.starts_with(path), "{g}: {e}");
     }
 }
+
+/// Instances' start times: `start` drawn per member, `start_spacing` added member after member
+/// (Seddigh et al.'s sessions: 50 s after the FTPs, U(0, 2) s apart), from the run's seed.
+#[test]
+fn instances_start_as_drawn() {
+    let text = |start: &str| format!("name = \"t\"\nduration = \"100s\"\n{LINK}\n[[apps]]\nkind = \"reqresp\"\nname = \"web{{i}}\"\ninstances = 5\nresponse = \"8000B\"\n{start}\n");
+    let starts = |t: &str, seed: u64| {
+        let s = scenario(t);
+        let net = s.network_for(seed).unwrap();
+        tcplab_core::app::spec::resolve(&s, &net, seed).unwrap().iter().map(|a| a.start).collect::<Vec<_>>()
+    };
+    let spaced = text("start = \"50s\"\nstart_spacing = { uniform = [\"0s\", \"2s\"] }");
+    let s1 = starts(&spaced, 1);
+    assert_eq!(s1[0], 50_000_000_000);
+    assert!(s1.windows(2).all(|w| w[1] >= w[0] && w[1] - w[0] < 2_000_000_000), "{s1:?}");
+    assert_eq!(s1, starts(&spaced, 1));
+    assert_ne!(s1, starts(&spaced, 2));
+    let each = text("start = { uniform = [\"0s\", \"1s\"] }");
+    let s2 = starts(&each, 1);
+    assert!(s2.iter().all(|&t| t < 1_000_000_000) && s2.windows(2).any(|w| w[0] != w[1]), "{s2:?}");
+    // The run uses them: each member's first object starts at its start.
+    let r = go(&spaced, 1);
+    let firsts: Vec<u64> = (0..5).map(|k| r.objects.iter().find(|o| o.app == k).map(|o| (o.start_s * 1e9).round() as u64).unwrap()).collect();
+    assert_eq!(firsts, s1);
+    assert!(refusal(&text("start_spacing = \"1s\"").replace("instances = 5", "instances = 1")).starts_with("apps[0].start_spacing"));
+}

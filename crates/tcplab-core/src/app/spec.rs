@@ -104,9 +104,13 @@ pub struct AppSpec {
     /// The node that listens and answers.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub server: String,
-    /// When the first exchange starts.
+    /// When the first exchange starts; a random duration is drawn per instance.
     #[serde(default)]
-    pub start: Duration,
+    pub start: RandomDuration,
+    /// With `instances`: member k starts `start_spacing` after member k − 1 (drawn per member:
+    /// `{ uniform = ["0s", "2s"] }` is Seddigh et al.'s inter-session time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_spacing: Option<RandomDuration>,
     /// Bytes of each request (drawn per exchange when random; default 300B; not for `ftp`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<RandomSize>,
@@ -255,8 +259,10 @@ fn kind_name(k: AppKind) -> String {
     serde_json::to_string(&k).expect("serialisable")
 }
 
-/// Resolve every `[[apps]]` entry of `s` against its network, one `ResolvedApp` per instance.
-pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, ScenarioError> {
+/// Resolve every `[[apps]]` entry of `s` against its network, one `ResolvedApp` per instance;
+/// random start times are drawn with `seed` (member by member, from the streams
+/// `app:<name>:start` and `app:<name>:start_spacing` of the entry's `name` as written).
+pub fn resolve(s: &Scenario, net: &Network, seed: u64) -> Result<Vec<ResolvedApp>, ScenarioError> {
     let single = s.topology.kind == TopologyKind::SingleLink;
     let index: HashMap<&str, usize> = net.nodes.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
     let mut names: HashSet<String> = HashSet::new();
@@ -279,7 +285,27 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
             }
         }
         let proto = if udp { entry_udp(a, &path, &kind, s, instances)? } else { entry_tcp(a, &path, &kind, s)? };
+        let base = if a.name.is_empty() { format!("app{i}") } else { a.name.clone() };
+        let mut start_rng = crate::engine::RngStream::new(seed, &format!("app:{base}:start"));
+        let mut spacing_rng = crate::engine::RngStream::new(seed, &format!("app:{base}:start_spacing"));
+        if a.start_spacing.is_some() && instances == 1 {
+            return err(format!("{path}.start_spacing"), "applies to an entry with `instances` > 1");
+        }
+        let mut offset: u128 = 0;
         for k in 1..=instances as u64 {
+            if k > 1 {
+                offset += a.start_spacing.as_ref().map_or(0, |r| r.sample(&mut spacing_rng)) as u128;
+            }
+            let start = a.start.sample(&mut start_rng) as u128 + offset;
+            if start > crate::units::MAX_TIME as u128 {
+                return err(format!("{path}.start"), format!("instance {k} would start after the largest simulated time (2^62 ns)"));
+            }
+            let start = start as Time;
+            if let Some(stop) = proto.traffic.as_ref().and_then(|t| t.stop) {
+                if stop < start {
+                    return err(format!("{path}.stop"), format!("the source stops before it starts (instance {k} starts at {}s)", crate::units::to_secs(start)));
+                }
+            }
             let member = |key: &str, t: &str| -> Result<String, ScenarioError> {
                 crate::template::expand(t, k).map_err(|e| ScenarioError { path: format!("{path}.{key}"), message: e })
             };
@@ -302,16 +328,15 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
             if client == server {
                 return err(path, format!("{ck} and {sk} must be two different nodes, got {:?} twice{of}", net.nodes[client]));
             }
-            let base = if a.name.is_empty() { format!("app{i}") } else { a.name.clone() };
             let name = match (crate::template::is_template(&base), instances) {
                 (true, _) => member("name", &base)?,
-                (false, 1) => base,
+                (false, 1) => base.clone(),
                 (false, _) => format!("{base}.{k}"),
             };
             if !names.insert(name.clone()) {
                 return err(format!("{path}.name"), format!("application name {name:?} is used twice{of}"));
             }
-            out.push(ResolvedApp { name, client, server, ..proto.clone() });
+            out.push(ResolvedApp { name, client, server, start, ..proto.clone() });
         }
     }
     Ok(out)
@@ -349,7 +374,7 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         name: String::new(),
         client: 0,
         server: 0,
-        start: a.start.0,
+        start: 0,
         request: RandomSize::constant(0),
         response: RandomSize::constant(0),
         count,
@@ -458,7 +483,7 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
         name: String::new(),
         client: 0,
         server: 0,
-        start: a.start.0,
+        start: 0,
         request,
         response,
         count,

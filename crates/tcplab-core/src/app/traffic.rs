@@ -108,11 +108,6 @@ impl TrafficSpec {
             _ => None,
         };
         let stop = a.stop.map(|d| d.0);
-        if let Some(t) = stop {
-            if t < a.start.0 {
-                return err(format!("{path}.stop"), format!("the source stops before it starts (start = {}s)", to_secs(a.start.0)));
-            }
-        }
         match a.kind {
             AppKind::Onoff => {
                 for (key, g) in [("interval", a.interval.is_some()), ("jitter", a.jitter)] {
