@@ -66,3 +66,19 @@ def test_refusals_name_the_key():
     with pytest.raises(tcplab.ScenarioError) as e:
         tcplab.validate(LADHA, sets=['topology.groups.0.attach="R{i*2}"'])
     assert e.value.path == "topology.groups[0].attach"
+
+
+def test_sweeps_store_udp_objects_and_pages(tmp_path):
+    # The first point has no UDP on any link (aggregate 0), the second has: one store, one schema.
+    r = tcplab.sweep(LADHA, {"axes": {"apps.0.aggregate_rate": ["0kbps", "500kbps"]}}, store=tmp_path / "x.duckdb", workers=0,
+                     sets=['duration="12s"'])
+    assert (r.runs["status"] == "ok").all()
+    assert len(r.udp) == 64 and set(r.udp["apps.0.aggregate_rate"]) == {"0kbps", "500kbps"}
+    core = r.links[r.links["link"] == "core:R1->R2"].set_index("apps.0.aggregate_rate")
+    assert core.loc["0kbps", "udp_pkts"] == 0 and core.loc["500kbps", "udp_pkts"] > 0
+    web = tcplab.sweep(REPO / "experiments" / "topologies" / "rfc2415.toml", {"axes": {"tcp.initial_window": [1, 4]}},
+                       store=tmp_path / "w.duckdb", workers=0, sets=['duration="20s"'])
+    assert set(web.pages["tcp.initial_window"]) == {1, 4} and web.pages["delay_s"].notna().any()
+    assert len(web.objects) >= 4 * len(web.pages[web.pages["complete_s"].notna()])
+    again = tcplab.load(tmp_path / "w.duckdb")
+    assert len(again.pages) == len(web.pages)

@@ -353,7 +353,8 @@ def _exportable(df):
 @click.option("--to", "fmt", type=click.Choice(["parquet", "csv"]), default=None, help="Export every table in this format.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Directory to export to (default: the store's path without .duckdb).")
 def results_cmd(store: str, fmt, out) -> None:
-    """Summarise a sweep's results STORE, or export its tables (runs, connections, links, transfers)."""
+    """Summarise a sweep's results STORE, or export its tables (runs, connections, links, transfers,
+    and objects, pages, udp when the runs have them)."""
     from .store import Store
 
     try:
@@ -366,15 +367,18 @@ def results_cmd(store: str, fmt, out) -> None:
         counts = res.runs["status"].value_counts().to_dict()
         click.echo(f"store {store}: tcplab {meta.get('tcplab_version')}, sweep {meta.get('sweep', '-')}")
         click.echo(f"runs: {len(res.runs)} ({', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none'})")
-        for name in ("connections", "links", "transfers"):
-            click.echo(f"{name}: {len(getattr(res, name))} rows")
+        for name in ("connections", "links", "transfers", "objects", "pages", "udp"):
+            if name in ("connections", "links", "transfers") or len(getattr(res, name)):
+                click.echo(f"{name}: {len(getattr(res, name))} rows")
         axes = [c for c in res.runs.columns if "." in c]
         if axes:
             click.echo(f"axes: {', '.join(axes)}")
         return
     outdir = Path(out) if out else Path(store).with_suffix("")
     outdir.mkdir(parents=True, exist_ok=True)
-    for name in ("runs", "connections", "links", "transfers"):
+    for name in ("runs", "connections", "links", "transfers", "objects", "pages", "udp"):
+        if name in ("objects", "pages", "udp") and getattr(res, name).empty:
+            continue  # (written only for sweeps of applications and UDP sources)
         df = _exportable(getattr(res, name))
         p = outdir / f"{name}.{fmt}"
         if fmt == "parquet":

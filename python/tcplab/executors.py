@@ -25,7 +25,7 @@ from typing import Any, Optional
 from . import _core
 
 # Rows of a run are built in the worker; the coordinator only inserts them.
-RESULT_TABLES = ("connections", "links", "transfers")
+RESULT_TABLES = ("connections", "links", "transfers", "objects", "pages", "udp")
 
 # Workers dying this many times (plus one per worker) in a row, with no batch finished in
 # between, mean the pool cannot work (a broken installation), not one bad run.
@@ -86,8 +86,13 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
                 "completed": m["completed"],
             }
         )
+        for rec in d["links"]:
+            # The core writes a link's UDP counters only where UDP crossed; a store's table has
+            # one set of columns for every run.
+            rec.setdefault("udp_pkts", 0)
+            rec.setdefault("udp_bytes", 0)
         for name in RESULT_TABLES:
-            rows[name].extend({"key": key, **rec} for rec in d[name])
+            rows[name].extend({"key": key, **rec} for rec in d.get(name, ()))
     tables = {name: (pa.Table.from_pylist(r) if r else None) for name, r in rows.items()}
     return {"runs": runs, "tables": tables, "batch_wall_s": time.perf_counter() - t_batch, "pid": os.getpid()}
 

@@ -20,9 +20,10 @@ import pandas as pd
 from . import _core
 
 STORE_FORMAT = 1
-RESULT_TABLES = ("connections", "links", "transfers")
+RESULT_TABLES = ("connections", "links", "transfers", "objects", "pages", "udp")
 # Rows of each result table within one run, in the order `tcplab.run` gives them.
-ROW_ORDER = {"connections": ["flow"], "links": ["link"], "transfers": ["flow", "transfer"]}
+ROW_ORDER = {"connections": ["flow"], "links": ["link"], "transfers": ["flow", "transfer"], "objects": ["app", "object"], "pages": ["app", "page"],
+             "udp": ["app"]}
 # Integer columns that may be empty (Option<u64> in the core). A column whose values are all
 # empty in the batch that creates its table gets this type, or else DOUBLE, whatever the batch.
 NULLABLE_INTEGER_COLUMNS = {("transfers", "bytes")}
@@ -224,6 +225,8 @@ class Store:
                 con.register("_rows", tbl)
                 if name not in self._tables:
                     self._create_result_table(name)
+                else:
+                    self._add_new_columns(name)
                 con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _rows")
                 con.unregister("_rows")
             con.commit()
@@ -233,6 +236,17 @@ class Store:
             raise
         self._tables = self._existing_tables()
         self._failed.difference_update(replace)
+
+    def _add_new_columns(self, name: str) -> None:
+        """Columns of the registered batch `_rows` that the table lacks (a store written by an
+        earlier version, or runs that gained a record) are added, empty for the rows before."""
+        have = {r[0] for r in self.con.execute(f"DESCRIBE {name}").fetchall()}
+        for col, typ, *_ in self.con.execute("DESCRIBE SELECT * FROM _rows").fetchall():
+            if col in have:
+                continue
+            if typ.strip('"').upper() == "NULL":
+                typ = "BIGINT" if (name, col) in NULLABLE_INTEGER_COLUMNS else "DOUBLE"
+            self.con.execute(f'ALTER TABLE {name} ADD COLUMN "{col}" {typ}')
 
     def _create_result_table(self, name: str) -> None:
         """Create a result table with the columns of the registered batch `_rows`."""
@@ -281,7 +295,8 @@ class Store:
             df = head.merge(df, on="key", how="inner", sort=False)
             df = df.assign(_rank=df["key"].map(rank).values).sort_values(["_rank"] + ROW_ORDER[name], kind="mergesort")
             out[name] = df.drop(columns=["_rank"]).reset_index(drop=True)
-        return SweepResult(runs=runs.reset_index(drop=True), connections=out["connections"], links=out["links"], transfers=out["transfers"], store=self.path)
+        return SweepResult(runs=runs.reset_index(drop=True), connections=out["connections"], links=out["links"], transfers=out["transfers"],
+                           objects=out["objects"], pages=out["pages"], udp=out["udp"], store=self.path)
 
     def close(self) -> None:
         self.con.close()

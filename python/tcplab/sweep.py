@@ -545,15 +545,19 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
 @dataclass
 class SweepResult:
     """The runs of a sweep as tidy tables. `connections` has one row per run and flow, `links` one
-    per run and link direction, `transfers` one per run and transfer; each starts with the axis
-    values, `replicate`, `seed` and the run `key`. `runs` has one row per run, failed ones
-    included, with `status` (`ok`, `failed`, `timeout`, `memory`) and `error`."""
+    per run and link direction, `transfers` one per run and transfer, `objects`, `pages` and
+    `udp` one per run and application object, web page and UDP source (empty without them); each
+    starts with the axis values, `replicate`, `seed` and the run `key`. `runs` has one row per
+    run, failed ones included, with `status` (`ok`, `failed`, `timeout`, `memory`) and `error`."""
 
     runs: pd.DataFrame
     connections: pd.DataFrame
     links: pd.DataFrame
     transfers: pd.DataFrame
     store: Optional[str] = None
+    objects: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pages: pd.DataFrame = field(default_factory=pd.DataFrame)
+    udp: pd.DataFrame = field(default_factory=pd.DataFrame)
     stats: dict = field(default_factory=dict)
 
     @property
