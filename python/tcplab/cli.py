@@ -389,32 +389,36 @@ def results_cmd(store: str, fmt, out) -> None:
 
 
 @main.command("reproduce")
-@click.argument("study", type=click.Choice(["mathis97"]))
+@click.argument("study", type=click.Choice(["mathis97", "rfc2415"]))
 @click.option("--quick", is_flag=True, help="Smaller grids: within about 5 minutes on 2 cores.")
 @click.option("--scale", type=click.Choice(["tiny", "quick", "full"]), default=None, help="Grid size (overrides --quick).")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output directory (default results/STUDY[-quick]).")
 @click.option("--workers", type=int, default=None, help="Worker processes (default: every core; 0 = in this process).")
-@click.option("--only", default=None, help="Comma-separated experiments to run (default: all).")
+@click.option("--only", default=None, help="mathis97: comma-separated experiments to run (default: all).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: bool) -> None:
     """Reproduce a published study: run its sweeps (stored: a rerun only reads), then write the
     figures (PNG, SVG), the tables (Markdown, CSV) and a report (report.md, report.html) that sets
     the paper's numbers beside tcplab's with the tolerance and verdict of each."""
+    import importlib
     import os
 
-    from .experiments import mathis97
-
+    mod = importlib.import_module(f".experiments.{study}", __package__)
     scale = scale or ("quick" if quick else "full")
     out = out or f"results/{study}" + ("" if scale == "full" else f"-{scale}")
     n = workers if workers is not None else (os.cpu_count() or 1)
-    est = mathis97.estimate_seconds(scale, max(1, n))
+    est = mod.estimate_seconds(scale, max(1, n))
     if not quiet:
         when = f"{est:.0f} s" if est < 120 else f"{est / 60:.0f} min"
         click.echo(f"{study} ({scale}): about {when} on {max(1, n)} worker(s) (runs already in {out}/store are not run again)", err=True)
-    only_list = [x.strip() for x in only.split(",")] if only else None
+    kwargs = {}
+    if only:
+        if study != "mathis97":
+            _fail(f"--only applies to mathis97, not to {study}")
+        kwargs["only"] = [x.strip() for x in only.split(",")]
     try:
-        res = mathis97.reproduce(out, scale=scale, workers=workers, progress=None if not quiet else False, only=only_list,
-                                 log=(lambda m: None) if quiet else (lambda m: click.echo(m, err=True)))
+        res = mod.reproduce(out, scale=scale, workers=workers, progress=None if not quiet else False,
+                            log=(lambda m: None) if quiet else (lambda m: click.echo(m, err=True)), **kwargs)
     except (ValueError, FileNotFoundError) as e:
         _fail(str(e))
     s = res["summary"]

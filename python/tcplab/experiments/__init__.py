@@ -2,6 +2,7 @@
 figures, tables and a report comparing the paper's numbers with tcplab's.
 
     tcplab reproduce mathis97 [--quick] [--out DIR]
+    tcplab reproduce rfc2415 [--quick] [--out DIR]
 """
 
-STUDIES = ("mathis97",)
+STUDIES = ("mathis97", "rfc2415")

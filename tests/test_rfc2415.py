@@ -1,0 +1,62 @@
+"""The RFC 2415 reproduction: its base scenarios, the metrics of one run, and the whole report on
+the tiny scale (a few cells, 60 s runs), read back from its stores on a rerun."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import tcplab
+
+from tcplab.cli import main
+from tcplab.experiments import rfc2415 as r2
+
+
+def test_base_scenarios_have_the_ftps_asked_for():
+    s0, s3 = r2.base(0, "quick"), r2.base(3, "quick")
+    assert [a["kind"] for a in s0["apps"]] == ["http10"]
+    assert [a["kind"] for a in s3["apps"]] == ["http10", "ftp"] and s3["apps"][1]["instances"] == 3
+    assert s0["duration"] == "360s" and r2.base(0, "tiny")["duration"] == "60s"
+    assert s3["apps"][0]["response"] == {"named": "mah1997_reply"}
+    assert r2.base(1, "quick", r2.ALT_SIZES)["apps"][0]["response"] == {"named": r2.ALT_SIZES}
+
+
+def test_published_tables_are_complete():
+    for t in (r2.TABLE1, r2.TABLE4, r2.TABLE2):
+        assert set(t) == {(w, f) for w in r2.WEBS for f in r2.FTPS}
+    for t in (r2.TABLE3, r2.TABLE5):
+        assert set(t) == {(w, f) for w in r2.WEBS for f in (1, 2, 3)}
+
+
+def test_tiny_reproduction_writes_its_report_and_reruns_from_the_store(tmp_path):
+    out = tmp_path / "r"
+    res = CliRunner().invoke(main, ["reproduce", "rfc2415", "--scale", "tiny", "--out", str(out), "--workers", "0", "-q"])
+    assert res.exit_code == 0, res.output
+    assert (out / "report.md").is_file() and (out / "report.html").is_file()
+    checks = pd.read_csv(out / "checks.csv", keep_default_na=False)
+    for prefix in ("Table 1", "Table 2", "Table 3", "Table 6", "§2.11", "§2.10"):
+        assert checks["quantity"].str.startswith(prefix).any(), prefix
+    assert set(checks["verdict"]) <= {"within", "MISSED", ""}
+    judged = checks[checks["verdict"] != ""]
+    assert len(judged) >= 30
+    # Web network power rises from IW1 to IW4 by more than the RFC's 15 % in the light cells.
+    power = checks[checks["quantity"].str.startswith("§2.11/Fig. 2")]
+    assert float(power["tcplab"].iloc[0]) >= 1.15
+    runs = pd.read_csv(out / "tables" / "runs.csv")
+    assert set(runs["iw"]) == {1, 4} and (runs["pages"] > 0).all() and (runs["util_pct"] <= 100).all()
+    for f in ("figures/fig2_normalised_power.png", "figures/page_delay_vs_iw.png", "tables/table1.csv", "tables/sensitivity.csv"):
+        assert (out / f).is_file(), f
+    # A rerun only reads the stores: no run is added, and the checks are the same.
+    stores = sorted((out / "store").glob("*.duckdb"))
+    before = {p.name: len(tcplab.load(p).runs) for p in stores}
+    res = CliRunner().invoke(main, ["reproduce", "rfc2415", "--scale", "tiny", "--out", str(out), "--workers", "0", "-q"])
+    assert res.exit_code == 0, res.output
+    assert {p.name: len(tcplab.load(p).runs) for p in stores} == before
+    again = pd.read_csv(out / "checks.csv", keep_default_na=False)
+    pd.testing.assert_frame_equal(checks, again)
+
+
+def test_only_is_for_mathis97():
+    res = CliRunner().invoke(main, ["reproduce", "rfc2415", "--scale", "tiny", "--only", "m1"])
+    assert res.exit_code != 0 and "--only applies to mathis97" in res.output
