@@ -389,7 +389,7 @@ def results_cmd(store: str, fmt, out) -> None:
 
 
 @main.command("reproduce")
-@click.argument("study", type=click.Choice(["mathis97", "rfc2415"]))
+@click.argument("study", type=click.Choice(["mathis97", "rfc2415", "allman98"]))
 @click.option("--quick", is_flag=True, help="Smaller grids: within about 5 minutes on 2 cores.")
 @click.option("--scale", type=click.Choice(["tiny", "quick", "full"]), default=None, help="Grid size (overrides --quick).")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output directory (default results/STUDY[-quick]).")
