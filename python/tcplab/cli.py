@@ -8,7 +8,11 @@
                       [--run-timeout 60s] [--run-memory 2GB] [--retry-failed]
     tcplab results STORE [--to parquet|csv] [--out DIR]
     tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
-    tcplab trace CAPTURE [--json] [--flows]
+    tcplab trace CAPTURE [--json] [--flows] [--strict]
+    tcplab plot tsg CAPTURE [-o FILE] [--conn N] [--dir a2b|b2a]
+
+Only the commands that need them import pandas and matplotlib: `run`, `validate` and `trace`
+start in well under 0.1 s.
 """
 
 from __future__ import annotations
@@ -418,20 +422,77 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
 @click.argument("capture", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the whole analysis as JSON.")
 @click.option("--flows", is_flag=True, help="Every connection in full, both directions (as tcptrace -l).")
-def trace_cmd(capture: str, as_json: bool, flows: bool) -> None:
-    """Analyse CAPTURE (pcap or pcapng) per TCP connection, as tcptrace does."""
+@click.option("--strict", is_flag=True, help="Exit with an error (status 2) when the capture is cut short or corrupted, instead of analysing what precedes the cut.")
+def trace_cmd(capture: str, as_json: bool, flows: bool, strict: bool) -> None:
+    """Analyse CAPTURE (pcap or pcapng) per TCP connection, as tcptrace does.
+
+    A capture cut short (tcpdump killed) is analysed up to the cut, with a warning that names
+    its byte offset; --strict makes it an error."""
+    import warnings
+
     try:
-        rep = _trace.report(capture)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", _trace.TraceWarning)  # said below, once
+            rep = _trace.report(capture)
     except OSError as e:
         _fail(f"{capture}: {getattr(e, 'strerror', None) or e}" if getattr(e, "filename", None) else str(e))
     except _core.TraceError as e:
         _fail(f"{capture}: {e}")
     except _core.CoreError as e:
         _fail(str(e))
+    stopped = _trace.stopped_message(capture, rep)
+    if stopped and strict:
+        _fail(stopped)
     if as_json:
         click.echo(json.dumps(rep, indent=2))
     else:
         click.echo(_trace.render(rep, flows=flows))
+    if stopped:
+        click.echo(f"warning: {stopped} (--strict makes this an error)", err=True)
+
+
+@main.group("plot")
+def plot_group() -> None:
+    """Draw what TCP did, from a capture (PNG, SVG or PDF by the output's suffix)."""
+
+
+@plot_group.command("tsg")
+@click.argument("capture", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None, help="Output file (default CAPTURE's name with -tsg.png).")
+@click.option("--conn", type=click.IntRange(min=0), default=None, help="Connection number as `tcplab trace` numbers them (default: the one with most data).")
+@click.option("--dir", "direction", type=click.Choice(["a2b", "b2a"]), default=None, help="Direction of the data (default: the one that carried more).")
+@click.option("--strict", is_flag=True, help="Refuse a capture cut short instead of drawing what precedes the cut.")
+def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool) -> None:
+    """Time-sequence graph of one connection of CAPTURE, as tcptrace draws it: segments,
+    retransmissions (red, R), the ACK line, SACK blocks and duplicate ACKs."""
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import plot as _plot
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", _trace.TraceWarning)
+            pk = _trace.packets(capture, strict=strict)
+        for w in caught:
+            click.echo(f"warning: {w.message}", err=True)
+        ax = _plot.tsg(pk, conn=conn, direction=direction)
+    except OSError as e:
+        _fail(f"{capture}: {getattr(e, 'strerror', None) or e}" if getattr(e, "filename", None) else str(e))
+    except _core.TraceError as e:
+        _fail(f"{capture}: {e}")
+    except ValueError as e:
+        _fail(f"{capture}: {e}")
+    except _core.CoreError as e:
+        _fail(str(e))
+    out = Path(out) if out else Path(capture).with_name(Path(capture).stem + "-tsg.png")
+    try:
+        _plot.save(ax, out)
+    except (OSError, ValueError) as e:
+        _fail(f"{out}: {e}")
+    click.echo(str(out))
 
 
 if __name__ == "__main__":

@@ -13,11 +13,13 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-import pandas as pd
 
 from . import _core
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STORE_FORMAT = 1
 RESULT_TABLES = ("connections", "links", "transfers")
@@ -249,6 +251,8 @@ class Store:
         """The store's runs as tidy tables (a `SweepResult`). With `keys` (the tasks of a sweep),
         only those runs, in grid order, with the sweep's axis values; otherwise every run, in order
         of (point, replicate, key), with the axis values it was stored with."""
+        import pandas as pd
+
         from .sweep import SweepResult
 
         runs = self.con.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY point, replicate, key").df()

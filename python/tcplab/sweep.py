@@ -21,13 +21,15 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
-import pandas as pd
 
 from . import _core
 from . import limits as _limits
 from .api import ScenarioLike, _json_default, _seed, _sets, load_scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 if sys.version_info >= (3, 11):
     import tomllib
