@@ -15,7 +15,7 @@ import importlib as _importlib
 from . import trace
 from ._core import CoreError, RunLimitError, ScenarioError, TraceError, __version__
 from .api import Result, load_scenario, profiles, run, validate, variants
-from .executors import ExecutorError
+from .errors import ExecutorError
 from .store import StoreError, load
 from .sweep import SweepError, SweepResult, sweep
 

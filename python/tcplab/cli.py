@@ -30,7 +30,7 @@ from .api import profiles as _profiles
 from .api import variants as _variants
 from .api import run as _run
 from .api import validate as _validate
-from .executors import ExecutorError
+from .errors import ExecutorError
 from .store import StoreError
 from .sweep import LIMIT_STATUSES, SweepError
 
