@@ -287,10 +287,24 @@ def run(
     return Result.from_json(out, wall_time_s=time.perf_counter() - t0)
 
 
-def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = ()) -> dict:
-    """Validate a scenario without running it; returns it with every default written out."""
+def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = (), tcp: bool = False) -> dict:
+    """Validate a scenario without running it; returns it with every default written out.
+
+    With `tcp`, each flow's `tcp` table holds every TCP knob as the flow will run with it (the
+    profile, the preset, `[tcp]` and the flow's own knobs resolved; what `tcplab validate`
+    prints): the result runs the same and shows what would otherwise be the profile's silent
+    defaults."""
     text, fmt = load_scenario(scenario)
-    return json.loads(_core.validate(text, fmt, _sets(sets)))
+    d = json.loads(_core.validate(text, fmt, _sets(sets)))
+    if tcp:
+        resolved = json.loads(_core.resolve_tcp(text, fmt, _sets(sets)))
+        i = 0
+        for f in d.get("flows", []):
+            # An entry with `count = n` is n flows of one configuration.
+            if i < len(resolved):
+                f["tcp"] = resolved[i]
+            i += int(f.get("count", 1))
+    return d
 
 
 def profiles() -> dict:

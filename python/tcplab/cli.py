@@ -79,6 +79,16 @@ def _table(title: str, rows: list[dict], cols: list[tuple[str, str, float]]) -> 
     return "\n".join(out)
 
 
+#: What the abbreviated columns of `tcplab run` count (docs/tcp.md, "Instruments").
+LEGEND = (
+    "  rexmit: segments sent again; FR: fast retransmits; SACK rx: holes resent from the SACK scoreboard;\n"
+    "  RTO: retransmission timeouts; CA: loss episodes with one clock-preserving halving (Mathis et al.'s\n"
+    "  congestion-avoidance events); nonCA: other episodes (a timeout, a second halving); other: retransmissions\n"
+    "  inside an episode without a reduction of their own (partial-ACK and go-back-N resends). See docs/traces.md,\n"
+    "  \"Three loss counts\", for how these relate to a capture's loss events and tshark's retransmissions."
+)
+
+
 def render(result) -> str:
     d = result.to_dict()
     m = d["meta"]
@@ -108,6 +118,7 @@ def render(result) -> str:
                 ("cwnd_avg_bytes", "cwnd avg B", 1),
             ],
         ),
+        LEGEND,
         "",
         _table(
             "links",
@@ -186,9 +197,10 @@ def run_cmd(scenario: str, seed, sets, as_json: bool, pcap, max_wall, max_events
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE")
 def validate_cmd(scenario: str, sets) -> None:
-    """Check SCENARIO and print it with every default written out (JSON)."""
+    """Check SCENARIO and print it with every default written out (JSON), each flow's TCP
+    settings in full (the profile's and preset's knobs resolved): the output runs the same."""
     try:
-        s = _validate(Path(scenario), sets=list(sets))
+        s = _validate(Path(scenario), sets=list(sets), tcp=True)
     except (OSError, UnicodeDecodeError) as e:
         _load_error(scenario, e)
     except _core.ScenarioError as e:

@@ -104,6 +104,20 @@ fn validate(text: &str, fmt: &str, sets: Vec<String>) -> PyResult<String> {
     .map_err(to_py)
 }
 
+/// The TCP configuration each flow of a scenario runs with (profile, preset, `[tcp]` and the
+/// flow's own knobs resolved), one per flow as the run numbers them, as JSON: the world is built,
+/// not run.
+#[pyfunction]
+#[pyo3(signature = (text, fmt="toml", sets=vec![]))]
+fn resolve_tcp(text: &str, fmt: &str, sets: Vec<String>) -> PyResult<String> {
+    guarded(|| {
+        let s = parse(text, fmt, &sets)?;
+        let w = tcplab_core::World::build(&s, s.seed)?;
+        Ok(serde_json::to_string(&w.finish().flows_tcp).expect("serialisable"))
+    })
+    .map_err(to_py)
+}
+
 /// The named TCP profiles and their settings, as JSON.
 #[pyfunction]
 fn profiles() -> String {
@@ -214,6 +228,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", tcplab_core::VERSION)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_tcp, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
