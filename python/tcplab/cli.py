@@ -349,27 +349,40 @@ def _exportable(df):
 
 @main.command("results")
 @click.argument("store", type=click.Path(dir_okay=False))
+@click.option("--columns", default="goodput_bps,retransmits,timeouts", show_default=True, help="Columns summarised per grid point (mean, spread over the seeds).")
+@click.option("--table", type=click.Choice(["connections", "links", "transfers"]), default="connections", show_default=True, help="Table the columns are taken from.")
+@click.option("--sweep", "sweep_name", default=None, help="The sweep to read, by name, when the store holds more than one.")
 @click.option("--to", "fmt", type=click.Choice(["parquet", "csv"]), default=None, help="Export every table in this format.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Directory to export to (default: the store's path without .duckdb).")
-def results_cmd(store: str, fmt, out) -> None:
-    """Summarise a sweep's results STORE, or export its tables (runs, connections, links, transfers)."""
+def results_cmd(store: str, columns: str, table: str, sweep_name, fmt, out) -> None:
+    """Summarise a sweep's results STORE: its runs, then per grid point the mean, standard
+    deviation, minimum and maximum over the seeds of --columns; or export its tables (runs,
+    connections, links, transfers) with --to."""
     from .store import Store
+    from .sweep import summarise
 
     try:
         with Store(store, read_only=True) as st:
             meta = st.meta
-            res = st.load()
+            res = st.load(sweep=sweep_name)
     except StoreError as e:
         _fail(str(e))
     if fmt is None:
         counts = res.runs["status"].value_counts().to_dict()
-        click.echo(f"store {store}: tcplab {meta.get('tcplab_version')}, sweep {meta.get('sweep', '-')}")
+        click.echo(f"store {store}: tcplab {meta.get('tcplab_version')}, sweep {sweep_name or meta.get('sweep', '-')}")
         click.echo(f"runs: {len(res.runs)} ({', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none'})")
         for name in ("connections", "links", "transfers"):
             click.echo(f"{name}: {len(getattr(res, name))} rows")
-        axes = [c for c in res.runs.columns if "." in c]
+        axes = res.axes
         if axes:
             click.echo(f"axes: {', '.join(axes)}")
+        cols = [c.strip() for c in columns.split(",") if c.strip()]
+        try:
+            summ = summarise(getattr(res, table), axes, cols, table)
+        except ValueError as e:
+            _fail(f"{store}: {e}")
+        click.echo("")
+        click.echo(_summary_table(summ, axes, cols, table))
         return
     outdir = Path(out) if out else Path(store).with_suffix("")
     outdir.mkdir(parents=True, exist_ok=True)
@@ -381,6 +394,20 @@ def results_cmd(store: str, fmt, out) -> None:
         else:
             df.to_csv(p, index=False)
         click.echo(f"{p}: {len(df)} rows")
+
+
+def _summary_table(summ, axes: list, cols: list, table: str) -> str:
+    """Per grid point: the axis values, then each column as `mean ± std [min, max]`, then n."""
+    rows = []
+    for r in summ.to_dict("records"):
+        row = {k: r[k] for k in summ.columns if not any(k == f"{c}_{s}" for c in cols for s in ("mean", "std", "min", "max"))}
+        for c in cols:
+            mean, std, lo, hi = (r[f"{c}_{s}"] for s in ("mean", "std", "min", "max"))
+            row[c] = f"{_fmt(mean)} ± {_fmt(std if std == std else 0.0)} [{_fmt(lo)}, {_fmt(hi)}]"
+        rows.append(row)
+    keys = [k for k in summ.columns if k not in {f"{c}_{s}" for c in cols for s in ("mean", "std", "min", "max")} and k != "n"]
+    spec = [(k, k, 1) for k in keys] + [(c, c, 1) for c in cols] + [("n", "n", 1)]
+    return _table(f"per point ({table}): mean ± standard deviation [min, max] over the seeds", rows, spec)
 
 
 @main.command("reproduce")
