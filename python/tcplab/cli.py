@@ -436,7 +436,8 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
     only_list = [x.strip() for x in only.split(",")] if only else None
     try:
         res = mathis97.reproduce(out, scale=scale, workers=workers, progress=None if not quiet else False, only=only_list,
-                                 log=(lambda m: None) if quiet else (lambda m: click.echo(m, err=True)))
+                                 log=(lambda m: None) if quiet else (lambda m: click.echo(m, err=True)),
+                                 command=["tcplab", *sys.argv[1:]])
     except (ValueError, FileNotFoundError) as e:
         _fail(str(e))
     s = res["summary"]

@@ -226,6 +226,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RunLimitError", m.py().get_type::<RunLimitError>())?;
     m.add_function(wrap_pyfunction!(analyze_trace, m)?)?;
     m.add("__version__", tcplab_core::VERSION)?;
+    m.add("__commit__", env!("TCPLAB_COMMIT"))?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_tcp, m)?)?;
