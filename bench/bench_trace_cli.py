@@ -10,8 +10,9 @@ records, and for each size times, interleaved and best of --reps (the file in th
     tcplab trace PATH            against  tcptrace -n PATH          (a line per connection)
     tcplab trace --flows PATH    against  tcptrace -l -r -n PATH    (every connection in full)
 
-It also times `tcplab --version` (the command's start-up alone) and prints the ratios, all from
-one run of the script: the machine is shared, so only ratios measured together are compared.
+It also times `python -c pass` (the interpreter with this environment's site-packages) and
+`tcplab --version` (the command's start-up alone), and prints the ratios, all from one run of the
+script: the machine is shared, so only ratios measured together are compared.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def timed(cmd: list[str]) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--sizes", default="10000,100000,300000,1000000")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
     tt = shutil.which("tcptrace")
@@ -68,8 +69,11 @@ def main() -> int:
     try:
         full = tmp / "full.pcap"
         tcplab.run(HERE / "scenarios" / "trace_capture.toml", sets=[f'capture=[{{ path = "{full}", link = "bottleneck" }}]'])
+        # Start-up: the interpreter alone (with this machine's site-packages), then tcplab's.
+        py = min(timed([sys.executable, "-c", "pass"]) for _ in range(args.reps))
         start = min(timed(me + ["--version"]) for _ in range(args.reps))
-        print(f"tcplab {tcplab.__version__}; `tcplab --version` (start-up alone): {start * 1e3:.0f} ms; "
+        print(f"tcplab {tcplab.__version__}; start-up: python -c pass {py * 1e3:.0f} ms, `tcplab --version` "
+              f"{start * 1e3:.0f} ms (tcplab's own {max(0.0, start - py) * 1e3:.0f} ms); "
               f"load average {os.getloadavg()[0]:.1f}; best of {args.reps}, interleaved")
         print(f"{'packets':>9}  {'tcplab trace':>12}  {'tcptrace -n':>11}  {'ratio':>6}  "
               f"{'trace --flows':>13}  {'tcptrace -l -r -n':>17}  {'ratio':>6}")

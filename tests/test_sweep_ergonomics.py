@@ -121,3 +121,16 @@ def test_axis_columns_have_identifier_names_on_request(tmp_path):
     assert "topology_loss" in df.columns and "topology.loss" not in df.columns
     assert len(df.query("topology_loss > 0")) == 3
     assert len(res.connections.query("`topology.loss` > 0")) == 3  # the documented access
+
+
+def test_tcplab_sweep_is_callable_whichever_is_imported_first():
+    code = """
+from tcplab.sweep import parse_spec   # the submodule first: the package attribute is the module
+import tcplab
+res = tcplab.sweep({"topology": {"kind": "single_link", "rate": "10Mbps", "delay": "1ms"}, "flows": [{"bytes": "1KB"}],
+                    "sweep": {"axes": {"topology.loss": [0.0, 0.01]}}}, store=":memory:", workers=0, progress=False)
+print(len(res.runs), isinstance(res, tcplab.SweepResult), tcplab.SweepError is __import__("tcplab.sweep").sweep.SweepError)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "True", "True"]

@@ -161,9 +161,10 @@ def test_tsg_is_drawn_from_the_packet_table(captures, tmp_path, cli):
 
 
 def test_the_trace_command_imports_no_pandas():
-    code = "import sys, tcplab.cli; print('pandas' in sys.modules, 'numpy' in sys.modules, 'matplotlib' in sys.modules)"
+    code = ("import sys, tcplab.cli; print('pandas' in sys.modules, 'numpy' in sys.modules, 'matplotlib' in sys.modules, "
+            "'tcplab.sweep' in sys.modules, 'multiprocessing' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False", "False"]
+    assert out.stdout.split() == ["False"] * 5
     # And the report needs none of them.
     code = "import sys, tcplab.cli\nfrom click.testing import CliRunner\n" \
            "CliRunner().invoke(tcplab.cli.main, ['trace', sys.argv[1]])\nprint('pandas' in sys.modules)"

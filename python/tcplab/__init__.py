@@ -15,16 +15,22 @@ import importlib as _importlib
 from . import trace
 from ._core import CoreError, RunLimitError, ScenarioError, TraceError, __version__
 from .api import Result, load_scenario, profiles, run, validate, variants
-from .errors import ExecutorError
+from .errors import ExecutorError, SweepError
 from .store import StoreError, load
-from .sweep import SweepError, SweepResult, sweep
 
 _LAZY_MODULES = ("analysis", "models", "plot")
+# Names imported from their module on first use: the sweep machinery (hashing, TOML, dataclasses)
+# is not needed to run, validate or trace.
+_LAZY_NAMES = {"sweep": ".sweep", "SweepResult": ".sweep"}
 
 
 def __getattr__(name: str):
     if name in _LAZY_MODULES:
         return _importlib.import_module(f".{name}", __name__)
+    if name in _LAZY_NAMES:
+        value = getattr(_importlib.import_module(_LAZY_NAMES[name], __name__), name)
+        globals()[name] = value  # importing .sweep set the attribute to the module: the function it is
+        return value
     raise AttributeError(f"module 'tcplab' has no attribute {name!r}")
 
 

@@ -32,7 +32,7 @@ from .api import run as _run
 from .api import validate as _validate
 from .errors import ExecutorError
 from .store import StoreError
-from .sweep import LIMIT_STATUSES, SweepError
+from .errors import SweepError
 
 
 def _fail(msg: str) -> None:
@@ -320,6 +320,8 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         sys.exit(130)
     st = res.stats
     ran = st.get("ok", 0) + st.get("failed", 0)
+    from .sweep import LIMIT_STATUSES
+
     stopped = ", ".join(f"{st[k]} {k}" for k in LIMIT_STATUSES if st.get(k))
     click.echo(
         f"sweep {st['name']}: {st['runs']} runs: {ran} run now ({st.get('ok', 0)} ok, {st.get('failed', 0)} failed"

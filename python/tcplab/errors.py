@@ -6,3 +6,7 @@ from __future__ import annotations
 
 class ExecutorError(RuntimeError):
     """The executor cannot run the sweep (no Dask, an unreachable scheduler, workers that die)."""
+
+
+class SweepError(ValueError):
+    """A sweep specification is invalid; the message names the offending key."""

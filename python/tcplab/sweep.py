@@ -41,8 +41,7 @@ SWEEP_KEYS = ("name", "axes", "zip", "replicates", "seed", "seeds")
 DEFAULT_SCENARIO_SEED = 1  # the core's default for a scenario without `seed`
 
 
-class SweepError(ValueError):
-    """A sweep specification is invalid; the message names the offending key."""
+from .errors import SweepError  # noqa: E402  (defined apart so that `import tcplab` stays light)
 
 
 @dataclass(frozen=True)
@@ -744,3 +743,16 @@ def sweep(
     res.store = None if str(path) == ":memory:" else os.fspath(path)
     res.stats = stats
     return res
+
+
+class _SweepModule(type(sys)):
+    """`tcplab.sweep` names both this module and the function `sweep()`. The package imports the
+    module only when first needed (so that `import tcplab` stays light), and importing a
+    submodule makes the package attribute the module: calling the module runs the function, so
+    `tcplab.sweep(...)` works whichever of the two the attribute holds."""
+
+    def __call__(self, *args, **kwargs):
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _SweepModule
