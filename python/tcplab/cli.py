@@ -6,7 +6,7 @@
     tcplab variants [--profile P] [--json]
     tcplab sweep FILE [--workers N] [--dask ADDRESS|local] [--store PATH] [--set key=value ...]
                       [--run-timeout 60s] [--run-memory 2GB] [--retry-failed]
-    tcplab results STORE [--to parquet|csv] [--out DIR]
+    tcplab results STORE [--columns goodput_bps,...] [--table connections] [--sweep NAME] [--to parquet|csv] [--out DIR]
     tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
     tcplab trace CAPTURE [--json] [--flows] [--strict]
     tcplab plot tsg CAPTURE [-o FILE] [--conn N] [--dir a2b|b2a]

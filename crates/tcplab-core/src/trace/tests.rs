@@ -462,8 +462,17 @@ fn reader_never_panics_on_mangled_captures() {
                 let mut b = good.clone();
                 b[i] ^= x;
                 let _ = analyze(&b[..]);
+                let mut a = super::analyze::Analyzer::with_packets();
+                if a.read_lenient(&b[..]).is_ok() {
+                    let (_, p) = a.report_with_packets();
+                    assert!(p.is_some_and(|p| p.conn.len() == p.dir.len() && p.dir.len() == p.sack.len()));
+                }
             }
             let _ = analyze(&good[..i]);
+            let mut a = super::analyze::Analyzer::with_packets();
+            if a.read_lenient(&good[..i]).is_ok() {
+                let _ = a.report_with_packets();
+            }
         }
     }
 }
