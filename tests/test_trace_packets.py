@@ -169,3 +169,20 @@ def test_the_trace_command_imports_no_pandas():
     code = "import sys, tcplab.cli\nfrom click.testing import CliRunner\n" \
            "CliRunner().invoke(tcplab.cli.main, ['trace', sys.argv[1]])\nprint('pandas' in sys.modules)"
     assert json.loads(subprocess.run([sys.executable, "-c", code, __file__], capture_output=True, text=True).stdout.strip().lower()) is False
+
+
+def test_a_lost_synack_is_one_loss_event_at_either_end(tmp_path):
+    # Both timers fire together at 1 s: the server resends its SYN-ACK as the client's SYN comes
+    # again, and answers that SYN with one more. One SYN-ACK was lost.
+    tx, rx = tmp_path / "tx.pcap", tmp_path / "rx.pcap"
+    text = (
+        '[topology]\nkind = "single_link"\nrate = "10Mbps"\ndelay = "20ms"\n'
+        '[[flows]]\nbytes = "20KB"\ndrops = [{ kind = "synack" }]\n'
+        f'[[capture]]\npath = "{tx}"\nnode = "sender"\n[[capture]]\npath = "{rx}"\nnode = "receiver"\n'
+    )
+    r = tcplab.run(text)
+    assert r.connections.iloc[0].retransmits == 0
+    at_rx = tcplab.trace.analyze(rx).iloc[0]
+    assert (at_rx.syn_retransmits, at_rx.synack_retransmits) == (1, 2)
+    assert at_rx.loss_events == 1
+    assert tcplab.trace.analyze(tx).iloc[0].loss_events == 1

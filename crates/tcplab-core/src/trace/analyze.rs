@@ -815,25 +815,31 @@ fn dir_fields(m: &mut Map<String, Value>, p: &str, d: &Dir) {
     put("acked_s", json!(s.acked_ns.map(secs)));
 }
 
-/// Loss events of the handshake. Each retransmitted SYN or SYN-ACK is one, except the SYN-ACK
-/// that answers a retransmitted SYN (or the SYN that crosses a retransmitted SYN-ACK): when a
-/// SYN-ACK is lost, the SYN sent again and the SYN-ACK sent again in reply are one loss.
+/// Loss events of the handshake: retransmitted SYNs and SYN-ACKs grouped into rounds, one loss
+/// each. The active opener resends its SYN only on its timer, so its first SYN interval is its
+/// initial RTO; retransmissions of either kind that follow a round's first one by less than half
+/// that RTO belong to the round (a SYN-ACK answering a retransmitted SYN, a SYN-ACK sent by the
+/// passive side's own timer as the SYN crosses it). Without a retransmitted SYN every SYN-ACK
+/// retransmission is the passive side's timer: one round each.
 fn handshake_losses(a: &DirStats, b: &DirStats) -> u64 {
     let (syn_retx, synack_retx) = (a.syns.saturating_sub(1), b.syns.saturating_sub(1));
     // Beyond the times kept, each retransmission counts as its own event.
     let kept = |d: &DirStats| d.syns.min(d.syn_times.len() as u64).saturating_sub(1);
     let beyond = (syn_retx - kept(a)) + (synack_retx - kept(b));
-    // Retransmissions in time order: (time, is a SYN-ACK); on equal times the SYN first.
-    let mut rx: Vec<(i64, bool)> = a.syn_times.iter().skip(1).map(|&t| (t, false)).chain(b.syn_times.iter().skip(1).map(|&t| (t, true))).collect();
+    let window = match a.syn_times.as_slice() {
+        [t0, t1, ..] => (t1 - t0) / 2,
+        _ => 0,
+    };
+    let mut rx: Vec<i64> = a.syn_times.iter().skip(1).chain(b.syn_times.iter().skip(1)).copied().collect();
     rx.sort_unstable();
     let mut events = 0;
-    let mut open: Option<bool> = None; // the kind of the retransmission that opened an event still unanswered
-    for (_, synack) in rx {
-        match open {
-            Some(k) if k != synack => open = None,
+    let mut round: Option<i64> = None; // when the current round's first retransmission was seen
+    for t in rx {
+        match round {
+            Some(r) if window > 0 && t - r < window => {}
             _ => {
                 events += 1;
-                open = Some(synack);
+                round = Some(t);
             }
         }
     }

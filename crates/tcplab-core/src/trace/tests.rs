@@ -521,6 +521,30 @@ fn a_lost_synack_answered_by_a_retransmitted_syn_is_one_loss_event() {
     let syns = [P(0, true, x, 0, SYN, 0), P(1_000_000, true, x, 0, SYN, 0), P(3_000_000, true, x, 0, SYN, 0), P(3_100_000, false, y, x + 1, SA, 0), P(3_100_001, true, x + 1, y + 1, ACK, 0)];
     let v = analyze(&capture(&with_handshake(&syns, x, y), Format::Pcap)[..]).unwrap();
     assert_eq!(one(&v)["loss_events"], 2);
+    // Seen at b when both timers fire together: b's timer resends the SYN-ACK as a's SYN arrives
+    // again, and b answers that SYN with one more: one lost SYN-ACK, one event.
+    let crossed = [
+        P(0, true, x, 0, SYN, 0),
+        P(10, false, y, x + 1, SA, 0),
+        P(1_000_010, false, y, x + 1, SA, 0),
+        P(1_000_010, true, x, 0, SYN, 0),
+        P(1_000_010, false, y, x + 1, SA, 0),
+        P(1_100_000, true, x + 1, y + 1, ACK, 0),
+    ];
+    let v = analyze(&capture(&with_handshake(&crossed, x, y), Format::Pcap)[..]).unwrap();
+    assert_eq!((one(&v)["synack_retransmits"].as_u64(), one(&v)["loss_events"].as_u64()), (Some(2), Some(1)));
+    // The SYN-ACK lost three times, both timers running: each round is one more event.
+    let thrice = [
+        P(0, true, x, 0, SYN, 0),
+        P(10, false, y, x + 1, SA, 0),
+        P(1_000_000, true, x, 0, SYN, 0),
+        P(1_000_010, false, y, x + 1, SA, 0),
+        P(2_000_010, false, y, x + 1, SA, 0),
+        P(3_000_000, true, x, 0, SYN, 0),
+        P(3_000_010, false, y, x + 1, SA, 0),
+        P(3_100_000, true, x + 1, y + 1, ACK, 0),
+    ];
+    assert_eq!(one(&analyze(&capture(&with_handshake(&thrice, x, y), Format::Pcap)[..]).unwrap())["loss_events"], 3);
     // A SYN-ACK sent again by b's own timer, the SYN not resent: one event.
     let timer = [P(0, true, x, 0, SYN, 0), P(10, false, y, x + 1, SA, 0), P(1_000_010, false, y, x + 1, SA, 0), P(1_100_000, true, x + 1, y + 1, ACK, 0)];
     let v = analyze(&capture(&with_handshake(&timer, x, y), Format::Pcap)[..]).unwrap();
