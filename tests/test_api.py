@@ -125,7 +125,8 @@ def test_result_frames_and_columns(small_toml):
     assert set(r.meta) >= {"seed", "version", "sim_time_s", "events", "completed", "packets_in_flight"}
     assert r.meta["version"] == tcplab.__version__
     d = r.to_dict()
-    assert set(d) == {"scenario", "meta", "connections", "links", "transfers"}
+    assert set(d) == {"scenario", "tcp", "meta", "connections", "links", "transfers"}
+    assert d["tcp"] == r.tcp and d["tcp"][0]["variant"] == "newreno"  # the resolved settings
     assert d["connections"][0]["name"] == "f"
 
 

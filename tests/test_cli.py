@@ -143,7 +143,7 @@ def test_validate_prints_the_scenario_with_defaults(cli, small_file):
     assert s["flows"][0]["repeat"] == 1 and s["flows"][0]["count"] == 1
     assert s["flows"][0]["think"] == "1s"
     assert s["flows"][0]["bytes"] == "16384B"
-    assert s == tcplab.validate(small_file, sets=['flows.0.think="1s"'])
+    assert s == tcplab.validate(small_file, sets=['flows.0.think="1s"'], tcp=True)
 
 
 def test_demo_example_runs(cli):

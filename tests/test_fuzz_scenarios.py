@@ -68,6 +68,20 @@ def tcp_tables(draw):
     return t
 
 
+SACK_PRESETS = {"sack1": "sack1", "sack-iw-lt-abc1-er": "sack"}
+
+
+def sack_consistent(top: dict, own: dict) -> dict:
+    """A SACK variant with SACK off is refused (tcp.variant): where the flow's table over the
+    scenario's gives one, the flow turns SACK on."""
+    merged = {**top, **own}
+    variant = merged.get("variant") or SACK_PRESETS.get(merged.get("preset"), "")
+    sack = merged["sack"] if "sack" in merged else merged.get("preset") in SACK_PRESETS
+    if variant in ("sack", "sack1", "fack-rh") and not sack:
+        own = {**own, "sack": True}
+    return own
+
+
 @st.composite
 def valid_scenarios(draw):
     kind = draw(st.sampled_from(["single_link", "dumbbell", "custom"]))
@@ -124,6 +138,9 @@ def valid_scenarios(draw):
                                                 {"kind": "data", "segment": 1, "transmissions": [1, 2]}]))]
         if draw(st.booleans()):
             f["tcp"] = draw(tcp_tables())
+        own = sack_consistent(s.get("tcp", {}), f.get("tcp", {}))
+        if own:
+            f["tcp"] = own
         flows.append(f)
     # Names unique across entries: an entry of `count` flows appends 1..count to its name.
     for i, f in enumerate(flows):

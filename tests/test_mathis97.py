@@ -4,13 +4,15 @@ and the report's comparison logic."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from tcplab.experiments import mathis97 as m97
-from tcplab.report import Check, Report
+import tcplab
+from tcplab.report import Check, Report, pairs, words
 
 
 def test_full_m1_grid_is_the_papers():
@@ -109,3 +111,53 @@ def test_unknown_experiment_or_scale_is_refused(tmp_path):
         m97.reproduce(tmp_path, scale="tiny", only=["m9"], log=lambda m: None)
     with pytest.raises(ValueError, match="scale"):
         m97.reproduce(tmp_path, scale="huge", log=lambda m: None)
+
+
+# --- the report's form (issue 17, item 6) ------------------------------------------------------
+
+
+def test_report_opens_with_its_provenance(tiny):
+    out, res = tiny
+    text = res["paths"]["markdown"].read_text()
+    head = text.split("comparisons within tolerance")[0]
+    assert f"**tcplab:** {tcplab.__version__} (commit " in head
+    assert tcplab._core.__commit__ in head and tcplab._core.__commit__ != ""
+    assert "**command:** " in head and "scale='tiny'" in head
+    assert re.search(r"\*\*written:\*\* \d{4}-\d\d-\d\d \d\d:\d\d UTC", head)
+    assert re.search(r"\*\*seeds:\*\* T1 1; M1 1; M2 1; M3 1; M4 1", head)
+    assert "<b>command:</b>" in res["paths"]["html"].read_text()
+
+
+def test_report_prose_has_no_python_reprs_and_no_missing_files(tiny):
+    out, res = tiny
+    text = res["paths"]["markdown"].read_text()
+    prose = [l for l in text.splitlines() if l and not l.startswith("|") and not l.startswith("![")]
+    for line in prose:
+        assert not re.search(r"\[['\d]|\{'|': |\bTrue\b|\bFalse\b", line), line
+    assert "min_th 5, max_th 15" in text and "gentle off" in text
+    # Every file the report links to exists; no file outside the output is named.
+    for link in re.findall(r"\]\(([^)]+)\)", text):
+        assert (out / link).exists(), link
+    assert "TARGETS" not in text and not re.search(r"\b[A-Z_]+\.md\b", text)
+    # The checks table says what each column is, the tolerance as a rule.
+    assert "| quantity | paper's value | tcplab's value | difference, (tcplab − paper) / paper | within if | verdict | note |" in text
+    assert "\\|tcplab − paper\\| ≤ 10 % of paper" in text  # the pipes escaped in Markdown
+    assert "|tcplab − paper| ≤ 10 % of paper" in set(pd.read_csv(res["paths"]["checks"])["tolerance"])
+    # Captions match the markers: the M2 outliers are drawn as large open black squares.
+    assert "Large open black squares" in text
+
+
+def test_legends_are_in_numeric_order():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    df = pd.DataFrame({"topology.delay": ["10ms", "3ms", "300ms", "30ms"], "p": [0.01] * 4, "window": [10.0] * 4, "timeouts": [0] * 4})
+    fig, ax = plt.subplots()
+    m97._window_plot(ax, df, "window", "topology.delay", "t")
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[:4] == ["delay 3ms", "delay 10ms", "delay 30ms", "delay 300ms"]
+    plt.close(fig)
+    assert words([30, 3, 100], "ms") == "3 ms, 30 ms and 100 ms" and words(["x"]) == "x"
+    assert pairs({"min_th": 5, "gentle": False, "w_q": 0.002}) == "min_th 5, gentle off, w_q 0.002"

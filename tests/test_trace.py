@@ -78,13 +78,15 @@ def test_bad_captures_raise_trace_error_with_the_offset(tmp_path):
     data = good.read_bytes()
     p.write_bytes(data[: 24 + 16 + 10])  # the first record cut short
     with pytest.raises(tcplab.TraceError) as e:
-        tcplab.trace.analyze(p)
+        tcplab.trace.analyze(p, strict=True)
     assert e.value.offset == 24 and "truncated" in str(e.value)
     bad = bytearray(data)
     bad[24 + 8 : 24 + 12] = struct.pack("<I", 0x10000000)
     p.write_bytes(bytes(bad))
     with pytest.raises(tcplab.TraceError, match="byte 32: corrupted"):
-        tcplab.trace.analyze(p)
+        tcplab.trace.analyze(p, strict=True)
+    with pytest.warns(tcplab.trace.TraceWarning, match="byte 32: corrupted"):
+        assert len(tcplab.trace.analyze(p)) == 0
     with pytest.raises(FileNotFoundError):
         tcplab.trace.analyze(tmp_path / "missing.pcap")
 

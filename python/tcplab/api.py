@@ -11,11 +11,8 @@ import json
 import operator
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
-
-import pandas as pd
 
 from . import _core
 from . import limits as _limits
@@ -170,10 +167,15 @@ def _seed(seed: Any) -> Optional[int]:
     return n
 
 
-def _links_frame(rows: list) -> pd.DataFrame:
+_TABLES = ("connections", "links", "transfers", "objects", "pages", "udp")
+
+
+def _links_frame(rows: list):
     """The link rows with their TCP and UDP shares: the core writes `udp_pkts` and `udp_bytes`
     only where UDP crossed, so the columns are completed here (0 elsewhere) and `tcp_bytes` and
     `udp_share` (of the bytes sent; None on an idle link) are added."""
+    import pandas as pd
+
     df = pd.DataFrame(rows)
     if df.empty:
         return df
@@ -185,57 +187,95 @@ def _links_frame(rows: list) -> pd.DataFrame:
     return df
 
 
-@dataclass
 class Result:
     """The result of one run: DataFrames of connections, link directions and transfers, the
-    objects fetched by applications (``[[apps]]``) and the pages of web clients (each empty
-    without them), the scenario as run
-    (every default written out), and run metadata."""
+    objects fetched by applications (``[[apps]]``), the pages of web clients and the UDP sources
+    (each empty without them), the scenario as run (every default written out), the TCP settings each flow
+    ran with (`tcp`, one dict per flow), and run metadata.
 
-    connections: pd.DataFrame
-    links: pd.DataFrame
-    transfers: pd.DataFrame
-    scenario: dict
-    tcp: list
-    meta: dict
-    wall_time_s: float = field(default=0.0)
-    objects: pd.DataFrame = field(default_factory=pd.DataFrame)
-    pages: pd.DataFrame = field(default_factory=pd.DataFrame)
-    udp: pd.DataFrame = field(default_factory=pd.DataFrame)
+    The DataFrames are built on first use (pandas is imported then), so that a command line run
+    that only prints does not pay for pandas. In a notebook a result shows a short summary."""
+
+    def __init__(self, data: dict, wall_time_s: float = 0.0):
+        self._data = data
+        self._frames: dict = {}
+        self.scenario: dict = data["scenario"]
+        self.tcp: list = data["flows_tcp"]
+        self.meta: dict = data["meta"]
+        self.wall_time_s = wall_time_s
 
     @classmethod
     def from_json(cls, text: str, wall_time_s: float = 0.0) -> "Result":
-        d = json.loads(text)
-        return cls(
-            connections=pd.DataFrame(d["connections"]),
-            links=_links_frame(d["links"]),
-            transfers=pd.DataFrame(d["transfers"]),
-            scenario=d["scenario"],
-            tcp=d["flows_tcp"],
-            meta=d["meta"],
-            wall_time_s=wall_time_s,
-            objects=pd.DataFrame(d.get("objects", [])),
-            pages=pd.DataFrame(d.get("pages", [])),
-            udp=pd.DataFrame(d.get("udp", [])),
-        )
+        return cls(json.loads(text), wall_time_s=wall_time_s)
+
+    def _frame(self, name: str):
+        if name not in self._frames:
+            import pandas as pd
+
+            rows = self._data.get(name, [])
+            self._frames[name] = _links_frame(rows) if name == "links" else pd.DataFrame(rows)
+        return self._frames[name]
+
+    connections = property(lambda self: self._frame("connections"), doc="One row per flow.")
+    links = property(lambda self: self._frame("links"), doc="One row per link direction.")
+    transfers = property(lambda self: self._frame("transfers"), doc="One row per transfer.")
+    objects = property(lambda self: self._frame("objects"), doc="Objects fetched by applications.")
+    pages = property(lambda self: self._frame("pages"), doc="Pages of web clients.")
+    udp = property(lambda self: self._frame("udp"), doc="UDP sources and their sinks.")
 
     def to_dict(self) -> dict:
-        """Plain JSON-ready form (NaN becomes None)."""
-
-        def records(df: pd.DataFrame) -> list:
-            return json.loads(df.to_json(orient="records"))
-
-        d = {
-            "scenario": self.scenario,
-            "meta": self.meta,
-            "connections": records(self.connections),
-            "links": records(self.links),
-            "transfers": records(self.transfers),
-        }
-        for key, df in (("objects", self.objects), ("pages", self.pages), ("udp", self.udp)):
-            if not df.empty:
-                d[key] = records(df)
+        """Plain JSON-ready form: the scenario as run, the resolved TCP settings of each flow
+        (`tcp`), metadata, and the tables as lists of records (NaN as None)."""
+        d = {"scenario": self.scenario, "tcp": self.tcp, "meta": self.meta}
+        for key in _TABLES:
+            rows = self._data.get(key, [])
+            if rows or key in ("connections", "links", "transfers"):
+                d[key] = rows
         return d
+
+    def __repr__(self) -> str:
+        m, s = self.meta, self.scenario
+        return (f"<tcplab.Result {s.get('name') or '(unnamed)'} seed {m.get('seed')}: "
+                f"{len(self._data.get('connections', []))} connections, simulated {m.get('sim_time_s', 0):.3f} s>")
+
+    def _repr_html_(self) -> str:
+        """A short summary for notebooks: the run, then per flow its variant, goodput,
+        retransmissions, timeouts and RTT, and per link direction its drops and utilisation."""
+        import html as _html
+
+        m, s = self.meta, self.scenario
+        esc = lambda v: _html.escape(str(v))  # noqa: E731
+
+        def num(v, scale=1.0, fmt="{:.4g}"):
+            if v is None or (isinstance(v, float) and v != v):
+                return "–"
+            return fmt.format(v * scale) if isinstance(v, (int, float)) and not isinstance(v, bool) else esc(v)
+
+        def table(rows, cols):
+            head = "".join(f"<th>{esc(h)}</th>" for _, h, _ in cols)
+            body = "".join(
+                "<tr>" + "".join(f"<td>{num(r.get(k), sc) if sc else esc(r.get(k))}</td>" for k, _, sc in cols) + "</tr>"
+                for r in rows[:20]
+            )
+            more = f"<p>… and {len(rows) - 20} more</p>" if len(rows) > 20 else ""
+            return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+        conns = self._data.get("connections", [])
+        links = self._data.get("links", [])
+        title = (f"<b>tcplab run</b> {esc(s.get('name') or '(unnamed)')} · seed {esc(m.get('seed'))} · "
+                 f"simulated {num(m.get('sim_time_s'))} s · {esc(m.get('events'))} events · "
+                 f"wall {num(self.wall_time_s * 1e3, fmt='{:.1f}')} ms"
+                 + ("" if m.get("completed", True) else " · <b>time limit reached</b>"))
+        return (
+            f"<div>{title}"
+            + table(conns, [("name", "flow", None), ("variant", "variant", None), ("bytes_delivered", "delivered B", 1),
+                            ("goodput_bps", "goodput Mb/s", 1e-6), ("retransmits", "retransmits", 1),
+                            ("timeouts", "timeouts", 1), ("rtt_avg_s", "RTT ms", 1e3)])
+            + table(links, [("link", "link direction", None), ("sent_pkts", "sent", 1), ("dropped_pkts", "dropped", 1),
+                            ("utilization", "utilisation %", 100)])
+            + "<p><code>.connections</code>, <code>.links</code>, <code>.transfers</code>: the full DataFrames; "
+            "<code>.tcp</code>: the TCP settings each flow ran with.</p></div>"
+        )
 
 
 def run(
@@ -266,10 +306,24 @@ def run(
     return Result.from_json(out, wall_time_s=time.perf_counter() - t0)
 
 
-def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = ()) -> dict:
-    """Validate a scenario without running it; returns it with every default written out."""
+def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = (), tcp: bool = False) -> dict:
+    """Validate a scenario without running it; returns it with every default written out.
+
+    With `tcp`, each flow's `tcp` table holds every TCP knob as the flow will run with it (the
+    profile, the preset, `[tcp]` and the flow's own knobs resolved; what `tcplab validate`
+    prints): the result runs the same and shows what would otherwise be the profile's silent
+    defaults."""
     text, fmt = load_scenario(scenario)
-    return json.loads(_core.validate(text, fmt, _sets(sets)))
+    d = json.loads(_core.validate(text, fmt, _sets(sets)))
+    if tcp:
+        resolved = json.loads(_core.resolve_tcp(text, fmt, _sets(sets)))
+        i = 0
+        for f in d.get("flows", []):
+            # An entry with `count = n` is n flows of one configuration.
+            if i < len(resolved):
+                f["tcp"] = resolved[i]
+            i += int(f.get("count", 1))
+    return d
 
 
 def profiles() -> dict:

@@ -6,9 +6,13 @@
     tcplab variants [--profile P] [--json]
     tcplab sweep FILE [--workers N] [--dask ADDRESS|local] [--store PATH] [--set key=value ...]
                       [--run-timeout 60s] [--run-memory 2GB] [--retry-failed]
-    tcplab results STORE [--to parquet|csv] [--out DIR]
+    tcplab results STORE [--columns goodput_bps,...] [--table connections] [--sweep NAME] [--to parquet|csv] [--out DIR]
     tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
-    tcplab trace CAPTURE [--json] [--flows]
+    tcplab trace CAPTURE [--json] [--flows] [--strict]
+    tcplab plot tsg CAPTURE [-o FILE] [--conn N] [--dir a2b|b2a]
+
+Only the commands that need them import pandas and matplotlib: `run`, `validate` and `trace`
+start in well under 0.1 s.
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from .api import profiles as _profiles
 from .api import variants as _variants
 from .api import run as _run
 from .api import validate as _validate
-from .executors import ExecutorError
+from .errors import ExecutorError
 from .store import StoreError
-from .sweep import LIMIT_STATUSES, SweepError
+from .errors import SweepError
 
 
 def _fail(msg: str) -> None:
@@ -75,6 +79,16 @@ def _table(title: str, rows: list[dict], cols: list[tuple[str, str, float]]) -> 
     return "\n".join(out)
 
 
+#: What the abbreviated columns of `tcplab run` count (docs/tcp.md, "Instruments").
+LEGEND = (
+    "  rexmit: segments sent again; FR: fast retransmits; SACK rx: holes resent from the SACK scoreboard;\n"
+    "  RTO: retransmission timeouts; CA: loss episodes with one clock-preserving halving (Mathis et al.'s\n"
+    "  congestion-avoidance events); nonCA: other episodes (a timeout, a second halving); other: retransmissions\n"
+    "  inside an episode without a reduction of their own (partial-ACK and go-back-N resends). See docs/traces.md,\n"
+    "  \"Three loss counts\", for how these relate to a capture's loss events and tshark's retransmissions."
+)
+
+
 def render(result) -> str:
     d = result.to_dict()
     m = d["meta"]
@@ -104,6 +118,7 @@ def render(result) -> str:
                 ("cwnd_avg_bytes", "cwnd avg B", 1),
             ],
         ),
+        LEGEND,
         "",
         _table(
             "links",
@@ -199,9 +214,10 @@ def run_cmd(scenario: str, seed, sets, as_json: bool, pcap, max_wall, max_events
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE")
 def validate_cmd(scenario: str, sets) -> None:
-    """Check SCENARIO and print it with every default written out (JSON)."""
+    """Check SCENARIO and print it with every default written out (JSON), each flow's TCP
+    settings in full (the profile's and preset's knobs resolved): the output runs the same."""
     try:
-        s = _validate(Path(scenario), sets=list(sets))
+        s = _validate(Path(scenario), sets=list(sets), tcp=True)
     except (OSError, UnicodeDecodeError) as e:
         _load_error(scenario, e)
     except _core.ScenarioError as e:
@@ -321,6 +337,8 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         sys.exit(130)
     st = res.stats
     ran = st.get("ok", 0) + st.get("failed", 0)
+    from .sweep import LIMIT_STATUSES
+
     stopped = ", ".join(f"{st[k]} {k}" for k in LIMIT_STATUSES if st.get(k))
     click.echo(
         f"sweep {st['name']}: {st['runs']} runs: {ran} run now ({st.get('ok', 0)} ok, {st.get('failed', 0)} failed"
@@ -350,29 +368,41 @@ def _exportable(df):
 
 @main.command("results")
 @click.argument("store", type=click.Path(dir_okay=False))
+@click.option("--columns", default="goodput_bps,retransmits,timeouts", show_default=True, help="Columns summarised per grid point (mean, spread over the seeds).")
+@click.option("--table", type=click.Choice(["connections", "links", "transfers"]), default="connections", show_default=True, help="Table the columns are taken from.")
+@click.option("--sweep", "sweep_name", default=None, help="The sweep to read, by name, when the store holds more than one.")
 @click.option("--to", "fmt", type=click.Choice(["parquet", "csv"]), default=None, help="Export every table in this format.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Directory to export to (default: the store's path without .duckdb).")
-def results_cmd(store: str, fmt, out) -> None:
-    """Summarise a sweep's results STORE, or export its tables (runs, connections, links, transfers,
-    and objects, pages, udp when the runs have them)."""
+def results_cmd(store: str, columns: str, table: str, sweep_name, fmt, out) -> None:
+    """Summarise a sweep's results STORE: its runs, then per grid point the mean, standard
+    deviation, minimum and maximum over the seeds of --columns; or export its tables (runs,
+    connections, links, transfers, and objects, pages, udp when the runs have them) with --to."""
     from .store import Store
+    from .sweep import summarise
 
     try:
         with Store(store, read_only=True) as st:
             meta = st.meta
-            res = st.load()
+            res = st.load(sweep=sweep_name)
     except StoreError as e:
         _fail(str(e))
     if fmt is None:
         counts = res.runs["status"].value_counts().to_dict()
-        click.echo(f"store {store}: tcplab {meta.get('tcplab_version')}, sweep {meta.get('sweep', '-')}")
+        click.echo(f"store {store}: tcplab {meta.get('tcplab_version')}, sweep {sweep_name or meta.get('sweep', '-')}")
         click.echo(f"runs: {len(res.runs)} ({', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none'})")
         for name in ("connections", "links", "transfers", "objects", "pages", "udp"):
             if name in ("connections", "links", "transfers") or len(getattr(res, name)):
                 click.echo(f"{name}: {len(getattr(res, name))} rows")
-        axes = [c for c in res.runs.columns if "." in c]
+        axes = res.axes
         if axes:
             click.echo(f"axes: {', '.join(axes)}")
+        cols = [c.strip() for c in columns.split(",") if c.strip()]
+        try:
+            summ = summarise(getattr(res, table), axes, cols, table)
+        except ValueError as e:
+            _fail(f"{store}: {e}")
+        click.echo("")
+        click.echo(_summary_table(summ, axes, cols, table))
         return
     outdir = Path(out) if out else Path(store).with_suffix("")
     outdir.mkdir(parents=True, exist_ok=True)
@@ -386,6 +416,20 @@ def results_cmd(store: str, fmt, out) -> None:
         else:
             df.to_csv(p, index=False)
         click.echo(f"{p}: {len(df)} rows")
+
+
+def _summary_table(summ, axes: list, cols: list, table: str) -> str:
+    """Per grid point: the axis values, then each column as `mean ± std [min, max]`, then n."""
+    rows = []
+    for r in summ.to_dict("records"):
+        row = {k: r[k] for k in summ.columns if not any(k == f"{c}_{s}" for c in cols for s in ("mean", "std", "min", "max"))}
+        for c in cols:
+            mean, std, lo, hi = (r[f"{c}_{s}"] for s in ("mean", "std", "min", "max"))
+            row[c] = f"{_fmt(mean)} ± {_fmt(std if std == std else 0.0)} [{_fmt(lo)}, {_fmt(hi)}]"
+        rows.append(row)
+    keys = [k for k in summ.columns if k not in {f"{c}_{s}" for c in cols for s in ("mean", "std", "min", "max")} and k != "n"]
+    spec = [(k, k, 1) for k in keys] + [(c, c, 1) for c in cols] + [("n", "n", 1)]
+    return _table(f"per point ({table}): mean ± standard deviation [min, max] over the seeds", rows, spec)
 
 
 @main.command("reproduce")
@@ -418,7 +462,8 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
         kwargs["only"] = [x.strip() for x in only.split(",")]
     try:
         res = mod.reproduce(out, scale=scale, workers=workers, progress=None if not quiet else False,
-                            log=(lambda m: None) if quiet else (lambda m: click.echo(m, err=True)), **kwargs)
+                            log=(lambda m: None) if quiet else (lambda m: click.echo(m, err=True)),
+                            command=["tcplab", *sys.argv[1:]], **kwargs)
     except (ValueError, FileNotFoundError) as e:
         _fail(str(e))
     s = res["summary"]
@@ -443,20 +488,77 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
 @click.argument("capture", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the whole analysis as JSON.")
 @click.option("--flows", is_flag=True, help="Every connection in full, both directions (as tcptrace -l).")
-def trace_cmd(capture: str, as_json: bool, flows: bool) -> None:
-    """Analyse CAPTURE (pcap or pcapng) per TCP connection, as tcptrace does."""
+@click.option("--strict", is_flag=True, help="Exit with an error (status 2) when the capture is cut short or corrupted, instead of analysing what precedes the cut.")
+def trace_cmd(capture: str, as_json: bool, flows: bool, strict: bool) -> None:
+    """Analyse CAPTURE (pcap or pcapng) per TCP connection, as tcptrace does.
+
+    A capture cut short (tcpdump killed) is analysed up to the cut, with a warning that names
+    its byte offset; --strict makes it an error."""
+    import warnings
+
     try:
-        rep = _trace.report(capture)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", _trace.TraceWarning)  # said below, once
+            rep = _trace.report(capture)
     except OSError as e:
         _fail(f"{capture}: {getattr(e, 'strerror', None) or e}" if getattr(e, "filename", None) else str(e))
     except _core.TraceError as e:
         _fail(f"{capture}: {e}")
     except _core.CoreError as e:
         _fail(str(e))
+    stopped = _trace.stopped_message(capture, rep)
+    if stopped and strict:
+        _fail(stopped)
     if as_json:
         click.echo(json.dumps(rep, indent=2))
     else:
         click.echo(_trace.render(rep, flows=flows))
+    if stopped:
+        click.echo(f"warning: {stopped} (--strict makes this an error)", err=True)
+
+
+@main.group("plot")
+def plot_group() -> None:
+    """Draw what TCP did, from a capture (PNG, SVG or PDF by the output's suffix)."""
+
+
+@plot_group.command("tsg")
+@click.argument("capture", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None, help="Output file (default CAPTURE's name with -tsg.png).")
+@click.option("--conn", type=click.IntRange(min=0), default=None, help="Connection number as `tcplab trace` numbers them (default: the one with most data).")
+@click.option("--dir", "direction", type=click.Choice(["a2b", "b2a"]), default=None, help="Direction of the data (default: the one that carried more).")
+@click.option("--strict", is_flag=True, help="Refuse a capture cut short instead of drawing what precedes the cut.")
+def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool) -> None:
+    """Time-sequence graph of one connection of CAPTURE, as tcptrace draws it: segments,
+    retransmissions (red, R), the ACK line, SACK blocks and duplicate ACKs."""
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import plot as _plot
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", _trace.TraceWarning)
+            pk = _trace.packets(capture, strict=strict)
+        for w in caught:
+            click.echo(f"warning: {w.message}", err=True)
+        ax = _plot.tsg(pk, conn=conn, direction=direction)
+    except OSError as e:
+        _fail(f"{capture}: {getattr(e, 'strerror', None) or e}" if getattr(e, "filename", None) else str(e))
+    except _core.TraceError as e:
+        _fail(f"{capture}: {e}")
+    except ValueError as e:
+        _fail(f"{capture}: {e}")
+    except _core.CoreError as e:
+        _fail(str(e))
+    out = Path(out) if out else Path(capture).with_name(Path(capture).stem + "-tsg.png")
+    try:
+        _plot.save(ax, out)
+    except (OSError, ValueError) as e:
+        _fail(f"{out}: {e}")
+    click.echo(str(out))
 
 
 if __name__ == "__main__":

@@ -41,8 +41,7 @@ MEMORY_CHECK_EVERY_S = 0.1
 READY = "ready"
 
 
-class ExecutorError(RuntimeError):
-    """The executor cannot run the sweep (no Dask, an unreachable scheduler, workers that die)."""
+from .errors import ExecutorError  # noqa: E402  (defined apart so that `import tcplab` stays light)
 
 
 def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) -> dict:

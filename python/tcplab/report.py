@@ -60,9 +60,10 @@ class Check:
 
     @property
     def tolerance(self) -> str:
+        """The rule the verdict applies, in words: `|tcplab − paper| ≤ 10 % of paper`."""
         if self.tol_text:
             return self.tol_text
-        return f"±{self.tol * 100:.0f} %" if self.tol is not None else "(shown only)"
+        return f"|tcplab − paper| ≤ {self.tol * 100:.0f} % of paper" if self.tol is not None else "(shown, not judged)"
 
     @property
     def verdict(self) -> str:
@@ -79,11 +80,60 @@ def _fmt(x) -> str:
     return str(x)
 
 
+def words(values, unit: str = "") -> str:
+    """Values in prose, not a Python repr: `[10, 20, 50]` -> `10, 20 and 50`, with a unit after
+    each number (`3 ms, 10 ms and 30 ms`); in numeric order when they are numbers or quantities."""
+    vals = list(dict.fromkeys(values))
+    try:
+        vals.sort(key=number)
+    except (TypeError, ValueError):
+        pass
+    shown = [f"{_fmt(v) if isinstance(v, float) else v}{(' ' + unit) if unit else ''}" for v in vals]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1] if shown else "none"
+
+
+def pairs(d: dict) -> str:
+    """A table of settings in prose: `{'min_th': 5, 'gentle': False}` -> `min_th 5, gentle off`."""
+    def v(x):
+        return ("on" if x else "off") if isinstance(x, bool) else _fmt(x)
+
+    return ", ".join(f"{k} {v(x)}" for k, x in d.items())
+
+
+def number(v) -> float:
+    """The numeric value of a number or of a quantity written with a unit (`"30ms"`, `"1.5Mbps"`):
+    its leading number, for ordering legends and lists."""
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)):
+        return float(v)
+    import re
+
+    m = re.match(r"\s*([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)", str(v))
+    if not m:
+        raise ValueError(f"not a number: {v!r}")
+    return float(m.group(1))
+
+
+#: The headers of the checks table in a report (the CSV keeps short machine names).
+CHECK_HEADERS = {
+    "quantity": "quantity",
+    "paper": "paper's value",
+    "tcplab": "tcplab's value",
+    "difference": "difference, (tcplab − paper) / paper",
+    "tolerance": "within if",
+    "verdict": "verdict",
+    "note": "note",
+}
+
+
 @dataclass
 class Report:
     title: str
     blocks: List[tuple] = field(default_factory=list)
     checks: List[Check] = field(default_factory=list)
+    #: What produced the report, shown at its top: (label, text) pairs (`provenance()`).
+    provenance: List[tuple] = field(default_factory=list)
 
     def heading(self, text: str, level: int = 2) -> None:
         self.blocks.append(("h", level, text))
@@ -115,6 +165,8 @@ class Report:
 
     def markdown(self, out: Path) -> str:
         lines = [f"# {self.title}", ""]
+        if self.provenance:
+            lines += ["  \n".join(f"**{k}:** {v}" for k, v in self.provenance), ""]
         s = self.summary()
         lines += [f"**{s['within']} of {s['checks']} comparisons within tolerance.**" + (f" Missed: {'; '.join(s['missed'])}." if s["missed"] else ""), ""]
         for b in self.blocks:
@@ -134,7 +186,7 @@ class Report:
                 _, checks, cap = b
                 if cap:
                     lines += [f"*{cap}*", ""]
-                lines += [_md_table(self._checks_frame(checks)), ""]
+                lines += [_md_table(self._checks_frame(checks).rename(columns=CHECK_HEADERS)), ""]
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -147,6 +199,8 @@ class Report:
             "caption{caption-side:top;text-align:left;font-style:italic}</style></head><body>",
             f"<h1>{html.escape(self.title)}</h1>",
         ]
+        if self.provenance:
+            parts.append("<p>" + "<br>".join(f"<b>{html.escape(k)}:</b> {html.escape(str(v))}" for k, v in self.provenance) + "</p>")
         s = self.summary()
         missed = f" Missed: {html.escape('; '.join(s['missed']))}." if s["missed"] else ""
         parts.append(f"<p><b>{s['within']} of {s['checks']} comparisons within tolerance.</b>{missed}</p>")
@@ -161,7 +215,7 @@ class Report:
                 data = base64.b64encode(b[1].read_bytes()).decode()
                 parts.append(f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(b[2])}'><figcaption>{html.escape(b[2])}</figcaption></figure>")
             elif b[0] == "checks":
-                parts.append(_html_table(self._checks_frame(b[1]), b[2], verdict_col="verdict"))
+                parts.append(_html_table(self._checks_frame(b[1]).rename(columns=CHECK_HEADERS), b[2], verdict_col="verdict"))
         parts.append("</body></html>")
         return "\n".join(parts)
 
@@ -175,6 +229,24 @@ class Report:
         checks = out / "checks.csv"
         self._checks_frame(self.checks).to_csv(checks, index=False)
         return {"markdown": md, "html": page, "checks": checks}
+
+
+def provenance(command: Sequence[str], seeds: str = "") -> List[tuple]:
+    """What a report records at its top: the tcplab version and the commit it was built from,
+    the command, the date, and the seeds."""
+    import datetime as _dt
+
+    from . import _core
+
+    commit = getattr(_core, "__commit__", "") or "unknown"
+    out = [
+        ("tcplab", f"{_core.__version__} (commit {commit})"),
+        ("command", " ".join(command)),
+        ("written", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+    ]
+    if seeds:
+        out.append(("seeds", seeds))
+    return out
 
 
 def _md_table(df: pd.DataFrame) -> str:

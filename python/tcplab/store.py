@@ -13,11 +13,13 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-import pandas as pd
 
 from . import _core
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STORE_FORMAT = 1
 RESULT_TABLES = ("connections", "links", "transfers", "objects", "pages", "udp")
@@ -259,13 +261,21 @@ class Store:
 
     # --- reading ---
 
-    def load(self, keys: Optional[list] = None, spec: Any = None):
+    def load(self, keys: Optional[list] = None, spec: Any = None, sweep: Optional[str] = None, mixed: bool = False):
         """The store's runs as tidy tables (a `SweepResult`). With `keys` (the tasks of a sweep),
         only those runs, in grid order, with the sweep's axis values; otherwise every run, in order
-        of (point, replicate, key), with the axis values it was stored with."""
+        of (point, replicate, key), with the axis values it was stored with.
+
+        Without `keys`, a store that holds more than one sweep (two names, or one name swept over
+        different axes) is refused with a StoreError that lists them, rather than mixed: `sweep`
+        picks one by name, `mixed=True` takes them all."""
+        import pandas as pd
+
         from .sweep import SweepResult
 
         runs = self.con.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY point, replicate, key").df()
+        if keys is None:
+            runs = self._one_sweep(runs, sweep, mixed)
         if keys is not None:
             front = pd.DataFrame(
                 [{**dict(t.params), "point": t.point, "replicate": t.replicate, "seed": t.seed, "key": t.key} for t in keys]
@@ -298,6 +308,29 @@ class Store:
         return SweepResult(runs=runs.reset_index(drop=True), connections=out["connections"], links=out["links"], transfers=out["transfers"],
                            objects=out["objects"], pages=out["pages"], udp=out["udp"], store=self.path)
 
+    def _one_sweep(self, runs, sweep: Optional[str], mixed: bool):
+        """The runs of one sweep of the store (see `load`)."""
+        names = sorted({str(n) for n in runs["sweep"].dropna()})
+        if sweep is not None:
+            if sweep not in names:
+                raise StoreError(f"{self.path}: no sweep named {sweep!r} in this store (it holds: {', '.join(map(repr, names)) or 'no runs'})")
+            runs = runs[runs["sweep"] == sweep].reset_index(drop=True)
+        if mixed:
+            return runs
+        groups: dict = {}
+        for name, p in zip(runs["sweep"], runs["params"]):
+            axes = tuple(json.loads(p)) if p else ()
+            groups[(name, axes)] = groups.get((name, axes), 0) + 1
+        if len(groups) > 1:
+            desc = "; ".join(f"{name!r}: {n} runs over {', '.join(axes) or 'no axis'}" for (name, axes), n in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])))
+            how = (f"load one with tcplab.load({str(self.path)!r}, sweep=NAME) (tcplab results --sweep NAME)"
+                   if len({k[0] for k in groups}) > 1 else "the sweep was run again with other axes into the same store")
+            raise StoreError(
+                f"{self.path}: holds {len(groups)} sweeps whose runs would be mixed ({desc}); {how}, "
+                f"or pass mixed=True to take them all together"
+            )
+        return runs
+
     def close(self) -> None:
         self.con.close()
 
@@ -308,7 +341,10 @@ class Store:
         self.close()
 
 
-def load(path: Union[str, os.PathLike]):
-    """Read a results store: `tcplab.load("results/demo.duckdb").connections`."""
+def load(path: Union[str, os.PathLike], sweep: Optional[str] = None, mixed: bool = False):
+    """Read a results store: `tcplab.load("results/demo.duckdb").connections`.
+
+    A store holding more than one sweep is refused (a StoreError listing them) instead of mixing
+    their runs: `sweep="name"` picks one, `mixed=True` takes every run."""
     with Store(path, read_only=True) as st:
-        return st.load()
+        return st.load(sweep=sweep, mixed=mixed)

@@ -21,13 +21,15 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
-import pandas as pd
 
 from . import _core
 from . import limits as _limits
 from .api import ScenarioLike, _json_default, _seed, _sets, load_scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,8 +41,7 @@ SWEEP_KEYS = ("name", "axes", "zip", "replicates", "seed", "seeds")
 DEFAULT_SCENARIO_SEED = 1  # the core's default for a scenario without `seed`
 
 
-class SweepError(ValueError):
-    """A sweep specification is invalid; the message names the offending key."""
+from .errors import SweepError  # noqa: E402  (defined apart so that `import tcplab` stays light)
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,18 @@ def _load_dict(scenario: ScenarioLike) -> dict:
         raise _core.ScenarioError(f"invalid {fmt.upper()}: {e}") from None
 
 
+def _unnamed(scenario: ScenarioLike, base: dict, table: Mapping) -> str:
+    """The name of a sweep that has none (no `sweep.name`, no scenario `name`): its file's stem,
+    else `sweep-` and a digest of the scenario and the sweep table, so that two unnamed sweeps get
+    stores of their own and rerunning one resumes it."""
+    if isinstance(scenario, (str, os.PathLike)) and not (isinstance(scenario, str) and "\n" in scenario):
+        stem = Path(os.fspath(scenario)).stem
+        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", stem or ""):
+            return stem
+    digest = hashlib.sha256(json.dumps([base, table], sort_keys=True, default=_json_default).encode()).hexdigest()[:10]
+    return f"sweep-{digest}"
+
+
 def parse_spec(scenario: ScenarioLike, sweep: Optional[Mapping] = None, sets: Union[str, Sequence[str]] = ()) -> Spec:
     """Read the scenario and its sweep (`sweep=` replaces the scenario's `[sweep]` table) and
     expand every axis. Key paths are not checked here; `check_axes` does that."""
@@ -237,7 +250,7 @@ def parse_spec(scenario: ScenarioLike, sweep: Optional[Mapping] = None, sets: Un
     if unknown:
         raise SweepError(f"sweep.{unknown[0]}: unknown key (expected one of {', '.join(SWEEP_KEYS)}; axes go in [sweep.axes])")
 
-    name = table.get("name", d.get("name") or "sweep")
+    name = table.get("name", d.get("name") or _unnamed(scenario, d, table))
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", name):
         raise SweepError(f"sweep.name: {name!r} must be a non-empty file-name-safe word (letters, digits, _ . + -)")
 
@@ -564,6 +577,98 @@ class SweepResult:
     def failed(self) -> pd.DataFrame:
         return self.runs[self.runs["status"] != "ok"]
 
+    @property
+    def axes(self) -> list:
+        """The axis columns, as they are named in every table: the scenario's key paths
+        (`"topology.loss"`). They are not Python identifiers: write `df["topology.loss"]`, and in
+        `df.query()` quote them with backticks (``df.query("`topology.loss` > 0.01")``), or take
+        `identifiers()`."""
+        cols = list(self.runs.columns)
+        return cols[: cols.index("point")] if "point" in cols else []
+
+    def identifiers(self, table: str = "connections") -> "pd.DataFrame":
+        """`table` with its axis columns renamed to Python identifiers (`topology.loss` ->
+        `topology_loss`, `flows.0.bytes` -> `flows_0_bytes`), for attribute access and `query()`."""
+        df = getattr(self, table)
+        return df.rename(columns={a: identifier(a) for a in self.axes if a in df.columns})
+
+    def summary(self, columns: Union[str, Sequence[str]] = ("goodput_bps", "retransmits", "timeouts"),
+                table: str = "connections") -> "pd.DataFrame":
+        """Per grid point (and per flow, for `connections` and `transfers`), the mean, standard
+        deviation, minimum and maximum over the replicate seeds of each of `columns`, and `n`, the
+        runs behind them: what a figure with error bars plots."""
+        return summarise(getattr(self, table), self.axes, columns, table)
+
+
+def identifier(axis: str) -> str:
+    """An axis key path as a Python identifier: every character that cannot be in one becomes `_`."""
+    out = re.sub(r"\W", "_", axis)
+    return f"_{out}" if out[:1].isdigit() else out
+
+
+def summarise(df: "pd.DataFrame", axes: Sequence[str], columns: Union[str, Sequence[str]], table: str = "connections") -> "pd.DataFrame":
+    """Mean, std, min, max and n of `columns` of `df` per value of `axes` (and per flow or link)."""
+    import pandas as pd
+
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        numeric = [c for c in df.columns if c not in axes and pd.api.types.is_numeric_dtype(df[c]) and c not in ("replicate", "seed")]
+        raise ValueError(f"{table} has no column {', '.join(map(repr, missing))}; its numeric columns: {', '.join(numeric)}")
+    by = [a for a in axes if a in df.columns]
+    for extra in ("name", "link"):
+        if extra in df.columns and df[extra].nunique() > 1:
+            by.append(extra)
+    if df.empty:
+        return pd.DataFrame(columns=by + [f"{c}_{s}" for c in cols for s in ("mean", "std", "min", "max")] + ["n"])
+    # Axis values may be lists (a zipped or list-valued axis): group on their text.
+    keyed = df.assign(**{a: df[a].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v) for a in by})
+    g = keyed.groupby(by, sort=False, dropna=False) if by else keyed.groupby(lambda _: 0)
+    out = g[cols].agg(["mean", "std", "min", "max"])
+    out.columns = [f"{c}_{s}" for c, s in out.columns]
+    out["n"] = g.size()
+    return out.reset_index() if by else out.reset_index(drop=True)
+
+
+def unguarded_script() -> Optional[str]:
+    """The path of the main script if tcplab.sweep() is being called from its top-level code
+    outside an `if __name__ == "__main__":` block (read from the script's source), or from a
+    worker process that is importing it again; None otherwise (a notebook, `python -c`, a guarded
+    call, a call from any other module)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path:
+        return None
+    if main.__name__ == "__mp_main__":
+        return path  # a spawned worker re-running the script's top level
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals is not main.__dict__:
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_name != "<module>":
+        return None
+    try:
+        import ast
+
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    line = frame.f_lineno
+    for stmt in tree.body:
+        if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            return None if _is_main_guard(stmt) else path
+    return None
+
+
+def _is_main_guard(stmt: Any) -> bool:
+    import ast
+
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
+        return False
+    parts = [stmt.test.left, *stmt.test.comparators]
+    names = [p.id for p in parts if isinstance(p, ast.Name)]
+    consts = [p.value for p in parts if isinstance(p, ast.Constant)]
+    return names == ["__name__"] and consts == ["__main__"]
+
 
 def default_store(name: str) -> Path:
     return Path("results") / f"{name}.duckdb"
@@ -604,6 +709,15 @@ def sweep(
     from .progress import Progress
     from .store import Store
 
+    if dask is None and workers != 0:
+        script = unguarded_script()
+        if script:
+            raise SweepError(
+                f"tcplab.sweep() is called from the top level of {script} without "
+                f"`if __name__ == \"__main__\":`; the worker processes import {script} again (Python's "
+                f"spawn start method) and would each start the sweep again. Put the call under "
+                f"`if __name__ == \"__main__\":`, or pass workers=0 to run the sweep in this process."
+            )
     try:
         run_timeout = _limits.seconds(run_timeout, "run_timeout")
         run_memory = _limits.size_bytes(run_memory, "run_memory")
@@ -633,3 +747,16 @@ def sweep(
     res.store = None if str(path) == ":memory:" else os.fspath(path)
     res.stats = stats
     return res
+
+
+class _SweepModule(type(sys)):
+    """`tcplab.sweep` names both this module and the function `sweep()`. The package imports the
+    module only when first needed (so that `import tcplab` stays light), and importing a
+    submodule makes the package attribute the module: calling the module runs the function, so
+    `tcplab.sweep(...)` works whichever of the two the attribute holds."""
+
+    def __call__(self, *args, **kwargs):
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _SweepModule

@@ -104,6 +104,20 @@ fn validate(text: &str, fmt: &str, sets: Vec<String>) -> PyResult<String> {
     .map_err(to_py)
 }
 
+/// The TCP configuration each flow of a scenario runs with (profile, preset, `[tcp]` and the
+/// flow's own knobs resolved), one per flow as the run numbers them, as JSON: the world is built,
+/// not run.
+#[pyfunction]
+#[pyo3(signature = (text, fmt="toml", sets=vec![]))]
+fn resolve_tcp(text: &str, fmt: &str, sets: Vec<String>) -> PyResult<String> {
+    guarded(|| {
+        let s = parse(text, fmt, &sets)?;
+        let w = tcplab_core::World::build(&s, s.seed)?;
+        Ok(serde_json::to_string(&w.finish().flows_tcp).expect("serialisable"))
+    })
+    .map_err(to_py)
+}
+
 /// The named TCP profiles and their settings, as JSON.
 #[pyfunction]
 fn profiles() -> String {
@@ -135,14 +149,53 @@ fn presets(profile: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&m).expect("serialisable"))
 }
 
-/// Analyse a capture file (pcap or pcapng); returns the report as JSON text. A file that cannot
-/// be read raises TraceError with `.offset`; a panic in the analyser raises CoreError.
+/// Little-endian bytes of a column, for `numpy.frombuffer` on the Python side.
+fn le_bytes<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * N);
+    for &x in v {
+        out.extend_from_slice(&f(x));
+    }
+    out
+}
+
+/// Analyse a capture file (pcap or pcapng) as far as it can be read; returns the report as JSON
+/// text (a record cut short or corrupted is in `reader.stopped`, with its byte offset) and, with
+/// `packets`, the per-packet table as a dict of column name -> (numpy dtype, little-endian
+/// bytes). A file whose header cannot be read raises TraceError with `.offset`; a panic in the
+/// analyser raises CoreError.
 #[pyfunction]
-fn analyze_trace(py: Python<'_>, path: &str) -> PyResult<String> {
+#[pyo3(signature = (path, packets=false))]
+fn analyze_trace(py: Python<'_>, path: &str, packets: bool) -> PyResult<(String, Option<PyObject>)> {
     let path = path.to_string();
-    let r = py.allow_threads(move || catch_unwind(AssertUnwindSafe(|| tcplab_core::trace::analyze_path(&path))));
+    let r = py.allow_threads(move || catch_unwind(AssertUnwindSafe(|| tcplab_core::trace::analyze_path_lenient(&path, packets))));
     match r {
-        Ok(Ok(v)) => Ok(v.to_string()),
+        Ok(Ok((v, pk))) => {
+            let cols = match pk {
+                None => None,
+                Some(p) => {
+                    let d = pyo3::types::PyDict::new(py);
+                    let put = |name: &str, dtype: &str, bytes: Vec<u8>| d.set_item(name, (dtype, pyo3::types::PyBytes::new(py, &bytes)));
+                    put("conn", "<u4", le_bytes(&p.conn, u32::to_le_bytes))?;
+                    put("dir", "u1", p.dir.clone())?;
+                    put("time_ns", "<i8", le_bytes(&p.time_ns, i64::to_le_bytes))?;
+                    put("seq", "<i8", le_bytes(&p.seq, i64::to_le_bytes))?;
+                    put("len", "<u4", le_bytes(&p.len, u32::to_le_bytes))?;
+                    put("ack", "<i8", le_bytes(&p.ack, i64::to_le_bytes))?;
+                    put("win", "<u2", le_bytes(&p.win, u16::to_le_bytes))?;
+                    put("flags", "u1", p.flags.clone())?;
+                    put("retx", "?", p.retx.iter().map(|&b| b as u8).collect())?;
+                    put("dup_ack", "?", p.dup_ack.iter().map(|&b| b as u8).collect())?;
+                    for k in 0..4 {
+                        let l: Vec<i64> = p.sack.iter().map(|s| s[k].0).collect();
+                        let r: Vec<i64> = p.sack.iter().map(|s| s[k].1).collect();
+                        put(&format!("sack{}_left", k + 1), "<i8", le_bytes(&l, i64::to_le_bytes))?;
+                        put(&format!("sack{}_right", k + 1), "<i8", le_bytes(&r, i64::to_le_bytes))?;
+                    }
+                    Some(d.into_any().unbind())
+                }
+            };
+            Ok((v.to_string(), cols))
+        }
         Ok(Err(e)) => {
             let err = TraceError::new_err(e.to_string());
             Python::with_gil(|py| {
@@ -173,8 +226,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RunLimitError", m.py().get_type::<RunLimitError>())?;
     m.add_function(wrap_pyfunction!(analyze_trace, m)?)?;
     m.add("__version__", tcplab_core::VERSION)?;
+    m.add("__commit__", env!("TCPLAB_COMMIT"))?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_tcp, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;

@@ -6,8 +6,8 @@ figures, the tables and a report that sets the paper's numbers beside ours.
 
 Scales: `full` (the paper's grids), `quick` (within about 5 minutes on 2 cores), `tiny` (seconds,
 for the tests). The base scenarios are experiments/mathis97/*.toml; this module only makes their
-grids, reads the results and compares. Published numbers: ../shared TARGETS.md §5 (Table 4 and the
-reconstructed Tables 2-3).
+grids, reads the results and compares. Published numbers: the paper's Table 4 and text, and its
+Tables 2-3 as reconstructed from the text (the constants below).
 
 Choices the paper leaves open, and ours (also written into the report):
 - ns's TCP (profile `ns2`: no handshake, 10 ms timer tick, DelAck sink with a 100 ms timer,
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .. import analysis, models
-from ..report import Check, Report
+from ..report import Check, Report, number, pairs, provenance, words
 
 EXPERIMENTS = ("t1", "m1", "m2", "m3", "m4")
 SCALES = ("tiny", "quick", "full")
@@ -50,7 +50,7 @@ def scenario_dir() -> Path:
 
 
 # --------------------------------------------------------------------------------------------
-# Published numbers (TARGETS.md §5.3-5.6)
+# Published numbers (the paper's §5.3-5.6 and Table 4)
 
 # Table 4: (ACK scheme, TCP) -> (N, eq. 3 C, ±, eq. 5 k, eq. 5 C, ±, share @0.01, @0.033, @0.1)
 TABLE4 = {
@@ -196,7 +196,20 @@ def _sweep(file: str, name: str, rows: List[Dict[str, object]], store_dir: Path,
     store_dir.mkdir(parents=True, exist_ok=True)
     # Failed runs are tried again (a worker lost to the machine is not a result); finished ones
     # are read from the store.
-    return sweep(str(scenario_dir() / file), sweep=spec, store=store_dir / f"{name}.duckdb", workers=workers, progress=progress, retry_failed=True)
+    res = sweep(str(scenario_dir() / file), sweep=spec, store=store_dir / f"{name}.duckdb", workers=workers, progress=progress, retry_failed=True)
+    _SEEDS[name.split("_")[1]] = sorted(int(x) for x in set(res.runs["seed"]))
+    return res
+
+
+#: The run seeds of each experiment of the current reproduction, for the report's provenance.
+_SEEDS: Dict[str, List[int]] = {}
+
+
+def _seed_text(seeds: Dict[str, List[int]]) -> str:
+    def span(xs: List[int]) -> str:
+        return str(xs[0]) if len(xs) == 1 else f"{xs[0]}–{xs[-1]}" if xs == list(range(xs[0], xs[-1] + 1)) else words(xs)
+
+    return "; ".join(f"{exp.upper()} {span(xs)}" for exp, xs in seeds.items() if xs) + " (each grid point runs once per seed)"
 
 
 def _failures(report: Report, s) -> None:
@@ -258,7 +271,8 @@ def _save(fig, figs: Path, stem: str):
 
 def _window_plot(ax, df: pd.DataFrame, ycol: str, groups: str, title: str, fit: Optional[analysis.Fit] = None):
     markers = "os^Dv<>"
-    for i, (g, d) in enumerate(df.groupby(groups)):
+    # Legend in numeric order ("3ms" before "10ms"), not the text order of the values.
+    for i, (g, d) in enumerate(sorted(df.groupby(groups), key=lambda kv: number(kv[0]))):
         d = d[(d["p"] > 0) & d[ycol].notna()]
         m = markers[i % len(markers)]
         clean = d["timeouts"] == 0
@@ -324,7 +338,7 @@ def run_m1(report: Report, scale: str, out: Path, workers, progress) -> None:
     s, c = _experiment(report, "m1", "m1_random_loss.toml", rows, scale, out, workers, progress, "M1 — queueless random loss (Figs. 3–4)")
     report.text(
         f"FACK-RH with delayed ACKs over a queueless link with independent random loss; {len(rows)} runs: "
-        f"MSS {sorted(set(r['tcp.mss'] for r in rows))}, one-way delay {sorted(set(r['topology.delay'] for r in rows), key=lambda x: float(x[:-2]))}, "
+        f"MSS {words(r['tcp.mss'] for r in rows)}, one-way delay {words((number(r['topology.delay']) for r in rows), 'ms')}, "
         f"p from {min(r['topology.loss'] for r in rows):g} to {max(r['topology.loss'] for r in rows):g} (log-spaced). "
         "Open markers: runs with timeouts after the warmup."
     )
@@ -375,8 +389,9 @@ def run_m2(report: Report, scale: str, out: Path, workers, progress) -> None:
     c["ack_every"] = c["delack_timeouts"] > 0.5 * c["acks_sent"].clip(lower=1)
     c.to_csv(out / "tables" / "m2_runs.csv", index=False)
     report.text(f"Reno with delayed ACKs through a drop-tail bottleneck, 60 ms propagation RTT, MSS 1024; {len(rows)} runs over "
-                f"rates {rows[0]['topology.rate']} … {rows[-1]['topology.rate']} and queues {sorted(set(r['topology.queue'] for r in rows))} packets. "
-                "Filled squares: runs where the delayed-ACK timer sent most ACKs (the long packet times at slow rates), the paper's outlier clusters.")
+                f"rates {rows[0]['topology.rate']} … {rows[-1]['topology.rate']} and queues of {words(r['topology.queue'] for r in rows)} packets. "
+                "Large open black squares: runs where the delayed-ACK timer sent most ACKs (the long packet times at slow rates), the paper's "
+                "outlier clusters; open coloured markers: runs with timeouts after the warmup.")
     ok = c[c["clean"]]
     f5 = analysis.fit_c(ok["window_fixed"], ok["p"]) if len(ok) else None
     f6 = analysis.fit_c(ok["window"], ok["p"]) if len(ok) else None
@@ -478,7 +493,7 @@ def run_m3(report: Report, scale: str, out: Path, workers, progress) -> None:
     report.heading("M3 — phase effects (Fig. 7, Tables 2–3)")
     _failures(report, s)
     report.text("Two Sack1 connections share the 0.8 Mb/s, 100 ms link; their access delays are 5 ms and δ = 9.9 ms. "
-                f"Queue 15 (Table 2) and 100 (Table 3), drop-tail (DT) and RED (ns-1 defaults {RED_NS1}); "
+                f"Queue 15 (Table 2) and 100 (Table 3), drop-tail (DT) and RED (ns-1 defaults: {pairs(RED_NS1)}); "
                 f"{rows[0]['duration']} runs measured after a {rows[0]['warmup']} warmup. Models: eq. 3 with C = {C_M3}.")
     for q, name in ((15, "Table 2"), (100, "Table 3")):
         df = _m3_frame(cells, q)
@@ -543,7 +558,7 @@ def run_m4(report: Report, scale: str, out: Path, workers, progress) -> None:
     s, c = _experiment(report, "m4", "m1_random_loss.toml", rows, scale, out, workers, progress, "M4 — TCP implementations (Fig. 8, Table 4)", replicates=reps)
     ps = sorted(set(r["topology.loss"] for r in rows))
     report.text(f"Tahoe, Reno, NewReno, SACK (ns Sack1) and FACK-RH, without and with delayed ACKs, in M1's queueless random loss "
-                f"(MSS 1460, one-way delay 30 ms), p ∈ {ps}, {reps} replicate(s). Fits use only runs without timeouts (N); the "
+                f"(MSS 1460, one-way delay 30 ms), p = {words(ps)}, {reps} {'replicate' if reps == 1 else 'replicates'}. Fits use only runs without timeouts (N); the "
                 "proportion of successful W/2 adjustments pools the runs at exactly that p.")
     t4 = _m4_table(c)
     csv = out / "tables" / "m4_table4.csv"
@@ -599,7 +614,7 @@ RUNNERS = {"t1": run_t1, "m1": run_m1, "m2": run_m2, "m3": run_m3, "m4": run_m4}
 
 
 def reproduce(out="results/mathis97", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None,
-              only: Optional[Sequence[str]] = None, log=print) -> dict:
+              only: Optional[Sequence[str]] = None, log=print, command: Optional[Sequence[str]] = None) -> dict:
     """Run the experiments (stored, so a rerun only reads), then write figures, tables and the report
     (report.md, report.html, checks.csv) under `out`. Returns the paths and the summary."""
     if scale not in SCALES:
@@ -611,15 +626,20 @@ def reproduce(out="results/mathis97", scale: str = "full", workers: Optional[int
     out = Path(out)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     report = Report(f"Mathis, Semke, Mahdavi & Ott 1997 — tcplab reproduction ({scale})")
-    report.text("Every number below is computed from the runs of this reproduction; the paper's numbers are from its Tables 2–4 and text "
-                "(as reconstructed in TARGETS.md §5). A verdict is 'within' when our value meets the stated tolerance.")
+    report.text("Every number below is computed from the runs of this reproduction; the paper's numbers are from its Table 4 and its "
+                "text (Tables 2–3 as read from the text). A verdict is 'within' when our value meets the rule in the 'within if' column.")
     report.text("Choices where the paper is silent, and ours:")
     for choice in CHOICES:
         report.text("• " + choice)
     t0 = time.perf_counter()
+    _SEEDS.clear()
     for w in which:
         log(f"mathis97 {w} ({scale})")
         RUNNERS[w](report, scale, out, workers, progress)
+    if command is None:
+        command = ["tcplab.experiments.mathis97.reproduce(" + ", ".join(
+            [f"out={str(out)!r}", f"scale={scale!r}"] + ([f"only={list(only)!r}"] if only else [])) + ")"]
+    report.provenance = provenance(command, _seed_text({w: _SEEDS.get(w, []) for w in which}))
     paths = report.write(out)
     summary = report.summary()
     summary["elapsed_s"] = time.perf_counter() - t0

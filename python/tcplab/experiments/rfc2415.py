@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..report import Check, Report
+from ..report import Check, Report, provenance
 
 SCALES = ("tiny", "quick", "full")
 HERE = Path(__file__).resolve()
@@ -407,7 +407,8 @@ def estimate_seconds(scale: str, workers: int) -> float:
     return n * per / max(1, workers) + 5
 
 
-def reproduce(out="results/rfc2415", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print) -> dict:
+def reproduce(out="results/rfc2415", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
+              command: Optional[Sequence[str]] = None) -> dict:
     """Run the sweeps (stored, so a rerun only reads), then write figures, tables and the report
     (report.md, report.html, checks.csv) under `out`. Returns the paths and the summary."""
     if scale not in SCALES:
@@ -415,6 +416,9 @@ def reproduce(out="results/rfc2415", scale: str = "full", workers: Optional[int]
     out = Path(out)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     report = Report(f"RFC 2415 (Poduri & Nichols 1998) — tcplab reproduction ({scale})")
+    if command is None:
+        command = [f"tcplab.experiments.rfc2415.reproduce({str(out)!r}, scale={scale!r})"]
+    report.provenance = provenance(command, f"1–{_seeds(scale)} (every cell and every Table 6 run once per seed; the RFC ran one)" if _seeds(scale) > 1 else "1")
     report.text("Every number below is computed from the runs of this reproduction; the RFC's numbers are its Tables 1–6 "
                 "(TARGETS.md §2). A verdict is 'within' when our value meets the stated tolerance.")
     report.text("Choices where the RFC is silent, and ours:")

@@ -561,6 +561,16 @@ impl TcpConfig {
         if !(1..=4).contains(&self.sack_blocks) {
             return err("sack_blocks", "RFC 2018 §3: 1 to 4 blocks fit in the option space");
         }
+        if self.variant.uses_sack() && !self.sack {
+            // Without the option the sender would run NewReno without a word (it still does when
+            // the peer refuses SACK at the handshake, RFC 2018 §2): a configuration that asks for
+            // a SACK variant and turns SACK off is a mistake to name, not to run.
+            let v = serde_json::to_value(self.variant).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            return Err((
+                "variant".into(),
+                format!("variant {v:?} recovers with SACK, but sack is off (every profile's default; a SACK preset turns it on): set sack = true, use preset = \"{v}\", or choose newreno"),
+            ));
+        }
         if self.dupthresh == 0 {
             return err("dupthresh", "expected at least 1");
         }
@@ -678,6 +688,19 @@ mod tests {
         assert!(!get("newreno").sack && get("sack1").sack && get("fack-rh").sack);
         assert_eq!(PRESETS.len(), 10);
         assert!(preset("vegas").is_none());
+    }
+
+    #[test]
+    fn a_sack_variant_with_sack_off_is_refused_by_name() {
+        for v in [Variant::Sack, Variant::Sack1, Variant::FackRh] {
+            let mut c = TcpConfig::rfc();
+            c.variant = v;
+            let (k, m) = c.validate().unwrap_err();
+            assert_eq!(k, "variant");
+            assert!(m.contains("sack is off") && m.contains("sack = true"), "{m}");
+            c.sack = true;
+            assert!(c.validate().is_ok());
+        }
     }
 
     #[test]

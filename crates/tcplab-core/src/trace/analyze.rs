@@ -5,7 +5,8 @@
 //! (Seddigh et al. §4.2). The definitions are in docs/traces.md.
 //!
 //! Memory: a connection's state is a few hundred bytes plus its unacknowledged segments and the
-//! holes in the data it has seen; nothing is kept per packet.
+//! holes in the data it has seen; nothing is kept per packet unless the per-packet table is asked
+//! for (`Analyzer::with_packets`, behind `tcplab.trace.packets()`).
 
 use super::reader::{decode_into, CaptureReader, IpAddr16, Skip, TcpSeg, TraceError, TH_ACK, TH_FIN, TH_RST, TH_SYN};
 use serde_json::{json, Map, Value};
@@ -252,6 +253,9 @@ impl Dir {
 }
 
 struct Conn {
+    /// Creation order, which names the connection in the per-packet table until the report
+    /// numbers connections by first appearance.
+    serial: u32,
     key: Key,
     /// Whether endpoint `key.0` is side a (the active opener, or the first sender seen).
     a_is_first: bool,
@@ -275,6 +279,37 @@ pub struct ReaderStats {
     pub linktypes: Vec<u32>,
     pub first_ns: Option<i64>,
     pub last_ns: Option<i64>,
+    /// Where and why reading stopped before the end of the file (a record cut short or
+    /// corrupted): everything before it is analysed.
+    pub stopped: Option<TraceError>,
+}
+
+/// The per-packet table: one entry per TCP segment, in file order. Sequence numbers are relative
+/// to the ISN of their direction (a SYN is 0, the first data byte 1, as Wireshark shows them);
+/// ACKs and SACK blocks to the ISN of the other direction, -1 when absent.
+#[derive(Default, Debug, Clone)]
+pub struct Packets {
+    /// Connection (numbered as in the report once `Analyzer::report_with_packets` remaps it).
+    pub conn: Vec<u32>,
+    /// 0: from side a to side b; 1: from b to a.
+    pub dir: Vec<u8>,
+    pub time_ns: Vec<i64>,
+    pub seq: Vec<i64>,
+    /// Payload bytes.
+    pub len: Vec<u32>,
+    pub ack: Vec<i64>,
+    /// The window field as sent (not scaled).
+    pub win: Vec<u16>,
+    pub flags: Vec<u8>,
+    /// The analyser counts this segment as a retransmission (data seen before, a late hole fill,
+    /// or a SYN or SYN-ACK sent again).
+    pub retx: Vec<bool>,
+    /// A duplicate ACK (RFC 5681 §2).
+    pub dup_ack: Vec<bool>,
+    /// SACK blocks (left, right), up to four per segment; unused slots are (-1, -1).
+    pub sack: Vec<[(i64, i64); 4]>,
+    /// Key-relative direction, turned into `dir` at the end (side a is known per connection).
+    key_dir: Vec<u8>,
 }
 
 /// The analysis of a capture: one row per connection, in order of first appearance.
@@ -285,6 +320,7 @@ pub struct Analyzer {
     cache: Box<[u32; CACHE_SLOTS]>,
     done: Vec<Conn>,
     pub reader: ReaderStats,
+    pkts: Option<Box<Packets>>,
 }
 
 impl Default for Analyzer {
@@ -299,14 +335,39 @@ fn secs(ns: i64) -> f64 {
 
 impl Analyzer {
     pub fn new() -> Self {
-        Analyzer { conns: Vec::new(), index: HashMap::default(), cache: Box::new([u32::MAX; CACHE_SLOTS]), done: Vec::new(), reader: ReaderStats::default() }
+        Analyzer { conns: Vec::new(), index: HashMap::default(), cache: Box::new([u32::MAX; CACHE_SLOTS]), done: Vec::new(), reader: ReaderStats::default(), pkts: None }
+    }
+
+    /// An analyser that also keeps the per-packet table (about 130 bytes a packet).
+    pub fn with_packets() -> Self {
+        let mut a = Self::new();
+        a.pkts = Some(Box::default());
+        a
+    }
+
+    fn next_serial(&self) -> u32 {
+        (self.conns.len() + self.done.len()) as u32
+    }
+
+    /// Read a capture as far as it can be read: a record cut short or corrupted stops the reading
+    /// and is kept in `reader.stopped`; every packet before it is analysed. Only a file whose
+    /// header cannot be read is an error.
+    pub fn read_lenient<R: Read>(&mut self, r: R) -> Result<(), TraceError> {
+        let rd = CaptureReader::new(r)?;
+        if let Err(e) = self.read_from(rd) {
+            self.reader.stopped = Some(e);
+        }
+        Ok(())
     }
 
     /// Read a whole capture. With more than one core, and more than one batch of packets, the
     /// reading and decoding run on this thread and the bookkeeping on another: the segments reach
     /// it in batches, in file order, so the results are those of one thread.
     pub fn read<R: Read>(&mut self, r: R) -> Result<(), TraceError> {
-        let mut rd = CaptureReader::new(r)?;
+        self.read_from(CaptureReader::new(r)?)
+    }
+
+    fn read_from<R: Read>(&mut self, mut rd: CaptureReader<R>) -> Result<(), TraceError> {
         let mut rs = std::mem::take(&mut self.reader);
         rs.format = rd.format.to_string();
         let mut batch = Vec::with_capacity(BATCH);
@@ -382,7 +443,9 @@ impl Analyzer {
             // Side a is the first sender, unless that first packet is a SYN-ACK.
             let first_is_lo = key.0 == e1;
             let synack = s.flags & (TH_SYN | TH_ACK) == TH_SYN | TH_ACK;
+            let serial = self.next_serial();
             self.conns.push(Conn {
+                serial,
                 key,
                 a_is_first: first_is_lo != synack,
                 ipv6: !s.src.is_v4(),
@@ -418,7 +481,7 @@ impl Analyzer {
         let d = &c.d[di];
         let reused = d.base.is_some_and(|b| b != s.seq) && (d.s.data_segs > 0 || c.d[1 - di].s.data_segs > 0 || d.s.fins > 0 || d.s.rsts > 0 || c.d[1 - di].s.rsts > 0);
         if reused {
-            let fresh = Conn { key: c.key, a_is_first: di == 0, ipv6: c.ipv6, first_ns: s.ts_ns, last_ns: s.ts_ns, d: [Dir::default(), Dir::default()], handshake_rtt_ns: None, min_rtt_ns: None };
+            let fresh = Conn { serial: self.next_serial(), key: c.key, a_is_first: di == 0, ipv6: c.ipv6, first_ns: s.ts_ns, last_ns: s.ts_ns, d: [Dir::default(), Dir::default()], handshake_rtt_ns: None, min_rtt_ns: None };
             let old = std::mem::replace(&mut self.conns[ci], fresh);
             self.done.push(old);
         }
@@ -452,6 +515,8 @@ impl Analyzer {
         let start = d.rel(s.seq) + syn as i64;
         d.advance_anchor(s.seq);
         let end = start + s.payload as i64;
+        let mut retx = syn && d.s.syns > 1;
+        let mut dup_ack = false;
         if s.payload > 0 {
             d.s.data_segs += 1;
             d.s.data_bytes += s.payload as u64;
@@ -463,7 +528,6 @@ impl Analyzer {
             }
             let seen = d.overlap(start, end);
             let below_hi = start < d.hi_data;
-            let mut retx = false;
             if seen > 0 {
                 retx = true;
                 d.s.rexmt_segs += 1;
@@ -582,6 +646,7 @@ impl Analyzer {
                 // RFC 5681 §2: same ACK, same window, no data, data outstanding.
                 if d.last_ack == Some(s.ack) && d.last_win == s.window && o.hi > a {
                     d.s.dup_acks += 1;
+                    dup_ack = true;
                 }
             }
             d.last_ack = Some(s.ack);
@@ -591,14 +656,53 @@ impl Analyzer {
             d.s.sack_segs += 1;
             d.s.sack_blocks += s.n_sack as u64;
         }
+        if let Some(p) = self.pkts.as_deref_mut() {
+            let has_ack = s.flags & TH_ACK != 0 && o.base.is_some();
+            let mut sack = [(-1, -1); 4];
+            if o.base.is_some() {
+                for (k, &(l, r)) in s.sack.iter().take(s.n_sack as usize).enumerate() {
+                    sack[k] = (o.rel(l), o.rel(r));
+                }
+            }
+            p.conn.push(c.serial);
+            p.key_dir.push(di as u8);
+            p.time_ns.push(t);
+            p.seq.push(start - syn as i64);
+            p.len.push(s.payload);
+            p.ack.push(if has_ack { o.rel(s.ack) } else { -1 });
+            p.win.push(s.window);
+            p.flags.push(s.flags);
+            p.retx.push(retx);
+            p.dup_ack.push(dup_ack);
+            p.sack.push(sack);
+        }
     }
 
     /// The report: one JSON record per connection, and the reader's counters.
-    pub fn report(mut self) -> Value {
+    pub fn report(self) -> Value {
+        self.report_with_packets().0
+    }
+
+    /// The report, and the per-packet table (with `with_packets`) with its connections numbered
+    /// as the report's and its directions from side a.
+    pub fn report_with_packets(mut self) -> (Value, Option<Packets>) {
         let mut all = std::mem::take(&mut self.done);
         all.append(&mut self.conns);
         all.sort_by_key(|c| c.first_ns);
         let rows: Vec<Value> = all.iter().enumerate().map(|(i, c)| conn_row(i, c)).collect();
+        let pkts = self.pkts.take().map(|mut p| {
+            // serial -> (report number, whether key side 0 is side a)
+            let mut map = vec![(0u32, true); all.len()];
+            for (i, c) in all.iter().enumerate() {
+                map[c.serial as usize] = (i as u32, c.a_is_first);
+            }
+            p.dir = p.conn.iter().zip(&p.key_dir).map(|(&s, &kd)| if (kd == 0) == map[s as usize].1 { 0 } else { 1 }).collect();
+            for s in p.conn.iter_mut() {
+                *s = map[*s as usize].0;
+            }
+            p.key_dir = Vec::new();
+            *p
+        });
         let r = &self.reader;
         let mut skipped = Map::new();
         let mut offsets = Map::new();
@@ -608,7 +712,7 @@ impl Analyzer {
                 offsets.insert(k.name().into(), json!(o));
             }
         }
-        json!({
+        let v = json!({
             "reader": {
                 "format": r.format,
                 "packets": r.packets,
@@ -619,9 +723,21 @@ impl Analyzer {
                 "first_s": r.first_ns.map(secs),
                 "last_s": r.last_ns.map(secs),
                 "connections": rows.len(),
+                "stopped": r.stopped.as_ref().map(|e| json!({"offset": e.offset, "message": e.message})),
             },
+            "columns": columns(),
             "connections": rows,
-        })
+        });
+        (v, pkts)
+    }
+}
+
+/// The names of a report's per-connection columns, in order (also for a capture without any).
+pub fn columns() -> Vec<String> {
+    let c = Conn { serial: 0, key: Key((0, 0), (0, 0)), a_is_first: true, ipv6: false, first_ns: 0, last_ns: 0, d: [Dir::default(), Dir::default()], handshake_rtt_ns: None, min_rtt_ns: None };
+    match conn_row(0, &c) {
+        Value::Object(m) => m.keys().cloned().collect(),
+        _ => unreachable!("a row is an object"),
     }
 }
 
@@ -699,6 +815,61 @@ fn dir_fields(m: &mut Map<String, Value>, p: &str, d: &Dir) {
     put("acked_s", json!(s.acked_ns.map(secs)));
 }
 
+/// Loss events of the handshake: retransmitted SYNs and SYN-ACKs grouped into rounds, one loss
+/// each. The active opener resends its SYN only on its timer, so its first SYN interval is its
+/// initial RTO; retransmissions of either kind that follow a round's first one by less than half
+/// that RTO belong to the round (a SYN-ACK answering a retransmitted SYN, a SYN-ACK sent by the
+/// passive side's own timer as the SYN crosses it). Without a retransmitted SYN every SYN-ACK
+/// retransmission is the passive side's timer: one round each.
+fn handshake_losses(a: &DirStats, b: &DirStats) -> u64 {
+    let (syn_retx, synack_retx) = (a.syns.saturating_sub(1), b.syns.saturating_sub(1));
+    // Beyond the times kept, each retransmission counts as its own event.
+    let kept = |d: &DirStats| d.syns.min(d.syn_times.len() as u64).saturating_sub(1);
+    let beyond = (syn_retx - kept(a)) + (synack_retx - kept(b));
+    let window = match a.syn_times.as_slice() {
+        [t0, t1, ..] => (t1 - t0) / 2,
+        _ => 0,
+    };
+    let mut rx: Vec<i64> = a.syn_times.iter().skip(1).chain(b.syn_times.iter().skip(1)).copied().collect();
+    rx.sort_unstable();
+    let mut events = 0;
+    let mut round: Option<i64> = None; // when the current round's first retransmission was seen
+    for t in rx {
+        match round {
+            Some(r) if window > 0 && t - r < window => {}
+            _ => {
+                events += 1;
+                round = Some(t);
+            }
+        }
+    }
+    events + beyond
+}
+
+/// Where the capture was taken, judged from the handshake: near the data sender when the data
+/// sender's SYN (or SYN-ACK) waits about one RTT for its answer while its peer answers at once
+/// ("sender"), the other way round ("receiver"), neither ("middle"); None without a handshake
+/// seen once each way. At the receiver the data direction's RTT samples are its ACK delay and
+/// its initial window is cut at the first ACK, so the report says which it is.
+fn vantage(c: &Conn, a: &Dir, b: &Dir, a_sends: bool) -> Option<&'static str> {
+    let hs = c.handshake_rtt_ns?;
+    let (&t0, &t1) = (a.s.syn_times.first()?, b.s.syn_times.first()?);
+    if a.s.syns != 1 || b.s.syns != 1 || t1 < t0 || hs < t1 - t0 {
+        return None;
+    }
+    // a's wait (SYN to SYN-ACK) and b's wait (SYN-ACK to the ACK of it).
+    let (wait_a, wait_b) = (t1 - t0, hs - (t1 - t0));
+    let near_a = wait_a >= 2 * wait_b;
+    let near_b = wait_b >= 2 * wait_a;
+    Some(match (near_a, near_b) {
+        (true, _) if a_sends => "sender",
+        (true, _) => "receiver",
+        (_, true) if a_sends => "receiver",
+        (_, true) => "sender",
+        _ => "middle",
+    })
+}
+
 fn conn_row(i: usize, c: &Conn) -> Value {
     let (ai, bi) = if c.a_is_first { (0, 1) } else { (1, 0) };
     let (ea, eb) = if c.a_is_first { (c.key.0, c.key.1) } else { (c.key.1, c.key.0) };
@@ -738,8 +909,9 @@ fn conn_row(i: usize, c: &Conn) -> Value {
     m.insert("rexmt_bytes".into(), json!(d.s.rexmt_bytes));
     m.insert("iw_segs".into(), json!((d.syn_seen && d.s.data_segs > 0).then_some(d.s.iw_segs)));
     m.insert("dup_acks".into(), json!(o.s.dup_acks));
-    let loss = a.s.loss_events + b.s.loss_events + a.s.syns.saturating_sub(1) + b.s.syns.saturating_sub(1);
+    let loss = a.s.loss_events + b.s.loss_events + handshake_losses(&a.s, &b.s);
     m.insert("loss_events".into(), json!(loss));
+    m.insert("vantage".into(), json!(vantage(c, a, b, dname == "a2b")));
     m.insert("rtt_avg_s".into(), json!((d.s.rtt_samples > 0).then(|| d.s.rtt_sum_ns as f64 / d.s.rtt_samples as f64 / 1e9)));
     let transfer = d.s.acked_ns.filter(|_| unique > 0).map(|t| t - c.first_ns);
     m.insert("transfer_time_s".into(), json!(transfer.map(secs)));
@@ -759,6 +931,17 @@ pub fn analyze<R: Read>(r: R) -> Result<Value, TraceError> {
 
 /// Analyse a capture file.
 pub fn analyze_path(path: &str) -> Result<Value, TraceError> {
-    let f = std::fs::File::open(path).map_err(|e| TraceError { offset: 0, message: format!("cannot open {path}: {e}") })?;
-    analyze(f)
+    analyze(open(path)?)
+}
+
+fn open(path: &str) -> Result<std::fs::File, TraceError> {
+    std::fs::File::open(path).map_err(|e| TraceError { offset: 0, message: format!("cannot open {path}: {e}") })
+}
+
+/// Analyse a capture file as far as it can be read (`Analyzer::read_lenient`), with the
+/// per-packet table if `packets`.
+pub fn analyze_path_lenient(path: &str, packets: bool) -> Result<(Value, Option<Packets>), TraceError> {
+    let mut a = if packets { Analyzer::with_packets() } else { Analyzer::new() };
+    a.read_lenient(open(path)?)?;
+    Ok(a.report_with_packets())
 }

@@ -8,7 +8,7 @@ pub mod reader;
 pub mod wire;
 pub mod writer;
 
-pub use analyze::{analyze, analyze_path, Analyzer};
+pub use analyze::{analyze, analyze_path, analyze_path_lenient, Analyzer, Packets};
 pub use capture::{Capture, CaptureSpec};
 pub use reader::{CaptureReader, TraceError};
 

@@ -462,8 +462,17 @@ fn reader_never_panics_on_mangled_captures() {
                 let mut b = good.clone();
                 b[i] ^= x;
                 let _ = analyze(&b[..]);
+                let mut a = super::analyze::Analyzer::with_packets();
+                if a.read_lenient(&b[..]).is_ok() {
+                    let (_, p) = a.report_with_packets();
+                    assert!(p.is_some_and(|p| p.conn.len() == p.dir.len() && p.dir.len() == p.sack.len()));
+                }
             }
             let _ = analyze(&good[..i]);
+            let mut a = super::analyze::Analyzer::with_packets();
+            if a.read_lenient(&good[..i]).is_ok() {
+                let _ = a.report_with_packets();
+            }
         }
     }
 }
@@ -475,4 +484,154 @@ fn flags_fin_only_segment() {
     assert_eq!(c["a2b_fins"], 1);
     assert_eq!(c["fin_seen"], true);
     assert_eq!(TH_FIN, 1);
+}
+
+fn with_handshake(hs: &[P], x: u32, y: u32) -> Vec<P> {
+    // The handshake given, then one data segment and its ACK, a second after the last of it.
+    let t = hs.last().unwrap().0 + 1_000_000;
+    let mut v = hs.to_vec();
+    v.push(P(t, true, x + 1, y + 1, ACK, 1000));
+    v.push(P(t + 100_000, false, y + 1, x + 1001, ACK, 0));
+    v
+}
+
+#[test]
+fn a_lost_synack_answered_by_a_retransmitted_syn_is_one_loss_event() {
+    let (x, y) = (100, 900);
+    // Captured at b: its SYN-ACK is lost downstream, a's SYN timer sends the SYN again, b
+    // answers with the SYN-ACK again.
+    let one_loss = [P(0, true, x, 0, SYN, 0), P(10, false, y, x + 1, SA, 0), P(1_000_000, true, x, 0, SYN, 0), P(1_000_010, false, y, x + 1, SA, 0), P(1_100_000, true, x + 1, y + 1, ACK, 0)];
+    let v = analyze(&capture(&with_handshake(&one_loss, x, y), Format::Pcap)[..]).unwrap();
+    let c = one(&v);
+    assert_eq!((c["syn_retransmits"].as_u64(), c["synack_retransmits"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(c["loss_events"], 1, "one lost SYN-ACK");
+    // The SYN-ACK lost twice: two events.
+    let two = [
+        P(0, true, x, 0, SYN, 0),
+        P(10, false, y, x + 1, SA, 0),
+        P(1_000_000, true, x, 0, SYN, 0),
+        P(1_000_010, false, y, x + 1, SA, 0),
+        P(3_000_000, true, x, 0, SYN, 0),
+        P(3_000_010, false, y, x + 1, SA, 0),
+        P(3_100_000, true, x + 1, y + 1, ACK, 0),
+    ];
+    let v = analyze(&capture(&with_handshake(&two, x, y), Format::Pcap)[..]).unwrap();
+    assert_eq!(one(&v)["loss_events"], 2);
+    // The SYN lost twice (seen at a): two events, no SYN-ACK retransmission.
+    let syns = [P(0, true, x, 0, SYN, 0), P(1_000_000, true, x, 0, SYN, 0), P(3_000_000, true, x, 0, SYN, 0), P(3_100_000, false, y, x + 1, SA, 0), P(3_100_001, true, x + 1, y + 1, ACK, 0)];
+    let v = analyze(&capture(&with_handshake(&syns, x, y), Format::Pcap)[..]).unwrap();
+    assert_eq!(one(&v)["loss_events"], 2);
+    // Seen at b when both timers fire together: b's timer resends the SYN-ACK as a's SYN arrives
+    // again, and b answers that SYN with one more: one lost SYN-ACK, one event.
+    let crossed = [
+        P(0, true, x, 0, SYN, 0),
+        P(10, false, y, x + 1, SA, 0),
+        P(1_000_010, false, y, x + 1, SA, 0),
+        P(1_000_010, true, x, 0, SYN, 0),
+        P(1_000_010, false, y, x + 1, SA, 0),
+        P(1_100_000, true, x + 1, y + 1, ACK, 0),
+    ];
+    let v = analyze(&capture(&with_handshake(&crossed, x, y), Format::Pcap)[..]).unwrap();
+    assert_eq!((one(&v)["synack_retransmits"].as_u64(), one(&v)["loss_events"].as_u64()), (Some(2), Some(1)));
+    // The SYN-ACK lost three times, both timers running: each round is one more event.
+    let thrice = [
+        P(0, true, x, 0, SYN, 0),
+        P(10, false, y, x + 1, SA, 0),
+        P(1_000_000, true, x, 0, SYN, 0),
+        P(1_000_010, false, y, x + 1, SA, 0),
+        P(2_000_010, false, y, x + 1, SA, 0),
+        P(3_000_000, true, x, 0, SYN, 0),
+        P(3_000_010, false, y, x + 1, SA, 0),
+        P(3_100_000, true, x + 1, y + 1, ACK, 0),
+    ];
+    assert_eq!(one(&analyze(&capture(&with_handshake(&thrice, x, y), Format::Pcap)[..]).unwrap())["loss_events"], 3);
+    // A SYN-ACK sent again by b's own timer, the SYN not resent: one event.
+    let timer = [P(0, true, x, 0, SYN, 0), P(10, false, y, x + 1, SA, 0), P(1_000_010, false, y, x + 1, SA, 0), P(1_100_000, true, x + 1, y + 1, ACK, 0)];
+    let v = analyze(&capture(&with_handshake(&timer, x, y), Format::Pcap)[..]).unwrap();
+    assert_eq!(one(&v)["loss_events"], 1);
+}
+
+#[test]
+fn a_truncated_capture_keeps_every_complete_record_before_the_cut() {
+    let good = capture(&exchange(1, 2), Format::Pcap);
+    let second = 24 + 16 + 62;
+    for cut in [second + 7, second + 30] {
+        let mut a = super::analyze::Analyzer::new();
+        a.read_lenient(&good[..cut]).unwrap();
+        let v = a.report();
+        let r = &v["reader"];
+        assert_eq!(r["packets"], 1, "the first record is complete");
+        assert_eq!(r["stopped"]["offset"], second as u64);
+        assert!(r["stopped"]["message"].as_str().unwrap().contains("truncated"), "{r}");
+        assert_eq!(one(&v)["a2b_syns"], 1);
+    }
+    // Later cuts: every record before the cut is counted.
+    let whole = analyze(&good[..]).unwrap();
+    let n = whole["reader"]["packets"].as_u64().unwrap();
+    let mut a = super::analyze::Analyzer::new();
+    a.read_lenient(&good[..good.len() - 3]).unwrap();
+    let v = a.report();
+    assert_eq!(v["reader"]["packets"].as_u64().unwrap(), n - 1);
+    assert!(v["reader"]["stopped"].is_object());
+    assert!(whole["reader"]["stopped"].is_null());
+    // A file whose header cannot be read is still an error.
+    assert!(super::analyze::Analyzer::new().read_lenient(&good[..10]).is_err());
+}
+
+#[test]
+fn the_vantage_point_is_judged_from_the_handshake() {
+    // The exchange is captured at a, the data sender: a's SYN waits 100 ms, a answers at once.
+    let v = analyze(&capture(&exchange(1, 2), Format::Pcap)[..]).unwrap();
+    assert_eq!(one(&v)["vantage"], "sender");
+    // The same exchange seen at b: b answers the SYN at once and waits for the ACK.
+    let (x, y) = (1u32, 2u32);
+    let at_b = [
+        P(0, true, x, 0, SYN, 0),
+        P(20, false, y, x + 1, SA, 0),
+        P(100_000, true, x + 1, y + 1, ACK, 0),
+        P(100_010, true, x + 1, y + 1, ACK, 1000),
+        P(100_030, false, y + 1, x + 1001, ACK, 0),
+    ];
+    let v = analyze(&capture(&at_b, Format::Pcap)[..]).unwrap();
+    assert_eq!(one(&v)["vantage"], "receiver");
+    // Halfway: each side waits about as long.
+    let mid = [P(0, true, x, 0, SYN, 0), P(50_000, false, y, x + 1, SA, 0), P(100_000, true, x + 1, y + 1, ACK, 0), P(100_010, true, x + 1, y + 1, ACK, 1000)];
+    assert_eq!(one(&analyze(&capture(&mid, Format::Pcap)[..]).unwrap())["vantage"], "middle");
+    // No handshake: unknown.
+    let v = analyze(&capture(&exchange(1, 2)[3..], Format::Pcap)[..]).unwrap();
+    assert!(one(&v)["vantage"].is_null());
+}
+
+#[test]
+fn an_empty_capture_reports_the_usual_columns() {
+    let empty = capture(&[], Format::Pcap);
+    let v = analyze(&empty[..]).unwrap();
+    assert_eq!(v["connections"].as_array().unwrap().len(), 0);
+    let full = analyze(&capture(&exchange(1, 2), Format::Pcap)[..]).unwrap();
+    let keys: Vec<String> = one(&full).as_object().unwrap().keys().cloned().collect();
+    let cols: Vec<String> = v["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
+    assert_eq!(cols, keys);
+    assert!(cols.iter().any(|c| c == "loss_events"));
+}
+
+#[test]
+fn the_packet_table_follows_the_analyser() {
+    let pk = exchange(u32::MAX - 10, 7000);
+    let mut a = super::analyze::Analyzer::with_packets();
+    a.read(&capture(&pk, Format::Pcap)[..]).unwrap();
+    let (v, p) = a.report_with_packets();
+    let p = p.unwrap();
+    assert_eq!(p.time_ns.len(), pk.len());
+    assert!(p.conn.iter().all(|&c| c == 0));
+    let dirs: Vec<u8> = pk.iter().map(|q| if q.1 { 0 } else { 1 }).collect();
+    assert_eq!(p.dir, dirs);
+    // Relative numbers: the SYN is 0, the first data byte 1 (across the 32-bit wrap); the
+    // SYN-ACK acknowledges 1.
+    assert_eq!((p.seq[0], p.seq[3], p.seq[4]), (0, 1, 1001));
+    assert_eq!((p.ack[0], p.ack[1], p.ack[6], p.ack[7]), (-1, 1, 1001, 1));
+    // One retransmission (the 14th packet) and three duplicate ACKs, as the report counts them.
+    let retx: Vec<usize> = (0..pk.len()).filter(|&i| p.retx[i]).collect();
+    assert_eq!(retx, vec![13]);
+    assert_eq!(p.dup_ack.iter().filter(|&&d| d).count() as u64, one(&v)["dup_acks"].as_u64().unwrap());
+    assert_eq!(p.len.iter().map(|&l| l as u64).sum::<u64>(), one(&v)["a2b_data_bytes"].as_u64().unwrap());
 }
