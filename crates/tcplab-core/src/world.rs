@@ -121,20 +121,26 @@ impl World {
         let app_specs = crate::app::spec::resolve(scenario, &net)?;
         for (ai, a) in app_specs.iter().enumerate() {
             let index = flows.len() + ai;
-            let (c, s) = (NodeId(a.client as u32), NodeId(a.server as u32));
-            let (fwd, rev) = match (routes.next_hop(c, s), routes.next_hop(s, c)) {
-                (Some(x), Some(y)) => (x, y),
-                _ => {
-                    return Err(ScenarioError {
-                        path: format!("apps[{ai}]"),
-                        message: format!("application {:?}: no path between {:?} and {:?} in both directions", a.name, net.nodes[a.client], net.nodes[a.server]),
-                    })
+            for &server in &a.servers {
+                let (c, s) = (NodeId(a.client as u32), NodeId(server as u32));
+                let (fwd, rev) = match (routes.next_hop(c, s), routes.next_hop(s, c)) {
+                    (Some(x), Some(y)) => (x, y),
+                    _ => {
+                        return Err(ScenarioError {
+                            path: format!("apps[{ai}]"),
+                            message: format!("application {:?}: no path between {:?} and {:?} in both directions", a.name, net.nodes[a.client], net.nodes[server]),
+                        })
+                    }
+                };
+                // Drop filters sit where the packet leaves its host (the client's or the server's),
+                // once per link: the client's first hop is shared by its servers.
+                for d in &a.drops {
+                    let at = if d.at_client { fwd } else { rev };
+                    let f = DropFilter { flow: index as u32, kind: d.kind, transmissions: d.transmissions.clone(), epoch: d.object, dropped: 0 };
+                    if !links[at.0 as usize].filters.contains(&f) {
+                        links[at.0 as usize].filters.push(f);
+                    }
                 }
-            };
-            // Drop filters sit where the packet leaves its host (the client's or the server's).
-            for d in &a.drops {
-                let at = if d.at_client { fwd } else { rev };
-                links[at.0 as usize].filters.push(DropFilter { flow: index as u32, kind: d.kind, transmissions: d.transmissions.clone(), epoch: d.object, dropped: 0 });
             }
             apps.push(match a.kind {
                 AppKind::Reqresp | AppKind::Ftp => Box::new(ReqResp::new(index, a.clone(), seed)),

@@ -16,6 +16,9 @@
 //! tcp = { profile = "linux22" }
 //! drops = [{ kind = "request", object = 2 }]   # the GET of the second exchange
 //! ```
+//!
+//! `mode = "oneway"` runs `reqresp` and `http10` over ns-2's one-way TCP (Seddigh et al.'s HTTP
+//! models, TARGETS.md §4.5); `server = ["w1", "w2"]` picks the server per page (per exchange).
 
 use crate::net::FilterKind;
 use crate::rv::{RandomCount, RandomDuration, RandomSize};
@@ -63,6 +66,74 @@ pub const FTP_COMMAND_BYTES: u64 = 24;
 /// which tells the client the file is in.
 pub const FTP_REPLY_BYTES: u64 = 24;
 
+/// How an application's messages travel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Both messages on one connection (a handshake when `tcp.handshake`, the request, the
+    /// response, the FINs).
+    #[default]
+    Twoway,
+    /// ns-2's one-way web model (`PagePool/WebTraf` over `Agent/TCP` and `TCPSink`, as Seddigh
+    /// et al. use it): no handshake and no FIN; the request on a connection of its own, client →
+    /// server; the response, on a new connection server → client, starts when the request's ACK
+    /// reaches the client.
+    Oneway,
+}
+
+impl Mode {
+    fn is_twoway(&self) -> bool {
+        *self == Mode::Twoway
+    }
+}
+
+/// The server of an application: one node (`server = "s1"`), or a list (`server = ["w1", "w2"]`)
+/// from which each page (each exchange, each file) picks one uniformly at random, from the
+/// application's own stream (ns-2's `PagePool/WebTraf pickdst`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Servers(pub Vec<String>);
+
+impl Servers {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Servers {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0[..] {
+            [one] => s.serialize_str(one),
+            many => many.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Servers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Servers;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a node name or a non-empty list of node names")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Servers, E> {
+                Ok(Servers(vec![v.to_string()]))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Servers, A::Error> {
+                let mut out = Vec::new();
+                while let Some(n) = seq.next_element::<String>()? {
+                    out.push(n);
+                }
+                if out.is_empty() {
+                    return Err(serde::de::Error::custom("expected a non-empty list of node names"));
+                }
+                Ok(Servers(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// RFC 2415 §2.3 (TARGETS.md §2.3): every page has exactly 3 embedded objects.
 pub const DEFAULT_EMBEDDED: u64 = 3;
 
@@ -88,9 +159,13 @@ pub struct AppSpec {
     /// The node that opens the connections and sends the requests.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub client: String,
-    /// The node that listens and answers.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub server: String,
+    /// The node that listens and answers, or a list of nodes: each page (exchange, file) picks
+    /// one at random.
+    #[serde(default, skip_serializing_if = "Servers::is_empty")]
+    pub server: Servers,
+    /// `reqresp`, `http10`: `"twoway"` (default) or `"oneway"` (ns-2's one-way web model).
+    #[serde(default, skip_serializing_if = "Mode::is_twoway")]
+    pub mode: Mode,
     /// When the first exchange starts.
     #[serde(default)]
     pub start: Duration,
@@ -115,6 +190,14 @@ pub struct AppSpec {
     /// Web clients: embedded objects per page, drawn per page (default 3, RFC 2415).
     #[serde(default = "default_embedded")]
     pub embedded: RandomCount,
+    /// `http10`: a page is this many objects (drawn per page, at least 1), none of them primary,
+    /// started `interobject` apart: ns-2's `PagePool/WebTraf` page (Seddigh et al.'s model 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objects: Option<RandomCount>,
+    /// `http10` with `objects`: from one object's start to the next one's, within a page
+    /// (default 0s: all at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interobject: Option<RandomDuration>,
     /// `http11`: keep the persistent connection open from page to page (default false: one
     /// connection per page, as RFC 2415's model).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -182,13 +265,20 @@ pub struct ResolvedApp {
     pub kind: AppKind,
     pub name: String,
     pub client: usize,
+    /// The server (the first of `servers`).
     pub server: usize,
+    /// Every server the application picks from (one: always `server`).
+    pub servers: Vec<usize>,
+    pub mode: Mode,
     pub start: Time,
     pub request: RandomSize,
     pub response: RandomSize,
     /// Exchanges (`reqresp`) or pages (web clients); None = unlimited.
     pub count: Option<u32>,
     pub embedded: RandomCount,
+    /// Objects per page of an ns-2 style page (no primary), and the time between their starts.
+    pub objects: Option<RandomCount>,
+    pub interobject: RandomDuration,
     pub keep_alive: bool,
     pub think: RandomDuration,
     pub tcp: TcpConfig,
@@ -219,9 +309,15 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
         };
         // On a single link the response crosses the forward direction (where `loss` applies).
         let client = node(&a.client, "receiver", "client")?;
-        let server = node(&a.server, "sender", "server")?;
-        if client == server {
-            return err(path, format!("client and server must be two different nodes, got {:?} twice", net.nodes[client]));
+        let servers = match &a.server.0[..] {
+            [] => vec![node("", "sender", "server")?],
+            [one] => vec![node(one, "sender", "server")?],
+            many => many.iter().enumerate().map(|(k, n)| node(n, "sender", &format!("server[{k}]"))).collect::<Result<Vec<_>, _>>()?,
+        };
+        let server = servers[0];
+        if let Some(k) = servers.iter().position(|&x| x == client) {
+            let key = if servers.len() > 1 { format!("{path}.server[{k}]") } else { path.clone() };
+            return err(key, format!("client and server must be two different nodes, got {:?} twice", net.nodes[client]));
         }
         let name = if a.name.is_empty() { format!("app{i}") } else { a.name.clone() };
         if names.contains(&name) {
@@ -258,6 +354,21 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
         if a.keep_alive && a.kind != AppKind::Http11 {
             return err(format!("{path}.keep_alive"), "applies to kind = \"http11\" only");
         }
+        if a.keep_alive && servers.len() > 1 {
+            return err(format!("{path}.server"), "one server only with keep_alive (a kept-alive connection stays with its server)");
+        }
+        if a.mode == Mode::Oneway && !matches!(a.kind, AppKind::Reqresp | AppKind::Http10) {
+            return err(format!("{path}.mode"), "\"oneway\" applies to kind = \"reqresp\" or \"http10\" only");
+        }
+        if a.objects.is_some() && a.kind != AppKind::Http10 {
+            return err(format!("{path}.objects"), "applies to kind = \"http10\" only");
+        }
+        if a.objects.is_some() && a.embedded != default_embedded() {
+            return err(format!("{path}.embedded"), "a page of `objects` has no primary object to embed in; give `objects` or `embedded`, not both");
+        }
+        if a.interobject.is_some() && a.objects.is_none() {
+            return err(format!("{path}.interobject"), "applies to pages of `objects` only");
+        }
         let count = match given.unwrap_or(Count::N(1)) {
             Count::N(n) => Some(n),
             Count::Unlimited(_) => None,
@@ -265,7 +376,17 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
         if count.is_none() && s.duration.is_none() {
             return err(format!("{path}.{key}"), format!("unlimited {key} need a `duration` for the run"));
         }
-        let tcp = s.tcp_config(&a.tcp, &path)?;
+        let mut tcp = s.tcp_config(&a.tcp, &path)?;
+        if a.mode == Mode::Oneway {
+            // ns-2's Agent/TCP and TCPSink: open at once, nothing after the last byte.
+            for (key, set) in [("handshake", a.tcp.handshake), ("fin", a.tcp.fin)] {
+                if set == Some(true) {
+                    return err(format!("{path}.tcp.{key}"), "mode = \"oneway\" has neither handshakes nor FINs (ns-2's one-way TCP)");
+                }
+            }
+            tcp.handshake = false;
+            tcp.fin = false;
+        }
         let mut drops = Vec::with_capacity(a.drops.len());
         for (di, d) in a.drops.iter().enumerate() {
             let dpath = format!("{path}.drops[{di}]");
@@ -306,11 +427,15 @@ pub fn resolve(s: &Scenario, net: &Network) -> Result<Vec<ResolvedApp>, Scenario
             name,
             client,
             server,
+            servers,
+            mode: a.mode,
             start: a.start.0,
             request,
             response,
             count,
             embedded: a.embedded.clone(),
+            objects: a.objects.clone(),
+            interobject: a.interobject.clone().unwrap_or_default(),
             keep_alive: a.keep_alive,
             think: a.think.clone(),
             tcp,
