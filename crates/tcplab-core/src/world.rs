@@ -545,6 +545,12 @@ impl World {
             let mut rec = Records { nodes: &self.node_names, from, end, connections: &mut conns, transfers: &mut transfers, objects: &mut objects, pages: &mut pages };
             self.apps[a].finish(&mut cx, &mut rec);
         }
+        // The objects and pages of the warmup are left out (they started before instruments count).
+        if self.warmup.is_some() {
+            let from = to_secs(from);
+            objects.retain(|o| o.start_s >= from);
+            pages.retain(|p| p.start_s >= from);
+        }
         let links = self
             .links
             .iter()
