@@ -366,3 +366,14 @@ def test_app_helpers_refuse_what_is_not_a_result_and_runs_without_apps():
         a.median_page_delay(r)
     with pytest.raises(ValueError, match="no objects"):
         a.rfc2415_power(r)
+
+
+def test_goodput_of_an_upload_counts_the_file_at_the_server():
+    r = tcplab.run(
+        '[topology]\nkind = "single_link"\nrate = "10Mbps"\ndelay = "5ms"\n'
+        '[[apps]]\nkind = "ftp"\nname = "up"\ndirection = "upload"\nfile = "100KB"\ncount = 3\n',
+        seed=1,
+    )
+    g = a.app_goodput(r).set_index("client")
+    assert g.loc["up", "bytes"] == 3 * 102400
+    assert (r.objects["request_delivered"] == 102400).all() and (r.objects["bytes_delivered"] == 24).all()

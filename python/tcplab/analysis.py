@@ -331,11 +331,24 @@ def _duration_s(text) -> float:
     raise ValueError(f"cannot read the duration {text!r}")
 
 
+def _useful_bytes(result, objects):
+    """Per object row, the bytes its application fetched: the response delivered at the client, or
+    for an FTP upload (`direction = "upload"`) the file delivered at the server."""
+    uploads = {
+        a.get("name") or f"app{i}"
+        for i, a in enumerate(result.scenario.get("apps", []))
+        if a.get("kind") == "ftp" and a.get("direction") == "upload"
+    }
+    up = objects["client"].isin(uploads)
+    request = objects["request_delivered"] if "request_delivered" in objects else 0
+    return objects["bytes_delivered"].where(~up, request)
+
+
 def app_goodput(result):
     """Per-application goodput: a DataFrame with one row per application that fetched objects,
     columns app, client (its name), objects, complete (objects whose response was delivered in
-    full), bytes (response bytes delivered to the client: a download's file, an upload's 24-byte
-    reply), mbytes (bytes / 10^6, RFC 2415's "MB delivered"), goodput_bps (bits per second over
+    full), bytes (response bytes delivered to the client; for an FTP upload, the file bytes
+    delivered to the server), mbytes (bytes / 10^6, RFC 2415's "MB delivered"), goodput_bps (bits per second over
     the measured time: the run less its warmup)."""
     import pandas as pd
 
@@ -344,11 +357,12 @@ def app_goodput(result):
     if objects.empty:
         return pd.DataFrame(columns=cols)
     window = _window_s(result)
+    objects = objects.assign(_useful=_useful_bytes(result, objects))
     g = objects.groupby(["app", "client"], sort=True)
     out = pd.DataFrame({
         "objects": g.size(),
         "complete": g["delivered_s"].apply(lambda x: int(x.notna().sum())),
-        "bytes": g["bytes_delivered"].sum().astype("int64"),
+        "bytes": g["_useful"].sum().astype("int64"),
     }).reset_index()
     out["mbytes"] = out["bytes"] / 1e6
     out["goodput_bps"] = out["bytes"] * 8.0 / window
@@ -367,7 +381,7 @@ def rfc2415_power(result, apps=None, delay: str = "page") -> float:
     objects, names = _apps_of(result, apps, "objects")
     if objects.empty:
         raise ValueError("no objects" + ("" if apps is None else f" of {apps!r}"))
-    mbytes = float(objects["bytes_delivered"].sum()) / 1e6
+    mbytes = float(_useful_bytes(result, objects).sum()) / 1e6
     if delay == "page":
         d = median_page_delay(result, names)
     elif delay == "object":

@@ -237,6 +237,7 @@ fn fill_row(row: &mut ObjectRow, [c, s, rs, rc]: [&TcpConn; 4]) {
     let (cs, ss) = (&c.snd.core.stats, &rs.snd.core.stats);
     row.first_byte_s = rc.rcv.first_byte_at.map(to_secs);
     row.bytes_delivered = rc.rcv.stats.bytes_delivered;
+    row.request_delivered = s.rcv.stats.bytes_delivered;
     row.retransmits = cs.retransmits + ss.retransmits;
     row.timeouts = cs.timeouts + ss.timeouts;
     row.handshake_retransmitted = cs.syn_retransmits > 0 || s.rcv.stats.synack_retransmits > 0;

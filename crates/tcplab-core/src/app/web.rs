@@ -336,9 +336,14 @@ impl Http11 {
         }
         self.core.complete(cx);
         if !self.core.more_pages() || !self.core.spec.keep_alive {
-            // The client ends the persistent connection; the server closes in turn.
+            // The client ends the persistent connection; the server closes in turn (on the
+            // client's FIN; without FINs nothing would tell it, so it closes now: it has answered
+            // every request).
             let p = self.conn.take().expect("open");
             cx.close(p.client);
+            if !self.core.spec.tcp.fin {
+                cx.close(p.server);
+            }
             self.closing.push(p);
         }
         self.core.next_page(cx);
@@ -435,6 +440,7 @@ impl App for Http11 {
                 if got >= p.requested {
                     p.owed = false;
                     let i = p.current.expect("a request is under way");
+                    self.core.rows[i].request_delivered = got - (p.requested - self.core.rows[i].request_bytes);
                     p.unacked.push((1 + p.answered + p.response, i));
                     cx.write(id, p.response);
                 }
@@ -461,6 +467,8 @@ impl App for Http11 {
                     row.aborted = true;
                     let got = cx.endpoint(p.client).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
                     row.bytes_delivered = got.saturating_sub(p.answered);
+                    let asked = cx.endpoint(p.server).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
+                    row.request_delivered = asked.saturating_sub(p.requested - row.request_bytes);
                 }
                 self.to_request = 0;
                 cx.free(p.client);
@@ -475,7 +483,10 @@ impl App for Http11 {
     fn finish(&mut self, cx: &mut Ctx, rec: &mut Records) {
         if let Some(p) = self.conn.take() {
             if let Some(i) = p.current {
-                count_object(&mut self.core.rows[i], counters(cx, &p), p.base);
+                let row = &mut self.core.rows[i];
+                count_object(row, counters(cx, &p), p.base);
+                let asked = cx.endpoint(p.server).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
+                row.request_delivered = asked.saturating_sub(p.requested - row.request_bytes);
             }
         }
         self.core.records(rec);
