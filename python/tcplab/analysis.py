@@ -217,16 +217,21 @@ def jain_index(x) -> float:
 
 def network_power(goodput, delay):
     """Network power, goodput / delay (RFC 2415 uses goodput over median delay). Floats or arrays."""
-    g = np.asarray(goodput, dtype=float)
-    d = np.asarray(delay, dtype=float)
-    if not np.all(np.isfinite(g) & (g >= 0)):
-        raise ValueError("goodput must be finite and >= 0")
+    return _ratio(goodput, delay, "goodput", "delay")
+
+
+def _ratio(num, den, num_name: str, den_name: str):
+    """num / den for floats or arrays, num finite and >= 0, den finite and > 0."""
+    n = np.asarray(num, dtype=float)
+    d = np.asarray(den, dtype=float)
+    if not np.all(np.isfinite(n) & (n >= 0)):
+        raise ValueError(f"{num_name} must be finite and >= 0")
     if not np.all(np.isfinite(d) & (d > 0)):
-        raise ValueError("delay must be finite and > 0")
+        raise ValueError(f"{den_name} must be finite and > 0")
     try:
-        out = g / d
+        out = n / d
     except ValueError as e:  # numpy's broadcast error, restated
-        raise ValueError(f"goodput {g.shape} and delay {d.shape} do not broadcast together") from e
+        raise ValueError(f"{num_name} {n.shape} and {den_name} {d.shape} do not broadcast together") from e
     return float(out) if out.ndim == 0 else out
 
 
@@ -397,11 +402,4 @@ def rfc2415_power(result, apps=None, delay: str = "page") -> float:
 def normalised_power(power, baseline):
     """Power relative to a baseline run, power / baseline (RFC 2415 Fig. 2: power(IW) / power(IW=1)).
     Floats or arrays; the baseline must be finite and > 0."""
-    p = np.asarray(power, dtype=float)
-    b = np.asarray(baseline, dtype=float)
-    if not np.all(np.isfinite(p) & (p >= 0)):
-        raise ValueError("power must be finite and >= 0")
-    if not np.all(np.isfinite(b) & (b > 0)):
-        raise ValueError("baseline must be finite and > 0")
-    out = p / b
-    return float(out) if out.ndim == 0 else out
+    return _ratio(power, baseline, "power", "baseline")

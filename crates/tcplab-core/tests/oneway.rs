@@ -217,3 +217,15 @@ fn oneway_keys_are_checked() {
     bad("[[apps]]\nkind = \"http11\"\nkeep_alive = true\nserver = [\"sender\", \"sender\"]\nresponse = \"1KB\"\n", "apps[0].server");
     bad("[[apps]]\nkind = \"http10\"\nobjects = { exponential = -2 }\nresponse = \"1KB\"\n", "apps[0].objects");
 }
+
+#[test]
+fn a_page_too_large_for_memory_is_refused_at_its_key() {
+    for (key, apps) in [
+        ("apps[0].objects", "[[apps]]\nkind = \"http10\"\nmode = \"oneway\"\nresponse = \"1KB\"\nobjects = 1000000000000\n"),
+        ("apps[0].embedded", "[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nembedded = 1000000000000\n"),
+    ] {
+        let e = Scenario::from_toml(&format!("{NET}{apps}"), &[]).unwrap_err();
+        assert_eq!(e.path, key, "{e}");
+        assert!(e.message.contains("memory"), "{e}");
+    }
+}
