@@ -3,6 +3,9 @@
 //! the primary's response is complete, one request/response exchange each (`reqresp::Exchange`);
 //! the page is complete when the last object's response is delivered, and the next page follows
 //! after `think`. Records every object (`objects`) and every page (`pages`, with the page delay).
+//! The same client runs ns-2's `PagePool/WebTraf` pages (`objects`, `interobject`: Seddigh et
+//! al.'s model 1, TARGETS.md §4.5), each object over one-way TCP with `mode = "oneway"`; both
+//! clients draw each page's server among `server = [...]`.
 
 use super::reqresp::{Draws, Exchange, Progress};
 use super::spec::ResolvedApp;
