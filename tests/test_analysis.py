@@ -251,3 +251,129 @@ def test_package_exports():
 def test_bad_input_raises(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# -- applications: page delay, goodput, network power (RFC 2415 §2.4) ------------------------------
+
+WEB = """
+duration = "{duration}"
+{warmup}
+[topology]
+kind = "dumbbell"
+pairs = 2
+access_rate = "10Mbps"
+access_delay = "1ms"
+bottleneck_rate = "1.5Mbps"
+bottleneck_delay = "50ms"
+queue = 25
+
+[[apps]]
+kind = "http10"
+name = "web1"
+client = "r1"
+server = "s1"
+response = {{ exponential = "2920B" }}
+pages = "unlimited"
+think = {{ uniform = ["1s", "5s"] }}
+
+[[apps]]
+kind = "ftp"
+name = "ftp1"
+client = "r2"
+server = "s2"
+file = "1MB"
+count = "unlimited"
+"""
+
+
+def web_run(duration="60s", warmup=""):
+    return tcplab.run(WEB.format(duration=duration, warmup=warmup), seed=1)
+
+
+def test_median_page_delay_is_the_median_of_the_completed_pages():
+    r = web_run()
+    delays = r.pages["delay_s"].dropna()
+    assert len(delays) >= 5
+    assert a.median_page_delay(r) == pytest.approx(float(np.median(delays)))
+    assert a.median_page_delay(r, "web1") == a.median_page_delay(r)
+    # Each page's delay is its completion less its start, and at least a round trip (104 ms).
+    assert a.median_page_delay(r) > 0.104
+    with pytest.raises(ValueError, match="nowhere"):
+        a.median_page_delay(r, "nowhere")
+    with pytest.raises(ValueError, match="no pages of application"):
+        a.median_page_delay(r, "ftp1")
+
+
+def test_app_goodput_adds_up_the_objects_over_the_measured_time():
+    r = web_run()
+    g = a.app_goodput(r).set_index("client")
+    assert list(g.index) == ["web1", "ftp1"]  # by application index
+    for name in ["web1", "ftp1"]:
+        rows = r.objects[r.objects["client"] == name]
+        assert g.loc[name, "objects"] == len(rows)
+        assert g.loc[name, "bytes"] == rows["bytes_delivered"].sum()
+        assert g.loc[name, "goodput_bps"] == pytest.approx(rows["bytes_delivered"].sum() * 8 / 60.0)
+        assert g.loc[name, "mbytes"] == pytest.approx(g.loc[name, "bytes"] / 1e6)
+    # Together they stay within the 1.5 Mb/s bottleneck, and the FTP client takes most of it.
+    assert g["goodput_bps"].sum() <= 1.5e6
+    assert g.loc["ftp1", "goodput_bps"] > g.loc["web1", "goodput_bps"]
+    # Every FTP file but the one cut short by the end of the run is complete (1 MB = 2^20 bytes).
+    ftp = r.objects[r.objects["client"] == "ftp1"]
+    assert (ftp["bytes_delivered"].iloc[:-1] == 2**20).all()
+
+
+def test_goodput_after_a_warmup_counts_the_objects_after_it_over_the_time_after_it():
+    r = web_run(duration="60s", warmup='warmup = "20s"')
+    assert (r.objects["start_s"] >= 20.0).all() and (r.pages["start_s"] >= 20.0).all()
+    g = a.app_goodput(r).set_index("client")
+    rows = r.objects[r.objects["client"] == "web1"]
+    assert g.loc["web1", "goodput_bps"] == pytest.approx(rows["bytes_delivered"].sum() * 8 / 40.0)
+
+
+def test_rfc2415_power_is_goodput_in_mb_over_the_median_delay_in_s():
+    r = web_run()
+    web = r.objects[r.objects["client"] == "web1"]
+    want = web["bytes_delivered"].sum() / 1e6 / a.median_page_delay(r, "web1")
+    assert a.rfc2415_power(r, "web1") == pytest.approx(want)
+    ftp = r.objects[(r.objects["client"] == "ftp1")].dropna(subset=["delivered_s"])
+    file_delay = float(np.median(ftp["delivered_s"] - ftp["start_s"]))
+    ftp_all = r.objects[r.objects["client"] == "ftp1"]
+    assert a.rfc2415_power(r, "ftp1", delay="object") == pytest.approx(ftp_all["bytes_delivered"].sum() / 1e6 / file_delay)
+    # A 1 MB file over 1.5 Mb/s takes at least 5.3 s: the FTP power is at most goodput / 5.3.
+    assert file_delay > 8e6 / 1.5e6
+    with pytest.raises(ValueError, match="delay must be"):
+        a.rfc2415_power(r, "web1", delay="median")
+    with pytest.raises(ValueError, match="no pages of application"):
+        a.rfc2415_power(r, "ftp1")
+
+
+def test_normalised_power():
+    assert a.normalised_power(4.5, 3.0) == pytest.approx(1.5)
+    np.testing.assert_allclose(a.normalised_power(np.array([3.0, 6.0]), 3.0), [1.0, 2.0])
+    for bad in [0.0, -1.0, math.nan, math.inf]:
+        with pytest.raises(ValueError, match="baseline"):
+            a.normalised_power(1.0, bad)
+    with pytest.raises(ValueError, match="power"):
+        a.normalised_power(-1.0, 1.0)
+
+
+def test_app_helpers_refuse_what_is_not_a_result_and_runs_without_apps():
+    with pytest.raises(ValueError, match="Result"):
+        a.median_page_delay({"pages": []})
+    r = tcplab.run('[topology]\nkind = "single_link"\nrate = "10Mbps"\ndelay = "1ms"\n[[flows]]\nbytes = 1000\n', seed=1)
+    assert a.app_goodput(r).empty
+    with pytest.raises(ValueError, match="no completed page"):
+        a.median_page_delay(r)
+    with pytest.raises(ValueError, match="no objects"):
+        a.rfc2415_power(r)
+
+
+def test_goodput_of_an_upload_counts_the_file_at_the_server():
+    r = tcplab.run(
+        '[topology]\nkind = "single_link"\nrate = "10Mbps"\ndelay = "5ms"\n'
+        '[[apps]]\nkind = "ftp"\nname = "up"\ndirection = "upload"\nfile = "100KB"\ncount = 3\n',
+        seed=1,
+    )
+    g = a.app_goodput(r).set_index("client")
+    assert g.loc["up", "bytes"] == 3 * 102400
+    assert (r.objects["request_delivered"] == 102400).all() and (r.objects["bytes_delivered"] == 24).all()

@@ -147,6 +147,9 @@ def valid_scenarios(draw):
         f["name"] = f"f{i}_"
     s["flows"] = flows
     if draw(st.booleans()):
+        servers = [ends[0]] + (["s2"] if kind == "dumbbell" and topo["pairs"] > 1 else [])
+        s["apps"] = [draw(apps(ends, servers, bool(duration)))]
+    if draw(st.booleans()):
         # UDP sources beside the flows (which end the run when there is no duration).
         src = {"kind": draw(st.sampled_from(["onoff", "cbr"])), "name": "u{i}", "instances": draw(st.integers(1, 3)),
                "from": ends[0], "to": ends[1]}
@@ -165,8 +168,47 @@ def valid_scenarios(draw):
         if draw(st.booleans()):
             src["start"] = "5ms"
             src["stop"] = draw(st.sampled_from(["5ms", "500ms"]))
-        s["apps"] = [src]
+        s.setdefault("apps", []).append(src)
     return s
+
+
+@st.composite
+def apps(draw, ends, servers, timed):
+    """One application of any kind and mode, small: a few exchanges (pages) of small messages."""
+    kind = draw(st.sampled_from(["reqresp", "http10", "http11", "ftp"]))
+    a = {"kind": kind, "name": "app_", "client": ends[1],
+         "server": draw(st.sampled_from([servers[0], servers] if kind != "http11" else [servers[0]]))}
+    web = kind.startswith("http")
+    if kind == "ftp":
+        a["file"] = draw(st.sampled_from([1, 1000, "4KB", {"exponential": "2KB"}]))
+        if draw(st.booleans()):
+            a["direction"] = draw(st.sampled_from(["download", "upload"]))
+    else:
+        a["response"] = draw(st.sampled_from([1, 1000, "8KB", {"exponential": "2KB"}]))
+        if draw(st.booleans()):
+            a["request"] = draw(st.sampled_from([1, 300, "2KB"]))
+    n = draw(st.integers(1, 3)) if not (timed and draw(st.booleans())) else "unlimited"
+    a["pages" if web else "count"] = n
+    if kind in ("reqresp", "http10") and draw(st.booleans()):
+        a["mode"] = draw(st.sampled_from(["twoway", "oneway"]))
+    if kind == "http10" and draw(st.booleans()):
+        a["objects"] = draw(st.sampled_from([0, 1, 3, {"exponential": 2}]))
+        if draw(st.booleans()):
+            a["interobject"] = draw(st.sampled_from(["0s", "10ms", {"exponential": "10ms"}]))
+    elif web and draw(st.booleans()):
+        a["embedded"] = draw(st.sampled_from([0, 2, {"uniform": [0, 3]}]))
+    if kind == "http11" and draw(st.booleans()):
+        a["keep_alive"] = True
+    if draw(st.booleans()):
+        a["think"] = draw(st.sampled_from(["0s", "100ms", {"exponential": "50ms"}]))
+    if draw(st.booleans()):
+        a["start"] = draw(st.sampled_from(["0s", "10ms"]))
+    if draw(st.booleans()):
+        a["tcp"] = draw(tcp_tables())
+    if kind != "http11" and draw(st.booleans()):
+        a["drops"] = [draw(st.sampled_from([{"kind": "request", "object": 1}, {"kind": "response", "segment": 1},
+                                            {"kind": "request", "transmissions": [1, 2]}]))]
+    return a
 
 
 def paths(o, prefix=()):
@@ -250,6 +292,21 @@ def check_invariants(r: tcplab.Result) -> None:
                 assert all(math.isfinite(v) and v >= 0 for v in vals), f"{name}.{col}: {list(vals)}"
                 if df[col].dtype.kind in "iu":
                     assert not df[col].isna().any(), f"{name}.{col} has a missing counter"
+    for name, df in [("objects", r.objects), ("pages", r.pages)]:
+        for col in df.columns:
+            if df[col].dtype.kind in "iuf":
+                vals = df[col].dropna()
+                assert all(math.isfinite(v) and v >= 0 for v in vals), f"{name}.{col}: {list(vals)}"
+    if not r.objects.empty:
+        o = r.objects
+        assert (o["bytes_delivered"] <= o["response_bytes"]).all() and (o["request_delivered"] <= o["request_bytes"]).all()
+        done = o.dropna(subset=["acked_s"])
+        for _, x in done.iterrows():
+            assert abs(x["transfer_time_s"] - (x["acked_s"] - x["request_s"])) < 1e-6, x
+    if not r.pages.empty:
+        for _, p in r.pages.iterrows():
+            objs = r.objects[(r.objects["client"] == p["client"]) & (r.objects["page"] == p["page"])]
+            assert p["objects"] <= len(objs) and p["bytes"] <= objs["response_bytes"].sum(), (p, objs)
     links = r.links
     assert (links["utilization"] <= 1 + 1e-9).all(), list(links["utilization"])
     assert ((links["udp_bytes"] <= links["sent_bytes"]) & (links["tcp_bytes"] >= 0)).all()

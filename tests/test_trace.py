@@ -160,3 +160,90 @@ def test_tcptrace_reads_our_pcaps_and_agrees(tmp_path):
     assert fig["rexmt data bytes"] == a.rexmt_bytes
     assert fig["unique bytes sent"] == a.unique_bytes
     assert fig["actual data pkts"] == a.a2b_data_segs
+
+
+# -- an application's object records against its pcap analysed by `tcplab trace` --------------------
+
+APP_TRACE = """\
+[topology]
+kind = "single_link"
+rate = "10Mbps"
+delay = "10ms"
+queue = 20
+loss = {loss}
+[[capture]]
+path = "{client}"
+node = "receiver"
+[[capture]]
+path = "{server}"
+node = "sender"
+[[apps]]
+kind = "{kind}"
+mode = "{mode}"
+response = {{ exponential = "20KB" }}
+{count}
+think = "1s"
+tcp = {{ fin = {fin} }}
+"""
+
+APP_PORT_BASE = 40000  # crates/tcplab-core/src/trace/capture.rs: application k's object n has port 40000 + 131 k + n
+
+
+def _object_conns(df, client_ip):
+    """{object: {"request": row, "response": row}} from an analysis: ports give the object, the
+    side that opened each connection tells the request's (from the client) from a one-way
+    response's (from the server); a two-way connection carries both."""
+    out = {}
+    for _, row in df.iterrows():
+        ip, port = row["a"].rsplit(":", 1)
+        obj = int(port) - APP_PORT_BASE
+        conns = out.setdefault(obj, {})
+        if ip == client_ip:
+            conns["request"] = row
+            conns.setdefault("response", row)
+        else:
+            conns["response"] = row
+    return out
+
+
+@pytest.mark.parametrize(
+    "kind, mode, fin, count",
+    [("reqresp", "twoway", "true", "count = 6"), ("reqresp", "twoway", "false", "count = 6"),
+     ("reqresp", "oneway", "false", "count = 6"), ("http10", "oneway", "false", "objects = 3\npages = 3")],
+)
+def test_object_records_agree_with_the_trace_of_the_same_run(tmp_path, kind, mode, fin, count):
+    client, server = tmp_path / "client.pcap", tmp_path / "server.pcap"
+    text = APP_TRACE.format(loss=0.08, client=client, server=server, kind=kind, mode=mode, fin=fin, count=count)
+    if mode == "oneway":
+        text = text.replace("tcp = { fin = false }\n", "")
+    r = tcplab.run(text, seed=2)
+    at_client, at_server = tcplab.trace.analyze(client), tcplab.trace.analyze(server)
+    client_ip = at_client.loc[0, "a"].rsplit(":", 1)[0]  # the first connection is the first object's request
+    c, s = _object_conns(at_client, client_ip), _object_conns(at_server, client_ip)
+    assert len(r.objects) >= 4 and set(c) == set(r.objects["object"])
+    assert r.objects["retransmits"].sum() > 0, "the loss touches some objects"
+    for _, o in r.objects.iterrows():
+        req, resp = c[o.object]["request"], c[o.object]["response"]
+        # The client's capture: the connection opens at start_s (SYN, or the one-way GET), the GET
+        # leaves at request_s, the response's first byte and its last in-order byte arrive at
+        # first_byte_s and delivered_s.
+        assert req["first_s"] == pytest.approx(o.start_s, abs=1e-9)
+        assert req["a2b_first_data_s"] == pytest.approx(o.request_s, abs=1e-9)
+        assert req["a2b_unique_bytes"] == o.request_bytes
+        data = "b2a" if resp is req else "a2b"
+        assert resp[f"{data}_first_data_s"] == pytest.approx(o.first_byte_s, abs=1e-9)
+        assert resp[f"{data}_data_complete_s"] == pytest.approx(o.delivered_s, abs=1e-9)
+        assert resp[f"{data}_unique_bytes"] == o.bytes_delivered == o.response_bytes
+        # The server's capture: T_LAST_ACK, when the ACK of the response's last byte arrives
+        # (with FINs the trace waits for the FIN's ACK too, which comes no earlier).
+        sresp = s[o.object]["response"]
+        t_last_ack = sresp[f"{data}_acked_s"]
+        if fin == "true":
+            assert t_last_ack >= o.acked_s - 1e-9
+        else:
+            assert t_last_ack == pytest.approx(o.acked_s, abs=1e-9)
+            assert t_last_ack - req["a2b_first_data_s"] == pytest.approx(o.transfer_time_s, abs=1e-9)
+        # Retransmissions seen at the senders' captures: the request's at the client, the
+        # response's at the server.
+        rexmt = req["a2b_rexmt_segs"] + sresp[f"{data}_rexmt_segs"]
+        assert rexmt == o.retransmits

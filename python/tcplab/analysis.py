@@ -4,7 +4,10 @@
 Ott 1997 to the window BW*RTT/MSS against p, as in their Table 4; `halving_share` and `share_at` give
 its "proportion of successful W/2 adjustments"; `jain_index` (Jain, Chiu and Hawe 1984) and
 `network_power` (goodput / delay, as in RFC 2415) are the fairness and power metrics of the other
-seed papers. Every function checks its input and raises ValueError with a message naming the fault.
+seed papers. `median_page_delay`, `app_goodput`, `rfc2415_power` and `normalised_power` read a run's
+`objects` and `pages` records (RFC 2415 §2.4, TARGETS.md §2.4): the web page delay, each
+application's goodput and the network power one call away. Every function checks its input and
+raises ValueError with a message naming the fault.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 __all__ = [
     "Fit", "fit_c", "fit_ck", "halving_share", "share_at", "jain_index", "network_power",
     "quantiles", "median", "ecdf", "interpolate_at",
+    "median_page_delay", "app_goodput", "rfc2415_power", "normalised_power",
 ]  # fmt: skip
 
 
@@ -213,16 +217,21 @@ def jain_index(x) -> float:
 
 def network_power(goodput, delay):
     """Network power, goodput / delay (RFC 2415 uses goodput over median delay). Floats or arrays."""
-    g = np.asarray(goodput, dtype=float)
-    d = np.asarray(delay, dtype=float)
-    if not np.all(np.isfinite(g) & (g >= 0)):
-        raise ValueError("goodput must be finite and >= 0")
+    return _ratio(goodput, delay, "goodput", "delay")
+
+
+def _ratio(num, den, num_name: str, den_name: str):
+    """num / den for floats or arrays, num finite and >= 0, den finite and > 0."""
+    n = np.asarray(num, dtype=float)
+    d = np.asarray(den, dtype=float)
+    if not np.all(np.isfinite(n) & (n >= 0)):
+        raise ValueError(f"{num_name} must be finite and >= 0")
     if not np.all(np.isfinite(d) & (d > 0)):
-        raise ValueError("delay must be finite and > 0")
+        raise ValueError(f"{den_name} must be finite and > 0")
     try:
-        out = g / d
+        out = n / d
     except ValueError as e:  # numpy's broadcast error, restated
-        raise ValueError(f"goodput {g.shape} and delay {d.shape} do not broadcast together") from e
+        raise ValueError(f"{num_name} {n.shape} and {den_name} {d.shape} do not broadcast together") from e
     return float(out) if out.ndim == 0 else out
 
 
@@ -273,3 +282,124 @@ def interpolate_at(p, y, p0):
         )
     out = np.exp(np.interp(np.clip(lt, grid[0], grid[-1]), grid, ly_mean))
     return float(out[0]) if targets.ndim == 0 else out.reshape(targets.shape)
+
+
+# Applications (RFC 2415 §2.4; TARGETS.md §2.4)
+# --------------------------------------------------------------------------------------------------
+
+
+def _apps_of(result, apps, table: str):
+    """The rows of result.<table> of the applications named in `apps` (a name or a list; None:
+    all), and the names asked for."""
+    df = getattr(result, table, None)
+    if df is None:
+        raise ValueError(f"expected a tcplab Result (with .{table}), got {type(result).__name__}")
+    names = None if apps is None else ([apps] if isinstance(apps, str) else list(apps))
+    if df.empty:
+        return df, names
+    if names is not None:
+        known = set(df["client"])
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise ValueError(f"no {table} of application(s) {missing}; the run has: {sorted(known)}")
+        df = df[df["client"].isin(names)]
+    return df, names
+
+
+def median_page_delay(result, apps=None) -> float:
+    """RFC 2415's median web page delay, in seconds: the median of `delay_s` over the completed
+    pages of `apps` (an application name or a list; None: every web client). Pages cut short by the
+    end of the run, or whose object's connection gave up, have no delay and are not counted (the
+    RFC counts completed pages); with a warmup only the pages after it are in the records."""
+    pages, _ = _apps_of(result, apps, "pages")
+    delays = pages["delay_s"].dropna().to_numpy(dtype=float) if not pages.empty else np.array([])
+    if len(delays) == 0:
+        raise ValueError("no completed page" + ("" if apps is None else f" of {apps!r}"))
+    return float(np.median(delays))
+
+
+def _window_s(result) -> float:
+    """The measured time of a run: its simulated time, less the warmup."""
+    end = float(result.meta["sim_time_s"])
+    w = result.scenario.get("warmup")
+    start = _duration_s(w) if w else 0.0
+    if not end > start:
+        raise ValueError(f"the run measured no time (sim_time_s {end}, warmup {w!r})")
+    return end - start
+
+
+def _duration_s(text) -> float:
+    units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+    for u in sorted(units, key=len, reverse=True):
+        if isinstance(text, str) and text.endswith(u):
+            return float(text[: -len(u)]) * units[u]
+    raise ValueError(f"cannot read the duration {text!r}")
+
+
+def _useful_bytes(result, objects):
+    """Per object row, the bytes its application fetched: the response delivered at the client, or
+    for an FTP upload (`direction = "upload"`) the file delivered at the server."""
+    uploads = {
+        a.get("name") or f"app{i}"
+        for i, a in enumerate(result.scenario.get("apps", []))
+        if a.get("kind") == "ftp" and a.get("direction") == "upload"
+    }
+    up = objects["client"].isin(uploads)
+    request = objects["request_delivered"] if "request_delivered" in objects else 0
+    return objects["bytes_delivered"].where(~up, request)
+
+
+def app_goodput(result):
+    """Per-application goodput: a DataFrame with one row per application that fetched objects,
+    columns app, client (its name), objects, complete (objects whose response was delivered in
+    full), bytes (response bytes delivered to the client; for an FTP upload, the file bytes
+    delivered to the server), mbytes (bytes / 10^6, RFC 2415's "MB delivered"), goodput_bps (bits per second over
+    the measured time: the run less its warmup)."""
+    import pandas as pd
+
+    objects, _ = _apps_of(result, None, "objects")
+    cols = ["app", "client", "objects", "complete", "bytes", "mbytes", "goodput_bps"]
+    if objects.empty:
+        return pd.DataFrame(columns=cols)
+    window = _window_s(result)
+    objects = objects.assign(_useful=_useful_bytes(result, objects))
+    g = objects.groupby(["app", "client"], sort=True)
+    out = pd.DataFrame({
+        "objects": g.size(),
+        "complete": g["delivered_s"].apply(lambda x: int(x.notna().sum())),
+        "bytes": g["_useful"].sum().astype("int64"),
+    }).reset_index()
+    out["mbytes"] = out["bytes"] / 1e6
+    out["goodput_bps"] = out["bytes"] * 8.0 / window
+    return out[cols]
+
+
+def rfc2415_power(result, apps=None, delay: str = "page") -> float:
+    """RFC 2415's network power of `apps` (a name, a list, None: all): their goodput in MB
+    (10^6 bytes delivered over the run) divided by their median delay in seconds — TARGETS.md §2.4's
+    reading of the RFC's Tables 3 and 5 (8 web clients and 1 FTP: about 40 MB / 9 s = 4.5).
+
+    delay = "page": the median web page delay (web power, the RFC's Figs. 1–2); delay = "object":
+    the median time from opening an object's connection to its last byte delivered (FTP power of
+    Tables 3 and 5: the median file-transfer delay of FTP clients). Compare scenarios with
+    `normalised_power`."""
+    objects, names = _apps_of(result, apps, "objects")
+    if objects.empty:
+        raise ValueError("no objects" + ("" if apps is None else f" of {apps!r}"))
+    mbytes = float(_useful_bytes(result, objects).sum()) / 1e6
+    if delay == "page":
+        d = median_page_delay(result, names)
+    elif delay == "object":
+        done = objects.dropna(subset=["delivered_s"])
+        if done.empty:
+            raise ValueError("no completed object" + ("" if apps is None else f" of {apps!r}"))
+        d = float(np.median(done["delivered_s"].to_numpy(float) - done["start_s"].to_numpy(float)))
+    else:
+        raise ValueError(f"delay must be \"page\" or \"object\", got {delay!r}")
+    return network_power(mbytes, d)
+
+
+def normalised_power(power, baseline):
+    """Power relative to a baseline run, power / baseline (RFC 2415 Fig. 2: power(IW) / power(IW=1)).
+    Floats or arrays; the baseline must be finite and > 0."""
+    return _ratio(power, baseline, "power", "baseline")

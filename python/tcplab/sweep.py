@@ -555,6 +555,12 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
     return stats
 
 
+def _empty_frame():
+    import pandas as pd
+
+    return pd.DataFrame()
+
+
 @dataclass
 class SweepResult:
     """The runs of a sweep as tidy tables. `connections` has one row per run and flow, `links` one
@@ -568,9 +574,9 @@ class SweepResult:
     links: pd.DataFrame
     transfers: pd.DataFrame
     store: Optional[str] = None
-    objects: pd.DataFrame = field(default_factory=pd.DataFrame)
-    pages: pd.DataFrame = field(default_factory=pd.DataFrame)
-    udp: pd.DataFrame = field(default_factory=pd.DataFrame)
+    objects: pd.DataFrame = field(default_factory=lambda: _empty_frame())
+    pages: pd.DataFrame = field(default_factory=lambda: _empty_frame())
+    udp: pd.DataFrame = field(default_factory=lambda: _empty_frame())
     stats: dict = field(default_factory=dict)
 
     @property

@@ -78,6 +78,36 @@ impl Footprint {
                 drivers.push((n as u128, format!("flows[{i}].repeat = {n}")));
             }
         }
+        // Applications: the endpoints a page (an exchange) keeps open at once — all of a page's
+        // objects at worst, each on one connection (two with `mode = "oneway"`) — and a result
+        // row per finite object. Only constant counts drive the estimate (a random count's draws
+        // have no bound to count with).
+        let (mut app_endpoints, mut object_rows): (u128, u128) = (0, 0);
+        for (i, a) in s.apps.iter().enumerate() {
+            use crate::app::spec::{AppKind, Mode};
+            let web = matches!(a.kind, AppKind::Http10 | AppKind::Http11);
+            let per_page: u128 = match &a.objects {
+                Some(o) => {
+                    let n = o.as_constant().unwrap_or(1).max(1) as u128;
+                    drivers.push((n, format!("apps[{i}].objects = {n}")));
+                    n
+                }
+                None if web => {
+                    let n = a.embedded.as_constant().unwrap_or(0) as u128;
+                    drivers.push((n, format!("apps[{i}].embedded = {n}")));
+                    1 + n
+                }
+                None => 1,
+            };
+            let ends = if a.mode == Mode::Oneway { 4 } else { 2 };
+            app_endpoints += ends * if a.kind == AppKind::Http11 { 1 } else { per_page };
+            let rows = match if web { a.pages } else { a.count } {
+                None => 1,
+                Some(Count::N(n)) => n as u128,
+                Some(Count::Unlimited(_)) => 0,
+            };
+            object_rows += rows * per_page;
+        }
         let link_dirs = 2 * links;
         let per_dir = std::mem::size_of::<LinkDir>() as u64 + LINK_DIR_EXTRA;
         // The world's copy of the resolved flow, its application (which holds another), and the
@@ -89,7 +119,9 @@ impl Footprint {
         // The routing table is nodes² entries, built by a breadth-first search per node.
         let routes = nodes * nodes * ROUTE_ENTRY as u128;
         let per_transfer = std::mem::size_of::<TransferRow>() as u128;
-        let bytes = routes + nodes * NODE_BYTES as u128 + link_dirs * per_dir as u128 + flows * per_flow as u128 + transfers * per_transfer;
+        let per_endpoint = (std::mem::size_of::<crate::conns::Endpoint>() as u64 + FLOW_EXTRA / 2) as u128;
+        let per_object = std::mem::size_of::<crate::result::ObjectRow>() as u128;
+        let bytes = routes + nodes * NODE_BYTES as u128 + link_dirs * per_dir as u128 + flows * per_flow as u128 + transfers * per_transfer + app_endpoints * per_endpoint + object_rows * per_object;
         drivers.sort_by(|a, b| b.0.cmp(&a.0));
         let drivers = drivers.into_iter().filter(|d| d.0 > 1).map(|d| d.1).collect();
         let fp = Footprint { nodes, link_dirs, flows, transfers, bytes, drivers };

@@ -395,6 +395,8 @@ pub struct ObjectRow {
     pub transfer_time_s: Option<f64>,
     /// Response bytes delivered to the client.
     pub bytes_delivered: u64,
+    /// Request bytes delivered to the server (an upload's file).
+    pub request_delivered: u64,
     /// Data retransmissions and retransmission timeouts of the object's connection, both ends.
     pub retransmits: u64,
     pub timeouts: u64,

@@ -122,20 +122,26 @@ impl World {
         let app_specs = crate::app::spec::resolve(scenario, &net, seed)?;
         for (ai, a) in app_specs.iter().enumerate() {
             let index = flows.len() + ai;
-            let (c, s) = (NodeId(a.client as u32), NodeId(a.server as u32));
-            let (fwd, rev) = match (routes.next_hop(c, s), routes.next_hop(s, c)) {
-                (Some(x), Some(y)) => (x, y),
-                _ => {
-                    return Err(ScenarioError {
-                        path: format!("apps[{ai}]"),
-                        message: format!("application {:?}: no path between {:?} and {:?} in both directions", a.name, net.nodes[a.client], net.nodes[a.server]),
-                    })
+            for &server in &a.servers {
+                let (c, s) = (NodeId(a.client as u32), NodeId(server as u32));
+                let (fwd, rev) = match (routes.next_hop(c, s), routes.next_hop(s, c)) {
+                    (Some(x), Some(y)) => (x, y),
+                    _ => {
+                        return Err(ScenarioError {
+                            path: format!("apps[{ai}]"),
+                            message: format!("application {:?}: no path between {:?} and {:?} in both directions", a.name, net.nodes[a.client], net.nodes[server]),
+                        })
+                    }
+                };
+                // Drop filters sit where the packet leaves its host (the client's or the server's),
+                // once per link: the client's first hop is shared by its servers.
+                for d in &a.drops {
+                    let at = if d.at_client { fwd } else { rev };
+                    let f = DropFilter { flow: index as u32, kind: d.kind, transmissions: d.transmissions.clone(), epoch: d.object, dropped: 0 };
+                    if !links[at.0 as usize].filters.contains(&f) {
+                        links[at.0 as usize].filters.push(f);
+                    }
                 }
-            };
-            // Drop filters sit where the packet leaves its host (the client's or the server's).
-            for d in &a.drops {
-                let at = if d.at_client { fwd } else { rev };
-                links[at.0 as usize].filters.push(DropFilter { flow: index as u32, kind: d.kind, transmissions: d.transmissions.clone(), epoch: d.object, dropped: 0 });
             }
             apps.push(match a.kind {
                 AppKind::Reqresp | AppKind::Ftp => Box::new(ReqResp::new(index, a.clone(), seed)),
@@ -552,6 +558,12 @@ impl World {
             };
             let mut rec = Records { nodes: &self.node_names, from, end, connections: &mut conns, transfers: &mut transfers, objects: &mut objects, pages: &mut pages, udp: &mut udp };
             self.apps[a].finish(&mut cx, &mut rec);
+        }
+        // The objects and pages of the warmup are left out (they started before instruments count).
+        if self.warmup.is_some() {
+            let from = to_secs(from);
+            objects.retain(|o| o.start_s >= from);
+            pages.retain(|p| p.start_s >= from);
         }
         let links = self
             .links

@@ -3,10 +3,12 @@
 //! RTO (Seddigh et al. §3, TARGETS.md §4.1), every object's bytes delivered once, connection state
 //! freed after each exchange, determinism, and the schema's errors with their key paths.
 
+mod common;
+
+use common::run_with;
 use std::path::PathBuf;
 use tcplab_core::net::{FLAG_ACK, FLAG_FIN, FLAG_SYN};
 use tcplab_core::result::ObjectRow;
-use tcplab_core::trace::reader::{decode, CaptureReader};
 use tcplab_core::{run, RunResult, Scenario, World};
 
 const NET: &str = r#"
@@ -18,19 +20,12 @@ delay = "10ms"
 mss = 1000
 "#;
 
-fn scenario(apps: &str) -> Scenario {
-    let text = format!("{NET}{apps}");
-    Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}\n{text}"))
-}
-
 fn run_apps(apps: &str, seed: u64) -> RunResult {
-    run(&scenario(apps), seed).unwrap()
+    run_with(NET, apps, seed)
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tcplab-reqresp-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+    common::tmp("reqresp", name)
 }
 
 /// Seconds to whole milliseconds (the link's serialisation adds microseconds).
@@ -50,12 +45,7 @@ fn an_exchange_on_the_wire_exact_segments_both_ways() {
         ),
         1,
     );
-    let bytes = std::fs::read(&pcap).unwrap();
-    let mut rd = CaptureReader::new(&bytes[..]).unwrap();
-    let mut segs = Vec::new();
-    while let Some(f) = rd.next_frame().unwrap() {
-        segs.push(decode(&f).unwrap());
-    }
+    let segs = common::capture_segments(&pcap);
     // Relative sequence numbers from each side's ISN (its SYN or SYN-ACK).
     let from_client = |s: &tcplab_core::trace::reader::TcpSeg| s.dport == 5001;
     let isn_c = segs.iter().find(|s| from_client(s)).unwrap().seq;

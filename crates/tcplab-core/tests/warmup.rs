@@ -45,3 +45,22 @@ fn warmup_needs_a_longer_duration() {
         .expect("refused");
     assert_eq!(e.path, "warmup");
 }
+
+#[test]
+fn objects_and_pages_of_the_warmup_are_left_out() {
+    let text = |warmup: &str| {
+        format!(
+            "duration = \"60s\"\n{warmup}[topology]\nkind = \"single_link\"\nrate = \"10Mbps\"\ndelay = \"10ms\"\n\
+             [[apps]]\nkind = \"http10\"\nresponse = \"4KB\"\nembedded = 2\npages = \"unlimited\"\nthink = \"1s\"\n"
+        )
+    };
+    let all = tcplab_core::run(&Scenario::from_toml(&text(""), &[]).unwrap(), 1).unwrap();
+    let after = tcplab_core::run(&Scenario::from_toml(&text("warmup = \"20s\"\n"), &[]).unwrap(), 1).unwrap();
+    // The same run: the rows kept are exactly those that started at or after 20 s.
+    let kept: Vec<_> = all.objects.iter().filter(|o| o.start_s >= 20.0).cloned().collect();
+    assert!(!kept.is_empty() && kept.len() < all.objects.len());
+    assert_eq!(after.objects, kept);
+    let pages: Vec<_> = all.pages.iter().filter(|p| p.start_s >= 20.0).cloned().collect();
+    assert_eq!(after.pages, pages);
+    assert!(after.pages.iter().all(|p| p.start_s >= 20.0));
+}

@@ -3,6 +3,9 @@
 //! pages follow each other after the think time, every object's bytes arrive once, the page
 //! records add up, and connection state is freed.
 
+mod common;
+
+use common::{run_with, scenario_with};
 use tcplab_core::{run, RunResult, Scenario, World};
 
 const NET: &str = r#"
@@ -16,12 +19,11 @@ mss = 1460
 "#;
 
 fn scenario(apps: &str) -> Scenario {
-    let text = format!("{NET}{apps}");
-    Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    scenario_with(NET, apps)
 }
 
 fn run_apps(apps: &str, seed: u64) -> RunResult {
-    run(&scenario(apps), seed).unwrap()
+    run_with(NET, apps, seed)
 }
 
 #[test]
@@ -127,16 +129,13 @@ fn web_keys_are_checked() {
 /// SYNs and FINs the client sends, read back from a capture at the client's node.
 fn syns_and_fins(text: &str, seed: u64) -> (RunResult, usize, usize) {
     use tcplab_core::net::{FLAG_ACK, FLAG_FIN, FLAG_SYN};
-    use tcplab_core::trace::reader::{decode, CaptureReader};
     let pcap = std::env::temp_dir().join(format!("tcplab-web-{}-{seed}.pcap", std::process::id()));
     let s = Scenario::from_toml(&format!("[[capture]]\npath = {:?}\nnode = \"receiver\"\n{NET}{text}", pcap.to_string_lossy()), &[]).unwrap();
     let r = run(&s, seed).unwrap();
-    let bytes = std::fs::read(&pcap).unwrap();
+    let segs = common::capture_segments(&pcap);
     let _ = std::fs::remove_file(&pcap);
-    let mut rd = CaptureReader::new(&bytes[..]).unwrap();
     let (mut syn, mut fin) = (0, 0);
-    while let Some(f) = rd.next_frame().unwrap() {
-        let t = decode(&f).unwrap();
+    for t in segs {
         if t.dport == 5001 {
             syn += (t.flags & (FLAG_SYN | FLAG_ACK) == FLAG_SYN) as usize;
             fin += (t.flags & FLAG_FIN != 0) as usize;

@@ -16,6 +16,9 @@
 //! tcp = { profile = "linux22" }
 //! drops = [{ kind = "request", object = 2 }]   # the GET of the second exchange
 //! ```
+//!
+//! `mode = "oneway"` runs `reqresp` and `http10` over ns-2's one-way TCP (Seddigh et al.'s HTTP
+//! models, TARGETS.md §4.5); `server = ["w1", "w2"]` picks the server per page (per exchange).
 
 use crate::net::FilterKind;
 use crate::rv::{RandomCount, RandomDuration, RandomSize};
@@ -76,6 +79,74 @@ pub const FTP_COMMAND_BYTES: u64 = 24;
 /// which tells the client the file is in.
 pub const FTP_REPLY_BYTES: u64 = 24;
 
+/// How an application's messages travel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Both messages on one connection (a handshake when `tcp.handshake`, the request, the
+    /// response, the FINs).
+    #[default]
+    Twoway,
+    /// ns-2's one-way web model (`PagePool/WebTraf` over `Agent/TCP` and `TCPSink`, as Seddigh
+    /// et al. use it): no handshake and no FIN; the request on a connection of its own, client →
+    /// server; the response, on a new connection server → client, starts when the request's ACK
+    /// reaches the client.
+    Oneway,
+}
+
+impl Mode {
+    fn is_twoway(&self) -> bool {
+        *self == Mode::Twoway
+    }
+}
+
+/// The server of an application: one node (`server = "s1"`), or a list (`server = ["w1", "w2"]`)
+/// from which each page (each exchange, each file) picks one uniformly at random, from the
+/// application's own stream (ns-2's `PagePool/WebTraf pickdst`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Servers(pub Vec<String>);
+
+impl Servers {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Servers {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0[..] {
+            [one] => s.serialize_str(one),
+            many => many.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Servers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Servers;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a node name or a non-empty list of node names")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Servers, E> {
+                Ok(Servers(vec![v.to_string()]))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Servers, A::Error> {
+                let mut out = Vec::new();
+                while let Some(n) = seq.next_element::<String>()? {
+                    out.push(n);
+                }
+                if out.is_empty() {
+                    return Err(serde::de::Error::custom("expected a non-empty list of node names"));
+                }
+                Ok(Servers(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// RFC 2415 §2.3 (TARGETS.md §2.3): every page has exactly 3 embedded objects.
 pub const DEFAULT_EMBEDDED: u64 = 3;
 
@@ -101,9 +172,13 @@ pub struct AppSpec {
     /// The node that opens the connections and sends the requests.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub client: String,
-    /// The node that listens and answers.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub server: String,
+    /// The node that listens and answers, or a list of nodes: each page (exchange, file) picks
+    /// one at random.
+    #[serde(default, skip_serializing_if = "Servers::is_empty")]
+    pub server: Servers,
+    /// `reqresp`, `http10`: `"twoway"` (default) or `"oneway"` (ns-2's one-way web model).
+    #[serde(default, skip_serializing_if = "Mode::is_twoway")]
+    pub mode: Mode,
     /// When the first exchange starts; a random duration is drawn per instance.
     #[serde(default)]
     pub start: RandomDuration,
@@ -132,6 +207,14 @@ pub struct AppSpec {
     /// Web clients: embedded objects per page, drawn per page (default 3, RFC 2415).
     #[serde(default = "default_embedded")]
     pub embedded: RandomCount,
+    /// `http10`: a page is this many objects (drawn per page, at least 1), none of them primary,
+    /// started `interobject` apart: ns-2's `PagePool/WebTraf` page (Seddigh et al.'s model 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objects: Option<RandomCount>,
+    /// `http10` with `objects`: from one object's start to the next one's, within a page
+    /// (default 0s: all at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interobject: Option<RandomDuration>,
     /// `http11`: keep the persistent connection open from page to page (default false: one
     /// connection per page, as RFC 2415's model).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -239,13 +322,20 @@ pub struct ResolvedApp {
     pub kind: AppKind,
     pub name: String,
     pub client: usize,
+    /// The server (the first of `servers`).
     pub server: usize,
+    /// Every server the application picks from (one: always `server`).
+    pub servers: Vec<usize>,
+    pub mode: Mode,
     pub start: Time,
     pub request: RandomSize,
     pub response: RandomSize,
     /// Exchanges (`reqresp`) or pages (web clients); None = unlimited.
     pub count: Option<u32>,
     pub embedded: RandomCount,
+    /// Objects per page of an ns-2 style page (no primary), and the time between their starts.
+    pub objects: Option<RandomCount>,
+    pub interobject: RandomDuration,
     pub keep_alive: bool,
     pub think: RandomDuration,
     pub tcp: TcpConfig,
@@ -277,7 +367,10 @@ pub fn resolve(s: &Scenario, net: &Network, seed: u64) -> Result<Vec<ResolvedApp
         let kind = kind_name(a.kind);
         // Which node keys this kind reads: a TCP application's client and server, a UDP source's
         // from and to.
-        let (ck, sk, cg, sg) = if udp { ("from", "to", &a.from, &a.to) } else { ("client", "server", &a.client, &a.server) };
+        let (ck, sk) = if udp { ("from", "to") } else { ("client", "server") };
+        let cg = if udp { &a.from } else { &a.client };
+        // The sink of a UDP source, or the server(s) of a TCP application.
+        let sgs: Vec<String> = if udp { vec![a.to.clone()] } else if a.server.0.is_empty() { vec![String::new()] } else { a.server.0.clone() };
         for (key, given) in [("from", !a.from.is_empty()), ("to", !a.to.is_empty()), ("client", !a.client.is_empty()), ("server", !a.server.is_empty())] {
             if given && key != ck && key != sk {
                 let use_ = if udp { "from/to" } else { "client/server" };
@@ -324,10 +417,16 @@ pub fn resolve(s: &Scenario, net: &Network, seed: u64) -> Result<Vec<ResolvedApp
             // On a single link the response (or the UDP traffic) crosses the forward direction,
             // where `loss` applies.
             let client = node(cg, if udp { "sender" } else { "receiver" }, ck)?;
-            let server = node(sg, if udp { "receiver" } else { "sender" }, sk)?;
-            if client == server {
-                return err(path, format!("{ck} and {sk} must be two different nodes, got {:?} twice{of}", net.nodes[client]));
+            let servers = sgs
+                .iter()
+                .enumerate()
+                .map(|(j, g)| node(g, if udp { "receiver" } else { "sender" }, &if sgs.len() > 1 { format!("{sk}[{j}]") } else { sk.to_string() }))
+                .collect::<Result<Vec<_>, _>>()?;
+            if let Some(j) = servers.iter().position(|&x| x == client) {
+                let key = if servers.len() > 1 { format!("{path}.{sk}[{j}]") } else { path.clone() };
+                return err(key, format!("{ck} and {sk} must be two different nodes, got {:?} twice{of}", net.nodes[client]));
             }
+            let server = servers[0];
             let name = match (crate::template::is_template(&base), instances) {
                 (true, _) => member("name", &base)?,
                 (false, 1) => base.clone(),
@@ -336,7 +435,7 @@ pub fn resolve(s: &Scenario, net: &Network, seed: u64) -> Result<Vec<ResolvedApp
             if !names.insert(name.clone()) {
                 return err(format!("{path}.name"), format!("application name {name:?} is used twice{of}"));
             }
-            out.push(ResolvedApp { name, client, server, start, ..proto.clone() });
+            out.push(ResolvedApp { name, client, server, servers, start, ..proto.clone() });
         }
     }
     Ok(out)
@@ -355,6 +454,9 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         ("think", a.think != RandomDuration::default()),
         ("tcp", a.tcp != TcpSpec::default()),
         ("drops", !a.drops.is_empty()),
+        ("mode", a.mode != Mode::default()),
+        ("objects", a.objects.is_some()),
+        ("interobject", a.interobject.is_some()),
     ];
     for (key, g) in given {
         if g {
@@ -374,14 +476,19 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         name: String::new(),
         client: 0,
         server: 0,
+        servers: Vec::new(),
+        mode: Mode::default(),
         start: 0,
         request: RandomSize::constant(0),
         response: RandomSize::constant(0),
         count,
         embedded: RandomCount::constant(0),
+        objects: None,
+        interobject: RandomDuration::default(),
         keep_alive: false,
         think: RandomDuration::default(),
-        tcp: s.tcp_config(&TcpSpec::default(), path)?,
+        // A UDP source has no TCP; the field is unused (and the scenario's [tcp] is not judged here).
+        tcp: TcpConfig::profile("rfc").expect("the rfc profile"),
         drops: Vec::new(),
         traffic: Some(traffic),
     })
@@ -435,6 +542,21 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
     if a.keep_alive && a.kind != AppKind::Http11 {
         return err(format!("{path}.keep_alive"), "applies to kind = \"http11\" only");
     }
+    if a.keep_alive && a.server.0.len() > 1 {
+        return err(format!("{path}.server"), "one server only with keep_alive (a kept-alive connection stays with its server)");
+    }
+    if a.mode == Mode::Oneway && !matches!(a.kind, AppKind::Reqresp | AppKind::Http10) {
+        return err(format!("{path}.mode"), "\"oneway\" applies to kind = \"reqresp\" or \"http10\" only");
+    }
+    if a.objects.is_some() && a.kind != AppKind::Http10 {
+        return err(format!("{path}.objects"), "applies to kind = \"http10\" only");
+    }
+    if a.objects.is_some() && a.embedded != default_embedded() {
+        return err(format!("{path}.embedded"), "a page of `objects` has no primary object to embed in; give `objects` or `embedded`, not both");
+    }
+    if a.interobject.is_some() && a.objects.is_none() {
+        return err(format!("{path}.interobject"), "applies to pages of `objects` only");
+    }
     let count = match given.unwrap_or(Count::N(1)) {
         Count::N(n) => Some(n),
         Count::Unlimited(_) => None,
@@ -442,7 +564,17 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
     if count.is_none() && s.duration.is_none() {
         return err(format!("{path}.{key}"), format!("unlimited {key} need a `duration` for the run"));
     }
-    let tcp = s.tcp_config(&a.tcp, &path)?;
+    let mut tcp = s.tcp_config(&a.tcp, &path)?;
+    if a.mode == Mode::Oneway {
+        // ns-2's Agent/TCP and TCPSink: open at once, nothing after the last byte.
+        for (key, set) in [("handshake", a.tcp.handshake), ("fin", a.tcp.fin)] {
+            if set == Some(true) {
+                return err(format!("{path}.tcp.{key}"), "mode = \"oneway\" has neither handshakes nor FINs (ns-2's one-way TCP)");
+            }
+        }
+        tcp.handshake = false;
+        tcp.fin = false;
+    }
     let mut drops = Vec::with_capacity(a.drops.len());
     for (di, d) in a.drops.iter().enumerate() {
         let dpath = format!("{path}.drops[{di}]");
@@ -483,11 +615,15 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
         name: String::new(),
         client: 0,
         server: 0,
+        servers: Vec::new(),
+        mode: a.mode,
         start: 0,
         request,
         response,
         count,
         embedded: a.embedded.clone(),
+        objects: a.objects.clone(),
+        interobject: a.interobject.clone().unwrap_or_default(),
         keep_alive: a.keep_alive,
         think: a.think.clone(),
         tcp,

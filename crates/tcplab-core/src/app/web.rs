@@ -3,6 +3,9 @@
 //! the primary's response is complete, one request/response exchange each (`reqresp::Exchange`);
 //! the page is complete when the last object's response is delivered, and the next page follows
 //! after `think`. Records every object (`objects`) and every page (`pages`, with the page delay).
+//! The same client runs ns-2's `PagePool/WebTraf` pages (`objects`, `interobject`: Seddigh et
+//! al.'s model 1, TARGETS.md §4.5), each object over one-way TCP with `mode = "oneway"`; both
+//! clients draw each page's server among `server = [...]`.
 
 use super::reqresp::{Draws, Exchange, Progress};
 use super::spec::ResolvedApp;
@@ -13,87 +16,155 @@ use crate::result::{ObjectRow, PageRow};
 use crate::tcp::ConnEvent;
 use crate::units::{to_secs, Time};
 
-pub struct Http10 {
+/// Timer tokens of the web clients.
+const NEXT_PAGE: u32 = 0;
+const NEXT_OBJECT: u32 = 1;
+
+/// What both web clients keep about their pages: the random variables, the page under way, and
+/// the records.
+struct Pages {
     index: u32,
     spec: ResolvedApp,
     draws: Draws,
-    rng_embedded: RngStream,
+    /// Objects per page (`embedded`, or `objects`), and the time between a page's object starts.
+    rng_count: RngStream,
+    rng_interobject: RngStream,
     /// Objects started so far (the latest one's number and label epoch).
     objects: u32,
     /// The page under way (1-based) and when it started; 0 before the first.
     page: u32,
     page_start: Time,
-    /// The page's embedded objects have been opened (its primary is complete).
-    embedded_open: bool,
-    /// Objects of the page whose responses are not yet complete.
-    waiting: u32,
-    live: Vec<Exchange>,
+    /// The page's server (drawn per page among `server = [...]`).
+    server: NodeId,
     rows: Vec<ObjectRow>,
     pages: Vec<PageRow>,
 }
 
-impl Http10 {
-    pub fn new(index: usize, spec: ResolvedApp, seed: u64) -> Http10 {
-        Http10 {
+impl Pages {
+    fn new(index: usize, spec: ResolvedApp, seed: u64) -> Pages {
+        let stream = |var: &str| RngStream::new(seed, &format!("app:{}:{var}", spec.name));
+        Pages {
             index: index as u32,
             draws: Draws::new(seed, &spec.name),
-            rng_embedded: RngStream::new(seed, &format!("app:{}:embedded", spec.name)),
+            rng_count: stream(if spec.objects.is_some() { "objects" } else { "embedded" }),
+            rng_interobject: stream("interobject"),
+            server: NodeId(spec.server as u32),
             spec,
             objects: 0,
             page: 0,
             page_start: 0,
-            embedded_open: false,
-            waiting: 0,
-            live: Vec::new(),
             rows: Vec::new(),
             pages: Vec::new(),
-        }
-    }
-
-    /// Open one object's exchange of the current page.
-    fn fetch(&mut self, cx: &mut Ctx) {
-        self.objects += 1;
-        self.waiting += 1;
-        let (request, response) = self.draws.sizes(&self.spec);
-        let row = ObjectRow { app: self.index as usize, client: self.spec.name.clone(), page: Some(self.page), ..Default::default() };
-        let label = Label { flow: self.index, epoch: self.objects };
-        self.live.push(Exchange::open(cx, NodeId(self.spec.client as u32), NodeId(self.spec.server as u32), &self.spec.tcp, label, request, response, row));
-    }
-
-    /// Every object of the page is delivered: record the page.
-    fn page_complete(&mut self, cx: &mut Ctx) {
-        let p = self.pages.last_mut().expect("a page is under way");
-        p.complete_s = Some(to_secs(cx.now));
-        p.delay_s = Some(to_secs(cx.now - self.page_start));
-        self.next_page(cx);
-    }
-
-    /// After a page (complete, or given up): the next one after the think time. The last one
-    /// finishes the client when its connections are closed (`on_event`, `Progress::Over`).
-    fn next_page(&mut self, cx: &mut Ctx) {
-        if self.more_pages() {
-            let think = self.spec.think.sample(&mut self.draws.think);
-            cx.schedule(cx.now.saturating_add(think), 0);
         }
     }
 
     fn more_pages(&self) -> bool {
         self.spec.count.is_none_or(|n| self.page < n)
     }
+
+    /// A new page begins now: its record, and its server.
+    fn begin(&mut self, cx: &Ctx) {
+        self.page += 1;
+        self.page_start = cx.now;
+        self.server = self.draws.server(&self.spec);
+        self.pages.push(PageRow { app: self.index as usize, client: self.spec.name.clone(), page: self.page, start_s: to_secs(cx.now), ..Default::default() });
+    }
+
+    /// The page under way is complete now.
+    fn complete(&mut self, cx: &Ctx) {
+        let p = self.pages.last_mut().expect("a page is under way");
+        p.complete_s = Some(to_secs(cx.now));
+        p.delay_s = Some(to_secs(cx.now - self.page_start));
+    }
+
+    /// After a page (complete, or given up): the next one after the think time (ns-2's
+    /// inter-page time runs from the end of a page too, `interPageOption_` 1).
+    fn next_page(&mut self, cx: &mut Ctx) {
+        if self.more_pages() {
+            let think = self.spec.think.sample(&mut self.draws.think);
+            cx.schedule(cx.now.saturating_add(think), NEXT_PAGE);
+        }
+    }
+
+    /// The application's part of an object's record.
+    fn row(&self) -> ObjectRow {
+        ObjectRow { app: self.index as usize, client: self.spec.name.clone(), page: Some(self.page), ..Default::default() }
+    }
+
+    fn records(&mut self, rec: &mut Records) {
+        rec.objects.append(&mut self.rows);
+        rec.pages.append(&mut self.pages);
+    }
+}
+
+/// An HTTP/1.0 web client; with `objects`, ns-2's `PagePool/WebTraf` page instead: `objects`
+/// objects (at least one: ns-2 rounds the page size up) started `interobject` apart, none waiting
+/// for another; with `mode = "oneway"` each object is ns-2's one-way exchange (`reqresp.rs`).
+pub struct Http10 {
+    core: Pages,
+    /// The page's embedded objects have been opened (its primary is complete).
+    embedded_open: bool,
+    /// Objects of the page started and not yet complete, and not yet started.
+    waiting: u32,
+    to_start: u64,
+    live: Vec<Exchange>,
+}
+
+impl Http10 {
+    pub fn new(index: usize, spec: ResolvedApp, seed: u64) -> Http10 {
+        Http10 { core: Pages::new(index, spec, seed), embedded_open: false, waiting: 0, to_start: 0, live: Vec::new() }
+    }
+
+    /// Open one object's exchange of the current page.
+    fn fetch(&mut self, cx: &mut Ctx) {
+        let c = &mut self.core;
+        c.objects += 1;
+        self.waiting += 1;
+        let (request, response) = c.draws.sizes(&c.spec);
+        let label = Label { flow: c.index, epoch: c.objects };
+        let row = c.row();
+        self.live.push(Exchange::open(cx, c.spec.mode, NodeId(c.spec.client as u32), c.server, &c.spec.tcp, label, request, response, row));
+    }
+
+    /// Start the next of an ns-2 page's objects, and time the one after it.
+    fn start_object(&mut self, cx: &mut Ctx) {
+        self.to_start -= 1;
+        self.fetch(cx);
+        if self.to_start > 0 {
+            let gap = self.core.spec.interobject.sample(&mut self.core.rng_interobject);
+            cx.schedule(cx.now.saturating_add(gap), NEXT_OBJECT);
+        }
+    }
+
+    /// Nothing of the page is left to wait for.
+    fn page_done(&self) -> bool {
+        self.waiting == 0 && self.to_start == 0
+    }
 }
 
 impl App for Http10 {
     fn start(&mut self, cx: &mut Ctx) {
-        cx.schedule(self.spec.start, 0);
+        cx.schedule(self.core.spec.start, NEXT_PAGE);
     }
 
-    /// The next page: its primary object.
-    fn on_timer(&mut self, cx: &mut Ctx, _token: u32) {
-        self.page += 1;
-        self.page_start = cx.now;
-        self.embedded_open = false;
-        self.pages.push(PageRow { app: self.index as usize, client: self.spec.name.clone(), page: self.page, start_s: to_secs(cx.now), ..Default::default() });
-        self.fetch(cx);
+    /// The next page (its primary object, or the first of its objects), or the page's next object.
+    fn on_timer(&mut self, cx: &mut Ctx, token: u32) {
+        if token == NEXT_OBJECT {
+            self.start_object(cx);
+            return;
+        }
+        self.core.begin(cx);
+        match &self.core.spec.objects {
+            Some(k) => {
+                self.embedded_open = true;
+                self.to_start = k.sample(&mut self.core.rng_count).max(1);
+                self.start_object(cx);
+            }
+            None => {
+                self.embedded_open = false;
+                self.fetch(cx);
+            }
+        }
     }
 
     fn on_event(&mut self, cx: &mut Ctx, id: ConnId, ev: ConnEvent) {
@@ -102,7 +173,7 @@ impl App for Http10 {
             Progress::Going => {}
             Progress::Delivered => {
                 let page = self.live[i].row.page;
-                let p = self.pages.last_mut().expect("a page is under way");
+                let p = self.core.pages.last_mut().expect("a page is under way");
                 if page != Some(p.page) {
                     return;
                 }
@@ -113,30 +184,31 @@ impl App for Http10 {
                     // RFC 2415: the embedded objects' connections open simultaneously once the
                     // primary object is in.
                     self.embedded_open = true;
-                    let k = self.spec.embedded.sample(&mut self.rng_embedded);
+                    let k = self.core.spec.embedded.sample(&mut self.core.rng_count);
                     for _ in 0..k {
                         self.fetch(cx);
                     }
                 }
-                if self.waiting == 0 {
-                    self.page_complete(cx);
+                if self.page_done() {
+                    self.core.complete(cx);
+                    self.core.next_page(cx);
                 }
             }
             Progress::Over => {
                 let x = self.live.swap_remove(i);
-                let aborted_in_page = x.row.delivered_s.is_none() && x.row.page == Some(self.page);
-                self.rows.push(x.end(cx));
+                let aborted_in_page = x.row.delivered_s.is_none() && x.row.page == Some(self.core.page);
+                self.core.rows.push(x.end(cx));
                 if aborted_in_page {
                     // An object that never arrived (its connection gave up) ends the wait for it
                     // (a primary that never arrived leaves the page without embedded objects);
                     // the page then keeps no completion time.
                     self.waiting -= 1;
                     self.embedded_open = true;
-                    if self.waiting == 0 {
-                        self.next_page(cx);
+                    if self.page_done() {
+                        self.core.next_page(cx);
                     }
                 }
-                if self.live.is_empty() && self.waiting == 0 && !self.more_pages() {
+                if self.live.is_empty() && self.page_done() && !self.core.more_pages() {
                     cx.finished();
                 }
             }
@@ -146,12 +218,11 @@ impl App for Http10 {
     fn finish(&mut self, cx: &mut Ctx, rec: &mut Records) {
         for mut x in self.live.drain(..) {
             x.fill(cx);
-            self.rows.push(x.row);
+            self.core.rows.push(x.row);
         }
         // Objects in the order they were started.
-        self.rows.sort_by_key(|r| r.object);
-        rec.objects.append(&mut self.rows);
-        rec.pages.append(&mut self.pages);
+        self.core.rows.sort_by_key(|r| r.object);
+        self.core.records(rec);
     }
 }
 
@@ -162,21 +233,13 @@ impl App for Http10 {
 /// time, and the server's send half starts the next page from the restart window (RFC 5681
 /// §4.1) when that was longer than an RTO; without it each page has a connection of its own.
 pub struct Http11 {
-    index: u32,
-    spec: ResolvedApp,
-    draws: Draws,
-    rng_embedded: RngStream,
-    objects: u32,
-    page: u32,
-    page_start: Time,
+    core: Pages,
     /// Objects of the page not yet requested.
     to_request: u64,
     conn: Option<Persistent>,
     /// Connections the client has closed after their last page, until both ends are done.
     closing: Vec<Persistent>,
     finished: bool,
-    rows: Vec<ObjectRow>,
-    pages: Vec<PageRow>,
 }
 
 /// A persistent connection and the object under way on it.
@@ -224,37 +287,12 @@ fn count_object(row: &mut ObjectRow, now: Counters, base: Counters) {
 
 impl Http11 {
     pub fn new(index: usize, spec: ResolvedApp, seed: u64) -> Http11 {
-        Http11 {
-            index: index as u32,
-            draws: Draws::new(seed, &spec.name),
-            rng_embedded: RngStream::new(seed, &format!("app:{}:embedded", spec.name)),
-            spec,
-            objects: 0,
-            page: 0,
-            page_start: 0,
-            to_request: 0,
-            conn: None,
-            closing: Vec::new(),
-            finished: false,
-            rows: Vec::new(),
-            pages: Vec::new(),
-        }
-    }
-
-    fn more_pages(&self) -> bool {
-        self.spec.count.is_none_or(|n| self.page < n)
-    }
-
-    fn next_page(&mut self, cx: &mut Ctx) {
-        if self.more_pages() {
-            let think = self.spec.think.sample(&mut self.draws.think);
-            cx.schedule(cx.now.saturating_add(think), 0);
-        }
+        Http11 { core: Pages::new(index, spec, seed), to_request: 0, conn: None, closing: Vec::new(), finished: false }
     }
 
     /// Finish once the last page is over and every connection is freed.
     fn maybe_finish(&mut self, cx: &mut Ctx) {
-        if !self.finished && !self.more_pages() && self.conn.is_none() && self.closing.is_empty() {
+        if !self.finished && !self.core.more_pages() && self.conn.is_none() && self.closing.is_empty() {
             self.finished = true;
             cx.finished();
         }
@@ -265,25 +303,16 @@ impl Http11 {
     /// the connection whose first object is k.
     fn request_next(&mut self, cx: &mut Ctx) {
         let Some(p) = self.conn.as_mut() else { return };
-        self.objects += 1;
+        self.core.objects += 1;
         self.to_request -= 1;
-        let (request, response) = self.draws.sizes(&self.spec);
+        let (request, response) = self.core.draws.sizes(&self.core.spec);
         p.base = counters(cx, p);
         p.response = response;
         p.owed = true;
         let now = to_secs(cx.now);
-        self.rows.push(ObjectRow {
-            app: self.index as usize,
-            client: self.spec.name.clone(),
-            object: self.objects,
-            page: Some(self.page),
-            request_bytes: request,
-            response_bytes: response,
-            start_s: now,
-            request_s: Some(now),
-            ..Default::default()
-        });
-        p.current = Some(self.rows.len() - 1);
+        let row = ObjectRow { object: self.core.objects, request_bytes: request, response_bytes: response, start_s: now, request_s: Some(now), ..self.core.row() };
+        self.core.rows.push(row);
+        p.current = Some(self.core.rows.len() - 1);
         // The server is woken once the whole request is in.
         cx.set_rcv_lowat(p.server, request);
         p.requested += request;
@@ -297,26 +326,30 @@ impl Http11 {
         let Some(p) = self.conn.as_mut() else { return };
         let Some(i) = p.current.take() else { return };
         p.answered += p.response;
-        let row = &mut self.rows[i];
+        let row = &mut self.core.rows[i];
         row.delivered_s = Some(now);
         row.bytes_delivered = row.response_bytes;
         count_object(row, counters(cx, p), p.base);
-        let page = self.pages.last_mut().expect("a page is under way");
+        let page = self.core.pages.last_mut().expect("a page is under way");
         page.objects += 1;
         page.bytes += row.response_bytes;
         if self.to_request > 0 {
             self.request_next(cx);
             return;
         }
-        page.complete_s = Some(now);
-        page.delay_s = Some(to_secs(cx.now - self.page_start));
-        if !self.more_pages() || !self.spec.keep_alive {
-            // The client ends the persistent connection; the server closes in turn.
+        self.core.complete(cx);
+        if !self.core.more_pages() || !self.core.spec.keep_alive {
+            // The client ends the persistent connection; the server closes in turn (on the
+            // client's FIN; without FINs nothing would tell it, so it closes now: it has answered
+            // every request).
             let p = self.conn.take().expect("open");
             cx.close(p.client);
+            if !self.core.spec.tcp.fin {
+                cx.close(p.server);
+            }
             self.closing.push(p);
         }
-        self.next_page(cx);
+        self.core.next_page(cx);
     }
 
     /// Server-side bookkeeping on any of its events: T_LAST_ACK of the responses now acknowledged.
@@ -336,21 +369,21 @@ impl Http11 {
 
 impl App for Http11 {
     fn start(&mut self, cx: &mut Ctx) {
-        cx.schedule(self.spec.start, 0);
+        cx.schedule(self.core.spec.start, NEXT_PAGE);
     }
 
-    /// The next page: request on the kept-alive connection, or open the page's connection.
+    /// The next page: request on the kept-alive connection, or open the page's connection (to
+    /// the page's server).
     fn on_timer(&mut self, cx: &mut Ctx, _token: u32) {
-        self.page += 1;
-        self.page_start = cx.now;
-        self.to_request = 1 + self.spec.embedded.sample(&mut self.rng_embedded);
-        self.pages.push(PageRow { app: self.index as usize, client: self.spec.name.clone(), page: self.page, start_s: to_secs(cx.now), ..Default::default() });
+        self.core.begin(cx);
+        self.to_request = 1 + self.core.spec.embedded.sample(&mut self.core.rng_count);
         if self.conn.is_some() {
             self.request_next(cx);
             return;
         }
-        let label = Label { flow: self.index, epoch: self.objects + 1 };
-        let (c, s) = cx.connect(NodeId(self.spec.client as u32), NodeId(self.spec.server as u32), &self.spec.tcp, label);
+        let c = &self.core;
+        let label = Label { flow: c.index, epoch: c.objects + 1 };
+        let (c, s) = cx.connect(NodeId(c.spec.client as u32), c.server, &c.spec.tcp, label);
         self.conn = Some(Persistent {
             client: c,
             server: s,
@@ -372,7 +405,7 @@ impl App for Http11 {
         if let Some(k) = self.closing.iter().position(|p| p.client == id || p.server == id) {
             let p = &mut self.closing[k];
             if id == p.server {
-                Http11::server_acks(cx, p, &mut self.rows, id);
+                Http11::server_acks(cx, p, &mut self.core.rows, id);
             }
             match ev {
                 ConnEvent::PeerClosed if id == p.server => cx.close(id),
@@ -391,25 +424,26 @@ impl App for Http11 {
         let Some(p) = self.conn.as_mut() else { return };
         let at_client = id == p.client;
         if !at_client {
-            Http11::server_acks(cx, p, &mut self.rows, id);
+            Http11::server_acks(cx, p, &mut self.core.rows, id);
         }
         match ev {
             ConnEvent::Established if at_client && !p.established => {
                 p.established = true;
-                let first = self.rows.len();
+                let first = self.core.rows.len();
                 self.request_next(cx);
                 // The connection's handshake belongs to its first object.
                 let p = self.conn.as_ref().expect("open");
                 let syn = cx.endpoint(p.client).and_then(|e| e.tcp()).is_some_and(|t| t.snd.core.stats.syn_retransmits > 0);
                 let synack = cx.endpoint(p.server).and_then(|e| e.tcp()).is_some_and(|t| t.rcv.stats.synack_retransmits > 0);
-                self.rows[first].handshake_retransmitted = syn || synack;
-                self.rows[first].start_s = to_secs(self.page_start);
+                self.core.rows[first].handshake_retransmitted = syn || synack;
+                self.core.rows[first].start_s = to_secs(self.core.page_start);
             }
             ConnEvent::Delivered(_) if !at_client && p.owed => {
                 let got = cx.endpoint(id).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
                 if got >= p.requested {
                     p.owed = false;
                     let i = p.current.expect("a request is under way");
+                    self.core.rows[i].request_delivered = got - (p.requested - self.core.rows[i].request_bytes);
                     p.unacked.push((1 + p.answered + p.response, i));
                     cx.write(id, p.response);
                 }
@@ -417,7 +451,7 @@ impl App for Http11 {
             ConnEvent::Delivered(_) if at_client => {
                 let got = cx.endpoint(id).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
                 if let Some(i) = p.current {
-                    let row = &mut self.rows[i];
+                    let row = &mut self.core.rows[i];
                     if got > p.answered && row.first_byte_s.is_none() {
                         row.first_byte_s = Some(to_secs(cx.now));
                     }
@@ -431,16 +465,18 @@ impl App for Http11 {
             ConnEvent::Failed => {
                 let p = self.conn.take().expect("open");
                 if let Some(i) = p.current {
-                    let row = &mut self.rows[i];
+                    let row = &mut self.core.rows[i];
                     count_object(row, counters(cx, &p), p.base);
                     row.aborted = true;
                     let got = cx.endpoint(p.client).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
                     row.bytes_delivered = got.saturating_sub(p.answered);
+                    let asked = cx.endpoint(p.server).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
+                    row.request_delivered = asked.saturating_sub(p.requested - row.request_bytes);
                 }
                 self.to_request = 0;
                 cx.free(p.client);
                 cx.free(p.server);
-                self.next_page(cx);
+                self.core.next_page(cx);
                 self.maybe_finish(cx);
             }
             _ => {}
@@ -450,10 +486,12 @@ impl App for Http11 {
     fn finish(&mut self, cx: &mut Ctx, rec: &mut Records) {
         if let Some(p) = self.conn.take() {
             if let Some(i) = p.current {
-                count_object(&mut self.rows[i], counters(cx, &p), p.base);
+                let row = &mut self.core.rows[i];
+                count_object(row, counters(cx, &p), p.base);
+                let asked = cx.endpoint(p.server).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
+                row.request_delivered = asked.saturating_sub(p.requested - row.request_bytes);
             }
         }
-        rec.objects.append(&mut self.rows);
-        rec.pages.append(&mut self.pages);
+        self.core.records(rec);
     }
 }
