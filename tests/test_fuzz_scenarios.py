@@ -148,7 +148,11 @@ def valid_scenarios(draw):
     s["flows"] = flows
     if draw(st.booleans()):
         servers = [ends[0]] + (["s2"] if kind == "dumbbell" and topo["pairs"] > 1 else [])
-        s["apps"] = [draw(apps(ends, servers, bool(duration)))]
+        app = draw(apps(ends, servers, bool(duration)))
+        own = sack_consistent(s.get("tcp", {}), app.get("tcp", {}))
+        if own:
+            app["tcp"] = own
+        s["apps"] = [app]
     if draw(st.booleans()):
         # UDP sources beside the flows (which end the run when there is no duration).
         src = {"kind": draw(st.sampled_from(["onoff", "cbr"])), "name": "u{i}", "instances": draw(st.integers(1, 3)),
