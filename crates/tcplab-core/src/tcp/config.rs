@@ -234,13 +234,16 @@ impl<'de> Deserialize<'de> for Limit {
     }
 }
 
+/// Knobs added for the `ns2` profile are left out of a configuration's serialised form while they
+/// hold their RFC default (`[skip_if = ...]`), so that results recorded before they existed
+/// (and the golden digests of the RFC profiles) stay byte-identical.
 macro_rules! tcp_knobs {
-    ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty $([de = $de:literal, de_opt = $de_opt:literal])? ),* $(,)?) => {
+    ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty $([de = $de:literal, de_opt = $de_opt:literal])? $([skip_if = $skip:literal])? ),* $(,)?) => {
         /// The resolved configuration of one TCP connection.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct TcpConfig {
-            $( $(#[doc = $doc])* $(#[serde(deserialize_with = $de)])? pub $field: $ty, )*
+            $( $(#[doc = $doc])* $(#[serde(deserialize_with = $de)])? $(#[serde(default, skip_serializing_if = $skip)])? pub $field: $ty, )*
         }
 
         /// What a scenario writes under `[tcp]` or a flow's `tcp`: a profile and overrides.
@@ -304,6 +307,24 @@ tcp_knobs! {
     /// (the data outstanding at the last loss detection) — ns-2's `bugFix_`, the check of
     /// RFC 6582 §3.2 step 2. Tahoe and NewReno always have it; RFC 5681 Reno does not.
     recover_guard: bool,
+    /// ssthresh after a loss = ⌊W/2⌋ whole segments (at least 2), W = ⌊min(cwnd, rwnd)/SMSS⌋
+    /// the window in whole segments: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)` from `window()`
+    /// (tcp/tcp.cc). Off: RFC 5681 §3.1 eq. 4 in bytes, from FlightSize.
+    ssthresh_whole_segments: bool [skip_if = "std::ops::Not::not"],
+    /// Every timeout sets ssthresh to half the window at expiry (ns-2 `timeout()` →
+    /// `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART)`, tcp/tcp.cc): after a fast retransmit
+    /// half the inflated window again, after a repeated timeout 2 segments. Off: RFC 5681 eq. 4,
+    /// held on a repeated timeout and never raised inside a window already reduced.
+    timeout_halves_window: bool [skip_if = "std::ops::Not::not"],
+    /// A SYN timeout sets ssthresh to 2 segments (ns-2 `timeout()` halves a window of one
+    /// segment, floor 2; tcp/tcp.cc). Off: ssthresh untouched (RFC 5681 §3.1 counts no loss of
+    /// a SYN).
+    syn_timeout_ssthresh: bool [skip_if = "std::ops::Not::not"],
+    /// Reno, NewReno: the ACK that ends fast recovery deflates cwnd to min(cwnd, ssthresh) and
+    /// then grows it as any new ACK does (ns-2 `recv_newack_helper()` → `opencwnd()`,
+    /// tcp/tcp-reno.cc, tcp/tcp-newreno.cc with `exit_recovery_fix_` 0). Off: RFC 5681 §3.2
+    /// step 6 (cwnd = ssthresh) and RFC 6582 §3.2 step 3 (min(ssthresh, FlightSize + SMSS)).
+    grow_on_recovery_exit: bool [skip_if = "std::ops::Not::not"],
     /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
     /// duplicate ACKs, cwnd unchanged.
     limited_transmit: bool,
@@ -458,6 +479,10 @@ impl TcpConfig {
             rwnd: Limit::Named(Unlimited::Unlimited),
             dupthresh: 3,
             recover_guard: false,
+            ssthresh_whole_segments: false,
+            timeout_halves_window: false,
+            syn_timeout_ssthresh: false,
+            grow_on_recovery_exit: false,
             limited_transmit: false,
             abc: 0,
             early_retransmit: false,
@@ -497,6 +522,10 @@ impl TcpConfig {
             "ns2" => {
                 c.variant = Variant::Reno;
                 c.recover_guard = true;
+                c.ssthresh_whole_segments = true;
+                c.timeout_halves_window = true;
+                c.syn_timeout_ssthresh = true;
+                c.grow_on_recovery_exit = true;
                 c.mss = Size(1000);
                 c.initial_window = InitialWindow::Segments(2);
                 c.rwnd = Limit::Bytes(Size(20 * 1000));

@@ -23,9 +23,23 @@ pub trait Recovery: Send {
     fn own_limited_transmit(&self) -> bool {
         false
     }
+    /// After a timeout, go-back-N skips data the receiver has SACKed since (RFC 6675 §5.1 allows
+    /// it); ns-2's Sack1 resends everything.
+    fn gbn_skips_sacked(&self) -> bool {
+        true
+    }
     /// Send what the strategy allows after an ACK has been processed.
     fn send(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
         s.send_available(_out);
+    }
+}
+
+/// With `grow_on_recovery_exit`, the ACK that ends fast recovery opens the window as any new ACK
+/// does: ns-2's Reno and NewReno call `recv_newack_helper()` → `opencwnd()` on it (tcp/tcp.cc,
+/// tcp/tcp-reno.cc, tcp/tcp-newreno.cc). RFC 5681 §3.2 step 6 only deflates.
+fn grow_on_exit(s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64) {
+    if s.cfg.grow_on_recovery_exit {
+        cc.on_ack(s, acked);
     }
 }
 
@@ -82,11 +96,12 @@ impl Recovery for Reno {
         }
     }
 
-    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, _cc: &mut dyn CongestionControl, _acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64, _out: &mut Vec<OutSeg>) -> bool {
         // §3.2 step 6: on the next ACK of new data, cwnd = ssthresh ("deflating" the window).
         s.set_cwnd(s.ssthresh);
         s.in_recovery = false;
         s.dupacks = 0;
+        grow_on_exit(s, cc, acked);
         true
     }
 }
@@ -119,15 +134,23 @@ impl Recovery for NewReno {
         }
     }
 
-    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, _cc: &mut dyn CongestionControl, acked: u64, out: &mut Vec<OutSeg>) -> bool {
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64, out: &mut Vec<OutSeg>) -> bool {
         if s.snd_una >= s.recover {
             // RFC 6582 §3.2 step 3, full acknowledgment: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)
             // (the first of the two options; it avoids a burst when little is in flight).
-            let flight = s.flight_size();
-            let cwnd = s.ssthresh.min(flight.max(s.mss) + s.mss);
-            s.set_cwnd(cwnd);
+            if s.cfg.grow_on_recovery_exit {
+                // ns-2 NewReno (tcp/tcp-newreno.cc, `exit_recovery_fix_` 0): the inflation
+                // (`dupwnd_`) is dropped, cwnd_ (ssthresh, or less after partial deflation) kept.
+                let cwnd = s.cwnd.min(s.ssthresh);
+                s.set_cwnd(cwnd);
+            } else {
+                let flight = s.flight_size();
+                let cwnd = s.ssthresh.min(flight.max(s.mss) + s.mss);
+                s.set_cwnd(cwnd);
+            }
             s.in_recovery = false;
             s.dupacks = 0;
+            grow_on_exit(s, cc, acked);
             true
         } else {
             // RFC 6582 §3.2 step 3, partial acknowledgment: retransmit the first unacknowledged segment,

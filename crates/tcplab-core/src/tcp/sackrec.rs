@@ -215,18 +215,18 @@ impl Recovery for Sack1 {
                 s.recover = s.snd_max;
                 // ns-2 slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF): half the window, not
                 // of FlightSize; at least 2 segments.
-                let win = s.cwnd.min(s.peer_wnd);
-                s.ssthresh = (win / 2).max(2 * s.mss);
+                s.ssthresh = s.half_window();
                 s.set_cwnd(s.ssthresh);
                 s.loss_reduction(false, true);
                 s.in_recovery = true;
                 s.restart_rto();
-                // pipe = packets outstanding − duplicate ACKs received.
+                // tcp/tcp-sack1.cc dupack_action(): pipe_ = maxseq_ − highest_ack_ − numdupacks,
+                // the packets outstanding less the duplicate ACKs. The fast retransmission is
+                // sent by output(), outside send_much(), so it is not counted in pipe_.
                 self.pipe = s.flight_size() as i64 - s.dupacks as i64 * mss;
                 let una = s.snd_una;
                 let len = s.retransmit_hole(una, out);
                 self.rtx_next = una + len;
-                self.pipe += len as i64;
             }
         } else {
             self.pipe -= mss;
@@ -246,9 +246,18 @@ impl Recovery for Sack1 {
         true
     }
 
-    fn on_timeout(&mut self, _s: &mut SenderCore) {
+    fn on_timeout(&mut self, s: &mut SenderCore) {
         self.rtx_next = 0;
         self.pipe = 0;
+        // tcp/tcp-sack1.cc timeout(): the scoreboard is cleared and `timeout_` set; until a new
+        // cumulative ACK clears it, duplicate ACKs leave the scoreboard alone.
+        s.sack_ignored = true;
+    }
+
+    fn gbn_skips_sacked(&self) -> bool {
+        // ns-2's Sack1 goes back N over everything after a timeout (`t_seqno_ = highest_ack_ + 1`
+        // in reset_rtx_timer(), tcp/tcp.cc, with an empty scoreboard).
+        false
     }
 
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {

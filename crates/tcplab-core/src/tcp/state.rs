@@ -84,6 +84,11 @@ pub struct SenderCore {
     pub sack_ok: bool,
     /// What the receiver has SACKed above snd_una.
     pub sb: Scoreboard,
+    /// SACK blocks are not recorded until the next new cumulative ACK (ns-2 Sack1 after a
+    /// timeout: its `timeout_` flag, tcp/tcp-sack1.cc).
+    pub sack_ignored: bool,
+    /// Go-back-N after a timeout skips SACKed data (RFC 6675 §5.1); off for ns-2's Sack1.
+    pub gbn_skips_sacked: bool,
     /// When data was last sent (RFC 5681 §4.1 restart window).
     pub(super) last_send_at: Time,
     /// When the current recovery began (its fast retransmit), until the data outstanding then
@@ -135,6 +140,8 @@ impl SenderCore {
             slow_start_after_rto: false,
             sack_ok: cfg.sack && !cfg.handshake,
             sb: Scoreboard::default(),
+            sack_ignored: false,
+            gbn_skips_sacked: true,
             last_send_at: 0,
             recovery_since: None,
             rtt,
@@ -182,6 +189,18 @@ impl SenderCore {
     /// RFC 5681 FlightSize: data sent but not yet cumulatively acknowledged.
     pub fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
+    }
+
+    /// Half the window, min(cwnd, rwnd) / 2, at least 2·SMSS: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)`
+    /// (tcp/tcp.cc), which halves `window()`; with `ssthresh_whole_segments` in whole segments
+    /// as ns-2 does, ⌊⌊W⌋/2⌋ (a window of 15.6 segments gives 7).
+    pub fn half_window(&self) -> u64 {
+        let w = self.cwnd.min(self.peer_wnd);
+        if self.cfg.ssthresh_whole_segments {
+            (w / self.mss / 2).max(2) * self.mss
+        } else {
+            (w / 2).max(2 * self.mss)
+        }
     }
 
     /// Change cwnd, keeping the instruments (maximum, time integral) right.
@@ -360,7 +379,7 @@ impl SenderCore {
         }
         loop {
             // After a timeout, go-back-N skips what the receiver has SACKed since (RFC 6675 §5.1).
-            if self.sack_ok && self.snd_nxt < self.snd_max {
+            if self.sack_ok && self.gbn_skips_sacked && self.snd_nxt < self.snd_max {
                 let n = self.sb.next_unsacked(self.snd_nxt).min(self.snd_max);
                 if n != self.snd_nxt {
                     self.snd_nxt = n;
@@ -479,8 +498,14 @@ impl SenderCore {
     }
 }
 
-pub(super) fn sample_rtt(c: &mut SenderCore, r: Time) {
-    c.rtt.sample(r);
+/// An RTT measurement of a segment sent at `sent` and acknowledged `now`. The estimator takes it
+/// as the stack measures it (whole ticks with a coarse `timer_tick`); the RTTM instrument records
+/// the exact round trip, so that the "TCP RTT" of Mathis et al. §5.2 is not inflated by the
+/// tick (a 6 ms RTT reads as one 10 ms tick).
+pub(super) fn sample_rtt(c: &mut SenderCore, sent: Time, now: Time) {
+    let measured = c.rtt.measure(sent, now);
+    c.rtt.sample(measured);
+    let r = now - sent;
     let s = &mut c.stats;
     s.rtt_min_ns = if s.rtt_samples == 0 { r } else { s.rtt_min_ns.min(r) };
     s.rtt_max_ns = s.rtt_max_ns.max(r);
