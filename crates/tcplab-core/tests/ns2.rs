@@ -247,3 +247,33 @@ fn rtt_instrument_records_exact_samples_under_a_coarse_tick() {
     assert_eq!((st.rtt_samples, st.rtt_sum_ns, st.rtt_min_ns, st.rtt_max_ns), (1, ms(6) as u128, ms(6), ms(6)));
     assert_eq!(h.s.core.rtt.srtt(), Some(ms(10)), "the estimator's sample is one 10 ms tick");
 }
+
+/// ns-2's timer (tcp/tcp.cc): rtt_update() counts the sample in ticks of tcpTick_ and keeps SRTT
+/// and RTTVAR in fixed point; set_rtx_timer() schedules the expiry at exactly now + RTO. The BSD
+/// timer of `rto_model = "rfc6298"` with a tick fires on a tick boundary instead.
+#[test]
+fn ns2_timer_expires_exactly_one_rto_after_it_is_set() {
+    use tcplab_core::tcp::config::RtoModel;
+    use tcplab_core::units::Duration;
+    for model in [RtoModel::Rfc6298, RtoModel::Ns2] {
+        let mut c = cfg(Variant::Reno, true);
+        c.timer_tick = Duration(ms(10));
+        c.clock_granularity = Duration(ms(10));
+        c.rto_min = Duration(0);
+        c.rto_initial = TcpConfig::profile("ns2").unwrap().rto_initial;
+        c.rto_model = model;
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.s.core.rto_timer.deadline(), Some(3 * 1_000_000_000), "rtxcur_init_ 3 s");
+        h.sent_segs();
+        // Sent at 0, acknowledged at 56 ms: five tick boundaries, a 50 ms sample either way.
+        h.ack_seg(ms(56), 1);
+        assert_eq!(h.sent_segs(), [2, 3]);
+        assert_eq!(h.s.core.rtt.srtt(), Some(ms(50)));
+        // RFC 6298: 50 + 4·25 = 150 ms, counted down on tick boundaries from 60 ms: 200 ms.
+        // ns-2: ((10 << 3) + 40) >> 3 = 15 ticks = 150 ms after 56 ms: 206 ms.
+        let want = if model == RtoModel::Ns2 { ms(206) } else { ms(200) };
+        assert_eq!(h.s.core.rto_timer.deadline(), Some(want), "{model:?}");
+    }
+    assert_eq!(TcpConfig::profile("ns2").unwrap().rto_model, RtoModel::Ns2);
+    assert_eq!(TcpConfig::rfc().rto_model, RtoModel::Rfc6298);
+}

@@ -33,6 +33,25 @@ impl Variant {
     }
 }
 
+/// The RTT estimator and retransmission timer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoModel {
+    /// RFC 6298 §2 (with `timer_tick`, BSD's tick-counting timer that fires on tick boundaries).
+    #[default]
+    Rfc6298,
+    /// ns-2's TcpAgent (tcp/tcp.cc): samples in ticks of `timer_tick`, SRTT and RTTVAR in fixed
+    /// point (×8, ×4), RTO = SRTT + 4·RTTVAR in whole ticks, at least `rto_min` before the backoff
+    /// and two ticks after it, and the timer set to expire at exactly now + RTO.
+    Ns2,
+}
+
+impl RtoModel {
+    pub fn is_rfc6298(&self) -> bool {
+        *self == RtoModel::Rfc6298
+    }
+}
+
 /// Initial window (RFC 5681 §3.1, RFC 3390, RFC 6928, and Allman et al. 1998 Appendix A).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitialWindow {
@@ -359,6 +378,9 @@ tcp_knobs! {
     /// in whole ticks, the RTO is a whole number n of ticks, and the timer fires on the n-th tick
     /// boundary after it is set, i.e. after between n−1 and n ticks.
     timer_tick: Duration,
+    /// RTT estimator and timer: `"rfc6298"`, or `"ns2"` (ns-2's fixed-point estimator in ticks of
+    /// `timer_tick`, exact expiry; `rto_backoff` is then ns-2's doubling, tcp/tcp.cc).
+    rto_model: RtoModel [skip_if = "RtoModel::is_rfc6298"],
     /// RTO multiplier on each expiry (RFC 6298 §5.5: 2), a finite number from 1 to 1000.
     rto_backoff: f64 [de = "crate::units::de_multiplier", de_opt = "crate::units::de_multiplier_opt"],
     /// Karn's algorithm: no RTT sample from a retransmitted segment (RFC 6298 §3).
@@ -497,6 +519,7 @@ impl TcpConfig {
             rto_max: Duration(60 * SEC),
             clock_granularity: Duration(MS),
             timer_tick: Duration(0),
+            rto_model: RtoModel::Rfc6298,
             rto_backoff: 2.0,
             karn: true,
             handshake_rtt_sample: true,
@@ -537,6 +560,7 @@ impl TcpConfig {
                 c.rto_max = Duration(64 * SEC);
                 c.clock_granularity = Duration(10 * MS);
                 c.timer_tick = Duration(10 * MS);
+                c.rto_model = RtoModel::Ns2;
                 c.syn_timeout_rto_3s = false;
                 c.restart_after_idle = false;
             }
@@ -615,6 +639,9 @@ impl TcpConfig {
         }
         if self.rto_min.0 > self.rto_max.0 {
             return err("rto_min", "must not exceed rto_max");
+        }
+        if self.rto_model == RtoModel::Ns2 && self.timer_tick.0 == 0 {
+            return err("rto_model", "\"ns2\" counts in ticks: set timer_tick (ns-2's tcpTick_, 10ms)");
         }
         if !(self.rto_backoff >= 1.0 && self.rto_backoff <= 1000.0) {
             return err("rto_backoff", "expected a finite multiplier from 1 to 1000");

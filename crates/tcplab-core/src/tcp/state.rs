@@ -118,7 +118,10 @@ pub struct SenderCore {
 impl SenderCore {
     pub(super) fn new(cfg: TcpConfig, bytes: Option<u64>) -> Self {
         let mss = cfg.mss.0;
-        let rtt = RttEstimator::new(cfg.rto_initial.0, cfg.rto_min.0, cfg.rto_max.0, cfg.clock_granularity.0, cfg.timer_tick.0, cfg.rto_backoff);
+        let mut rtt = RttEstimator::new(cfg.rto_initial.0, cfg.rto_min.0, cfg.rto_max.0, cfg.clock_granularity.0, cfg.timer_tick.0, cfg.rto_backoff);
+        if cfg.rto_model == super::config::RtoModel::Ns2 && cfg.timer_tick.0 > 0 {
+            rtt = rtt.ns2_model();
+        }
         SenderCore {
             mss,
             phase: SenderPhase::Idle,
