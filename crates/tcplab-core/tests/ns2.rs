@@ -1,7 +1,7 @@
 //! Packet-level tests of the `ns2` profile's knobs: each states what ns-2.35's one-way TCP agents
 //! do, cites the source file that shows it, and checks the same exchange under the RFC default.
 
-use tcplab_core::net::{PacketTag, Segment, FLAG_ACK, FLAG_SYN};
+use tcplab_core::net::{PacketTag, SackBlock, Segment, FLAG_ACK, FLAG_SYN};
 use tcplab_core::tcp::config::{InitialWindow, Limit, Unlimited};
 use tcplab_core::tcp::{OutSeg, TcpConfig, TcpSender, Variant};
 use tcplab_core::units::{ms, Size, Time};
@@ -23,6 +23,7 @@ fn cfg(variant: Variant, ns2: bool) -> TcpConfig {
         c.timeout_halves_window = p.timeout_halves_window;
         c.syn_timeout_ssthresh = p.syn_timeout_ssthresh;
         c.grow_on_recovery_exit = p.grow_on_recovery_exit;
+        c.exit_recovery_fix = p.exit_recovery_fix;
     }
     c
 }
@@ -45,6 +46,16 @@ impl Snd {
     /// The receiver acknowledges segments 1..=k.
     fn ack_seg(&mut self, t: Time, k: u64) {
         let seg = Segment { seq: 1, ack: 1 + k * MSS, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+        self.s.on_segment(t, &seg, &mut self.out);
+        self.s.take_timer_events().for_each(drop);
+    }
+    /// The receiver acknowledges segments 1..=k and SACKs the segment ranges `sacks`.
+    fn ack_sack(&mut self, t: Time, k: u64, sacks: &[(u64, u64)]) {
+        let mut seg = Segment { seq: 1, ack: 1 + k * MSS, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+        for (i, &(lo, hi)) in sacks.iter().enumerate() {
+            seg.sack[i] = SackBlock { left: 1 + (lo - 1) * MSS, right: 1 + hi * MSS };
+        }
+        seg.n_sack = sacks.len() as u8;
         self.s.on_segment(t, &seg, &mut self.out);
         self.s.take_timer_events().for_each(drop);
     }
@@ -82,6 +93,7 @@ fn profile_sets_the_ns2_knobs_and_rfc_does_not() {
         ("timeout_halves_window", rfc.timeout_halves_window, ns2.timeout_halves_window),
         ("syn_timeout_ssthresh", rfc.syn_timeout_ssthresh, ns2.syn_timeout_ssthresh),
         ("grow_on_recovery_exit", rfc.grow_on_recovery_exit, ns2.grow_on_recovery_exit),
+        ("exit_recovery_fix off", !rfc.exit_recovery_fix, !ns2.exit_recovery_fix),
     ] {
         assert!(!r && n, "{name}: off in rfc, on in ns2");
     }
@@ -276,4 +288,164 @@ fn ns2_timer_expires_exactly_one_rto_after_it_is_set() {
     }
     assert_eq!(TcpConfig::profile("ns2").unwrap().rto_model, RtoModel::Ns2);
     assert_eq!(TcpConfig::rfc().rto_model, RtoModel::Rfc6298);
+}
+
+/// The two-segment loss of `newreno_leaves_recovery_at_ssthresh_and_grows`, up to the partial ACK.
+fn newreno_partial(c: TcpConfig) -> Snd {
+    let mut c = c;
+    c.initial_window = InitialWindow::Segments(10);
+    c.initial_ssthresh = Limit::Bytes(Size(10 * MSS));
+    let mut h = Snd::new(c, None);
+    h.sent_segs();
+    for t in 0..3 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.sent_segs(), [1]);
+    assert_eq!(h.cwnd_segs(), 8.0);
+    h
+}
+
+/// ns-2 NewReno's `exit_recovery_fix_` 1 (tcp/tcp-newreno.cc): on the full ACK cwnd =
+/// min(ssthresh, outstanding + 1) before recv_newack_helper() opens it — RFC 6582's first option
+/// with ns-2's growth on top.
+#[test]
+fn newreno_exit_recovery_fix_bounds_the_window_by_what_is_in_flight() {
+    let mut c = cfg(Variant::Newreno, true);
+    c.exit_recovery_fix = true;
+    let mut h = newreno_partial(c);
+    h.ack_seg(ms(200), 3);
+    assert_eq!(h.sent_segs(), [4]);
+    h.ack_seg(ms(300), 10);
+    // Nothing in flight: min(ssthresh 5, max(FlightSize, SMSS) + SMSS) = 2 segments, then the
+    // growth of recv_newack_helper(), slow start as 2 < ssthresh: 3.
+    assert_eq!(h.cwnd_segs(), 3.0);
+    assert_eq!(h.sent_segs(), [11, 12, 13]);
+}
+
+/// ns-2 NewReno's `partial_window_deflation_` 0 (the default before 2001, tcp/tcp-newreno.cc): a
+/// partial ACK drops the whole inflation (dupwnd_ = 0), cwnd = ssthresh. With it (RFC 6582 §3.2
+/// step 3) cwnd = cwnd − acked + SMSS.
+#[test]
+fn newreno_partial_window_deflation_off_deflates_to_ssthresh() {
+    for deflation in [true, false] {
+        let mut c = cfg(Variant::Newreno, true);
+        c.partial_window_deflation = deflation;
+        let mut h = newreno_partial(c);
+        // Four more duplicate ACKs: cwnd 12, new segments 11 and 12.
+        for t in 0..4 {
+            h.ack_seg(ms(110 + t), 0);
+        }
+        assert_eq!(h.sent_segs(), [11, 12]);
+        h.ack_seg(ms(200), 3);
+        assert_eq!(h.sent_segs()[0], 4, "the next hole at once");
+        let want = if deflation { 12.0 - 3.0 + 1.0 } else { 5.0 };
+        assert_eq!(h.cwnd_segs(), want, "partial_window_deflation = {deflation}");
+    }
+}
+
+/// ns-2 NewReno's `newreno_changes1_` (tcp/tcp-newreno.cc partialnewack_helper()): with it (the
+/// default) only the first partial ACK calls newtimer(), the "Impatient" variant of RFC 6582 §4;
+/// without it every partial ACK restarts the timer ("Slow-but-Steady").
+#[test]
+fn newreno_slow_but_steady_restarts_the_timer_on_every_partial_ack() {
+    for steady in [false, true] {
+        let mut c = cfg(Variant::Newreno, true);
+        c.slow_but_steady = steady;
+        let mut h = newreno_partial(c);
+        h.ack_seg(ms(200), 3);
+        let first = h.s.core.rto_timer.deadline().unwrap();
+        h.ack_seg(ms(300), 5);
+        let second = h.s.core.rto_timer.deadline().unwrap();
+        assert_eq!(second > first, steady, "slow_but_steady = {steady}: {first} then {second}");
+        assert!(h.s.core.in_recovery);
+    }
+}
+
+/// A `fack` preset sender (ns-2 `Agent/TCP/Fack`) with `n` segments outstanding, in congestion
+/// avoidance, with the ns2 profile's whole-segment ssthresh.
+fn fack_in_flight(n: u64) -> Snd {
+    let mut c = cfg(Variant::Reno, true);
+    (tcplab_core::tcp::config::preset("fack").unwrap().apply)(&mut c);
+    c.initial_window = InitialWindow::Segments(n as u32);
+    c.initial_ssthresh = Limit::Bytes(Size(n * MSS));
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.sent_segs(), (1..=n).collect::<Vec<_>>());
+    h
+}
+
+/// ns-2 `Agent/TCP/Fack` (tcp/tcp-fack.cc, `rampdown_` false): recv() sets dupacks_ = fack_ −
+/// last_ack_ − 1, so one ACK whose SACK reaches three segments past the hole triggers the fast
+/// retransmit; slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) halves ssthresh and restarts cwnd
+/// at one segment; every later ACK of the recovery opens cwnd (slow start), and send_much() sends
+/// while t_seqno_ ≤ fack_ + win − retran_data_; the recovery ends on an ACK past `recover` that
+/// carries no SACK block, with cwnd as grown.
+#[test]
+fn ns2_fack_triggers_on_the_forward_ack_and_restarts_cwnd() {
+    let mut h = fack_in_flight(10);
+    // Segment 1 lost; the first ACK to arrive already SACKs 2..4 (earlier ACKs lost).
+    h.ack_sack(ms(100), 0, &[(2, 4)]);
+    assert_eq!(h.sent_segs(), [1], "fack − snd_una = 4 segments: 3 between, fast retransmit");
+    assert!(h.s.core.in_recovery);
+    assert_eq!((h.ssthresh_segs(), h.cwnd_segs()), (5.0, 1.0));
+    // Each ACK: cwnd + 1 (slow start); awnd = (11 − fack) + 1 retransmitted.
+    for (t, hi, want) in [(101, 5, vec![]), (102, 6, vec![]), (103, 7, vec![]), (104, 8, vec![11, 12])] {
+        h.ack_sack(ms(t), 0, &[(2, hi)]);
+        assert_eq!(h.sent_segs(), want, "SACK 2..{hi}, cwnd {}", h.cwnd_segs());
+    }
+    assert_eq!(h.cwnd_segs(), 5.0);
+    // The retransmission arrives: ACK 12 covers recover (11) and carries no SACK: recovery over,
+    // cwnd kept (5 + 1/5 after congestion avoidance's growth on this ACK).
+    h.ack_sack(ms(200), 12, &[]);
+    assert!(!h.s.core.in_recovery);
+    assert!((h.cwnd_segs() - 5.2).abs() < 1e-9, "cwnd {}", h.cwnd_segs());
+    let st = &h.s.core.stats;
+    assert_eq!((st.fast_retransmits, st.retransmits, st.timeouts), (1, 1, 0));
+}
+
+/// ns-2 Fack's CheckSndNxt() (tcp/scoreboard.cc): a retransmission still missing when data sent
+/// after it has been SACKed was lost again; `timeout_` then shuts off sending until the timer.
+#[test]
+fn ns2_fack_stops_sending_when_a_retransmission_is_lost_again() {
+    let mut h = fack_in_flight(10);
+    h.ack_sack(ms(100), 0, &[(2, 4)]);
+    assert_eq!(h.sent_segs(), [1]);
+    for t in 101..=104 {
+        h.ack_sack(ms(t), 0, &[(2, t - 96)]);
+    }
+    assert_eq!(h.sent_segs(), [11, 12]);
+    // 11 (sent after the retransmission of 1) is SACKed, 1 still missing: lost again.
+    h.ack_sack(ms(150), 0, &[(11, 11), (2, 10)]);
+    assert_eq!(h.sent_segs(), Vec::<u64>::new(), "nothing until the timeout");
+    h.ack_sack(ms(151), 0, &[(11, 12), (2, 10)]);
+    assert_eq!(h.sent_segs(), Vec::<u64>::new());
+    h.rto();
+    assert_eq!(h.sent_segs(), [1], "the timer resends the hole");
+}
+
+/// ns-2's DelAck sink (tcp/tcp-sink.cc): with `RFC2581_immediate_ack_` true (the default, RFC
+/// 5681 §4.2) a segment below the highest seen (filling a gap) is acknowledged at once; with it
+/// false, a gap-filling segment after which the in-order data still ends (segment 2 with 4 held)
+/// is delayed as an in-order one, while one that joins held data (3, joining 4) is not.
+#[test]
+fn delayed_ack_of_a_gap_filling_segment_as_ns2_rfc2581_immediate_ack_off() {
+    use tcplab_core::tcp::TcpReceiver;
+    for immediate in [true, false] {
+        let mut c = cfg(Variant::Reno, true);
+        c.delayed_ack = true;
+        c.delack_fill_immediate = immediate;
+        let mut r = TcpReceiver::new(c);
+        let mut out = Vec::new();
+        let mut data = |t: Time, k: u64, out: &mut Vec<OutSeg>| {
+            let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
+            r.on_segment(t, &seg, out);
+            let _ = r.take_timer_events().count();
+            out.drain(..).map(|o| (o.seg.ack - 1) / MSS).collect::<Vec<_>>()
+        };
+        assert_eq!(data(0, 1, &mut out), Vec::<u64>::new(), "1: delayed");
+        assert_eq!(data(ms(1), 4, &mut out), [1], "4: out of order, a duplicate ACK at once");
+        let fill = data(ms(2), 2, &mut out);
+        assert_eq!(fill, if immediate { vec![2] } else { vec![] }, "2 fills a gap, 3 still missing");
+        assert_eq!(data(ms(3), 3, &mut out), [4], "3 joins the held 4: ACK at once");
+    }
+    assert!(TcpConfig::rfc().delack_fill_immediate && TcpConfig::profile("ns2").unwrap().delack_fill_immediate);
 }

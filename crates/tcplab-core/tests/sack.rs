@@ -448,6 +448,9 @@ fn sack1_after_a_timeout_ignores_sacks_and_goes_back_n_over_everything() {
     // After the new cumulative ACK, SACK blocks count again.
     h.ack(t + ms(101), 1, &[(3, 6)]);
     assert!(!h.s.core.sb.is_empty(), "SACK blocks recorded again after a new cumulative ACK");
+    // Go-back-N goes on over the SACKed segments: the ACK of 2 (cwnd 3) resends 4 and 5.
+    h.ack(t + ms(200), 2, &[(3, 6)]);
+    assert_eq!(h.sent_segs(), [4, 5]);
     assert_eq!(h.s.core.stats.timeouts, 1);
     assert_eq!(h.s.core.stats.fast_retransmits, 0);
 }

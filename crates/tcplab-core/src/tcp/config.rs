@@ -24,12 +24,15 @@ pub enum Variant {
     /// FACK with Rate-Halving (Mathis & Mahdavi 1996; Mathis et al. 1997 Appendix A).
     #[serde(rename = "fack-rh")]
     FackRh,
+    /// ns-2's `Agent/TCP/Fack` with `rampdown_` false (tcp/tcp-fack.cc): FACK's loss detection
+    /// and send rule, ssthresh = window/2 and a cwnd restart at the trigger.
+    Fack,
 }
 
 impl Variant {
     /// Whether the variant's recovery reads the SACK scoreboard.
     pub fn uses_sack(self) -> bool {
-        matches!(self, Variant::Sack | Variant::Sack1 | Variant::FackRh)
+        matches!(self, Variant::Sack | Variant::Sack1 | Variant::FackRh | Variant::Fack)
     }
 }
 
@@ -339,11 +342,23 @@ tcp_knobs! {
     /// segment, floor 2; tcp/tcp.cc). Off: ssthresh untouched (RFC 5681 §3.1 counts no loss of
     /// a SYN).
     syn_timeout_ssthresh: bool [skip_if = "std::ops::Not::not"],
-    /// Reno, NewReno: the ACK that ends fast recovery deflates cwnd to min(cwnd, ssthresh) and
-    /// then grows it as any new ACK does (ns-2 `recv_newack_helper()` → `opencwnd()`,
-    /// tcp/tcp-reno.cc, tcp/tcp-newreno.cc with `exit_recovery_fix_` 0). Off: RFC 5681 §3.2
-    /// step 6 (cwnd = ssthresh) and RFC 6582 §3.2 step 3 (min(ssthresh, FlightSize + SMSS)).
+    /// Reno, NewReno: the ACK that ends fast recovery, after deflating cwnd, grows it as any new
+    /// ACK does (ns-2 `recv_newack_helper()` → `opencwnd()`, tcp/tcp-reno.cc,
+    /// tcp/tcp-newreno.cc). Off: RFC 5681 §3.2 step 6, RFC 6582 §3.2 step 3 (deflation only).
     grow_on_recovery_exit: bool [skip_if = "std::ops::Not::not"],
+    /// NewReno, full ACK: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) (RFC 6582 §3.2
+    /// step 3, option 1; ns-2's `exit_recovery_fix_` 1). Off: ns-2's default `exit_recovery_fix_`
+    /// 0 (tcp/tcp-newreno.cc): the inflation is dropped and cwnd = min(cwnd, ssthresh), a burst
+    /// when little is in flight.
+    exit_recovery_fix: bool [skip_if = "Clone::clone"],
+    /// NewReno, partial ACK: deflate cwnd by the data acknowledged and add back one SMSS
+    /// (RFC 6582 §3.2 step 3; ns-2's `partial_window_deflation_` 1, tcp/tcp-newreno.cc). Off:
+    /// ns-2's `partial_window_deflation_` 0: the inflation is dropped, cwnd = ssthresh.
+    partial_window_deflation: bool [skip_if = "Clone::clone"],
+    /// NewReno: every partial ACK restarts the retransmission timer (RFC 6582 §4
+    /// "Slow-but-Steady"; ns-2's `newreno_changes1_` 0). Off: only the first does ("Impatient";
+    /// ns-2's default `newreno_changes1_` 1).
+    slow_but_steady: bool [skip_if = "std::ops::Not::not"],
     /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
     /// duplicate ACKs, cwnd unchanged.
     limited_transmit: bool,
@@ -366,6 +381,10 @@ tcp_knobs! {
     delack_tick: Duration,
     /// ACK at least every this many full-sized segments (RFC 5681 §4.2: 2).
     delack_segments: u32,
+    /// With delayed ACKs, a segment that fills (part of) a hole is acknowledged at once (RFC 5681
+    /// §4.2; ns-2's `RFC2581_immediate_ack_` true). Off: ns-2's sink with the flag false
+    /// (tcp/tcp-sink.cc) delays it when the in-order data still ends at it.
+    delack_fill_immediate: bool [skip_if = "Clone::clone"],
     /// Initial RTO (RFC 6298 §2.1: 1 s; RFC 2988 / RFC 1122: 3 s).
     rto_initial: Duration,
     /// Lower bound on the RTO (RFC 6298 §2.4: 1 s).
@@ -481,6 +500,15 @@ pub const PRESETS: &[Preset] = &[
             c.early_retransmit = true;
         },
     },
+    Preset {
+        name: "fack",
+        study: "ns2",
+        summary: "ns-2 Agent/TCP/Fack (rampdown_ false): FACK trigger and send rule, cwnd restart, 3 SACK blocks, IW 1",
+        apply: |c| {
+            base_preset(c, Variant::Fack, true);
+            c.sack_blocks = 3;
+        },
+    },
 ];
 
 pub fn preset(name: &str) -> Option<&'static Preset> {
@@ -505,6 +533,9 @@ impl TcpConfig {
             timeout_halves_window: false,
             syn_timeout_ssthresh: false,
             grow_on_recovery_exit: false,
+            exit_recovery_fix: true,
+            partial_window_deflation: true,
+            slow_but_steady: false,
             limited_transmit: false,
             abc: 0,
             early_retransmit: false,
@@ -514,6 +545,7 @@ impl TcpConfig {
             delack_timeout: Duration(200 * MS),
             delack_tick: Duration(0),
             delack_segments: 2,
+            delack_fill_immediate: true,
             rto_initial: Duration(SEC),
             rto_min: Duration(SEC),
             rto_max: Duration(60 * SEC),
@@ -549,6 +581,7 @@ impl TcpConfig {
                 c.timeout_halves_window = true;
                 c.syn_timeout_ssthresh = true;
                 c.grow_on_recovery_exit = true;
+                c.exit_recovery_fix = false;
                 c.mss = Size(1000);
                 c.initial_window = InitialWindow::Segments(2);
                 c.rwnd = Limit::Bytes(Size(20 * 1000));
@@ -732,7 +765,7 @@ mod tests {
         assert!(!cs[3].early_retransmit && cs[4].early_retransmit);
         assert!(cs.iter().all(|c| c.variant == Variant::Sack && c.sack));
         assert!(!get("newreno").sack && get("sack1").sack && get("fack-rh").sack);
-        assert_eq!(PRESETS.len(), 10);
+        assert_eq!(PRESETS.len(), 11);
         assert!(preset("vegas").is_none());
     }
 

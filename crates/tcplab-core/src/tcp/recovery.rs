@@ -138,16 +138,15 @@ impl Recovery for NewReno {
         if s.snd_una >= s.recover {
             // RFC 6582 §3.2 step 3, full acknowledgment: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)
             // (the first of the two options; it avoids a burst when little is in flight).
-            if s.cfg.grow_on_recovery_exit {
-                // ns-2 NewReno (tcp/tcp-newreno.cc, `exit_recovery_fix_` 0): the inflation
-                // (`dupwnd_`) is dropped, cwnd_ (ssthresh, or less after partial deflation) kept.
-                let cwnd = s.cwnd.min(s.ssthresh);
-                s.set_cwnd(cwnd);
-            } else {
+            let cwnd = if s.cfg.exit_recovery_fix {
                 let flight = s.flight_size();
-                let cwnd = s.ssthresh.min(flight.max(s.mss) + s.mss);
-                s.set_cwnd(cwnd);
-            }
+                s.ssthresh.min(flight.max(s.mss) + s.mss)
+            } else {
+                // ns-2 NewReno with `exit_recovery_fix_` 0 (tcp/tcp-newreno.cc): the inflation
+                // (`dupwnd_`) is dropped, cwnd_ (ssthresh, or less after partial deflation) kept.
+                s.cwnd.min(s.ssthresh)
+            };
+            s.set_cwnd(cwnd);
             s.in_recovery = false;
             s.dupacks = 0;
             grow_on_exit(s, cc, acked);
@@ -159,10 +158,17 @@ impl Recovery for NewReno {
             let first_partial = !self.partial_seen;
             self.partial_seen = true;
             s.retransmit_una(out);
-            let add = if acked >= s.mss { s.mss } else { 0 };
-            let cwnd = s.cwnd.saturating_sub(acked).max(s.mss) + add;
+            let cwnd = if s.cfg.partial_window_deflation {
+                let add = if acked >= s.mss { s.mss } else { 0 };
+                s.cwnd.saturating_sub(acked).max(s.mss) + add
+            } else {
+                // ns-2 `partial_window_deflation_` 0 (tcp/tcp-newreno.cc): dupwnd_ = 0.
+                s.ssthresh
+            };
             s.set_cwnd(cwnd);
-            first_partial
+            // RFC 6582 §4: Slow-but-Steady restarts the timer on every partial ACK (ns-2
+            // `newreno_changes1_` 0), Impatient only on the first.
+            first_partial || s.cfg.slow_but_steady
         }
     }
 }

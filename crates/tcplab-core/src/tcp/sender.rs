@@ -9,7 +9,7 @@
 use super::cc::{Aimd, CongestionControl};
 use super::config::{TcpConfig, Variant};
 use super::recovery::{NewReno, Recovery, Reno, Tahoe};
-use super::sackrec::{FackRh, Rfc6675, Sack1};
+use super::sackrec::{FackNs2, FackRh, Rfc6675, Sack1};
 pub use super::state::{OutSeg, SenderCore, SenderPhase, SYN_OPTION_BYTES, UNLIMITED};
 use super::state::sample_rtt;
 use crate::net::{PacketTag, Segment, FLAG_ACK};
@@ -30,6 +30,7 @@ impl TcpSender {
             Variant::Sack => Box::new(Rfc6675::default()),
             Variant::Sack1 => Box::new(Sack1::default()),
             Variant::FackRh => Box::new(FackRh::default()),
+            Variant::Fack => Box::new(FackNs2::default()),
         };
         // Without a handshake SACK is in use exactly when configured; a SACK variant without it
         // recovers as NewReno (as after a SYN-ACK that does not agree to SACK).

@@ -274,7 +274,9 @@ impl SenderCore {
         } else {
             let mut len = self.mss.min(self.data_end - seq);
             if retx && self.sack_ok {
-                if let Some(n) = self.sb.next_sacked(seq) {
+                // A segment that is itself SACKed is resent whole (ns-2's Sack1 goes back N over
+                // SACKed data after a timeout).
+                if let Some(n) = self.sb.next_sacked(seq).filter(|&n| n > seq) {
                     len = len.min(n - seq);
                 }
             }
