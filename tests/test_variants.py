@@ -116,7 +116,7 @@ def test_variants_command_lists_every_preset(cli):
     lines = p.stdout.splitlines()
     assert lines[0].split()[:3] == ["preset", "study", "variant"]
     names = [line.split()[0] for line in lines[1:]]
-    assert set(names) == set(LADHA + MATHIS)
+    assert set(names) == set(LADHA + MATHIS + ["fack"])
     row = dict(zip(lines[0].split(), lines[1 + names.index("sack-iw-lt-abc1-er")].split()))
     assert (row["variant"], row["sack"], row["iw"], row["lt"], row["abc"], row["er"]) == ("sack", "on", "rfc3390", "on", "1", "on")
 

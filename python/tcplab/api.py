@@ -170,6 +170,23 @@ def _seed(seed: Any) -> Optional[int]:
     return n
 
 
+def _every_knob(tcp: dict) -> dict:
+    """A flow's resolved TCP configuration with every knob: the run's JSON leaves out the knobs
+    added for the `ns2` profile while they hold their RFC default (so that results recorded before
+    them stay byte-identical); those defaults are the `rfc` profile's values."""
+    rfc = _rfc_knobs()
+    return {**rfc, **tcp} if set(rfc) - set(tcp) else tcp
+
+
+_RFC_KNOBS: dict = {}
+
+
+def _rfc_knobs() -> dict:
+    if not _RFC_KNOBS:
+        _RFC_KNOBS.update(json.loads(_core.profiles())["rfc"])
+    return _RFC_KNOBS
+
+
 @dataclass
 class Result:
     """The result of one run: DataFrames of connections, link directions and transfers, the
@@ -195,7 +212,7 @@ class Result:
             links=pd.DataFrame(d["links"]),
             transfers=pd.DataFrame(d["transfers"]),
             scenario=d["scenario"],
-            tcp=d["flows_tcp"],
+            tcp=[_every_knob(t) for t in d["flows_tcp"]],
             meta=d["meta"],
             wall_time_s=wall_time_s,
             objects=pd.DataFrame(d.get("objects", [])),

@@ -632,8 +632,10 @@ CHOICES = [
     "M1/M4: one-way delays 3, 10, 30, 100, 300 ms; p log-spaced rather than drawn at random; each run lasts at least 50 "
     "congestion-avoidance cycles (√(8/3p) round trips each) after a warmup of 5 cycles that hides the slow-start overshoot; "
     "the link rate is 10x the model's bandwidth (at least 1 Mb/s), with no queue limit.",
-    "p is the TCP's own (CA events per acknowledged segment) and RTT its RTTM mean (§5.2); runs with a timeout after the "
-    "warmup are drawn open and left out of the fits.",
+    "p is the TCP's own (CA events per acknowledged segment) and RTT its RTTM mean (§5.2), from exact samples; runs with a "
+    "timeout after the warmup are drawn open and left out of the fits.",
+    "Table 4 is fitted as the paper fits it: least squares of the window BW·RTT/MSS itself (the low-p runs dominate), with p "
+    "the link's drop rate (each loss a congestion signal); the fit of ln(window) with the TCP's p is kept beside it.",
     "M3: the SACK TCP is ns Sack1; packets are 1000 bytes on the wire (MSS 960, 40-byte ACKs); RED has ns-1's defaults "
     "(min_th 5, max_th 15, w_q 0.002, max_p 0.1); delayed ACKs.",
     "M4: 'SACK' is ns Sack1; MSS 1460, one-way delay 30 ms.",

@@ -256,16 +256,24 @@ impl<'de> Deserialize<'de> for Limit {
     }
 }
 
+/// The RFC defaults of the knobs below that may be left out of a serialised configuration.
+fn rfc_off() -> bool {
+    false
+}
+fn rfc_on() -> bool {
+    true
+}
+
 /// Knobs added for the `ns2` profile are left out of a configuration's serialised form while they
 /// hold their RFC default (`[skip_if = ...]`), so that results recorded before they existed
 /// (and the golden digests of the RFC profiles) stay byte-identical.
 macro_rules! tcp_knobs {
-    ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty $([de = $de:literal, de_opt = $de_opt:literal])? $([skip_if = $skip:literal])? ),* $(,)?) => {
+    ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty $([de = $de:literal, de_opt = $de_opt:literal])? $([skip_if = $skip:literal, default = $def:literal])? ),* $(,)?) => {
         /// The resolved configuration of one TCP connection.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct TcpConfig {
-            $( $(#[doc = $doc])* $(#[serde(deserialize_with = $de)])? $(#[serde(default, skip_serializing_if = $skip)])? pub $field: $ty, )*
+            $( $(#[doc = $doc])* $(#[serde(deserialize_with = $de)])? $(#[serde(default = $def, skip_serializing_if = $skip)])? pub $field: $ty, )*
         }
 
         /// What a scenario writes under `[tcp]` or a flow's `tcp`: a profile and overrides.
@@ -332,33 +340,33 @@ tcp_knobs! {
     /// ssthresh after a loss = ⌊W/2⌋ whole segments (at least 2), W = ⌊min(cwnd, rwnd)/SMSS⌋
     /// the window in whole segments: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)` from `window()`
     /// (tcp/tcp.cc). Off: RFC 5681 §3.1 eq. 4 in bytes, from FlightSize.
-    ssthresh_whole_segments: bool [skip_if = "std::ops::Not::not"],
+    ssthresh_whole_segments: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Every timeout sets ssthresh to half the window at expiry (ns-2 `timeout()` →
     /// `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART)`, tcp/tcp.cc): after a fast retransmit
     /// half the inflated window again, after a repeated timeout 2 segments. Off: RFC 5681 eq. 4,
     /// held on a repeated timeout and never raised inside a window already reduced.
-    timeout_halves_window: bool [skip_if = "std::ops::Not::not"],
+    timeout_halves_window: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// A SYN timeout sets ssthresh to 2 segments (ns-2 `timeout()` halves a window of one
     /// segment, floor 2; tcp/tcp.cc). Off: ssthresh untouched (RFC 5681 §3.1 counts no loss of
     /// a SYN).
-    syn_timeout_ssthresh: bool [skip_if = "std::ops::Not::not"],
+    syn_timeout_ssthresh: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Reno, NewReno: the ACK that ends fast recovery, after deflating cwnd, grows it as any new
     /// ACK does (ns-2 `recv_newack_helper()` → `opencwnd()`, tcp/tcp-reno.cc,
     /// tcp/tcp-newreno.cc). Off: RFC 5681 §3.2 step 6, RFC 6582 §3.2 step 3 (deflation only).
-    grow_on_recovery_exit: bool [skip_if = "std::ops::Not::not"],
+    grow_on_recovery_exit: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// NewReno, full ACK: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) (RFC 6582 §3.2
     /// step 3, option 1; ns-2's `exit_recovery_fix_` 1). Off: ns-2's default `exit_recovery_fix_`
     /// 0 (tcp/tcp-newreno.cc): the inflation is dropped and cwnd = min(cwnd, ssthresh), a burst
     /// when little is in flight.
-    exit_recovery_fix: bool [skip_if = "Clone::clone"],
+    exit_recovery_fix: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// NewReno, partial ACK: deflate cwnd by the data acknowledged and add back one SMSS
     /// (RFC 6582 §3.2 step 3; ns-2's `partial_window_deflation_` 1, tcp/tcp-newreno.cc). Off:
     /// ns-2's `partial_window_deflation_` 0: the inflation is dropped, cwnd = ssthresh.
-    partial_window_deflation: bool [skip_if = "Clone::clone"],
+    partial_window_deflation: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// NewReno: every partial ACK restarts the retransmission timer (RFC 6582 §4
     /// "Slow-but-Steady"; ns-2's `newreno_changes1_` 0). Off: only the first does ("Impatient";
     /// ns-2's default `newreno_changes1_` 1).
-    slow_but_steady: bool [skip_if = "std::ops::Not::not"],
+    slow_but_steady: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
     /// duplicate ACKs, cwnd unchanged.
     limited_transmit: bool,
@@ -384,7 +392,7 @@ tcp_knobs! {
     /// With delayed ACKs, a segment that fills (part of) a hole is acknowledged at once (RFC 5681
     /// §4.2; ns-2's `RFC2581_immediate_ack_` true). Off: ns-2's sink with the flag false
     /// (tcp/tcp-sink.cc) delays it when the in-order data still ends at it.
-    delack_fill_immediate: bool [skip_if = "Clone::clone"],
+    delack_fill_immediate: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// Initial RTO (RFC 6298 §2.1: 1 s; RFC 2988 / RFC 1122: 3 s).
     rto_initial: Duration,
     /// Lower bound on the RTO (RFC 6298 §2.4: 1 s).
@@ -399,7 +407,7 @@ tcp_knobs! {
     timer_tick: Duration,
     /// RTT estimator and timer: `"rfc6298"`, or `"ns2"` (ns-2's fixed-point estimator in ticks of
     /// `timer_tick`, exact expiry; `rto_backoff` is then ns-2's doubling, tcp/tcp.cc).
-    rto_model: RtoModel [skip_if = "RtoModel::is_rfc6298"],
+    rto_model: RtoModel [skip_if = "RtoModel::is_rfc6298", default = "RtoModel::default"],
     /// RTO multiplier on each expiry (RFC 6298 §5.5: 2), a finite number from 1 to 1000.
     rto_backoff: f64 [de = "crate::units::de_multiplier", de_opt = "crate::units::de_multiplier_opt"],
     /// Karn's algorithm: no RTT sample from a retransmitted segment (RFC 6298 §3).
@@ -632,6 +640,28 @@ impl TcpConfig {
         Some(c)
     }
 
+    /// Every knob with its value as JSON, including those the serialised form leaves out while
+    /// they hold their RFC default (for `tcplab profiles` and `tcplab variants`).
+    pub fn to_json_full(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("a TcpConfig serialises");
+        let m = v.as_object_mut().expect("a TcpConfig serialises to a map");
+        let skipped = [
+            ("ssthresh_whole_segments", serde_json::json!(self.ssthresh_whole_segments)),
+            ("timeout_halves_window", serde_json::json!(self.timeout_halves_window)),
+            ("syn_timeout_ssthresh", serde_json::json!(self.syn_timeout_ssthresh)),
+            ("grow_on_recovery_exit", serde_json::json!(self.grow_on_recovery_exit)),
+            ("exit_recovery_fix", serde_json::json!(self.exit_recovery_fix)),
+            ("partial_window_deflation", serde_json::json!(self.partial_window_deflation)),
+            ("slow_but_steady", serde_json::json!(self.slow_but_steady)),
+            ("delack_fill_immediate", serde_json::json!(self.delack_fill_immediate)),
+            ("rto_model", serde_json::to_value(self.rto_model).expect("serialises")),
+        ];
+        for (k, x) in skipped {
+            m.entry(k.to_string()).or_insert(x);
+        }
+        v
+    }
+
     /// Check the values for consistency; the error names the knob.
     pub fn validate(&self) -> Result<(), (String, String)> {
         let err = |k: &str, m: &str| Err((k.to_string(), m.to_string()));
@@ -767,6 +797,25 @@ mod tests {
         assert!(!get("newreno").sack && get("sack1").sack && get("fack-rh").sack);
         assert_eq!(PRESETS.len(), 11);
         assert!(preset("vegas").is_none());
+    }
+
+    /// Every profile lists every knob in its full form, whatever the serialised form leaves out.
+    #[test]
+    fn full_json_has_every_knob_in_every_profile() {
+        let keys = |p: &str| TcpConfig::profile(p).unwrap().to_json_full().as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        for p in PROFILES {
+            assert_eq!(keys(p), keys("rfc"), "{p}");
+        }
+        let full = TcpConfig::rfc().to_json_full();
+        assert_eq!(full["rto_model"], "rfc6298");
+        assert_eq!(full["exit_recovery_fix"], true);
+        let short = serde_json::to_value(TcpConfig::rfc()).unwrap();
+        assert!(short.get("rto_model").is_none() && short.get("exit_recovery_fix").is_none());
+        // Read back, the short form is the same configuration.
+        let back: TcpConfig = serde_json::from_value(short).unwrap();
+        assert_eq!(back, TcpConfig::rfc());
+        let ns2: TcpConfig = serde_json::from_value(TcpConfig::profile("ns2").unwrap().to_json_full()).unwrap();
+        assert_eq!(ns2, TcpConfig::profile("ns2").unwrap());
     }
 
     #[test]
