@@ -449,3 +449,56 @@ fn delayed_ack_of_a_gap_filling_segment_as_ns2_rfc2581_immediate_ack_off() {
     }
     assert!(TcpConfig::rfc().delack_fill_immediate && TcpConfig::profile("ns2").unwrap().delack_fill_immediate);
 }
+
+/// ns-2's Limited Transmit is `send_one()` (tcp/tcp.cc, `singledup_` 1 by default): on the first
+/// and second duplicate ACK it sends t_seqno_ if t_seqno_ ≤ highest_ack_ + cwnd_ + dupacks_. After
+/// a timeout t_seqno_ has gone back to the hole, so the duplicate ACKs of data sent before it
+/// clock out go-back-N retransmissions; RFC 3042 sends only previously unsent data, so nothing.
+#[test]
+fn limited_transmit_as_ns2_send_one_during_go_back_n() {
+    for send_one in [false, true] {
+        let mut c = cfg(Variant::Reno, true);
+        c.limited_transmit = true;
+        c.limited_transmit_send_one = send_one;
+        c.initial_window = InitialWindow::Segments(4);
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), [1, 2, 3, 4]);
+        let t = h.rto();
+        assert_eq!(h.sent_segs(), [1]);
+        h.ack_seg(t + ms(10), 0);
+        h.ack_seg(t + ms(11), 0);
+        let want: Vec<u64> = if send_one { vec![2, 3] } else { vec![] };
+        assert_eq!(h.sent_segs(), want, "send_one = {send_one}");
+    }
+    // Before any timeout both rules send the same new segments.
+    for send_one in [false, true] {
+        let mut c = cfg(Variant::Reno, true);
+        c.limited_transmit = true;
+        c.limited_transmit_send_one = send_one;
+        c.initial_window = InitialWindow::Segments(4);
+        let mut h = Snd::new(c, None);
+        h.sent_segs();
+        h.ack_seg(ms(100), 0);
+        h.ack_seg(ms(101), 0);
+        assert_eq!(h.sent_segs(), [5, 6], "send_one = {send_one}");
+    }
+}
+
+/// ns-2's `maxburst_` (tcp/tcp.cc send_much(): `if (maxburst && npackets == maxburst) break;`):
+/// at most that many segments leave in reply to one ACK (or at the start), whatever the window
+/// allows; the rest wait for the next ACK. 0 (ns-2's default) is no limit.
+#[test]
+fn max_burst_bounds_the_segments_sent_per_ack() {
+    let mut c = cfg(Variant::Reno, true);
+    c.initial_window = InitialWindow::Segments(8);
+    let mut h = Snd::new(c.clone(), None);
+    assert_eq!(h.sent_segs(), (1..=8).collect::<Vec<_>>(), "no limit by default");
+    c.max_burst = 3;
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.sent_segs(), [1, 2, 3]);
+    h.ack_seg(ms(100), 1);
+    assert_eq!(h.sent_segs(), [4, 5, 6], "cwnd 9 would allow 2..=10");
+    h.ack_seg(ms(101), 3);
+    assert_eq!(h.sent_segs(), [7, 8, 9]);
+    assert_eq!(TcpConfig::rfc().max_burst, 0);
+}

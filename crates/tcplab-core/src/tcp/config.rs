@@ -263,6 +263,12 @@ fn rfc_off() -> bool {
 fn rfc_on() -> bool {
     true
 }
+fn zero() -> u32 {
+    0
+}
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
 
 /// Knobs added for the `ns2` profile are left out of a configuration's serialised form while they
 /// hold their RFC default (`[skip_if = ...]`), so that results recorded before they existed
@@ -333,6 +339,11 @@ tcp_knobs! {
     rwnd: Limit,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2: 3).
     dupthresh: u32,
+    /// Most segments sent in reply to one ACK or timer expiry, 0 = no limit (ns-2's `maxburst_`,
+    /// 0 by default, as the bound of `send_much()` in tcp/tcp.cc and tcp/tcp-sack1.cc). Applies
+    /// to the window-governed sends (slow start, congestion avoidance, go-back-N, Sack1's and
+    /// ns-2 Fack's recovery), not to RFC 6675's or FACK-RH's recovery loops.
+    max_burst: u32 [skip_if = "is_zero", default = "zero"],
     /// Reno: no fast retransmit for duplicate ACKs unless the cumulative ACK is past `recover`
     /// (the data outstanding at the last loss detection) — ns-2's `bugFix_`, the check of
     /// RFC 6582 §3.2 step 2. Tahoe and NewReno always have it; RFC 5681 Reno does not.
@@ -370,6 +381,12 @@ tcp_knobs! {
     /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
     /// duplicate ACKs, cwnd unchanged.
     limited_transmit: bool,
+    /// Limited Transmit as ns-2's `send_one()` (tcp/tcp.cc; on by default there as `singledup_`
+    /// 1, so ns-2.35's agents correspond to `limited_transmit = true` with this): on each of the
+    /// first duplicate ACKs send the segment at snd_nxt — a go-back-N retransmission after a
+    /// timeout — if snd_nxt + SMSS − snd_una ≤ min(rwnd, cwnd + dupACKs·SMSS). Off: RFC 3042
+    /// (previously unsent data only, FlightSize ≤ cwnd + 2·SMSS).
+    limited_transmit_send_one: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Appropriate Byte Counting (RFC 3465): 0 = off (per-ACK counting); L = 1 or 2 segments, the
     /// slow-start limit per ACK (L = 1 in slow start after a timeout, §2.2).
     abc: u32,
@@ -536,6 +553,7 @@ impl TcpConfig {
             initial_ssthresh: Limit::Named(Unlimited::Unlimited),
             rwnd: Limit::Named(Unlimited::Unlimited),
             dupthresh: 3,
+            max_burst: 0,
             recover_guard: false,
             ssthresh_whole_segments: false,
             timeout_halves_window: false,
@@ -545,6 +563,7 @@ impl TcpConfig {
             partial_window_deflation: true,
             slow_but_steady: false,
             limited_transmit: false,
+            limited_transmit_send_one: false,
             abc: 0,
             early_retransmit: false,
             handshake: true,
@@ -654,6 +673,8 @@ impl TcpConfig {
             ("partial_window_deflation", serde_json::json!(self.partial_window_deflation)),
             ("slow_but_steady", serde_json::json!(self.slow_but_steady)),
             ("delack_fill_immediate", serde_json::json!(self.delack_fill_immediate)),
+            ("limited_transmit_send_one", serde_json::json!(self.limited_transmit_send_one)),
+            ("max_burst", serde_json::json!(self.max_burst)),
             ("rto_model", serde_json::to_value(self.rto_model).expect("serialises")),
         ];
         for (k, x) in skipped {

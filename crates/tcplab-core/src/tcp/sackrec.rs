@@ -1,10 +1,11 @@
-//! SACK-based loss recovery, three flavours behind the `Recovery` trait:
+//! SACK-based loss recovery, four flavours behind the `Recovery` trait:
 //!
 //! * `Rfc6675`: RFC 6675's conservative algorithm (scoreboard, IsLost, SetPipe, NextSeg with its
 //!   four rules, RecoveryPoint, the rescue retransmission) — the "SACK" of the Ladha study.
 //! * `Sack1`: the ns "Sack1" sender of Fall & Floyd 1996 used by the Mathis study — Reno's
 //!   window halving, a *counted* pipe (−1 per duplicate ACK, −2 per partial ACK, +1 per
-//!   transmission), and retransmission of every hole below the highest SACKed byte in order.
+//!   transmission after the fast retransmission), and retransmission of every hole below the
+//!   highest SACKed byte in order.
 //! * `FackRh`: FACK with Rate-Halving (Mathis & Mahdavi 1996; Mathis et al. 1997 Appendix A).
 //! * `FackNs2`: ns-2's `Agent/TCP/Fack` (tcp/tcp-fack.cc) with `rampdown_` false: loss detected
 //!   when more than DupThresh segments lie between snd_una and the forward-most SACK, then
@@ -269,7 +270,9 @@ impl Recovery for Sack1 {
             s.send_available(out);
             return;
         }
-        while self.pipe < s.cwnd as i64 {
+        let mut burst = 0;
+        while self.pipe < s.cwnd as i64 && !s.burst_done(burst) {
+            burst += 1;
             let top = fack(s);
             let hole = s.sb.next_unsacked(self.rtx_next.max(s.snd_una));
             let len = if hole < top {
@@ -605,7 +608,9 @@ impl Recovery for FackNs2 {
         }
         // send_much(): while t_seqno_ ≤ fack_ + win − retran_data_, the next hole below snd.fack,
         // else new data; nothing once a retransmission is known lost (`timeout_`).
-        while !self.stalled {
+        let mut burst = 0;
+        while !self.stalled && !s.burst_done(burst) {
+            burst += 1;
             let win = s.cwnd.min(s.peer_wnd);
             let awnd = s.snd_max.saturating_sub(fack(s)) + self.retran_data(s);
             if awnd + s.mss > win {

@@ -382,7 +382,11 @@ impl SenderCore {
             let rw = self.cfg.initial_window.bytes(self.mss as u32).min(self.cwnd);
             self.set_cwnd(rw);
         }
+        let mut burst = 0u32;
         loop {
+            if self.burst_done(burst) {
+                break;
+            }
             // After a timeout, go-back-N skips what the receiver has SACKed since (RFC 6675 §5.1).
             if self.sack_ok && self.gbn_skips_sacked && self.snd_nxt < self.snd_max {
                 let n = self.sb.next_unsacked(self.snd_nxt).min(self.snd_max);
@@ -398,18 +402,46 @@ impl SenderCore {
                     break;
                 }
                 self.transmit(self.snd_nxt, out);
+                burst += 1;
             } else if self.fin_pending() && self.snd_nxt == self.data_end {
                 self.transmit(self.snd_nxt, out);
+                burst += 1;
             } else {
                 break;
             }
         }
     }
 
+    /// `max_burst` segments have gone out in this reply (ns-2 `maxburst_`: `if (maxburst &&
+    /// npackets == maxburst) break;` in send_much(), tcp/tcp.cc).
+    pub fn burst_done(&self, sent: u32) -> bool {
+        self.cfg.max_burst > 0 && sent >= self.cfg.max_burst
+    }
+
     /// RFC 3042 §2: on each of the first two duplicate ACKs send one previously unsent segment,
     /// if the receiver's window allows it and FlightSize stays within cwnd + 2·SMSS; cwnd is
     /// not changed.
     pub(super) fn limited_transmit(&mut self, out: &mut Vec<OutSeg>) {
+        if self.cfg.limited_transmit_send_one {
+            // ns-2 send_one() (tcp/tcp.cc, `singledup_`): send t_seqno_ if t_seqno_ ≤
+            // highest_ack_ + min(wnd_, cwnd_ + dupacks_) — the next segment from snd_nxt, which
+            // after a timeout is a go-back-N retransmission, with the window grown by the
+            // duplicate ACKs so far.
+            if self.snd_nxt >= self.data_end {
+                return;
+            }
+            let len = self.mss.min(self.data_end - self.snd_nxt);
+            let after = self.snd_nxt + len - self.snd_una;
+            if after > self.cwnd + self.dupacks as u64 * self.mss || after > self.peer_wnd {
+                return;
+            }
+            self.stats.limited_transmits += 1;
+            if self.snd_nxt == self.snd_max {
+                self.limited_transmit_bytes += len;
+            }
+            self.transmit(self.snd_nxt, out);
+            return;
+        }
         if self.snd_nxt != self.snd_max || self.snd_nxt >= self.data_end {
             return; // nothing previously unsent (or still resending after a timeout)
         }
