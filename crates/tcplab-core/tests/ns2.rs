@@ -502,3 +502,24 @@ fn max_burst_bounds_the_segments_sent_per_ack() {
     assert_eq!(h.sent_segs(), [7, 8, 9]);
     assert_eq!(TcpConfig::rfc().max_burst, 0);
 }
+
+/// ns-2 NewReno's `bugFix_` (tcp/tcp-newreno.cc dupack_action(): without it, `goto reno_action`
+/// whatever `recover_`): after a timeout, three duplicate ACKs of data sent before it make a
+/// second fast retransmit; with it (RFC 6582 §3.2 step 2) they do not.
+#[test]
+fn newreno_bugfix_off_fast_retransmits_again_after_a_timeout() {
+    for guard in [true, false] {
+        let mut c = cfg(Variant::Newreno, true);
+        c.newreno_recover_guard = guard;
+        c.initial_window = InitialWindow::Segments(10);
+        let mut h = Snd::new(c, None);
+        h.sent_segs();
+        let t = h.rto();
+        assert_eq!(h.sent_segs(), [1]);
+        for i in 0..3 {
+            h.ack_seg(t + ms(10 + i), 0);
+        }
+        assert_eq!(h.s.core.stats.fast_retransmits, if guard { 0 } else { 1 }, "newreno_recover_guard = {guard}");
+    }
+    assert!(TcpConfig::rfc().newreno_recover_guard && TcpConfig::profile("ns2").unwrap().newreno_recover_guard);
+}

@@ -348,6 +348,11 @@ tcp_knobs! {
     /// (the data outstanding at the last loss detection) — ns-2's `bugFix_`, the check of
     /// RFC 6582 §3.2 step 2. Tahoe and NewReno always have it; RFC 5681 Reno does not.
     recover_guard: bool,
+    /// NewReno: no fast retransmit unless the cumulative ACK is past `recover` (RFC 6582 §3.2
+    /// step 2; ns-2's `bugFix_` true, tcp/tcp-newreno.cc `dupack_action()`). Off: ns-2's NewReno
+    /// with `bugFix_` false, which fast-retransmits again for duplicate ACKs of a window already
+    /// being repaired or resent after a timeout.
+    newreno_recover_guard: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// ssthresh after a loss = ⌊W/2⌋ whole segments (at least 2), W = ⌊min(cwnd, rwnd)/SMSS⌋
     /// the window in whole segments: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)` from `window()`
     /// (tcp/tcp.cc). Off: RFC 5681 §3.1 eq. 4 in bytes, from FlightSize.
@@ -555,6 +560,7 @@ impl TcpConfig {
             dupthresh: 3,
             max_burst: 0,
             recover_guard: false,
+            newreno_recover_guard: true,
             ssthresh_whole_segments: false,
             timeout_halves_window: false,
             syn_timeout_ssthresh: false,
@@ -675,6 +681,7 @@ impl TcpConfig {
             ("delack_fill_immediate", serde_json::json!(self.delack_fill_immediate)),
             ("limited_transmit_send_one", serde_json::json!(self.limited_transmit_send_one)),
             ("max_burst", serde_json::json!(self.max_burst)),
+            ("newreno_recover_guard", serde_json::json!(self.newreno_recover_guard)),
             ("rto_model", serde_json::to_value(self.rto_model).expect("serialises")),
         ];
         for (k, x) in skipped {

@@ -124,7 +124,7 @@ impl Recovery for NewReno {
             // RFC 6582 §3.2 step 2: enter only if the cumulative ACK covers more than `recover`,
             // which avoids a second fast retransmit for losses in a window already being repaired
             // or resent after a timeout (otherwise do nothing).
-            if s.snd_una > s.recover {
+            if s.snd_una > s.recover || !s.cfg.newreno_recover_guard {
                 self.partial_seen = false;
                 s.enter_fast_recovery(cc, out);
             }
