@@ -213,6 +213,41 @@ def test_interpolate_at_log_log():
     assert a.interpolate_at([0.01, 0.01, 0.1], [4.0, 9.0, 1.0], math.sqrt(0.001)) == pytest.approx(math.sqrt(6.0))
 
 
+def test_fit_c_ls_exact_data_and_closed_form():
+    p = np.logspace(-4, -1, 8)
+    f = a.fit_c_ls(1.3 / np.sqrt(p), p)
+    assert f.C == pytest.approx(1.3) and f.k == -0.5 and f.k_fixed and f.n == 8
+    assert f.C_err == pytest.approx(0.0, abs=1e-12)
+    # Two runs by hand: C = sum(x*y) / sum(x^2), x = p^-1/2.
+    y, q = np.array([100.0, 12.0]), np.array([1e-4, 1e-2])
+    x = q**-0.5
+    assert a.fit_c_ls(y, q).C == pytest.approx((x @ y) / (x @ x))
+
+
+def test_least_squares_fit_is_dominated_by_the_low_p_runs():
+    # C falls with p (as the simulated TCPs' does): C = 1.3 at p = 1e-4 down to 0.9 at p = 0.1.
+    # Least squares of y (the paper's fit) lands near the low-p value; the log fit in the middle.
+    p = np.logspace(-4, -1, 7)
+    c_true = np.interp(np.log10(p), [-4, -1], [1.3, 0.9])
+    y = c_true / np.sqrt(p)
+    lin, log = a.fit_c_ls(y, p), a.fit_c(y, p)
+    assert 1.25 < lin.C < 1.3
+    assert log.C == pytest.approx(np.exp(np.mean(np.log(c_true))))
+    assert lin.C > log.C + 0.1
+
+
+def test_fit_ck_ls_exact_and_noisy():
+    p = np.logspace(-4, -1, 9)
+    f = a.fit_ck_ls(1.2 * p**-0.52, p)
+    assert f.C == pytest.approx(1.2, rel=1e-6) and f.k == pytest.approx(-0.52, abs=1e-6) and not f.k_fixed
+    rng = np.random.default_rng(3)
+    y = 1.2 * p**-0.52 * np.exp(rng.normal(0.0, 0.03, len(p)))
+    f = a.fit_ck_ls(y, p)
+    assert abs(f.k + 0.52) < 3 * f.k_err + 0.01 and f.k_err > 0 and f.C_err > 0
+    with pytest.raises(ValueError, match="two distinct"):
+        a.fit_ck_ls([1.0, 2.0], [0.01, 0.01])
+
+
 def test_package_exports():
     assert tcplab.analysis is a
     assert "analysis" in tcplab.__all__ and "models" in tcplab.__all__

@@ -1,7 +1,9 @@
 """Fits and summaries for tcplab results: the Mathis et al. 1997 model fits and the usual metrics.
 
 `fit_c` and `fit_ck` fit eq. 3 (k fixed at -1/2) and eq. 5 (k free) of Mathis, Semke, Mahdavi and
-Ott 1997 to the window BW*RTT/MSS against p, as in their Table 4; `halving_share` and `share_at` give
+Ott 1997 to the window BW*RTT/MSS against p by least squares of ln y (every run weighs the same);
+`fit_c_ls` and `fit_ck_ls` fit them by least squares of y itself, the paper's "least-mean-squares
+fit" of its Table 4, in which the windows of the low-p runs dominate; `halving_share` and `share_at` give
 its "proportion of successful W/2 adjustments"; `jain_index` (Jain, Chiu and Hawe 1984) and
 `network_power` (goodput / delay, as in RFC 2415) are the fairness and power metrics of the other
 seed papers. `median_page_delay`, `app_goodput`, `rfc2415_power` and `normalised_power` read a run's
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "Fit", "fit_c", "fit_ck", "halving_share", "share_at", "jain_index", "network_power",
+    "Fit", "fit_c", "fit_ck", "fit_c_ls", "fit_ck_ls", "halving_share", "share_at", "jain_index", "network_power",
     "quantiles", "median", "ecdf", "interpolate_at",
     "median_page_delay", "app_goodput", "rfc2415_power", "normalised_power",
 ]  # fmt: skip
@@ -152,6 +154,97 @@ def fit_ck(y, p) -> Fit:
         n=n,
         rms_log=math.sqrt(ssr / n),
         C_sd=c * math.sqrt(s2),
+        k_fixed=False,
+    )
+
+
+def fit_c_ls(y, p, k=-0.5) -> Fit:
+    """Fit eq. 3, y = C * p**k with k fixed, by least squares of y itself (not of ln y).
+
+    Mathis et al. fit their Table 4 by "least-mean-squares" of the model to the window: with
+    x = p**k, C = sum(x*y) / sum(x**2). The residuals are in packets, so the runs with large windows
+    (small p) weigh most; where C drifts with p this fit sits near the low-p end of the grid, the log
+    fit (`fit_c`) in its middle. C_err = s / sqrt(sum(x**2)), the usual standard error (s the residual
+    standard deviation with N - 1 degrees of freedom); C_sd = C times the residual standard deviation
+    of ln y about the fit, comparable with `fit_c`'s.
+    """
+    y = _vector("y", y, positive=True)
+    p = _vector("p", p, positive=True)
+    _same_length(y=y, p=p)
+    k = float(k)
+    if not math.isfinite(k):
+        raise ValueError(f"k must be finite, got {k}")
+    x = p**k
+    sxx = float(np.sum(x * x))
+    c = float(np.sum(x * y) / sxx)
+    n = len(y)
+    resid = y - c * x
+    s = float(np.sqrt(np.sum(resid**2) / (n - 1))) if n > 1 else math.nan
+    log_resid = np.log(y) - np.log(c * x)
+    sd_log = float(np.sqrt(np.sum(log_resid**2) / (n - 1))) if n > 1 else math.nan
+    return Fit(
+        C=c,
+        C_err=s / math.sqrt(sxx),
+        k=k,
+        k_err=0.0,
+        n=n,
+        rms_log=float(np.sqrt(np.mean(log_resid**2))),
+        C_sd=c * sd_log,
+        k_fixed=True,
+    )
+
+
+def fit_ck_ls(y, p) -> Fit:
+    """Fit eq. 5, y = C * p**k with C and k free, by least squares of y itself (the paper's way).
+
+    For each k the best C is `fit_c_ls`'s closed form; k minimises the residual sum of squares
+    (golden-section search on [-1.5, 0.5], bracketed by a scan, to 1e-9). Standard errors from the
+    Gauss-Newton covariance s**2 * (J^T J)^-1 at the optimum, J = [p**k, C p**k ln p]; NaN with two
+    points (no residual degrees of freedom).
+    """
+    y = _vector("y", y, positive=True, min_len=2)
+    p = _vector("p", p, positive=True, min_len=2)
+    _same_length(y=y, p=p)
+    lp = np.log(p)
+    if float(np.ptp(lp)) <= 0:
+        raise ValueError("p must take at least two distinct values to fit k")
+
+    def ssr(k):
+        x = np.exp(k * lp)
+        c = np.sum(x * y) / np.sum(x * x)
+        return float(np.sum((y - c * x) ** 2))
+
+    grid = np.linspace(-1.5, 0.5, 201)
+    i = int(np.argmin([ssr(k) for k in grid]))
+    a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    g = (math.sqrt(5) - 1) / 2
+    while b - a > 1e-9:
+        c1, c2 = b - g * (b - a), a + g * (b - a)
+        if ssr(c1) <= ssr(c2):
+            b = c2
+        else:
+            a = c1
+    k = (a + b) / 2
+    x = np.exp(k * lp)
+    c = float(np.sum(x * y) / np.sum(x * x))
+    n = len(y)
+    resid = y - c * x
+    s2 = float(np.sum(resid**2)) / (n - 2) if n > 2 else math.nan
+    jac = np.column_stack([x, c * x * lp])
+    try:
+        cov = s2 * np.linalg.inv(jac.T @ jac)
+        c_err, k_err = math.sqrt(max(cov[0, 0], 0.0)), math.sqrt(max(cov[1, 1], 0.0))
+    except np.linalg.LinAlgError:
+        c_err = k_err = math.nan
+    log_resid = np.log(y) - np.log(c * x)
+    return Fit(
+        C=c,
+        C_err=c_err,
+        k=float(k),
+        k_err=k_err,
+        n=n,
+        rms_log=float(np.sqrt(np.mean(log_resid**2))),
+        C_sd=c * float(np.sqrt(np.sum(log_resid**2) / (n - 2))) if n > 2 else math.nan,
         k_fixed=False,
     )
 

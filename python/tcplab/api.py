@@ -187,6 +187,23 @@ def _links_frame(rows: list):
     return df
 
 
+def _every_knob(tcp: dict) -> dict:
+    """A flow's resolved TCP configuration with every knob: the run's JSON leaves out the knobs
+    added for the `ns2` profile while they hold their RFC default (so that results recorded before
+    them stay byte-identical); those defaults are the `rfc` profile's values."""
+    rfc = _rfc_knobs()
+    return {**rfc, **tcp} if set(rfc) - set(tcp) else tcp
+
+
+_RFC_KNOBS: dict = {}
+
+
+def _rfc_knobs() -> dict:
+    if not _RFC_KNOBS:
+        _RFC_KNOBS.update(json.loads(_core.profiles())["rfc"])
+    return _RFC_KNOBS
+
+
 class Result:
     """The result of one run: DataFrames of connections, link directions and transfers, the
     objects fetched by applications (``[[apps]]``), the pages of web clients and the UDP sources
@@ -200,7 +217,7 @@ class Result:
         self._data = data
         self._frames: dict = {}
         self.scenario: dict = data["scenario"]
-        self.tcp: list = data["flows_tcp"]
+        self.tcp: list = [_every_knob(t) for t in data["flows_tcp"]]
         self.meta: dict = data["meta"]
         self.wall_time_s = wall_time_s
 

@@ -400,27 +400,59 @@ fn sack1_retransmits_every_hole_below_the_highest_sack_as_pipe_allows() {
     // ns slowdown(): ssthresh = cwnd = window/2 = 5.
     assert_eq!(h.s.core.ssthresh, 5 * MSS);
     assert_eq!(h.cwnd_segs(), 5.0);
-    // pipe = 10 outstanding − 3 duplicate ACKs = 7, +1 for the retransmission of 1.
+    // tcp/tcp-sack1.cc dupack_action(): pipe_ = maxseq_ − highest_ack_ − numdupacks = 10 − 3
+    // = 7; the fast retransmission of 1 goes out through output(), not send_much(), and is not
+    // counted in pipe_.
     assert_eq!(h.sent_segs(), [1]);
-    // Each further duplicate ACK takes one from pipe (8 → 7, 6, 5, 4); below cwnd the next hole
+    // Each further duplicate ACK takes one from pipe (7 → 6, 5, 4); below cwnd (5) the next hole
     // goes out, without waiting for three SACKs above it (unlike RFC 6675's IsLost).
-    for (t, hi) in [(103, 7), (104, 8), (105, 9)] {
+    for (t, hi) in [(103, 7), (104, 8)] {
         h.ack(ms(t), 0, &[(6, hi), (4, 4), (2, 2)]);
         assert_eq!(h.sent_segs(), Vec::<u64>::new());
     }
+    h.ack(ms(105), 0, &[(6, 9), (4, 4), (2, 2)]);
+    assert_eq!(h.sent_segs(), [3], "pipe 4 < cwnd 5: the second hole, one ACK after the third dupACK");
     h.ack(ms(106), 0, &[(6, 10), (4, 4), (2, 2)]);
-    assert_eq!(h.sent_segs(), [3]);
-    assert_eq!(h.s.core.stats.sack_retransmits, 2);
-    // A partial ACK takes two from pipe: the last hole, then new data.
+    assert_eq!(h.sent_segs(), [5], "pipe 5 − 1 = 4: the third hole");
+    assert_eq!(h.s.core.stats.sack_retransmits, 3);
+    // A partial ACK takes two from pipe (5 → 3): two new segments.
     h.ack(ms(200), 2, &[(6, 10), (4, 4)]);
-    assert_eq!(h.sent_segs(), [5, 11]);
+    assert_eq!(h.sent_segs(), [11, 12]);
     h.ack(ms(201), 4, &[(6, 10)]);
-    assert_eq!(h.sent_segs(), [12, 13]);
+    assert_eq!(h.sent_segs(), [13, 14]);
     h.ack(ms(202), 10, &[]);
     assert!(!h.s.core.in_recovery);
     assert_eq!(h.cwnd_segs(), 5.0, "leaves recovery with cwnd = ssthresh");
     assert_eq!(h.s.core.stats.retransmits, 3);
     assert_eq!(h.s.core.stats.recoveries, 1);
+}
+
+#[test]
+fn sack1_after_a_timeout_ignores_sacks_and_goes_back_n_over_everything() {
+    // tcp/tcp-sack1.cc timeout(): the scoreboard is cleared and `timeout_` set; duplicate ACKs
+    // are then not recorded until a new cumulative ACK (which clears the scoreboard again), and
+    // send_much() goes back N from highest_ack_ + 1 with an empty scoreboard: SACKed segments
+    // are resent. RFC 6675 skips them (`rfc6675_after_a_timeout_...`).
+    let mut h = in_flight("sack1", 6);
+    h.ack(ms(100), 0, &[(3, 3)]);
+    let t = h.rto();
+    assert_eq!(h.sent_segs(), [1]);
+    assert!(h.s.core.sb.is_empty());
+    // A duplicate ACK SACKing 3..6: ignored.
+    h.ack(t + ms(50), 0, &[(3, 6)]);
+    assert!(h.s.core.sb.is_empty(), "SACK blocks ignored after the timeout");
+    assert_eq!(h.sent_segs(), Vec::<u64>::new());
+    // The retransmitted 1 is acknowledged (with 3..6 SACKed): cwnd 2, go-back-N resends 2 and 3.
+    h.ack(t + ms(100), 1, &[(3, 6)]);
+    assert_eq!(h.sent_segs(), [2, 3], "3 is SACKed but resent: ns-2 goes back N over everything");
+    // After the new cumulative ACK, SACK blocks count again.
+    h.ack(t + ms(101), 1, &[(3, 6)]);
+    assert!(!h.s.core.sb.is_empty(), "SACK blocks recorded again after a new cumulative ACK");
+    // Go-back-N goes on over the SACKed segments: the ACK of 2 (cwnd 3) resends 4 and 5.
+    h.ack(t + ms(200), 2, &[(3, 6)]);
+    assert_eq!(h.sent_segs(), [4, 5]);
+    assert_eq!(h.s.core.stats.timeouts, 1);
+    assert_eq!(h.s.core.stats.fast_retransmits, 0);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ fn resolve_tcp(text: &str, fmt: &str, sets: Vec<String>) -> PyResult<String> {
 fn profiles() -> String {
     let m: serde_json::Map<String, serde_json::Value> = tcplab_core::tcp::config::PROFILES
         .iter()
-        .map(|p| (p.to_string(), serde_json::to_value(tcplab_core::tcp::TcpConfig::profile(p).expect("listed")).expect("serialisable")))
+        .map(|p| (p.to_string(), tcplab_core::tcp::TcpConfig::profile(p).expect("listed").to_json_full()))
         .collect();
     serde_json::to_string(&m).expect("serialisable")
 }
@@ -142,7 +142,7 @@ fn presets(profile: &str) -> PyResult<String> {
     for p in PRESETS {
         let mut c = base.clone();
         (p.apply)(&mut c);
-        let v = serde_json::to_value(&c).expect("serialisable");
+        let v = c.to_json_full();
         let settings: serde_json::Map<String, serde_json::Value> = SET.iter().map(|k| (k.to_string(), v[*k].clone())).collect();
         m.insert(p.name.to_string(), serde_json::json!({ "study": p.study, "summary": p.summary, "settings": settings, "config": v }));
     }

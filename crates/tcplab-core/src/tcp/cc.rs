@@ -64,6 +64,9 @@ impl CongestionControl for Aimd {
     }
 
     fn ssthresh_after_loss(&self, s: &SenderCore) -> u64 {
+        if s.cfg.ssthresh_whole_segments {
+            return s.half_window();
+        }
         // RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS); §3.2 step 2: data sent
         // by Limited Transmit is not included in FlightSize here.
         ((s.flight_size() - s.limited_transmit_bytes) / 2).max(2 * s.mss)

@@ -24,12 +24,34 @@ pub enum Variant {
     /// FACK with Rate-Halving (Mathis & Mahdavi 1996; Mathis et al. 1997 Appendix A).
     #[serde(rename = "fack-rh")]
     FackRh,
+    /// ns-2's `Agent/TCP/Fack` with `rampdown_` false (tcp/tcp-fack.cc): FACK's loss detection
+    /// and send rule, ssthresh = window/2 and a cwnd restart at the trigger.
+    Fack,
 }
 
 impl Variant {
     /// Whether the variant's recovery reads the SACK scoreboard.
     pub fn uses_sack(self) -> bool {
-        matches!(self, Variant::Sack | Variant::Sack1 | Variant::FackRh)
+        matches!(self, Variant::Sack | Variant::Sack1 | Variant::FackRh | Variant::Fack)
+    }
+}
+
+/// The RTT estimator and retransmission timer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoModel {
+    /// RFC 6298 §2 (with `timer_tick`, BSD's tick-counting timer that fires on tick boundaries).
+    #[default]
+    Rfc6298,
+    /// ns-2's TcpAgent (tcp/tcp.cc): samples in ticks of `timer_tick`, SRTT and RTTVAR in fixed
+    /// point (×8, ×4), RTO = SRTT + 4·RTTVAR in whole ticks, at least `rto_min` before the backoff
+    /// and two ticks after it, and the timer set to expire at exactly now + RTO.
+    Ns2,
+}
+
+impl RtoModel {
+    pub fn is_rfc6298(&self) -> bool {
+        *self == RtoModel::Rfc6298
     }
 }
 
@@ -234,13 +256,30 @@ impl<'de> Deserialize<'de> for Limit {
     }
 }
 
+/// The RFC defaults of the knobs below that may be left out of a serialised configuration.
+fn rfc_off() -> bool {
+    false
+}
+fn rfc_on() -> bool {
+    true
+}
+fn zero() -> u32 {
+    0
+}
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Knobs added for the `ns2` profile are left out of a configuration's serialised form while they
+/// hold their RFC default (`[skip_if = ...]`), so that results recorded before they existed
+/// (and the golden digests of the RFC profiles) stay byte-identical.
 macro_rules! tcp_knobs {
-    ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty $([de = $de:literal, de_opt = $de_opt:literal])? ),* $(,)?) => {
+    ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty $([de = $de:literal, de_opt = $de_opt:literal])? $([skip_if = $skip:literal, default = $def:literal])? ),* $(,)?) => {
         /// The resolved configuration of one TCP connection.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct TcpConfig {
-            $( $(#[doc = $doc])* $(#[serde(deserialize_with = $de)])? pub $field: $ty, )*
+            $( $(#[doc = $doc])* $(#[serde(deserialize_with = $de)])? $(#[serde(default = $def, skip_serializing_if = $skip)])? pub $field: $ty, )*
         }
 
         /// What a scenario writes under `[tcp]` or a flow's `tcp`: a profile and overrides.
@@ -300,13 +339,59 @@ tcp_knobs! {
     rwnd: Limit,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2: 3).
     dupthresh: u32,
+    /// Most segments sent in reply to one ACK or timer expiry, 0 = no limit (ns-2's `maxburst_`,
+    /// 0 by default, as the bound of `send_much()` in tcp/tcp.cc and tcp/tcp-sack1.cc). Applies
+    /// to the window-governed sends (slow start, congestion avoidance, go-back-N, Sack1's and
+    /// ns-2 Fack's recovery), not to RFC 6675's or FACK-RH's recovery loops.
+    max_burst: u32 [skip_if = "is_zero", default = "zero"],
     /// Reno: no fast retransmit for duplicate ACKs unless the cumulative ACK is past `recover`
     /// (the data outstanding at the last loss detection) — ns-2's `bugFix_`, the check of
     /// RFC 6582 §3.2 step 2. Tahoe and NewReno always have it; RFC 5681 Reno does not.
     recover_guard: bool,
+    /// NewReno: no fast retransmit unless the cumulative ACK is past `recover` (RFC 6582 §3.2
+    /// step 2; ns-2's `bugFix_` true, tcp/tcp-newreno.cc `dupack_action()`). Off: ns-2's NewReno
+    /// with `bugFix_` false, which fast-retransmits again for duplicate ACKs of a window already
+    /// being repaired or resent after a timeout.
+    newreno_recover_guard: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// ssthresh after a loss = ⌊W/2⌋ whole segments (at least 2), W = ⌊min(cwnd, rwnd)/SMSS⌋
+    /// the window in whole segments: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)` from `window()`
+    /// (tcp/tcp.cc). Off: RFC 5681 §3.1 eq. 4 in bytes, from FlightSize.
+    ssthresh_whole_segments: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// Every timeout sets ssthresh to half the window at expiry (ns-2 `timeout()` →
+    /// `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART)`, tcp/tcp.cc): after a fast retransmit
+    /// half the inflated window again, after a repeated timeout 2 segments. Off: RFC 5681 eq. 4,
+    /// held on a repeated timeout and never raised inside a window already reduced.
+    timeout_halves_window: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// A SYN timeout sets ssthresh to 2 segments (ns-2 `timeout()` halves a window of one
+    /// segment, floor 2; tcp/tcp.cc). Off: ssthresh untouched (RFC 5681 §3.1 counts no loss of
+    /// a SYN).
+    syn_timeout_ssthresh: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// Reno, NewReno: the ACK that ends fast recovery, after deflating cwnd, grows it as any new
+    /// ACK does (ns-2 `recv_newack_helper()` → `opencwnd()`, tcp/tcp-reno.cc,
+    /// tcp/tcp-newreno.cc). Off: RFC 5681 §3.2 step 6, RFC 6582 §3.2 step 3 (deflation only).
+    grow_on_recovery_exit: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// NewReno, full ACK: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) (RFC 6582 §3.2
+    /// step 3, option 1; ns-2's `exit_recovery_fix_` 1). Off: ns-2's default `exit_recovery_fix_`
+    /// 0 (tcp/tcp-newreno.cc): the inflation is dropped and cwnd = min(cwnd, ssthresh), a burst
+    /// when little is in flight.
+    exit_recovery_fix: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// NewReno, partial ACK: deflate cwnd by the data acknowledged and add back one SMSS
+    /// (RFC 6582 §3.2 step 3; ns-2's `partial_window_deflation_` 1, tcp/tcp-newreno.cc). Off:
+    /// ns-2's `partial_window_deflation_` 0: the inflation is dropped, cwnd = ssthresh.
+    partial_window_deflation: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// NewReno: every partial ACK restarts the retransmission timer (RFC 6582 §4
+    /// "Slow-but-Steady"; ns-2's `newreno_changes1_` 0). Off: only the first does ("Impatient";
+    /// ns-2's default `newreno_changes1_` 1).
+    slow_but_steady: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
     /// duplicate ACKs, cwnd unchanged.
     limited_transmit: bool,
+    /// Limited Transmit as ns-2's `send_one()` (tcp/tcp.cc; on by default there as `singledup_`
+    /// 1, so ns-2.35's agents correspond to `limited_transmit = true` with this): on each of the
+    /// first duplicate ACKs send the segment at snd_nxt — a go-back-N retransmission after a
+    /// timeout — if snd_nxt + SMSS − snd_una ≤ min(rwnd, cwnd + dupACKs·SMSS). Off: RFC 3042
+    /// (previously unsent data only, FlightSize ≤ cwnd + 2·SMSS).
+    limited_transmit_send_one: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Appropriate Byte Counting (RFC 3465): 0 = off (per-ACK counting); L = 1 or 2 segments, the
     /// slow-start limit per ACK (L = 1 in slow start after a timeout, §2.2).
     abc: u32,
@@ -326,6 +411,10 @@ tcp_knobs! {
     delack_tick: Duration,
     /// ACK at least every this many full-sized segments (RFC 5681 §4.2: 2).
     delack_segments: u32,
+    /// With delayed ACKs, a segment that fills (part of) a hole is acknowledged at once (RFC 5681
+    /// §4.2; ns-2's `RFC2581_immediate_ack_` true). Off: ns-2's sink with the flag false
+    /// (tcp/tcp-sink.cc) delays it when the in-order data still ends at it.
+    delack_fill_immediate: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// Initial RTO (RFC 6298 §2.1: 1 s; RFC 2988 / RFC 1122: 3 s).
     rto_initial: Duration,
     /// Lower bound on the RTO (RFC 6298 §2.4: 1 s).
@@ -338,6 +427,9 @@ tcp_knobs! {
     /// in whole ticks, the RTO is a whole number n of ticks, and the timer fires on the n-th tick
     /// boundary after it is set, i.e. after between n−1 and n ticks.
     timer_tick: Duration,
+    /// RTT estimator and timer: `"rfc6298"`, or `"ns2"` (ns-2's fixed-point estimator in ticks of
+    /// `timer_tick`, exact expiry; `rto_backoff` is then ns-2's doubling, tcp/tcp.cc).
+    rto_model: RtoModel [skip_if = "RtoModel::is_rfc6298", default = "RtoModel::default"],
     /// RTO multiplier on each expiry (RFC 6298 §5.5: 2), a finite number from 1 to 1000.
     rto_backoff: f64 [de = "crate::units::de_multiplier", de_opt = "crate::units::de_multiplier_opt"],
     /// Karn's algorithm: no RTT sample from a retransmitted segment (RFC 6298 §3).
@@ -438,6 +530,15 @@ pub const PRESETS: &[Preset] = &[
             c.early_retransmit = true;
         },
     },
+    Preset {
+        name: "fack",
+        study: "ns2",
+        summary: "ns-2 Agent/TCP/Fack (rampdown_ false): FACK trigger and send rule, cwnd restart, 3 SACK blocks, IW 1",
+        apply: |c| {
+            base_preset(c, Variant::Fack, true);
+            c.sack_blocks = 3;
+        },
+    },
 ];
 
 pub fn preset(name: &str) -> Option<&'static Preset> {
@@ -457,8 +558,18 @@ impl TcpConfig {
             initial_ssthresh: Limit::Named(Unlimited::Unlimited),
             rwnd: Limit::Named(Unlimited::Unlimited),
             dupthresh: 3,
+            max_burst: 0,
             recover_guard: false,
+            newreno_recover_guard: true,
+            ssthresh_whole_segments: false,
+            timeout_halves_window: false,
+            syn_timeout_ssthresh: false,
+            grow_on_recovery_exit: false,
+            exit_recovery_fix: true,
+            partial_window_deflation: true,
+            slow_but_steady: false,
             limited_transmit: false,
+            limited_transmit_send_one: false,
             abc: 0,
             early_retransmit: false,
             handshake: true,
@@ -467,11 +578,13 @@ impl TcpConfig {
             delack_timeout: Duration(200 * MS),
             delack_tick: Duration(0),
             delack_segments: 2,
+            delack_fill_immediate: true,
             rto_initial: Duration(SEC),
             rto_min: Duration(SEC),
             rto_max: Duration(60 * SEC),
             clock_granularity: Duration(MS),
             timer_tick: Duration(0),
+            rto_model: RtoModel::Rfc6298,
             rto_backoff: 2.0,
             karn: true,
             handshake_rtt_sample: true,
@@ -497,6 +610,11 @@ impl TcpConfig {
             "ns2" => {
                 c.variant = Variant::Reno;
                 c.recover_guard = true;
+                c.ssthresh_whole_segments = true;
+                c.timeout_halves_window = true;
+                c.syn_timeout_ssthresh = true;
+                c.grow_on_recovery_exit = true;
+                c.exit_recovery_fix = false;
                 c.mss = Size(1000);
                 c.initial_window = InitialWindow::Segments(2);
                 c.rwnd = Limit::Bytes(Size(20 * 1000));
@@ -508,6 +626,7 @@ impl TcpConfig {
                 c.rto_max = Duration(64 * SEC);
                 c.clock_granularity = Duration(10 * MS);
                 c.timer_tick = Duration(10 * MS);
+                c.rto_model = RtoModel::Ns2;
                 c.syn_timeout_rto_3s = false;
                 c.restart_after_idle = false;
             }
@@ -544,6 +663,31 @@ impl TcpConfig {
             _ => return None,
         }
         Some(c)
+    }
+
+    /// Every knob with its value as JSON, including those the serialised form leaves out while
+    /// they hold their RFC default (for `tcplab profiles` and `tcplab variants`).
+    pub fn to_json_full(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("a TcpConfig serialises");
+        let m = v.as_object_mut().expect("a TcpConfig serialises to a map");
+        let skipped = [
+            ("ssthresh_whole_segments", serde_json::json!(self.ssthresh_whole_segments)),
+            ("timeout_halves_window", serde_json::json!(self.timeout_halves_window)),
+            ("syn_timeout_ssthresh", serde_json::json!(self.syn_timeout_ssthresh)),
+            ("grow_on_recovery_exit", serde_json::json!(self.grow_on_recovery_exit)),
+            ("exit_recovery_fix", serde_json::json!(self.exit_recovery_fix)),
+            ("partial_window_deflation", serde_json::json!(self.partial_window_deflation)),
+            ("slow_but_steady", serde_json::json!(self.slow_but_steady)),
+            ("delack_fill_immediate", serde_json::json!(self.delack_fill_immediate)),
+            ("limited_transmit_send_one", serde_json::json!(self.limited_transmit_send_one)),
+            ("max_burst", serde_json::json!(self.max_burst)),
+            ("newreno_recover_guard", serde_json::json!(self.newreno_recover_guard)),
+            ("rto_model", serde_json::to_value(self.rto_model).expect("serialises")),
+        ];
+        for (k, x) in skipped {
+            m.entry(k.to_string()).or_insert(x);
+        }
+        v
     }
 
     /// Check the values for consistency; the error names the knob.
@@ -596,6 +740,9 @@ impl TcpConfig {
         }
         if self.rto_min.0 > self.rto_max.0 {
             return err("rto_min", "must not exceed rto_max");
+        }
+        if self.rto_model == RtoModel::Ns2 && self.timer_tick.0 == 0 {
+            return err("rto_model", "\"ns2\" counts in ticks: set timer_tick (ns-2's tcpTick_, 10ms)");
         }
         if !(self.rto_backoff >= 1.0 && self.rto_backoff <= 1000.0) {
             return err("rto_backoff", "expected a finite multiplier from 1 to 1000");
@@ -686,8 +833,27 @@ mod tests {
         assert!(!cs[3].early_retransmit && cs[4].early_retransmit);
         assert!(cs.iter().all(|c| c.variant == Variant::Sack && c.sack));
         assert!(!get("newreno").sack && get("sack1").sack && get("fack-rh").sack);
-        assert_eq!(PRESETS.len(), 10);
+        assert_eq!(PRESETS.len(), 11);
         assert!(preset("vegas").is_none());
+    }
+
+    /// Every profile lists every knob in its full form, whatever the serialised form leaves out.
+    #[test]
+    fn full_json_has_every_knob_in_every_profile() {
+        let keys = |p: &str| TcpConfig::profile(p).unwrap().to_json_full().as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        for p in PROFILES {
+            assert_eq!(keys(p), keys("rfc"), "{p}");
+        }
+        let full = TcpConfig::rfc().to_json_full();
+        assert_eq!(full["rto_model"], "rfc6298");
+        assert_eq!(full["exit_recovery_fix"], true);
+        let short = serde_json::to_value(TcpConfig::rfc()).unwrap();
+        assert!(short.get("rto_model").is_none() && short.get("exit_recovery_fix").is_none());
+        // Read back, the short form is the same configuration.
+        let back: TcpConfig = serde_json::from_value(short).unwrap();
+        assert_eq!(back, TcpConfig::rfc());
+        let ns2: TcpConfig = serde_json::from_value(TcpConfig::profile("ns2").unwrap().to_json_full()).unwrap();
+        assert_eq!(ns2, TcpConfig::profile("ns2").unwrap());
     }
 
     #[test]

@@ -263,7 +263,11 @@ impl TcpReceiver {
             self.send_ack(out);
             return;
         }
-        if had_hole {
+        // ns-2's DelAck sink with `RFC2581_immediate_ack_` false (tcp/tcp-sink.cc) delays the ACK
+        // of a gap-filling segment that leaves the in-order data ending at itself, as any
+        // in-order segment; one that joins data held above it is still acknowledged at once.
+        let delayed_fill = !self.cfg.delack_fill_immediate && self.ooo.first().is_some_and(|&(l, _)| l > self.rcv_nxt);
+        if had_hole && !delayed_fill {
             // RFC 5681 §4.2: a segment that fills (part of) a hole is acknowledged immediately.
             self.send_ack(out);
             return;

@@ -23,9 +23,23 @@ pub trait Recovery: Send {
     fn own_limited_transmit(&self) -> bool {
         false
     }
+    /// After a timeout, go-back-N skips data the receiver has SACKed since (RFC 6675 §5.1 allows
+    /// it); ns-2's Sack1 resends everything.
+    fn gbn_skips_sacked(&self) -> bool {
+        true
+    }
     /// Send what the strategy allows after an ACK has been processed.
     fn send(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
         s.send_available(_out);
+    }
+}
+
+/// With `grow_on_recovery_exit`, the ACK that ends fast recovery opens the window as any new ACK
+/// does: ns-2's Reno and NewReno call `recv_newack_helper()` → `opencwnd()` on it (tcp/tcp.cc,
+/// tcp/tcp-reno.cc, tcp/tcp-newreno.cc). RFC 5681 §3.2 step 6 only deflates.
+fn grow_on_exit(s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64) {
+    if s.cfg.grow_on_recovery_exit {
+        cc.on_ack(s, acked);
     }
 }
 
@@ -82,11 +96,12 @@ impl Recovery for Reno {
         }
     }
 
-    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, _cc: &mut dyn CongestionControl, _acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64, _out: &mut Vec<OutSeg>) -> bool {
         // §3.2 step 6: on the next ACK of new data, cwnd = ssthresh ("deflating" the window).
         s.set_cwnd(s.ssthresh);
         s.in_recovery = false;
         s.dupacks = 0;
+        grow_on_exit(s, cc, acked);
         true
     }
 }
@@ -109,7 +124,7 @@ impl Recovery for NewReno {
             // RFC 6582 §3.2 step 2: enter only if the cumulative ACK covers more than `recover`,
             // which avoids a second fast retransmit for losses in a window already being repaired
             // or resent after a timeout (otherwise do nothing).
-            if s.snd_una > s.recover {
+            if s.snd_una > s.recover || !s.cfg.newreno_recover_guard {
                 self.partial_seen = false;
                 s.enter_fast_recovery(cc, out);
             }
@@ -119,15 +134,22 @@ impl Recovery for NewReno {
         }
     }
 
-    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, _cc: &mut dyn CongestionControl, acked: u64, out: &mut Vec<OutSeg>) -> bool {
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64, out: &mut Vec<OutSeg>) -> bool {
         if s.snd_una >= s.recover {
             // RFC 6582 §3.2 step 3, full acknowledgment: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)
             // (the first of the two options; it avoids a burst when little is in flight).
-            let flight = s.flight_size();
-            let cwnd = s.ssthresh.min(flight.max(s.mss) + s.mss);
+            let cwnd = if s.cfg.exit_recovery_fix {
+                let flight = s.flight_size();
+                s.ssthresh.min(flight.max(s.mss) + s.mss)
+            } else {
+                // ns-2 NewReno with `exit_recovery_fix_` 0 (tcp/tcp-newreno.cc): the inflation
+                // (`dupwnd_`) is dropped, cwnd_ (ssthresh, or less after partial deflation) kept.
+                s.cwnd.min(s.ssthresh)
+            };
             s.set_cwnd(cwnd);
             s.in_recovery = false;
             s.dupacks = 0;
+            grow_on_exit(s, cc, acked);
             true
         } else {
             // RFC 6582 §3.2 step 3, partial acknowledgment: retransmit the first unacknowledged segment,
@@ -136,10 +158,17 @@ impl Recovery for NewReno {
             let first_partial = !self.partial_seen;
             self.partial_seen = true;
             s.retransmit_una(out);
-            let add = if acked >= s.mss { s.mss } else { 0 };
-            let cwnd = s.cwnd.saturating_sub(acked).max(s.mss) + add;
+            let cwnd = if s.cfg.partial_window_deflation {
+                let add = if acked >= s.mss { s.mss } else { 0 };
+                s.cwnd.saturating_sub(acked).max(s.mss) + add
+            } else {
+                // ns-2 `partial_window_deflation_` 0 (tcp/tcp-newreno.cc): dupwnd_ = 0.
+                s.ssthresh
+            };
             s.set_cwnd(cwnd);
-            first_partial
+            // RFC 6582 §4: Slow-but-Steady restarts the timer on every partial ACK (ns-2
+            // `newreno_changes1_` 0), Impatient only on the first.
+            first_partial || s.cfg.slow_but_steady
         }
     }
 }

@@ -7,6 +7,10 @@
 //!
 //! With a coarse `timer_tick` (BSD's 500 ms slow timer) a sample is the number of tick boundaries
 //! crossed between the send and the ACK (at least one tick), and the RTO is a whole number of ticks.
+//!
+//! `Ns2Rtt` is ns-2's estimator (`rtt_update()`, `rtt_timeout()`, `rtt_backoff()` in tcp/tcp.cc):
+//! samples in ticks of `tcpTick_`, SRTT and RTTVAR kept in fixed point (×8 and ×4), the RTO a whole
+//! number of ticks, and the timer scheduled at exactly now + RTO rather than on a tick boundary.
 
 use crate::units::{Time, SEC};
 
@@ -21,6 +25,8 @@ pub struct RttEstimator {
     min: Time,
     max: Time,
     backoff: f64,
+    /// ns-2's fixed-point estimator instead of RFC 6298's (`rto_model = "ns2"`).
+    ns2: Option<Ns2Rtt>,
     pub n_samples: u64,
     pub sum: u128,
     pub min_sample: Time,
@@ -39,6 +45,7 @@ impl RttEstimator {
             min,
             max,
             backoff,
+            ns2: None,
             n_samples: 0,
             sum: 0,
             min_sample: Time::MAX,
@@ -46,7 +53,17 @@ impl RttEstimator {
         }
     }
 
+    /// Use ns-2's estimator and timer (`rto_model = "ns2"`); needs a positive tick.
+    pub fn ns2_model(mut self) -> Self {
+        assert!(self.tick > 0, "ns-2's estimator counts in ticks");
+        self.ns2 = Some(Ns2Rtt { srtt8: 0, rttvar4: 0, rtxcur: self.rto, backoff: 1 });
+        self
+    }
+
     pub fn srtt(&self) -> Option<Time> {
+        if let Some(n) = &self.ns2 {
+            return (n.srtt8 > 0).then(|| (n.srtt8 >> NS2_SRTT_BITS) as Time * self.tick);
+        }
         self.srtt
     }
     pub fn rttvar(&self) -> Time {
@@ -77,6 +94,15 @@ impl RttEstimator {
         self.sum += r as u128;
         self.min_sample = self.min_sample.min(r);
         self.max_sample = self.max_sample.max(r);
+        if self.ns2.is_some() {
+            let ticks = (r / self.tick).max(1) as i64;
+            let n = self.ns2.as_mut().unwrap();
+            n.update(ticks, self.tick);
+            // newack(): the ACK of the timed segment ends the backoff (t_backoff_ = 1).
+            n.backoff = 1;
+            self.rto = self.ns2_timeout();
+            return;
+        }
         match self.srtt {
             None => {
                 // §2.2: SRTT <- R, RTTVAR <- R/2.
@@ -106,17 +132,83 @@ impl RttEstimator {
 
     /// Timer expiry: RTO <- RTO · backoff, at most the maximum (§5.5).
     pub fn back_off(&mut self) {
+        if self.ns2.is_some() {
+            // rtt_backoff() with rfc2988_: double t_backoff_ while the RTO is below maxrto_ (or
+            // t_backoff_ < 64); beyond 8, SRTT is folded into RTTVAR and cleared.
+            let below_max = self.ns2_timeout() < self.max;
+            let n = self.ns2.as_mut().unwrap();
+            if n.backoff < 64 || below_max {
+                n.backoff = n.backoff.saturating_mul(2);
+            }
+            if n.backoff > 8 {
+                n.rttvar4 += n.srtt8 >> NS2_SRTT_BITS;
+                n.srtt8 = 0;
+            }
+            self.rto = self.ns2_timeout();
+            return;
+        }
         let r = (self.rto as f64 * self.backoff).round();
         self.rto = if r >= self.max as f64 { self.max.max(self.rto) } else { r as Time };
     }
 
     /// When a timer set now for the current RTO expires.
     pub fn deadline(&self, now: Time) -> Time {
+        if self.ns2.is_some() {
+            // set_rtx_timer(): rtx_timer_.resched(rtt_timeout()), exact.
+            return now + self.rto;
+        }
         timer_deadline(now, self.rto, self.tick)
+    }
+
+    /// rtt_timeout() with rfc2988_: max(t_rtxcur_, minrto_) · t_backoff_, at most maxrto_, at
+    /// least two ticks.
+    fn ns2_timeout(&self) -> Time {
+        let n = self.ns2.as_ref().expect("ns-2 estimator");
+        let base = n.rtxcur.max(self.min) as u128 * n.backoff as u128;
+        (base.min(self.max as u128) as Time).max(2 * self.tick)
     }
 
     pub fn mean(&self) -> Option<f64> {
         (self.n_samples > 0).then(|| self.sum as f64 / self.n_samples as f64 / SEC as f64)
+    }
+}
+
+/// Bits of fraction in ns-2's fixed-point SRTT and RTTVAR (`T_SRTT_BITS` 3, `T_RTTVAR_BITS` 2)
+/// and its `rttvar_exp_` (2: RTO = SRTT + 4·RTTVAR).
+const NS2_SRTT_BITS: u32 = 3;
+const NS2_RTTVAR_BITS: u32 = 2;
+const NS2_RTTVAR_EXP: u32 = 2;
+
+/// ns-2's estimator state (tcp/tcp.cc): `t_srtt_` (8·SRTT in ticks), `t_rttvar_` (4·RTTVAR in
+/// ticks), `t_rtxcur_` and `t_backoff_`.
+#[derive(Clone, Debug)]
+struct Ns2Rtt {
+    srtt8: i64,
+    rttvar4: i64,
+    rtxcur: Time,
+    backoff: u32,
+}
+
+impl Ns2Rtt {
+    /// rtt_update() with a sample of `m` ticks.
+    fn update(&mut self, m: i64, tick: Time) {
+        if self.srtt8 != 0 {
+            let mut delta = m - (self.srtt8 >> NS2_SRTT_BITS);
+            self.srtt8 += delta;
+            if self.srtt8 <= 0 {
+                self.srtt8 = 1;
+            }
+            delta = delta.abs() - (self.rttvar4 >> NS2_RTTVAR_BITS);
+            self.rttvar4 += delta;
+            if self.rttvar4 <= 0 {
+                self.rttvar4 = 1;
+            }
+        } else {
+            self.srtt8 = m << NS2_SRTT_BITS;
+            self.rttvar4 = m << (NS2_RTTVAR_BITS - 1);
+        }
+        let ticks = ((self.rttvar4 << (NS2_RTTVAR_EXP + NS2_SRTT_BITS - NS2_RTTVAR_BITS)) + self.srtt8) >> NS2_SRTT_BITS;
+        self.rtxcur = ticks as Time * tick;
     }
 }
 
@@ -190,6 +282,44 @@ mod tests {
         let mut e = RttEstimator::new(SEC, SEC, 60 * SEC, ms(1), 0, 3.0);
         e.back_off();
         assert_eq!(e.rto(), 3 * SEC);
+    }
+
+    /// ns-2's rtt_update()/rtt_timeout() (tcp/tcp.cc) with tcpTick_ 10 ms: one-tick samples give
+    /// SRTT 1 tick, RTTVAR 1/2 tick, RTO ((2 << 3) + 8) >> 3 = 3 ticks, and it stays there; the
+    /// timer expires at exactly now + RTO.
+    #[test]
+    fn ns2_fixed_point_estimator() {
+        let tick = ms(10);
+        let mut e = RttEstimator::new(3 * SEC, 0, 60 * SEC, tick, tick, 2.0).ns2_model();
+        assert_eq!(e.rto(), 3 * SEC, "rtxcur_init_ before any sample");
+        for _ in 0..20 {
+            e.sample(tick);
+            assert_eq!(e.rto(), ms(30));
+        }
+        assert_eq!(e.deadline(ms(1234)), ms(1264), "not on a tick boundary");
+        // A 100 ms path (10 ticks): SRTT 80/8, RTTVAR 20/4 → RTO 10 + 4·5 = 30 ticks; a second
+        // sample of 14 ticks: delta 4 → srtt8 84; |4| − 5 = −1 → rttvar4 19; RTO (19·8 + 84) >> 3
+        // = 29 ticks.
+        let mut e = RttEstimator::new(3 * SEC, 0, 60 * SEC, tick, tick, 2.0).ns2_model();
+        e.sample(ms(100));
+        assert_eq!(e.rto(), ms(300));
+        assert_eq!(e.srtt(), Some(ms(100)));
+        e.sample(ms(140));
+        assert_eq!(e.rto(), ms(290));
+        // minrto_ bounds the base before the backoff: max(290 ms, 1 s) · 2, · 4 ...
+        let mut e = RttEstimator::new(3 * SEC, SEC, 60 * SEC, tick, tick, 2.0).ns2_model();
+        e.sample(ms(100));
+        assert_eq!(e.rto(), SEC);
+        let mut seen = vec![];
+        for _ in 0..8 {
+            e.back_off();
+            seen.push(e.rto() / SEC);
+        }
+        // Beyond a backoff of 8 SRTT is folded into RTTVAR (30 ticks → 4·RTTVAR 20 + 80 → 100·...)
+        // but minrto_ still dominates here; the maximum caps the rest.
+        assert_eq!(seen, [2, 4, 8, 16, 32, 60, 60, 60]);
+        e.sample(ms(100));
+        assert_eq!(e.rto(), SEC, "a new sample ends the backoff");
     }
 
     #[test]

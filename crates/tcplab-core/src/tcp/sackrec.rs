@@ -1,11 +1,16 @@
-//! SACK-based loss recovery, three flavours behind the `Recovery` trait:
+//! SACK-based loss recovery, four flavours behind the `Recovery` trait:
 //!
 //! * `Rfc6675`: RFC 6675's conservative algorithm (scoreboard, IsLost, SetPipe, NextSeg with its
 //!   four rules, RecoveryPoint, the rescue retransmission) — the "SACK" of the Ladha study.
 //! * `Sack1`: the ns "Sack1" sender of Fall & Floyd 1996 used by the Mathis study — Reno's
 //!   window halving, a *counted* pipe (−1 per duplicate ACK, −2 per partial ACK, +1 per
-//!   transmission), and retransmission of every hole below the highest SACKed byte in order.
+//!   transmission after the fast retransmission), and retransmission of every hole below the
+//!   highest SACKed byte in order.
 //! * `FackRh`: FACK with Rate-Halving (Mathis & Mahdavi 1996; Mathis et al. 1997 Appendix A).
+//! * `FackNs2`: ns-2's `Agent/TCP/Fack` (tcp/tcp-fack.cc) with `rampdown_` false: loss detected
+//!   when more than DupThresh segments lie between snd_una and the forward-most SACK, then
+//!   ssthresh = window/2 and a cwnd restart from one segment, slow start inside the recovery,
+//!   and FACK's send rule awnd = snd.nxt − snd.fack + retran_data < cwnd.
 //!
 //! How `Rfc6675` and `Sack1` differ (the reason both are kept): duplicate ACKs (new SACK
 //! information vs RFC 5681's same-ACK rule), loss detection per hole (IsLost with DupThresh vs
@@ -215,18 +220,18 @@ impl Recovery for Sack1 {
                 s.recover = s.snd_max;
                 // ns-2 slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF): half the window, not
                 // of FlightSize; at least 2 segments.
-                let win = s.cwnd.min(s.peer_wnd);
-                s.ssthresh = (win / 2).max(2 * s.mss);
+                s.ssthresh = s.half_window();
                 s.set_cwnd(s.ssthresh);
                 s.loss_reduction(false, true);
                 s.in_recovery = true;
                 s.restart_rto();
-                // pipe = packets outstanding − duplicate ACKs received.
+                // tcp/tcp-sack1.cc dupack_action(): pipe_ = maxseq_ − highest_ack_ − numdupacks,
+                // the packets outstanding less the duplicate ACKs. The fast retransmission is
+                // sent by output(), outside send_much(), so it is not counted in pipe_.
                 self.pipe = s.flight_size() as i64 - s.dupacks as i64 * mss;
                 let una = s.snd_una;
                 let len = s.retransmit_hole(una, out);
                 self.rtx_next = una + len;
-                self.pipe += len as i64;
             }
         } else {
             self.pipe -= mss;
@@ -246,9 +251,18 @@ impl Recovery for Sack1 {
         true
     }
 
-    fn on_timeout(&mut self, _s: &mut SenderCore) {
+    fn on_timeout(&mut self, s: &mut SenderCore) {
         self.rtx_next = 0;
         self.pipe = 0;
+        // tcp/tcp-sack1.cc timeout(): the scoreboard is cleared and `timeout_` set; until a new
+        // cumulative ACK clears it, duplicate ACKs leave the scoreboard alone.
+        s.sack_ignored = true;
+    }
+
+    fn gbn_skips_sacked(&self) -> bool {
+        // ns-2's Sack1 goes back N over everything after a timeout (`t_seqno_ = highest_ack_ + 1`
+        // in reset_rtx_timer(), tcp/tcp.cc, with an empty scoreboard).
+        false
     }
 
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
@@ -256,7 +270,9 @@ impl Recovery for Sack1 {
             s.send_available(out);
             return;
         }
-        while self.pipe < s.cwnd as i64 {
+        let mut burst = 0;
+        while self.pipe < s.cwnd as i64 && !s.burst_done(burst) {
+            burst += 1;
             let top = fack(s);
             let hole = s.sb.next_unsacked(self.rtx_next.max(s.snd_una));
             let len = if hole < top {
@@ -476,6 +492,138 @@ impl Recovery for FackRh {
                 if !self.send_one(s, out) {
                     break;
                 }
+            }
+        }
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// ns-2 Agent/TCP/Fack (tcp/tcp-fack.cc), rampdown_ false
+
+#[derive(Default)]
+pub struct FackNs2 {
+    /// Retransmissions of the current recovery (ns-2's scoreboard `retran_` marks).
+    rtx: Vec<Rtx>,
+    /// A retransmission was lost again (ns-2 `CheckSndNxt()` sets `timeout_`): nothing more is
+    /// sent until the timer expires.
+    stalled: bool,
+}
+
+impl FackNs2 {
+    /// ns-2 `retran_data_`: retransmitted bytes neither SACKed nor acknowledged since.
+    fn retran_data(&self, s: &SenderCore) -> u64 {
+        self.rtx.iter().filter(|r| r.end > s.snd_una && !s.sb.is_sacked(r.seq)).map(|r| r.end - r.seq.max(s.snd_una)).sum()
+    }
+
+    /// ns-2 `GetNextRetran()`: the first hole byte below snd.fack not yet retransmitted.
+    fn next_hole(&self, s: &SenderCore) -> Option<u64> {
+        let top = fack(s);
+        for (a, b) in s.sb.holes(s.snd_una) {
+            let mut p = a;
+            while p < b.min(top) {
+                match self.rtx.iter().find(|r| r.seq <= p && p < r.end) {
+                    Some(r) => p = r.end,
+                    None => return Some(p),
+                }
+            }
+        }
+        None
+    }
+
+    /// The recovery's every ACK: drop retransmissions now held by the receiver; ns-2's
+    /// `CheckSndNxt()`: a retransmission still missing when data sent after it (snd.nxt at its
+    /// retransmission) has been SACKed was lost again, and sending stops until the timeout.
+    fn on_recovery_ack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64) {
+        let top = fack(s);
+        let mut lost_again = false;
+        self.rtx.retain(|r| {
+            let held = r.end <= s.snd_una || s.sb.is_sacked(r.seq);
+            if !held && r.sent_at_nxt < top {
+                lost_again = true;
+                return false;
+            }
+            !held
+        });
+        self.stalled |= lost_again;
+        // opencwnd() on every ACK of the recovery after the one that began it (which is handled
+        // before the recovery starts): slow start back up to ssthresh from the restart window,
+        // then congestion avoidance.
+        cc.on_ack(s, acked);
+    }
+}
+
+impl Recovery for FackNs2 {
+    fn name(&self) -> &'static str {
+        "fack"
+    }
+
+    fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, _out: &mut Vec<OutSeg>) {
+        if s.in_recovery {
+            self.on_recovery_ack(s, cc, 0);
+        }
+    }
+
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+        self.on_recovery_ack(s, cc, acked);
+        // "No SACK blocks indicates fast recovery is over" once the ACK reaches `recover`: the
+        // receiver holds nothing above snd_una. cwnd is left as the recovery grew it.
+        if s.snd_una >= s.recover && s.sb.is_empty() {
+            s.in_recovery = false;
+            s.dupacks = 0;
+            self.rtx.clear();
+            self.stalled = false;
+        }
+        true
+    }
+
+    fn on_timeout(&mut self, _s: &mut SenderCore) {
+        self.rtx.clear();
+        self.stalled = false;
+    }
+
+    fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
+        if !s.in_recovery {
+            // ns-2 recv(): dupacks_ = fack_ − last_ack_ − 1, the segments between the cumulative
+            // ACK and the forward-most SACK; at numdupacks_ of them, fast retransmit with
+            // slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) and recover_ = t_seqno_.
+            let between = (fack(s) - s.snd_una).div_ceil(s.mss).saturating_sub(1);
+            if s.sack_ok && between >= s.cfg.dupthresh as u64 && s.snd_una >= s.recover && s.snd_nxt == s.snd_max {
+                s.count_fast_retransmit();
+                s.recover = s.snd_max;
+                s.ssthresh = s.half_window();
+                let mss = s.mss;
+                s.set_cwnd(mss);
+                s.loss_reduction(false, true);
+                s.in_recovery = true;
+                s.restart_rto();
+                self.rtx.clear();
+                self.stalled = false;
+                let (una, nxt) = (s.snd_una, s.snd_max);
+                let len = s.retransmit_hole(una, out);
+                self.rtx.push(Rtx { seq: una, end: una + len, sent_at_nxt: nxt });
+            } else {
+                s.send_available(out);
+                return;
+            }
+        }
+        // send_much(): while t_seqno_ ≤ fack_ + win − retran_data_, the next hole below snd.fack,
+        // else new data; nothing once a retransmission is known lost (`timeout_`).
+        let mut burst = 0;
+        while !self.stalled && !s.burst_done(burst) {
+            burst += 1;
+            let win = s.cwnd.min(s.peer_wnd);
+            let awnd = s.snd_max.saturating_sub(fack(s)) + self.retran_data(s);
+            if awnd + s.mss > win {
+                break;
+            }
+            if let Some(p) = self.next_hole(s) {
+                let nxt = s.snd_max;
+                let len = s.retransmit_hole(p, out);
+                self.rtx.push(Rtx { seq: p, end: p + len, sent_at_nxt: nxt });
+            } else if s.can_send_new() {
+                s.send_new(out);
+            } else {
+                break;
             }
         }
     }

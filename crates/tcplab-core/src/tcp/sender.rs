@@ -9,7 +9,7 @@
 use super::cc::{Aimd, CongestionControl};
 use super::config::{TcpConfig, Variant};
 use super::recovery::{NewReno, Recovery, Reno, Tahoe};
-use super::sackrec::{FackRh, Rfc6675, Sack1};
+use super::sackrec::{FackNs2, FackRh, Rfc6675, Sack1};
 pub use super::state::{OutSeg, SenderCore, SenderPhase, SYN_OPTION_BYTES, UNLIMITED};
 use super::state::sample_rtt;
 use crate::net::{PacketTag, Segment, FLAG_ACK};
@@ -30,11 +30,14 @@ impl TcpSender {
             Variant::Sack => Box::new(Rfc6675::default()),
             Variant::Sack1 => Box::new(Sack1::default()),
             Variant::FackRh => Box::new(FackRh::default()),
+            Variant::Fack => Box::new(FackNs2::default()),
         };
         // Without a handshake SACK is in use exactly when configured; a SACK variant without it
         // recovers as NewReno (as after a SYN-ACK that does not agree to SACK).
-        let rec = if cfg.variant.uses_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
-        TcpSender { core: SenderCore::new(cfg, bytes), cc: Box::new(Aimd::default()), rec }
+        let rec: Box<dyn Recovery> = if cfg.variant.uses_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
+        let mut core = SenderCore::new(cfg, bytes);
+        core.gbn_skips_sacked = rec.gbn_skips_sacked();
+        TcpSender { core, cc: Box::new(Aimd::default()), rec }
     }
 
     /// The send half of a new connection: nothing written yet, not closed (the application
@@ -81,8 +84,7 @@ impl TcpSender {
                 self.rec = Box::new(NewReno::default());
             }
             if let Some(sent) = synack_sent.filter(|_| c.cfg.handshake_rtt_sample) {
-                let r = c.rtt.measure(sent, now);
-                sample_rtt(c, r);
+                sample_rtt(c, sent, now);
             }
         }
         let c = &mut self.core;
@@ -143,8 +145,8 @@ impl TcpSender {
         let now = c.now;
         c.rto_timer.cancel();
         if c.syn_tx == 1 && c.cfg.handshake_rtt_sample {
-            let r = c.rtt.measure(c.syn_sent_at, now);
-            sample_rtt(c, r);
+            let sent = c.syn_sent_at;
+            sample_rtt(c, sent, now);
         }
         if c.syn_tx > 1 {
             // RFC 6298 §5.7: after a SYN timeout, the RTO is re-initialised to 3 s when data
@@ -175,7 +177,10 @@ impl TcpSender {
         c.peer_wnd = wnd;
         let advanced = seg.ack > c.snd_una;
         // RFC 6675 §3 Update(): record the SACK blocks first.
-        let newly_sacked = if c.sack_ok { c.sb.update(seg.ack.max(c.snd_una), c.snd_max, seg.sack_blocks()) } else { 0 };
+        let newly_sacked = if c.sack_ok && !c.sack_ignored { c.sb.update(seg.ack.max(c.snd_una), c.snd_max, seg.sack_blocks()) } else { 0 };
+        if advanced {
+            c.sack_ignored = false;
+        }
         // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, same ACK number, data outstanding,
         // same advertised window.
         let classic_dup = !advanced && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una && same_wnd;
@@ -207,8 +212,8 @@ impl TcpSender {
         let cwnd_limited = c.flight_size() + c.mss > c.cwnd;
         if let Some((end, sent)) = c.timed {
             if ack >= end {
-                let r = c.rtt.measure(sent, c.now);
-                sample_rtt(c, r);
+                let now = c.now;
+                sample_rtt(c, sent, now);
                 c.timed = None;
             }
         }
@@ -271,6 +276,11 @@ impl TcpSender {
             SenderPhase::SynSent => {
                 // RFC 6298 §5.5 backoff applies to the SYN too (RFC 1122 §4.2.3.1).
                 c.stats.syn_retransmits += 1;
+                if c.cfg.syn_timeout_ssthresh {
+                    // ns-2 timeout() with the SYN outstanding: slowdown(CLOSE_SSTHRESH_HALF) of a
+                    // one-segment window, floored at 2 segments (tcp/tcp.cc).
+                    c.ssthresh = 2 * c.mss;
+                }
                 c.rtt.back_off();
                 c.transmit_syn(out);
             }
@@ -285,7 +295,11 @@ impl TcpSender {
                 // not raised again: FlightSize then counts everything the window inflation sent,
                 // much of it already held by the receiver. The result stays within eq. 4's bound
                 // ("no more than"); Linux's tcp_enter_loss makes the same choice.
-                if c.consecutive_timeouts == 0 {
+                if c.cfg.timeout_halves_window {
+                    // ns-2 timeout(): slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) on every
+                    // expiry, from the window now (tcp/tcp.cc).
+                    c.ssthresh = c.half_window();
+                } else if c.consecutive_timeouts == 0 {
                     let eq4 = self.cc.ssthresh_after_loss(c);
                     let reduced_in_window = c.episode.is_some_and(|e| e.reductions > 0);
                     c.ssthresh = if reduced_in_window { c.ssthresh.min(eq4) } else { eq4 };

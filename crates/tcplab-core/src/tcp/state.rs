@@ -84,6 +84,11 @@ pub struct SenderCore {
     pub sack_ok: bool,
     /// What the receiver has SACKed above snd_una.
     pub sb: Scoreboard,
+    /// SACK blocks are not recorded until the next new cumulative ACK (ns-2 Sack1 after a
+    /// timeout: its `timeout_` flag, tcp/tcp-sack1.cc).
+    pub sack_ignored: bool,
+    /// Go-back-N after a timeout skips SACKed data (RFC 6675 §5.1); off for ns-2's Sack1.
+    pub gbn_skips_sacked: bool,
     /// When data was last sent (RFC 5681 §4.1 restart window).
     pub(super) last_send_at: Time,
     /// When the current recovery began (its fast retransmit), until the data outstanding then
@@ -113,7 +118,10 @@ pub struct SenderCore {
 impl SenderCore {
     pub(super) fn new(cfg: TcpConfig, bytes: Option<u64>) -> Self {
         let mss = cfg.mss.0;
-        let rtt = RttEstimator::new(cfg.rto_initial.0, cfg.rto_min.0, cfg.rto_max.0, cfg.clock_granularity.0, cfg.timer_tick.0, cfg.rto_backoff);
+        let mut rtt = RttEstimator::new(cfg.rto_initial.0, cfg.rto_min.0, cfg.rto_max.0, cfg.clock_granularity.0, cfg.timer_tick.0, cfg.rto_backoff);
+        if cfg.rto_model == super::config::RtoModel::Ns2 && cfg.timer_tick.0 > 0 {
+            rtt = rtt.ns2_model();
+        }
         SenderCore {
             mss,
             phase: SenderPhase::Idle,
@@ -135,6 +143,8 @@ impl SenderCore {
             slow_start_after_rto: false,
             sack_ok: cfg.sack && !cfg.handshake,
             sb: Scoreboard::default(),
+            sack_ignored: false,
+            gbn_skips_sacked: true,
             last_send_at: 0,
             recovery_since: None,
             rtt,
@@ -182,6 +192,18 @@ impl SenderCore {
     /// RFC 5681 FlightSize: data sent but not yet cumulatively acknowledged.
     pub fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
+    }
+
+    /// Half the window, min(cwnd, rwnd) / 2, at least 2·SMSS: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)`
+    /// (tcp/tcp.cc), which halves `window()`; with `ssthresh_whole_segments` in whole segments
+    /// as ns-2 does, ⌊⌊W⌋/2⌋ (a window of 15.6 segments gives 7).
+    pub fn half_window(&self) -> u64 {
+        let w = self.cwnd.min(self.peer_wnd);
+        if self.cfg.ssthresh_whole_segments {
+            (w / self.mss / 2).max(2) * self.mss
+        } else {
+            (w / 2).max(2 * self.mss)
+        }
     }
 
     /// Change cwnd, keeping the instruments (maximum, time integral) right.
@@ -252,7 +274,9 @@ impl SenderCore {
         } else {
             let mut len = self.mss.min(self.data_end - seq);
             if retx && self.sack_ok {
-                if let Some(n) = self.sb.next_sacked(seq) {
+                // A segment that is itself SACKed is resent whole (ns-2's Sack1 goes back N over
+                // SACKed data after a timeout).
+                if let Some(n) = self.sb.next_sacked(seq).filter(|&n| n > seq) {
                     len = len.min(n - seq);
                 }
             }
@@ -358,9 +382,13 @@ impl SenderCore {
             let rw = self.cfg.initial_window.bytes(self.mss as u32).min(self.cwnd);
             self.set_cwnd(rw);
         }
+        let mut burst = 0u32;
         loop {
+            if self.burst_done(burst) {
+                break;
+            }
             // After a timeout, go-back-N skips what the receiver has SACKed since (RFC 6675 §5.1).
-            if self.sack_ok && self.snd_nxt < self.snd_max {
+            if self.sack_ok && self.gbn_skips_sacked && self.snd_nxt < self.snd_max {
                 let n = self.sb.next_unsacked(self.snd_nxt).min(self.snd_max);
                 if n != self.snd_nxt {
                     self.snd_nxt = n;
@@ -374,18 +402,46 @@ impl SenderCore {
                     break;
                 }
                 self.transmit(self.snd_nxt, out);
+                burst += 1;
             } else if self.fin_pending() && self.snd_nxt == self.data_end {
                 self.transmit(self.snd_nxt, out);
+                burst += 1;
             } else {
                 break;
             }
         }
     }
 
+    /// `max_burst` segments have gone out in this reply (ns-2 `maxburst_`: `if (maxburst &&
+    /// npackets == maxburst) break;` in send_much(), tcp/tcp.cc).
+    pub fn burst_done(&self, sent: u32) -> bool {
+        self.cfg.max_burst > 0 && sent >= self.cfg.max_burst
+    }
+
     /// RFC 3042 §2: on each of the first two duplicate ACKs send one previously unsent segment,
     /// if the receiver's window allows it and FlightSize stays within cwnd + 2·SMSS; cwnd is
     /// not changed.
     pub(super) fn limited_transmit(&mut self, out: &mut Vec<OutSeg>) {
+        if self.cfg.limited_transmit_send_one {
+            // ns-2 send_one() (tcp/tcp.cc, `singledup_`): send t_seqno_ if t_seqno_ ≤
+            // highest_ack_ + min(wnd_, cwnd_ + dupacks_) — the next segment from snd_nxt, which
+            // after a timeout is a go-back-N retransmission, with the window grown by the
+            // duplicate ACKs so far.
+            if self.snd_nxt >= self.data_end {
+                return;
+            }
+            let len = self.mss.min(self.data_end - self.snd_nxt);
+            let after = self.snd_nxt + len - self.snd_una;
+            if after > self.cwnd + self.dupacks as u64 * self.mss || after > self.peer_wnd {
+                return;
+            }
+            self.stats.limited_transmits += 1;
+            if self.snd_nxt == self.snd_max {
+                self.limited_transmit_bytes += len;
+            }
+            self.transmit(self.snd_nxt, out);
+            return;
+        }
         if self.snd_nxt != self.snd_max || self.snd_nxt >= self.data_end {
             return; // nothing previously unsent (or still resending after a timeout)
         }
@@ -479,8 +535,14 @@ impl SenderCore {
     }
 }
 
-pub(super) fn sample_rtt(c: &mut SenderCore, r: Time) {
-    c.rtt.sample(r);
+/// An RTT measurement of a segment sent at `sent` and acknowledged `now`. The estimator takes it
+/// as the stack measures it (whole ticks with a coarse `timer_tick`); the RTTM instrument records
+/// the exact round trip, so that the "TCP RTT" of Mathis et al. §5.2 is not inflated by the
+/// tick (a 6 ms RTT reads as one 10 ms tick).
+pub(super) fn sample_rtt(c: &mut SenderCore, sent: Time, now: Time) {
+    let measured = c.rtt.measure(sent, now);
+    c.rtt.sample(measured);
+    let r = now - sent;
     let s = &mut c.stats;
     s.rtt_min_ns = if s.rtt_samples == 0 { r } else { s.rtt_min_ns.min(r) };
     s.rtt_max_ns = s.rtt_max_ns.max(r);

@@ -1,0 +1,525 @@
+//! Packet-level tests of the `ns2` profile's knobs: each states what ns-2.35's one-way TCP agents
+//! do, cites the source file that shows it, and checks the same exchange under the RFC default.
+
+use tcplab_core::net::{PacketTag, SackBlock, Segment, FLAG_ACK, FLAG_SYN};
+use tcplab_core::tcp::config::{InitialWindow, Limit, Unlimited};
+use tcplab_core::tcp::{OutSeg, TcpConfig, TcpSender, Variant};
+use tcplab_core::units::{ms, Size, Time};
+
+const MSS: u64 = 1000;
+
+/// The RFC profile with a hand-driven sender's settings; `ns2` turns on the profile's ns-2 knobs.
+fn cfg(variant: Variant, ns2: bool) -> TcpConfig {
+    let mut c = TcpConfig::rfc();
+    c.variant = variant;
+    c.mss = Size(MSS);
+    c.handshake = false;
+    c.fin = false;
+    c.initial_window = InitialWindow::Segments(1);
+    c.rwnd = Limit::Named(Unlimited::Unlimited);
+    if ns2 {
+        let p = TcpConfig::profile("ns2").unwrap();
+        c.ssthresh_whole_segments = p.ssthresh_whole_segments;
+        c.timeout_halves_window = p.timeout_halves_window;
+        c.syn_timeout_ssthresh = p.syn_timeout_ssthresh;
+        c.grow_on_recovery_exit = p.grow_on_recovery_exit;
+        c.exit_recovery_fix = p.exit_recovery_fix;
+    }
+    c
+}
+
+struct Snd {
+    s: TcpSender,
+    out: Vec<OutSeg>,
+}
+
+impl Snd {
+    fn new(c: TcpConfig, bytes: Option<u64>) -> Snd {
+        let mut h = Snd { s: TcpSender::new(c, bytes), out: Vec::new() };
+        h.s.start(0, &mut h.out);
+        h.s.take_timer_events().for_each(drop);
+        h
+    }
+    fn sent_segs(&mut self) -> Vec<u64> {
+        self.out.drain(..).filter(|o| o.seg.len > 0).map(|o| (o.seg.seq - 1) / MSS + 1).collect()
+    }
+    /// The receiver acknowledges segments 1..=k.
+    fn ack_seg(&mut self, t: Time, k: u64) {
+        let seg = Segment { seq: 1, ack: 1 + k * MSS, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+        self.s.on_segment(t, &seg, &mut self.out);
+        self.s.take_timer_events().for_each(drop);
+    }
+    /// The receiver acknowledges segments 1..=k and SACKs the segment ranges `sacks`.
+    fn ack_sack(&mut self, t: Time, k: u64, sacks: &[(u64, u64)]) {
+        let mut seg = Segment { seq: 1, ack: 1 + k * MSS, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+        for (i, &(lo, hi)) in sacks.iter().enumerate() {
+            seg.sack[i] = SackBlock { left: 1 + (lo - 1) * MSS, right: 1 + hi * MSS };
+        }
+        seg.n_sack = sacks.len() as u8;
+        self.s.on_segment(t, &seg, &mut self.out);
+        self.s.take_timer_events().for_each(drop);
+    }
+    /// Fire the retransmission timer at its deadline; returns when.
+    fn rto(&mut self) -> Time {
+        let d = self.s.core.rto_timer.deadline().expect("the RTO timer is running");
+        self.s.core.rto_timer.cancel();
+        self.s.on_rto(d, &mut self.out);
+        self.s.take_timer_events().for_each(drop);
+        d
+    }
+    fn cwnd_segs(&self) -> f64 {
+        self.s.core.cwnd as f64 / MSS as f64
+    }
+    fn ssthresh_segs(&self) -> f64 {
+        self.s.core.ssthresh as f64 / MSS as f64
+    }
+}
+
+/// A sender with a window of `n` segments outstanding (1..=n), in congestion avoidance.
+fn in_flight(variant: Variant, ns2: bool, n: u64) -> Snd {
+    let mut c = cfg(variant, ns2);
+    c.initial_window = InitialWindow::Segments(n as u32);
+    c.initial_ssthresh = Limit::Bytes(Size(n * MSS));
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.sent_segs(), (1..=n).collect::<Vec<_>>());
+    h
+}
+
+#[test]
+fn profile_sets_the_ns2_knobs_and_rfc_does_not() {
+    let (rfc, ns2) = (TcpConfig::rfc(), TcpConfig::profile("ns2").unwrap());
+    for (name, r, n) in [
+        ("ssthresh_whole_segments", rfc.ssthresh_whole_segments, ns2.ssthresh_whole_segments),
+        ("timeout_halves_window", rfc.timeout_halves_window, ns2.timeout_halves_window),
+        ("syn_timeout_ssthresh", rfc.syn_timeout_ssthresh, ns2.syn_timeout_ssthresh),
+        ("grow_on_recovery_exit", rfc.grow_on_recovery_exit, ns2.grow_on_recovery_exit),
+        ("exit_recovery_fix off", !rfc.exit_recovery_fix, !ns2.exit_recovery_fix),
+    ] {
+        assert!(!r && n, "{name}: off in rfc, on in ns2");
+    }
+}
+
+/// ns-2 `slowdown(CLOSE_SSTHRESH_HALF)` (tcp/tcp.cc): ssthresh_ = (int)(window() / 2) with
+/// window() = (int)min(cwnd_, wnd_): whole segments of the window. RFC 5681 eq. 4: FlightSize/2
+/// in bytes.
+#[test]
+fn ssthresh_is_half_the_window_in_whole_segments() {
+    for (ns2, want) in [(false, 7.5), (true, 7.0)] {
+        let mut h = in_flight(Variant::Reno, ns2, 15);
+        // The ACK of 1 grows cwnd to 15 + 1/15 and frees one slot: 16 goes out; 2 is lost.
+        h.ack_seg(ms(100), 1);
+        assert_eq!(h.sent_segs(), [16]);
+        assert!(h.cwnd_segs() > 15.0 && h.cwnd_segs() < 15.1);
+        for t in 0..3 {
+            h.ack_seg(ms(101 + t), 1);
+        }
+        assert_eq!(h.sent_segs(), [2], "fast retransmit");
+        // 15 segments in flight (2..=16), window ⌊15.07⌋ = 15: ns-2 7 segments, RFC 7.5.
+        assert_eq!(h.ssthresh_segs(), want, "ns2 = {ns2}");
+        assert_eq!(h.cwnd_segs(), want + 3.0, "cwnd = ssthresh + 3 duplicate ACKs");
+    }
+    // Tahoe takes the same ssthresh (ns-2 Tahoe's dupack action is slowdown() too).
+    let mut h = in_flight(Variant::Tahoe, true, 15);
+    h.ack_seg(ms(100), 1);
+    for t in 0..3 {
+        h.ack_seg(ms(101 + t), 1);
+    }
+    assert_eq!((h.ssthresh_segs(), h.cwnd_segs()), (7.0, 1.0));
+    // And at least 2 segments: a window of 3 gives ⌊3/2⌋ = 1 → 2.
+    let mut h = in_flight(Variant::Reno, true, 4);
+    h.s.core.cwnd = 3 * MSS + 500;
+    for t in 0..3 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.ssthresh_segs(), 2.0);
+}
+
+/// ns-2 `timeout()` (tcp/tcp.cc) calls slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) on every
+/// expiry: ssthresh = half the window at the time (for Reno the inflated window, `window()` adds
+/// `dupwnd_`, tcp/tcp-reno.cc), and a repeated timeout halves a one-segment window (floor 2).
+/// RFC 5681 here: min(ssthresh, FlightSize/2) inside a reduced window, held on a repeat.
+#[test]
+fn timeout_after_fast_retransmit_halves_the_window_again() {
+    for ns2 in [false, true] {
+        let mut h = in_flight(Variant::Reno, ns2, 10);
+        for t in 0..3 {
+            h.ack_seg(ms(100 + t), 0);
+        }
+        assert_eq!(h.sent_segs(), [1]);
+        assert_eq!(h.ssthresh_segs(), 5.0);
+        // Seven more duplicate ACKs inflate the window to 5 + 3 + 7 = 15 segments.
+        for t in 0..7 {
+            h.ack_seg(ms(110 + t), 0);
+        }
+        assert_eq!(h.cwnd_segs(), 15.0);
+        assert_eq!(h.sent_segs(), [11, 12, 13, 14, 15]);
+        h.rto();
+        assert_eq!(h.sent_segs(), [1], "go-back-N from the hole");
+        assert_eq!(h.cwnd_segs(), 1.0);
+        assert_eq!(h.ssthresh_segs(), if ns2 { 7.0 } else { 5.0 }, "first timeout, ns2 = {ns2}");
+        h.rto();
+        assert_eq!(h.ssthresh_segs(), if ns2 { 2.0 } else { 5.0 }, "repeated timeout, ns2 = {ns2}");
+    }
+}
+
+/// A lost SYN (ns-2 one-way TCP with `syn_` true): timeout() halves the one-segment window,
+/// ssthresh_ = 2 (tcp/tcp.cc slowdown(): "if (ssthresh_ < 2) ssthresh_ = 2"); the lost first
+/// packet sets the IW to windowInit_, which `bugfix_ss_` (on by default) makes 1. So data starts
+/// at one segment, slow start ends at 2 and congestion avoidance follows.
+#[test]
+fn lost_syn_sets_ssthresh_to_two_segments() {
+    for ns2 in [false, true] {
+        let mut c = cfg(Variant::Reno, ns2);
+        c.handshake = true;
+        c.initial_window = InitialWindow::Segments(2);
+        let mut h = Snd::new(c, None);
+        h.out.clear();
+        let t = h.rto();
+        assert_eq!(h.out.drain(..).map(|o| o.tag).collect::<Vec<_>>(), [PacketTag::Syn { tx: 2 }]);
+        let synack = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+        h.s.on_segment(t + ms(100), &synack, &mut h.out);
+        assert_eq!(h.sent_segs(), [1], "IW 1 after a lost SYN (RFC 5681 §3.1; ns-2 bugfix_ss_)");
+        h.ack_seg(t + ms(200), 1);
+        assert_eq!(h.cwnd_segs(), 2.0);
+        assert_eq!(h.sent_segs(), [2, 3]);
+        h.ack_seg(t + ms(300), 2);
+        if ns2 {
+            assert_eq!(h.ssthresh_segs(), 2.0);
+            // cwnd 2 ≥ ssthresh 2: congestion avoidance, +1/2 segment.
+            assert_eq!(h.cwnd_segs(), 2.5);
+            assert_eq!(h.sent_segs(), [4]);
+        } else {
+            assert!(h.s.core.ssthresh > 1000 * MSS, "RFC: ssthresh untouched by a SYN loss");
+            assert_eq!(h.cwnd_segs(), 3.0);
+            assert_eq!(h.sent_segs(), [4, 5]);
+        }
+    }
+}
+
+/// ns-2 Reno (tcp/tcp-reno.cc recv()): a new ACK sets dupwnd_ = 0 and calls recv_newack_helper(),
+/// whose opencwnd() grows cwnd_ (= ssthresh_ after the halving) by 1/cwnd_: the ACK that ends
+/// recovery opens the window. RFC 5681 §3.2 step 6 only deflates to ssthresh.
+#[test]
+fn reno_grows_cwnd_on_the_ack_that_ends_recovery() {
+    for (ns2, want) in [(false, 5.0), (true, 5.2)] {
+        let mut h = in_flight(Variant::Reno, ns2, 10);
+        for t in 0..3 {
+            h.ack_seg(ms(100 + t), 0);
+        }
+        assert_eq!(h.sent_segs(), [1]);
+        h.ack_seg(ms(200), 10);
+        assert!(!h.s.core.in_recovery);
+        assert!((h.cwnd_segs() - want).abs() < 1e-9, "ns2 = {ns2}: cwnd {}", h.cwnd_segs());
+        // Five new segments either way (5.2 allows no sixth).
+        assert_eq!(h.sent_segs(), [11, 12, 13, 14, 15]);
+    }
+}
+
+/// ns-2 NewReno (tcp/tcp-newreno.cc recv(), `exit_recovery_fix_` 0 by default): the full ACK drops
+/// the inflation (dupwnd_ = 0), keeps cwnd_ (ssthresh, less if partial deflation took it below)
+/// and opens it in recv_newack_helper(). RFC 6582 §3.2 step 3: min(ssthresh, FlightSize + SMSS).
+#[test]
+fn newreno_leaves_recovery_at_ssthresh_and_grows() {
+    for ns2 in [false, true] {
+        let mut h = in_flight(Variant::Newreno, ns2, 10);
+        // Segments 1 and 4 lost.
+        for t in 0..3 {
+            h.ack_seg(ms(100 + t), 0);
+        }
+        assert_eq!(h.sent_segs(), [1]);
+        h.ack_seg(ms(200), 3);
+        assert_eq!(h.sent_segs(), [4], "partial ACK: the next hole");
+        h.ack_seg(ms(300), 10);
+        assert!(!h.s.core.in_recovery);
+        if ns2 {
+            assert!((h.cwnd_segs() - 5.2).abs() < 1e-9, "cwnd {}", h.cwnd_segs());
+            assert_eq!(h.sent_segs(), [11, 12, 13, 14, 15]);
+        } else {
+            // Nothing in flight: max(FlightSize, SMSS) + SMSS = 2 segments.
+            assert_eq!(h.cwnd_segs(), 2.0);
+            assert_eq!(h.sent_segs(), [11, 12]);
+        }
+    }
+}
+
+/// ns-2 measures RTT in ticks of `tcpTick_` (10 ms; rtt_update() in tcp/tcp.cc), and so does the
+/// estimator with a coarse `timer_tick`; the RTTM instrument (Mathis et al. §5.2's "TCP RTT")
+/// records the exact round trip all the same: a 6 ms RTT is one tick to the estimator, 6 ms to
+/// the instrument.
+#[test]
+fn rtt_instrument_records_exact_samples_under_a_coarse_tick() {
+    let mut c = cfg(Variant::Reno, true);
+    let p = TcpConfig::profile("ns2").unwrap();
+    c.timer_tick = p.timer_tick;
+    c.clock_granularity = p.clock_granularity;
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.sent_segs(), [1]);
+    h.ack_seg(ms(6), 1);
+    let st = &h.s.core.stats;
+    assert_eq!((st.rtt_samples, st.rtt_sum_ns, st.rtt_min_ns, st.rtt_max_ns), (1, ms(6) as u128, ms(6), ms(6)));
+    assert_eq!(h.s.core.rtt.srtt(), Some(ms(10)), "the estimator's sample is one 10 ms tick");
+}
+
+/// ns-2's timer (tcp/tcp.cc): rtt_update() counts the sample in ticks of tcpTick_ and keeps SRTT
+/// and RTTVAR in fixed point; set_rtx_timer() schedules the expiry at exactly now + RTO. The BSD
+/// timer of `rto_model = "rfc6298"` with a tick fires on a tick boundary instead.
+#[test]
+fn ns2_timer_expires_exactly_one_rto_after_it_is_set() {
+    use tcplab_core::tcp::config::RtoModel;
+    use tcplab_core::units::Duration;
+    for model in [RtoModel::Rfc6298, RtoModel::Ns2] {
+        let mut c = cfg(Variant::Reno, true);
+        c.timer_tick = Duration(ms(10));
+        c.clock_granularity = Duration(ms(10));
+        c.rto_min = Duration(0);
+        c.rto_initial = TcpConfig::profile("ns2").unwrap().rto_initial;
+        c.rto_model = model;
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.s.core.rto_timer.deadline(), Some(3 * 1_000_000_000), "rtxcur_init_ 3 s");
+        h.sent_segs();
+        // Sent at 0, acknowledged at 56 ms: five tick boundaries, a 50 ms sample either way.
+        h.ack_seg(ms(56), 1);
+        assert_eq!(h.sent_segs(), [2, 3]);
+        assert_eq!(h.s.core.rtt.srtt(), Some(ms(50)));
+        // RFC 6298: 50 + 4·25 = 150 ms, counted down on tick boundaries from 60 ms: 200 ms.
+        // ns-2: ((10 << 3) + 40) >> 3 = 15 ticks = 150 ms after 56 ms: 206 ms.
+        let want = if model == RtoModel::Ns2 { ms(206) } else { ms(200) };
+        assert_eq!(h.s.core.rto_timer.deadline(), Some(want), "{model:?}");
+    }
+    assert_eq!(TcpConfig::profile("ns2").unwrap().rto_model, RtoModel::Ns2);
+    assert_eq!(TcpConfig::rfc().rto_model, RtoModel::Rfc6298);
+}
+
+/// The two-segment loss of `newreno_leaves_recovery_at_ssthresh_and_grows`, up to the partial ACK.
+fn newreno_partial(c: TcpConfig) -> Snd {
+    let mut c = c;
+    c.initial_window = InitialWindow::Segments(10);
+    c.initial_ssthresh = Limit::Bytes(Size(10 * MSS));
+    let mut h = Snd::new(c, None);
+    h.sent_segs();
+    for t in 0..3 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.sent_segs(), [1]);
+    assert_eq!(h.cwnd_segs(), 8.0);
+    h
+}
+
+/// ns-2 NewReno's `exit_recovery_fix_` 1 (tcp/tcp-newreno.cc): on the full ACK cwnd =
+/// min(ssthresh, outstanding + 1) before recv_newack_helper() opens it — RFC 6582's first option
+/// with ns-2's growth on top.
+#[test]
+fn newreno_exit_recovery_fix_bounds_the_window_by_what_is_in_flight() {
+    let mut c = cfg(Variant::Newreno, true);
+    c.exit_recovery_fix = true;
+    let mut h = newreno_partial(c);
+    h.ack_seg(ms(200), 3);
+    assert_eq!(h.sent_segs(), [4]);
+    h.ack_seg(ms(300), 10);
+    // Nothing in flight: min(ssthresh 5, max(FlightSize, SMSS) + SMSS) = 2 segments, then the
+    // growth of recv_newack_helper(), slow start as 2 < ssthresh: 3.
+    assert_eq!(h.cwnd_segs(), 3.0);
+    assert_eq!(h.sent_segs(), [11, 12, 13]);
+}
+
+/// ns-2 NewReno's `partial_window_deflation_` 0 (the default before 2001, tcp/tcp-newreno.cc): a
+/// partial ACK drops the whole inflation (dupwnd_ = 0), cwnd = ssthresh. With it (RFC 6582 §3.2
+/// step 3) cwnd = cwnd − acked + SMSS.
+#[test]
+fn newreno_partial_window_deflation_off_deflates_to_ssthresh() {
+    for deflation in [true, false] {
+        let mut c = cfg(Variant::Newreno, true);
+        c.partial_window_deflation = deflation;
+        let mut h = newreno_partial(c);
+        // Four more duplicate ACKs: cwnd 12, new segments 11 and 12.
+        for t in 0..4 {
+            h.ack_seg(ms(110 + t), 0);
+        }
+        assert_eq!(h.sent_segs(), [11, 12]);
+        h.ack_seg(ms(200), 3);
+        assert_eq!(h.sent_segs()[0], 4, "the next hole at once");
+        let want = if deflation { 12.0 - 3.0 + 1.0 } else { 5.0 };
+        assert_eq!(h.cwnd_segs(), want, "partial_window_deflation = {deflation}");
+    }
+}
+
+/// ns-2 NewReno's `newreno_changes1_` (tcp/tcp-newreno.cc partialnewack_helper()): with it (the
+/// default) only the first partial ACK calls newtimer(), the "Impatient" variant of RFC 6582 §4;
+/// without it every partial ACK restarts the timer ("Slow-but-Steady").
+#[test]
+fn newreno_slow_but_steady_restarts_the_timer_on_every_partial_ack() {
+    for steady in [false, true] {
+        let mut c = cfg(Variant::Newreno, true);
+        c.slow_but_steady = steady;
+        let mut h = newreno_partial(c);
+        h.ack_seg(ms(200), 3);
+        let first = h.s.core.rto_timer.deadline().unwrap();
+        h.ack_seg(ms(300), 5);
+        let second = h.s.core.rto_timer.deadline().unwrap();
+        assert_eq!(second > first, steady, "slow_but_steady = {steady}: {first} then {second}");
+        assert!(h.s.core.in_recovery);
+    }
+}
+
+/// A `fack` preset sender (ns-2 `Agent/TCP/Fack`) with `n` segments outstanding, in congestion
+/// avoidance, with the ns2 profile's whole-segment ssthresh.
+fn fack_in_flight(n: u64) -> Snd {
+    let mut c = cfg(Variant::Reno, true);
+    (tcplab_core::tcp::config::preset("fack").unwrap().apply)(&mut c);
+    c.initial_window = InitialWindow::Segments(n as u32);
+    c.initial_ssthresh = Limit::Bytes(Size(n * MSS));
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.sent_segs(), (1..=n).collect::<Vec<_>>());
+    h
+}
+
+/// ns-2 `Agent/TCP/Fack` (tcp/tcp-fack.cc, `rampdown_` false): recv() sets dupacks_ = fack_ −
+/// last_ack_ − 1, so one ACK whose SACK reaches three segments past the hole triggers the fast
+/// retransmit; slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) halves ssthresh and restarts cwnd
+/// at one segment; every later ACK of the recovery opens cwnd (slow start), and send_much() sends
+/// while t_seqno_ ≤ fack_ + win − retran_data_; the recovery ends on an ACK past `recover` that
+/// carries no SACK block, with cwnd as grown.
+#[test]
+fn ns2_fack_triggers_on_the_forward_ack_and_restarts_cwnd() {
+    let mut h = fack_in_flight(10);
+    // Segment 1 lost; the first ACK to arrive already SACKs 2..4 (earlier ACKs lost).
+    h.ack_sack(ms(100), 0, &[(2, 4)]);
+    assert_eq!(h.sent_segs(), [1], "fack − snd_una = 4 segments: 3 between, fast retransmit");
+    assert!(h.s.core.in_recovery);
+    assert_eq!((h.ssthresh_segs(), h.cwnd_segs()), (5.0, 1.0));
+    // Each ACK: cwnd + 1 (slow start); awnd = (11 − fack) + 1 retransmitted.
+    for (t, hi, want) in [(101, 5, vec![]), (102, 6, vec![]), (103, 7, vec![]), (104, 8, vec![11, 12])] {
+        h.ack_sack(ms(t), 0, &[(2, hi)]);
+        assert_eq!(h.sent_segs(), want, "SACK 2..{hi}, cwnd {}", h.cwnd_segs());
+    }
+    assert_eq!(h.cwnd_segs(), 5.0);
+    // The retransmission arrives: ACK 12 covers recover (11) and carries no SACK: recovery over,
+    // cwnd kept (5 + 1/5 after congestion avoidance's growth on this ACK).
+    h.ack_sack(ms(200), 12, &[]);
+    assert!(!h.s.core.in_recovery);
+    assert!((h.cwnd_segs() - 5.2).abs() < 1e-9, "cwnd {}", h.cwnd_segs());
+    let st = &h.s.core.stats;
+    assert_eq!((st.fast_retransmits, st.retransmits, st.timeouts), (1, 1, 0));
+}
+
+/// ns-2 Fack's CheckSndNxt() (tcp/scoreboard.cc): a retransmission still missing when data sent
+/// after it has been SACKed was lost again; `timeout_` then shuts off sending until the timer.
+#[test]
+fn ns2_fack_stops_sending_when_a_retransmission_is_lost_again() {
+    let mut h = fack_in_flight(10);
+    h.ack_sack(ms(100), 0, &[(2, 4)]);
+    assert_eq!(h.sent_segs(), [1]);
+    for t in 101..=104 {
+        h.ack_sack(ms(t), 0, &[(2, t - 96)]);
+    }
+    assert_eq!(h.sent_segs(), [11, 12]);
+    // 11 (sent after the retransmission of 1) is SACKed, 1 still missing: lost again.
+    h.ack_sack(ms(150), 0, &[(11, 11), (2, 10)]);
+    assert_eq!(h.sent_segs(), Vec::<u64>::new(), "nothing until the timeout");
+    h.ack_sack(ms(151), 0, &[(11, 12), (2, 10)]);
+    assert_eq!(h.sent_segs(), Vec::<u64>::new());
+    h.rto();
+    assert_eq!(h.sent_segs(), [1], "the timer resends the hole");
+}
+
+/// ns-2's DelAck sink (tcp/tcp-sink.cc): with `RFC2581_immediate_ack_` true (the default, RFC
+/// 5681 §4.2) a segment below the highest seen (filling a gap) is acknowledged at once; with it
+/// false, a gap-filling segment after which the in-order data still ends (segment 2 with 4 held)
+/// is delayed as an in-order one, while one that joins held data (3, joining 4) is not.
+#[test]
+fn delayed_ack_of_a_gap_filling_segment_as_ns2_rfc2581_immediate_ack_off() {
+    use tcplab_core::tcp::TcpReceiver;
+    for immediate in [true, false] {
+        let mut c = cfg(Variant::Reno, true);
+        c.delayed_ack = true;
+        c.delack_fill_immediate = immediate;
+        let mut r = TcpReceiver::new(c);
+        let mut out = Vec::new();
+        let mut data = |t: Time, k: u64, out: &mut Vec<OutSeg>| {
+            let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
+            r.on_segment(t, &seg, out);
+            let _ = r.take_timer_events().count();
+            out.drain(..).map(|o| (o.seg.ack - 1) / MSS).collect::<Vec<_>>()
+        };
+        assert_eq!(data(0, 1, &mut out), Vec::<u64>::new(), "1: delayed");
+        assert_eq!(data(ms(1), 4, &mut out), [1], "4: out of order, a duplicate ACK at once");
+        let fill = data(ms(2), 2, &mut out);
+        assert_eq!(fill, if immediate { vec![2] } else { vec![] }, "2 fills a gap, 3 still missing");
+        assert_eq!(data(ms(3), 3, &mut out), [4], "3 joins the held 4: ACK at once");
+    }
+    assert!(TcpConfig::rfc().delack_fill_immediate && TcpConfig::profile("ns2").unwrap().delack_fill_immediate);
+}
+
+/// ns-2's Limited Transmit is `send_one()` (tcp/tcp.cc, `singledup_` 1 by default): on the first
+/// and second duplicate ACK it sends t_seqno_ if t_seqno_ ≤ highest_ack_ + cwnd_ + dupacks_. After
+/// a timeout t_seqno_ has gone back to the hole, so the duplicate ACKs of data sent before it
+/// clock out go-back-N retransmissions; RFC 3042 sends only previously unsent data, so nothing.
+#[test]
+fn limited_transmit_as_ns2_send_one_during_go_back_n() {
+    for send_one in [false, true] {
+        let mut c = cfg(Variant::Reno, true);
+        c.limited_transmit = true;
+        c.limited_transmit_send_one = send_one;
+        c.initial_window = InitialWindow::Segments(4);
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), [1, 2, 3, 4]);
+        let t = h.rto();
+        assert_eq!(h.sent_segs(), [1]);
+        h.ack_seg(t + ms(10), 0);
+        h.ack_seg(t + ms(11), 0);
+        let want: Vec<u64> = if send_one { vec![2, 3] } else { vec![] };
+        assert_eq!(h.sent_segs(), want, "send_one = {send_one}");
+    }
+    // Before any timeout both rules send the same new segments.
+    for send_one in [false, true] {
+        let mut c = cfg(Variant::Reno, true);
+        c.limited_transmit = true;
+        c.limited_transmit_send_one = send_one;
+        c.initial_window = InitialWindow::Segments(4);
+        let mut h = Snd::new(c, None);
+        h.sent_segs();
+        h.ack_seg(ms(100), 0);
+        h.ack_seg(ms(101), 0);
+        assert_eq!(h.sent_segs(), [5, 6], "send_one = {send_one}");
+    }
+}
+
+/// ns-2's `maxburst_` (tcp/tcp.cc send_much(): `if (maxburst && npackets == maxburst) break;`):
+/// at most that many segments leave in reply to one ACK (or at the start), whatever the window
+/// allows; the rest wait for the next ACK. 0 (ns-2's default) is no limit.
+#[test]
+fn max_burst_bounds_the_segments_sent_per_ack() {
+    let mut c = cfg(Variant::Reno, true);
+    c.initial_window = InitialWindow::Segments(8);
+    let mut h = Snd::new(c.clone(), None);
+    assert_eq!(h.sent_segs(), (1..=8).collect::<Vec<_>>(), "no limit by default");
+    c.max_burst = 3;
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.sent_segs(), [1, 2, 3]);
+    h.ack_seg(ms(100), 1);
+    assert_eq!(h.sent_segs(), [4, 5, 6], "cwnd 9 would allow 2..=10");
+    h.ack_seg(ms(101), 3);
+    assert_eq!(h.sent_segs(), [7, 8, 9]);
+    assert_eq!(TcpConfig::rfc().max_burst, 0);
+}
+
+/// ns-2 NewReno's `bugFix_` (tcp/tcp-newreno.cc dupack_action(): without it, `goto reno_action`
+/// whatever `recover_`): after a timeout, three duplicate ACKs of data sent before it make a
+/// second fast retransmit; with it (RFC 6582 §3.2 step 2) they do not.
+#[test]
+fn newreno_bugfix_off_fast_retransmits_again_after_a_timeout() {
+    for guard in [true, false] {
+        let mut c = cfg(Variant::Newreno, true);
+        c.newreno_recover_guard = guard;
+        c.initial_window = InitialWindow::Segments(10);
+        let mut h = Snd::new(c, None);
+        h.sent_segs();
+        let t = h.rto();
+        assert_eq!(h.sent_segs(), [1]);
+        for i in 0..3 {
+            h.ack_seg(t + ms(10 + i), 0);
+        }
+        assert_eq!(h.s.core.stats.fast_retransmits, if guard { 0 } else { 1 }, "newreno_recover_guard = {guard}");
+    }
+    assert!(TcpConfig::rfc().newreno_recover_guard && TcpConfig::profile("ns2").unwrap().newreno_recover_guard);
+}
