@@ -338,7 +338,7 @@ def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = (), tcp: 
         for f in d.get("flows", []):
             # An entry with `count = n` is n flows of one configuration.
             if i < len(resolved):
-                f["tcp"] = resolved[i]
+                f["tcp"] = _every_knob(resolved[i])
             i += int(f.get("count", 1))
     return d
 
