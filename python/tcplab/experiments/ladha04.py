@@ -1,0 +1,197 @@
+"""Ladha, Amer, Caro & Iyengar 2004, "On the Prevalence and Evaluation of Recent TCP Enhancements",
+the simulations (§3.3-3.6 of TARGETS.md): 20 KB and 100 KB transfers across a 1 Mb/s core loaded
+by Pareto ON/OFF cross traffic in both directions, for the six cumulative variants, against the
+aggregate cross-traffic rate; checks L1-L5, and the figures.
+
+    tcplab reproduce ladha04 [--quick] [--out DIR] [--workers N]
+
+The 10 MB transfers against the loss rate (L6, L7; Figs. 6-7) are not part of this module yet.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..report import Check, Report, provenance
+
+SCALES = ("tiny", "quick", "full")
+HERE = Path(__file__).resolve()
+VARIANTS = ("newreno", "sack", "sack-iw", "sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er")
+LABEL = {"newreno": "NewReno", "sack": "SACK", "sack-iw": "SACK-IW", "sack-iw-lt": "SACK-IW-LT", "sack-iw-lt-abc1": "SACK-IW-LT-ABC1",
+         "sack-iw-lt-abc1-er": "SACK-IW-LT-ABC1-ER"}
+LOADS_KBPS = (0, 200, 400, 600, 700, 800, 850, 900, 950, 1000)
+SIZES = ("20KB", "100KB")
+
+CHOICES = [
+    "Topology and cross traffic: experiments/topologies/ladha04.toml (its comments say where the paper is silent: two cross-traffic "
+    "nodes per router, 16 Pareto ON/OFF sources each way, shape 1.5, the 44/576/1500-byte mix drawn per packet, 50-packet queues "
+    "off the core). The x-axis is the aggregate mean rate of each direction's 16 sources; each source's ON rate is derived from it "
+    "exactly (docs/scenarios.md, UDP sources), since with a 1 ms ON time the familiar rate·ON/(ON+OFF) would send about 4× too much.",
+    "TCP: the ns2 profile (ns-2's timers of the time) with the six cumulative presets of §3.4, MSS 1460, delayed ACKs with a 200 ms "
+    "timer, an unlimited receiver window (the paper does not state it); the transfer starts at 10 s. Transfer time: from the SYN to the acknowledgment of the last byte at the sender.",
+    "Drops of the TCP flow are counted as its retransmissions (every loss here is a congestion drop and is retransmitted once). "
+    "'LT invocations' are segments sent by Limited Transmit (up to two per invocation) and 'ER invocations' fast retransmits "
+    "made by Early Retransmit.",
+]
+
+
+def scenario_path() -> Path:
+    p = HERE.parent / "topologies" / "ladha04.toml"
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: the base scenario of the reproduction is missing from this installation")
+    return p
+
+
+def _grid(scale: str):
+    if scale == "tiny":
+        return ("newreno", "sack-iw-lt-abc1-er"), ("20KB",), (0, 600, 1000), 1
+    if scale == "quick":
+        return VARIANTS, SIZES, LOADS_KBPS, 3
+    return VARIANTS, SIZES, LOADS_KBPS, 10
+
+
+def runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
+    from ..sweep import sweep
+
+    variants, sizes, loads, seeds = _grid(scale)
+    rates = [f"{k}kbps" for k in loads]
+    spec = {"name": f"ladha04_{scale}", "zip": [{"apps.0.aggregate_rate": rates, "apps.1.aggregate_rate": rates}],
+            "axes": {"tcp.preset": list(variants), "flows.0.bytes": list(sizes)}, "replicates": seeds, "seed": 1}
+    (out / "store").mkdir(parents=True, exist_ok=True)
+    s = sweep(str(scenario_path()), sweep=spec, store=out / "store" / f"ladha04_{scale}.duckdb", workers=workers, progress=progress, retry_failed=True)
+    c = s.connections.drop(columns=["variant"]).rename(columns={"tcp.preset": "variant", "flows.0.bytes": "size"})
+    t = s.transfers.set_index("key")
+    c["load_kbps"] = c["apps.0.aggregate_rate"].str.removesuffix("kbps").astype(int)
+    c["time_s"] = (c["key"].map(t["acked_s"]) - c["key"].map(t["start_s"]))
+    c["drops"] = c["retransmits"]
+    cols = ["variant", "size", "load_kbps", "replicate", "seed", "time_s", "drops", "timeouts", "limited_transmits", "early_retransmits"]
+    c = c[cols].sort_values(["size", "variant", "load_kbps", "replicate"], kind="mergesort").reset_index(drop=True)
+    c.to_csv(out / "tables" / "runs.csv", index=False)
+    return c
+
+
+def _checks(c: pd.DataFrame) -> List[Check]:
+    checks = []
+    low = c[(c["load_kbps"] < 800) & (c["size"] == "20KB")]
+    checks.append(Check("L1 (20 KB, Fig. 2): TCP drops with aggregate cross traffic below 800 kb/s (every variant and seed)", 0, int(low["drops"].sum()),
+                        rule=lambda o, p: int(o) == 0, tol_text="none"))
+    big = c[c["size"] == "100KB"]
+    if len(big) and (big["load_kbps"] >= 800).any():
+        below = big[big["load_kbps"] < 800]["drops"].mean()
+        above = big[big["load_kbps"] >= 800]["drops"].mean()
+        checks.append(Check("L5 (100 KB): drops start rising at 800 kb/s: mean drops a run below 800 / from 800 kb/s", "few / more",
+                            f"{below:.2f} / {above:.2f}", rule=lambda o, p: below < 1 and above > 2 * below, tol_text="below 1, then more than twice that"))
+    m = c.groupby(["size", "variant", "load_kbps"])["time_s"].mean()
+    high = [k for k in (900, 950, 1000) if k in set(c["load_kbps"])]
+    if "20KB" in set(c["size"]) and high and {"newreno", "sack", "sack-iw", "sack-iw-lt"} <= set(c["variant"]):
+        at = lambda v: float(np.mean([m[("20KB", v, k)] for k in high]))  # noqa: E731
+        checks.append(Check("L2 (20 KB, 900–1000 kb/s): SACK-IW faster than SACK and NewReno (mean time, s)", "SACK-IW < SACK, NewReno",
+                            f"{at('sack-iw'):.2f} vs {at('sack'):.2f}, {at('newreno'):.2f}",
+                            rule=lambda o, p: at("sack-iw") < min(at("sack"), at("newreno")), tol_text="strictly faster than both"))
+        checks.append(Check("L2 (20 KB, 900–1000 kb/s): SACK-IW-LT at least as fast as SACK-IW (mean time, s)", "SACK-IW-LT ≤ SACK-IW",
+                            f"{at('sack-iw-lt'):.2f} vs {at('sack-iw'):.2f}", rule=lambda o, p: at("sack-iw-lt") <= at("sack-iw") * 1.05,
+                            tol_text="within 5 % or faster"))
+    if "100KB" in set(c["size"]) and 1000 in set(c["load_kbps"]) and {"sack-iw", "sack-iw-lt-abc1"} <= set(c["variant"]):
+        gain = m[("100KB", "sack-iw", 1000)] - m[("100KB", "sack-iw-lt-abc1", 1000)]
+        checks.append(Check("L4 (100 KB, 1 Mb/s): LT + ABC saves against SACK-IW (mean transfer time, s)", "> 10", round(gain, 2),
+                            rule=lambda o, p: float(o) > 10, tol_text="more than 10 s"))
+    lt = c[c["variant"].isin(["sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er"]) & (c["load_kbps"] >= 800)]
+    for size, never_paper in (("20KB", 51),):
+        x = lt[lt["size"] == size]
+        if len(x):
+            never = (x["limited_transmits"] == 0).mean() * 100
+            checks.append(Check(f"L3 ({size}, ≥ 800 kb/s): runs of the LT variants with no Limited Transmit, %", never_paper, round(never, 1),
+                                rule=lambda o, p: abs(float(o) - float(p)) <= 25, tol_text="± 25 points"))
+    x = lt[lt["size"] == "100KB"]
+    if len(x):
+        two = (x["limited_transmits"] >= 2).mean() * 100
+        eight = (x["limited_transmits"] > 8).mean() * 100
+        checks.append(Check("L5 (100 KB, ≥ 800 kb/s): runs of the LT variants with ≥ 2 LT segments, %", 100, round(two, 1),
+                            rule=lambda o, p: float(o) >= 75, tol_text="at least 75 %"))
+        checks.append(Check("L5 (100 KB, ≥ 800 kb/s): runs with > 8 LT segments, %", 20, round(eight, 1),
+                            rule=lambda o, p: abs(float(o) - float(p)) <= 15, tol_text="± 15 points"))
+    er = c[(c["variant"] == "sack-iw-lt-abc1-er") & (c["load_kbps"] >= 800)]
+    for size, paper in (("20KB", 3.0), ("100KB", 2.5)):
+        x = er[er["size"] == size]
+        if len(x):
+            share = (x["early_retransmits"] > 0).mean() * 100
+            checks.append(Check(f"L3/L5 ({size}, ≥ 800 kb/s): runs with an Early Retransmit, %", paper, round(share, 1),
+                                rule=lambda o, p: float(o) <= 15, tol_text="rare: at most 15 %"))
+    return checks
+
+
+def _figures(report: Report, c: pd.DataFrame, out: Path) -> None:
+    from .mathis97 import _plt, _save
+
+    plt = _plt()
+    markers = "osD^v<>"
+    for size in [s for s in SIZES if s in set(c["size"])]:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for i, v in enumerate([v for v in VARIANTS if v in set(c["variant"])]):
+            d = c[(c["size"] == size) & (c["variant"] == v)].groupby("load_kbps")
+            axes[0].plot(d["time_s"].mean().index, d["time_s"].mean().values, marker=markers[i % 7], label=LABEL[v])
+            axes[1].plot(d["drops"].mean().index, d["drops"].mean().values, marker=markers[i % 7], label=LABEL[v])
+        axes[0].set_ylabel("transfer time (s), mean over seeds")
+        axes[1].set_ylabel("drops of the TCP flow, mean over seeds")
+        for ax in axes:
+            ax.set_xlabel("aggregate cross traffic (kb/s, each direction)")
+            ax.axvline(800, color="grey", ls=":", lw=1)
+        axes[0].legend(fontsize=7)
+        fig.suptitle(f"{size} transfer vs cross traffic (Figs. {'2–3' if size == '20KB' else '4–5'})")
+        png, svg = _save(fig, out / "figures", f"transfer_{size}")
+        report.figure(png, f"{size}: transfer time and drops vs aggregate cross traffic per variant; the dotted line is 800 kb/s", svg)
+    lt = c[c["variant"].isin(["sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er"]) & (c["load_kbps"] >= 800)]
+    if len(lt):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for size in [s for s in SIZES if s in set(lt["size"])]:
+            x = np.sort(lt[lt["size"] == size]["limited_transmits"].values)
+            ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=size)
+        ax.set_xlabel("Limited Transmit segments per run")
+        ax.set_ylabel("fraction of runs")
+        ax.set_title("CDF of Limited Transmit over runs (LT variants, ≥ 800 kb/s)")
+        ax.legend()
+        png, svg = _save(fig, out / "figures", "lt_cdf")
+        report.figure(png, "CDF of Limited Transmit per run (Figs. 3b, 5b)", svg)
+
+
+def estimate_seconds(scale: str, workers: int) -> float:
+    n = {"tiny": 6, "quick": 360, "full": 1200}[scale]
+    return n * 0.05 / max(1, workers) + 5
+
+
+def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
+              command: Optional[Sequence[str]] = None) -> dict:
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, not {scale!r}")
+    out = Path(out)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    report = Report(f"Ladha, Amer, Caro & Iyengar 2004 (simulations) — tcplab reproduction ({scale})")
+    if command is None:
+        command = [f"tcplab.experiments.ladha04.reproduce({str(out)!r}, scale={scale!r})"]
+    report.provenance = provenance(command, f"1–{_grid(scale)[3]} (every point once per seed)" if _grid(scale)[3] > 1 else "1")
+    report.text("Every number below is computed from the runs of this reproduction; the paper's are its §3.6 results L1–L5 "
+                "(TARGETS.md §3.6). A verdict is 'within' when our value meets the stated rule.")
+    report.text("Choices where the paper is silent, and ours:")
+    for c in CHOICES:
+        report.text("• " + c)
+    t0 = time.perf_counter()
+    log(f"ladha04 transfers vs cross traffic ({scale})")
+    c = runs(scale, out, workers, progress)
+    summ = c.groupby(["size", "variant", "load_kbps"])[["time_s", "drops", "limited_transmits", "early_retransmits"]].mean().round(3).reset_index()
+    csv = out / "tables" / "transfers.csv"
+    summ.to_csv(csv, index=False)
+    report.heading("20 KB and 100 KB transfers against the aggregate cross traffic (Figs. 2–5)")
+    report.table(summ, "Mean over seeds per size, variant and aggregate cross-traffic rate", csv)
+    report.compare(_checks(c), "Checks L1–L5")
+    _figures(report, c, out)
+    report.heading("Not yet reproduced")
+    report.text("The 10 MB transfers against the loss rate (L6, L7; Figs. 6–7) are not part of this report yet.")
+    paths = report.write(out)
+    s = report.summary()
+    s["elapsed_s"] = time.perf_counter() - t0
+    return {"paths": paths, "summary": s, "out": out}
