@@ -5,7 +5,7 @@ aggregate cross-traffic rate; checks L1-L5, and the figures.
 
     tcplab reproduce ladha04 [--quick] [--out DIR] [--workers N]
 
-The 10 MB transfers against the loss rate (L6, L7; Figs. 6-7) are not part of this module yet.
+and the 10 MB transfers against the loss rate (L6, L7; Fig. 6 and the LT counts of Fig. 7).
 """
 
 from __future__ import annotations
@@ -159,9 +159,88 @@ def _figures(report: Report, c: pd.DataFrame, out: Path) -> None:
         report.figure(png, "CDF of Limited Transmit per run (Figs. 3b, 5b)", svg)
 
 
+BULK_LOADS_KBPS = (800, 850, 900, 950, 1000)
+
+
+def bulk_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
+    """The 10 MB transfers (§3.5): each variant across loads that give loss rates from under 1 %
+    to about 10 %; loss rate = drops / new data packets."""
+    from ..sweep import sweep
+
+    if scale == "tiny":
+        variants, loads, seeds, size = ("sack-iw-lt-abc1",), (1000,), 1, "1MB"
+    else:
+        variants, loads, seeds, size = VARIANTS, BULK_LOADS_KBPS, (2 if scale == "quick" else 5), "10MB"
+    rates = [f"{k}kbps" for k in loads]
+    spec = {"name": f"ladha04_bulk_{scale}", "zip": [{"apps.0.aggregate_rate": rates, "apps.1.aggregate_rate": rates}],
+            "axes": {"tcp.preset": list(variants)}, "replicates": seeds, "seed": 1}
+    s = sweep(str(scenario_path()), sweep=spec, store=out / "store" / f"ladha04_bulk_{scale}.duckdb", workers=workers, progress=progress,
+              retry_failed=True, sets=[f'flows.0.bytes="{size}"'])
+    c = s.connections.drop(columns=["variant"]).rename(columns={"tcp.preset": "variant"})
+    t = s.transfers.set_index("key")
+    c["load_kbps"] = c["apps.0.aggregate_rate"].str.removesuffix("kbps").astype(int)
+    c["time_s"] = c["key"].map(t["acked_s"]) - c["key"].map(t["start_s"])
+    new_pkts = np.ceil(c["key"].map(t["bytes"]) / c["mss"])
+    c["loss_pct"] = c["retransmits"] / new_pkts * 100
+    cols = ["variant", "load_kbps", "replicate", "seed", "time_s", "loss_pct", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]
+    c = c[cols].sort_values(["variant", "load_kbps", "replicate"], kind="mergesort").reset_index(drop=True)
+    c.to_csv(out / "tables" / "bulk_runs.csv", index=False)
+    return c
+
+
+def _bulk_checks(b: pd.DataFrame) -> List[Check]:
+    checks = []
+    m = b.groupby(["variant", "load_kbps"])[["time_s", "loss_pct"]].mean()
+    vs = set(b["variant"])
+    if {"newreno", "sack"} <= vs:
+        low = [k for k in sorted(set(b["load_kbps"])) if m.loc[("sack", k), "loss_pct"] < 9]
+        if low:
+            worst = max(abs(m.loc[("newreno", k), "time_s"] / m.loc[("sack", k), "time_s"] - 1) * 100 for k in low)
+            checks.append(Check("L6 (10 MB): NewReno and SACK alike below 9 % loss: largest difference of mean times, %", "≈ 0", round(worst, 1),
+                                rule=lambda o, p: float(o) <= 15, tol_text="within 15 %"))
+    if {"sack-iw", "sack-iw-lt"} <= vs:
+        loads = sorted(set(b["load_kbps"]))
+        wins = sum(m.loc[("sack-iw-lt", k), "time_s"] <= m.loc[("sack-iw", k), "time_s"] for k in loads)
+        checks.append(Check("L6 (10 MB): SACK-IW-LT at least as fast as SACK-IW, loads where it holds", f"all {len(loads)}", f"{wins} of {len(loads)}",
+                            rule=lambda o, p: wins == len(loads), tol_text="every load"))
+    if {"sack-iw-lt", "sack-iw-lt-abc1"} <= vs:
+        a, l = m.xs("sack-iw-lt-abc1")["time_s"].mean(), m.xs("sack-iw-lt")["time_s"].mean()
+        checks.append(Check("L6 (10 MB): ABC1 reduces the time further (mean over loads, s)", "ABC1 < LT", f"{a:.1f} vs {l:.1f}",
+                            rule=lambda o, p: a < l, tol_text="strictly less"))
+    lt = b[b["variant"].isin(["sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er"])]
+    if len(lt):
+        checks.append(Check("L7 (10 MB): runs of the LT variants with more than 400 LT segments, %", 50, round((lt["limited_transmits"] > 400).mean() * 100, 1),
+                            rule=lambda o, p: abs(float(o) - float(p)) <= 25, tol_text="± 25 points"))
+        checks.append(Check("L7 (10 MB): runs with at least 100 LT segments, %", "> 90", round((lt["limited_transmits"] >= 100).mean() * 100, 1),
+                            rule=lambda o, p: float(o) >= 75, tol_text="at least 75 %"))
+    er = b[b["variant"] == "sack-iw-lt-abc1-er"]
+    if len(er):
+        checks.append(Check("L7 (10 MB): runs with an Early Retransmit, %", 2.5, round((er["early_retransmits"] > 0).mean() * 100, 1),
+                            rule=lambda o, p: float(o) <= 15, tol_text="rare: at most 15 %"))
+    return checks
+
+
+def _bulk_figure(report: Report, b: pd.DataFrame, out: Path) -> None:
+    from .mathis97 import _plt, _save
+
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    markers = "osD^v<>"
+    for i, v in enumerate([v for v in VARIANTS if v in set(b["variant"])]):
+        g = b[b["variant"] == v].groupby("load_kbps")[["loss_pct", "time_s"]].mean().sort_values("loss_pct")
+        ax.plot(g["loss_pct"], g["time_s"], marker=markers[i % 7], label=LABEL[v])
+    ax.set_xlabel("loss rate (%: drops / new data packets)")
+    ax.set_ylabel("transfer time (s), mean over seeds")
+    ax.set_title("10 MB transfer vs loss rate (Fig. 6)")
+    ax.legend(fontsize=7)
+    png, svg = _save(fig, out / "figures", "bulk_vs_loss")
+    report.figure(png, "10 MB transfer time vs loss rate per variant (Fig. 6)", svg)
+
+
 def estimate_seconds(scale: str, workers: int) -> float:
     n = {"tiny": 6, "quick": 360, "full": 1200}[scale]
-    return n * 0.05 / max(1, workers) + 5
+    bulk = {"tiny": 1, "quick": 60, "full": 150}[scale] * 1.5
+    return (n * 0.05 + bulk) / max(1, workers) + 5
 
 
 def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
@@ -189,8 +268,15 @@ def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int]
     report.table(summ, "Mean over seeds per size, variant and aggregate cross-traffic rate", csv)
     report.compare(_checks(c), "Checks L1–L5")
     _figures(report, c, out)
-    report.heading("Not yet reproduced")
-    report.text("The 10 MB transfers against the loss rate (L6, L7; Figs. 6–7) are not part of this report yet.")
+    log(f"ladha04 10 MB transfers vs loss rate ({scale})")
+    b = bulk_runs(scale, out, workers, progress)
+    report.heading("10 MB transfers against the loss rate (Figs. 6–7)")
+    bs = b.groupby(["variant", "load_kbps"])[["loss_pct", "time_s", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]].mean().round(3).reset_index()
+    csv = out / "tables" / "bulk.csv"
+    bs.to_csv(csv, index=False)
+    report.table(bs, "10 MB transfers (1 MB on the tiny scale): mean over seeds per variant and load", csv)
+    report.compare(_bulk_checks(b), "Checks L6–L7")
+    _bulk_figure(report, b, out)
     paths = report.write(out)
     s = report.summary()
     s["elapsed_s"] = time.perf_counter() - t0
