@@ -270,3 +270,26 @@ def _html_table(df: pd.DataFrame, caption: str = "", verdict_col: Optional[str] 
         h.append("<tr>" + "".join(cells) + "</tr>")
     h.append("</table>")
     return "\n".join(h)
+
+
+def study_report(study: str, title: str, out, scale: str, scales: Sequence[str], command: Optional[Sequence[str]], seeds: Callable[[], str],
+                 sources: str, choices: Sequence[str], silent: str = "the paper") -> Report:
+    """The opening every reproduction's report shares: the scale checked, the output folders made,
+    the title, the provenance (the command, else the Python call), where the published numbers
+    come from, and the choices made where the study is silent. `seeds()` describes the seeds of
+    the scale (called once the scale is known to be valid)."""
+    if scale not in scales:
+        raise ValueError(f"scale must be one of {tuple(scales)}, not {scale!r}")
+    out = Path(out)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    report = Report(f"{title} — tcplab reproduction ({scale})")
+    if command is None:
+        command = [f"tcplab.experiments.{study}.reproduce({str(out)!r}, scale={scale!r})"]
+    report.provenance = provenance(command, seeds())
+    report.text(f"Every number below is computed from the runs of this reproduction; the published numbers are {sources}. "
+                "A verdict is 'within' when our value meets the stated tolerance or rule.")
+    report.text(f"Choices where {silent} is silent, and ours:")
+    for c in choices:
+        report.text("• " + c)
+    return report
+

@@ -19,7 +19,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..report import Check, Report, provenance
+from ..report import Check, Report, study_report
 
 SCALES = ("tiny", "quick", "full")
 HERE = Path(__file__).resolve()
@@ -279,19 +279,9 @@ def estimate_seconds(scale: str, workers: int) -> float:
 
 def reproduce(out="results/allman98", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
               command: Optional[Sequence[str]] = None) -> dict:
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, not {scale!r}")
     out = Path(out)
-    (out / "tables").mkdir(parents=True, exist_ok=True)
-    report = Report(f"Allman, Hayes & Ostermann 1998 — tcplab reproduction ({scale})")
-    if command is None:
-        command = [f"tcplab.experiments.allman98.reproduce({str(out)!r}, scale={scale!r})"]
-    report.provenance = provenance(command, "1 (the modem and slow-start runs are deterministic); Internet test rounds 1–" + str({"tiny": 1, "quick": 3, "full": 5}[scale]) + f"; population drawn with numpy seed {POPULATION_SEED}")
-    report.text("Every number below is computed from the runs of this reproduction; the paper's are from its §6 and Figures 4–5 "
-                "(TARGETS.md §1.5). A verdict is 'within' when our value meets the stated rule.")
-    report.text("Choices where the paper is silent, and ours:")
-    for c in CHOICES:
-        report.text("• " + c)
+    report = study_report("allman98", 'Allman, Hayes & Ostermann 1998', out, scale, SCALES, command, lambda: "1 (the modem and slow-start runs are deterministic); Internet test rounds 1–" + str({"tiny": 1, "quick": 3, "full": 5}[scale]) + f"; population drawn with numpy seed {POPULATION_SEED}",
+                          "the paper's §6 and its Figures 4–5", CHOICES, silent='the paper')
     t0 = time.perf_counter()
     log(f"allman98 modem test ({scale})")
     t = modem_runs(scale, out, workers, progress)

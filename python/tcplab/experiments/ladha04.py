@@ -17,7 +17,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..report import Check, Report, provenance
+from ..report import Check, Report, study_report
 
 SCALES = ("tiny", "quick", "full")
 HERE = Path(__file__).resolve()
@@ -245,19 +245,9 @@ def estimate_seconds(scale: str, workers: int) -> float:
 
 def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
               command: Optional[Sequence[str]] = None) -> dict:
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, not {scale!r}")
     out = Path(out)
-    (out / "tables").mkdir(parents=True, exist_ok=True)
-    report = Report(f"Ladha, Amer, Caro & Iyengar 2004 (simulations) — tcplab reproduction ({scale})")
-    if command is None:
-        command = [f"tcplab.experiments.ladha04.reproduce({str(out)!r}, scale={scale!r})"]
-    report.provenance = provenance(command, f"1–{_grid(scale)[3]} (every point once per seed)" if _grid(scale)[3] > 1 else "1")
-    report.text("Every number below is computed from the runs of this reproduction; the paper's are its §3.6 results L1–L5 "
-                "(TARGETS.md §3.6). A verdict is 'within' when our value meets the stated rule.")
-    report.text("Choices where the paper is silent, and ours:")
-    for c in CHOICES:
-        report.text("• " + c)
+    report = study_report("ladha04", 'Ladha, Amer, Caro & Iyengar 2004 (simulations)', out, scale, SCALES, command, lambda: f"1–{_grid(scale)[3]} (every point once per seed)" if _grid(scale)[3] > 1 else "1",
+                          "the results of the paper's §3.4 (Figs. 2–7), read as L1–L7", CHOICES, silent='the paper')
     t0 = time.perf_counter()
     log(f"ladha04 transfers vs cross traffic ({scale})")
     c = runs(scale, out, workers, progress)

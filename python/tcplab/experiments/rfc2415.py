@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..report import Check, Report, provenance
+from ..report import Check, Report, study_report
 
 SCALES = ("tiny", "quick", "full")
 HERE = Path(__file__).resolve()
@@ -78,7 +78,7 @@ CHOICES = [
     "server host. FTP clients fetch 1 MB files back to back (c1, c2, c3 from s1, s2, s3).",
     "Metrics: median page delay over every completed page of the run (pages of all clients); utilization and drop rate of the "
     "bottleneck's data direction (n1 -> n0); FTP network power = FTP goodput (MB delivered to the FTP clients in the run) / the "
-    "median time of a 1 MB file (s), the reading of TARGETS.md §2.4; web power likewise with pages. The RFC ran one seed; each "
+    "median time of a 1 MB file (s), our reading of the RFC's §2.4, which gives the unit as MB/ms but values that fit MB/s; web power likewise with pages. The RFC ran one seed; each "
     "number here is the mean over seeds, with the spread (min-max) beside it.",
 ]
 
@@ -232,7 +232,7 @@ def _table2(report: Report, runs: pd.DataFrame, out: Path) -> List[Check]:
             erratum = (w, f) in ERRATUM
             checks.append(Check(f"Table 2 {w} webs/{f} FTPs IW{iw}: drop rate %", drop[k], round(d["mean"], 2),
                                 rule=None if erratum else (lambda o, p: abs(float(o) - float(p)) <= TOL_DROP),
-                                tol_text="not judged (probable erratum, TARGETS.md §2.6)" if erratum else f"± {TOL_DROP:g} points"))
+                                tol_text="not judged (probable erratum: the 16-web rows repeated, at odds with Table 6)" if erratum else f"± {TOL_DROP:g} points"))
         rows.append(row)
     df = pd.DataFrame(rows)
     csv = out / "tables" / "table2.csv"
@@ -411,19 +411,9 @@ def reproduce(out="results/rfc2415", scale: str = "full", workers: Optional[int]
               command: Optional[Sequence[str]] = None) -> dict:
     """Run the sweeps (stored, so a rerun only reads), then write figures, tables and the report
     (report.md, report.html, checks.csv) under `out`. Returns the paths and the summary."""
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, not {scale!r}")
     out = Path(out)
-    (out / "tables").mkdir(parents=True, exist_ok=True)
-    report = Report(f"RFC 2415 (Poduri & Nichols 1998) — tcplab reproduction ({scale})")
-    if command is None:
-        command = [f"tcplab.experiments.rfc2415.reproduce({str(out)!r}, scale={scale!r})"]
-    report.provenance = provenance(command, f"1–{_seeds(scale)} (every cell and every Table 6 run once per seed; the RFC ran one)" if _seeds(scale) > 1 else "1")
-    report.text("Every number below is computed from the runs of this reproduction; the RFC's numbers are its Tables 1–6 "
-                "(TARGETS.md §2). A verdict is 'within' when our value meets the stated tolerance.")
-    report.text("Choices where the RFC is silent, and ours:")
-    for c in CHOICES:
-        report.text("• " + c)
+    report = study_report("rfc2415", 'RFC 2415 (Poduri & Nichols 1998)', out, scale, SCALES, command, lambda: f"1–{_seeds(scale)} (every cell and every Table 6 run once per seed; the RFC ran one)" if _seeds(scale) > 1 else "1",
+                          "the RFC's Tables 1–6 and the claims of its §2.10–2.11", CHOICES, silent='the RFC')
     report.text(f"Tolerances: IW1 median page delays within ± {TOL_DELAY:.0%}; their % decrease at IW2–4 within ± {TOL_DECREASE:g} "
                 f"percentage points; utilization ± {TOL_UTIL:g} points; drop rate ± {TOL_DROP:g} points (the nine cells of the probable "
                 f"erratum shown, not judged); FTP network power ± {TOL_POWER:.0%}.")
