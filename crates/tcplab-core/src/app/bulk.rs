@@ -59,7 +59,7 @@ impl App for Bulk {
     fn on_timer(&mut self, cx: &mut Ctx, _token: u32) {
         self.epoch += 1;
         let f = &self.spec;
-        let (a, b) = cx.connect(NodeId(f.from as u32), NodeId(f.to as u32), &f.tcp, Label { flow: self.index, epoch: self.epoch });
+        let (a, b) = cx.connect(NodeId(f.from as u32), NodeId(f.to as u32), &f.tcp, &f.tcp, Label { flow: self.index, epoch: self.epoch });
         cx.write(a, f.bytes.unwrap_or(UNLIMITED));
         cx.close(a);
         // Woken once, when the whole transfer is delivered (never for an unlimited one).

@@ -47,14 +47,16 @@ impl Ctx<'_> {
     /// sends its SYN now (or, without a handshake, both are open at once). Returns (active end,
     /// passive end); both report to this application and carry `label` on the wire and in the
     /// drop filters.
-    pub fn connect(&mut self, from: NodeId, to: NodeId, cfg: &TcpConfig, label: Label) -> (ConnId, ConnId) {
+    /// Open a TCP connection from `from` (the active end, configured by `cfg`) to `to` (the
+    /// passive end, configured by `peer_cfg`).
+    pub fn connect(&mut self, from: NodeId, to: NodeId, cfg: &TcpConfig, peer_cfg: &TcpConfig, label: Label) -> (ConnId, ConnId) {
         let (a, b) = self.conns.next_ids();
         let now = self.now;
         let app = self.app;
         let active = TcpConn::connect(cfg.clone(), now, self.seg_buf);
         let ia = self.conns.insert(Endpoint { node: from, peer: b, peer_node: to, app, label, dir: Dir::Forward, kind: EndpointKind::Tcp(active) });
         self.take_segments(a);
-        let passive = TcpConn::listen(cfg.clone(), now, self.seg_buf);
+        let passive = TcpConn::listen(peer_cfg.clone(), now, self.seg_buf);
         let ib = self.conns.insert(Endpoint { node: to, peer: a, peer_node: from, app, label, dir: Dir::Reverse, kind: EndpointKind::Tcp(passive) });
         self.take_segments(b);
         debug_assert_eq!((ia, ib), (a, b));

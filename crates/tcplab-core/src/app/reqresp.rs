@@ -48,6 +48,7 @@ struct OneWay {
     client: NodeId,
     server: NodeId,
     tcp: TcpConfig,
+    server_tcp: TcpConfig,
     label: Label,
     /// (the server's end, which sends the response; the client's end, which receives it).
     reply: Option<(ConnId, ConnId)>,
@@ -68,8 +69,8 @@ impl Exchange {
     /// Open the connection for object `label.epoch` of application `label.flow`; the request
     /// follows once it is established. `row` carries the application's part of the record.
     #[allow(clippy::too_many_arguments)]
-    pub fn open(cx: &mut Ctx, mode: Mode, client: NodeId, server: NodeId, tcp: &TcpConfig, label: Label, request: u64, response: u64, mut row: ObjectRow) -> Exchange {
-        let (c, s) = cx.connect(client, server, tcp, label);
+    pub fn open(cx: &mut Ctx, mode: Mode, client: NodeId, server: NodeId, tcp: &TcpConfig, server_tcp: &TcpConfig, label: Label, request: u64, response: u64, mut row: ObjectRow) -> Exchange {
+        let (c, s) = cx.connect(client, server, tcp, server_tcp, label);
         // Each end is woken once for its whole message (SO_RCVLOWAT), not per segment.
         cx.set_rcv_lowat(s, request);
         cx.set_rcv_lowat(c, response);
@@ -77,7 +78,7 @@ impl Exchange {
         row.request_bytes = request;
         row.response_bytes = response;
         row.start_s = to_secs(cx.now);
-        let oneway = (mode == Mode::Oneway).then(|| OneWay { client, server, tcp: tcp.clone(), label, reply: None });
+        let oneway = (mode == Mode::Oneway).then(|| OneWay { client, server, tcp: tcp.clone(), server_tcp: server_tcp.clone(), label, reply: None });
         Exchange { client: c, server: s, request, response, oneway, closed: 0, fin: tcp.fin, asked: false, answered: false, client_closed: false, row }
     }
 
@@ -169,7 +170,7 @@ impl Exchange {
             // server starts the response on a new connection, and the request's sink is closed.
             ConnEvent::AllAcked if id == self.client && reply.is_none() => {
                 let o = self.oneway.as_mut().expect("one-way");
-                let (s, c) = cx.connect(o.server, o.client, &o.tcp, o.label);
+                let (s, c) = cx.connect(o.server, o.client, &o.server_tcp, &o.tcp, o.label);
                 o.reply = Some((s, c));
                 self.answered = true;
                 cx.set_rcv_lowat(c, self.response);
@@ -307,7 +308,7 @@ impl App for ReqResp {
         let row = ObjectRow { app: self.index as usize, client: self.spec.name.clone(), ..Default::default() };
         let label = Label { flow: self.index, epoch: self.started };
         let server = self.draws.server(&self.spec);
-        self.live = Some(Exchange::open(cx, self.spec.mode, NodeId(self.spec.client as u32), server, &self.spec.tcp, label, request, response, row));
+        self.live = Some(Exchange::open(cx, self.spec.mode, NodeId(self.spec.client as u32), server, &self.spec.tcp, &self.spec.server_tcp, label, request, response, row));
     }
 
     fn on_event(&mut self, cx: &mut Ctx, id: ConnId, ev: ConnEvent) {

@@ -225,6 +225,10 @@ pub struct AppSpec {
     /// TCP knobs of this application's connections, over the scenario's `[tcp]`.
     #[serde(default)]
     pub tcp: TcpSpec,
+    /// TCP knobs of the server's end only, over `tcp`: a client and a server of different stacks
+    /// (Seddigh §3: a Linux 2.2 client fetching from a VxWorks server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_tcp: Option<TcpSpec>,
     /// Deterministic drops of this application's packets.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drops: Vec<AppDropSpec>,
@@ -339,6 +343,8 @@ pub struct ResolvedApp {
     pub keep_alive: bool,
     pub think: RandomDuration,
     pub tcp: TcpConfig,
+    /// The server's end: `tcp` with `server_tcp` over it (the same as `tcp` without it).
+    pub server_tcp: TcpConfig,
     pub drops: Vec<AppDrop>,
     /// A UDP source's pattern and rates (`kind = "onoff"` or `"cbr"`); `client` is the sending
     /// node and `server` the sink.
@@ -441,6 +447,20 @@ pub fn resolve(s: &Scenario, net: &Network, seed: u64) -> Result<Vec<ResolvedApp
     Ok(out)
 }
 
+/// The server's end of an application: `[tcp]`, the entry's `tcp`, then its `server_tcp`; an
+/// error names `server_tcp` when that is where the offending knob is set.
+fn server_config(s: &Scenario, a: &AppSpec, st: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError> {
+    s.tcp_config(&a.tcp.merged_with(st), path).map_err(|mut e| {
+        let sets = serde_json::to_value(st).ok().and_then(|v| v.as_object().cloned()).unwrap_or_default();
+        if let Some(knob) = e.path.rsplit('.').next().map(str::to_string) {
+            if sets.contains_key(&knob) {
+                e.path = format!("{path}.server_tcp.{knob}");
+            }
+        }
+        e
+    })
+}
+
 /// The checks and resolution of a UDP source entry, shared by its instances.
 fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) -> Result<ResolvedApp, ScenarioError> {
     let given = [
@@ -453,6 +473,7 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         ("keep_alive", a.keep_alive),
         ("think", a.think != RandomDuration::default()),
         ("tcp", a.tcp != TcpSpec::default()),
+        ("server_tcp", a.server_tcp.is_some()),
         ("drops", !a.drops.is_empty()),
         ("mode", a.mode != Mode::default()),
         ("objects", a.objects.is_some()),
@@ -489,6 +510,7 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         think: RandomDuration::default(),
         // A UDP source has no TCP; the field is unused (and the scenario's [tcp] is not judged here).
         tcp: TcpConfig::profile("rfc").expect("the rfc profile"),
+        server_tcp: TcpConfig::profile("rfc").expect("the rfc profile"),
         drops: Vec::new(),
         traffic: Some(traffic),
     })
@@ -565,15 +587,31 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
         return err(format!("{path}.{key}"), format!("unlimited {key} need a `duration` for the run"));
     }
     let mut tcp = s.tcp_config(&a.tcp, &path)?;
+    let mut server_tcp = match &a.server_tcp {
+        None => tcp.clone(),
+        Some(st) => server_config(s, a, st, &path)?,
+    };
+    // Both ends take part in one handshake (or in none).
+    for (key, c, ours) in [("handshake", server_tcp.handshake, tcp.handshake), ("fin", server_tcp.fin, tcp.fin)] {
+        if c != ours && a.mode != Mode::Oneway {
+            return err(format!("{path}.server_tcp.{key}"), format!("the client's end has {key} = {ours}; both ends of a connection must agree"));
+        }
+    }
     if a.mode == Mode::Oneway {
         // ns-2's Agent/TCP and TCPSink: open at once, nothing after the last byte.
+        let server_sets = |k: &str| a.server_tcp.as_ref().map(|t| if k == "handshake" { t.handshake } else { t.fin }).flatten();
         for (key, set) in [("handshake", a.tcp.handshake), ("fin", a.tcp.fin)] {
             if set == Some(true) {
                 return err(format!("{path}.tcp.{key}"), "mode = \"oneway\" has neither handshakes nor FINs (ns-2's one-way TCP)");
             }
+            if server_sets(key) == Some(true) {
+                return err(format!("{path}.server_tcp.{key}"), "mode = \"oneway\" has neither handshakes nor FINs (ns-2's one-way TCP)");
+            }
         }
         tcp.handshake = false;
         tcp.fin = false;
+        server_tcp.handshake = false;
+        server_tcp.fin = false;
     }
     let mut drops = Vec::with_capacity(a.drops.len());
     for (di, d) in a.drops.iter().enumerate() {
@@ -627,6 +665,7 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
         keep_alive: a.keep_alive,
         think: a.think.clone(),
         tcp,
+        server_tcp,
         drops,
         traffic: None,
     })

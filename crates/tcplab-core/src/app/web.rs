@@ -123,7 +123,7 @@ impl Http10 {
         let (request, response) = c.draws.sizes(&c.spec);
         let label = Label { flow: c.index, epoch: c.objects };
         let row = c.row();
-        self.live.push(Exchange::open(cx, c.spec.mode, NodeId(c.spec.client as u32), c.server, &c.spec.tcp, label, request, response, row));
+        self.live.push(Exchange::open(cx, c.spec.mode, NodeId(c.spec.client as u32), c.server, &c.spec.tcp, &c.spec.server_tcp, label, request, response, row));
     }
 
     /// Start the next of an ns-2 page's objects, and time the one after it.
@@ -383,7 +383,7 @@ impl App for Http11 {
         }
         let c = &self.core;
         let label = Label { flow: c.index, epoch: c.objects + 1 };
-        let (c, s) = cx.connect(NodeId(c.spec.client as u32), c.server, &c.spec.tcp, label);
+        let (c, s) = cx.connect(NodeId(c.spec.client as u32), c.server, &c.spec.tcp, &c.spec.server_tcp, label);
         self.conn = Some(Persistent {
             client: c,
             server: s,

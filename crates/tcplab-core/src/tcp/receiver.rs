@@ -182,6 +182,10 @@ impl TcpReceiver {
         self.now = now;
         if seg.syn() {
             match self.phase {
+                // 4.4BSD (`synack_on_dup_syn` off): a retransmitted SYN in SYN-RECEIVED is
+                // trimmed to nothing and, carrying no ACK, dropped; the SYN-ACK timer alone
+                // repairs a lost SYN-ACK.
+                ReceiverPhase::SynReceived if !self.cfg.synack_on_dup_syn => {}
                 ReceiverPhase::Listen | ReceiverPhase::SynReceived => {
                     if self.phase == ReceiverPhase::SynReceived {
                         self.stats.synack_retransmits += 1;
