@@ -59,10 +59,11 @@ WRITABLE = [v for v in POOL if _writable(v)]
 @st.composite
 def tcp_tables(draw):
     t = {}
-    for key, values in [("profile", ["rfc", "ns2", "bsd", "linux22", "rfc2988"]), ("preset", ["reno", "sack1", "sack-iw-lt-abc1-er"]),
+    for key, values in [("profile", ["rfc", "ns2", "bsd", "linux22", "rfc2988", "win98", "solaris7", "vxworks54", "hpux1020"]), ("preset", ["reno", "sack1", "sack-iw-lt-abc1-er"]),
                         ("variant", ["tahoe", "reno", "newreno", "sack", "sack1", "fack-rh"]), ("sack", [True, False]),
                         ("mss", [536, 1000, 1460]), ("initial_window", [1, 2, 4, "rfc3390", "rfc6928"]),
-                        ("delayed_ack", [True, False]), ("abc", [0, 1, 2]), ("limited_transmit", [True, False])]:
+                        ("delayed_ack", [True, False]), ("abc", [0, 1, 2]), ("limited_transmit", [True, False]),
+                        ("synack_on_dup_syn", [True, False]), ("rto_initial", ["500ms", "3s"])]:
         if draw(st.booleans()) and draw(st.booleans()):
             t[key] = draw(st.sampled_from(values))
     return t
@@ -209,6 +210,10 @@ def apps(draw, ends, servers, timed):
         a["start"] = draw(st.sampled_from(["0s", "10ms"]))
     if draw(st.booleans()):
         a["tcp"] = draw(tcp_tables())
+    if draw(st.booleans()):
+        # The server's end: knobs other than the profile, preset and SACK, which could give its
+        # end another handshake than the client's (refused: tests/test_key_ranges.py).
+        a["server_tcp"] = {k: v for k, v in draw(tcp_tables()).items() if k not in ("profile", "variant", "preset", "sack")}
     if kind != "http11" and draw(st.booleans()):
         a["drops"] = [draw(st.sampled_from([{"kind": "request", "object": 1}, {"kind": "response", "segment": 1},
                                             {"kind": "request", "transmissions": [1, 2]}]))]

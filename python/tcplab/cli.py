@@ -433,7 +433,7 @@ def _summary_table(summ, axes: list, cols: list, table: str) -> str:
 
 
 @main.command("reproduce")
-@click.argument("study", type=click.Choice(["mathis97", "rfc2415", "allman98", "ladha04"]))
+@click.argument("study", type=click.Choice(["mathis97", "rfc2415", "allman98", "ladha04", "seddigh01"]))
 @click.option("--quick", is_flag=True, help="Smaller grids: within about 5 minutes on 2 cores.")
 @click.option("--scale", type=click.Choice(["tiny", "quick", "full"]), default=None, help="Grid size (overrides --quick).")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output directory (default results/STUDY[-quick]).")

@@ -594,7 +594,11 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
     // Both ends take part in one handshake (or in none).
     for (key, c, ours) in [("handshake", server_tcp.handshake, tcp.handshake), ("fin", server_tcp.fin, tcp.fin)] {
         if c != ours && a.mode != Mode::Oneway {
-            return err(format!("{path}.server_tcp.{key}"), format!("the client's end has {key} = {ours}; both ends of a connection must agree"));
+            // Name the key that made them differ: the knob itself, else the server's profile.
+            let st = a.server_tcp.as_ref().expect("only server_tcp can make the ends differ");
+            let own = if key == "handshake" { st.handshake } else { st.fin };
+            let at = if own.is_some() { key } else if st.profile.is_some() { "profile" } else { "preset" };
+            return err(format!("{path}.server_tcp.{at}"), format!("gives the server's end {key} = {c} and the client's end has {key} = {ours}; both ends of a connection must agree"));
         }
     }
     if a.mode == Mode::Oneway {

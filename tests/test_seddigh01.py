@@ -1,0 +1,56 @@
+"""The Seddigh & Devetsikiotis 2001 reproduction on the tiny scale (the report, its tables and
+checks), and its pieces that do not need a sweep: Jain's index, §3's drops, Table 2's method."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from click.testing import CliRunner
+
+from tcplab.cli import main
+from tcplab.experiments import seddigh01
+
+
+def test_metrics_are_the_papers():
+    t = pd.Series([1.0, 1.0, 4.0])
+    m = seddigh01.metrics(t)
+    assert m["objects"] == 3 and m["t_avg_s"] == 2.0
+    assert math.isclose(m["std_s"], math.sqrt(2.0))
+    # FI = (Σ T)² / (N Σ T²) = 36 / (3 · 18), and FI = 1 / (1 + CV²) with the population std.
+    assert math.isclose(m["fi"], 36 / 54) and math.isclose(m["fi"], 1 / (1 + m["cv"] ** 2))
+    assert seddigh01.metrics(pd.Series([], dtype=float))["objects"] == 0
+
+
+def test_intranet_drops_cost_the_initial_rto_of_the_repairing_end():
+    d = seddigh01.intranet().set_index("case")
+    assert d.loc["no drop", "added_s"] == 0
+    assert abs(d.loc["SYN dropped", "added_s"] - 3.0) < 0.01
+    assert abs(d.loc["SYN-ACK dropped", "added_s"] - 6.0) < 0.01
+    assert abs(d.loc["GET dropped", "added_s"] - 3.0) < 0.01
+    assert d.loc["GET dropped", "retransmits"] == 1 and d.loc["SYN dropped", "handshake_retransmitted"]
+
+
+def test_table2_measures_what_each_profile_configures(tmp_path):
+    t = seddigh01.table2(tmp_path, 4).set_index("profile")
+    assert (t["fetches"] == 4).all()
+    # linux22 on its 10 ms jiffies: 3 s to within a tick, doubling.
+    assert abs(t.loc["linux22", "initial_rto_s"] - 3.0) <= 0.01 and abs(t.loc["linux22", "backoff"] - 2.0) <= 0.01
+    # The 500 ms slow timer of the BSD stacks: a SYN goes again 5.5 to 6 s after it.
+    assert 5.5 <= t.loc["netbsd10", "initial_rto_s"] <= 6.0
+    assert t.loc["vxworks54", "backoff"] > 2.5
+
+
+def test_tiny_reproduction(tmp_path):
+    out = tmp_path / "s"
+    res = CliRunner().invoke(main, ["reproduce", "seddigh01", "--scale", "tiny", "--out", str(out), "--workers", "0", "-q"])
+    assert res.exit_code == 0, res.output
+    loss = pd.read_csv(out / "tables" / "e_loss.csv")
+    assert set(loss["rto_s"]) == {0.5, 6.5} and (loss["objects"] > 50).all() and (loss["loss_pct"] > 0).all()
+    gran = pd.read_csv(out / "tables" / "e_granularity_rtt.csv")
+    assert set(gran["case"]) == {"500 ms"} and (gran["objects"] > 50).all()
+    checks = pd.read_csv(out / "checks.csv", keep_default_na=False)
+    fi = checks[checks["quantity"].str.startswith("FI = 1 / (1 + CV²)")]
+    assert len(fi) == 1 and fi["verdict"].iloc[0] == "within"
+    assert checks["quantity"].str.startswith("§3:").sum() == 3
+    assert (out / "figures" / "rto_vs_loss.png").is_file() and (out / "report.html").is_file()
