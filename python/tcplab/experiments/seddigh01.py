@@ -385,7 +385,7 @@ def _figures(report: Report, loss: pd.DataFrame, gran: pd.DataFrame, out: Path) 
             for ax, (col, ylab), j in zip(axes, panels, range(3)):
                 line, = ax.plot(x["rto_s"], x[col], marker="o", label=f"tcplab, {label(v)}")
                 if p:
-                    ax.plot([0.5, 6.5], [p[0][j], p[1][j]], ls=":", marker="x", color=line.get_color(), label=f"paper, {label(v)}")
+                    ax.plot([0.5, 6.5], [p[0][j], p[1][j]], ls=":", marker="x", color=line.get_color(), label=f"paper, {label(v).split(' (')[0]}")
                 ax.set_xlabel("initial RTO (s)")
                 ax.set_ylabel(ylab)
         axes[2].legend(fontsize=6)
