@@ -10,7 +10,7 @@
     tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
     tcplab trace CAPTURE [--json] [--flows] [--strict]
     tcplab plot tsg CAPTURE [-o FILE] [--conn N] [--dir a2b|b2a]
-    tcplab tbit (--sim PRESET_OR_PROFILE|all | --host ADDR[:PORT] --url /path) [--tests a,b] [--runs 5] [--json]
+    tcplab tbit (--sim PRESET_OR_PROFILE|all | --host ADDR[:PORT] --src ADDR --url /path) [--tests a,b] [--runs 5] [--json]
 
 Only the commands that need them import pandas and matplotlib: `run`, `validate` and `trace`
 start in well under 0.1 s.
@@ -568,9 +568,11 @@ def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool) -> None:
 @click.option("--url", default="/", show_default=True, help="Path of a page of at least 40 KB on the server.")
 @click.option("--tests", default=None, metavar="a,b", help="Only these tests (sack_advertised, icw, rto_data, sack_used, lt, abc, abc_l, er, cc, rto_syn).")
 @click.option("--runs", type=click.IntRange(min=1, max=50), default=5, show_default=True, help="Runs per test (a result stands when 80% agree).")
+@click.option("--src", default=None, metavar="ADDR", help="--host: the prober's address, unused on the outgoing link (it answers ARP for it).")
 @click.option("--iface", default=None, help="--host: the interface to send from (default: the route's).")
+@click.option("--netns", default=None, help="--host: probe from this network namespace.")
 @click.option("--json", "as_json", is_flag=True, help="The rows as JSON.")
-def tbit_cmd(sim, host, url, tests, runs, iface, as_json) -> None:
+def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, as_json) -> None:
     """Infer a TCP sender's behaviour by probing it (TBIT: Padhye & Floyd 2001, Ladha et al. 2004)."""
     from . import tbit as _tbit
     from .tbit import report as _report
@@ -584,7 +586,7 @@ def tbit_cmd(sim, host, url, tests, runs, iface, as_json) -> None:
             res = {n: _tbit.run(sim=n, tests=sel, runs=runs, url=url) for n in names}
             click.echo(json.dumps(res, indent=2) if as_json else _report.matrix(res))
             return
-        kw = {"iface": iface} if iface else {}
+        kw = {k: v for k, v in {"src": src, "iface": iface, "netns": netns}.items() if v and host}
         rows = _tbit.run(sim=sim, host=host, url=url, tests=sel, runs=runs, **kw)
     except (ValueError, _core.ScenarioError) as e:
         _fail(str(e))

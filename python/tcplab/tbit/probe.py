@@ -141,11 +141,8 @@ class Session:
 
 
 def fmt_s(x: float) -> str:
-    """A timer value for comparing runs: two significant digits, 0.05 s steps below a second."""
-    x = round(x, 6)
-    if x < 1.0:
-        return f"{round(x * 20) / 20:.2f}"
-    return f"{x:.2g}" if x < 10 else f"{x:.0f}"
+    """A timer value, two significant digits."""
+    return f"{round(x, 6):.2g}"
 
 
 def icw_script(tr, ctx):
@@ -456,7 +453,8 @@ def er_rule(o, ctx):
     return "yes" if o["delay"] < min(rto / 2, 2 * o["rtt"] + 0.02) else "no"
 
 
-def rto_data_script(tr, ctx, n=3):
+def rto_data_script(tr, ctx):
+    n = ctx.get("timer_intervals", 3)
     s = Session(tr)
     s.handshake(ctx.get("path", "/"))
     times = []
@@ -478,12 +476,13 @@ def intervals_rule(o, ctx):
     return " ".join(fmt_s(x) for x in o["intervals"])
 
 
-def rto_syn_script(tr, ctx, n=3):
+def rto_syn_script(tr, ctx):
+    n = ctx.get("timer_intervals", 3)
     tr.open()
     if not tr.peer_connect():
         raise Inconclusive("n/a: no SYN (no handshake)")
     times = []
-    deadline = tr.now() + tr.max_wait
+    deadline = tr.now() + tr.max_wait * (n + 1)
     count = 0
     while len(times) < n + 1 and count < MAX_SEGMENTS:
         s = tr.recv(max(0.0, deadline - tr.now()))
@@ -547,13 +546,42 @@ def agree(verdicts: list[str]) -> tuple[str, int]:
     return f"excluded: runs disagree ({detail})", n
 
 
-def run_suite(tr: Transport, tests=None, runs: int = 5, path: str = "/", runs_for: dict | None = None) -> list[dict]:
-    """Run the tests (all, in dependency order) `runs` times each; one row per test."""
-    names = list(TESTS) if tests is None else [n for n in TESTS if n in set(tests)]
+def agree_timers(obs: list[dict], verdicts: list[str]) -> tuple[str, int, list[float] | None]:
+    """The validity rule for timer values: runs agree when each interval is within 10 % (or
+    20 ms) of the median run's; the result is the median."""
+    ivs = [o["intervals"] for o in obs if o.get("intervals")]
+    n = min((len(x) for x in ivs), default=0)
+    if not ivs or n == 0:
+        v, c = agree(verdicts)
+        return v, c, None
+    med = [sorted(x[i] for x in ivs)[len(ivs) // 2] for i in range(n)]
+    close = sum(1 for x in ivs if all(abs(x[i] - med[i]) <= max(0.1 * med[i], 0.02) for i in range(n)))
+    if close >= math.ceil(0.8 * len(verdicts)):
+        return " ".join(fmt_s(x) for x in med), close, med
+    return f"excluded: runs disagree ({', '.join(verdicts)})", close, None
+
+
+def with_needs(names) -> list[str]:
+    """The tests named and those whose results their rules read, in suite order."""
+    want = set(names)
+    for n in list(names):
+        want |= set(TESTS[n].needs)
+        for m in TESTS[n].needs:
+            want |= set(TESTS[m].needs)
+    return [n for n in TESTS if n in want]
+
+
+def run_suite(tr: Transport, tests=None, runs: int = 5, path: str = "/", runs_for: dict | None = None, timer_intervals: int = 3) -> list[dict]:
+    """Run the tests (all, or those named and the ones their rules need, in suite order) `runs`
+    times each (`runs_for`: per test); the timer tests read `timer_intervals` timeouts. One row
+    per test."""
     unknown = set(tests or ()) - set(TESTS)
     if unknown:
         raise ValueError(f"unknown TBIT test(s) {sorted(unknown)}; expected some of: {', '.join(TESTS)}")
-    ctx: dict = {"path": path}
+    names = list(TESTS) if tests is None else with_needs(tests)
+    if not 1 <= timer_intervals <= 10:
+        raise ValueError(f"timer_intervals must be 1 to 10, got {timer_intervals}")
+    ctx: dict = {"path": path, "timer_intervals": timer_intervals}
     rows = []
     for name in names:
         t = TESTS[name]
@@ -563,16 +591,18 @@ def run_suite(tr: Transport, tests=None, runs: int = 5, path: str = "/", runs_fo
             v, o = run_once(t, tr, ctx)
             verdicts.append(v)
             obs.append(o)
-        verdict, votes = agree(verdicts)
+        med = None
+        if t.rule is intervals_rule:
+            verdict, votes, med = agree_timers(obs, verdicts)
+        else:
+            verdict, votes = agree(verdicts)
         ctx[name] = verdict
         if name == "icw":
             rtos = sorted(o["rto"] for o in obs if "rto" in o)
             if rtos:
                 ctx["rto_s"] = rtos[len(rtos) // 2]
         row = {"test": name, "title": t.title, "verdict": verdict, "agree": votes, "runs": n, "verdicts": verdicts}
-        ivs = [o["intervals"] for o, v in zip(obs, verdicts) if v == verdict and "intervals" in o]
-        if ivs:
-            # The timer values of the agreeing runs (their medians), unrounded.
-            row["intervals"] = [sorted(x)[len(x) // 2] for x in zip(*ivs)]
+        if med is not None:
+            row["intervals"] = med
         rows.append(row)
     return rows

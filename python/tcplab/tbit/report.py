@@ -58,3 +58,12 @@ def matrix(results: dict[str, list[dict]]) -> str:
             line.append(v)
         body.append(line)
     return _table(["stack"] + [SHORT[t] for t in tests], body)
+
+
+def linux_table(rows: list[dict]) -> str:
+    """The real-kernel table: configuration, test, inferred, what the configuration should give."""
+    body = []
+    for r in rows:
+        m = {True: "yes", False: "NO", None: ""}[r.get("match")]
+        body.append([r["config"], r["title"], r["verdict"], f"{r['agree']}/{r['runs']}", r.get("configured", ""), m])
+    return _table(["kernel configuration", "test", "inferred", "runs agreeing", "should be", "match"], body)
