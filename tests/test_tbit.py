@@ -87,7 +87,7 @@ def test_knobs_change_the_answer(stack, test, verdict):
 def test_a_majority_of_four_in_five_is_needed():
     assert probe.agree(["2", "2", "2", "2", "3"]) == ("2", 4)
     v, n = probe.agree(["2", "2", "2", "3", "3"])
-    assert n == 3 and v == "excluded: runs disagree (2 ×3, 3 ×2)"
+    assert n == 3 and v == "eliminated: runs disagree (2 ×3, 3 ×2)"
     assert probe.agree(["1"]) == ("1", 1)
 
 
@@ -102,14 +102,14 @@ def test_receiver_sack_blocks_follow_rfc2018():
 
 def test_rules_name_inconclusive_cases():
     ctx = {"icw": "2"}
-    assert probe.lt_rule({"highest": 6, "dup_sent": True}, ctx) == "inconclusive: highest > ICW+3"
+    assert probe.lt_rule({"highest": 6, "dup_sent": True}, ctx) == "without conclusion: highest > ICW+3"
     assert probe.lt_rule({"highest": 4, "dup_sent": True}, ctx) == "no"
-    assert probe.abc_rule({"highest": 4, "retx_seq": 1, "p2": 129}, ctx) == "inconclusive: split ACKs not honoured"
-    assert probe.abc_l_rule({"highest": 9, "retx_seq": 385, "p4": 385}, {"icw": "2", "abc": "yes"}).startswith("inconclusive")
+    assert probe.abc_rule({"highest": 4, "retx_seq": 1, "p2": 129}, ctx) == "without conclusion: split ACKs not honoured"
+    assert probe.abc_l_rule({"highest": 9, "retx_seq": 385, "p4": 385}, {"icw": "2", "abc": "yes"}).startswith("without conclusion")
     assert probe.abc_l_rule({"highest": 8, "retx_seq": 385, "p4": 385}, {"icw": "2", "abc": "yes"}) == "2"
     assert probe.abc_l_rule({"highest": 8}, {"icw": "2", "abc": "no"}) == NA_ABC
     with pytest.raises(probe.Inconclusive):
-        probe.lt_rule({"highest": 4, "dup_sent": True}, {"icw": "excluded: runs disagree"})
+        probe.lt_rule({"highest": 4, "dup_sent": True}, {"icw": "eliminated: runs disagree"})
     # ER: a retransmission at the timer is not ER, however soon the timer fires.
     assert probe.er_rule({"delay": 0.19, "rtt": 0.01}, {"rto_s": 1.0}) == "no"
     assert probe.er_rule({"delay": 0.011, "rtt": 0.01}, {"rto_s": 1.0}) == "yes"
@@ -123,7 +123,7 @@ def test_a_server_that_never_answers_is_inconclusive():
 
     tr = Silent({"preset": "newreno"})
     rows = probe.run_suite(tr, ["sack_advertised", "icw"], runs=2)
-    assert [r["verdict"] for r in rows] == ["inconclusive: no SYN-ACK"] * 2
+    assert [r["verdict"] for r in rows] == ["without conclusion: no SYN-ACK"] * 2
 
 
 def test_sim_transport_segments_and_errors():

@@ -5,7 +5,7 @@ test), Seddigh & Devetsikiotis (the initial RTO and its backoff from a dropped S
 gives each script and rule with its source.
 
 Every test is run `runs` times (5, as the paper) on fresh connections; its result stands only when
-at least 4 of 5 runs (80 %) agree, otherwise it is "excluded: runs disagree", as the paper excludes
+at least 4 of 5 runs (80 %) agree, otherwise it is "eliminated: runs disagree", as the paper excludes
 such servers from that test.
 """
 
@@ -29,7 +29,8 @@ FIRST_HOLE = 20
 
 
 class Inconclusive(Exception):
-    """A run that cannot be read; the message is the verdict (the paper's words where it has them)."""
+    """A run that cannot be read; the message is the verdict. The paper's words: a test "exits
+    without conclusion"; a server whose runs do not agree is "eliminated"."""
 
 
 @dataclass
@@ -66,9 +67,9 @@ class Session:
         while True:
             s = tr.recv(deadline - tr.now())
             if s is None:
-                raise Inconclusive("inconclusive: no SYN-ACK")
+                raise Inconclusive("without conclusion: no SYN-ACK")
             if s.rst:
-                raise Inconclusive("inconclusive: connection refused")
+                raise Inconclusive("without conclusion: connection refused")
             if s.syn:
                 break
         self.peer_sack = s.sack_permitted
@@ -89,16 +90,16 @@ class Session:
                 return None
             self.seen += 1
             if s.rst:
-                raise Inconclusive("inconclusive: connection reset")
+                raise Inconclusive("without conclusion: connection reset")
             if s.length == 0 or s.syn:
                 continue
             if s.length > self.mss:
-                raise Inconclusive("inconclusive: MSS not honoured")
+                raise Inconclusive("without conclusion: MSS not honoured")
             d = Data(s.t, (s.seq - 1) // self.mss + 1, s.seq, s.seq + s.length, s.seq < self.max_end)
             self.max_end = max(self.max_end, d.end)
             self.log.append(d)
             return d
-        raise Inconclusive("inconclusive: too many segments")
+        raise Inconclusive("without conclusion: too many segments")
 
     def ack(self, ack: int, sack=()) -> float:
         blocks = tuple(sack) if self.sack_ok else ()
@@ -118,7 +119,7 @@ class Session:
         while True:
             d = self.next_data(self.tr.max_wait)
             if d is None:
-                raise Inconclusive("inconclusive: no retransmission")
+                raise Inconclusive("without conclusion: no retransmission")
             if d.retx:
                 return d
             if on_data is not None:
@@ -150,7 +151,7 @@ def icw_script(tr, ctx):
     s.handshake(ctx.get("path", "/"))
     first = s.next_data(tr.max_wait)
     if first is None:
-        raise Inconclusive("inconclusive: no data")
+        raise Inconclusive("without conclusion: no data")
     r = s.until_retransmission()
     s.finish()
     return {"highest": s.highest_before_retransmission(), "retx_k": r.k, "rto": r.t - first.t}
@@ -160,7 +161,7 @@ def icw_rule(o, ctx):
     # Padhye & Floyd 2001 (TBIT's ICW test): nothing is acknowledged, so every packet before
     # the first retransmission belongs to the initial window.
     if o["retx_k"] != 1:
-        return "inconclusive: first retransmission not of packet 1"
+        return "without conclusion: first retransmission not of packet 1"
     return str(o["highest"])
 
 
@@ -259,10 +260,10 @@ def sack_used_rule(o, ctx):
     if not o["peer_sack"]:
         return "n/a: SACK not advertised"
     if not o["filled"]:
-        return "inconclusive: holes not repaired"
+        return "without conclusion: holes not repaired"
     h = o["holes"]
     if _first_retx(o, h[0]) is None:
-        return "inconclusive: no retransmission"
+        return "without conclusion: no retransmission"
     # An ACK reaches the server half a round trip after it leaves; a retransmission it caused
     # arrives a whole round trip after it: one arriving before ack + RTT/2 was sent without it.
     early = [k for k in h[1:] if (t := _first_retx(o, k)) is not None and t < _first_ack_reaching(o, k) + o["rtt"] / 2]
@@ -282,7 +283,7 @@ def cc_rule(o, ctx):
     if ctx.get("sack_used") == "yes":
         return "SACK"
     if not o["filled"]:
-        return "inconclusive: holes not repaired"
+        return "without conclusion: holes not repaired"
     d, e = o["holes"]
     gap_timeout = max(0.1, 10 * o["rtt"])
     # Each arrival with whether a silence long enough for a timeout came before it.
@@ -292,7 +293,7 @@ def cc_rule(o, ctx):
         prev = t
     rd = next((a for a in arr if a[1] == d and a[2]), None)
     if rd is None or rd[4]:
-        return "inconclusive: no fast retransmit"
+        return "without conclusion: no fast retransmit"
     received, tahoe = set(), False
     for t, k, retx, drop, timeout in arr:
         if timeout:
@@ -312,7 +313,7 @@ def cc_rule(o, ctx):
         partial = _first_ack_reaching(o, e)
         dups = sum(1 for ta, a in o["acks"] if a == start_e and partial < ta < t)
         return "Reno" if dups >= 3 else "NewReno"
-    return "inconclusive: second hole not retransmitted"
+    return "without conclusion: second hole not retransmitted"
 
 
 def lt_script(tr, ctx):
@@ -336,19 +337,19 @@ def lt_script(tr, ctx):
 def _icw(ctx):
     icw = ctx.get("icw")
     if icw is None or not str(icw).isdigit():
-        raise Inconclusive("inconclusive: ICW unknown")
+        raise Inconclusive("without conclusion: ICW unknown")
     return int(icw)
 
 
 def lt_rule(o, ctx):
-    # Ladha et al. 2004 §3: highest = ICW+3 → LT; < ICW+3 → no LT; > ICW+3 → inconclusive.
+    # Ladha et al. 2004 §3: highest = ICW+3 → LT; < ICW+3 → no LT; > ICW+3 → without conclusion.
     icw = _icw(ctx)
     if not o["dup_sent"]:
-        return "inconclusive: packet 3 never sent"
+        return "without conclusion: packet 3 never sent"
     hi = o["highest"]
     if hi == icw + 3:
         return "yes"
-    return "no" if hi < icw + 3 else "inconclusive: highest > ICW+3"
+    return "no" if hi < icw + 3 else "without conclusion: highest > ICW+3"
 
 
 def abc_script(tr, ctx):
@@ -369,10 +370,10 @@ def abc_script(tr, ctx):
 
 def abc_rule(o, ctx):
     # Ladha et al. 2004 §3: highest > ICW+2 → no ABC; ≤ ICW+2 → ABC; a retransmission below
-    # packet 2 → inconclusive (the split ACKs were not honoured).
+    # packet 2 → without conclusion (the split ACKs were not honoured).
     icw = _icw(ctx)
     if o["retx_seq"] < o["p2"]:
-        return "inconclusive: split ACKs not honoured"
+        return "without conclusion: split ACKs not honoured"
     return "no" if o["highest"] > icw + 2 else "yes"
 
 
@@ -395,15 +396,15 @@ def abc_l_script(tr, ctx):
 
 
 def abc_l_rule(o, ctx):
-    # Ladha et al. 2004 §3: ICW+5 → L=1, ICW+6 → L=2, otherwise inconclusive; meaningful only
+    # Ladha et al. 2004 §3: ICW+5 → L=1, ICW+6 → L=2, otherwise without conclusion; meaningful only
     # for a server the ABC test found counting bytes (a per-ACK counter also gives ICW+5).
     if ctx.get("abc") != "yes":
         return "n/a: no ABC"
     icw = _icw(ctx)
     if o["retx_seq"] < o["p4"]:
-        return "inconclusive: retransmission below packet 4"
+        return "without conclusion: retransmission below packet 4"
     hi = o["highest"]
-    return {icw + 5: "1", icw + 6: "2"}.get(hi, "inconclusive: highest not ICW+5 or ICW+6")
+    return {icw + 5: "1", icw + 6: "2"}.get(hi, "without conclusion: highest not ICW+5 or ICW+6")
 
 
 def er_script(tr, ctx):
@@ -421,7 +422,7 @@ def er_script(tr, ctx):
             continue  # packet 2 is lost
         if d.k > 3:
             s.finish()
-            raise Inconclusive("inconclusive: no byte-range support")
+            raise Inconclusive("without conclusion: no byte-range support")
         blocks = rcv.add(d.seq, d.end)
         if d.k == 1 and not acked1:
             acked1 = True
@@ -436,7 +437,7 @@ def er_script(tr, ctx):
             s.ack(rcv.cum, blocks)  # from here on an ordinary receiver
     s.finish()
     if dup_at is None:
-        raise Inconclusive("inconclusive: packet 3 never sent")
+        raise Inconclusive("without conclusion: packet 3 never sent")
     return {"delay": None if got2 is None else got2 - dup_at, "rtt": s.rtt}
 
 
@@ -449,7 +450,7 @@ def er_rule(o, ctx):
         return "no"
     rto = ctx.get("rto_s")
     if rto is None:
-        return "inconclusive: RTO unknown"
+        return "without conclusion: RTO unknown"
     return "yes" if o["delay"] < min(rto / 2, 2 * o["rtt"] + 0.02) else "no"
 
 
@@ -466,7 +467,7 @@ def rto_data_script(tr, ctx):
             times.append(d.t)
     s.finish()
     if len(times) < 2:
-        raise Inconclusive("inconclusive: no retransmission")
+        raise Inconclusive("without conclusion: no retransmission")
     return {"intervals": [b - a for a, b in zip(times, times[1:])]}
 
 
@@ -493,7 +494,7 @@ def rto_syn_script(tr, ctx):
             times.append(s.t)
     tr.close()
     if len(times) < 2:
-        raise Inconclusive("inconclusive: no SYN retransmission")
+        raise Inconclusive("without conclusion: no SYN retransmission")
     return {"intervals": [b - a for a, b in zip(times, times[1:])]}
 
 
@@ -538,12 +539,12 @@ def run_once(test: Test, tr: Transport, ctx: dict) -> tuple[str, dict]:
 def agree(verdicts: list[str]) -> tuple[str, int]:
     """The paper's validity rule: a result stands when at least 4 of 5 runs (80 %) give it."""
     if not verdicts:
-        return "excluded: no runs", 0
+        return "eliminated: no runs", 0
     v, n = Counter(verdicts).most_common(1)[0]
     if n >= math.ceil(0.8 * len(verdicts)):
         return v, n
     detail = ", ".join(f"{k} ×{c}" for k, c in Counter(verdicts).most_common())
-    return f"excluded: runs disagree ({detail})", n
+    return f"eliminated: runs disagree ({detail})", n
 
 
 def agree_timers(obs: list[dict], verdicts: list[str]) -> tuple[str, int, list[float] | None]:
@@ -558,7 +559,7 @@ def agree_timers(obs: list[dict], verdicts: list[str]) -> tuple[str, int, list[f
     close = sum(1 for x in ivs if all(abs(x[i] - med[i]) <= max(0.1 * med[i], 0.02) for i in range(n)))
     if close >= math.ceil(0.8 * len(verdicts)):
         return " ".join(fmt_s(x) for x in med), close, med
-    return f"excluded: runs disagree ({', '.join(verdicts)})", close, None
+    return f"eliminated: runs disagree ({', '.join(verdicts)})", close, None
 
 
 def with_needs(names) -> list[str]:

@@ -32,10 +32,10 @@ SHORT = {"sack_advertised": "SACK adv", "icw": "ICW", "rto_data": "data RTOs", "
 def _short(v: str) -> str:
     if v.startswith("n/a"):
         return "n/a"
-    if v.startswith("inconclusive"):
-        return "inconcl."
-    if v.startswith("excluded"):
-        return "excluded"
+    if v.startswith("without conclusion"):
+        return "no concl."
+    if v.startswith("eliminated"):
+        return "eliminated"
     return v
 
 
