@@ -96,3 +96,24 @@ def test_cli_host(lab):
     assert [(x["test"], x["verdict"]) for x in json.loads(r.output)] == [("icw", "2")]
     r = CliRunner().invoke(main, ["tbit", "--host", f"{lab.server_ip}:{lab.port}", "--netns", lab.C])
     assert r.exit_code == 2 and "--src" in r.output
+
+
+def test_an_interrupted_lab_removes_what_it_made():
+    import os
+    import signal
+    import sys
+
+    code = "import time\nfrom tcplab.tbit.real import Lab\nlab = Lab().__enter__()\nprint(lab.C, lab.R, lab.S, flush=True)\ntime.sleep(30)\n"
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env={**os.environ})
+    try:
+        names = p.stdout.readline().split()
+        assert len(names) == 3, names
+        assert all(n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout for n in names)
+        p.send_signal(signal.SIGTERM)
+        p.wait(15)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(5)
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not any(n in left for n in names), left

@@ -277,5 +277,25 @@ mod tests {
         assert_eq!(at, [5 * MS, 1005 * MS, 3005 * MS]);
     }
 
+    /// A profile without a handshake (ns-2's agents) still answers the prober's SYN, with what
+    /// it would agree to, and sends the response at once.
+    #[test]
+    fn a_stack_without_handshake_answers_the_syn() {
+        let mut s = server(r#"{"profile": "ns2"}"#);
+        s.send(segment(SYN, 0, 0, 0, 65535, &[], true), Some(128), None);
+        let synack = s.recv(SEC_TEST).unwrap();
+        assert!(synack.seg.syn() && synack.seg.has_ack() && !synack.seg.sack_permitted, "ns2 has SACK off");
+        let n = s.response_size("GET / HTTP/1.1\r\n\r\n");
+        s.send(segment(ACK, 1, 1, 18, 65535, &[], false), None, Some(n));
+        let mut data = 0;
+        while let Some(x) = s.recv(100 * MS) {
+            data += (x.seg.len > 0) as u32;
+        }
+        assert_eq!(data, 2, "ns2's IW of 2 segments");
+        let mut c = server(r#"{"profile": "ns2"}"#);
+        c.connect();
+        assert!(c.recv(10 * SEC_TEST).is_none(), "no SYN without a handshake");
+    }
+
     const SEC_TEST: Time = crate::units::SEC;
 }
