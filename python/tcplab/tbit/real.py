@@ -101,6 +101,7 @@ class RawTransport(Transport):
         self.peer_mode = False
         self.t0 = time.time()
         self.isn = 0
+        self.snd_nxt = 0
         self.server_isn = None
         self.id = random.randint(0, 65535)
 
@@ -246,6 +247,7 @@ class RawTransport(Transport):
     def open(self) -> None:
         self.sport = 20000 + (self.sport - 20000 + 1 + random.randint(0, 97)) % 40000
         self.isn = random.randint(0, 2**32 - 1)
+        self.snd_nxt = 0
         self.server_isn = None
         self.peer_mode = False
         self._drain()
@@ -270,6 +272,7 @@ class RawTransport(Transport):
         if sack and self.server_isn is not None:
             blocks = b"".join(struct.pack("!II", (self.server_isn + a) & 0xFFFFFFFF, (self.server_isn + b) & 0xFFFFFFFF) for a, b in list(sack)[:3])
             opts += b"\x01\x01" + struct.pack("!BB", 5, 2 + len(blocks)) + blocks
+        self.snd_nxt = max(self.snd_nxt, seq + len(payload) + (1 if flags & SYN else 0))
         abs_ack = 0 if self.server_isn is None else (self.server_isn + ack)
         frame = self._frame(flags, self.isn + seq, abs_ack, wnd, bytes(payload), opts, self.dst, self.sport, self.port)
         t = self.now()
@@ -303,9 +306,10 @@ class RawTransport(Transport):
         return None
 
     def close(self) -> None:
-        # End the server's side: a RST (RFC 9293 §3.10.7.4) at the sequence number it expects.
+        # End the server's side: a RST at exactly the sequence number it expects next (RFC 5961
+        # §3.2: any other in-window RST only draws a challenge ACK).
         if self.server_isn is not None and not self.peer_mode:
-            self.sock.send(self._frame(RST, self.isn + 1 + 4096, 0, 0, b"", b"", self.dst, self.sport, self.port))
+            self.sock.send(self._frame(RST, self.isn + self.snd_nxt, 0, 0, b"", b"", self.dst, self.sport, self.port))
         self.server_isn = None
 
     def peer_connect(self) -> bool:
