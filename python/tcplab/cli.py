@@ -10,6 +10,7 @@
     tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
     tcplab trace CAPTURE [--json] [--flows] [--strict]
     tcplab plot tsg CAPTURE [-o FILE] [--conn N] [--dir a2b|b2a]
+    tcplab tbit (--sim PRESET_OR_PROFILE|all | --host ADDR[:PORT] --src ADDR --url /path) [--tests a,b] [--runs 5] [--json]
 
 Only the commands that need them import pandas and matplotlib: `run`, `validate` and `trace`
 start in well under 0.1 s.
@@ -559,6 +560,42 @@ def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool) -> None:
     except (OSError, ValueError) as e:
         _fail(f"{out}: {e}")
     click.echo(str(out))
+
+
+@main.command("tbit")
+@click.option("--sim", default=None, metavar="STACK", help="A simulated stack: a preset, a profile, PROFILE/PRESET, or 'all'.")
+@click.option("--host", default=None, metavar="ADDR[:PORT]", help="A real web server, probed with raw frames (root; see docs/tbit.md).")
+@click.option("--url", default="/", show_default=True, help="Path of a page of at least 40 KB on the server.")
+@click.option("--tests", default=None, metavar="a,b", help="Only these tests (sack_advertised, icw, rto_data, sack_used, lt, abc, abc_l, er, cc, rto_syn).")
+@click.option("--runs", type=click.IntRange(min=1, max=50), default=5, show_default=True, help="Runs per test (a result stands when 80% agree).")
+@click.option("--src", default=None, metavar="ADDR", help="--host: the prober's address, unused on the outgoing link (it answers ARP for it).")
+@click.option("--iface", default=None, help="--host: the interface to send from (default: the route's).")
+@click.option("--netns", default=None, help="--host: probe from this network namespace.")
+@click.option("--json", "as_json", is_flag=True, help="The rows as JSON.")
+def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, as_json) -> None:
+    """Infer a TCP sender's behaviour by probing it (TBIT: Padhye & Floyd 2001, Ladha et al. 2004)."""
+    from . import tbit as _tbit
+    from .tbit import report as _report
+
+    sel = [t.strip() for t in tests.split(",") if t.strip()] if tests else None
+    if (sim is None) == (host is None):
+        _fail("give exactly one of --sim STACK or --host ADDR[:PORT]")
+    try:
+        if sim == "all":
+            names = list(_variants()) + list(_profiles())
+            res = {n: _tbit.run(sim=n, tests=sel, runs=runs, url=url) for n in names}
+            click.echo(json.dumps(res, indent=2) if as_json else _report.matrix(res))
+            return
+        kw = {k: v for k, v in {"src": src, "iface": iface, "netns": netns}.items() if v and host}
+        rows = _tbit.run(sim=sim, host=host, url=url, tests=sel, runs=runs, **kw)
+    except (ValueError, _core.ScenarioError) as e:
+        _fail(str(e))
+    except (PermissionError, OSError) as e:
+        _fail(f"{host}: {e}")
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(_report.one(rows, f"simulated {sim}" if sim else f"{host}{url}"))
 
 
 if __name__ == "__main__":

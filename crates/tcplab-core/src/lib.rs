@@ -13,6 +13,7 @@ pub mod net;
 pub mod scenario;
 pub mod tcp;
 pub mod template;
+pub mod tbit;
 pub mod trace;
 pub mod units;
 pub mod result;

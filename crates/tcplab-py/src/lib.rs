@@ -233,5 +233,87 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_class::<TbitSim>()?;
     Ok(())
+}
+
+fn tbit_guard<T>(f: impl FnOnce() -> T) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into());
+        CoreError::new_err(format!("internal error in the simulated TBIT server: {msg}"))
+    })
+}
+
+fn secs(name: &str, s: f64) -> PyResult<u64> {
+    if s.is_finite() && (0.0..=1e6).contains(&s) {
+        Ok((s * 1e9).round() as u64)
+    } else {
+        Err(PyValueError::new_err(format!("{name} must be a number of seconds from 0 to 1e6, got {s}")))
+    }
+}
+
+/// The simulated transport of TBIT: a web server of a TCP stack (`tcp_json`: a flow's `tcp`
+/// table as JSON, e.g. {"profile": "rfc", "preset": "sack-iw"}) behind a path of `delay_s` each
+/// way. The prober sends segments with `send` and reads the server's with `recv`, in virtual time;
+/// sequence numbers are relative (SYN 0, data from 1).
+#[pyclass(module = "tcplab._core", unsendable)]
+struct TbitSim {
+    s: tcplab_core::tbit::SimServer,
+}
+
+#[pymethods]
+impl TbitSim {
+    #[new]
+    #[pyo3(signature = (tcp_json, delay_s=0.005, page_bytes=100_000))]
+    fn new(tcp_json: &str, delay_s: f64, page_bytes: u64) -> PyResult<Self> {
+        let delay = secs("delay_s", delay_s)?;
+        if page_bytes == 0 || page_bytes > 1 << 30 {
+            return Err(PyValueError::new_err(format!("page_bytes must be 1 to 2^30, got {page_bytes}")));
+        }
+        let cfg = tcplab_core::tbit::resolve(tcp_json).map_err(ScenarioError::new_err)?;
+        Ok(TbitSim { s: tcplab_core::tbit::SimServer::new(cfg, delay, page_bytes) })
+    }
+
+    /// The stack opens a connection to the prober (its SYNs then arrive through `recv`).
+    fn connect(&mut self) -> PyResult<()> {
+        tbit_guard(|| self.s.connect())
+    }
+
+    /// The resolved configuration of the server, every knob, as JSON.
+    fn config(&self) -> String {
+        self.s.config().to_json_full().to_string()
+    }
+
+    /// Virtual time now, seconds.
+    fn now(&self) -> f64 {
+        self.s.now() as f64 / 1e9
+    }
+
+    /// The response size (header and body) the server gives for a request payload.
+    fn response_size(&self, payload: &str) -> u64 {
+        self.s.response_size(payload)
+    }
+
+    /// Send a segment to the server: flags (TCP bits), relative seq and ack, window, payload
+    /// (bytes, its text read as an HTTP request), SACK blocks, SACK-permitted and MSS options.
+    #[pyo3(signature = (flags, seq, ack, wnd, payload=None, sack=vec![], sack_permitted=false, mss=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn send(&mut self, flags: u8, seq: u64, ack: u64, wnd: u32, payload: Option<Vec<u8>>, sack: Vec<(u64, u64)>, sack_permitted: bool, mss: Option<u64>) -> PyResult<()> {
+        let len = payload.as_ref().map_or(0, |p| p.len()) as u32;
+        let request = payload.as_ref().filter(|p| !p.is_empty()).map(|p| self.s.response_size(&String::from_utf8_lossy(p)));
+        let seg = tcplab_core::tbit::segment(flags, seq, ack, len, wnd, &sack, sack_permitted);
+        tbit_guard(|| self.s.send(seg, mss, request))
+    }
+
+    /// The next segment from the server within `timeout_s` of virtual time, or None: (time_s,
+    /// flags, seq, ack, len, wnd, sack_permitted, sack blocks).
+    #[allow(clippy::type_complexity)]
+    fn recv(&mut self, timeout_s: f64) -> PyResult<Option<(f64, u8, u64, u64, u32, u32, bool, Vec<(u64, u64)>)>> {
+        let t = secs("timeout_s", timeout_s)?;
+        let r = tbit_guard(|| self.s.recv(t))?;
+        Ok(r.map(|x| {
+            let s = x.seg;
+            (x.time as f64 / 1e9, s.flags, s.seq, s.ack, s.len, s.wnd, s.sack_permitted, s.sack_blocks().iter().map(|b| (b.left, b.right)).collect())
+        }))
+    }
 }

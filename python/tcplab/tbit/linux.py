@@ -1,0 +1,128 @@
+"""TBIT against the real Linux stack: kernel configurations that change TBIT's answers, what
+each should give, and a runner that probes them in a `real.Lab` (docs/tbit.md, "Real Linux").
+
+    python -m tcplab.tbit.linux [--quick] [--json]       (root)
+
+What each configuration should give is read from the kernel's documentation of the knob
+(Documentation/networking/ip-sysctl.rst; ip-route(8) for initcwnd and congctl) and from how the
+kernel's TCP treats a peer without SACK (its duplicate ACKs count as "sacked_out", which frees
+one segment of window each: Limited Transmit's effect, RFC 3042).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+
+from .probe import run_suite
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    initcwnd: int | None = None
+    congctl: str | None = None
+    sysctls: dict = field(default_factory=dict)
+    #: test -> what the configuration should give (a timer test: the intervals, formatted).
+    expect: dict = field(default_factory=dict)
+    tests: tuple = ()
+    #: Timeouts the timer tests read.
+    timer_intervals: int = 3
+
+
+# The kernel's defaults here: initcwnd 10 (RFC 6928), cubic, tcp_sack 1, tcp_early_retrans 3
+# (TLP on), tcp_recovery 1 (RACK), tcp_syn_linear_timeouts 4, tcp_rto_min 200 ms.
+# LT, ABC and L have no knob: what TBIT reads for them is a finding (docs/tbit.md), not a check.
+DEFAULT_EXPECT = {
+    "sack_advertised": "yes", "icw": "10", "rto_data": "0.21 0.42 0.83", "sack_used": "yes", "lt": None, "abc": None,
+    "abc_l": None, "er": "yes", "cc": "SACK", "rto_syn": "1 1 1",
+}  # fmt: skip
+
+CONFIGS = [
+    Config("defaults", expect=DEFAULT_EXPECT, tests=tuple(DEFAULT_EXPECT)),
+    Config("initcwnd 1", initcwnd=1, expect={"icw": "1"}, tests=("icw", "lt", "abc", "abc_l")),
+    Config("initcwnd 2", initcwnd=2, expect={"icw": "2"}, tests=("icw", "lt", "abc", "abc_l")),
+    Config("initcwnd 3", initcwnd=3, expect={"icw": "3"}, tests=("icw",)),
+    Config("initcwnd 4", initcwnd=4, expect={"icw": "4"}, tests=("icw", "lt", "abc", "abc_l")),
+    Config("initcwnd 10", initcwnd=10, expect={"icw": "10"}, tests=("icw",)),
+    Config("tcp_sack 0", sysctls={"tcp_sack": 0}, expect={"sack_advertised": "no", "sack_used": "n/a: SACK not advertised", "er": "no", "cc": "NewReno"},
+           tests=("sack_advertised", "sack_used", "er", "cc")),  # fmt: skip
+    # tcp_early_retrans: 0 turns the tail-loss probe off (3 and 4: on); RACK, not TLP, makes
+    # the early retransmission, so ER stays.
+    Config("tcp_early_retrans 0", sysctls={"tcp_early_retrans": 0}, expect={"er": "yes"}, tests=("er",)),
+    # tcp_recovery's bit 0x1 is documented as "RACK loss detection" (instead of RFC 6675);
+    # without RACK one duplicate ACK is too few, so the 2004 rule predicts "no".
+    Config("tcp_recovery 0", sysctls={"tcp_recovery": 0}, expect={"er": "no", "sack_used": "yes"}, tests=("sack_used", "er")),
+    Config("tcp_recovery 0, tcp_early_retrans 0", sysctls={"tcp_recovery": 0, "tcp_early_retrans": 0}, expect={"er": "no"}, tests=("er",)),
+    # The slow start and the loss recovery TBIT reads are the same code for reno and cubic.
+    Config("congctl reno", congctl="reno", expect={"icw": "10", "sack_used": "yes", "cc": "SACK"}, tests=("icw", "abc", "abc_l", "cc")),
+    Config("congctl cubic", congctl="cubic", expect={"icw": "10", "sack_used": "yes", "cc": "SACK"}, tests=("icw", "abc", "abc_l", "cc")),
+    # tcp_syn_linear_timeouts: that many SYN retransmissions at the initial RTO (1 s), then
+    # exponential backoff; 0: exponential from the start (RFC 6298 §5.5). The first interval
+    # is the initial RTO itself, then come the linear ones.
+    Config("tcp_syn_linear_timeouts 0", sysctls={"tcp_syn_linear_timeouts": 0}, expect={"rto_syn": "1 2 4"}, tests=("rto_syn",)),
+    Config("tcp_syn_linear_timeouts 2", sysctls={"tcp_syn_linear_timeouts": 2}, expect={"rto_syn": "1 1 1 2"}, tests=("rto_syn",), timer_intervals=4),
+    # tcp_syn_retries: "number of times initial SYNs for an active TCP connection attempt will
+    # be retransmitted"; the search stops at 5 timeouts.
+    Config("tcp_syn_retries 2, linear 0", sysctls={"tcp_syn_retries": 2, "tcp_syn_linear_timeouts": 0}, expect={"rto_syn": "1 2"}, tests=("rto_syn",), timer_intervals=5),
+    Config("tcp_syn_retries 2", sysctls={"tcp_syn_retries": 2}, expect={"rto_syn": "1 1"}, tests=("rto_syn",), timer_intervals=5),
+]
+
+#: The sysctls any configuration may change, with the defaults restored between configurations.
+RESET = {"tcp_sack": 1, "tcp_early_retrans": 3, "tcp_recovery": 1, "tcp_syn_linear_timeouts": 4, "tcp_syn_retries": 6}
+
+
+def probe_config(lab, c: Config, runs: int = 5, syn_runs: int = 2, tests=None) -> list[dict]:
+    """Configure the lab's server kernel as `c` says and run its tests; rows with `configured`
+    (what the configuration should give) and `match`."""
+    lab.configure(initcwnd=c.initcwnd, congctl=c.congctl, sysctls={**RESET, **c.sysctls})
+    rows = run_suite(lab.tr, list(tests or c.tests), runs, runs_for={"rto_syn": syn_runs}, timer_intervals=c.timer_intervals)
+    for r in rows:
+        r["config"] = c.name
+        exp = c.expect.get(r["test"])
+        r["configured"] = exp if exp is not None else ""
+        if exp is None:
+            r["match"] = None
+        elif r["test"] in ("rto_data", "rto_syn") and r.get("intervals"):
+            want = [float(x) for x in exp.split()]
+            got = r["intervals"]
+            r["match"] = len(got) == len(want) and all(abs(g - w) <= max(0.1 * w, 0.03) for g, w in zip(got, want))
+        else:
+            r["match"] = r["verdict"] == exp
+    return rows
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    from .real import Lab, missing
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="ICW 2 and 4, SACK on/off, one SYN run")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    why = missing()
+    if why:
+        print(f"cannot run: {why}", file=sys.stderr)
+        return 2
+    configs = [c for c in CONFIGS if c.name in ("initcwnd 2", "initcwnd 4", "tcp_sack 0", "tcp_syn_linear_timeouts 0")] if a.quick else CONFIGS
+    out = []
+    t0 = time.time()
+    with Lab() as lab:
+        for c in configs:
+            out += probe_config(lab, c, runs=a.runs, syn_runs=1 if a.quick else 2)
+    if a.json:
+        print(json.dumps(out, indent=2))
+    else:
+        from .report import linux_table
+
+        print(linux_table(out))
+        print(f"({time.time() - t0:.0f} s)")
+    return 0 if all(r["match"] is not False for r in out) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

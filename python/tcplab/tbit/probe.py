@@ -1,0 +1,609 @@
+"""TBIT's tests, each written once: the segments the prober sends (a script over a `Transport`)
+and the rule that reads the server's answer. The procedures and rules are Ladha et al. 2004 §3
+(LT, ABC, ABC's L, ER), Padhye & Floyd 2001 (initial window, SACK, the congestion-control
+test), Seddigh & Devetsikiotis (the initial RTO and its backoff from a dropped SYN); docs/tbit.md
+gives each script and rule with its source.
+
+Every test is run `runs` times (5, as the paper) on fresh connections; its result stands only when
+at least 4 of 5 runs (80 %) agree, otherwise it is "eliminated: runs disagree", as the paper excludes
+such servers from that test.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .transport import ACK, PSH, SYN, Seg, Transport
+
+WND = 65535
+#: Test MSS (Ladha et al. 2004 §3: 128 bytes; the ER test 1000 bytes).
+MSS = 128
+ER_MSS = 1000
+#: Most segments one run reads (a bound on every loop, whatever the server does).
+MAX_SEGMENTS = 5000
+#: The first lost packet of the SACK-used and congestion-control tests (late enough that the
+#: window holds three packets above each hole whatever the initial window).
+FIRST_HOLE = 20
+
+
+class Inconclusive(Exception):
+    """A run that cannot be read; the message is the verdict. The paper's words: a test "exits
+    without conclusion"; a server whose runs do not agree is "eliminated"."""
+
+
+@dataclass
+class Data:
+    t: float
+    k: int  # packet number: data segment k covers bytes [1 + (k-1)·MSS, 1 + k·MSS)
+    seq: int
+    end: int
+    retx: bool
+
+
+@dataclass
+class Session:
+    """One TBIT connection: the handshake, then data segments numbered as packets."""
+
+    tr: Transport
+    mss: int = MSS
+    offer_sack: bool = False
+    log: list = field(default_factory=list)
+    acks: list = field(default_factory=list)  # (send time, ack, sack blocks)
+    max_end: int = 1
+    peer_sack: bool = False
+    sack_ok: bool = False
+    our_seq: int = 1
+    rtt: float = 0.0
+    seen: int = 0
+
+    def handshake(self, path: str = "/", byte_range=None, wait: float | None = None) -> None:
+        tr = self.tr
+        tr.open()
+        t0 = tr.send(SYN, 0, 0, WND, sack_permitted=self.offer_sack, mss=self.mss)
+        wait = min(tr.max_wait, 10.0) if wait is None else wait
+        deadline = tr.now() + wait
+        while True:
+            s = tr.recv(deadline - tr.now())
+            if s is None:
+                raise Inconclusive("without conclusion: no SYN-ACK")
+            if s.rst:
+                raise Inconclusive("without conclusion: connection refused")
+            if s.syn:
+                break
+        self.peer_sack = s.sack_permitted
+        self.sack_ok = self.offer_sack and s.sack_permitted
+        self.rtt = max(s.t - t0, 0.0)
+        req = tr.request(path, byte_range)
+        tr.send(ACK | PSH, 1, 1, WND, payload=req)
+        self.our_seq = 1 + len(req)
+
+    def next_data(self, timeout: float) -> Data | None:
+        """The next data segment within `timeout` (pure ACKs, a FIN and retransmitted SYN-ACKs are
+        passed over)."""
+        tr = self.tr
+        deadline = tr.now() + timeout
+        while self.seen < MAX_SEGMENTS:
+            s = tr.recv(max(0.0, deadline - tr.now()))
+            if s is None:
+                return None
+            self.seen += 1
+            if s.rst:
+                raise Inconclusive("without conclusion: connection reset")
+            if s.length == 0 or s.syn:
+                continue
+            if s.length > self.mss:
+                raise Inconclusive("without conclusion: MSS not honoured")
+            d = Data(s.t, (s.seq - 1) // self.mss + 1, s.seq, s.seq + s.length, s.seq < self.max_end)
+            self.max_end = max(self.max_end, d.end)
+            self.log.append(d)
+            return d
+        raise Inconclusive("without conclusion: too many segments")
+
+    def ack(self, ack: int, sack=()) -> float:
+        blocks = tuple(sack) if self.sack_ok else ()
+        t = self.tr.send(ACK, self.our_seq, ack, WND, sack=blocks)
+        self.acks.append((t, ack, blocks))
+        return t
+
+    def start(self, k: int) -> int:
+        """First byte of packet k."""
+        return 1 + (k - 1) * self.mss
+
+    def ack_packet(self, k: int, sack=()) -> float:
+        return self.ack(self.start(k + 1), sack)
+
+    def until_retransmission(self, on_data=None) -> Data:
+        """Read data until the first retransmission (each new packet handed to `on_data`)."""
+        while True:
+            d = self.next_data(self.tr.max_wait)
+            if d is None:
+                raise Inconclusive("without conclusion: no retransmission")
+            if d.retx:
+                return d
+            if on_data is not None:
+                on_data(d)
+
+    def highest_before_retransmission(self) -> int:
+        hi = 0
+        for d in self.log:
+            if d.retx:
+                break
+            hi = max(hi, d.k)
+        return hi
+
+    def finish(self) -> None:
+        self.tr.close()
+
+
+# -------------------------------------------------------------------------------------------
+# The tests. Each: a script `(transport, ctx) -> observation` and a rule `(obs, ctx) -> verdict`.
+
+
+def fmt_s(x: float) -> str:
+    """A timer value, two significant digits."""
+    return f"{round(x, 6):.2g}"
+
+
+def icw_script(tr, ctx):
+    s = Session(tr)
+    s.handshake(ctx.get("path", "/"))
+    first = s.next_data(tr.max_wait)
+    if first is None:
+        raise Inconclusive("without conclusion: no data")
+    r = s.until_retransmission()
+    s.finish()
+    return {"highest": s.highest_before_retransmission(), "retx_k": r.k, "rto": r.t - first.t}
+
+
+def icw_rule(o, ctx):
+    # Padhye & Floyd 2001 (TBIT's ICW test): nothing is acknowledged, so every packet before
+    # the first retransmission belongs to the initial window.
+    if o["retx_k"] != 1:
+        return "without conclusion: first retransmission not of packet 1"
+    return str(o["highest"])
+
+
+def sack_adv_script(tr, ctx):
+    s = Session(tr, offer_sack=True)
+    s.handshake(ctx.get("path", "/"))
+    s.finish()
+    return {"sack_permitted": s.peer_sack}
+
+
+def sack_adv_rule(o, ctx):
+    return "yes" if o["sack_permitted"] else "no"
+
+
+class Receiver:
+    """The prober as an ordinary receiver: a cumulative ACK and RFC 2018 §4 SACK blocks (the
+    block of the latest segment first, then the others, highest first, at most 3)."""
+
+    def __init__(self):
+        self.blocks: list[list[int]] = []  # out-of-order [left, right) above cum
+        self.cum = 1
+
+    def add(self, seq: int, end: int) -> tuple:
+        if end <= self.cum:
+            return ()
+        seq = max(seq, self.cum)
+        merged = [seq, end]
+        rest = []
+        for b in self.blocks:
+            if b[1] < merged[0] or b[0] > merged[1]:
+                rest.append(b)
+            else:
+                merged = [min(b[0], merged[0]), max(b[1], merged[1])]
+        if merged[0] <= self.cum:
+            self.cum = max(self.cum, merged[1])
+            rest2 = []
+            for b in sorted(rest):
+                if b[0] <= self.cum:
+                    self.cum = max(self.cum, b[1])
+                else:
+                    rest2.append(b)
+            self.blocks = rest2
+            return tuple((a, b) for a, b in sorted(self.blocks, key=lambda b: -b[1]))[:3]
+        self.blocks = rest + [merged]
+        others = sorted(rest, key=lambda b: -b[1])
+        return tuple((a, b) for a, b in [merged] + others)[:3]
+
+
+def holes_script(tr, ctx, *, sack: bool, holes: tuple):
+    """An ordinary receiver (every segment ACKed at once, SACK blocks if agreed) that drops the
+    first transmission of each packet in `holes`; runs until all holes are filled and 10 more
+    packets came."""
+    s = Session(tr, offer_sack=sack)
+    s.handshake(ctx.get("path", "/"))
+    rcv = Receiver()
+    last_hole_end = s.start(max(holes) + 1)
+    dropped = set()
+    after = 0
+    arrivals = []
+    while after < 10:
+        d = s.next_data(tr.max_wait)
+        if d is None:
+            break
+        if d.k in holes and d.k not in dropped and not d.retx:
+            dropped.add(d.k)
+            arrivals.append((d.t, d.k, d.retx, True))
+            continue
+        arrivals.append((d.t, d.k, d.retx, False))
+        blocks = rcv.add(d.seq, d.end)
+        s.ack(rcv.cum, blocks)
+        if rcv.cum >= last_hole_end:
+            after += 1
+    s.finish()
+    return {"arrivals": arrivals, "acks": [(t, a) for t, a, _ in s.acks], "sack_ok": s.sack_ok, "peer_sack": s.peer_sack,
+            "rtt": s.rtt, "mss": s.mss, "holes": list(holes), "filled": rcv.cum >= last_hole_end}
+
+
+def _first_ack_reaching(o, k):
+    start = 1 + (k - 1) * o["mss"]
+    return next((t for t, a in o["acks"] if a >= start), math.inf)
+
+
+def _first_retx(o, k):
+    return next((t for t, kk, r, drop in o["arrivals"] if kk == k and not drop and (r or kk in o["holes"])), None)
+
+
+def sack_used_script(tr, ctx):
+    h = FIRST_HOLE
+    return holes_script(tr, ctx, sack=True, holes=(h, h + 2, h + 4))
+
+
+def sack_used_rule(o, ctx):
+    # A sender that reads SACK blocks retransmits a later hole before the cumulative ACK reaches
+    # it (it knows the hole from the blocks); one that does not must wait for the partial ACK
+    # (NewReno, RFC 6582) or the timer (RFC 2018 §1 and Fall & Floyd 1996 on what SACK adds).
+    if not o["peer_sack"]:
+        return "n/a: SACK not advertised"
+    if not o["filled"]:
+        return "without conclusion: holes not repaired"
+    h = o["holes"]
+    if _first_retx(o, h[0]) is None:
+        return "without conclusion: no retransmission"
+    # An ACK reaches the server half a round trip after it leaves; a retransmission it caused
+    # arrives a whole round trip after it: one arriving before ack + RTT/2 was sent without it.
+    early = [k for k in h[1:] if (t := _first_retx(o, k)) is not None and t < _first_ack_reaching(o, k) + o["rtt"] / 2]
+    return "yes" if early else "no"
+
+
+def cc_script(tr, ctx):
+    h = FIRST_HOLE
+    return holes_script(tr, ctx, sack=False, holes=(h, h + 3))
+
+
+def cc_rule(o, ctx):
+    # Padhye & Floyd 2001 §4 (the Reno/NewReno/Tahoe test), two losses in one window, no SACK:
+    # Tahoe resends packets the receiver holds without a timeout; NewReno resends the second hole
+    # on the partial ACK; Reno needs three more duplicate ACKs or the timer for it. A stack that
+    # uses SACK information (the SACK-used test) is "SACK".
+    if ctx.get("sack_used") == "yes":
+        return "SACK"
+    if not o["filled"]:
+        return "without conclusion: holes not repaired"
+    d, e = o["holes"]
+    gap_timeout = max(0.1, 10 * o["rtt"])
+    # Each arrival with whether a silence long enough for a timeout came before it.
+    arr, prev = [], None
+    for t, k, retx, drop in o["arrivals"]:
+        arr.append((t, k, retx, drop, prev is not None and t - prev > gap_timeout))
+        prev = t
+    rd = next((a for a in arr if a[1] == d and a[2]), None)
+    if rd is None or rd[4]:
+        return "without conclusion: no fast retransmit"
+    received, tahoe = set(), False
+    for t, k, retx, drop, timeout in arr:
+        if timeout:
+            break
+        if retx and k in received and k not in (d, e):
+            tahoe = True
+        if not drop:
+            received.add(k)
+    if tahoe:
+        return "Tahoe"
+    re = next((a for a in arr if a[1] == e and not a[3]), None)
+    if re is not None:
+        t = re[0]
+        if re[4]:
+            return "Reno"
+        start_e = 1 + (e - 1) * o["mss"]
+        partial = _first_ack_reaching(o, e)
+        dups = sum(1 for ta, a in o["acks"] if a == start_e and partial < ta < t)
+        return "Reno" if dups >= 3 else "NewReno"
+    return "without conclusion: second hole not retransmitted"
+
+
+def lt_script(tr, ctx):
+    s = Session(tr)
+    s.handshake(ctx.get("path", "/"))
+    state = {"acked1": False, "dup": False}
+
+    def on(d):
+        if d.k == 1 and not state["acked1"]:
+            state["acked1"] = True
+            s.ack_packet(1)
+        elif d.k == 3 and not state["dup"]:
+            state["dup"] = True
+            s.ack(s.start(2))  # one duplicate ACK (packet 2 is "lost": never ACKed)
+
+    r = s.until_retransmission(on)
+    s.finish()
+    return {"highest": s.highest_before_retransmission(), "retx_k": r.k, "dup_sent": state["dup"]}
+
+
+def _icw(ctx):
+    icw = ctx.get("icw")
+    if icw is None or not str(icw).isdigit():
+        raise Inconclusive("without conclusion: ICW unknown")
+    return int(icw)
+
+
+def lt_rule(o, ctx):
+    # Ladha et al. 2004 §3: highest = ICW+3 → LT; < ICW+3 → no LT; > ICW+3 → without conclusion.
+    icw = _icw(ctx)
+    if not o["dup_sent"]:
+        return "without conclusion: packet 3 never sent"
+    hi = o["highest"]
+    if hi == icw + 3:
+        return "yes"
+    return "no" if hi < icw + 3 else "without conclusion: highest > ICW+3"
+
+
+def abc_script(tr, ctx):
+    s = Session(tr)
+    s.handshake(ctx.get("path", "/"))
+    state = {"done": False}
+
+    def on(d):
+        if d.k == 1 and not state["done"]:
+            state["done"] = True
+            s.ack(s.start(1) + s.mss // 2)  # two split ACKs, each for half of packet 1
+            s.ack(s.start(2))
+
+    r = s.until_retransmission(on)
+    s.finish()
+    return {"highest": s.highest_before_retransmission(), "retx_seq": r.seq, "p2": s.start(2)}
+
+
+def abc_rule(o, ctx):
+    # Ladha et al. 2004 §3: highest > ICW+2 → no ABC; ≤ ICW+2 → ABC; a retransmission below
+    # packet 2 → without conclusion (the split ACKs were not honoured).
+    icw = _icw(ctx)
+    if o["retx_seq"] < o["p2"]:
+        return "without conclusion: split ACKs not honoured"
+    return "no" if o["highest"] > icw + 2 else "yes"
+
+
+def abc_l_script(tr, ctx):
+    s = Session(tr)
+    s.handshake(ctx.get("path", "/"))
+    state = {"a1": False, "a3": False}
+
+    def on(d):
+        if d.k == 1 and not state["a1"]:
+            state["a1"] = True
+            s.ack_packet(1)
+        elif d.k == 3 and not state["a3"]:
+            state["a3"] = True
+            s.ack_packet(3)  # one (delayed) ACK for packets 2 and 3
+
+    r = s.until_retransmission(on)
+    s.finish()
+    return {"highest": s.highest_before_retransmission(), "retx_seq": r.seq, "p4": s.start(4)}
+
+
+def abc_l_rule(o, ctx):
+    # Ladha et al. 2004 §3: ICW+5 → L=1, ICW+6 → L=2, otherwise without conclusion; meaningful only
+    # for a server the ABC test found counting bytes (a per-ACK counter also gives ICW+5).
+    if ctx.get("abc") != "yes":
+        return "n/a: no ABC"
+    icw = _icw(ctx)
+    if o["retx_seq"] < o["p4"]:
+        return "without conclusion: retransmission below packet 4"
+    hi = o["highest"]
+    return {icw + 5: "1", icw + 6: "2"}.get(hi, "without conclusion: highest not ICW+5 or ICW+6")
+
+
+def er_script(tr, ctx):
+    s = Session(tr, mss=ER_MSS, offer_sack=True)
+    s.handshake(ctx.get("path", "/"), byte_range=(0, 2 * ER_MSS - 1))
+    got2 = None
+    dup_at = None
+    acked1 = False
+    rcv = Receiver()
+    while True:
+        d = s.next_data(tr.max_wait)
+        if d is None:
+            break
+        if d.k == 2 and not d.retx:
+            continue  # packet 2 is lost
+        if d.k > 3:
+            s.finish()
+            raise Inconclusive("without conclusion: no byte-range support")
+        blocks = rcv.add(d.seq, d.end)
+        if d.k == 1 and not acked1:
+            acked1 = True
+            s.ack(rcv.cum, blocks)
+        elif d.k == 3 and dup_at is None:
+            dup_at = s.ack(rcv.cum, blocks)  # the one duplicate ACK
+        elif d.k == 2 and d.retx:
+            got2 = d.t
+            s.ack(rcv.cum, blocks)
+            break
+        else:
+            s.ack(rcv.cum, blocks)  # from here on an ordinary receiver
+    s.finish()
+    if dup_at is None:
+        raise Inconclusive("without conclusion: packet 3 never sent")
+    return {"delay": None if got2 is None else got2 - dup_at, "rtt": s.rtt}
+
+
+def er_rule(o, ctx):
+    # Ladha et al. 2004 §3: a retransmission of packet 2 → ER. The rule alone cannot tell ER from
+    # the timer, so the retransmission must follow the duplicate ACK as a reaction to it does
+    # (RFC 5827 §3: ER acts on the duplicate ACK): within two round trips and 20 ms, and within
+    # half the RTO this server showed in the ICW test.
+    if o["delay"] is None:
+        return "no"
+    rto = ctx.get("rto_s")
+    if rto is None:
+        return "without conclusion: RTO unknown"
+    return "yes" if o["delay"] < min(rto / 2, 2 * o["rtt"] + 0.02) else "no"
+
+
+def rto_data_script(tr, ctx):
+    n = ctx.get("timer_intervals", 3)
+    s = Session(tr)
+    s.handshake(ctx.get("path", "/"))
+    times = []
+    while len(times) < n + 1:
+        d = s.next_data(tr.max_wait)
+        if d is None:
+            break
+        if d.k == 1:
+            times.append(d.t)
+    s.finish()
+    if len(times) < 2:
+        raise Inconclusive("without conclusion: no retransmission")
+    return {"intervals": [b - a for a, b in zip(times, times[1:])]}
+
+
+def intervals_rule(o, ctx):
+    # Seddigh & Devetsikiotis §3: the first interval is the initial RTO, the following ones its
+    # backoff (RFC 6298 §5.5 doubles it).
+    return " ".join(fmt_s(x) for x in o["intervals"])
+
+
+def rto_syn_script(tr, ctx):
+    n = ctx.get("timer_intervals", 3)
+    tr.open()
+    if not tr.peer_connect():
+        raise Inconclusive("n/a: no SYN (no handshake)")
+    times = []
+    deadline = tr.now() + tr.max_wait * (n + 1)
+    count = 0
+    while len(times) < n + 1 and count < MAX_SEGMENTS:
+        s = tr.recv(max(0.0, deadline - tr.now()))
+        count += 1
+        if s is None:
+            break
+        if s.syn and not (s.flags & ACK):
+            times.append(s.t)
+    tr.close()
+    if len(times) < 2:
+        raise Inconclusive("without conclusion: no SYN retransmission")
+    return {"intervals": [b - a for a, b in zip(times, times[1:])]}
+
+
+@dataclass(frozen=True)
+class Test:
+    name: str
+    title: str
+    script: object
+    rule: object
+    needs: tuple = ()
+
+
+TESTS = {
+    t.name: t
+    for t in [
+        Test("sack_advertised", "SACK advertised", sack_adv_script, sack_adv_rule),
+        Test("icw", "initial window (packets)", icw_script, icw_rule),
+        Test("rto_data", "data timeouts (s)", rto_data_script, intervals_rule),
+        Test("sack_used", "SACK information used", sack_used_script, sack_used_rule),
+        Test("lt", "Limited Transmit", lt_script, lt_rule, ("icw",)),
+        Test("abc", "ABC supported", abc_script, abc_rule, ("icw",)),
+        Test("abc_l", "ABC limit L", abc_l_script, abc_l_rule, ("icw", "abc")),
+        Test("er", "Early Retransmit", er_script, er_rule, ("icw",)),
+        Test("cc", "congestion control", cc_script, cc_rule, ("sack_used",)),
+        Test("rto_syn", "SYN timeouts (s)", rto_syn_script, intervals_rule),
+    ]
+}
+
+
+def run_once(test: Test, tr: Transport, ctx: dict) -> tuple[str, dict]:
+    try:
+        o = test.script(tr, ctx)
+        return test.rule(o, ctx), o
+    except Inconclusive as e:
+        try:
+            tr.close()
+        except Exception:  # noqa: BLE001 - closing after a failed run is best effort
+            pass
+        return str(e), {}
+
+
+def agree(verdicts: list[str]) -> tuple[str, int]:
+    """The paper's validity rule: a result stands when at least 4 of 5 runs (80 %) give it."""
+    if not verdicts:
+        return "eliminated: no runs", 0
+    v, n = Counter(verdicts).most_common(1)[0]
+    if n >= math.ceil(0.8 * len(verdicts)):
+        return v, n
+    detail = ", ".join(f"{k} ×{c}" for k, c in Counter(verdicts).most_common())
+    return f"eliminated: runs disagree ({detail})", n
+
+
+def agree_timers(obs: list[dict], verdicts: list[str]) -> tuple[str, int, list[float] | None]:
+    """The validity rule for timer values: runs agree when each interval is within 10 % (or
+    20 ms) of the median run's; the result is the median."""
+    ivs = [o["intervals"] for o in obs if o.get("intervals")]
+    n = min((len(x) for x in ivs), default=0)
+    if not ivs or n == 0:
+        v, c = agree(verdicts)
+        return v, c, None
+    med = [sorted(x[i] for x in ivs)[len(ivs) // 2] for i in range(n)]
+    close = sum(1 for x in ivs if all(abs(x[i] - med[i]) <= max(0.1 * med[i], 0.02) for i in range(n)))
+    if close >= math.ceil(0.8 * len(verdicts)):
+        return " ".join(fmt_s(x) for x in med), close, med
+    return f"eliminated: runs disagree ({', '.join(verdicts)})", close, None
+
+
+def with_needs(names) -> list[str]:
+    """The tests named and those whose results their rules read, in suite order."""
+    want = set(names)
+    for n in list(names):
+        want |= set(TESTS[n].needs)
+        for m in TESTS[n].needs:
+            want |= set(TESTS[m].needs)
+    return [n for n in TESTS if n in want]
+
+
+def run_suite(tr: Transport, tests=None, runs: int = 5, path: str = "/", runs_for: dict | None = None, timer_intervals: int = 3) -> list[dict]:
+    """Run the tests (all, or those named and the ones their rules need, in suite order) `runs`
+    times each (`runs_for`: per test); the timer tests read `timer_intervals` timeouts. One row
+    per test."""
+    unknown = set(tests or ()) - set(TESTS)
+    if unknown:
+        raise ValueError(f"unknown TBIT test(s) {sorted(unknown)}; expected some of: {', '.join(TESTS)}")
+    names = list(TESTS) if tests is None else with_needs(tests)
+    if not 1 <= timer_intervals <= 10:
+        raise ValueError(f"timer_intervals must be 1 to 10, got {timer_intervals}")
+    ctx: dict = {"path": path, "timer_intervals": timer_intervals}
+    rows = []
+    for name in names:
+        t = TESTS[name]
+        n = (runs_for or {}).get(name, runs)
+        verdicts, obs = [], []
+        for _ in range(n):
+            v, o = run_once(t, tr, ctx)
+            verdicts.append(v)
+            obs.append(o)
+        med = None
+        if t.rule is intervals_rule:
+            verdict, votes, med = agree_timers(obs, verdicts)
+        else:
+            verdict, votes = agree(verdicts)
+        ctx[name] = verdict
+        if name == "icw":
+            rtos = sorted(o["rto"] for o in obs if "rto" in o)
+            if rtos:
+                ctx["rto_s"] = rtos[len(rtos) // 2]
+        row = {"test": name, "title": t.title, "verdict": verdict, "agree": votes, "runs": n, "verdicts": verdicts}
+        if med is not None:
+            row["intervals"] = med
+        rows.append(row)
+    return rows

@@ -1,0 +1,485 @@
+"""The real transport of TBIT: raw TCP through an AF_PACKET socket, and a lab of network
+namespaces in which it meets the real Linux stack.
+
+`RawTransport` speaks for an address that the local kernel does not own (the "alias"): it
+builds Ethernet, IPv4 and TCP headers itself, answers ARP for the alias, and reads the server's
+frames with their kernel receive timestamps. As no local socket owns the alias, the kernel never
+answers the server with a RST. (TBIT proper used the host's own address and a firewall rule
+against the kernel's RSTs; KERNEL_LAB-style alias addressing needs no rule.)
+
+`Lab` builds three namespaces, client — router — server, over veth pairs with offloads off, runs
+the project's small HTTP server (`server.py`) in the server namespace, and sets the kernel knobs
+under test there (`ip route ... initcwnd N congctl C`, per-namespace sysctls). It deletes all of it
+on exit, on an exception, and on SIGTERM/SIGINT; every wait is bounded.
+
+Needs Linux and root (CAP_NET_ADMIN and CAP_NET_RAW).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .transport import ACK, RST, SYN, Seg, Transport
+
+ETH_P_IP, ETH_P_ARP, ETH_P_ALL = 0x0800, 0x0806, 0x0003
+SO_TIMESTAMPNS = 35  # asm-generic/socket.h (SO_TIMESTAMPNS_OLD); also its SCM_ type
+CLONE_NEWNET = 0x40000000
+PACKET_OUTGOING = 4
+
+
+def _csum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def _mac(s: str) -> bytes:
+    return bytes(int(x, 16) for x in s.split(":"))
+
+
+def in_netns(ns: str | None, fn):
+    """Call `fn` with this thread in network namespace `ns` (a socket made there stays there)."""
+    if ns is None:
+        return fn()
+    libc = ctypes.CDLL(None, use_errno=True)
+    here = os.open("/proc/self/ns/net", os.O_RDONLY)
+    there = os.open(f"/run/netns/{ns}", os.O_RDONLY)
+    try:
+        if libc.setns(there, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns into {ns}")
+        try:
+            return fn()
+        finally:
+            if libc.setns(here, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns back")
+    finally:
+        os.close(here)
+        os.close(there)
+
+
+class RawTransport(Transport):
+    """TBIT's segments as raw frames on `iface` (in namespace `netns`), from `src` (an address
+    the kernel there does not own) to `dst:port`, through the next hop `hop_mac`."""
+
+    name = "real"
+
+    def __init__(self, iface: str, src: str, dst: str, port: int = 80, hop_mac: str | None = None, netns: str | None = None,
+                 max_wait: float = 5.0, on_peer_connect=None, peer_port: int = 80):  # fmt: skip
+        self.iface, self.src, self.dst, self.port, self.netns = iface, src, dst, port, netns
+        self.max_wait = max_wait
+        self.host_header = dst
+        self._on_peer_connect = on_peer_connect
+        self.peer_port = peer_port
+
+        def make():
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            s.bind((iface, 0))
+            s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            s.setblocking(False)
+            return s
+
+        self.sock = in_netns(netns, make)
+        self.my_mac = Path(f"/sys/class/net/{iface}/address").read_text().strip() if netns is None else self._ns_mac(iface)
+        self.hop_mac = hop_mac
+        self.sport = random.randint(20000, 60000)
+        self.peer_mode = False
+        self.t0 = time.time()
+        self.isn = 0
+        self.snd_nxt = 0
+        self.server_isn = None
+        self.id = random.randint(0, 65535)
+
+    def _ns_mac(self, iface: str) -> str:
+        r = subprocess.run(["ip", "-n", self.netns, "-j", "link", "show", iface], capture_output=True, text=True, timeout=10, check=True)
+        return json.loads(r.stdout)[0]["address"]
+
+    @classmethod
+    def for_host(cls, host: str, src: str | None = None, iface: str | None = None, netns: str | None = None, **kw) -> RawTransport:
+        """A transport to `host` ("ADDR[:PORT]", default port 80) from the current (or `netns`)
+        namespace: the route gives the interface and next hop, the neighbour table its MAC;
+        `src` must be an unused address of that interface's subnet (the prober answers ARP for
+        it)."""
+        addr, _, port = host.partition(":")
+        try:
+            socket.inet_aton(addr)
+        except OSError:
+            raise ValueError(f"--host {host!r}: expected an IPv4 address, optionally with :PORT") from None
+        port_n = int(port) if port else 80
+        if not 0 < port_n < 65536:
+            raise ValueError(f"--host {host!r}: port out of range")
+        if src is None:
+            raise ValueError("a real probe needs --src: an unused address on the outgoing interface's subnet, which the prober answers ARP for (the kernel must not own it)")
+        ns = ["-n", netns] if netns else []
+        r = subprocess.run(["ip", *ns, "-j", "route", "get", addr], capture_output=True, text=True, timeout=10)
+        if r.returncode != 0:
+            raise ValueError(f"no route to {addr}: {r.stderr.strip()}")
+        route = json.loads(r.stdout)[0]
+        dev = iface or route["dev"]
+        hop = route.get("gateway", addr)
+        n = subprocess.run(["ip", *ns, "-j", "neigh", "show", "to", hop, "dev", dev], capture_output=True, text=True, timeout=10)
+        mac = next((e.get("lladdr") for e in json.loads(n.stdout or "[]") if e.get("lladdr")), None)
+        tr = cls(dev, src, addr, port_n, mac, netns, **kw)
+        if mac is None:
+            try:
+                tr.hop_mac = tr.arp_resolve(hop)
+            except BaseException:
+                tr.shutdown()
+                raise
+        return tr
+
+    def arp_resolve(self, ip: str, tries: int = 3) -> str:
+        """The MAC address of `ip` on our link, asked by ARP (RFC 826) from the alias."""
+        req = struct.pack("!HHBBH", 1, ETH_P_IP, 6, 4, 1) + _mac(self.my_mac) + socket.inet_aton(self.src) + b"\0" * 6 + socket.inet_aton(ip)
+        frame = b"\xff" * 6 + _mac(self.my_mac) + struct.pack("!H", ETH_P_ARP) + req
+        for _ in range(tries):
+            self.sock.send(frame)
+            deadline = time.monotonic() + 1.0
+            while (left := deadline - time.monotonic()) > 0:
+                if not select.select([self.sock], [], [], left)[0]:
+                    break
+                try:
+                    data = self.sock.recv(65535)
+                except BlockingIOError:
+                    continue
+                if len(data) >= 42 and data[12:14] == struct.pack("!H", ETH_P_ARP) and data[20:22] == b"\0\2" and data[28:32] == socket.inet_aton(ip):
+                    return ":".join(f"{b:02x}" for b in data[22:28])
+        raise ValueError(f"{ip} does not answer ARP on {self.iface}")
+
+    # -- frames ------------------------------------------------------------------------------
+
+    def _frame(self, flags: int, seq: int, ack: int, wnd: int, payload: bytes, opts: bytes, dst: str, sport: int, dport: int) -> bytes:
+        while len(opts) % 4:
+            opts += b"\x01"
+        off = (20 + len(opts)) // 4
+        src_b, dst_b = socket.inet_aton(self.src), socket.inet_aton(dst)
+        tcp = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, off << 4, flags, min(wnd, 65535), 0, 0) + opts + payload
+        pseudo = src_b + dst_b + struct.pack("!BBH", 0, 6, len(tcp))
+        tcp = tcp[:16] + struct.pack("!H", _csum(pseudo + tcp)) + tcp[18:]
+        self.id = (self.id + 1) & 0xFFFF
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), self.id, 0x4000, 64, 6, 0, src_b, dst_b)
+        ip = ip[:10] + struct.pack("!H", _csum(ip)) + ip[12:]
+        return _mac(self.hop_mac) + _mac(self.my_mac) + struct.pack("!H", ETH_P_IP) + ip + tcp
+
+    def _arp_reply(self, frame: bytes) -> None:
+        # RFC 826: answer a request for the alias with our MAC.
+        if len(frame) < 42:
+            return
+        htype, ptype, hlen, plen, op = struct.unpack("!HHBBH", frame[14:22])
+        if op != 1 or ptype != ETH_P_IP:
+            return
+        sha, spa, tpa = frame[22:28], frame[28:32], frame[38:42]
+        if tpa != socket.inet_aton(self.src):
+            return
+        body = struct.pack("!HHBBH", 1, ETH_P_IP, 6, 4, 2) + _mac(self.my_mac) + tpa + sha + spa
+        self.sock.send(sha + _mac(self.my_mac) + struct.pack("!H", ETH_P_ARP) + body)
+
+    def _parse(self, frame: bytes, t: float) -> Seg | None:
+        if len(frame) < 34:
+            return None
+        etype = struct.unpack("!H", frame[12:14])[0]
+        if etype == ETH_P_ARP:
+            self._arp_reply(frame)
+            return None
+        if etype != ETH_P_IP:
+            return None
+        ip = frame[14:]
+        ihl = (ip[0] & 0x0F) * 4
+        if ip[9] != 6 or ip[12:16] != socket.inet_aton(self.dst) or ip[16:20] != socket.inet_aton(self.src):
+            return None
+        tot = struct.unpack("!H", ip[2:4])[0]
+        tcp = ip[ihl:tot]
+        sport, dport, seq, ack, off, flags, wnd = struct.unpack("!HHIIBBH", tcp[:16])
+        hl = (off >> 4) * 4
+        if self.peer_mode:
+            if dport != self.peer_port:
+                return None
+        elif sport != self.port or dport != self.sport:
+            return None
+        mss, sack_ok, blocks = None, False, []
+        opts = tcp[20:hl]
+        i = 0
+        while i < len(opts):
+            kind = opts[i]
+            if kind == 0:
+                break
+            if kind == 1:
+                i += 1
+                continue
+            if i + 1 >= len(opts) or opts[i + 1] < 2:
+                break
+            ln = opts[i + 1]
+            val = opts[i + 2 : i + ln]
+            if kind == 2 and ln == 4:
+                mss = struct.unpack("!H", val)[0]
+            elif kind == 4:
+                sack_ok = True
+            elif kind == 5:
+                blocks = [struct.unpack("!II", val[j : j + 8]) for j in range(0, len(val) - 7, 8)]
+            i += ln
+        if flags & SYN and not self.peer_mode:
+            self.server_isn = seq
+        base = seq if self.peer_mode and flags & SYN else self.server_isn
+        if base is None:
+            return None
+        rel = (seq - base) & 0xFFFFFFFF
+        rack = (ack - self.isn) & 0xFFFFFFFF if flags & ACK else 0
+        rblocks = tuple(((a - base) & 0xFFFFFFFF, (b - base) & 0xFFFFFFFF) for a, b in blocks)
+        return Seg(t, flags, rel, rack, len(tcp) - hl, wnd, sack_ok, rblocks, mss)
+
+    # -- the Transport interface -------------------------------------------------------------
+
+    def open(self) -> None:
+        self.sport = 20000 + (self.sport - 20000 + 1 + random.randint(0, 97)) % 40000
+        self.isn = random.randint(0, 2**32 - 1)
+        self.snd_nxt = 0
+        self.server_isn = None
+        self.peer_mode = False
+        self._drain()
+        self.t0 = time.time()
+
+    def _drain(self) -> None:
+        for _ in range(10000):
+            try:
+                self.sock.recv(65535)
+            except BlockingIOError:
+                return
+
+    def now(self) -> float:
+        return time.time() - self.t0
+
+    def send(self, flags, seq, ack, wnd, payload=b"", sack=(), sack_permitted=False, mss=None) -> float:
+        opts = b""
+        if mss is not None:
+            opts += struct.pack("!BBH", 2, 4, mss)
+        if sack_permitted:
+            opts += b"\x01\x01\x04\x02"
+        if sack and self.server_isn is not None:
+            blocks = b"".join(struct.pack("!II", (self.server_isn + a) & 0xFFFFFFFF, (self.server_isn + b) & 0xFFFFFFFF) for a, b in list(sack)[:3])
+            opts += b"\x01\x01" + struct.pack("!BB", 5, 2 + len(blocks)) + blocks
+        self.snd_nxt = max(self.snd_nxt, seq + len(payload) + (1 if flags & SYN else 0))
+        abs_ack = 0 if self.server_isn is None else (self.server_isn + ack)
+        frame = self._frame(flags, self.isn + seq, abs_ack, wnd, bytes(payload), opts, self.dst, self.sport, self.port)
+        t = self.now()
+        self.sock.send(frame)
+        return t
+
+    def recv(self, timeout: float) -> Seg | None:
+        deadline = time.monotonic() + max(0.0, timeout)
+        for _ in range(100000):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            r, _, _ = select.select([self.sock], [], [], left)
+            if not r:
+                return None
+            while True:
+                try:
+                    data, anc, _, addr = self.sock.recvmsg(65535, 64)
+                except BlockingIOError:
+                    break
+                if addr[2] == PACKET_OUTGOING:
+                    continue
+                t = time.time()
+                for lvl, typ, val in anc:
+                    if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS and len(val) >= 16:
+                        sec, nsec = struct.unpack("qq", val[:16])
+                        t = sec + nsec / 1e9
+                s = self._parse(data, t - self.t0)
+                if s is not None:
+                    return s
+        return None
+
+    def close(self) -> None:
+        # End the server's side: a RST at exactly the sequence number it expects next (RFC 5961
+        # §3.2: any other in-window RST only draws a challenge ACK).
+        if self.server_isn is not None and not self.peer_mode:
+            self.sock.send(self._frame(RST, self.isn + self.snd_nxt, 0, 0, b"", b"", self.dst, self.sport, self.port))
+        self.server_isn = None
+
+    def peer_connect(self) -> bool:
+        if self._on_peer_connect is None:
+            raise OSError("this transport cannot make the server open a connection (only inside a Lab)")
+        self.peer_mode = True
+        self._drain()
+        self.t0 = time.time()
+        self._on_peer_connect()
+        return True
+
+    def shutdown(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+# -------------------------------------------------------------------------------------------
+# The lab.
+
+
+def missing() -> str | None:
+    """Why the real-kernel lab cannot run here, or None."""
+    if not sys.platform.startswith("linux"):
+        return "network namespaces need Linux"
+    if os.geteuid() != 0:
+        return "network namespaces and raw sockets need root"
+    for tool in ("ip", "ethtool"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (apt-get install -y iproute2 ethtool)"
+    name = f"tbq{os.getpid() % 100000}"
+    r = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"cannot create a network namespace here: {r.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    return None
+
+
+class Lab:
+    """client — router — server namespaces; the stack under test is the server's kernel."""
+
+    NET_C, NET_S = "10.203.1", "10.203.2"
+
+    def __init__(self, page_bytes: int = 200_000, port: int = 8080):
+        tag = f"tb{os.getpid() % 100000}"
+        self.C, self.R, self.S = f"{tag}c", f"{tag}r", f"{tag}s"
+        self.client_ip, self.alias = f"{self.NET_C}.2", f"{self.NET_C}.50"
+        self.server_ip, self.port, self.page_bytes = f"{self.NET_S}.2", port, page_bytes
+        self.procs: list[subprocess.Popen] = []
+        self.made: list[str] = []
+        self._old_handlers = {}
+        self.tr: RawTransport | None = None
+
+    # Everything made is recorded in `made` before the next step, so `close` removes exactly it.
+    def _sh(self, *args: str, ns: str | None = None, check: bool = True, timeout: float = 15) -> subprocess.CompletedProcess:
+        cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip() or r.stdout.strip()}")
+        return r
+
+    def __enter__(self) -> Lab:
+        self._hook_signals()
+        atexit.register(self.close)
+        try:
+            self._build()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _hook_signals(self) -> None:
+        def on_signal(signum, frame):
+            self.close()
+            raise KeyboardInterrupt(f"signal {signum}")
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                self._old_handlers[sig] = signal.signal(sig, on_signal)
+            except ValueError:  # not the main thread: the caller's handlers stay
+                pass
+
+    def _build(self) -> None:
+        C, R, S = self.C, self.R, self.S
+        for ns in (C, R, S):
+            self._sh("ip", "netns", "add", ns)
+            self.made.append(ns)
+        self._sh("ip", "link", "add", "c0", "netns", C, "type", "veth", "peer", "name", "r0", "netns", R)
+        self._sh("ip", "link", "add", "r1", "netns", R, "type", "veth", "peer", "name", "s0", "netns", S)
+        for ns, dev in ((C, "c0"), (R, "r0"), (R, "r1"), (S, "s0")):
+            self._sh("ip", "-n", ns, "link", "set", dev, "up")
+            self._sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off", ns=ns, check=False)
+        for ns in (C, R, S):
+            self._sh("ip", "-n", ns, "link", "set", "lo", "up")
+        self._sh("ip", "-n", C, "addr", "add", f"{self.client_ip}/24", "dev", "c0")
+        self._sh("ip", "-n", R, "addr", "add", f"{self.NET_C}.1/24", "dev", "r0")
+        self._sh("ip", "-n", R, "addr", "add", f"{self.NET_S}.1/24", "dev", "r1")
+        self._sh("ip", "-n", S, "addr", "add", f"{self.server_ip}/24", "dev", "s0")
+        self._sh("ip", "-n", C, "route", "add", "default", "via", f"{self.NET_C}.1")
+        self._sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=R)
+        c_mac = json.loads(self._sh("ip", "-n", C, "-j", "link", "show", "c0").stdout)[0]["address"]
+        r_mac = json.loads(self._sh("ip", "-n", R, "-j", "link", "show", "r0").stdout)[0]["address"]
+        # The alias lives on the client's wire: the router sends its frames to the client's MAC,
+        # where the prober reads them and the client kernel, not owning it, drops them silently.
+        self._sh("ip", "-n", R, "neigh", "replace", self.alias, "lladdr", c_mac, "dev", "r0", "nud", "permanent")
+        self.configure()
+        server = Path(__file__).with_name("server.py")
+        p = subprocess.Popen(["ip", "netns", "exec", S, sys.executable, str(server), "--port", str(self.port), "--size", str(self.page_bytes)],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+        self.procs.append(p)
+        ready, _, _ = select.select([p.stdout], [], [], 10)
+        if not ready or "listening" not in p.stdout.readline():
+            raise RuntimeError("the HTTP server in the server namespace did not start within 10 s")
+        self.tr = RawTransport("c0", self.alias, self.server_ip, self.port, r_mac, netns=C, max_wait=5.0, on_peer_connect=self._server_connects)
+
+    def configure(self, initcwnd: int | None = None, congctl: str | None = None, sysctls: dict | None = None) -> None:
+        """The server kernel's knobs: the default route's initcwnd and congctl, and sysctls under
+        net.ipv4 (e.g. {"tcp_sack": 0}). Cached metrics are flushed and not saved, so no run's
+        RTT changes the next run's timers."""
+        route = ["ip", "-n", self.S, "route", "replace", "default", "via", f"{self.NET_S}.1", "dev", "s0"]
+        if initcwnd is not None:
+            route += ["initcwnd", str(initcwnd)]
+        if congctl is not None:
+            route += ["congctl", congctl]
+        self._sh(*route)
+        # A 200 KB page at MSS 128 is 1600 buffers of about 1 KB each: with the default 16 KB
+        # send buffer the server's writes would run dry between ACKs (application-limited, so
+        # the window TBIT reads would not be the congestion window). 4 MB holds the whole page.
+        base = {"tcp_no_metrics_save": 1, "tcp_syn_retries": 6, "tcp_wmem": "4096 4194304 16777216"}
+        for k, v in {**base, **(sysctls or {})}.items():
+            self._sh("sysctl", "-qw", f"net.ipv4.{k}={v}", ns=self.S)
+        self._sh("ip", "-n", self.S, "tcp_metrics", "flush", "all", check=False)
+
+    def defaults(self) -> None:
+        """Back to the kernel's defaults of what `configure` may have changed."""
+        self.configure(sysctls={"tcp_sack": 1, "tcp_early_retrans": 3, "tcp_recovery": 1, "tcp_syn_linear_timeouts": 4})
+
+    def _server_connects(self) -> None:
+        # The server's kernel opens a connection to the prober's alias (Seddigh's SYN test: the
+        # prober never answers); the process is killed when the lab closes or the next one starts.
+        for p in self.procs[1:]:
+            if p.poll() is None:
+                p.kill()
+                p.wait(5)
+        self.procs = self.procs[:1]
+        code = f"import socket; s = socket.socket(); s.settimeout(60); s.connect(({self.alias!r}, {self.tr.peer_port}))"
+        self.procs.append(subprocess.Popen(["ip", "netns", "exec", self.S, sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+    def close(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
+        self.procs = []
+        if self.tr is not None:
+            self.tr.shutdown()
+            self.tr = None
+        for ns in reversed(self.made):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=15)
+        self.made = []
+        for sig, h in self._old_handlers.items():
+            try:
+                signal.signal(sig, h)
+            except (ValueError, TypeError):
+                pass
+        self._old_handlers = {}

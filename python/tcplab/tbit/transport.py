@@ -1,0 +1,123 @@
+"""What a TBIT probe needs from the network, and the simulated transport.
+
+A transport opens connections to one server and moves single segments: the probe (`probe.py`)
+sends exactly the segments its script says and reads each of the server's segments with its
+arrival time. Sequence numbers are relative on both sides (a SYN takes 0, data starts at 1), as
+tcpdump prints them with `-S` off. Two implementations: `SimTransport` (here: a simulated server of
+any profile or preset, in virtual time) and `RawTransport` (`real.py`: raw frames to a real
+kernel through an AF_PACKET socket).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+
+
+@dataclass(frozen=True)
+class Seg:
+    """A segment the server sent, as the prober received it."""
+
+    t: float  # arrival, seconds since the transport opened the connection
+    flags: int
+    seq: int  # relative: SYN 0, first data byte 1
+    ack: int
+    length: int
+    wnd: int = 0
+    sack_permitted: bool = False
+    sack: tuple = ()
+    mss: int | None = None
+
+    @property
+    def syn(self) -> bool:
+        return bool(self.flags & SYN)
+
+    @property
+    def rst(self) -> bool:
+        return bool(self.flags & RST)
+
+
+class Transport:
+    """The interface both transports implement (see the module docstring)."""
+
+    name = "abstract"
+    #: How long a probe may wait for one retransmission before it gives up (seconds on the
+    #: transport's clock): longer than any initial RTO it may meet.
+    max_wait = 130.0
+
+    def open(self) -> None:
+        """Start a fresh connection (a new server instance or a new local port)."""
+        raise NotImplementedError
+
+    def send(self, flags: int, seq: int, ack: int, wnd: int, payload: bytes = b"", sack=(), sack_permitted: bool = False, mss: int | None = None) -> float:
+        """Send one segment; returns the send time on the transport's clock."""
+        raise NotImplementedError
+
+    def recv(self, timeout: float) -> Seg | None:
+        """The server's next segment for this connection, or None after `timeout` seconds."""
+        raise NotImplementedError
+
+    def now(self) -> float:
+        raise NotImplementedError
+
+    def peer_connect(self) -> bool:
+        """Make the stack under test open a connection to the prober (its SYNs then arrive
+        through `recv`); False if the stack sends no SYN at all."""
+        raise NotImplementedError
+
+    def request(self, path: str = "/", byte_range: tuple[int, int] | None = None) -> bytes:
+        host = getattr(self, "host_header", "tbit")
+        lines = [f"GET {path} HTTP/1.1", f"Host: {host}", "User-Agent: tcplab-tbit", "Accept: */*"]
+        if byte_range is not None:
+            lines.append(f"Range: bytes={byte_range[0]}-{byte_range[1]}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+    def close(self) -> None:
+        """End the current connection (the real transport sends a RST)."""
+
+    def shutdown(self) -> None:
+        """Release everything the transport holds."""
+
+
+@dataclass
+class SimTransport(Transport):
+    """A simulated web server of a TCP stack (`tcp`: a flow's `tcp` table, e.g.
+    {"preset": "sack-iw"}), `delay` seconds away each way, serving `page_bytes` per plain GET."""
+
+    tcp: dict
+    delay: float = 0.005
+    page_bytes: int = 100_000
+    name: str = "sim"
+    max_wait: float = 200.0
+    _srv: object = field(default=None, repr=False)
+
+    def __post_init__(self):
+        from .. import _core
+
+        self._core = _core
+        # Built once up front so that a bad stack description fails here, naming the key.
+        self._srv = _core.TbitSim(json.dumps(self.tcp), self.delay, self.page_bytes)
+        self.config = json.loads(self._srv.config())
+
+    def open(self) -> None:
+        self._srv = self._core.TbitSim(json.dumps(self.tcp), self.delay, self.page_bytes)
+
+    def send(self, flags, seq, ack, wnd, payload=b"", sack=(), sack_permitted=False, mss=None) -> float:
+        self._srv.send(flags, seq, ack, min(wnd, 2**32 - 1), bytes(payload) or None, list(sack), sack_permitted, mss)
+        return self._srv.now()
+
+    def recv(self, timeout: float) -> Seg | None:
+        r = self._srv.recv(max(0.0, timeout))
+        if r is None:
+            return None
+        t, flags, seq, ack, length, wnd, sp, sack = r
+        return Seg(t, flags, seq, ack, length, wnd, sp, tuple(sack))
+
+    def now(self) -> float:
+        return self._srv.now()
+
+    def peer_connect(self) -> bool:
+        self._srv.connect()
+        return bool(self.config.get("handshake", True))

@@ -1,0 +1,187 @@
+"""TBIT through the simulated transport: every test against every preset and profile, with the
+exact verdicts, each equal to what the configuration says (docs/tbit.md, Table "simulated")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import tcplab
+from tcplab import _core
+from tcplab.cli import main
+from tcplab.tbit import probe, run, sim_stack
+from tcplab.tbit.expect import expected, iw_segments, timers_match
+from tcplab.tbit.transport import ACK, SYN, SimTransport
+
+ORDER = ("sack_advertised", "icw", "rto_data", "sack_used", "lt", "abc", "abc_l", "er", "cc", "rto_syn")
+NA_SACK, NA_ABC = "n/a: SACK not advertised", "n/a: no ABC"
+
+# What TBIT finds, test by test in ORDER (MSS 128, ER at MSS 1000, RTT 10 ms).
+EXPECTED = {
+    "tahoe": ("no", "1", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "Tahoe", "1 2 4"),
+    "reno": ("no", "1", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "Reno", "1 2 4"),
+    "newreno": ("no", "1", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "1 2 4"),
+    "sack1": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4"),
+    "fack-rh": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4"),
+    "sack": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4"),
+    "sack-iw": ("yes", "4", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4"),
+    "sack-iw-lt": ("yes", "4", "1 2 4", "yes", "yes", "no", NA_ABC, "no", "SACK", "1 2 4"),
+    "sack-iw-lt-abc1": ("yes", "4", "1 2 4", "yes", "yes", "yes", "1", "no", "SACK", "1 2 4"),
+    "sack-iw-lt-abc1-er": ("yes", "4", "1 2 4", "yes", "yes", "yes", "1", "yes", "SACK", "1 2 4"),
+    "fack": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4"),
+    # Profiles (no preset): their own variant, IW and timers. ns2 has no handshake (no SYN, and
+    # no RTT sample before the first timeout: 3 s); linux22 takes no handshake sample either;
+    # bsd's 500 ms tick gives 1.5 s for a 1 s minimum.
+    "rfc": ("no", "4", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "1 2 4"),
+    "rfc2988": ("no", "4", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "3 6 12"),
+    "ns2": ("no", "2", "3 6 12", NA_SACK, "no", "no", NA_ABC, "no", "Reno", "n/a: no SYN (no handshake)"),
+    "bsd": ("no", "1", "1.5 3 6", NA_SACK, "no", "no", NA_ABC, "no", "Reno", "6 12 24"),
+    "linux22": ("no", "2", "3 6 12", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "3 6 12"),
+}
+
+STACKS = list(json.loads(_core.presets())) + list(json.loads(_core.profiles()))
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {name: run(sim=name) for name in STACKS}
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_every_test_against_every_stack(results, name):
+    rows = results[name]
+    assert [r["test"] for r in rows] == list(ORDER)
+    for r in rows:
+        assert r["agree"] == r["runs"] == 5, r  # the simulator is deterministic: 5 of 5
+        assert r["match"], f"{name}: {r['test']} inferred {r['verdict']!r}, configured {r['configured']!r}"
+    if name in EXPECTED:
+        assert tuple(r["verdict"] for r in rows) == EXPECTED[name]
+    # A stack added after the table was written is held to its configuration (above) only.
+
+
+def test_the_table_covers_the_stacks_it_was_written_for():
+    assert set(EXPECTED) <= set(STACKS), sorted(set(EXPECTED) - set(STACKS))
+
+
+@pytest.mark.parametrize(
+    "stack, test, verdict",
+    [
+        ({"preset": "sack-iw-lt-abc1", "abc": 2}, "abc_l", "2"),  # RFC 3465 §2.2 L = 2
+        ({"preset": "newreno", "initial_window": 3}, "icw", "3"),
+        ({"preset": "newreno", "initial_window": "rfc6928"}, "icw", "10"),
+        ({"preset": "newreno", "initial_window": "384B"}, "icw", "3"),
+        ({"preset": "newreno", "limited_transmit": True}, "lt", "yes"),
+        ({"preset": "newreno", "early_retransmit": True}, "er", "yes"),  # RFC 5827 without SACK
+        ({"preset": "sack-iw-lt-abc1-er", "early_retransmit": False}, "er", "no"),
+        ({"preset": "newreno", "rto_min": "200ms"}, "rto_data", "0.2 0.4 0.8"),
+        ({"preset": "newreno", "rto_initial": "3s", "rto_backoff": 3.0}, "rto_syn", "3 9 27"),
+        ({"profile": "bsd", "preset": "sack"}, "cc", "SACK"),
+    ],
+)
+def test_knobs_change_the_answer(stack, test, verdict):
+    rows = {r["test"]: r for r in run(sim=stack, tests=[test])}
+    assert rows[test]["verdict"] == verdict
+    assert rows[test]["match"], rows[test]
+
+
+def test_a_majority_of_four_in_five_is_needed():
+    assert probe.agree(["2", "2", "2", "2", "3"]) == ("2", 4)
+    v, n = probe.agree(["2", "2", "2", "3", "3"])
+    assert n == 3 and v == "eliminated: runs disagree (2 ×3, 3 ×2)"
+    assert probe.agree(["1"]) == ("1", 1)
+
+
+def test_receiver_sack_blocks_follow_rfc2018():
+    r = probe.Receiver()
+    assert r.add(1, 129) == () and r.cum == 129
+    assert r.add(257, 385) == ((257, 385),)
+    assert r.add(513, 641) == ((513, 641), (257, 385)), "the latest block first"
+    assert r.add(385, 513) == ((257, 641),)
+    assert r.add(129, 257) == () and r.cum == 641
+
+
+def test_rules_name_inconclusive_cases():
+    ctx = {"icw": "2"}
+    assert probe.lt_rule({"highest": 6, "dup_sent": True}, ctx) == "without conclusion: highest > ICW+3"
+    assert probe.lt_rule({"highest": 4, "dup_sent": True}, ctx) == "no"
+    assert probe.abc_rule({"highest": 4, "retx_seq": 1, "p2": 129}, ctx) == "without conclusion: split ACKs not honoured"
+    assert probe.abc_l_rule({"highest": 9, "retx_seq": 385, "p4": 385}, {"icw": "2", "abc": "yes"}).startswith("without conclusion")
+    assert probe.abc_l_rule({"highest": 8, "retx_seq": 385, "p4": 385}, {"icw": "2", "abc": "yes"}) == "2"
+    assert probe.abc_l_rule({"highest": 8}, {"icw": "2", "abc": "no"}) == NA_ABC
+    with pytest.raises(probe.Inconclusive):
+        probe.lt_rule({"highest": 4, "dup_sent": True}, {"icw": "eliminated: runs disagree"})
+    # ER: a retransmission at the timer is not ER, however soon the timer fires.
+    assert probe.er_rule({"delay": 0.19, "rtt": 0.01}, {"rto_s": 1.0}) == "no"
+    assert probe.er_rule({"delay": 0.011, "rtt": 0.01}, {"rto_s": 1.0}) == "yes"
+    assert probe.er_rule({"delay": None, "rtt": 0.01}, {"rto_s": 1.0}) == "no"
+
+
+def test_a_server_that_never_answers_is_inconclusive():
+    class Silent(SimTransport):
+        def recv(self, timeout):
+            return None
+
+    tr = Silent({"preset": "newreno"})
+    rows = probe.run_suite(tr, ["sack_advertised", "icw"], runs=2)
+    assert [r["verdict"] for r in rows] == ["without conclusion: no SYN-ACK"] * 2
+
+
+def test_sim_transport_segments_and_errors():
+    tr = SimTransport({"preset": "sack-iw"})
+    tr.open()
+    tr.send(SYN, 0, 0, 65535, sack_permitted=True, mss=128)
+    s = tr.recv(1.0)
+    assert s.syn and s.sack_permitted and s.ack == 1 and abs(s.t - 0.010) < 1e-9
+    req = tr.request("/", (0, 1999))
+    assert b"Range: bytes=0-1999" in req
+    tr.send(ACK, 1, 1, 65535, payload=req)
+    data = []
+    while (x := tr.recv(0.1)) is not None:
+        if x.length:
+            data.append((x.seq, x.length))
+    assert data == [(1, 128), (129, 128), (257, 128), (385, 128)]
+    with pytest.raises(tcplab.ScenarioError, match="tcp.abc"):
+        SimTransport({"preset": "sack", "abc": 9})
+    with pytest.raises(tcplab.ScenarioError, match="tcp.preset"):
+        SimTransport({"preset": "vegas"})
+    with pytest.raises(ValueError, match="timeout_s"):
+        _core.TbitSim('{"preset": "sack"}').recv(float("nan"))
+    with pytest.raises(ValueError, match="delay_s"):
+        _core.TbitSim('{"preset": "sack"}', -1.0)
+    with pytest.raises(ValueError, match="unknown stack"):
+        sim_stack("vegas")
+    assert sim_stack("bsd/sack") == {"profile": "bsd", "preset": "sack"}
+
+
+def test_expected_iw_rules():
+    assert iw_segments("rfc3390", 128) == 4 and iw_segments("rfc3390", 1460) == 3
+    assert iw_segments("rfc6928", 128) == 10
+    assert iw_segments({"segments": 5, "bytes": "512B"}, 128) == 4
+    cfg = json.loads(_core.profiles())["bsd"]
+    assert expected(cfg)["cc"] == "Reno"
+    assert timers_match([1.5, 3.0, 6.0], cfg, syn=False)
+    assert not timers_match([3.0, 6.0, 12.0], cfg, syn=False)
+
+
+def test_python_api_returns_a_dataframe():
+    df = tcplab.tbit(sim="sack-iw-lt", tests=["icw", "lt"], runs=5)
+    assert list(df["test"]) == ["icw", "lt"]
+    assert list(df["verdict"]) == ["4", "yes"] and df["match"].all()
+    with pytest.raises(ValueError, match="exactly one"):
+        tcplab.tbit()
+
+
+def test_cli_table_json_and_errors():
+    r = CliRunner().invoke(main, ["tbit", "--sim", "sack-iw-lt-abc1-er"])
+    assert r.exit_code == 0, r.output
+    assert "Early Retransmit" in r.output and "NO" not in r.output.split()
+    r = CliRunner().invoke(main, ["tbit", "--sim", "reno", "--tests", "icw,cc", "--json"])
+    rows = json.loads(r.output)
+    assert [(x["test"], x["verdict"]) for x in rows] == [("icw", "1"), ("sack_used", NA_SACK), ("cc", "Reno")], "with what cc's rule reads"
+    r = CliRunner().invoke(main, ["tbit", "--sim", "all", "--tests", "icw"])
+    assert r.exit_code == 0 and "sack-iw-lt-abc1-er" in r.output
+    for args, msg in [(["--sim", "vegas"], "unknown stack"), ([], "exactly one"), (["--sim", "reno", "--tests", "zz"], "unknown TBIT test")]:
+        r = CliRunner().invoke(main, ["tbit", *args])
+        assert r.exit_code == 2 and msg in r.output, r.output
