@@ -561,5 +561,10 @@ def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool) -> None:
     click.echo(str(out))
 
 
+from .testbed.cli import testbed_group  # noqa: E402  (the real-stack testbed, docs/testbed.md)
+
+main.add_command(testbed_group)
+
+
 if __name__ == "__main__":
     main()
