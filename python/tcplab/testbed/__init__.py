@@ -80,7 +80,6 @@ def compare(workdir, figure: Optional[str] = "tsg.png", seed: Optional[int] = No
     """Simulate the scenario of a real run in `workdir` and compare them connection by
     connection; draw the busiest connection's time-sequence graphs (real, simulated) to
     `workdir/figure`."""
-    import pandas as pd
 
     from . import sidebyside as cmp
 
@@ -88,18 +87,19 @@ def compare(workdir, figure: Optional[str] = "tsg.png", seed: Optional[int] = No
     rec = json.loads((workdir / "testbed.json").read_text())
     caps = rec["captures"]
     simulate(rec["scenario"], workdir, list(caps), sets=rec.get("sets", ()), seed=seed)
-    tables, fig = [], None
-    for h, real_path in caps.items():
-        ports = {c["sport"] for c in rec["connections"] if c["sender"] == h}
-        labels = [c["label"] for c in rec["connections"] if c["sender"] == h]
-        real = cmp.connections(real_path, ports)
-        sim = cmp.connections(workdir / f"sim-{h}.pcap")
-        tables.append(cmp.pair(real, sim, labels))
-        if figure and fig is None and real and sim:
-            busiest = max(range(min(len(real), len(sim))), key=lambda i: real[i]["transfer_time_s"] or 0)
-            fig = cmp.figure(real_path, workdir / f"sim-{h}.pcap", workdir / figure, conn_real=real[busiest]["conn"],
-                             conn_sim=sim[busiest]["conn"], title=labels[busiest] if busiest < len(labels) else "")
-    table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=["connection", "metric", "real", "sim", "diff"])
+    real = {h: cmp.connections(p) for h, p in caps.items()}
+    sim = {h: cmp.connections(workdir / f"sim-{h}.pcap") for h in caps}
+    table = cmp.pair(rec["connections"], real, sim)
+    fig = None
+    if figure and rec["connections"]:
+        def tt(c):
+            return (real.get(c["sender"], {}).get(c["sport"]) or {}).get("transfer_time_s") or 0
+
+        c = max(rec["connections"], key=tt)
+        r, s = real.get(c["sender"], {}).get(c["sport"]), sim.get(c["sender"], {}).get(c["sport"])
+        if r and s:
+            fig = cmp.figure(caps[c["sender"]], workdir / f"sim-{c['sender']}.pcap", workdir / figure, conn_real=r["conn"],
+                             conn_sim=s["conn"], title=c["label"])
     text = cmp.render(table)
     (workdir / "compare.txt").write_text(text + "\n")
     return Comparison(table=table, text=text, figure=fig)

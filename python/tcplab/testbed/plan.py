@@ -114,7 +114,7 @@ class Plan:
     conns: list                      # Conn, in the order they are started
     drops: list                      # (host receiving, nft rule text, sets) — see nft.py
     loss: list                       # (from hosts, to hosts, probability, path)
-    capture_hosts: list              # data senders, captured on their veth
+    capture_hosts: list              # the end hosts, each captured on its veth
     horizon_s: float                 # the latest scheduled start
     stock: bool = False
     notes: list = field(default_factory=list)
@@ -364,12 +364,12 @@ def build(scenario, sets=(), stock: bool = False) -> tuple[Plan, dict]:
             for t, p in enumerate(ports):
                 conn_order.append((t0, Conn(f"{base}#{c + 1} transfer {t + 1}", src, dst, p, SINK_PORT, src)))
             plan.horizon_s = max(plan.horizon_s, t0)
-            if src not in plan.capture_hosts:
-                plan.capture_hosts.append(src)
+            for h in (src, dst):
+                if h not in plan.capture_hosts:
+                    plan.capture_hosts.append(h)
             for j, dr in enumerate(f.get("drops") or []):
                 _flow_drop(plan, dr, f"{base}.drops[{j}]", src, dst, ports, st["mss"])
             fi += 1
-    port = APP_PORT_BASE
     for i, a in enumerate(d.get("apps", [])):
         base = f"apps[{i}]"
         kind = a.get("kind")
@@ -405,16 +405,19 @@ def build(scenario, sets=(), stock: bool = False) -> tuple[Plan, dict]:
             if isinstance(emb, (dict, list, str)):
                 raise refuse(base + ".embedded", "a constant number of embedded objects")
             pages, per = int(n), 1 + int(emb)
-        ports = list(range(port, port + pages * per))
-        port += pages * per
+        if pages * per > 131:
+            raise refuse(base + (".count" if kind == "reqresp" else ".pages"), "at most 131 objects per application (the simulator's port range of one application)")
+        # The simulator's client ports (trace/capture.rs): 40000 + application · 131 + object.
+        ports = [APP_PORT_BASE + i * 131 + o for o in range(1, pages * per + 1)]
         plan.jobs[cli].append({"kind": kind, "dst": plan.ip(srv), "dport": APP_PORT, "sports": ports, "request": req, "response": resp,
                                "start": start, "think": think, "pages": pages, "per_page": per, "label": base})
         plan.servers[srv].add(APP_PORT)
         for o, p in enumerate(ports):
             conn_order.append((start, Conn(f"{base} object {o + 1}", cli, srv, p, APP_PORT, srv)))
         plan.horizon_s = max(plan.horizon_s, start)
-        if srv not in plan.capture_hosts:
-            plan.capture_hosts.append(srv)
+        for h in (srv, cli):
+            if h not in plan.capture_hosts:
+                plan.capture_hosts.append(h)
         for j, dr in enumerate(a.get("drops") or []):
             _app_drop(plan, dr, f"{base}.drops[{j}]", cli, srv, ports, per, req, st["mss"])
     plan.conns = [c for _, c in sorted(conn_order, key=lambda x: x[0])]

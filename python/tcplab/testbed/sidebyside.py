@@ -7,21 +7,37 @@ import math
 from pathlib import Path
 from typing import Optional
 
-#: The figures compared, per connection: (column, meaning).
+#: The figures compared, per connection: (column, meaning, capture). The capture is the one at
+#: the data sender ("sender"), the active opener ("client") or the passive one ("server").
 METRICS = [
-    ("transfer_time_s", "SYN to the acknowledgement of everything (s)"),
-    ("iw_segs", "initial window: data segments before the first ACK of data"),
-    ("rexmt_segs", "retransmitted data segments"),
-    ("retx_timeout", "retransmissions after a silence of at least 150 ms (a timeout)"),
-    ("retx_fast", "retransmissions right after duplicate ACKs or SACKs (fast retransmit, recovery)"),
-    ("retx_other", "other retransmissions (go-back-N after a timeout, probes)"),
-    ("syn_retransmits", "SYN retransmissions"),
-    ("syn_times_s", "times of the SYN retransmissions after the first SYN (s)"),
-    ("synack_retransmits", "SYN-ACK retransmissions"),
-    ("goodput_bps", "unique bytes · 8 / transfer time"),
-    ("rtt_avg_s", "mean RTT of the data (s)"),
-    ("handshake_rtt_s", "SYN to the ACK of the SYN-ACK (s)"),
+    ("transfer_time_s", "SYN to the acknowledgement of everything (s)", "sender"),
+    ("iw_segs", "initial window: data segments before the first ACK of data", "sender"),
+    ("rexmt_segs", "retransmitted data segments", "sender"),
+    ("retx_timeout", "retransmissions after a silence of at least 150 ms (a timeout)", "sender"),
+    ("retx_fast", "retransmissions right after duplicate ACKs or SACKs (fast retransmit, recovery)", "sender"),
+    ("retx_other", "other retransmissions (go-back-N after a timeout, probes)", "sender"),
+    ("first_retx_after_s", "from the first transmission of the first retransmitted segment to its retransmission (s)", "sender"),
+    ("syn_retransmits", "SYN retransmissions", "client"),
+    ("syn_times_s", "times of the SYN retransmissions after the first SYN (s)", "client"),
+    ("synack_retransmits", "SYN-ACK retransmissions", "server"),
+    ("synack_times_s", "times of the SYN-ACK retransmissions after the first SYN-ACK (s)", "server"),
+    ("request_retx_after_s", "request/response: the request's retransmission after its first transmission (s)", "client"),
+    ("goodput_bps", "unique bytes · 8 / transfer time", "sender"),
+    ("rtt_avg_s", "mean RTT of the data (s)", "sender"),
+    ("handshake_rtt_s", "SYN to the ACK of the SYN-ACK (s)", "client"),
 ]
+
+
+def retx_after(pk, conn: int, direction: str):
+    """The time from the first transmission of the first retransmitted data segment of one
+    direction to its retransmission, or None."""
+    c = pk[(pk["conn"] == conn) & (pk["dir"] == direction) & (pk["len"] > 0)]
+    first = {}
+    for t, seq, retx in zip(c["time_s"], c["seq"], c["retx"]):
+        if retx and int(seq) in first:
+            return float(t - first[int(seq)])
+        first.setdefault(int(seq), float(t))
+    return None
 
 
 def retx_kinds(pk, conn: int, direction: str) -> dict:
@@ -49,59 +65,62 @@ def retx_kinds(pk, conn: int, direction: str) -> dict:
     return out
 
 
-def connections(path, hosts_ports: Optional[set] = None) -> list:
-    """One dict per connection of a capture, with `METRICS`, in order of first packet."""
+def connections(path) -> dict:
+    """The connections of a capture with the figures of `METRICS`, keyed by the active opener's
+    port (side a of the analyser)."""
     import pandas as pd
 
     from .. import trace
 
     df = trace.analyze(path)
     pk = trace.packets(path)
-    rows = []
+
+    def num(v):
+        return None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+    def times(iv):
+        out, acc = [], 0.0
+        for x in iv if isinstance(iv, (list, tuple)) else []:
+            acc += x
+            out.append(round(acc, 4))
+        return out
+
+    rows = {}
     for _, c in df.iterrows():
-        ports = {int(str(c.a).rsplit(":", 1)[1]), int(str(c.b).rsplit(":", 1)[1])}
-        if hosts_ports is not None and not (ports & hosts_ports):
-            continue
         d = c.data_dir if isinstance(c.data_dir, str) else "a2b"
         kinds = retx_kinds(pk, int(c.conn), d)
-        iv = c.syn_intervals_s if isinstance(c.syn_intervals_s, (list, tuple)) else []
-        times, acc = [], 0.0
-        for x in iv:
-            acc += x
-            times.append(round(acc, 3))
-
-        def num(v):
-            return None if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA else float(v)
-
-        rows.append({
+        row = {
             "conn": int(c.conn), "a": c.a, "b": c.b, "first_s": float(c.first_s),
             "transfer_time_s": num(c.transfer_time_s), "iw_segs": num(c.iw_segs), "rexmt_segs": num(c.rexmt_segs),
             "retx_timeout": kinds["timeout"], "retx_fast": kinds["fast"], "retx_other": kinds["other"],
-            "syn_retransmits": num(c.syn_retransmits), "syn_times_s": times, "synack_retransmits": num(c.synack_retransmits),
+            "first_retx_after_s": retx_after(pk, int(c.conn), d),
+            "syn_retransmits": num(c.syn_retransmits), "syn_times_s": times(c.syn_intervals_s),
+            "synack_retransmits": num(c.synack_retransmits), "synack_times_s": times(c.synack_intervals_s),
+            "request_retx_after_s": retx_after(pk, int(c.conn), "a2b") if d == "b2a" else None,
             "goodput_bps": num(c.throughput_bps), "rtt_avg_s": num(c.rtt_avg_s), "handshake_rtt_s": num(c.handshake_rtt_s),
-        })
-    rows.sort(key=lambda r: r["first_s"])
+        }
+        rows.setdefault(int(str(c.a).rsplit(":", 1)[1]), row)
     return rows
 
 
-def pair(real: list, sim: list, labels: list) -> "pd.DataFrame":
-    """Connections of one host's two captures, paired in order of their first packet; a long
-    table: label, metric, real, sim, diff (sim − real; for lists, element by element)."""
+def pair(conns: list, real: dict, sim: dict) -> "pd.DataFrame":
+    """A long table (connection, metric, real, sim, diff = sim − real; lists element by element)
+    for the planned connections `conns`, each figure read from its capture (`METRICS`): `real` and
+    `sim` map a host to `connections()` of its capture."""
     import pandas as pd
 
     out = []
-    for i in range(max(len(real), len(sim))):
-        r = real[i] if i < len(real) else {}
-        s = sim[i] if i < len(sim) else {}
-        label = labels[i] if i < len(labels) else f"connection {i + 1}"
-        for m, _ in METRICS:
-            a, b = r.get(m), s.get(m)
+    for c in conns:
+        where = {"sender": c["sender"], "client": c["client"], "server": c["server"]}
+        for m, _, cap in METRICS:
+            a = real.get(where[cap], {}).get(c["sport"], {}).get(m)
+            b = sim.get(where[cap], {}).get(c["sport"], {}).get(m)
             if isinstance(a, list) or isinstance(b, list):
                 a, b = a or [], b or []
-                diff = [round(y - x, 3) for x, y in zip(a, b)] if len(a) == len(b) else None
+                diff = [round(y - x, 4) for x, y in zip(a, b)] if len(a) == len(b) else None
             else:
                 diff = (b - a) if a is not None and b is not None else None
-            out.append({"connection": label, "metric": m, "real": a, "sim": b, "diff": diff})
+            out.append({"connection": c["label"], "metric": m, "real": a, "sim": b, "diff": diff})
     return pd.DataFrame(out)
 
 
