@@ -4,7 +4,8 @@
   needed).
 - A small scenario run both ways (root, ip, tcpdump, nft, ethtool; skipped with the reason
   otherwise): a loss-free 150 KB transfer (initial window exact, transfer time within 10 %), then
-  a transfer whose first SYN is dropped (the SYN retransmission within 50 ms of the simulated one).
+  a transfer whose first SYN is dropped (the SYN retransmission within 50 ms of the simulated one),
+  and a 10 KB fetch whose GET is dropped (its retransmission within 50 ms of the simulated one).
 - Nothing is left (namespaces, veths, nftables tables, processes) after a normal run, a failed
   run and an interrupted one.
 """
@@ -23,7 +24,7 @@ import pytest
 
 import tcplab
 from tcplab import testbed
-from tcplab.testbed import lab
+from tcplab.testbed import lab, nft
 
 SCENARIO = {
     "name": "testbed-check",
@@ -33,6 +34,8 @@ SCENARIO = {
         {"name": "clean", "bytes": "150KB"},
         {"name": "synloss", "bytes": "20KB", "start": "700ms", "drops": [{"kind": "syn"}]},
     ],
+    # A 10 KB fetch whose GET is lost (Seddigh et al. §3), after the flows.
+    "apps": [{"kind": "reqresp", "request": "300B", "response": "10KB", "start": "2600ms", "drops": [{"kind": "request"}]}],
 }
 
 
@@ -77,9 +80,16 @@ def test_the_plan_maps_knobs_to_linux():
     s = plan.sysctls["sender"]
     assert s["net.ipv4.tcp_rto_min_us"] == 300000 and s["net.ipv4.tcp_sack"] == 1 and s["net.ipv4.tcp_early_retrans"] == 0
     assert s["net.ipv4.tcp_timestamps"] == 0 and s["net.ipv4.tcp_syn_linear_timeouts"] == 0
-    assert [c.sport for c in plan.conns] == [10000, 10001]
+    assert [c.sport for c in plan.conns] == [10000, 10001, 40001]  # the simulator's ports
     # The SYN drop: the first transmission of flow 1's SYN, on the box's port to the receiver.
-    assert plan.drops == [dict(to="receiver", frm="sender", match="syn", ports=[10001], port_field="sport", nth=[1], path="flows[1].drops[0]")]
+    assert plan.drops[0] == dict(to="receiver", frm="sender", match="syn", ports=[10001], port_field="sport", nth=[1], path="flows[1].drops[0]")
+    rules = nft.ruleset(plan)
+    # On the box's port to the receiver (p1): flow 1's first SYN counted into a set and dropped.
+    assert 'hook egress device "p1"' in rules and "tcp sport { 10001 }" in rules and "add @d0_1 { tcp sport } drop" in rules
+    # The app's GET: data from the client (receiver) to the server, on the port to the sender (p0).
+    assert 'hook egress device "p0"' in rules and "ip length > 40 jump d1" in rules
+    lossy, _ = testbed.build(SCENARIO, sets=["topology.loss=0.01"])
+    assert "numgen random mod 1000000 < 10000 drop" in nft.ruleset(lossy)
     stock, _ = testbed.build(SCENARIO, stock=True)
     assert "congctl" not in stock.routes[("sender", "receiver")] and "net.ipv4.tcp_recovery" not in stock.sysctls["sender"]
 
@@ -93,7 +103,18 @@ real = pytest.mark.skipif(WHY is not None, reason=f"the testbed needs the real s
 def leftovers() -> list:
     """What a testbed run could leave: its namespaces, veths or nftables tables in the root
     namespace, processes of its servers, clients, delay box or captures."""
-    out = [f"namespace {n}" for n in lab.namespaces()]
+    # Namespaces of other live testbed runs (another process running experiments) are theirs.
+    others, ours = set(), []
+    for n in lab.namespaces():
+        pid = n[len(lab.PREFIX):].split("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and os.path.exists(f"/proc/{pid}"):
+            try:
+                others.add(os.stat(f"/run/netns/{n}").st_ino)
+            except OSError:
+                pass
+        else:
+            ours.append(n)
+    out = [f"namespace {n}" for n in ours]
     # The testbed makes its veths inside its namespaces (eth0 in a host, pK in the box): none may
     # appear in the root namespace.
     links = subprocess.run(["ip", "-o", "link", "show", "type", "veth"], capture_output=True, text=True).stdout
@@ -107,6 +128,12 @@ def leftovers() -> list:
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
+            continue
+        try:
+            netns = os.stat(f"/proc/{pid}/ns/net").st_ino
+        except OSError:
+            continue
+        if netns in others:
             continue
         if lab.PEER in cmd or "tcplab.testbed.boxmain" in cmd or ("tcpdump" in cmd and "real-" in cmd):
             out.append(f"process {pid}: {cmd.strip()}")
@@ -132,7 +159,7 @@ def value(c, conn, metric, side):
 def test_a_small_scenario_both_ways(both):
     rec, c, d = both
     clean, synloss = "flows[0]#1 transfer 1", "flows[1]#1 transfer 1"
-    assert set(c.table.connection) == {clean, synloss}, c.text
+    assert set(c.table.connection) == {clean, synloss, "apps[0] object 1"}, c.text
     # The initial window: exactly IW 10 on both (initcwnd 10; no TLP after the first flight).
     assert value(c, clean, "iw_segs", "real") == value(c, clean, "iw_segs", "sim") == 10, c.text
     assert value(c, clean, "rexmt_segs", "real") == 0 and value(c, clean, "syn_retransmits", "real") == 0
@@ -147,6 +174,11 @@ def test_a_small_scenario_both_ways(both):
     # initial window (tcp_init_transfer sets cwnd 1 only when total_retrans > 1); the simulator
     # starts from one segment (RFC 5681 §3.1).
     assert value(c, synloss, "iw_segs", "real") == 10 and value(c, synloss, "iw_segs", "sim") == 1, c.text
+    # The lost GET: retransmitted after RTT + max(200 ms, 2·RTT) (the handshake's sample), on both.
+    get = "apps[0] object 1"
+    r, s = value(c, get, "request_retx_after_s", "real"), value(c, get, "request_retx_after_s", "sim")
+    assert abs(s - 0.24) < 1e-3 and abs(r - s) <= 0.050, c.text
+    assert value(c, get, "iw_segs", "real") == value(c, get, "iw_segs", "sim") == 8, c.text  # 10 KB: 7 full segments and 20 bytes
     assert c.figure is not None and c.figure.exists()
     assert (d / "compare.txt").read_text().startswith("flows[0]")
 

@@ -38,20 +38,23 @@ def _load(scenario):
     return tomllib.loads(text)
 
 
-def run(scenario, workdir, sets: Sequence[str] = (), stock: bool = False, timeout: float = 60.0, _fail_after_setup: bool = False) -> dict:
+def run(scenario, workdir, sets: Sequence[str] = (), stock: bool = False, timeout: float = 60.0, shaper: str = "box",
+        _fail_after_setup: bool = False) -> dict:
     """Run `scenario` on the real stack. Writes into `workdir`: `real-<host>.pcap` (a capture at
     each data sender), the client records and `testbed.json` (the scenario as run, the settings,
     the records). `stock`: leave Linux's own mechanisms on (CUBIC, TLP, RACK, F-RTO, linear SYN
-    timeouts...) instead of matching the simulator. Returns what `testbed.json` holds."""
+    timeouts...) instead of matching the simulator. `shaper`: "box" (the delay box's transmitters
+    set the rates and queues) or "tbf" (tc's token bucket on the box's output ports; single link
+    only). Returns what `testbed.json` holds."""
     from . import lab
 
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     d = _load(scenario)
-    plan, validated = build(d, sets=sets, stock=stock)
+    plan, validated = build(d, sets=sets, stock=stock, shaper=shaper)
     out = lab.run_real(plan, workdir, timeout=timeout, _fail_after_setup=_fail_after_setup)
     rec = {
-        "scenario": d, "sets": list(sets), "stock": stock, "validated": validated,
+        "scenario": d, "sets": list(sets), "stock": stock, "shaper": shaper, "validated": validated,
         "hosts": {h: plan.ip(h) for h in plan.hosts}, "sysctls": plan.sysctls,
         "routes": [{"from": a, "to": b, **o} for (a, b), o in plan.routes.items()],
         "connections": [c.__dict__ for c in plan.conns], **out,

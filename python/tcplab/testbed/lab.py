@@ -150,6 +150,17 @@ class Lab:
             for key, v in opts.items():
                 args += [key, str(v)]
             self.nsx(self.ns[a], "ip", "route", "replace", f"{p.ip(b)}/32", "dev", "eth0", *args)
+        if p.shaper == "tbf":
+            # The rate and queue of the direction into each host, as a tbf on the box's port to
+            # it (tbf counts Ethernet frames, 14 bytes more than the IP packets the simulator
+            # counts); burst of one full frame.
+            for (a, b), path in p.paths.items():
+                l = p.links[path[-1]]
+                limit = (l.limit_pkts if l.limit_pkts is not None else 1000) * 1514 + 1514
+                if l.limit_bytes is not None:
+                    limit = min(limit, l.limit_bytes + 1514)
+                self.nsx(self.box, "tc", "qdisc", "replace", "dev", f"p{p.hosts.index(b)}", "root", "tbf", "rate", f"{int(l.rate_bps)}bit",
+                         "burst", "1600", "limit", str(limit))
         rules = _nft.ruleset(p)
         if rules:
             (self.dir / "rules.nft").write_text(rules)
@@ -157,8 +168,9 @@ class Lab:
 
     def start_box(self) -> None:
         p = self.plan
-        links = [{"rate_bps": int(round(l.rate_bps)), "delay_ns": int(round(l.delay_s * 1e9)), "limit_pkts": l.limit_pkts,
-                  "limit_bytes": l.limit_bytes} for l in p.links]
+        tbf = p.shaper == "tbf"
+        links = [{"rate_bps": 0 if tbf else int(round(l.rate_bps)), "delay_ns": int(round(l.delay_s * 1e9)),
+                  "limit_pkts": None if tbf else l.limit_pkts, "limit_bytes": None if tbf else l.limit_bytes} for l in p.links]
         routes = [{"in": p.hosts.index(a), "dst": p.mac(b), "path": path, "out": p.hosts.index(b)} for (a, b), path in p.paths.items()]
         spec = {"devices": [f"p{k}" for k in range(len(p.hosts))], "links": links, "routes": routes, "stats": str(self.dir / "box-stats.json")}
         (self.dir / "box.json").write_text(json.dumps(spec))

@@ -117,6 +117,7 @@ class Plan:
     capture_hosts: list              # the end hosts, each captured on its veth
     horizon_s: float                 # the latest scheduled start
     stock: bool = False
+    shaper: str = "box"            # "box": the delay box's own transmitters; "tbf": tc tbf on its output ports
     notes: list = field(default_factory=list)
 
     def ip(self, host: str) -> str:
@@ -293,7 +294,7 @@ MATCHED_SYSCTLS = {
 }
 
 
-def build(scenario, sets=(), stock: bool = False) -> tuple[Plan, dict]:
+def build(scenario, sets=(), stock: bool = False, shaper: str = "box") -> tuple[Plan, dict]:
     """Check `scenario` (as `tcplab.validate` does, then against the subset) and plan the real
     run. Returns the plan and the validated scenario."""
     d = api.validate(scenario, sets=sets)
@@ -308,7 +309,11 @@ def build(scenario, sets=(), stock: bool = False) -> tuple[Plan, dict]:
     single = d["topology"]["kind"] == "single_link"
     plan = Plan(hosts=hosts, links=links, paths=paths, sysctls={h: dict(BASE_SYSCTLS) for h in hosts}, routes={},
                 jobs={h: [] for h in hosts}, servers={h: set() for h in hosts}, conns=[], drops=[], loss=loss,
-                capture_hosts=[], horizon_s=0.0, stock=stock)
+                capture_hosts=[], horizon_s=0.0, stock=stock, shaper=shaper)
+    if shaper not in ("box", "tbf"):
+        raise ValueError(f"shaper must be 'box' or 'tbf', got {shaper!r}")
+    if shaper == "tbf" and not single:
+        raise refuse("topology.kind", "with tbf the rate is set per output port, which can model a single link only (use the box's own transmitters)")
     if not stock:
         for h in hosts:
             plan.sysctls[h].update(MATCHED_SYSCTLS)
