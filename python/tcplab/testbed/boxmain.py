@@ -12,6 +12,7 @@ import sys
 PACKET_IGNORE_OUTGOING = 23  # linux/if_packet.h (Linux 4.20)
 SOL_PACKET = 263  # linux/socket.h
 ETH_P_ALL = 3
+SO_SNDBUFFORCE, SO_RCVBUFFORCE = 32, 33  # asm-generic/socket.h: beyond wmem_max / rmem_max (root)
 
 
 def main() -> None:
@@ -21,7 +22,10 @@ def main() -> None:
     for dev in spec.pop("devices"):
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
         s.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        # Room for what waits in a tbf on the port (the frames written stay charged to the socket
+        # until sent): with a small send buffer a write would block the box.
+        s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+        s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 32 << 20)
         s.bind((dev, 0))
         socks.append(s)
     spec["ports"] = [s.detach() for s in socks]
