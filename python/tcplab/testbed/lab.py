@@ -257,6 +257,20 @@ class Lab:
 
     # -- taking down -----------------------------------------------------------------------
     def close(self) -> None:
+        """Take everything down; a second Ctrl-C meanwhile is ignored, not obeyed half-way."""
+        import threading
+
+        held = {}
+        if threading.current_thread() is threading.main_thread():
+            for s in (signal.SIGINT, signal.SIGTERM):
+                held[s] = signal.signal(s, signal.SIG_IGN)
+        try:
+            self._close()
+        finally:
+            for s, h in held.items():
+                signal.signal(s, h)
+
+    def _close(self) -> None:
         for _, pr in self.procs:
             if pr.poll() is None:
                 try:
@@ -289,6 +303,7 @@ def run_real(plan, workdir, timeout: float = 60.0, _fail_after_setup: bool = Fal
     why = missing()
     if why:
         raise TestbedError(why)
+    cleanup_stale()  # what killed runs left behind
     lab = Lab(plan, workdir)
     with _Signals():
         try:
