@@ -218,3 +218,23 @@ def test_nothing_is_left_after_an_interrupted_run(tmp_path):
     assert p.returncode == 130, err
     assert "interrupted" in err
     assert leftovers() == []
+
+
+@real
+def test_the_experiment_runner(tmp_path):
+    """`tcplab testbed experiments --only seddigh --quick`: the Seddigh §3 table, from real runs."""
+    from tcplab.testbed import experiments
+
+    md = experiments.run_all(tmp_path, only=["seddigh"], quick=True)
+    assert "| GET (matched) | the GET (client) |" in md and "| SYN-ACK (stock) |" in md
+    import json
+
+    res = json.loads((tmp_path / "experiments.json").read_text())["seddigh"]
+    for mode in ("matched", "stock"):
+        get = res[mode]["GET"]
+        assert abs(get["sim"] - 0.300) < 1e-3 and abs(get["real"] - get["sim"]) <= 0.050, res
+        syn = res[mode]["SYN"]
+        assert syn["sim"] == [1.0] and abs(syn["real"][0] - 1.0) <= 0.050, res
+    assert leftovers() == []
+    with pytest.raises(ValueError, match="unknown experiment nope"):
+        experiments.run_all(tmp_path, only=["nope"])

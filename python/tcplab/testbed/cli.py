@@ -95,6 +95,10 @@ def experiments_cmd(out, only, quick) -> None:
 
     try:
         text = experiments.run_all(Path(out), only=list(only), quick=quick)
+    except ValueError as e:
+        _fail(str(e))
+    except experiments.TestbedError as e:
+        _fail(str(e))
     except KeyboardInterrupt:
         click.echo("interrupted: everything the runs made has been removed", err=True)
         sys.exit(130)

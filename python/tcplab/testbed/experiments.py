@@ -20,7 +20,7 @@ import statistics as st
 from pathlib import Path
 from typing import Optional
 
-from . import compare, run
+from . import TestbedError, compare, run  # noqa: F401
 
 LINK = {"kind": "single_link", "rate": "10Mbps", "delay": "50ms"}
 
@@ -188,6 +188,5 @@ def run_all(out: Path, only: Optional[list] = None, quick: bool = False) -> str:
         data[n] = res
         jpath.write_text(json.dumps(data, indent=1, default=str))
     md = "\n".join(texts)
-    with open(out / "experiments.md", "a") as f:
-        f.write(md + "\n")
+    (out / "experiments.md").write_text(md + "\n")
     return md
