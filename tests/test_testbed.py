@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -238,3 +239,91 @@ def test_the_experiment_runner(tmp_path):
     assert leftovers() == []
     with pytest.raises(ValueError, match="unknown experiment nope"):
         experiments.run_all(tmp_path, only=["nope"])
+
+
+RECV = """
+import json, socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B5))
+s.bind(("eth0", 0)); s.settimeout(0.05)
+print("ready", flush=True)
+got, end = [], time.time() + float(sys.argv[1])
+while time.time() < end:
+    try:
+        d = s.recv(4096)
+    except socket.timeout:
+        continue
+    got.append([time.time(), d[14]])
+print(json.dumps(got), flush=True)
+"""
+
+SEND = """
+import json, socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("eth0", 0))
+dst = bytes.fromhex(sys.argv[1].replace(":", ""))
+src = bytes.fromhex(sys.argv[2].replace(":", ""))
+t = time.time()
+for i in range(int(sys.argv[3])):
+    s.send(dst + src + b"\\x88\\xb5" + bytes([i]) + b"x" * 1013)
+print(json.dumps(t), flush=True)
+"""
+
+
+@real
+def test_the_delay_box_queues_transmits_and_delays_like_a_simulated_link(tmp_path):
+    """The box's link model, packet by packet: five 1014-byte frames (IP bytes: the frame less
+    its Ethernet header) sent back to back into a direction of 1 Mb/s, 20 ms and a drop-tail
+    queue of 2: the first is transmitted at once, two wait, two are dropped (the limit counts
+    only waiting packets); they leave 8.112 ms apart and arrive 20 ms after their transmission
+    ends (net/link.rs's model)."""
+    import json
+
+    tag = f"{lab.PREFIX}{os.getpid()}-boxtest"
+    a, b, box = f"{tag}-a", f"{tag}-b", f"{tag}-box"
+    mac_a, mac_b = "02:74:62:00:01:01", "02:74:62:00:01:02"
+    procs = []
+    try:
+        for ns in (a, b, box):
+            subprocess.run(["ip", "netns", "add", ns], check=True)
+        for k, (ns, mac) in enumerate(((a, mac_a), (b, mac_b))):
+            subprocess.run(["ip", "link", "add", "eth0", "netns", ns, "address", mac, "type", "veth", "peer", "name", f"p{k}", "netns", box], check=True)
+            for where, dev in ((ns, "eth0"), (box, f"p{k}")):
+                subprocess.run(["ip", "netns", "exec", where, "ip", "link", "set", dev, "up"], check=True)
+                subprocess.run(["ip", "netns", "exec", where, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"], check=True)
+        spec = {"devices": ["p0", "p1"], "stats": str(tmp_path / "stats.json"),
+                "links": [{"rate_bps": 1_000_000, "delay_ns": 20_000_000, "limit_pkts": 2}, {"rate_bps": 0, "delay_ns": 0}],
+                "routes": [{"in": 0, "dst": mac_b, "path": [0], "out": 1}, {"in": 1, "dst": mac_a, "path": [1], "out": 0}]}
+        (tmp_path / "box.json").write_text(json.dumps(spec))
+
+        def start(ns, *args):
+            # Real-time priority, as the testbed runs its box: on a loaded machine a reader
+            # thread woken late would stamp its frames late.
+            rt = ["chrt", "-f", "50"] if shutil.which("chrt") else []
+            p = subprocess.Popen(["ip", "netns", "exec", ns, *rt, sys.executable, *args], stdout=subprocess.PIPE, text=True)
+            procs.append(p)
+            return p
+
+        bx = start(box, "-m", "tcplab.testbed.boxmain", str(tmp_path / "box.json"))
+        assert bx.stdout.readline().strip() == "ready"
+        rx = start(b, "-c", RECV, "1.5")
+        assert rx.stdout.readline().strip() == "ready"
+        time.sleep(0.2)
+        tx = start(a, "-c", SEND, mac_b, mac_a, "5")
+        t0 = json.loads(tx.stdout.readline())
+        got = json.loads(rx.stdout.readline())
+        assert [i for _, i in got] == [0, 1, 2], got
+        tx_s = 1014 * 8 / 1e6
+        arrivals = [t - t0 for t, _ in got]
+        for k, t in enumerate(arrivals):
+            want = (k + 1) * tx_s + 0.020
+            assert abs(t - want) < 0.003, (k, arrivals)
+        time.sleep(0.3)
+        stats = json.loads((tmp_path / "stats.json").read_text())
+        assert stats["links"][0] == {"sent": 3, "dropped": 2}, stats
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(timeout=5)
+        for ns in (a, b, box):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    assert leftovers() == []
