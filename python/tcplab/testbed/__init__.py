@@ -39,22 +39,23 @@ def _load(scenario):
 
 
 def run(scenario, workdir, sets: Sequence[str] = (), stock: bool = False, timeout: float = 60.0, shaper: str = "box",
-        _fail_after_setup: bool = False) -> dict:
+        congctl: Optional[str] = None, _fail_after_setup: bool = False) -> dict:
     """Run `scenario` on the real stack. Writes into `workdir`: `real-<host>.pcap` (a capture at
     each data sender), the client records and `testbed.json` (the scenario as run, the settings,
     the records). `stock`: leave Linux's own mechanisms on (CUBIC, TLP, RACK, F-RTO, linear SYN
     timeouts...) instead of matching the simulator. `shaper`: "box" (the delay box's transmitters
     set the rates and queues) or "tbf" (tc's token bucket on the box's output ports; single link
-    only). Returns what `testbed.json` holds."""
+    only). `congctl`: the congestion control of every route (default reno; with `stock`
+    Linux's default, CUBIC). Returns what `testbed.json` holds."""
     from . import lab
 
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     d = _load(scenario)
-    plan, validated = build(d, sets=sets, stock=stock, shaper=shaper)
+    plan, validated = build(d, sets=sets, stock=stock, shaper=shaper, congctl=congctl)
     out = lab.run_real(plan, workdir, timeout=timeout, _fail_after_setup=_fail_after_setup)
     rec = {
-        "scenario": d, "sets": list(sets), "stock": stock, "shaper": shaper, "validated": validated,
+        "scenario": d, "sets": list(sets), "stock": stock, "shaper": shaper, "congctl": congctl, "validated": validated,
         "hosts": {h: plan.ip(h) for h in plan.hosts}, "sysctls": plan.sysctls,
         "routes": [{"from": a, "to": b, **o} for (a, b), o in plan.routes.items()],
         "connections": [c.__dict__ for c in plan.conns], **out,
@@ -89,7 +90,7 @@ def compare(workdir, figure: Optional[str] = "tsg.png", seed: Optional[int] = No
     workdir = Path(workdir)
     rec = json.loads((workdir / "testbed.json").read_text())
     caps = rec["captures"]
-    simulate(rec["scenario"], workdir, list(caps), sets=rec.get("sets", ()), seed=seed)
+    res = simulate(rec["scenario"], workdir, list(caps), sets=rec.get("sets", ()), seed=seed)
     real = {h: cmp.connections(p) for h, p in caps.items()}
     sim = {h: cmp.connections(workdir / f"sim-{h}.pcap") for h in caps}
     table = cmp.pair(rec["connections"], real, sim)
@@ -103,6 +104,6 @@ def compare(workdir, figure: Optional[str] = "tsg.png", seed: Optional[int] = No
         if r and s:
             fig = cmp.figure(caps[c["sender"]], workdir / f"sim-{c['sender']}.pcap", workdir / figure, conn_real=r["conn"],
                              conn_sim=s["conn"], title=c["label"])
-    text = cmp.render(table)
+    text = cmp.render(table) + "\n" + cmp.render_counters(rec.get("kernel") or {}, res)
     (workdir / "compare.txt").write_text(text + "\n")
     return Comparison(table=table, text=text, figure=fig)

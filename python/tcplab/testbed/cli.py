@@ -26,18 +26,19 @@ def testbed_group() -> None:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a scenario key.")
 @click.option("--stock", is_flag=True, help="Leave Linux's own mechanisms on (CUBIC, TLP, RACK, F-RTO, linear SYN timeouts) instead of matching the simulator.")
 @click.option("--shaper", type=click.Choice(["box", "tbf"]), default="box", show_default=True, help="Who sets rates and queues: the delay box's transmitters, or tc tbf on its output ports (single link only).")
+@click.option("--congctl", default=None, metavar="NAME", help="Congestion control of the real stack (default reno, as simulated; with --stock Linux's default). The simulated side is unchanged.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds the transfers may take after their start.")
 @click.option("--no-compare", is_flag=True, help="Only the real run (compare later with `tcplab testbed compare DIR`).")
 @click.option("--figure", default="tsg.png", show_default=True, help="Time-sequence graphs, real beside simulated (in the output directory).")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed of the simulated run.")
-def run_cmd(scenario, out, sets, stock, shaper, timeout, no_compare, figure, seed) -> None:
+def run_cmd(scenario, out, sets, stock, shaper, congctl, timeout, no_compare, figure, seed) -> None:
     """Run SCENARIO on the real stack, then (unless --no-compare) in the simulator, and print
     both side by side, connection by connection."""
     from .. import _core
     from . import TestbedError, compare, run
 
     try:
-        run(scenario, out, sets=sets, stock=stock, timeout=timeout, shaper=shaper)
+        run(scenario, out, sets=sets, stock=stock, timeout=timeout, shaper=shaper, congctl=congctl)
     except _core.ScenarioError as e:
         _fail(f"{scenario}: {e}")
     except (TestbedError, OSError) as e:

@@ -27,6 +27,9 @@ from . import nft as _nft
 
 PREFIX = "tcplabtb"
 PEER = str(Path(__file__).with_name("peer.py"))
+#: The kernel counters recorded per host after a run (Tcp: and TcpExt: of /proc/net/snmp, netstat).
+KERNEL_COUNTERS = ("RetransSegs", "TCPTimeouts", "TCPFastRetrans", "TCPSlowStartRetrans", "TCPLossProbes", "TCPSynRetrans",
+                   "TCPSackRecovery", "TCPRenoRecovery", "DelayedACKs")
 
 
 class TestbedError(RuntimeError):
@@ -252,8 +255,20 @@ class Lab:
                 except subprocess.TimeoutExpired:
                     pr.kill()
 
-    def tcp_info(self) -> dict:
-        return {}
+    def counters(self) -> dict:
+        """The kernel's own TCP counters of each host (its namespace's /proc/net/snmp and
+        netstat): retransmissions by kind, as the stack itself counted them."""
+        out = {}
+        for h, ns in self.ns.items():
+            r = self.nsx(ns, "cat", "/proc/net/snmp", "/proc/net/netstat", check=False)
+            lines = r.stdout.splitlines()
+            vals = {}
+            for head, body in zip(lines[::2], lines[1::2]):
+                k, v = head.split(), body.split()
+                if k and v and k[0] == v[0] and k[0] in ("Tcp:", "TcpExt:"):
+                    vals.update({name: int(x) for name, x in zip(k[1:], v[1:]) if x.lstrip("-").isdigit()})
+            out[h] = {k: vals.get(k) for k in KERNEL_COUNTERS}
+        return out
 
     # -- taking down -----------------------------------------------------------------------
     def close(self) -> None:
@@ -315,9 +330,10 @@ def run_real(plan, workdir, timeout: float = 60.0, _fail_after_setup: bool = Fal
                 raise TestbedError("failure requested after setup (a test of the clean-up)")
             conns = lab.run_clients(timeout)
             lab.stop_captures()
+            counters = lab.counters()
             stats = workdir / "box-stats.json"
             time.sleep(0.0)
-            return {"captures": {h: str(p) for h, p in caps.items()}, "conns": conns, "namespace_prefix": lab.id,
+            return {"captures": {h: str(p) for h, p in caps.items()}, "conns": conns, "namespace_prefix": lab.id, "kernel": counters,
                     "box": json.loads(stats.read_text()) if stats.exists() else None}
         finally:
             lab.close()

@@ -212,7 +212,7 @@ def _iw_segments(iw, mss: int, path: str) -> int:
     return max(1, size(iw, path) // mss)
 
 
-def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool) -> dict:
+def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool, congctl: Optional[str] = None) -> dict:
     """The Linux settings for one flow's resolved knobs: {"sysctl": {...}, "sender_route": {...},
     "receiver_route": {...}}. `own` is the flow's own `tcp` table, `base` its path ("flows[0].tcp"),
     for the key path of a refusal."""
@@ -269,8 +269,9 @@ def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool)
     sysctl["net.ipv4.tcp_syn_retries"] = int(k["syn_retries"])
     sysctl["net.ipv4.tcp_synack_retries"] = min(255, int(k["syn_retries"]))
     sysctl["net.ipv4.tcp_retries2"] = min(255, int(k["data_retries"]))
-    if not stock:
-        snd["congctl"] = rcv["congctl"] = "reno"
+    cc = congctl or (None if stock else "reno")
+    if cc:
+        snd["congctl"] = rcv["congctl"] = cc
     return {"sysctl": sysctl, "sender_route": snd, "receiver_route": rcv, "mss": mss, "iw": iw}
 
 
@@ -294,9 +295,11 @@ MATCHED_SYSCTLS = {
 }
 
 
-def build(scenario, sets=(), stock: bool = False, shaper: str = "box") -> tuple[Plan, dict]:
+def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: Optional[str] = None) -> tuple[Plan, dict]:
     """Check `scenario` (as `tcplab.validate` does, then against the subset) and plan the real
-    run. Returns the plan and the validated scenario."""
+    run. Returns the plan and the validated scenario. `congctl` names the congestion control of
+    every route (default: reno, or Linux's default with `stock`), for experiments beyond what the
+    simulator models."""
     d = api.validate(scenario, sets=sets)
     resolved = api.validate(scenario, sets=sets, tcp=True)
     for k in ("duration", "warmup"):
@@ -348,7 +351,7 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box") -> tuple[
     for i, f in enumerate(d.get("flows", [])):
         base = f"flows[{i}]"
         rtcp = resolved["flows"][i]["tcp"]
-        st = tcp_settings(rtcp, f.get("tcp") or {}, base + ".tcp", linux, stock)
+        st = tcp_settings(rtcp, f.get("tcp") or {}, base + ".tcp", linux, stock, congctl)
         if f.get("bytes") == "unlimited":
             raise refuse(base + ".bytes", "the testbed runs finite transfers")
         if f.get("repeat") == "unlimited":
@@ -392,7 +395,7 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box") -> tuple[
         cli = node(a.get("client"), base + ".client", "receiver" if single else None)
         srv = node(srv, base + ".server", "sender" if single else None)
         rtcp = api.validate({"topology": d["topology"], "tcp": d.get("tcp", {}), "flows": [{"from": srv, "to": cli, "bytes": 1, "tcp": a.get("tcp") or {}}]}, tcp=True)["flows"][0]["tcp"]
-        st = tcp_settings(rtcp, a.get("tcp") or {}, base + ".tcp", linux, stock)
+        st = tcp_settings(rtcp, a.get("tcp") or {}, base + ".tcp", linux, stock, congctl)
         apply(st, srv, cli, base + ".tcp")
         req = size(a.get("request", "300B"), base + ".request")
         resp = size(a["response"], base + ".response")

@@ -150,6 +150,25 @@ def render(table) -> str:
     return "\n".join(lines)
 
 
+def render_counters(kernel: dict, result) -> str:
+    """Retransmissions by kind as each side counted them itself: the kernel's counters of each
+    host (all its connections) beside the simulator's instruments of the flows sent from it."""
+    lines = []
+    conns = result.connections if len(result.connections) else None
+    for h, k in kernel.items():
+        if not any(k.values()):
+            continue
+        sim = {}
+        if conns is not None:
+            mine = conns[conns["src"] == h]
+            sim = {c: int(mine[c].sum()) for c in ("retransmits", "timeouts", "fast_retransmits", "syn_retransmits", "delack_timeouts") if c in mine}
+        kern = ", ".join(f"{n} {v}" for n, v in k.items() if v)
+        lines.append(f"kernel counters of {h}: {kern}")
+        if sim:
+            lines.append(f"  simulated flows from {h}: " + ", ".join(f"{n} {v}" for n, v in sim.items()))
+    return "\n".join(lines)
+
+
 def figure(real_pcap, sim_pcap, out, conn_real: Optional[int] = None, conn_sim: Optional[int] = None, title: str = ""):
     """Both time-sequence graphs (tcplab.plot.tsg) on one figure, side by side on the same axes
     ranges: the real capture on the left, the simulated one on the right."""
