@@ -42,11 +42,11 @@ def run(scenario, workdir, sets: Sequence[str] = (), stock: bool = False, timeou
         congctl: Optional[str] = None, _fail_after_setup: bool = False) -> dict:
     """Run `scenario` on the real stack. Writes into `workdir`: `real-<host>.pcap` (a capture at
     each data sender), the client records and `testbed.json` (the scenario as run, the settings,
-    the records). `stock`: leave Linux's own mechanisms on (CUBIC, TLP, RACK, F-RTO, linear SYN
+    the records). `stock`: leave Linux's own mechanisms on (the host's default congestion control, TLP, RACK, F-RTO, linear SYN
     timeouts...) instead of matching the simulator. `shaper`: "box" (the delay box's transmitters
     set the rates and queues) or "tbf" (tc's token bucket on the box's output ports; single link
     only). `congctl`: the congestion control of every route (default reno; with `stock`
-    Linux's default, CUBIC). Returns what `testbed.json` holds."""
+    the host's default, `net.ipv4.tcp_congestion_control`). Returns what `testbed.json` holds."""
     from . import lab
 
     workdir = Path(workdir)

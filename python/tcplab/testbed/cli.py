@@ -24,7 +24,7 @@ def testbed_group() -> None:
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("-o", "--out", "out", type=click.Path(file_okay=False), default="testbed-out", show_default=True, help="Directory for the captures, records and comparison.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a scenario key.")
-@click.option("--stock", is_flag=True, help="Leave Linux's own mechanisms on (CUBIC, TLP, RACK, F-RTO, linear SYN timeouts) instead of matching the simulator.")
+@click.option("--stock", is_flag=True, help="Leave Linux's own mechanisms on (the host's default congestion control, TLP, RACK, F-RTO, linear SYN timeouts) instead of matching the simulator.")
 @click.option("--shaper", type=click.Choice(["box", "tbf"]), default="box", show_default=True, help="Who sets rates and queues: the delay box's transmitters, or tc tbf on its output ports (single link only).")
 @click.option("--congctl", default=None, metavar="NAME", help="Congestion control of the real stack (default reno, as simulated; with --stock Linux's default). The simulated side is unchanged.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds the transfers may take after their start.")

@@ -152,7 +152,7 @@ def loss(out: Path, quick: bool) -> tuple[str, dict]:
     lab = "flows[0]#1 transfer 1"
     res = {}
     # The matched and stock settings, and each with the other congestion control, to tell
-    # CUBIC's share of a difference from the other stock mechanisms'.
+    # the congestion control's share of a difference from the other stock mechanisms'.
     modes = {"matched": (False, None), "matched + cubic": (False, "cubic"), "stock": (True, None), "stock + reno": (True, "reno")}
     for mode, (stock, cc) in modes.items():
         rows = []

@@ -331,9 +331,11 @@ def run_real(plan, workdir, timeout: float = 60.0, _fail_after_setup: bool = Fal
             conns = lab.run_clients(timeout)
             lab.stop_captures()
             counters = lab.counters()
+            default_cc = lab.nsx(lab.ns[plan.hosts[0]], "sysctl", "-n", "net.ipv4.tcp_congestion_control", check=False).stdout.strip()
             stats = workdir / "box-stats.json"
             time.sleep(0.0)
             return {"captures": {h: str(p) for h, p in caps.items()}, "conns": conns, "namespace_prefix": lab.id, "kernel": counters,
+                    "default_congctl": default_cc,
                     "box": json.loads(stats.read_text()) if stats.exists() else None}
         finally:
             lab.close()
