@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -298,7 +297,7 @@ def test_the_delay_box_queues_transmits_and_delays_like_a_simulated_link(tmp_pat
         def start(ns, *args):
             # Real-time priority, as the testbed runs its box: on a loaded machine a reader
             # thread woken late would stamp its frames late.
-            rt = ["chrt", "-f", "50"] if shutil.which("chrt") else []
+            rt = lab.rt_prefix()
             p = subprocess.Popen(["ip", "netns", "exec", ns, *rt, sys.executable, *args], stdout=subprocess.PIPE, text=True)
             procs.append(p)
             return p
