@@ -94,6 +94,25 @@ def test_the_plan_maps_knobs_to_linux():
     assert "congctl" not in stock.routes[("sender", "receiver")] and "net.ipv4.tcp_recovery" not in stock.sysctls["sender"]
 
 
+def test_a_dumbbell_is_planned_link_by_link():
+    db = {"topology": {"kind": "dumbbell", "pairs": 2, "access_rate": "100Mbps", "access_delay": ["2ms", "10ms"],
+                       "bottleneck_rate": "5Mbps", "bottleneck_delay": "20ms", "queue": 30},
+          "tcp": {"profile": "linux"}, "flows": [{"from": "s{i}", "to": "r{i}", "count": 2, "bytes": "10KB"}]}
+    plan, _ = testbed.build(db)
+    assert plan.hosts == ["s1", "s2", "r1", "r2"]
+    names = [plan.links[i].name for i in plan.paths[("s1", "r2")]]
+    assert names == ["access_s1:s1->left", "bottleneck:left->right", "access_r2:right->r2"]
+    assert [plan.links[i].name for i in plan.paths[("r2", "s1")]] == ["access_r2:r2->right", "bottleneck:right->left", "access_s1:left->s1"]
+    bn = plan.links[plan.paths[("s1", "r1")][1]]
+    assert (bn.rate_bps, bn.delay_s, bn.limit_pkts) == (5e6, 0.020, 30)
+    assert plan.links[plan.paths[("s2", "r2")][0]].delay_s == 0.010
+    assert [c.sport for c in plan.conns] == [10000, 10001]
+    with pytest.raises(tcplab.ScenarioError) as e:
+        testbed.build(db, shaper="tbf")
+    assert e.value.path == "topology.kind"
+    assert refused(db, ["topology.access_delay=\"2ms\"", "topology.pairs=5"])[0] == "topology.pairs"
+
+
 # -- on the real stack -------------------------------------------------------------------------
 
 WHY = lab.missing()
