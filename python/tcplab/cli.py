@@ -598,5 +598,10 @@ def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, as_json) -> None:
     click.echo(_report.one(rows, f"simulated {sim}" if sim else f"{host}{url}"))
 
 
+from .testbed.cli import testbed_group  # noqa: E402  (the real-stack testbed, docs/testbed.md)
+
+main.add_command(testbed_group)
+
+
 if __name__ == "__main__":
     main()

@@ -6,6 +6,8 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+mod delaybox;
+
 use tcplab_core::{Scenario, ScenarioError as CoreScenarioError};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid; the message starts with the key path.");
@@ -218,6 +220,19 @@ fn _panic_for_test() -> PyResult<()> {
     guarded(|| -> Result<(), CoreScenarioError> { panic!("deliberate test panic") }).map_err(to_py)
 }
 
+/// The testbed's delay box (`delaybox.rs`): runs until a port fails, with the GIL released.
+/// `spec` is JSON: `ports` (AF_PACKET socket descriptors), `links`, `routes`, `stats`.
+#[pyfunction]
+fn delay_box(py: Python<'_>, spec: &str) -> PyResult<()> {
+    let spec: delaybox::BoxSpec = serde_json::from_str(spec).map_err(|e| PyValueError::new_err(format!("delay box: {e}")))?;
+    let out = py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| delaybox::run(spec))));
+    match out {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(PyRuntimeError::new_err(format!("delay box: {e}"))),
+        Err(_) => Err(CoreError::new_err("delay box: internal error (a panic)")),
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
@@ -234,6 +249,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_class::<TbitSim>()?;
+    m.add_function(wrap_pyfunction!(delay_box, m)?)?;
     Ok(())
 }
 

@@ -286,7 +286,7 @@ macro_rules! tcp_knobs {
         #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct TcpSpec {
-            /// Named set of defaults to start from (`rfc`, `rfc2988`, `ns2`, `bsd`, `linux22`).
+            /// Named set of defaults to start from (`rfc`, `rfc2988`, `ns2`, `bsd`, `linux22`, `linux`).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub profile: Option<String>,
             /// Named stack applied over the profile: the studies' variants (`tcplab variants`).
@@ -460,7 +460,7 @@ pub const MAX_TIMER: crate::units::Time = 3600 * SEC;
 /// The most SYN or data retries before a connection is abandoned (Linux allows 127 SYN retries).
 pub const MAX_RETRIES: u32 = 1000;
 
-pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "bsd", "linux22", "win98", "winnt4", "solaris7", "sunos4", "irix62", "vxworks54", "netbsd10", "hpux1020"];
+pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "bsd", "linux22", "linux", "win98", "winnt4", "solaris7", "sunos4", "irix62", "vxworks54", "netbsd10", "hpux1020"];
 
 /// A named TCP stack: the mechanism knobs of one variant of a study, applied over a profile
 /// (which supplies the timers, MSS, receiver and so on). Delayed ACKs stay the profile's unless
@@ -703,6 +703,34 @@ impl TcpConfig {
                 c.rto_backoff = 3.0;
                 c.syn_timeout_rto_3s = false;
             }
+            // Today's Linux (6.x, include/net/tcp.h and net/ipv4/tcp_*.c) as far as the simulator's
+            // knobs reach, the stack `tcplab testbed` runs against (docs/testbed.md):
+            // - IW 10: TCP_INIT_CWND 10 (since 2.6.39; RFC 6928);
+            // - RFC 6298 with TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s; Linux's
+            //   RTO is srtt + max(mdev, rto_min) (tcp_set_rto / tcp_rtt_estimator), i.e. RFC 6298's
+            //   G = 200 ms; TCP_TIMEOUT_FALLBACK 3 s after a retransmitted SYN (RFC 6298 §5.7);
+            // - tcp_syn_retries 6, tcp_retries2 15;
+            // - delayed ACKs: TCP_DELACK_MIN / TCP_ATO_MIN 40 ms, at least every second full
+            //   segment (__tcp_ack_snd_check); the start-of-connection quick-ACK mode is not modelled;
+            // - SACK on (tcp_sack 1) with SACK-based recovery (RFC 6675 is the nearest to Linux's
+            //   PRR + RACK), Limited Transmit (in_flight excludes SACKed and lost segments),
+            //   slow start counting acknowledged segments (tcp_slow_start: ABC with L = 2 under
+            //   delayed ACKs); congestion avoidance is Reno (the testbed sets congctl reno, as
+            //   the simulator has no CUBIC); no TLP and no RACK (the testbed turns them off).
+            "linux" => {
+                c.variant = Variant::Sack;
+                c.sack = true;
+                c.initial_window = InitialWindow::Segments(10);
+                c.limited_transmit = true;
+                c.abc = 2;
+                c.delack_timeout = Duration(40 * MS);
+                c.rto_initial = Duration(SEC);
+                c.rto_min = Duration(200 * MS);
+                c.clock_granularity = Duration(200 * MS);
+                c.rto_max = Duration(120 * SEC);
+                c.syn_retries = 6;
+                c.data_retries = 15;
+            }
             _ => return None,
         }
         Some(c)
@@ -911,6 +939,19 @@ mod tests {
             c.sack = true;
             assert!(c.validate().is_ok());
         }
+    }
+
+    /// The `linux` profile: Linux's constants (include/net/tcp.h) where the simulator has a knob.
+    #[test]
+    fn linux_profile_has_linux_constants() {
+        let c = TcpConfig::profile("linux").unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.initial_window.bytes(1460), 10 * 1460); // TCP_INIT_CWND
+        assert_eq!((c.rto_initial.0, c.rto_min.0, c.rto_max.0), (SEC, 200 * MS, 120 * SEC));
+        assert_eq!(c.clock_granularity.0, 200 * MS); // rto = srtt + max(mdev, rto_min)
+        assert_eq!(c.delack_timeout.0, 40 * MS); // TCP_DELACK_MIN
+        assert!(c.sack && c.variant == Variant::Sack && c.syn_timeout_rto_3s && c.handshake_rtt_sample);
+        assert_eq!((c.syn_retries, c.rto_backoff), (6, 2.0));
     }
 
     #[test]

@@ -1,0 +1,195 @@
+"""The experiments of docs/testbed.md, on the real stack and in the simulator:
+
+- `boxacc`: the delay box's accuracy (one-way times of every data packet, captured at both ends,
+  against the box's own link model);
+- `seddigh`: Seddigh & Devetsikiotis §3: a 10 KB fetch with the SYN, the SYN-ACK or the GET
+  dropped, and the timeout each triggers;
+- `table2`: their Table 2's method for Linux: the SYN dropped three times, 10 connections, the
+  initial SYN RTO and the backoff (matched settings and Linux's stock ones);
+- `allman`: Allman et al.'s modem test: 28.8 kb/s, MSS 512, 16 KB, initcwnd 1…32 against IW 1;
+- `loss`: a bulk transfer with 1 % random loss, goodput and retransmissions.
+
+`tcplab testbed experiments [-o DIR] [--only NAME] [--quick]` runs them and writes
+DIR/experiments.md and DIR/experiments.json.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics as st
+from pathlib import Path
+from typing import Optional
+
+from . import TestbedError, compare, run  # noqa: F401
+
+LINK = {"kind": "single_link", "rate": "10Mbps", "delay": "50ms"}
+
+
+def _get(c, label, metric, side):
+    t = c.table
+    v = t[(t.connection == label) & (t.metric == metric)][side]
+    return None if v.empty else v.iloc[0]
+
+
+def _both(scen, d: Path, stock=False, seed=None, congctl=None):
+    run(scen, d, stock=stock, timeout=120, congctl=congctl)
+    return compare(d, figure="tsg.png", seed=seed)
+
+
+def _f(v, nd=3):
+    if v is None:
+        return "–"
+    if isinstance(v, list):
+        return "[" + ", ".join(f"{x:.{nd}f}" for x in v) + "]" if v else "–"
+    return f"{v:.{nd}f}"
+
+
+def boxacc(out: Path, quick: bool) -> tuple[str, dict]:
+    """One-way time of every data packet, sender capture to receiver capture, less what the
+    box's model gives for it (a FIFO at the rate, counting IP bytes, then the delay)."""
+    from .. import trace
+
+    res = {}
+    lines = ["| link | rate set by | data packets | error median | p99 | max | box write lateness mean / p99 / max |", "|---|---|---|---|---|---|---|"]
+    for rate, rbps, delay, size, shaper in (("10Mbps", 10e6, 0.050, "2MB", "box"), ("100Mbps", 100e6, 0.010, "10MB" if not quick else "4MB", "box"),
+                                            ("10Mbps", 10e6, 0.050, "2MB", "tbf")):
+        scen = {"name": "boxacc", "topology": {"kind": "single_link", "rate": rate, "delay": f"{delay * 1000:g}ms"},
+                "tcp": {"profile": "linux"}, "flows": [{"bytes": size}]}
+        d = out / f"boxacc-{rate}-{shaper}"
+        rec = run(scen, d, timeout=60, shaper=shaper)
+        # tbf counts Ethernet frames: 14 bytes more than the IP packet the box's model counts.
+        hdr = 40 + (14 if shaper == "tbf" else 0)
+        ps, pr = trace.packets(rec["captures"]["sender"]), trace.packets(rec["captures"]["receiver"])
+        s = ps[(ps["dir"] == "a2b") & (ps["len"] > 0)]
+        r = pr[(pr["dir"] == "a2b") & (pr["len"] > 0)]
+        arrive = {}
+        for t, seq in zip(r["time_s"], r["seq"]):
+            arrive.setdefault(int(seq), float(t))
+        busy, errs = 0.0, []
+        for t, seq, ln in zip(s["time_s"], s["seq"], s["len"]):
+            start = max(float(t), busy)
+            busy = start + (int(ln) + hdr) * 8 / rbps
+            if int(seq) in arrive:
+                errs.append((arrive.pop(int(seq)) - (busy + delay)) * 1e3)
+        errs.sort()
+        q = lambda p: errs[min(len(errs) - 1, int(p * len(errs)))]  # noqa: E731
+        late = (rec.get("box") or {}).get("late_us", {})
+        res[f"{rate}-{shaper}"] = {"packets": len(errs), "median_ms": q(0.5), "p99_ms": q(0.99), "max_ms": errs[-1], "min_ms": errs[0], "box_late_us": late}
+        lines.append(f"| {rate}, {delay * 1000:g} ms, {size} | {shaper} | {len(errs)} | {q(0.5):+.3f} ms | {q(0.99):+.3f} ms | {errs[-1]:+.3f} ms | "
+                     f"{late.get('mean', float('nan')):.0f} / {late.get('p99', float('nan')):.0f} / {late.get('max', float('nan')):.0f} µs |")
+    return "\n".join(lines), res
+
+
+def seddigh(out: Path, quick: bool) -> tuple[str, dict]:
+    scen = {"name": "seddigh-s3", "topology": LINK, "tcp": {"profile": "linux"},
+            "apps": [{"kind": "reqresp", "request": "300B", "response": "10KB", "count": 4, "think": "500ms",
+                      "drops": [{"kind": "syn", "object": 2}, {"kind": "synack", "object": 3}, {"kind": "request", "object": 4}]}]}
+    res, lines = {}, ["| dropped | what is retransmitted | real | simulated | RFC 6298 / the `linux` profile |", "|---|---|---|---|---|"]
+    for mode in ("matched", "stock"):
+        c = _both(scen, out / f"seddigh-{mode}", stock=(mode == "stock"))
+        rows = {
+            "SYN": ("the SYN (client)", "apps[0] object 2", "syn_times_s", "1 s (initial RTO)"),
+            "SYN-ACK": ("the SYN-ACK (server)", "apps[0] object 3", "synack_times_s", "1 s (initial RTO)"),
+            "GET": ("the GET (client)", "apps[0] object 4", "request_retx_after_s", "RTT + max(200 ms, 2·RTT) = 0.3 s"),
+        }
+        res[mode] = {}
+        for k, (what, label, m, expect) in rows.items():
+            r, s = _get(c, label, m, "real"), _get(c, label, m, "sim")
+            r1 = r[0] if isinstance(r, list) and r else r
+            s1 = s[0] if isinstance(s, list) and s else s
+            res[mode][k] = {"real": r, "sim": s}
+            lines.append(f"| {k} ({mode}) | {what} | {_f(r1)} s | {_f(s1)} s | {expect} |")
+        res[mode]["clean_transfer_s"] = {"real": _get(c, "apps[0] object 1", "transfer_time_s", "real"), "sim": _get(c, "apps[0] object 1", "transfer_time_s", "sim")}
+    return "\n".join(lines), res
+
+
+def table2(out: Path, quick: bool) -> tuple[str, dict]:
+    n = 3 if quick else 10
+    scen = {"name": "table2-linux", "topology": LINK, "tcp": {"profile": "linux"},
+            "flows": [{"bytes": "1KB", "count": n, "start_spacing": "20ms", "drops": [{"kind": "syn", "transmissions": [1, 2, 3]}]}]}
+    res, lines = {}, ["| settings | side | connections | initial SYN RTO (mean, min–max) | 2nd / 1st interval | 3rd / 2nd interval |", "|---|---|---|---|---|---|"]
+    for mode in ("matched", "stock"):
+        c = _both(scen, out / f"table2-{mode}", stock=(mode == "stock"))
+        t = c.table[c.table.metric == "syn_times_s"]
+        for side in ("real", "sim"):
+            iv = []
+            for times in t[side]:
+                if times and len(times) >= 3:
+                    iv.append([times[0], times[1] - times[0], times[2] - times[1]])
+            if not iv:
+                continue
+            first = [x[0] for x in iv]
+            b1 = [x[1] / x[0] for x in iv]
+            b2 = [x[2] / x[1] for x in iv]
+            res.setdefault(mode, {})[side] = {"n": len(iv), "rto_mean": st.mean(first), "rto_min": min(first), "rto_max": max(first),
+                                              "backoff1": st.mean(b1), "backoff2": st.mean(b2)}
+            lines.append(f"| {mode} | {side} | {len(iv)} | {st.mean(first):.3f} s ({min(first):.3f}–{max(first):.3f}) | {st.mean(b1):.2f} | {st.mean(b2):.2f} |")
+    return "\n".join(lines), res
+
+
+def allman(out: Path, quick: bool) -> tuple[str, dict]:
+    iws = [1, 4, 32] if quick else [1, 2, 3, 4, 8, 16, 32]
+    res, lines = {}, ["| initcwnd | real transfer (s) | simulated (s) | sim − real | real gain over IW 1 (s) | simulated gain (s) |", "|---|---|---|---|---|---|"]
+    for iw in iws:
+        scen = {"name": f"allman-iw{iw}", "topology": {"kind": "single_link", "rate": "28.8kbps", "delay": "50ms"},
+                "tcp": {"profile": "linux", "mss": 512, "initial_window": iw}, "flows": [{"bytes": "16KB"}]}
+        c = _both(scen, out / f"allman-iw{iw}")
+        lab = "flows[0]#1 transfer 1"
+        res[iw] = {"real": _get(c, lab, "transfer_time_s", "real"), "sim": _get(c, lab, "transfer_time_s", "sim"),
+                   "iw_real": _get(c, lab, "iw_segs", "real"), "iw_sim": _get(c, lab, "iw_segs", "sim"),
+                   "rexmt_real": _get(c, lab, "rexmt_segs", "real"), "rexmt_sim": _get(c, lab, "rexmt_segs", "sim")}
+    for iw in iws:
+        r = res[iw]
+        lines.append(f"| {iw} (seen: {r['iw_real']:.0f} / {r['iw_sim']:.0f}) | {r['real']:.3f} | {r['sim']:.3f} | {r['sim'] - r['real']:+.3f} | "
+                     f"{res[iws[0]]['real'] - r['real']:+.3f} | {res[iws[0]]['sim'] - r['sim']:+.3f} |")
+    return "\n".join(lines), res
+
+
+def loss(out: Path, quick: bool) -> tuple[str, dict]:
+    reps = 2 if quick else 5
+    scen = {"name": "loss1", "topology": {"kind": "single_link", "rate": "10Mbps", "delay": "20ms", "loss": 0.01},
+            "tcp": {"profile": "linux"}, "flows": [{"bytes": "2MB"}]}
+    lab = "flows[0]#1 transfer 1"
+    res = {}
+    # The matched and stock settings, and each with the other congestion control, to tell
+    # the congestion control's share of a difference from the other stock mechanisms'.
+    modes = {"matched": (False, None), "matched + cubic": (False, "cubic"), "stock": (True, None), "stock + reno": (True, "reno")}
+    for mode, (stock, cc) in modes.items():
+        rows = []
+        for i in range(reps):
+            c = _both(scen, out / f"loss-{mode.replace(' + ', '-')}-{i}", stock=stock, seed=i + 1, congctl=cc)
+            rows.append({side: {m: _get(c, lab, m, side) for m in ("goodput_bps", "rexmt_segs", "retx_timeout", "retx_fast", "retx_other", "transfer_time_s")}
+                         for side in ("real", "sim")})
+        res[mode] = rows
+    lines = ["| settings | side | runs | goodput (Mb/s, mean, min–max) | retransmitted segments (mean) | after a timeout / fast / other |", "|---|---|---|---|---|---|"]
+    for mode, rows in res.items():
+        for side in ("real", "sim") if mode == "matched" else ("real",):
+            g = [r[side]["goodput_bps"] / 1e6 for r in rows]
+            m = lambda k: st.mean(r[side][k] for r in rows)  # noqa: E731
+            lines.append(f"| {mode} | {side} | {len(rows)} | {st.mean(g):.2f} ({min(g):.2f}–{max(g):.2f}) | {m('rexmt_segs'):.1f} | "
+                         f"{m('retx_timeout'):.1f} / {m('retx_fast'):.1f} / {m('retx_other'):.1f} |")
+    return "\n".join(lines), res
+
+
+EXPERIMENTS = {"boxacc": boxacc, "seddigh": seddigh, "table2": table2, "allman": allman, "loss": loss}
+
+
+def run_all(out: Path, only: Optional[list] = None, quick: bool = False) -> str:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    names = only or list(EXPERIMENTS)
+    bad = [n for n in names if n not in EXPERIMENTS]
+    if bad:
+        raise ValueError(f"unknown experiment {', '.join(bad)} (experiments: {', '.join(EXPERIMENTS)})")
+    texts, data = [], {}
+    jpath = out / "experiments.json"
+    if jpath.exists():
+        data = json.loads(jpath.read_text())
+    for n in names:
+        text, res = EXPERIMENTS[n](out, quick)
+        texts.append(f"## {n}\n\n{text}\n")
+        data[n] = res
+        jpath.write_text(json.dumps(data, indent=1, default=str))
+    md = "\n".join(texts)
+    (out / "experiments.md").write_text(md + "\n")
+    return md

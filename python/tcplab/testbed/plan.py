@@ -1,0 +1,491 @@
+"""From a scenario to a plan for the real Linux stack: hosts, link directions, paths, per-host
+sysctls and routes, transfers, drop rules. Whatever Linux cannot honour is refused here, before
+anything is created, with the key path (a `tcplab.ScenarioError`), never silently ignored.
+
+The subset (docs/testbed.md): `single_link` and `dumbbell` topologies (DropTail queues, `loss`,
+`reverse_loss`), `[[flows]]` of finite bulk transfers, `[[apps]]` of kind `reqresp` and `http10`
+(two-way, constant sizes and times), drop filters of SYN, SYN-ACK, FIN, data segment k, ACK k,
+the request and response segment k, and the TCP knobs listed in `KNOB_MAP`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .. import api
+
+#: Every TCP knob of the simulator, and what the testbed does with it on Linux.
+#: "mapped": set on Linux (how: docs/testbed.md); "linux": must hold the `linux` profile's value,
+#: which models what Linux does and cannot be changed there.
+KNOB_MAP = {
+    "variant": "mapped: sack → tcp_sack 1 (SACK recovery); newreno without sack → tcp_sack 0",
+    "sack": "mapped: net.ipv4.tcp_sack",
+    "mss": "mapped: route advmss on both ends (at most 1460 on the 1500-byte veths)",
+    "initial_window": "mapped: route initcwnd (whole segments)",
+    "restart_after_idle": "mapped: net.ipv4.tcp_slow_start_after_idle",
+    "rwnd": "mapped: route window on the receiver",
+    "dupthresh": "mapped: net.ipv4.tcp_reordering",
+    "delayed_ack": "mapped: off → route quickack 1 on the receiver; on → Linux's delayed ACKs (40 ms)",
+    "rto_min": "mapped: net.ipv4.tcp_rto_min_us",
+    "rto_max": "mapped: net.ipv4.tcp_rto_max_ms (1 s to 120 s)",
+    "syn_retries": "mapped: net.ipv4.tcp_syn_retries (1 to 127) and tcp_synack_retries",
+    "data_retries": "mapped: net.ipv4.tcp_retries2",
+    "clock_granularity": "must equal rto_min (Linux's RTO is srtt + max(mdev, rto_min))",
+}
+#: Knobs that only matter with delayed ACKs on.
+DELACK_KNOBS = ("delack_timeout", "delack_tick", "delack_segments", "delack_fill_immediate")
+
+HOST_NET = "10.77.0."
+SINK_PORT = 5001          # the simulator's receiver port
+APP_PORT = 80
+FLOW_PORT_BASE = 10000    # the simulator's sender ports (trace/capture.rs)
+APP_PORT_BASE = 40000
+MAX_PAIRS = 4
+MAX_COUNTED = 200         # the largest data segment / ACK number a drop rule counts to
+
+
+def refuse(path: str, why: str) -> Exception:
+    return api._scenario_error(path, f"the testbed cannot run this on Linux: {why}")
+
+
+_DUR = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
+_SIZE = {"": 1, "B": 1, "bytes": 1, "KB": 1024, "KiB": 1024, "kB": 1000, "MB": 1 << 20, "MiB": 1 << 20, "GB": 1 << 30, "GiB": 1 << 30}
+_RATE = {"bps": 1, "b/s": 1, "bit/s": 1, "kbps": 1e3, "Kbps": 1e3, "kb/s": 1e3, "kbit/s": 1e3, "Mbps": 1e6, "Mb/s": 1e6,
+         "Mbit/s": 1e6, "Gbps": 1e9, "Gb/s": 1e9, "Gbit/s": 1e9}
+_NUM = re.compile(r"^\s*([0-9.eE+_-]+)\s*([^\s]*)\s*$")
+
+
+def _quantity(v: Any, units: dict, path: str, what: str) -> float:
+    if isinstance(v, bool) or isinstance(v, dict) or isinstance(v, list):
+        raise refuse(path, f"expected a constant {what}, got {v!r} (random variables are simulator-only)")
+    if isinstance(v, (int, float)):
+        if "" in units:
+            return float(v)
+        raise refuse(path, f"expected a {what} with a unit, got {v!r}")
+    m = _NUM.match(str(v))
+    if not m or m.group(2) not in units:
+        raise refuse(path, f"expected a {what}, got {v!r}")
+    return float(m.group(1).replace("_", "")) * units[m.group(2)]
+
+
+def dur(v, path) -> float:
+    return _quantity(v, _DUR, path, "duration")
+
+
+def size(v, path) -> int:
+    return int(round(_quantity(v, _SIZE, path, "size")))
+
+
+def rate(v, path) -> float:
+    return _quantity(v, _RATE, path, "rate")
+
+
+@dataclass
+class LinkDir:
+    name: str
+    rate_bps: float
+    delay_s: float
+    limit_pkts: Optional[int]
+    limit_bytes: Optional[int]
+
+
+@dataclass
+class Conn:
+    """One connection the real run makes and the capture should show."""
+    label: str            # "flows[0] transfer 1", "apps[1] object 3"
+    client: str           # the active opener's host
+    server: str
+    sport: int
+    dport: int
+    sender: str           # the data sender's host (where it is captured)
+
+
+@dataclass
+class Plan:
+    hosts: list                      # host names, in order; host k has 10.77.0.(k+1)
+    links: list                      # LinkDir
+    paths: dict                      # (src host, dst host) -> [link index, ...]
+    sysctls: dict                    # host -> {sysctl: value}
+    routes: dict                     # (host, peer host) -> {route option: value}
+    jobs: dict                       # host -> [client job dict]
+    servers: dict                    # host -> set of ports
+    conns: list                      # Conn, in the order they are started
+    drops: list                      # (host receiving, nft rule text, sets) — see nft.py
+    loss: list                       # (from hosts, to hosts, probability, path)
+    capture_hosts: list              # the end hosts, each captured on its veth
+    horizon_s: float                 # the latest scheduled start
+    stock: bool = False
+    shaper: str = "box"            # "box": the delay box's own transmitters; "tbf": tc tbf on its output ports
+    notes: list = field(default_factory=list)
+
+    def ip(self, host: str) -> str:
+        return HOST_NET + str(self.hosts.index(host) + 1)
+
+    def mac(self, host: str) -> str:
+        return "02:74:62:00:00:%02x" % (self.hosts.index(host) + 1)
+
+
+def _queue(q, path) -> tuple:
+    if q is None or q == "unlimited":
+        return None, None
+    if isinstance(q, bool):
+        raise refuse(path, f"expected a queue, got {q!r}")
+    if isinstance(q, int):
+        return q, None
+    if isinstance(q, dict):
+        if "red" in q or q.get("kind") == "red":
+            raise refuse(path + ".red", "RED is simulator-only (the delay box queues drop-tail)")
+        p = q.get("packets")
+        b = q.get("bytes")
+        return (int(p) if p is not None else None), (size(b, path + ".bytes") if b is not None else None)
+    raise refuse(path, f"expected a queue, got {q!r}")
+
+
+def _topology(t: dict):
+    kind = t.get("kind")
+    for k in ("groups",):
+        if t.get(k):
+            raise refuse(f"topology.{k}", "host groups are simulator-only")
+    if t.get("loss_pattern", "random") != "random":
+        raise refuse("topology.loss_pattern", "only random loss (nftables numgen) is available")
+    links, paths = [], {}
+
+    def both(name, a, b, r, d, q, qpath, rq=None):
+        lp, lb = _queue(q, qpath)
+        rp, rb = (lp, lb) if rq is None else _queue(rq, qpath)
+        links.append(LinkDir(f"{name}:{a}->{b}", r, d, lp, lb))
+        links.append(LinkDir(f"{name}:{b}->{a}", r, d, rp, rb))
+        return len(links) - 2, len(links) - 1
+
+    if kind == "single_link":
+        hosts = ["sender", "receiver"]
+        f, r = both("link", "sender", "receiver", rate(t["rate"], "topology.rate"), dur(t["delay"], "topology.delay"), t.get("queue"), "topology.queue")
+        paths[("sender", "receiver")] = [f]
+        paths[("receiver", "sender")] = [r]
+        loss = [(["sender"], ["receiver"], float(t.get("loss", 0)), "topology.loss"),
+                (["receiver"], ["sender"], float(t.get("reverse_loss", 0)), "topology.reverse_loss")]
+    elif kind == "dumbbell":
+        n = int(t["pairs"])
+        if n > MAX_PAIRS:
+            raise refuse("topology.pairs", f"at most {MAX_PAIRS} pairs (a namespace and a delay-box port each)")
+        ad = t["access_delay"]
+        ads = [dur(x, f"topology.access_delay[{i}]") for i, x in enumerate(ad)] if isinstance(ad, list) else [dur(ad, "topology.access_delay")] * n
+        ar = rate(t["access_rate"], "topology.access_rate")
+        left = [f"s{i}" for i in range(1, n + 1)]
+        right = [f"r{i}" for i in range(1, n + 1)]
+        hosts = left + right
+        acc = {}
+        for i in range(n):
+            acc[left[i]] = both(f"access_s{i + 1}", left[i], "left", ar, ads[i], t.get("access_queue"), "topology.access_queue")
+            acc[right[i]] = both(f"access_r{i + 1}", "right", right[i], ar, ads[i], t.get("access_queue"), "topology.access_queue")
+        bf, bb = both("bottleneck", "left", "right", rate(t["bottleneck_rate"], "topology.bottleneck_rate"),
+                      dur(t["bottleneck_delay"], "topology.bottleneck_delay"), t.get("queue"), "topology.queue")
+        for a in hosts:
+            for b in hosts:
+                if a == b:
+                    continue
+                up = acc[a][0] if a in left else acc[a][1]        # host -> its router
+                down = acc[b][1] if b in left else acc[b][0]      # router -> host
+                if (a in left) == (b in left):
+                    paths[(a, b)] = [up, down]
+                else:
+                    paths[(a, b)] = [up, bf if a in left else bb, down]
+        loss = [(left, right, float(t.get("loss", 0)), "topology.loss"), (right, left, float(t.get("reverse_loss", 0)), "topology.reverse_loss")]
+    else:
+        raise refuse("topology.kind", f"{kind!r}: the testbed runs single_link and dumbbell topologies")
+    return hosts, links, paths, [x for x in loss if x[2] > 0]
+
+
+def _iw_segments(iw, mss: int, path: str) -> int:
+    if isinstance(iw, int):
+        return iw
+    if iw == "rfc3390":
+        return min(4 * mss, max(2 * mss, 4380)) // mss
+    if iw == "rfc6928":
+        return min(10 * mss, max(2 * mss, 14600)) // mss
+    if isinstance(iw, dict):
+        s, b = int(iw.get("segments", 0)), size(iw.get("bytes", 0), path + ".bytes")
+        cands = [x for x in (s, b // mss if b else 0) if x]
+        return max(1, min(cands)) if cands else 1
+    return max(1, size(iw, path) // mss)
+
+
+def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool, congctl: Optional[str] = None) -> dict:
+    """The Linux settings for one flow's resolved knobs: {"sysctl": {...}, "sender_route": {...},
+    "receiver_route": {...}}. `own` is the flow's own `tcp` table, `base` its path ("flows[0].tcp"),
+    for the key path of a refusal."""
+    def path(k):
+        return f"{base}.{k}" if k in own else f"tcp.{k}"
+
+    k = resolved
+    delayed = bool(k["delayed_ack"])
+    for name, v in k.items():
+        if name in KNOB_MAP or name in ("profile", "preset"):
+            continue
+        if not delayed and name in DELACK_KNOBS:
+            continue
+        if v != linux[name]:
+            raise refuse(path(name), f"{name} = {v!r}: Linux has no setting for it; the testbed runs Linux's behaviour, "
+                                     f"which the `linux` profile's value {linux[name]!r} models")
+    sysctl, snd, rcv = {}, {}, {}
+    if k["variant"] == "sack":
+        if not k["sack"]:
+            raise refuse(path("sack"), "variant sack needs sack = true")
+        sysctl["net.ipv4.tcp_sack"] = 1
+    elif k["variant"] == "newreno":
+        if k["sack"]:
+            raise refuse(path("variant"), "newreno with sack = true: Linux recovers with SACK whenever it is agreed; use variant = \"sack\"")
+        sysctl["net.ipv4.tcp_sack"] = 0
+    else:
+        raise refuse(path("variant"), f"{k['variant']!r}: Linux's loss recovery is SACK-based (variant \"sack\") or, without SACK, NewReno")
+    mss = size(k["mss"], path("mss"))
+    if not 88 <= mss <= 1460:
+        raise refuse(path("mss"), f"{mss} B: Linux takes an MSS from 88 to 1460 B on the testbed's 1500-byte links")
+    snd["advmss"] = rcv["advmss"] = mss
+    iw = _iw_segments(k["initial_window"], mss, path("initial_window"))
+    snd["initcwnd"] = iw
+    sysctl["net.ipv4.tcp_slow_start_after_idle"] = int(bool(k["restart_after_idle"]))
+    if k["rwnd"] != "unlimited":
+        rcv["window"] = size(k["rwnd"], path("rwnd"))
+    if not 1 <= int(k["dupthresh"]) <= 300:
+        raise refuse(path("dupthresh"), "Linux's tcp_reordering takes 1 to 300")
+    sysctl["net.ipv4.tcp_reordering"] = int(k["dupthresh"])
+    if not delayed:
+        rcv["quickack"] = 1
+    rto_min = dur(k["rto_min"], path("rto_min"))
+    if abs(dur(k["clock_granularity"], path("clock_granularity")) - rto_min) > 1e-9:
+        raise refuse(path("clock_granularity"), f"Linux's G is its minimum RTO: clock_granularity must equal rto_min ({k['rto_min']})")
+    if not 0.001 <= rto_min <= 120:
+        raise refuse(path("rto_min"), "Linux's tcp_rto_min_us takes 1 ms to 120 s")
+    sysctl["net.ipv4.tcp_rto_min_us"] = int(round(rto_min * 1e6))
+    rto_max = dur(k["rto_max"], path("rto_max"))
+    if not 1 <= rto_max <= 120:
+        raise refuse(path("rto_max"), "Linux's tcp_rto_max_ms takes 1 s to 120 s")
+    sysctl["net.ipv4.tcp_rto_max_ms"] = int(round(rto_max * 1e3))
+    if not 1 <= int(k["syn_retries"]) <= 127:
+        raise refuse(path("syn_retries"), "Linux's tcp_syn_retries takes 1 to 127")
+    sysctl["net.ipv4.tcp_syn_retries"] = int(k["syn_retries"])
+    sysctl["net.ipv4.tcp_synack_retries"] = min(255, int(k["syn_retries"]))
+    sysctl["net.ipv4.tcp_retries2"] = min(255, int(k["data_retries"]))
+    cc = congctl or (None if stock else "reno")
+    if cc:
+        snd["congctl"] = rcv["congctl"] = cc
+    return {"sysctl": sysctl, "sender_route": snd, "receiver_route": rcv, "mss": mss, "iw": iw}
+
+
+#: What the testbed sets in every host namespace. Without `stock` the Linux mechanisms the
+#: simulator does not model are turned off, so that both run the same TCP (docs/testbed.md).
+BASE_SYSCTLS = {
+    "net.ipv4.tcp_timestamps": 0,          # not modelled: MSS 1460 and 40-byte headers, as simulated
+    "net.ipv4.tcp_no_metrics_save": 1,     # no state carried from one connection to the next
+    "net.ipv4.tcp_window_scaling": 1,
+    "net.ipv6.conf.all.disable_ipv6": 1,
+    "net.ipv6.conf.default.disable_ipv6": 1,
+}
+MATCHED_SYSCTLS = {
+    "net.ipv4.tcp_early_retrans": 0,       # no tail-loss probe (RFC 8985 §7)
+    "net.ipv4.tcp_recovery": 0,            # no RACK: loss detection by duplicate ACKs
+    "net.ipv4.tcp_frto": 0,                # no F-RTO (RFC 5682)
+    "net.ipv4.tcp_dsack": 0,               # no D-SACK (and no undo on it)
+    "net.ipv4.tcp_comp_sack_nr": 0,        # a SACK for every out-of-order segment
+    "net.ipv4.tcp_syn_linear_timeouts": 0, # SYN timeouts double from the first (RFC 6298 §5.5)
+    "net.ipv4.tcp_autocorking": 0,
+}
+
+
+def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: Optional[str] = None) -> tuple[Plan, dict]:
+    """Check `scenario` (as `tcplab.validate` does, then against the subset) and plan the real
+    run. Returns the plan and the validated scenario. `congctl` names the congestion control of
+    every route (default: reno, or Linux's default with `stock`), for experiments beyond what the
+    simulator models."""
+    d = api.validate(scenario, sets=sets)
+    resolved = api.validate(scenario, sets=sets, tcp=True)
+    for k in ("duration", "warmup"):
+        if d.get(k) is not None:
+            raise refuse(k, "the testbed runs finite transfers to their end")
+    if d.get("capture"):
+        raise refuse("capture", "the testbed captures at each data sender itself")
+    linux = api.profiles()["linux"]
+    hosts, links, paths, loss = _topology(d["topology"])
+    single = d["topology"]["kind"] == "single_link"
+    plan = Plan(hosts=hosts, links=links, paths=paths, sysctls={h: dict(BASE_SYSCTLS) for h in hosts}, routes={},
+                jobs={h: [] for h in hosts}, servers={h: set() for h in hosts}, conns=[], drops=[], loss=loss,
+                capture_hosts=[], horizon_s=0.0, stock=stock, shaper=shaper)
+    if shaper not in ("box", "tbf"):
+        raise ValueError(f"shaper must be 'box' or 'tbf', got {shaper!r}")
+    if shaper == "tbf" and not single:
+        raise refuse("topology.kind", "with tbf the rate is set per output port, which can model a single link only (use the box's own transmitters)")
+    if not stock:
+        for h in hosts:
+            plan.sysctls[h].update(MATCHED_SYSCTLS)
+    set_by: dict = {}
+
+    def apply(settings: dict, sender: str, receiver: str, where: str):
+        for h in (sender, receiver):
+            for key, v in settings["sysctl"].items():
+                old = plan.sysctls[h].get(key)
+                if (h, key) in set_by and old != v:
+                    raise refuse(where, f"{key} = {v} on host {h}, where {set_by[(h, key)]} needs {old}: Linux sets it per host")
+                plan.sysctls[h][key] = v
+                set_by[(h, key)] = where
+        for (a, b, opts) in ((sender, receiver, settings["sender_route"]), (receiver, sender, settings["receiver_route"])):
+            cur = plan.routes.setdefault((a, b), {})
+            for key, v in opts.items():
+                if key in cur and cur[key] != v:
+                    raise refuse(where, f"route {key} {v} from {a} to {b}, where another transfer needs {cur[key]}")
+                cur[key] = v
+
+    def node(v, path, default):
+        n = v if v is not None else default
+        if n not in hosts:
+            raise refuse(path, f"{n!r} is not an end host here (hosts: {', '.join(hosts)}; routers are the delay box)")
+        return n
+
+    nflows = 0
+    for i, f in enumerate(d.get("flows", [])):
+        nflows += int(f.get("count", 1))
+    fi = 0
+    conn_order = []
+    for i, f in enumerate(d.get("flows", [])):
+        base = f"flows[{i}]"
+        rtcp = resolved["flows"][i]["tcp"]
+        st = tcp_settings(rtcp, f.get("tcp") or {}, base + ".tcp", linux, stock, congctl)
+        if f.get("bytes") == "unlimited":
+            raise refuse(base + ".bytes", "the testbed runs finite transfers")
+        if f.get("repeat") == "unlimited":
+            raise refuse(base + ".repeat", "the testbed runs finite transfers")
+        nbytes = size(f["bytes"], base + ".bytes")
+        count, repeat = int(f.get("count", 1)), int(f.get("repeat", 1))
+        start, spacing, think = dur(f.get("start", "0s"), base + ".start"), dur(f.get("start_spacing", "0s"), base + ".start_spacing"), dur(f.get("think", "0s"), base + ".think")
+        for c in range(count):
+            num = str(c + 1)
+            src = node((f.get("from") or "").replace("{i}", num) or None, base + ".from", "sender" if single else None)
+            dst = node((f.get("to") or "").replace("{i}", num) or None, base + ".to", "receiver" if single else None)
+            apply(st, src, dst, base + ".tcp")
+            ports = [FLOW_PORT_BASE + (fi + (t * nflows)) % 55536 for t in range(repeat)]
+            t0 = start + c * spacing
+            plan.jobs[src].append({"kind": "bulk", "dst": plan.ip(dst), "dport": SINK_PORT, "sports": ports, "bytes": nbytes,
+                                   "start": t0, "think": think, "label": f"{base}#{c + 1}"})
+            plan.servers[dst].add(SINK_PORT)
+            for t, p in enumerate(ports):
+                conn_order.append((t0, Conn(f"{base}#{c + 1} transfer {t + 1}", src, dst, p, SINK_PORT, src)))
+            plan.horizon_s = max(plan.horizon_s, t0)
+            for h in (src, dst):
+                if h not in plan.capture_hosts:
+                    plan.capture_hosts.append(h)
+            for j, dr in enumerate(f.get("drops") or []):
+                _flow_drop(plan, dr, f"{base}.drops[{j}]", src, dst, ports, st["mss"])
+            fi += 1
+    for i, a in enumerate(d.get("apps", [])):
+        base = f"apps[{i}]"
+        kind = a.get("kind")
+        if kind not in ("reqresp", "http10"):
+            raise refuse(base + ".kind", f"{kind!r}: the testbed runs reqresp and http10 clients (and bulk [[flows]])")
+        if a.get("mode", "twoway") != "twoway":
+            raise refuse(base + ".mode", "one-way exchanges have no real counterpart")
+        if int(a.get("instances", 1)) != 1:
+            raise refuse(base + ".instances", "one instance per entry")
+        if a.get("objects") is not None:
+            raise refuse(base + ".objects", "pages of `objects` (ns-2's PagePool) are simulator-only; use embedded")
+        srv = a.get("server")
+        if isinstance(srv, list):
+            raise refuse(base + ".server", "one server per application")
+        cli = node(a.get("client"), base + ".client", "receiver" if single else None)
+        srv = node(srv, base + ".server", "sender" if single else None)
+        rtcp = api.validate({"topology": d["topology"], "tcp": d.get("tcp", {}), "flows": [{"from": srv, "to": cli, "bytes": 1, "tcp": a.get("tcp") or {}}]}, tcp=True)["flows"][0]["tcp"]
+        st = tcp_settings(rtcp, a.get("tcp") or {}, base + ".tcp", linux, stock, congctl)
+        apply(st, srv, cli, base + ".tcp")
+        req = size(a.get("request", "300B"), base + ".request")
+        resp = size(a["response"], base + ".response")
+        start, think = dur(a.get("start", "0s"), base + ".start"), dur(a.get("think", "0s"), base + ".think")
+        if kind == "reqresp":
+            n = a.get("count", 1)
+            if n == "unlimited":
+                raise refuse(base + ".count", "the testbed runs a finite number of exchanges")
+            pages, per = int(n), 1
+        else:
+            n = a.get("pages", 1)
+            if n == "unlimited":
+                raise refuse(base + ".pages", "the testbed runs a finite number of pages")
+            emb = a.get("embedded", 3)
+            if isinstance(emb, (dict, list, str)):
+                raise refuse(base + ".embedded", "a constant number of embedded objects")
+            pages, per = int(n), 1 + int(emb)
+        if pages * per > 131:
+            raise refuse(base + (".count" if kind == "reqresp" else ".pages"), "at most 131 objects per application (the simulator's port range of one application)")
+        # The simulator's client ports (trace/capture.rs): 40000 + application · 131 + object.
+        ports = [APP_PORT_BASE + i * 131 + o for o in range(1, pages * per + 1)]
+        plan.jobs[cli].append({"kind": kind, "dst": plan.ip(srv), "dport": APP_PORT, "sports": ports, "request": req, "response": resp,
+                               "start": start, "think": think, "pages": pages, "per_page": per, "label": base})
+        plan.servers[srv].add(APP_PORT)
+        for o, p in enumerate(ports):
+            conn_order.append((start, Conn(f"{base} object {o + 1}", cli, srv, p, APP_PORT, srv)))
+        plan.horizon_s = max(plan.horizon_s, start)
+        for h in (srv, cli):
+            if h not in plan.capture_hosts:
+                plan.capture_hosts.append(h)
+        for j, dr in enumerate(a.get("drops") or []):
+            _app_drop(plan, dr, f"{base}.drops[{j}]", cli, srv, ports, per, req, st["mss"])
+    plan.conns = [c for _, c in sorted(conn_order, key=lambda x: x[0])]
+    return plan, d
+
+
+def _transmissions(dr, path) -> list:
+    t = dr.get("transmissions", [1])
+    if any(int(x) > 20 for x in t):
+        raise refuse(path + ".transmissions", "at most the 20th transmission is counted")
+    return sorted({int(x) for x in t})
+
+
+def _flow_drop(plan: Plan, dr: dict, path: str, src: str, dst: str, ports: list, mss: int) -> None:
+    kind = dr["kind"]
+    if dr.get("transfer") is not None:
+        ports = [ports[int(dr["transfer"]) - 1]]
+    if kind == "syn":
+        plan.drops.append(dict(to=dst, frm=src, match="syn", ports=ports, port_field="sport", nth=_transmissions(dr, path), path=path))
+    elif kind == "synack":
+        plan.drops.append(dict(to=src, frm=dst, match="synack", ports=ports, port_field="dport", nth=_transmissions(dr, path), path=path))
+    elif kind == "fin":
+        plan.drops.append(dict(to=dst, frm=src, match="fin", ports=ports, port_field="sport", nth=_transmissions(dr, path), path=path))
+    elif kind == "data":
+        k = int(dr["segment"])
+        if _transmissions(dr, path) != [1]:
+            raise refuse(path + ".transmissions", "nftables counts data packets, not sequence numbers: only the first transmission of a segment can be dropped")
+        if k > MAX_COUNTED:
+            raise refuse(path + ".segment", f"nftables counts up to data packet {MAX_COUNTED}")
+        plan.drops.append(dict(to=dst, frm=src, match="data", ports=ports, port_field="sport", nth=[k], path=path))
+    elif kind == "ack":
+        k = int(dr["number"])
+        if k > MAX_COUNTED:
+            raise refuse(path + ".number", f"nftables counts up to ACK {MAX_COUNTED}")
+        plan.drops.append(dict(to=src, frm=dst, match="ack", ports=ports, port_field="dport", nth=[k], path=path))
+    else:
+        raise refuse(path + ".kind", f"{kind!r}")
+
+
+def _app_drop(plan: Plan, dr: dict, path: str, cli: str, srv: str, ports: list, per: int, req: int, mss: int) -> None:
+    kind = dr["kind"]
+    if dr.get("object") is not None:
+        o = int(dr["object"])
+        if o > len(ports):
+            raise refuse(path + ".object", f"the application fetches {len(ports)} objects")
+        ports = [ports[o - 1]]
+    if kind == "syn":
+        plan.drops.append(dict(to=srv, frm=cli, match="syn", ports=ports, port_field="sport", nth=_transmissions(dr, path), path=path))
+    elif kind == "synack":
+        plan.drops.append(dict(to=cli, frm=srv, match="synack", ports=ports, port_field="dport", nth=_transmissions(dr, path), path=path))
+    elif kind == "request":
+        if req > mss:
+            raise refuse(path, f"the request ({req} B) takes more than one segment; nftables counts data packets")
+        plan.drops.append(dict(to=srv, frm=cli, match="data", ports=ports, port_field="sport", nth=_transmissions(dr, path), path=path))
+    elif kind == "response":
+        k = int(dr.get("segment", 1))
+        if _transmissions(dr, path) != [1]:
+            raise refuse(path + ".transmissions", "nftables counts data packets: only the first transmission of a segment can be dropped")
+        if k > MAX_COUNTED:
+            raise refuse(path + ".segment", f"nftables counts up to data packet {MAX_COUNTED}")
+        plan.drops.append(dict(to=cli, frm=srv, match="data", ports=ports, port_field="dport", nth=[k], path=path))
+    else:
+        raise refuse(path + ".kind", f"{kind!r}")
