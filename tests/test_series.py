@@ -178,3 +178,61 @@ def test_a_table_at_its_cap_is_marked_and_warns():
     with pytest.warns(SeriesWarning, match=r"stopped at its max_rows \(50 rows\)"):
         seg = r.series.segments
     assert len(seg) == 50 and seg.attrs["truncated"]
+
+
+def _sweep_scenario(axes: dict, replicates: int = 1) -> dict:
+    import tomllib
+
+    d = tomllib.loads(OVERFLOW)
+    d["sweep"] = {"axes": axes, "replicates": replicates}
+    return d
+
+
+def test_a_sweep_writes_its_series_to_parquet(tmp_path):
+    store = tmp_path / "s.duckdb"
+    sc = _sweep_scenario({"topology.queue": [5, 20]}, replicates=2)
+    sc["series"] = [{"kind": "tcp", "interval": "20ms"}]
+    res = tcplab.sweep(sc, store=store, workers=0, progress=False, series=["queue"])
+    assert (res.runs.status == "ok").all() and len(res.runs) == 4
+    d = tmp_path / "s.series"
+    assert res.series_dir == str(d)
+    assert sorted(p.name for p in d.iterdir()) == ["connections", "queue", "tcp"]
+    assert len(list((d / "tcp").glob("*.parquet"))) == 4
+    tcp = res.series("tcp")
+    assert {"topology.queue", "replicate", "seed", "key", "time_s", "cwnd", "state"} <= set(tcp.columns)
+    grid = tcp[tcp.state != "closed"].time_s / 0.02  # sampled, then the row where it closes
+    assert np.allclose(np.round(grid), grid)
+    # Each run's rows are those of the same run made alone.
+    row = res.runs.iloc[0]
+    alone = tcplab.run(OVERFLOW, seed=int(row.seed), sets=[f"topology.queue={row['topology.queue']}"],
+                       series={"kind": "tcp", "interval": "20ms"}).series.tcp
+    mine = tcp[tcp.key == row.key].reset_index(drop=True)
+    assert mine[alone.columns.tolist()].astype(str).equals(alone.astype(str))
+    # The queue's peak per point is the link rows' maximum.
+    q = res.series("queue")
+    peak = q.groupby(["key", "link"], observed=True).pkts.max().reset_index()
+    links = res.links.merge(peak, on=["key", "link"])
+    assert len(links) == 8 and (links.pkts == links.max_queue_pkts).all()
+    # Series do not change the runs' keys: the sweep again finds every run done.
+    again = tcplab.sweep(_sweep_scenario({"topology.queue": [5, 20]}, replicates=2), store=store, workers=0, progress=False)
+    assert again.stats["skipped"] == 4
+    # Reloaded later, the series are found next to the store.
+    assert len(tcplab.load(store).series("tcp")) == len(tcp)
+
+
+def test_a_sweep_in_a_worker_pool_writes_its_series(tmp_path):
+    res = tcplab.sweep(_sweep_scenario({"topology.queue": [5, 20]}), store=tmp_path / "p.duckdb", workers=2, progress=False,
+                       series="drops")
+    d = res.series("drops")
+    assert sorted(d.key.unique()) == sorted(res.runs.key)
+    per_run = d.groupby("key").size()
+    dropped = res.links.groupby("key").dropped_pkts.sum()
+    assert (per_run.reindex(dropped.index, fill_value=0) == dropped).all()
+
+
+def test_a_sweep_with_series_needs_a_place_for_them():
+    with pytest.raises(tcplab.SweepError, match="give series_dir"):
+        tcplab.sweep(_sweep_scenario({"topology.queue": [5]}), store=":memory:", workers=0, progress=False, series=True)
+    with pytest.raises(tcplab.SweepError, match=r"series\[0\].max_rows"):
+        tcplab.sweep(_sweep_scenario({"topology.queue": [5]}), store=":memory:", workers=0, progress=False, series={"kind": "tcp", "max_rows": 0},
+                     series_dir="x")

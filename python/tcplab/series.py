@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 #: The kinds a `[[series]]` entry records.
 KINDS = ("tcp", "segments", "queue", "drops")
@@ -125,6 +125,14 @@ class Series(Mapping):
 
         cols = ["conn", "flow", "name", "transfer", "a", "b"]
         return pd.DataFrame(self._info.get("connections", []), columns=cols)
+
+    def _frame_quiet(self, name: str):
+        """A table without the truncation warning (for writers, which record it apart)."""
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SeriesWarning)
+            return self[name]
 
     def _arrays(self, name: str) -> dict:
         import numpy as np
@@ -264,30 +272,6 @@ class Series(Mapping):
             "wire_bytes": a["wire_bytes"].astype(np.int64),
         })  # fmt: skip
 
-    def to_parquet(self, directory, **columns: Any) -> list:
-        """Write each recorded table to `directory/<name>.parquet` (and the connections to
-        `connections.parquet`), with `columns` added as constant columns (a sweep's point and
-        seed); returns the paths written. Needs pyarrow."""
-        from pathlib import Path
-
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        paths = []
-        frames = {k: self[k] for k in self}
-        if frames:
-            frames["connections"] = self.connections
-        for name, df in frames.items():
-            df = df.copy()
-            if "sack" in df.columns:
-                # Parquet holds lists of pairs as lists of [left, right].
-                df["sack"] = [[list(b) for b in blocks] for blocks in df["sack"]]
-            for k, v in columns.items():
-                df[k] = v
-            p = d / f"{name}.parquet"
-            df.to_parquet(p, index=False)
-            paths.append(p)
-        return paths
-
 
 def time_average(df, column: str, end_s: float, start_s: Optional[float] = None) -> float:
     """The time average of a step series `column` of `df` (rows at the times its value changed,
@@ -304,3 +288,64 @@ def time_average(df, column: str, end_s: float, start_s: Optional[float] = None)
     dt = np.clip(until, t0, end_s) - np.clip(t, t0, end_s)
     span = end_s - t0
     return float((v * dt).sum() / span) if span > 0 else float("nan")
+
+
+def write_run(raw: Optional[dict], directory, key: str) -> list:
+    """Write one run's series (`_core.run_scenario(..., series=True)`'s second value) under
+    `directory`: `<directory>/<table>/<key>.parquet`, each row carrying `key` (a sweep's run key).
+    Each file is written under a temporary name and renamed, so that a run killed half-way leaves
+    no partial file. Returns the paths written."""
+    import os
+    from pathlib import Path
+
+    s = Series(raw)
+    if not s:
+        return []
+    out = []
+    frames = {k: s._frame_quiet(k) for k in s}
+    frames["connections"] = s.connections
+    for name, df in frames.items():
+        d = Path(directory) / name
+        d.mkdir(parents=True, exist_ok=True)
+        df = _parquet_ready(df)
+        df.insert(0, "key", key)
+        p = d / f"{key}.parquet"
+        tmp = d / f".{key}.{os.getpid()}.tmp"
+        df.to_parquet(tmp, index=False)
+        os.replace(tmp, p)
+        out.append(p)
+    if any(s.truncated.values()):
+        # The runs whose tables stopped at their cap, so that a reader can tell.
+        d = Path(directory) / "truncated"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{key}.json").write_text(json.dumps({k: v for k, v in s.truncated.items() if v}))
+    return out
+
+
+def _parquet_ready(df):
+    """SACK blocks (tuples of pairs) as lists of [left, right], which Parquet holds."""
+    df = df.copy()
+    if "sack" in df.columns:
+        df["sack"] = [[list(b) for b in blocks] for blocks in df["sack"]]
+    df.attrs = {}
+    return df
+
+
+def read_runs(directory, table: str, keys: Optional[list] = None):
+    """The `table` files of `directory` (written by `write_run`) as one DataFrame, only the runs
+    of `keys` if given. SACK blocks come back as tuples of pairs."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    d = Path(directory) / table
+    files = sorted(d.glob("*.parquet"))
+    if keys is not None:
+        wanted = set(keys)
+        files = [f for f in files if f.stem in wanted]
+    if not files:
+        return pd.DataFrame({"key": pd.Series([], dtype=object)})
+    df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    if "sack" in df.columns:
+        df["sack"] = [tuple(tuple(int(x) for x in b) for b in blocks) for blocks in df["sack"]]
+    return df
