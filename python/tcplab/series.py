@@ -86,7 +86,11 @@ class Series(Mapping):
                 )
             raise KeyError(f"unknown series {name!r}; the kinds are: {', '.join(KINDS)}")
         if name not in self._frames:
-            self._frames[name] = getattr(self, f"_build_{name}")(self._arrays(name))
+            df = getattr(self, f"_build_{name}")(self._arrays(name))
+            if self.interval_s.get(name) is not None:
+                # Samples are written as each key's state changes: one timeline for all keys.
+                df = df.sort_values("time_s", kind="stable", ignore_index=True)
+            self._frames[name] = df
             if self.truncated.get(name):
                 import warnings
 
