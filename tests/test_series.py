@@ -181,9 +181,7 @@ def test_a_table_at_its_cap_is_marked_and_warns():
 
 
 def _sweep_scenario(axes: dict, replicates: int = 1) -> dict:
-    import tomllib
-
-    d = tomllib.loads(OVERFLOW)
+    d = tcplab.validate(OVERFLOW)
     d["sweep"] = {"axes": axes, "replicates": replicates}
     return d
 

@@ -133,9 +133,13 @@ pub struct TcpRow {
 }
 
 impl TcpRow {
-    /// The send half's state now; None before it is open for data.
+    /// The send half's state now; None before it is open for data, and while its application
+    /// has given it nothing to send (the receiving end of a one-way transfer has no rows).
     pub fn of(c: &TcpConn) -> Option<TcpRow> {
         let s = &c.snd.core;
+        if s.data_end <= s.data_start {
+            return None;
+        }
         let state = match s.phase {
             SenderPhase::Idle | SenderPhase::SynSent => return None,
             SenderPhase::Done => TcpState::Closed,
@@ -424,7 +428,7 @@ impl Series {
         let slot = &mut self.tcp_last[k];
         match cols.interval {
             None => {
-                if slot.is_none_or(|s| s.last != row) {
+                if !matches!(slot, Some(s) if s.last == row) {
                     cols.push(now, conn, d, &row);
                     *slot = Some(Sampler { last: row, next: 0, stopped: false });
                 }
