@@ -179,6 +179,16 @@ impl Cap {
         Cap { max_rows, rows: 0, truncated: false }
     }
 
+    /// No room for another row: marks the table truncated (a row was due and is not written).
+    #[inline]
+    fn full(&mut self) -> bool {
+        if self.rows >= self.max_rows {
+            self.truncated = true;
+            return true;
+        }
+        false
+    }
+
     /// Room for one more row? Counts it if so; marks the table truncated if not.
     #[inline]
     fn take(&mut self) -> bool {
@@ -437,6 +447,10 @@ impl Series {
                 let end = matches!(row.state, TcpState::Closed | TcpState::Failed);
                 if let Some(s) = slot.as_mut().filter(|s| !s.stopped) {
                     while s.next < now {
+                        if cols.cap.full() {
+                            s.next = grid_at_or_after(now, i); // a full table: no loop over the grid
+                            break;
+                        }
                         cols.push(s.next, conn, d, &s.last);
                         s.next += i;
                     }
@@ -499,6 +513,10 @@ impl Series {
             }
             Some(i) => {
                 while s.next < now {
+                    if cols.cap.full() {
+                        s.next = grid_at_or_after(now, i);
+                        break;
+                    }
                     cols.push(s.next, l as u32, s.last);
                     s.next += i;
                 }
@@ -545,7 +563,7 @@ impl Series {
             if let Some(i) = cols.interval {
                 for (k, s) in self.tcp_last.iter_mut().enumerate() {
                     let Some(s) = s.as_mut().filter(|s| !s.stopped) else { continue };
-                    while s.next <= end {
+                    while s.next <= end && !cols.cap.full() {
                         cols.push(s.next, (k / 2) as u32, (k % 2) as u8, &s.last);
                         s.next += i;
                     }
@@ -555,7 +573,7 @@ impl Series {
         if let Some(cols) = self.queue.as_mut() {
             if let Some(i) = cols.interval {
                 for (l, s) in self.queue_last.iter_mut().enumerate() {
-                    while s.next <= end {
+                    while s.next <= end && !cols.cap.full() {
                         cols.push(s.next, l as u32, s.last);
                         s.next += i;
                     }

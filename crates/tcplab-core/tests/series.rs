@@ -249,3 +249,59 @@ fn malformed_series_are_refused_by_key() {
     let e = bad("[[series]]\ninterval = \"1ms\"\n");
     assert!(e.path.starts_with("series[0]"), "{e}");
 }
+
+#[test]
+fn repeated_transfers_are_connections_of_their_own() {
+    // Three transfers of one flow, one connection each, with a think time between: the series
+    // number them, and the cwnd integral over each one's open time adds up to the flow's
+    // instrument (which adds the transfers up).
+    let text = scenario("rate = \"8Mbps\"\nqueue = 10", "", "bytes = 60000\nrepeat = 3\nthink = \"500ms\"", "[[series]]\nkind = \"tcp\"\n");
+    let r = run_toml(&text);
+    let s = series(&r);
+    assert_eq!(s.conns.iter().map(|c| c.transfer).collect::<Vec<_>>(), vec![1, 2, 3]);
+    let end = (r.meta.sim_time_s * 1e9).round() as i64;
+    let (mut area, mut open) = (0u128, 0u128);
+    for c in 0..3 {
+        let rows = tcp_rows(s, c, 0);
+        assert_eq!(rows.last().unwrap().1, TcpState::Closed as u8, "transfer {} closes", c + 1);
+        let (a, o) = cwnd_integral(s, c, 0, end);
+        area += a;
+        open += o;
+    }
+    let inst = r.connections[0].cwnd_avg_bytes.unwrap();
+    assert!((area as f64 / open as f64 - inst).abs() <= 1e-9 * inst);
+    // The receiving ends send no data: they have no rows.
+    assert!(s.tcp.as_ref().unwrap().dir.iter().all(|&d| d == 0));
+}
+
+#[test]
+fn request_response_has_rows_for_both_send_halves() {
+    // A request/response exchange: the client sends the request (a2b), the server the response
+    // (b2a); both send halves have rows, and each side's segments are those it sent.
+    let text = format!(
+        "[topology]\nkind = \"single_link\"\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[apps]]\nkind = \"reqresp\"\nrequest = \"300B\"\nresponse = \"20KB\"\n{ALL}"
+    );
+    let r = run_toml(&text);
+    let s = series(&r);
+    assert_eq!(s.conns.len(), 1);
+    let dirs: std::collections::BTreeSet<u8> = s.tcp.as_ref().unwrap().dir.iter().copied().collect();
+    assert_eq!(dirs.into_iter().collect::<Vec<_>>(), vec![0, 1]);
+    let seg = s.segments.as_ref().unwrap();
+    let bytes = |d: u8| (0..seg.seq.len()).filter(|&i| seg.dir[i] == d && seg.event[i] == EVENT_TX && seg.tx[i] == 1).map(|i| seg.len[i] as u64).sum::<u64>();
+    assert_eq!((bytes(0), bytes(1)), (300, 20 * 1024));
+}
+
+#[test]
+fn a_fine_grid_stops_at_the_cap_without_walking_it() {
+    // 1 ns samples over a 100 s run would be 10¹¹ rows per key: each table stops at its cap, and
+    // the recorder then skips the rest of the grid instead of walking it row by row (this test
+    // would not finish otherwise).
+    let series = "[[series]]\nkind = \"tcp\"\ninterval = \"1ns\"\nmax_rows = 1000\n[[series]]\nkind = \"queue\"\ninterval = \"1ns\"\nmax_rows = 1000\n";
+    let text = format!("duration = \"100s\"\n{}", scenario("rate = \"8Mbps\"\nqueue = 10", "", "bytes = \"unlimited\"", series));
+    let r = run_toml(&text);
+    let s = self::series(&r);
+    let (t, q) = (s.tcp.as_ref().unwrap(), s.queue.as_ref().unwrap());
+    assert_eq!((t.time_ns.len(), q.time_ns.len()), (1000, 1000));
+    assert!(t.cap.truncated && q.cap.truncated);
+    assert_eq!(r.meta.sim_time_s, 100.0);
+}
