@@ -305,7 +305,9 @@ class Result:
             + table(links, [("link", "link direction", None), ("sent_pkts", "sent", 1), ("dropped_pkts", "dropped", 1),
                             ("utilization", "utilisation %", 100)])
             + "<p><code>.connections</code>, <code>.links</code>, <code>.transfers</code>: the full DataFrames; "
-            "<code>.tcp</code>: the TCP settings each flow ran with.</p></div>"
+            "<code>.tcp</code>: the TCP settings each flow ran with."
+            + (f" <code>.series</code>: {esc(', '.join(self.series))} over time." if self.series else "")
+            + "</p></div>"
         )
 
 
