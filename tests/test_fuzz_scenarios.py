@@ -174,6 +174,17 @@ def valid_scenarios(draw):
             src["start"] = "5ms"
             src["stop"] = draw(st.sampled_from(["5ms", "500ms"]))
         s.setdefault("apps", []).append(src)
+    if draw(st.booleans()):
+        # Time series (docs/series.md): some kinds, sampled or not, some capped.
+        kinds = draw(st.lists(st.sampled_from(["tcp", "segments", "queue", "drops"]), min_size=1, max_size=4, unique=True))
+        s["series"] = []
+        for k in kinds:
+            e = {"kind": k}
+            if k in ("tcp", "queue") and draw(st.booleans()):
+                e["interval"] = draw(st.sampled_from(["1ms", "10ms", "1s"]))
+            if draw(st.booleans()):
+                e["max_rows"] = draw(st.sampled_from([1, 10, 1000]))
+            s["series"].append(e)
     return s
 
 
@@ -339,6 +350,7 @@ def check_invariants(r: tcplab.Result) -> None:
             window = end - max(c["start_s"], warmup)
             allowed += (c["mss"] + 40) * 8 / window if window > 0 else math.inf
         assert c["goodput_bps"] <= allowed, (c["name"], c["goodput_bps"], slowest, warmup)
+    check_series(r)
     # Flows start as specified: flow i of an entry at start + (i - 1)·start_spacing.
     expected = []
     for f in r.scenario["flows"]:
@@ -350,6 +362,35 @@ def check_invariants(r: tcplab.Result) -> None:
             assert round(got * 1e9) == want, (want, got)
         else:
             assert "duration" in r.scenario and want > ns(r.scenario["duration"]) - 1, (want, r.scenario.get("duration"))
+
+
+def check_series(r: tcplab.Result) -> None:
+    """The series recorded (if any): within their caps, inside the run's time, and agreeing with
+    the link rows (queues never above their maximum; every drop counted, when no warmup hides
+    some from the rows and no cap cut the table)."""
+    import warnings
+
+    s = r.series
+    asked = {e["kind"]: e for e in r.scenario.get("series", [])}
+    assert set(s) == set(asked), (list(s), asked)
+    end = r.meta["sim_time_s"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tcplab.series.SeriesWarning)
+        for kind in s:
+            df = s[kind]
+            cap = asked[kind].get("max_rows", 1_000_000)
+            assert len(df) <= cap and (s.truncated[kind] == (len(df) == cap) or not s.truncated[kind]), (kind, len(df), cap)
+            assert ((df["time_s"] >= 0) & (df["time_s"] <= end + 1e-9)).all(), kind
+            assert df["time_s"].is_monotonic_increasing, kind
+        if "tcp" in s:
+            assert (s.tcp["cwnd"] > 0).all() and (s.tcp["rto_s"] > 0).all()
+        if "queue" in s:
+            peak = s.queue.groupby("link", observed=True)["pkts"].max()
+            rows = r.links.set_index("link")["max_queue_pkts"]
+            assert all(v <= rows[k] for k, v in peak.items()), (peak, rows)
+        if "drops" in s and not s.truncated["drops"] and "warmup" not in r.scenario:
+            n = s.drops.groupby("link", observed=True).size()
+            assert all(n.get(l, 0) == d for l, d in zip(r.links["link"], r.links["dropped_pkts"])), (n, r.links["dropped_pkts"])
 
 
 def attempt(form: str, s: dict, sets: list):

@@ -19,6 +19,7 @@ BASES = {
     "single_link": {
         "topology": {"kind": "single_link", "rate": "10Mbps", "delay": "10ms"},
         "flows": [{"bytes": 1000}],
+        "series": [{"kind": "tcp"}],
     },
     "dumbbell": {
         "topology": {"kind": "dumbbell", "pairs": 1, "access_rate": "100Mbps", "access_delay": "1ms",

@@ -18,7 +18,7 @@ from .api import Result, load_scenario, profiles, run, validate, variants
 from .errors import ExecutorError, SweepError
 from .store import StoreError, load
 
-_LAZY_MODULES = ("analysis", "models", "plot", "tbit")
+_LAZY_MODULES = ("analysis", "models", "plot", "tbit", "series")
 # Names imported from their module on first use: the sweep machinery (hashing, TOML, dataclasses)
 # is not needed to run, validate or trace.
 _LAZY_NAMES = {"sweep": ".sweep", "SweepResult": ".sweep"}
@@ -36,6 +36,6 @@ def __getattr__(name: str):
 
 __all__ = [
     "run", "validate", "profiles", "variants", "load_scenario", "Result", "ScenarioError", "CoreError", "RunLimitError", "TraceError",
-    "trace", "plot",
+    "trace", "plot", "series",
     "__version__", "sweep", "load", "SweepResult", "SweepError", "StoreError", "ExecutorError", "models", "analysis", "tbit",
 ]  # fmt: skip

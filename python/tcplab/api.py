@@ -213,8 +213,10 @@ class Result:
     The DataFrames are built on first use (pandas is imported then), so that a command line run
     that only prints does not pay for pandas. In a notebook a result shows a short summary."""
 
-    def __init__(self, data: dict, wall_time_s: float = 0.0):
+    def __init__(self, data: dict, wall_time_s: float = 0.0, series: Optional[dict] = None):
         self._data = data
+        self._series_raw = series
+        self._series = None
         self._frames: dict = {}
         self.scenario: dict = data["scenario"]
         self.tcp: list = [_every_knob(t) for t in data["flows_tcp"]]
@@ -222,8 +224,20 @@ class Result:
         self.wall_time_s = wall_time_s
 
     @classmethod
-    def from_json(cls, text: str, wall_time_s: float = 0.0) -> "Result":
-        return cls(json.loads(text), wall_time_s=wall_time_s)
+    def from_json(cls, text: str, wall_time_s: float = 0.0, series: Optional[dict] = None) -> "Result":
+        return cls(json.loads(text), wall_time_s=wall_time_s, series=series)
+
+    @property
+    def series(self):
+        """The time series of the run (`[[series]]` or `run(series=...)`): a `tcplab.series.Series`,
+        a mapping of table name (`tcp`, `segments`, `queue`, `drops`) to DataFrame, empty (and
+        false) when nothing was recorded. See docs/series.md."""
+        if self._series is None:
+            from .series import Series
+
+            self._series = Series(self._series_raw)
+            self._series_raw = None
+        return self._series
 
     def _frame(self, name: str):
         if name not in self._frames:
@@ -291,7 +305,9 @@ class Result:
             + table(links, [("link", "link direction", None), ("sent_pkts", "sent", 1), ("dropped_pkts", "dropped", 1),
                             ("utilization", "utilisation %", 100)])
             + "<p><code>.connections</code>, <code>.links</code>, <code>.transfers</code>: the full DataFrames; "
-            "<code>.tcp</code>: the TCP settings each flow ran with.</p></div>"
+            "<code>.tcp</code>: the TCP settings each flow ran with."
+            + (f" <code>.series</code>: {esc(', '.join(self.series))} over time." if self.series else "")
+            + "</p></div>"
         )
 
 
@@ -302,6 +318,7 @@ def run(
     pcap: Optional[Union[str, os.PathLike]] = None,
     max_wall: Union[float, str, None] = None,
     max_events: Optional[int] = None,
+    series: Any = None,
 ) -> Result:
     """Run `scenario` once with `seed` (default: the scenario's own, else 1).
 
@@ -309,18 +326,30 @@ def run(
     `pcap` adds a capture at the first flow's sending node (docs/traces.md) to those of the scenario.
     `max_wall` (seconds, or `"10s"`, `"2min"`) and `max_events` bound the run: a run still going
     when it reaches either stops and raises `RunLimitError` (`.limit`, `.events`, `.sim_time_s`).
+    `series` records time series (`Result.series`, docs/series.md): None records the scenario's
+    `[[series]]`, True every kind, a kind (`"tcp"`, `"segments"`, `"queue"`, `"drops"`) or a list
+    of kinds those, a dict (or a list of dicts) entries as in `[[series]]`; False none.
     Raises `ScenarioError` for invalid input and `CoreError` if the simulator fails internally.
     """
     text, fmt = load_scenario(scenario)
     seed = _seed(seed)
     limits = {"max_wall_s": _limits.seconds(max_wall, "max_wall"), "max_events": _limits.events(max_events)}
-    if pcap is not None:
+    from . import series as _series
+
+    extra = _series.entries(series)
+    if pcap is not None or extra:
         d = json.loads(_core.validate(text, fmt, _sets(sets)))
-        d.setdefault("capture", []).append({"path": os.fspath(pcap)})
+        if pcap is not None:
+            d.setdefault("capture", []).append({"path": os.fspath(pcap)})
+        if extra:
+            d["series"] = _series.merge(d.get("series", []), extra)
         text, fmt, sets = json.dumps(d), "json", ()
     t0 = time.perf_counter()
-    out = _core.run_scenario(text, fmt, seed, _sets(sets), **limits)
-    return Result.from_json(out, wall_time_s=time.perf_counter() - t0)
+    if series is False:
+        out, recorded = _core.run_scenario(text, fmt, seed, _sets(sets), **limits), None
+    else:
+        out, recorded = _core.run_scenario(text, fmt, seed, _sets(sets), series=True, **limits)
+    return Result.from_json(out, wall_time_s=time.perf_counter() - t0, series=recorded)
 
 
 def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = (), tcp: bool = False) -> dict:

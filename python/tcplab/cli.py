@@ -9,7 +9,8 @@
     tcplab results STORE [--columns goodput_bps,...] [--table connections] [--sweep NAME] [--to parquet|csv] [--out DIR]
     tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
     tcplab trace CAPTURE [--json] [--flows] [--strict]
-    tcplab plot tsg CAPTURE [-o FILE] [--conn N] [--dir a2b|b2a]
+    tcplab plot tsg CAPTURE|SCENARIO [-o FILE] [--conn N] [--dir a2b|b2a]
+    tcplab plot cwnd|queue SCENARIO [-o FILE] [--seed N] [--set KEY=VALUE]
     tcplab tbit (--sim PRESET_OR_PROFILE|all | --host ADDR[:PORT] --src ADDR --url /path) [--tests a,b] [--runs 5] [--json]
 
 Only the commands that need them import pandas and matplotlib: `run`, `validate` and `trace`
@@ -520,7 +521,81 @@ def trace_cmd(capture: str, as_json: bool, flows: bool, strict: bool) -> None:
 
 @main.group("plot")
 def plot_group() -> None:
-    """Draw what TCP did, from a capture (PNG, SVG or PDF by the output's suffix)."""
+    """Draw what TCP did, from a capture or a simulation's series (PNG, SVG or PDF by the
+    output's suffix)."""
+
+
+def _is_scenario(path: str) -> bool:
+    return Path(path).suffix.lower() in (".toml", ".json")
+
+
+def _simulate(scenario: str, seed, sets, kinds):
+    """Run a scenario file with the series `kinds` recorded; a bad scenario is a clean error."""
+    try:
+        return _run(scenario, seed=seed, sets=list(sets), series=list(kinds)).series
+    except (_core.ScenarioError, OSError) as e:
+        _fail(f"{scenario}: {e}")
+    except _core.CoreError as e:
+        _fail(str(e))
+
+
+def _save_plot(ax, out) -> None:
+    from . import plot as _plot
+
+    try:
+        _plot.save(ax, out)
+    except (OSError, ValueError) as e:
+        _fail(f"{out}: {e}")
+    click.echo(str(out))
+
+
+_SEED = click.option("--seed", type=click.IntRange(min=0), default=None, help="Run seed for a scenario (default: its own).")
+_SET = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a scenario key (repeatable).")
+
+
+@plot_group.command("cwnd")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None, help="Output file (default SCENARIO's name with -cwnd.png).")
+@click.option("--conn", type=click.IntRange(min=0), default=None, help="Connection number of the series (default: the busiest).")
+@click.option("--dir", "direction", type=click.Choice(["a2b", "b2a"]), default=None, help="Send half (default: the one that sent data).")
+@_SEED
+@_SET
+def plot_cwnd_cmd(scenario: str, out, conn, direction, seed, sets) -> None:
+    """cwnd and ssthresh over time of one connection of a simulation of SCENARIO, with its
+    recoveries shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import plot as _plot
+
+    s = _simulate(scenario, seed, sets, ["tcp"])
+    try:
+        ax = _plot.cwnd(s.tcp, conn=conn, direction=direction)
+    except ValueError as e:
+        _fail(f"{scenario}: {e}")
+    _save_plot(ax, Path(out) if out else Path(scenario).with_name(Path(scenario).stem + "-cwnd.png"))
+
+
+@plot_group.command("queue")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None, help="Output file (default SCENARIO's name with -queue.png).")
+@click.option("--link", "links", multiple=True, help="Link direction as in the results (repeatable; default: those that queued).")
+@click.option("--bytes", "in_bytes", is_flag=True, help="Queue in bytes instead of packets.")
+@_SEED
+@_SET
+def plot_queue_cmd(scenario: str, out, links, in_bytes: bool, seed, sets) -> None:
+    """Queue length over time of the link directions of a simulation of SCENARIO."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import plot as _plot
+
+    s = _simulate(scenario, seed, sets, ["queue"])
+    try:
+        ax = _plot.queue(s.queue, links=list(links) or None, bytes=in_bytes)
+    except ValueError as e:
+        _fail(f"{scenario}: {e}")
+    _save_plot(ax, Path(out) if out else Path(scenario).with_name(Path(scenario).stem + "-queue.png"))
 
 
 @plot_group.command("tsg")
@@ -529,9 +604,13 @@ def plot_group() -> None:
 @click.option("--conn", type=click.IntRange(min=0), default=None, help="Connection number as `tcplab trace` numbers them (default: the one with most data).")
 @click.option("--dir", "direction", type=click.Choice(["a2b", "b2a"]), default=None, help="Direction of the data (default: the one that carried more).")
 @click.option("--strict", is_flag=True, help="Refuse a capture cut short instead of drawing what precedes the cut.")
-def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool) -> None:
+@_SEED
+@_SET
+def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool, seed, sets) -> None:
     """Time-sequence graph of one connection of CAPTURE, as tcptrace draws it: segments,
-    retransmissions (red, R), the ACK line, SACK blocks and duplicate ACKs."""
+    retransmissions (red, R), the ACK line, SACK blocks and duplicate ACKs. Given a scenario
+    (.toml or .json) instead, the graph of a simulation of it, from its segments series, as a
+    capture at the data sender would show it."""
     import warnings
 
     import matplotlib
@@ -539,6 +618,14 @@ def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool) -> None:
     matplotlib.use("Agg")
     from . import plot as _plot
 
+    if _is_scenario(capture):
+        s = _simulate(capture, seed, sets, ["segments"])
+        try:
+            ax = _plot.tsg(s.segments, conn=conn, direction=direction)
+        except ValueError as e:
+            _fail(f"{capture}: {e}")
+        _save_plot(ax, Path(out) if out else Path(capture).with_name(Path(capture).stem + "-tsg.png"))
+        return
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", _trace.TraceWarning)

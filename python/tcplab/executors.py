@@ -49,17 +49,30 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
     `run_timeout` seconds of wall time. A run that fails (an invalid combination, a panic in the
     core) becomes a failed row with its message, one over its time a `timeout` row with how far it
     got; the batch goes on. Returns the runs (status, error, timings) and one Arrow table per
-    result table, each row carrying its run's key."""
+    result table, each row carrying its run's key.
+
+    A task may carry a fourth element, (directory, `[[series]]` entries): the run then records
+    those series and writes them to Parquet under the directory (`tcplab.series.write_run`)."""
     import pyarrow as pa
 
     t_batch = time.perf_counter()
     limits = {} if run_timeout is None else {"max_wall_s": run_timeout}
     runs = []
     rows: dict = {name: [] for name in RESULT_TABLES}
-    for key, seed, sets in tasks:
+    with_series: dict = {}
+    for key, seed, sets, *extra in tasks:
         t0 = time.perf_counter()
         try:
-            out = _core.run_scenario(base_json, "json", seed, list(sets), **limits)
+            if extra and extra[0]:
+                from . import series as _series
+
+                directory, entries = extra[0]
+                if directory not in with_series:
+                    with_series[directory] = json.dumps({**json.loads(base_json), "series": entries})
+                out, recorded = _core.run_scenario(with_series[directory], "json", seed, list(sets), series=True, **limits)
+                _series.write_run(recorded, directory, key)
+            else:
+                out = _core.run_scenario(base_json, "json", seed, list(sets), **limits)
         except _core.RunLimitError as e:
             runs.append(
                 {

@@ -1,13 +1,19 @@
-"""Plots of what TCP did, packet by packet: the time-sequence graph in tcptrace's style.
+"""Plots of what TCP did: the time-sequence graph in tcptrace's style, cwnd and ssthresh over
+time, and queues over time.
 
     >>> import tcplab
     >>> pk = tcplab.trace.packets("run.pcap")
     >>> ax = tcplab.plot.tsg(pk)                  # the busiest connection's data direction
     >>> ax.figure.savefig("tsg.png")
+    >>> r = tcplab.run("scenario.toml", series=True)
+    >>> tcplab.plot.tsg(r.series.segments)       # the same graph from the simulation's series
+    >>> tcplab.plot.cwnd(r.series.tcp)
+    >>> tcplab.plot.queue(r.series.queue)
 
-The plots take a DataFrame of packets with the columns of `tcplab.trace.packets()` (below), not a
-file, so that the same function draws a capture and, once the simulator records its own packet
-series, a simulation. Command line: `tcplab plot tsg CAPTURE [-o tsg.png] [--conn N]`.
+The plots take DataFrames, not files: `tsg` reads the columns of `tcplab.trace.packets()` (below),
+which a simulation's `segments` series also has, so that one function draws a capture and a
+simulation from the same columns. Command line: `tcplab plot tsg CAPTURE|SCENARIO`,
+`tcplab plot cwnd SCENARIO`, `tcplab plot queue SCENARIO`.
 """
 
 from __future__ import annotations
@@ -82,6 +88,8 @@ def tsg(
     conn, direction = pick(packets, conn, direction)
     other = "b2a" if direction == "a2b" else "a2b"
     c = packets[packets["conn"] == conn]
+    if "event" in c.columns:
+        c = sender_view(c, direction)
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -139,6 +147,121 @@ def tsg(
     ax.set_ylabel("relative sequence number (bytes)")
     ax.legend(loc="upper left", fontsize=8)
     ax.grid(True, alpha=0.3)
+    return ax
+
+
+def sender_view(segments: "pd.DataFrame", direction: str) -> "pd.DataFrame":
+    """The rows of a simulation's `segments` series that a capture at the sending host of
+    `direction` would hold: its segments when they leave it (`event` "tx") and the other side's
+    when they reach it ("rx"), in time order."""
+    other = "b2a" if direction == "a2b" else "a2b"
+    keep = ((segments["dir"] == direction) & (segments["event"] == "tx")) | ((segments["dir"] == other) & (segments["event"] == "rx"))
+    return segments[keep].sort_values("time_s", kind="stable")
+
+
+def _series_table(obj, name: str):
+    """A DataFrame, or the table `name` of a `Series` or a `Result`."""
+    if hasattr(obj, "series") and not hasattr(obj, "columns"):
+        obj = obj.series
+    if hasattr(obj, "columns"):
+        return obj
+    return obj[name]
+
+
+#: Colours of the tcp states (`cwnd`'s background bands).
+STATE_COLOURS = {"recovery": "gold", "loss": "salmon"}
+
+
+def cwnd(tcp, conn: Optional[int] = None, direction: Optional[str] = None, ax=None, segments: bool = False,
+         mss: Optional[int] = None, title: Optional[str] = None):
+    """cwnd and ssthresh over time of one send half from a simulation's `tcp` series (a
+    DataFrame, a `Series` or a `Result`), as steps (each value holds until the next row), with
+    fast recovery (gold) and timeout recovery (salmon) shaded and the flight size dotted.
+    Default: the connection and direction whose cwnd changed most often. `segments` divides by
+    `mss` (default: the connection's largest segment is not known here, so give it) to show
+    segments instead of bytes. Returns the matplotlib Axes."""
+    import numpy as np
+
+    df = _series_table(tcp, "tcp")
+    if df.empty:
+        raise ValueError("the tcp series is empty: no connection sent data")
+    if conn is None:
+        counts = df.groupby(["conn", "dir"], observed=True).size()
+        conn, d = counts.idxmax()
+        direction = direction or d
+    elif conn not in set(df["conn"].unique().tolist()):
+        raise ValueError(f"no connection {conn} in the tcp series (connections: {sorted(df['conn'].unique().tolist())[:10]})")
+    if direction is None:
+        direction = df[df["conn"] == conn]["dir"].value_counts().idxmax()
+    c = df[(df["conn"] == conn) & (df["dir"] == direction)]
+    if c.empty:
+        raise ValueError(f"connection {conn} has no rows in direction {direction}")
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(8, 4))
+    scale = 1.0
+    unit = "bytes"
+    if segments:
+        if not mss:
+            raise ValueError("segments=True needs the mss")
+        scale, unit = 1.0 / mss, "segments"
+    t = c["time_s"].to_numpy(float)
+    open_ = ~c["state"].isin(["closed", "failed"]).to_numpy(bool)
+    end = t[~open_][0] if (~open_).any() else t[-1]
+    tt = np.append(t, end)
+    ax.step(tt, np.append(c["cwnd"].to_numpy(float), c["cwnd"].iloc[-1]) * scale, where="post", color="tab:blue", label="cwnd")
+    ss = c["ssthresh"].astype("Float64").to_numpy(float, na_value=np.nan)
+    if np.isfinite(ss).any():
+        ax.step(tt, np.append(ss, ss[-1]) * scale, where="post", color="tab:red", linestyle="--", label="ssthresh")
+    ax.step(tt, np.append(c["flight"].to_numpy(float), c["flight"].iloc[-1]) * scale, where="post", color="grey", linestyle=":",
+            linewidth=0.8, label="flight size")
+    st = c["state"].astype(str).to_numpy()
+    for state, colour in STATE_COLOURS.items():
+        on = st == state
+        starts = np.flatnonzero(on & ~np.r_[False, on[:-1]])
+        ends = np.flatnonzero(on & ~np.r_[on[1:], False])
+        for k, (a, b) in enumerate(zip(starts, ends)):
+            ax.axvspan(tt[a], tt[b + 1], color=colour, alpha=0.3, linewidth=0, label=state if k == 0 else None)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(f"window ({unit})")
+    name = c["flow"].iloc[0] if "flow" in c.columns else ""
+    ax.set_title(title if title is not None else f"connection {conn} ({name}) {direction}: cwnd and ssthresh")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
+    return ax
+
+
+def queue(q, links=None, ax=None, bytes: bool = False, title: Optional[str] = None):
+    """Queue length over time of link directions from a simulation's `queue` series (a
+    DataFrame, a `Series` or a `Result`), as steps. `links`: a name or a list of names (default:
+    every direction whose queue was ever non-empty). `bytes` plots bytes instead of packets.
+    Returns the matplotlib Axes."""
+    df = _series_table(q, "queue")
+    col = "bytes" if bytes else "pkts"
+    if links is None:
+        peak = df.groupby("link", observed=True)[col].max()
+        links = [k for k, v in peak.items() if v > 0] or list(peak.index[:1])
+    elif isinstance(links, str):
+        links = [links]
+    known = set(df["link"].astype(str).unique().tolist())
+    for name in links:
+        if name not in known:
+            raise ValueError(f"no link direction {name!r} in the queue series (they are: {', '.join(sorted(known))})")
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(8, 4))
+    for name in links:
+        c = df[df["link"] == name]
+        ax.step(c["time_s"].to_numpy(float), c[col].to_numpy(float), where="post", label=str(name), linewidth=0.9)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("queue (bytes)" if bytes else "queue (packets waiting)")
+    ax.set_title(title if title is not None else "queue over time")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
     return ax
 
 

@@ -486,7 +486,8 @@ class _Pending:
         self.__init__()
 
 
-def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_size: Optional[int] = None, sweep_name: Optional[str] = None) -> dict:
+def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_size: Optional[int] = None, sweep_name: Optional[str] = None,
+              series: Optional[tuple] = None) -> dict:
     """The coordinator: hand batches to `ex`, store finished runs in transactions, and run again,
     one at a time, the runs of a batch whose worker died (a run that kills its worker
     `MAX_ATTEMPTS` times is recorded as failed) or was killed by the pool for its time or memory
@@ -522,7 +523,7 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
                     batch = [pending.popleft() for _ in range(min(n, len(pending)))]
                 next_id += 1
                 inflight[next_id] = batch
-                ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets)) for t in batch])
+                ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets), *([series] if series else [])) for t in batch])
             for kind, batch_id, payload in ex.wait(timeout=0.25):
                 batch = inflight.pop(batch_id)
                 if kind == "done":
@@ -578,6 +579,22 @@ class SweepResult:
     pages: pd.DataFrame = field(default_factory=lambda: _empty_frame())
     udp: pd.DataFrame = field(default_factory=lambda: _empty_frame())
     stats: dict = field(default_factory=dict)
+    series_dir: Optional[str] = None
+
+    def series(self, table: str = "tcp") -> "pd.DataFrame":
+        """One time-series table (`tcp`, `segments`, `queue`, `drops`, or `connections`) of every
+        run of the sweep that recorded it, read from its Parquet files, each row starting with
+        its run's axis values, `replicate`, `seed` and `key` (docs/series.md)."""
+        from . import series as _series
+
+        d = self.series_dir
+        if d is None and self.store:
+            d = os.fspath(Path(self.store).with_suffix(".series"))
+        if d is None or not (Path(d) / table).is_dir():
+            raise KeyError(f"no {table!r} series were written for this sweep: record them with [[series]] or sweep(..., series=[{table!r}])")
+        df = _series.read_runs(d, table, keys=self.runs["key"].tolist())
+        front = [c for c in self.axes + ["replicate", "seed", "key"] if c in self.runs.columns]
+        return self.runs[front].merge(df, on="key", how="inner")
 
     @property
     def failed(self) -> pd.DataFrame:
@@ -694,6 +711,8 @@ def sweep(
     progress_interval: float = 5.0,
     run_timeout: Union[float, str, None] = None,
     run_memory: Union[int, str, None] = None,
+    series: Any = None,
+    series_dir: Union[str, os.PathLike, None] = None,
 ) -> SweepResult:
     """Run every point of a sweep once per replicate seed and return the tidy tables.
 
@@ -710,6 +729,13 @@ def sweep(
     killed and its run recorded with status `memory`. `retry_failed` runs all of these again.
     Raises `SweepError` for a bad sweep (before anything runs), `StoreError` for a store that
     cannot be used, `ExecutorError` for limits the executor cannot enforce.
+
+    Time series (docs/series.md): the scenario's `[[series]]` and those of `series` (the forms of
+    `tcplab.run`'s) are recorded in every run and written to Parquet, one file per run and table,
+    under `series_dir` (default: the store's path with the suffix `.series`):
+    `<series_dir>/<table>/<key>.parquet`. `SweepResult.series(table)` reads them back with the
+    axis columns. They do not change a run's key: a sweep run again with series records them
+    only for the runs it runs.
     """
     from .executors import make_executor
     from .progress import Progress
@@ -730,10 +756,25 @@ def sweep(
     except ValueError as e:
         raise SweepError(str(e)) from None
     spec = parse_spec(scenario, sweep, sets)
+    from . import series as _series
+
+    given = _series.entries(series)
+    entries = _series.merge(spec.base.pop("series", None) or [], given or []) if series is not False else []
+    spec.base.pop("series", None)
     base_json = json.dumps(spec.base)
     check_axes(spec, base_json)
     tasks = expand(spec, base_json)
     path = default_store(spec.name) if store is None else store
+    series_task = None
+    if entries:
+        if series_dir is None and str(path) == ":memory:":
+            raise SweepError("the sweep records time series but its store is \":memory:\": give series_dir, the directory for their Parquet files")
+        series_dir = os.fspath(series_dir) if series_dir is not None else os.fspath(Path(path).with_suffix(".series"))
+        try:
+            _core.validate(json.dumps({**spec.base, "series": entries}), "json", spec.sets)
+        except _core.ScenarioError as e:
+            raise SweepError(f"series: {e}") from None
+        series_task = (os.path.abspath(series_dir), entries)
     with Store(path) as st:
         st.record_spec(spec)
         done = st.finished_keys(include_failed=not retry_failed)
@@ -745,12 +786,13 @@ def sweep(
                 stats["executor"], stats["parallelism"] = ex.kind, ex.parallelism
                 bar = Progress(total=len(tasks), already=stats["skipped"], name=spec.name, enabled=progress, interval=progress_interval)
                 try:
-                    stats.update(run_tasks(todo, base_json, ex, st, bar, batch_size=batch_size, sweep_name=spec.name))
+                    stats.update(run_tasks(todo, base_json, ex, st, bar, batch_size=batch_size, sweep_name=spec.name, series=series_task))
                 finally:
                     bar.close()
         stats["wall_s"] = time.perf_counter() - t0
         res = st.load(keys=tasks, spec=spec)
     res.store = None if str(path) == ":memory:" else os.fspath(path)
+    res.series_dir = series_task[0] if series_task else None
     res.stats = stats
     return res
 

@@ -27,6 +27,9 @@ pub struct RunResult {
     /// One row per UDP source (`kind = "onoff"` or `"cbr"`) and its sink; absent without them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub udp: Vec<UdpRow>,
+    /// The time series (`[[series]]`), as columns; not in the JSON (see `series::Series::columns`).
+    #[serde(skip)]
+    pub series: Option<Box<crate::series::Series>>,
 }
 
 /// A UDP source and its sink: what was sent, delivered and dropped (whole IP packets, counted

@@ -88,6 +88,9 @@ pub struct Scenario {
     /// Packet captures written during the run (`[[capture]]`; see docs/traces.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capture: Vec<crate::trace::CaptureSpec>,
+    /// Time series recorded during the run (`[[series]]`; see docs/series.md). Off by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<crate::series::SeriesSpec>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -522,6 +525,7 @@ impl Scenario {
         let flows = s.resolve_flows()?;
         crate::app::spec::resolve(&s, &net, s.seed)?;
         crate::trace::capture::validate(&s.capture, &net, &flows)?;
+        crate::series::validate(&s.series)?;
         Ok(s)
     }
 

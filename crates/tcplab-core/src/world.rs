@@ -17,6 +17,7 @@ use crate::net::{ConnId, DropFilter, NodeId, Packet, PacketTag, Payload};
 use crate::result::{LinkRow, Meta, RunResult};
 use crate::scenario::{DropKind, LossPattern, ResolvedFlow, Scenario, ScenarioError};
 use crate::tcp::{ConnEvent, OutSeg, TimerKind};
+use crate::series::Series;
 use crate::trace::Capture;
 use crate::units::{to_secs, Time};
 
@@ -68,6 +69,8 @@ pub struct World {
     pub trace: bool,
     /// Packet capture taps (`[[capture]]`); they only record, never change the run.
     capture: Option<Box<Capture>>,
+    /// Time series (`[[series]]`); they only record, never change the run.
+    series: Option<Box<Series>>,
 }
 
 impl World {
@@ -156,6 +159,8 @@ impl World {
                 cap.describe((flows.len() + ai) as u32, a.tcp.mss.0);
             }
         }
+        let names = flows.iter().map(|f| f.name.clone()).chain(app_specs.iter().map(|a| a.name.clone())).collect();
+        let series = Series::build(&scenario.series, names, &net.nodes, &links);
         let mut w = World {
             q: EventQueue::new(),
             node_names: net.nodes,
@@ -184,6 +189,7 @@ impl World {
             pkts_stale: 0,
             trace: std::env::var_os("TCPLAB_TRACE").is_some(),
             capture,
+            series,
         };
         for a in 0..w.apps.len() {
             w.with_app(a as u32, |app, cx| app.start(cx));
@@ -270,6 +276,9 @@ impl World {
                 self.links[l].busy = false;
                 let pool = &self.pool;
                 if let Some(idx) = self.links[l].pop(self.q.now(), |i| pool[i as usize].wire_bytes()) {
+                    if let Some(s) = self.series.as_deref_mut() {
+                        s.on_queue(self.q.now(), l, &self.links[l]);
+                    }
                     self.start_tx(l, idx);
                 }
             }
@@ -346,6 +355,9 @@ impl World {
     fn collect(&mut self, id: ConnId) {
         let Some(ep) = self.conns.get_mut(id) else { return };
         let app = ep.app;
+        if let (Some(s), Some(c)) = (self.series.as_deref_mut(), ep.tcp()) {
+            s.on_conn(self.q.now(), ep.label, ep.dir, ep.node.0, ep.peer_node.0, c);
+        }
         if let Some(c) = ep.tcp_mut() {
             let q = &mut self.q;
             c.take_timers(|which, t| q.schedule(t, Ev::Conn(id.idx, id.gen, which)));
@@ -405,12 +417,18 @@ impl World {
                 if self.trace {
                     eprintln!("{:>12.6} drop {:?} at {} {:?} {:?} {:?}", crate::units::to_secs(now), why, link.name, p.dir, p.tag, p.body);
                 }
+                if let Some(s) = self.series.as_deref_mut() {
+                    s.on_drop(now, l, p, why);
+                }
                 self.dropped(idx);
             }
             Ok(()) if !link.busy => self.start_tx(l, idx),
             Ok(()) => {
                 let bytes = p.wire_bytes();
                 link.push(now, idx, bytes);
+                if let Some(s) = self.series.as_deref_mut() {
+                    s.on_queue(now, l, link);
+                }
             }
         }
     }
@@ -452,6 +470,9 @@ impl World {
         self.free.push(idx);
         self.pkts_delivered += 1;
         let now = self.q.now();
+        if let Some(s) = self.series.as_deref_mut() {
+            s.on_packet(now, &p, crate::series::EVENT_RX);
+        }
         let Some(ep) = self.conns.get_mut(p.conn) else {
             // Its connection is gone (closed and freed).
             self.pkts_stale += 1;
@@ -492,6 +513,9 @@ impl World {
         let Some(ep) = self.conns.get_mut(id) else { return };
         let app = ep.app;
         let (conn, label, dir, src, dst) = (ep.peer, ep.label, ep.dir, ep.node, ep.peer_node);
+        if let (Some(s), Some(c)) = (self.series.as_deref_mut(), ep.tcp()) {
+            s.on_conn(self.q.now(), label, dir, src.0, dst.0, c);
+        }
         let mut out = std::mem::take(&mut self.out);
         for o in out.drain(..) {
             self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag });
@@ -524,6 +548,9 @@ impl World {
     #[inline]
     fn send_packet(&mut self, p: Packet) {
         let (src, dst) = (p.src, p.dst);
+        if let Some(s) = self.series.as_deref_mut() {
+            s.on_packet(self.q.now(), &p, crate::series::EVENT_TX);
+        }
         if let Some(c) = self.capture.as_mut() {
             let hop = self.routes.next_hop(src, dst).map(|l| &self.links[l.0 as usize]);
             c.node(self.q.now(), src.0, &p, hop);
@@ -575,6 +602,10 @@ impl World {
             })
             .collect();
         let in_flight = self.pool.len() as u64 - self.free.len() as u64;
+        let series = self.series.take().map(|mut s| {
+            s.finish(end);
+            s
+        });
         RunResult {
             scenario: {
                 // The scenario as run carries the seed it ran with, so running it again reproduces it.
@@ -601,6 +632,7 @@ impl World {
             objects,
             pages,
             udp,
+            series,
         }
     }
 

@@ -70,29 +70,61 @@ fn to_py(e: Failure) -> PyErr {
 /// Run a scenario (text in `fmt`, "toml" or "json") with overrides `sets` ("key.path=value") and
 /// an optional seed (default: the scenario's). Returns the result as JSON text. `max_wall_s`
 /// (seconds from this call) and `max_events` bound the run: over either, it raises RunLimitError.
+/// With `series`, returns (JSON text, series) where series is None or a dict: `info` (JSON text,
+/// `series::Series::info`) and `tables` (name -> column -> (numpy dtype, little-endian bytes));
+/// without it, the scenario's `[[series]]` are not recorded.
 #[pyfunction]
-#[pyo3(signature = (text, fmt="toml", seed=None, sets=vec![], max_wall_s=None, max_events=None))]
-fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: Vec<String>, max_wall_s: Option<f64>, max_events: Option<u64>) -> PyResult<String> {
+#[pyo3(signature = (text, fmt="toml", seed=None, sets=vec![], max_wall_s=None, max_events=None, series=false))]
+#[allow(clippy::too_many_arguments)]
+fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: Vec<String>, max_wall_s: Option<f64>, max_events: Option<u64>, series: bool) -> PyResult<PyObject> {
     let max_wall = max_wall_s
         .map(|w| std::time::Duration::try_from_secs_f64(w).map_err(|_| PyValueError::new_err(format!("max_wall_s must be a number of seconds >= 0, got {w}"))))
         .transpose()?;
     let budget = tcplab_core::Budget::new(max_wall, max_events);
     let text = text.to_string();
     let fmt = fmt.to_string();
-    py.allow_threads(move || {
-        // A run stopped by its budget is an outcome of the run, not of the scenario: it travels
-        // inside the Ok and becomes RunLimitError here.
-        guarded(|| {
-            let s = parse(&text, &fmt, &sets)?;
-            match tcplab_core::run_limited(&s, seed.unwrap_or(s.seed), &budget) {
-                Ok(r) => Ok(Ok(serde_json::to_string(&r).expect("results serialise"))),
-                Err(tcplab_core::RunError::Invalid(e)) => Err(e),
-                Err(tcplab_core::RunError::Limit(h)) => Ok(Err(h)),
-            }
+    let (json, recorded) = py
+        .allow_threads(move || {
+            // A run stopped by its budget is an outcome of the run, not of the scenario: it travels
+            // inside the Ok and becomes RunLimitError here.
+            guarded(|| {
+                let mut s = parse(&text, &fmt, &sets)?;
+                if !series {
+                    s.series.clear();
+                }
+                match tcplab_core::run_limited(&s, seed.unwrap_or(s.seed), &budget) {
+                    Ok(mut r) => {
+                        let rec = r.series.take();
+                        Ok(Ok((serde_json::to_string(&r).expect("results serialise"), rec)))
+                    }
+                    Err(tcplab_core::RunError::Invalid(e)) => Err(e),
+                    Err(tcplab_core::RunError::Limit(h)) => Ok(Err(h)),
+                }
+            })
+            .and_then(|r| r.map_err(Failure::Limit))
         })
-        .and_then(|r| r.map_err(Failure::Limit))
-    })
-    .map_err(to_py)
+        .map_err(to_py)?;
+    if !series {
+        return Ok(json.into_pyobject(py)?.into_any().unbind());
+    }
+    let tables = match recorded {
+        None => py.None(),
+        Some(rec) => {
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("info", rec.info().to_string())?;
+            let t = pyo3::types::PyDict::new(py);
+            for (name, cols) in rec.columns() {
+                let c = pyo3::types::PyDict::new(py);
+                for (col, dtype, bytes) in cols {
+                    c.set_item(col, (dtype, pyo3::types::PyBytes::new(py, &bytes)))?;
+                }
+                t.set_item(name, c)?;
+            }
+            d.set_item("tables", t)?;
+            d.into_any().unbind()
+        }
+    };
+    Ok((json, tables).into_pyobject(py)?.into_any().unbind())
 }
 
 /// Validate a scenario; returns it as JSON with every default written out.
