@@ -61,6 +61,11 @@ def test_what_linux_cannot_honour_is_refused_with_the_key_path(sets, path, words
     assert words in msg and "cannot run this on Linux" in msg
 
 
+def test_a_flow_without_the_linux_profile_is_told_to_use_it():
+    path, msg = refused(dict(SCENARIO, tcp={"delayed_ack": False}))
+    assert path.startswith("tcp.") and "profile 'rfc'" in msg and 'write profile = "linux"' in msg, msg
+
+
 def test_subset_refusals_name_the_key():
     custom = {"topology": {"kind": "custom", "nodes": ["a", "b"], "links": [{"a": "a", "b": "b", "rate": "1Mbps", "delay": "1ms"}]},
               "tcp": {"profile": "linux"}, "flows": [{"from": "a", "to": "b", "bytes": "1KB"}]}
