@@ -131,7 +131,7 @@ def leftovers() -> list:
     others, ours = set(), []
     for n in lab.namespaces():
         pid = n[len(lab.PREFIX):].split("-")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and os.path.exists(f"/proc/{pid}"):
+        if int(pid) != os.getpid() and os.path.exists(f"/proc/{pid}"):
             try:
                 others.add(os.stat(f"/run/netns/{n}").st_ino)
             except OSError:
