@@ -61,6 +61,11 @@ def test_what_linux_cannot_honour_is_refused_with_the_key_path(sets, path, words
     assert words in msg and "cannot run this on Linux" in msg
 
 
+def test_a_flow_without_the_linux_profile_is_told_to_use_it():
+    path, msg = refused(dict(SCENARIO, tcp={"delayed_ack": False}))
+    assert path.startswith("tcp.") and "profile 'rfc'" in msg and 'write profile = "linux"' in msg, msg
+
+
 def test_subset_refusals_name_the_key():
     custom = {"topology": {"kind": "custom", "nodes": ["a", "b"], "links": [{"a": "a", "b": "b", "rate": "1Mbps", "delay": "1ms"}]},
               "tcp": {"profile": "linux"}, "flows": [{"from": "a", "to": "b", "bytes": "1KB"}]}
@@ -126,7 +131,7 @@ def leftovers() -> list:
     others, ours = set(), []
     for n in lab.namespaces():
         pid = n[len(lab.PREFIX):].split("-")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and os.path.exists(f"/proc/{pid}"):
+        if int(pid) != os.getpid() and os.path.exists(f"/proc/{pid}"):
             try:
                 others.add(os.stat(f"/run/netns/{n}").st_ino)
             except OSError:
@@ -344,4 +349,34 @@ def test_the_delay_box_queues_transmits_and_delays_like_a_simulated_link(tmp_pat
             p.wait(timeout=5)
         for ns in (a, b, box):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    assert leftovers() == []
+
+
+@real
+def test_a_dumbbell_and_tbf_both_ways(tmp_path):
+    """A dumbbell through the box (two pairs, one flow at a time, paths of three link directions
+    with their own delays), and a single link whose rate is tc's tbf: each transfer's initial
+    window exact and its loss-free transfer time within 10 % of the simulated one."""
+    db = {"topology": {"kind": "dumbbell", "pairs": 2, "access_rate": "100Mbps", "access_delay": ["2ms", "8ms"],
+                       "bottleneck_rate": "10Mbps", "bottleneck_delay": "15ms", "queue": 100},
+          "tcp": {"profile": "linux", "delayed_ack": False},
+          "flows": [{"name": "f{i}", "from": "s{i}", "to": "r{i}", "count": 2, "start_spacing": "600ms", "bytes": "100KB"}]}
+    testbed.run(db, tmp_path / "db", timeout=20)
+    c = testbed.compare(tmp_path / "db", figure=None)
+    for i, one_way in ((1, 0.019), (2, 0.031)):
+        conn = f"flows[0]#{i} transfer 1"
+        assert value(c, conn, "iw_segs", "real") == value(c, conn, "iw_segs", "sim") == 10, c.text
+        r, s = value(c, conn, "transfer_time_s", "real"), value(c, conn, "transfer_time_s", "sim")
+        assert abs(s - r) <= 0.10 * r, c.text
+        # The handshake's RTT: both access links and the bottleneck, twice.
+        assert abs(value(c, conn, "handshake_rtt_s", "real") - 2 * one_way) < 0.003, c.text
+    single = {"topology": {"kind": "single_link", "rate": "10Mbps", "delay": "20ms"}, "tcp": {"profile": "linux", "delayed_ack": False},
+              "flows": [{"bytes": "150KB"}]}
+    rec = testbed.run(single, tmp_path / "tbf", timeout=20, shaper="tbf")
+    assert rec["shaper"] == "tbf"
+    c = testbed.compare(tmp_path / "tbf", figure=None)
+    conn = "flows[0]#1 transfer 1"
+    assert value(c, conn, "iw_segs", "real") == 10
+    r, s = value(c, conn, "transfer_time_s", "real"), value(c, conn, "transfer_time_s", "sim")
+    assert abs(s - r) <= 0.10 * r, c.text
     assert leftovers() == []

@@ -162,11 +162,17 @@ def loss(out: Path, quick: bool) -> tuple[str, dict]:
                          for side in ("real", "sim")})
         res[mode] = rows
     lines = ["| settings | side | runs | goodput (Mb/s, mean, min–max) | retransmitted segments (mean) | after a timeout / fast / other |", "|---|---|---|---|---|---|"]
+    # The stock congestion control is the host's default: name it.
+    rec = json.loads((out / "loss-stock-0" / "testbed.json").read_text())
+    res["stock_congctl"] = rec.get("default_congctl")
     for mode, rows in res.items():
+        if mode == "stock_congctl":
+            continue
+        label = f"stock ({res['stock_congctl']})" if mode == "stock" and res["stock_congctl"] else mode
         for side in ("real", "sim") if mode == "matched" else ("real",):
             g = [r[side]["goodput_bps"] / 1e6 for r in rows]
             m = lambda k: st.mean(r[side][k] for r in rows)  # noqa: E731
-            lines.append(f"| {mode} | {side} | {len(rows)} | {st.mean(g):.2f} ({min(g):.2f}–{max(g):.2f}) | {m('rexmt_segs'):.1f} | "
+            lines.append(f"| {label} | {side} | {len(rows)} | {st.mean(g):.2f} ({min(g):.2f}–{max(g):.2f}) | {m('rexmt_segs'):.1f} | "
                          f"{m('retx_timeout'):.1f} / {m('retx_fast'):.1f} / {m('retx_other'):.1f} |")
     return "\n".join(lines), res
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -73,9 +74,14 @@ def _sh(*args, check=True, timeout=20, input=None) -> subprocess.CompletedProces
     return r
 
 
-def namespaces(prefix: str = PREFIX) -> list:
+#: The testbed's namespace names: tcplabtb<pid>-<stamp>-<host> (and -box).
+_NAME = re.compile(PREFIX + r"(\d+)-.+")
+
+
+def namespaces() -> list:
+    """The namespaces of testbed runs (by their names), whatever process made them."""
     r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    return [ln.split()[0] for ln in r.stdout.splitlines() if ln.split() and ln.split()[0].startswith(prefix)]
+    return [ln.split()[0] for ln in r.stdout.splitlines() if ln.split() and _NAME.fullmatch(ln.split()[0])]
 
 
 def _kill_ns(ns: str) -> None:
@@ -96,8 +102,8 @@ def cleanup_stale() -> list:
     """Remove the namespaces (and their processes) of testbed runs whose process is gone."""
     gone = []
     for ns in namespaces():
-        pid = ns[len(PREFIX):].split("-")[0]
-        if pid.isdigit() and os.path.exists(f"/proc/{pid}") and int(pid) != os.getpid():
+        pid = int(_NAME.fullmatch(ns).group(1))
+        if pid != os.getpid() and os.path.exists(f"/proc/{pid}"):
             continue
         _kill_ns(ns)
         gone.append(ns)

@@ -351,7 +351,7 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
     for i, f in enumerate(d.get("flows", [])):
         base = f"flows[{i}]"
         rtcp = resolved["flows"][i]["tcp"]
-        st = tcp_settings(rtcp, f.get("tcp") or {}, base + ".tcp", linux, stock, congctl)
+        st = _settings(d, f, rtcp, base, linux, stock, congctl)
         if f.get("bytes") == "unlimited":
             raise refuse(base + ".bytes", "the testbed runs finite transfers")
         if f.get("repeat") == "unlimited":
@@ -395,7 +395,7 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
         cli = node(a.get("client"), base + ".client", "receiver" if single else None)
         srv = node(srv, base + ".server", "sender" if single else None)
         rtcp = api.validate({"topology": d["topology"], "tcp": d.get("tcp", {}), "flows": [{"from": srv, "to": cli, "bytes": 1, "tcp": a.get("tcp") or {}}]}, tcp=True)["flows"][0]["tcp"]
-        st = tcp_settings(rtcp, a.get("tcp") or {}, base + ".tcp", linux, stock, congctl)
+        st = _settings(d, a, rtcp, base, linux, stock, congctl)
         apply(st, srv, cli, base + ".tcp")
         req = size(a.get("request", "300B"), base + ".request")
         resp = size(a["response"], base + ".response")
@@ -430,6 +430,18 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
             _app_drop(plan, dr, f"{base}.drops[{j}]", cli, srv, ports, per, req, st["mss"])
     plan.conns = [c for _, c in sorted(conn_order, key=lambda x: x[0])]
     return plan, d
+
+
+def _settings(d: dict, entry: dict, rtcp: dict, base: str, linux: dict, stock: bool, congctl) -> dict:
+    """`tcp_settings` of a flow or application; a refusal of a flow that does not run the `linux`
+    profile says so."""
+    try:
+        return tcp_settings(rtcp, entry.get("tcp") or {}, base + ".tcp", linux, stock, congctl)
+    except api._core.ScenarioError as e:
+        profile = (entry.get("tcp") or {}).get("profile") or (d.get("tcp") or {}).get("profile") or "rfc"
+        if profile == "linux":
+            raise
+        raise api._scenario_error(e.path, f"{e.reason} (profile {profile!r}: write profile = \"linux\" in [tcp], the stack the testbed compares against)") from None
 
 
 def _transmissions(dr, path) -> list:
