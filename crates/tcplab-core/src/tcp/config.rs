@@ -286,7 +286,7 @@ macro_rules! tcp_knobs {
         #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct TcpSpec {
-            /// Named set of defaults to start from (`rfc`, `rfc2988`, `ns2`, `bsd`, `linux22`).
+            /// Named set of defaults to start from (`PROFILES`: `rfc`, `rfc2988`, `ns2`, `bsd`, `linux22`, `linux`, and the stacks of Seddigh Table 2).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub profile: Option<String>,
             /// Named stack applied over the profile: the studies' variants (`tcplab variants`).
