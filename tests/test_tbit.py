@@ -182,6 +182,6 @@ def test_cli_table_json_and_errors():
     assert [(x["test"], x["verdict"]) for x in rows] == [("icw", "1"), ("sack_used", NA_SACK), ("cc", "Reno")], "with what cc's rule reads"
     r = CliRunner().invoke(main, ["tbit", "--sim", "all", "--tests", "icw"])
     assert r.exit_code == 0 and "sack-iw-lt-abc1-er" in r.output
-    for args, msg in [(["--sim", "vegas"], "unknown stack"), ([], "exactly one"), (["--sim", "reno", "--tests", "zz"], "unknown TBIT test")]:
+    for args, msg in [(["--sim", "vegas"], "unknown stack"), ([], "exactly one"), (["--sim", "reno", "--lab"], "exactly one"), (["--sim", "reno", "--tests", "zz"], "unknown TBIT test")]:
         r = CliRunner().invoke(main, ["tbit", *args])
         assert r.exit_code == 2 and msg in r.output, r.output

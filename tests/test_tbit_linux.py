@@ -117,3 +117,18 @@ def test_an_interrupted_lab_removes_what_it_made():
             p.wait(5)
     left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert not any(n in left for n in names), left
+
+
+def test_cli_lab_quick():
+    from click.testing import CliRunner
+
+    from tcplab.cli import main
+
+    r = CliRunner().invoke(main, ["tbit", "--lab", "--quick", "--runs", "1", "--json"])
+    import json
+
+    assert r.output.lstrip().startswith("["), r.output[:2000]
+    rows = json.loads(r.output)
+    assert {x["config"] for x in rows} == {"initcwnd 2", "initcwnd 4", "tcp_sack 0", "tcp_syn_linear_timeouts 0"}
+    assert all(x["match"] is not False for x in rows), [x for x in rows if x["match"] is False]
+    assert r.exit_code == 0
