@@ -15,7 +15,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .transport import ACK, PSH, SYN, Seg, Transport
+from .transport import ACK, PSH, SYN, Transport
 
 WND = 65535
 #: Test MSS (Ladha et al. 2004 §3: 128 bytes; the ER test 1000 bytes).
