@@ -58,11 +58,11 @@ def test_initial_rto_of_a_syn(lab):
 
 def test_data_rto_and_backoff(lab):
     # Nothing acknowledged: the first data RTO is the kernel's minimum, 200 ms, plus the RTT
-    # terms; then doubled.
+    # terms (a few ms here, more on a loaded machine); then doubled.
     lab.configure(sysctls=RESET)
     r = one(run_suite(lab.tr, ["rto_data"], runs=1, timer_intervals=2), "rto_data")
     first, second = r["intervals"]
-    assert 0.19 <= first <= 0.3, r
+    assert 0.19 <= first <= 0.5, r
     assert 1.8 <= second / first <= 2.2, r
 
 
