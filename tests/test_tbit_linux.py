@@ -58,11 +58,11 @@ def test_initial_rto_of_a_syn(lab):
 
 def test_data_rto_and_backoff(lab):
     # Nothing acknowledged: the first data RTO is the kernel's minimum, 200 ms, plus the RTT
-    # terms; then doubled.
+    # terms (a few ms here, more on a loaded machine); then doubled.
     lab.configure(sysctls=RESET)
     r = one(run_suite(lab.tr, ["rto_data"], runs=1, timer_intervals=2), "rto_data")
     first, second = r["intervals"]
-    assert 0.19 <= first <= 0.3, r
+    assert 0.19 <= first <= 0.5, r
     assert 1.8 <= second / first <= 2.2, r
 
 
@@ -117,3 +117,18 @@ def test_an_interrupted_lab_removes_what_it_made():
             p.wait(5)
     left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert not any(n in left for n in names), left
+
+
+def test_cli_lab_quick():
+    from click.testing import CliRunner
+
+    from tcplab.cli import main
+
+    r = CliRunner().invoke(main, ["tbit", "--lab", "--quick", "--runs", "1", "--json"])
+    import json
+
+    assert r.output.lstrip().startswith("["), r.output[:2000]
+    rows = json.loads(r.output)
+    assert {x["config"] for x in rows} == {"initcwnd 2", "initcwnd 4", "tcp_sack 0", "tcp_syn_linear_timeouts 0"}
+    assert all(x["match"] is not False for x in rows), [x for x in rows if x["match"] is False]
+    assert r.exit_code == 0

@@ -11,7 +11,7 @@
     tcplab trace CAPTURE [--json] [--flows] [--strict]
     tcplab plot tsg CAPTURE|SCENARIO [-o FILE] [--conn N] [--dir a2b|b2a]
     tcplab plot cwnd|queue SCENARIO [-o FILE] [--seed N] [--set KEY=VALUE]
-    tcplab tbit (--sim PRESET_OR_PROFILE|all | --host ADDR[:PORT] --src ADDR --url /path) [--tests a,b] [--runs 5] [--json]
+    tcplab tbit (--sim PRESET_OR_PROFILE|all | --host ADDR[:PORT] --src ADDR --url /path | --lab) [--tests a,b] [--runs 5] [--json]
 
 Only the commands that need them import pandas and matplotlib: `run`, `validate` and `trace`
 start in well under 0.1 s.
@@ -658,15 +658,21 @@ def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool, seed, sets) -
 @click.option("--src", default=None, metavar="ADDR", help="--host: the prober's address, unused on the outgoing link (it answers ARP for it).")
 @click.option("--iface", default=None, help="--host: the interface to send from (default: the route's).")
 @click.option("--netns", default=None, help="--host: probe from this network namespace.")
+@click.option("--lab", is_flag=True, help="Probe the real Linux kernel in namespaces made for it, in the configurations of docs/tbit.md (root).")
+@click.option("--quick", is_flag=True, help="--lab: initcwnd 2 and 4, SACK off, linear SYN timeouts off only.")
 @click.option("--json", "as_json", is_flag=True, help="The rows as JSON.")
-def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, as_json) -> None:
+def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, as_json) -> None:
     """Infer a TCP sender's behaviour by probing it (TBIT: Padhye & Floyd 2001, Ladha et al. 2004)."""
     from . import tbit as _tbit
     from .tbit import report as _report
 
     sel = [t.strip() for t in tests.split(",") if t.strip()] if tests else None
-    if (sim is None) == (host is None):
-        _fail("give exactly one of --sim STACK or --host ADDR[:PORT]")
+    if (sim is not None) + (host is not None) + lab != 1:
+        _fail("give exactly one of --sim STACK, --host ADDR[:PORT] or --lab")
+    if lab:
+        from .tbit import linux as _linux
+
+        sys.exit(_linux.main(["--runs", str(runs)] + (["--json"] if as_json else []) + (["--quick"] if quick else [])))
     try:
         if sim == "all":
             names = list(_variants()) + list(_profiles())

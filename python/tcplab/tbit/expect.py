@@ -4,6 +4,7 @@ column of the tables): read from the resolved configuration, not from the preset
 from __future__ import annotations
 
 from .probe import MSS, fmt_s
+from .transport import parse_size as _size
 
 
 def iw_segments(iw, mss: int) -> int:
@@ -20,16 +21,6 @@ def iw_segments(iw, mss: int) -> int:
     else:
         b = _size(iw) // mss * mss
     return max(b, mss) // mss
-
-
-def _size(v) -> int:
-    if isinstance(v, int):
-        return v
-    s = str(v).strip().upper()
-    for suffix, mult in (("KB", 1024), ("MB", 1024 * 1024), ("B", 1)):
-        if s.endswith(suffix):
-            return int(float(s[: -len(suffix)]) * mult)
-    return int(s)
 
 
 def _dur(v) -> float:

@@ -15,7 +15,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .transport import ACK, PSH, SYN, Seg, Transport
+from .transport import ACK, PSH, SYN, Transport
 
 WND = 65535
 #: Test MSS (Ladha et al. 2004 §3: 128 bytes; the ER test 1000 bytes).
@@ -58,7 +58,9 @@ class Session:
     rtt: float = 0.0
     seen: int = 0
 
-    def handshake(self, path: str = "/", byte_range=None, wait: float | None = None) -> None:
+    def handshake(self, path: str = "/", range_segments: int | None = None, wait: float | None = None) -> None:
+        """SYN (MSS option, SACK-permitted if offered), SYN-ACK, then the ACK carrying the
+        request; `range_segments`: ask for that many segments' worth of bytes (a byte range)."""
         tr = self.tr
         tr.open()
         t0 = tr.send(SYN, 0, 0, WND, sack_permitted=self.offer_sack, mss=self.mss)
@@ -75,6 +77,10 @@ class Session:
         self.peer_sack = s.sack_permitted
         self.sack_ok = self.offer_sack and s.sack_permitted
         self.rtt = max(s.t - t0, 0.0)
+        if s.mss:
+            # The server sends at most its own MSS (RFC 9293 §3.7.1): packets are numbered in it.
+            self.mss = min(self.mss, s.mss)
+        byte_range = None if range_segments is None else (0, range_segments * self.mss - 1)
         req = tr.request(path, byte_range)
         tr.send(ACK | PSH, 1, 1, WND, payload=req)
         self.our_seq = 1 + len(req)
@@ -210,17 +216,20 @@ class Receiver:
         return tuple((a, b) for a, b in [merged] + others)[:3]
 
 
-def holes_script(tr, ctx, *, sack: bool, holes: tuple):
+def holes_script(tr, ctx, *, sack: bool, holes: tuple, hold: bool = False):
     """An ordinary receiver (every segment ACKed at once, SACK blocks if agreed) that drops the
     first transmission of each packet in `holes`; runs until all holes are filled and 10 more
-    packets came."""
+    packets came. With `hold`, once its ACK reaches the last hole (the partial ACK) it ACKs
+    nothing more until that hole is resent, so that no duplicate ACK can trigger its
+    retransmission: only the partial ACK or the timer can."""
     s = Session(tr, offer_sack=sack)
     s.handshake(ctx.get("path", "/"))
     rcv = Receiver()
-    last_hole_end = s.start(max(holes) + 1)
+    last_hole_start, last_hole_end = s.start(max(holes)), s.start(max(holes) + 1)
     dropped = set()
     after = 0
     arrivals = []
+    holding = False
     while after < 10:
         d = s.next_data(tr.max_wait)
         if d is None:
@@ -231,6 +240,9 @@ def holes_script(tr, ctx, *, sack: bool, holes: tuple):
             continue
         arrivals.append((d.t, d.k, d.retx, False))
         blocks = rcv.add(d.seq, d.end)
+        if holding and d.k != max(holes):
+            continue
+        holding = hold and last_hole_start <= rcv.cum < last_hole_end
         s.ack(rcv.cum, blocks)
         if rcv.cum >= last_hole_end:
             after += 1
@@ -272,14 +284,15 @@ def sack_used_rule(o, ctx):
 
 def cc_script(tr, ctx):
     h = FIRST_HOLE
-    return holes_script(tr, ctx, sack=False, holes=(h, h + 3))
+    return holes_script(tr, ctx, sack=False, holes=(h, h + 3), hold=True)
 
 
 def cc_rule(o, ctx):
-    # Padhye & Floyd 2001 §4 (the Reno/NewReno/Tahoe test), two losses in one window, no SACK:
+    # Padhye & Floyd 2001 (the Reno/NewReno/Tahoe test), two losses close together, no SACK:
     # Tahoe resends packets the receiver holds without a timeout; NewReno resends the second hole
-    # on the partial ACK; Reno needs three more duplicate ACKs or the timer for it. A stack that
-    # uses SACK information (the SACK-used test) is "SACK".
+    # on the partial ACK; Reno needs three more duplicate ACKs, which the prober withholds after
+    # the partial ACK, so the timer. A stack that uses SACK information (the SACK-used test) is
+    # "SACK".
     if ctx.get("sack_used") == "yes":
         return "SACK"
     if not o["filled"]:
@@ -409,7 +422,7 @@ def abc_l_rule(o, ctx):
 
 def er_script(tr, ctx):
     s = Session(tr, mss=ER_MSS, offer_sack=True)
-    s.handshake(ctx.get("path", "/"), byte_range=(0, 2 * ER_MSS - 1))
+    s.handshake(ctx.get("path", "/"), range_segments=2)
     got2 = None
     dup_at = None
     acked1 = False

@@ -354,8 +354,11 @@ class Lab:
 
     NET_C, NET_S = "10.203.1", "10.203.2"
 
+    _made = 0  # labs made by this process: each gets names of its own
+
     def __init__(self, page_bytes: int = 200_000, port: int = 8080):
-        tag = f"tb{os.getpid() % 100000}"
+        Lab._made += 1
+        tag = f"tb{os.getpid() % 100000}n{Lab._made}"
         self.C, self.R, self.S = f"{tag}c", f"{tag}r", f"{tag}s"
         self.client_ip, self.alias = f"{self.NET_C}.2", f"{self.NET_C}.50"
         self.server_ip, self.port, self.page_bytes = f"{self.NET_S}.2", port, page_bytes

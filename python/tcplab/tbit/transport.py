@@ -81,6 +81,17 @@ class Transport:
         """Release everything the transport holds."""
 
 
+def parse_size(v) -> int:
+    """A size as a configuration writes it: 1460, "1460B", "4KB", "1MB"."""
+    if isinstance(v, int):
+        return v
+    t = str(v).strip().upper()
+    for suffix, mult in (("KB", 1024), ("MB", 1024 * 1024), ("B", 1)):
+        if t.endswith(suffix):
+            return int(float(t[: -len(suffix)]) * mult)
+    return int(t)
+
+
 @dataclass
 class SimTransport(Transport):
     """A simulated web server of a TCP stack (`tcp`: a flow's `tcp` table, e.g.
@@ -101,6 +112,7 @@ class SimTransport(Transport):
         self._srv = _core.TbitSim(json.dumps(self.tcp), self.delay, self.page_bytes)
         self.config = json.loads(self._srv.config())
 
+
     def open(self) -> None:
         self._srv = self._core.TbitSim(json.dumps(self.tcp), self.delay, self.page_bytes)
 
@@ -113,7 +125,9 @@ class SimTransport(Transport):
         if r is None:
             return None
         t, flags, seq, ack, length, wnd, sp, sack = r
-        return Seg(t, flags, seq, ack, length, wnd, sp, tuple(sack))
+        # A SYN carries the server's MSS option: its own segment size.
+        mss = parse_size(self.config["mss"]) if flags & SYN else None
+        return Seg(t, flags, seq, ack, length, wnd, sp, tuple(sack), mss)
 
     def now(self) -> float:
         return self._srv.now()

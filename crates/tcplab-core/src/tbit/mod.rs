@@ -174,6 +174,11 @@ impl SimServer {
                 // RFC 9293 §3.7.1: the sender's MSS is at most what the peer's SYN allows.
                 cfg.mss = Size(cfg.mss.0.min(m).max(1));
             }
+            if !cfg.handshake {
+                // Without a handshake the stack would use SACK whatever the peer said; the
+                // prober's SYN stands for the agreement a handshake makes (RFC 2018 §2).
+                cfg.sack = cfg.sack && seg.sack_permitted;
+            }
             let mut out = std::mem::take(&mut self.out);
             self.conn = Some(TcpConn::listen(cfg, self.now, &mut out));
             self.out = out;

@@ -332,10 +332,11 @@ impl FackRh {
 
     /// Thresholded Retransmission: the first hole byte not already retransmitted (or whose
     /// retransmission was found lost) with more than DupThresh segments of data SACKed or
-    /// acknowledged above it (snd.fack − seq > DupThresh·MSS).
+    /// acknowledged above it (snd.fack − seq > DupThresh·MSS). With Early Retransmit the
+    /// threshold is RFC 5827 §3.2's lowered one (`dupthresh()`: outstanding segments − 1).
     fn next_hole(&self, s: &SenderCore) -> Option<u64> {
         let top = fack(s);
-        let thresh = s.cfg.dupthresh as u64 * s.mss;
+        let thresh = s.dupthresh() as u64 * s.mss;
         for (a, b) in s.sb.holes(s.snd_una) {
             let mut p = a;
             while p < b {
@@ -587,7 +588,8 @@ impl Recovery for FackNs2 {
             // ACK and the forward-most SACK; at numdupacks_ of them, fast retransmit with
             // slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) and recover_ = t_seqno_.
             let between = (fack(s) - s.snd_una).div_ceil(s.mss).saturating_sub(1);
-            if s.sack_ok && between >= s.cfg.dupthresh as u64 && s.snd_una >= s.recover && s.snd_nxt == s.snd_max {
+            // numdupacks_, lowered by Early Retransmit when configured (RFC 5827 §3.2).
+            if s.sack_ok && between >= s.dupthresh() as u64 && s.snd_una >= s.recover && s.snd_nxt == s.snd_max {
                 s.count_fast_retransmit();
                 s.recover = s.snd_max;
                 s.ssthresh = s.half_window();
