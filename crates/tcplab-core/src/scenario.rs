@@ -523,9 +523,12 @@ impl Scenario {
         crate::footprint::check(&s)?;
         let net = s.network()?;
         let flows = s.resolve_flows()?;
-        crate::app::spec::resolve(&s, &net, s.seed)?;
+        let apps = crate::app::spec::resolve(&s, &net, s.seed)?;
         crate::trace::capture::validate(&s.capture, &net, &flows)?;
-        crate::series::validate(&s.series)?;
+        if !s.series.is_empty() {
+            let names: Vec<String> = flows.iter().map(|f| f.name.clone()).chain(apps.iter().map(|a| a.name.clone())).collect();
+            crate::series::validate(&s.series, &names, &crate::series::link_dirs(&net))?;
+        }
         Ok(s)
     }
 

@@ -66,16 +66,89 @@ pub struct SeriesSpec {
     /// Rows kept at most; the table stops there and is marked truncated.
     #[serde(default = "default_max_rows")]
     pub max_rows: u64,
+    /// Only the connections of these flows and applications, by name (`tcp`, `segments`, `drops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<String>>,
+    /// Only these link directions (`"name:a->b"`, as in the results) or links (both directions,
+    /// by name) (`queue`, `drops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<String>>,
+}
+
+/// The names of the link directions of a network, as the world and the results name them, with
+/// their link's name: (link, direction) per direction, in the world's order.
+pub fn link_dirs(net: &crate::scenario::Network) -> Vec<(String, String)> {
+    let mut out = Vec::with_capacity(net.links.len() * 2);
+    for (i, l) in net.links.iter().enumerate() {
+        let name = if l.name.is_empty() { format!("link{i}") } else { l.name.clone() };
+        out.push((name.clone(), format!("{name}:{}->{}", l.a, l.b)));
+        out.push((name.clone(), format!("{name}:{}->{}", l.b, l.a)));
+    }
+    out
+}
+
+fn listed(names: &[String], max: usize) -> String {
+    let mut s = names.iter().take(max).map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+    if names.len() > max {
+        s.push_str(", ...");
+    }
+    s
+}
+
+/// Which flows (by label) a filter keeps; None: all.
+fn flow_mask(names: &Option<Vec<String>>, flow_names: &[String]) -> Option<Vec<bool>> {
+    names.as_ref().map(|keep| flow_names.iter().map(|n| keep.contains(n)).collect())
+}
+
+/// Which link directions a filter keeps; None: all.
+fn link_mask(names: &Option<Vec<String>>, dirs: &[(String, String)]) -> Option<Vec<bool>> {
+    names.as_ref().map(|keep| dirs.iter().map(|(link, dir)| keep.contains(link) || keep.contains(dir)).collect())
+}
+
+#[inline]
+fn kept(mask: &Option<Vec<bool>>, i: usize) -> bool {
+    match mask {
+        None => true,
+        Some(m) => m.get(i).copied().unwrap_or(false),
+    }
 }
 
 fn err<T>(path: String, message: impl Into<String>) -> Result<T, ScenarioError> {
     Err(ScenarioError { path, message: message.into() })
 }
 
-/// Check the `[[series]]` entries (the scenario's one validation boundary calls this).
-pub fn validate(specs: &[SeriesSpec]) -> Result<(), ScenarioError> {
+/// Check the `[[series]]` entries (the scenario's one validation boundary calls this) against the
+/// names of the flows and applications (`flow_names`) and of the link directions (`link_dirs`).
+pub fn validate(specs: &[SeriesSpec], flow_names: &[String], dirs: &[(String, String)]) -> Result<(), ScenarioError> {
     for (i, s) in specs.iter().enumerate() {
         let p = format!("series[{i}]");
+        if let Some(names) = &s.flows {
+            if s.kind == SeriesKind::Queue {
+                return err(format!("{p}.flows"), "applies to kind \"tcp\", \"segments\" and \"drops\" (a queue is not a flow's)");
+            }
+            if names.is_empty() {
+                return err(format!("{p}.flows"), "expected at least one flow or application name (leave it out for all)");
+            }
+            for (j, n) in names.iter().enumerate() {
+                if !flow_names.contains(n) {
+                    return err(format!("{p}.flows[{j}]"), format!("unknown flow or application {n:?}; they are: {}", listed(flow_names, 12)));
+                }
+            }
+        }
+        if let Some(names) = &s.links {
+            if matches!(s.kind, SeriesKind::Tcp | SeriesKind::Segments) {
+                return err(format!("{p}.links"), format!("applies to kind \"queue\" and \"drops\" ({:?} is per connection: choose with `flows`)", s.kind.name()));
+            }
+            if names.is_empty() {
+                return err(format!("{p}.links"), "expected at least one link or link direction (leave it out for all)");
+            }
+            for (j, n) in names.iter().enumerate() {
+                if !dirs.iter().any(|(l, d)| l == n || d == n) {
+                    let all: Vec<String> = dirs.iter().map(|(_, d)| d.clone()).collect();
+                    return err(format!("{p}.links[{j}]"), format!("unknown link or link direction {n:?}; the directions are: {}", listed(&all, 12)));
+                }
+            }
+        }
         if let Some(j) = specs[..i].iter().position(|o| o.kind == s.kind) {
             return err(format!("{p}.kind"), format!("{:?} is recorded by series[{j}] already (one entry per kind)", s.kind.name()));
         }
@@ -356,8 +429,19 @@ pub struct Series {
     /// Per (conn, dir): the last row written (change mode) or the sampler (interval mode).
     tcp_last: Vec<Option<Sampler<TcpRow>>>,
     queue_last: Vec<Sampler<(u32, u64)>>,
+    /// The filters (`flows`, `links`): which labels and link directions each table keeps.
+    tcp_flows: Option<Vec<bool>>,
+    seg_flows: Option<Vec<bool>>,
+    drop_flows: Option<Vec<bool>>,
+    queue_links: Option<Vec<bool>>,
+    drop_links: Option<Vec<bool>>,
     flow_names: Vec<String>,
     node_names: Vec<String>,
+}
+
+/// `link_dirs` of a world's link directions (named "link:a->b"): (link, direction).
+fn link_dirs_of(links: &[LinkDir]) -> Vec<(String, String)> {
+    links.iter().map(|l| (l.name.split(':').next().unwrap_or("").to_string(), l.name.clone())).collect()
 }
 
 fn grid_at_or_after(t: Time, i: Time) -> Time {
@@ -385,21 +469,37 @@ impl Series {
         if specs.is_empty() {
             return None;
         }
-        let mut s = Series { flow_names, node_names: node_names.to_vec(), links: links.iter().map(|l| l.name.clone()).collect(), ..Default::default() };
+        let dirs = link_dirs_of(links);
+        let mut s = Series { node_names: node_names.to_vec(), links: links.iter().map(|l| l.name.clone()).collect(), ..Default::default() };
         for sp in specs {
             let interval = sp.interval.map(|d| d.0);
+            let flows = flow_mask(&sp.flows, &flow_names);
             match sp.kind {
-                SeriesKind::Tcp => s.tcp = Some(TcpCols { cap: Cap::new(sp.max_rows), interval, ..Default::default() }),
-                SeriesKind::Segments => s.segments = Some(SegCols { cap: Cap::new(sp.max_rows), ..Default::default() }),
-                SeriesKind::Queue => s.queue = Some(QueueCols { cap: Cap::new(sp.max_rows), interval, ..Default::default() }),
-                SeriesKind::Drops => s.drops = Some(DropCols { cap: Cap::new(sp.max_rows), ..Default::default() }),
+                SeriesKind::Tcp => {
+                    s.tcp = Some(TcpCols { cap: Cap::new(sp.max_rows), interval, ..Default::default() });
+                    s.tcp_flows = flows;
+                }
+                SeriesKind::Segments => {
+                    s.segments = Some(SegCols { cap: Cap::new(sp.max_rows), ..Default::default() });
+                    s.seg_flows = flows;
+                }
+                SeriesKind::Queue => {
+                    s.queue = Some(QueueCols { cap: Cap::new(sp.max_rows), interval, ..Default::default() });
+                    s.queue_links = link_mask(&sp.links, &dirs);
+                }
+                SeriesKind::Drops => {
+                    s.drops = Some(DropCols { cap: Cap::new(sp.max_rows), ..Default::default() });
+                    s.drop_flows = flows;
+                    s.drop_links = link_mask(&sp.links, &dirs);
+                }
             }
         }
+        s.flow_names = flow_names;
         if let Some(q) = s.queue.as_mut() {
             // Every queue starts empty at time 0.
             s.queue_last = vec![Sampler { last: (0, 0), next: 0, stopped: false }; links.len()];
             if q.interval.is_none() {
-                for l in 0..links.len() {
+                for l in (0..links.len()).filter(|&l| kept(&s.queue_links, l)) {
                     q.push(0, l as u32, (0, 0));
                 }
             }
@@ -425,6 +525,9 @@ impl Series {
     /// half's state now.
     pub fn on_conn(&mut self, now: Time, label: Label, dir: Dir, node: u32, peer: u32, c: &TcpConn) {
         if self.tcp.is_none() {
+            return;
+        }
+        if !kept(&self.tcp_flows, label.flow as usize) {
             return;
         }
         let Some(row) = TcpRow::of(c) else { return };
@@ -472,6 +575,9 @@ impl Series {
     pub fn on_packet(&mut self, now: Time, p: &Packet, event: u8) {
         let Some(cols) = self.segments.as_ref() else { return };
         let Payload::Tcp(seg) = &p.body else { return };
+        if !kept(&self.seg_flows, p.label.flow as usize) {
+            return;
+        }
         if cols.cap.rows >= cols.cap.max_rows {
             self.segments.as_mut().expect("checked").cap.truncated = true;
             return;
@@ -503,6 +609,9 @@ impl Series {
     #[inline]
     pub fn on_queue(&mut self, now: Time, l: usize, link: &LinkDir) {
         let Some(cols) = self.queue.as_mut() else { return };
+        if !kept(&self.queue_links, l) {
+            return;
+        }
         let q = (link.queue.len() as u32, link.queue_bytes);
         let s = &mut self.queue_last[l];
         match cols.interval {
@@ -528,6 +637,9 @@ impl Series {
     /// A packet was dropped at link direction `l`'s ingress.
     pub fn on_drop(&mut self, now: Time, l: usize, p: &Packet, why: DropReason) {
         let Some(cols) = self.drops.as_ref() else { return };
+        if !kept(&self.drop_links, l) || !kept(&self.drop_flows, p.label.flow as usize) {
+            return;
+        }
         if cols.cap.rows >= cols.cap.max_rows {
             self.drops.as_mut().expect("checked").cap.truncated = true;
             return;
@@ -573,6 +685,9 @@ impl Series {
         if let Some(cols) = self.queue.as_mut() {
             if let Some(i) = cols.interval {
                 for (l, s) in self.queue_last.iter_mut().enumerate() {
+                    if !kept(&self.queue_links, l) {
+                        continue;
+                    }
                     while s.next <= end && !cols.cap.full() {
                         cols.push(s.next, l as u32, s.last);
                         s.next += i;

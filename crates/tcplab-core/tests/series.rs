@@ -305,3 +305,38 @@ fn a_fine_grid_stops_at_the_cap_without_walking_it() {
     assert!(t.cap.truncated && q.cap.truncated);
     assert_eq!(r.meta.sim_time_s, 100.0);
 }
+
+#[test]
+fn filters_keep_the_flows_and_links_named() {
+    // Two flows over a dumbbell; the tcp and segments series keep flow "b" only, the queue and
+    // drops the bottleneck's forward direction only.
+    let text = "[topology]\nkind = \"dumbbell\"\npairs = 2\naccess_rate = \"100Mbps\"\naccess_delay = \"1ms\"\nbottleneck_rate = \"4Mbps\"\nbottleneck_delay = \"20ms\"\nqueue = 8\n\
+        [[flows]]\nname = \"a\"\nfrom = \"s1\"\nto = \"r1\"\nbytes = 200000\n[[flows]]\nname = \"b\"\nfrom = \"s2\"\nto = \"r2\"\nbytes = 200000\n\
+        [[series]]\nkind = \"tcp\"\nflows = [\"b\"]\n[[series]]\nkind = \"segments\"\nflows = [\"b\"]\n\
+        [[series]]\nkind = \"queue\"\nlinks = [\"bottleneck:left->right\"]\n[[series]]\nkind = \"drops\"\nlinks = [\"bottleneck\"]\n";
+    let r = run_toml(text);
+    let s = series(&r);
+    // (The drops of both flows are kept, so both connections are numbered.)
+    let name = |c: u32| s.conns[c as usize].name.as_str();
+    let seg = s.segments.as_ref().unwrap();
+    assert!(s.tcp.as_ref().unwrap().conn.iter().chain(&seg.conn).all(|&c| name(c) == "b"));
+    assert!(!seg.conn.is_empty());
+    let sent = (0..seg.seq.len()).filter(|&i| seg.dir[i] == 0 && seg.event[i] == EVENT_TX && seg.len[i] > 0).count() as u64;
+    assert_eq!(sent, r.connections[1].segs_sent);
+    let fwd = s.links.iter().position(|l| l == "bottleneck:left->right").unwrap();
+    let q = s.queue.as_ref().unwrap();
+    assert!(q.link.iter().all(|&l| l as usize == fwd) && !q.link.is_empty());
+    let d = s.drops.as_ref().unwrap();
+    let link_drops: u64 = r.links.iter().filter(|l| l.link.starts_with("bottleneck:")).map(|l| l.dropped_pkts).sum();
+    assert!(link_drops > 0);
+    assert_eq!(d.link.len() as u64, link_drops);
+    // Unknown names and filters on the wrong kind are refused by key.
+    let bad = |series: &str| Scenario::from_toml(&text.replace("[[series]]\nkind = \"tcp\"\nflows = [\"b\"]\n", series), &[]).unwrap_err();
+    assert_eq!(bad("[[series]]\nkind = \"tcp\"\nflows = [\"b\", \"c\"]\n").path, "series[0].flows[1]");
+    assert_eq!(bad("[[series]]\nkind = \"tcp\"\nflows = []\n").path, "series[0].flows");
+    assert_eq!(bad("[[series]]\nkind = \"tcp\"\nlinks = [\"bottleneck\"]\n").path, "series[0].links");
+    assert_eq!(bad("[[series]]\nkind = \"tcp\"\n[[series]]\nkind = \"queue\"\nflows = [\"a\"]\n").path, "series[1].flows");
+    let e = bad("[[series]]\nkind = \"tcp\"\n[[series]]\nkind = \"drops\"\nlinks = [\"nope\"]\n");
+    assert_eq!(e.path, "series[1].links[0]");
+    assert!(e.message.contains("bottleneck:left->right"), "{e}");
+}
