@@ -28,7 +28,7 @@ impl App for Exchanges {
         cx.schedule(0, 0);
     }
     fn on_timer(&mut self, cx: &mut Ctx, _token: u32) {
-        let (c, s) = cx.connect(NodeId(0), NodeId(1), &self.cfg, Label { flow: self.index, epoch: self.done + 1 });
+        let (c, s) = cx.connect(NodeId(0), NodeId(1), &self.cfg, &self.cfg, Label { flow: self.index, epoch: self.done + 1 });
         cx.set_rcv_lowat(s, REQUEST);
         cx.write(c, REQUEST);
         self.live = Some((c, s));

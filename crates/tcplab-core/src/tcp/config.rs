@@ -27,11 +27,22 @@ pub enum Variant {
     /// ns-2's `Agent/TCP/Fack` with `rampdown_` false (tcp/tcp-fack.cc): FACK's loss detection
     /// and send rule, ssthresh = window/2 and a cwnd restart at the trigger.
     Fack,
+    /// ns-2's `Agent/TCP/SackRH` (tcp/tcp-sack-rh.cc, tcp/scoreboard-rh.cc): Rate-Halving's
+    /// state machine (RH_INCR, RH_EXACT, RH_EST, RH_EST_REPAIR) with FACK's send rule; without
+    /// SACK it estimates from duplicate ACKs (RH_EST) instead of falling back to NewReno.
+    #[serde(rename = "sack-rh")]
+    SackRh,
 }
 
 impl Variant {
     /// Whether the variant's recovery reads the SACK scoreboard.
     pub fn uses_sack(self) -> bool {
+        self.needs_sack() || self == Variant::SackRh
+    }
+
+    /// Whether the variant cannot recover without SACK (it falls back to NewReno when the peer
+    /// refuses SACK). ns-2's SackRH has its own estimation states for a receiver without SACK.
+    pub fn needs_sack(self) -> bool {
         matches!(self, Variant::Sack | Variant::Sack1 | Variant::FackRh | Variant::Fack)
     }
 }
@@ -545,6 +556,15 @@ pub const PRESETS: &[Preset] = &[
             c.sack_blocks = 3;
         },
     },
+    Preset {
+        name: "sack-rh",
+        study: "ns2",
+        summary: "ns-2 Agent/TCP/SackRH: Rate-Halving states (RH_EXACT with SACK, RH_EST without), FACK send rule, 3 SACK blocks, IW 1",
+        apply: |c| {
+            base_preset(c, Variant::SackRh, true);
+            c.sack_blocks = 3;
+        },
+    },
 ];
 
 pub fn preset(name: &str) -> Option<&'static Preset> {
@@ -749,7 +769,7 @@ impl TcpConfig {
         if !(1..=4).contains(&self.sack_blocks) {
             return err("sack_blocks", "RFC 2018 §3: 1 to 4 blocks fit in the option space");
         }
-        if self.variant.uses_sack() && !self.sack {
+        if self.variant.needs_sack() && !self.sack {
             // Without the option the sender would run NewReno without a word (it still does when
             // the peer refuses SACK at the handshake, RFC 2018 §2): a configuration that asks for
             // a SACK variant and turns SACK off is a mistake to name, not to run.
@@ -877,7 +897,7 @@ mod tests {
         assert!(!cs[3].early_retransmit && cs[4].early_retransmit);
         assert!(cs.iter().all(|c| c.variant == Variant::Sack && c.sack));
         assert!(!get("newreno").sack && get("sack1").sack && get("fack-rh").sack);
-        assert_eq!(PRESETS.len(), 11);
+        assert_eq!(PRESETS.len(), 12);
         assert!(preset("vegas").is_none());
     }
 

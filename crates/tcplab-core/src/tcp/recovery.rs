@@ -28,6 +28,11 @@ pub trait Recovery: Send {
     fn gbn_skips_sacked(&self) -> bool {
         true
     }
+    /// A timeout leaves the SACK scoreboard as it is (ns-2's SackRH,
+    /// `TimeoutScoreBoard()` in tcp/scoreboard-rh.cc); otherwise it is cleared (RFC 6675 §5.1).
+    fn keeps_scoreboard_on_timeout(&self) -> bool {
+        false
+    }
     /// Send what the strategy allows after an ACK has been processed.
     fn send(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
         s.send_available(_out);

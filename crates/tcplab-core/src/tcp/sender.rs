@@ -10,6 +10,7 @@ use super::cc::{Aimd, CongestionControl};
 use super::config::{TcpConfig, Variant};
 use super::recovery::{NewReno, Recovery, Reno, Tahoe};
 use super::sackrec::{FackNs2, FackRh, Rfc6675, Sack1};
+use super::sackrh::SackRh;
 pub use super::state::{OutSeg, SenderCore, SenderPhase, SYN_OPTION_BYTES, UNLIMITED};
 use super::state::sample_rtt;
 use crate::net::{PacketTag, Segment, FLAG_ACK};
@@ -31,10 +32,11 @@ impl TcpSender {
             Variant::Sack1 => Box::new(Sack1::default()),
             Variant::FackRh => Box::new(FackRh::default()),
             Variant::Fack => Box::new(FackNs2::default()),
+            Variant::SackRh => Box::new(SackRh::default()),
         };
         // Without a handshake SACK is in use exactly when configured; a SACK variant without it
         // recovers as NewReno (as after a SYN-ACK that does not agree to SACK).
-        let rec: Box<dyn Recovery> = if cfg.variant.uses_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
+        let rec: Box<dyn Recovery> = if cfg.variant.needs_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
         let mut core = SenderCore::new(cfg, bytes);
         core.gbn_skips_sacked = rec.gbn_skips_sacked();
         TcpSender { core, cc: Box::new(Aimd::default()), rec }
@@ -80,7 +82,7 @@ impl TcpSender {
         c.started_at = Some(now);
         if c.cfg.handshake {
             c.sack_ok = c.cfg.sack && peer_sack;
-            if !c.sack_ok && c.cfg.variant.uses_sack() {
+            if !c.sack_ok && c.cfg.variant.needs_sack() {
                 self.rec = Box::new(NewReno::default());
             }
             if let Some(sent) = synack_sent.filter(|_| c.cfg.handshake_rtt_sample) {
@@ -124,7 +126,7 @@ impl TcpSender {
                     // RFC 2018 §2: SACK is used only if both ends agreed in the handshake. The
                     // SACK variants fall back to NewReno without it (RFC 6675 §1 needs SACK).
                     self.core.sack_ok = self.core.cfg.sack && seg.sack_permitted;
-                    if !self.core.sack_ok && self.core.cfg.variant.uses_sack() {
+                    if !self.core.sack_ok && self.core.cfg.variant.needs_sack() {
                         self.rec = Box::new(NewReno::default());
                     }
                     self.established(out);
@@ -317,8 +319,10 @@ impl TcpSender {
                 // RFC 6582 §3.2 step 4 (and RFC 6675 §5.1): after a timeout, recover = HighData.
                 c.recover = c.snd_max;
                 // RFC 2018 §8, RFC 6675 §5.1: the receiver may have reneged; the scoreboard is
-                // expunged and rebuilt from the ACKs that follow.
-                c.sb.clear();
+                // expunged and rebuilt from the ACKs that follow (ns-2's SackRH keeps it).
+                if !self.rec.keeps_scoreboard_on_timeout() {
+                    c.sb.clear();
+                }
                 self.rec.on_timeout(c);
                 // RFC 6298 §5.5–5.6: back off, retransmit the earliest unacknowledged segment,
                 // restart the timer. Everything after it is resent as the window opens (go-back-N).
