@@ -63,7 +63,9 @@ def tcp_tables(draw):
                         ("variant", ["tahoe", "reno", "newreno", "sack", "sack1", "fack-rh", "sack-rh"]), ("sack", [True, False]),
                         ("mss", [536, 1000, 1460]), ("initial_window", [1, 2, 4, "rfc3390", "rfc6928"]),
                         ("delayed_ack", [True, False]), ("abc", [0, 1, 2]), ("limited_transmit", [True, False]),
-                        ("synack_on_dup_syn", [True, False]), ("rto_initial", ["500ms", "3s"])]:
+                        ("synack_on_dup_syn", [True, False]), ("rto_initial", ["500ms", "3s"]),
+                        ("dupthresh_frac", [0, 4]), ("aggressive_maxburst", [True, False]),
+                        ("newreno_less_careful", [True, False]), ("newreno_ack_heuristic", [True, False])]:
         if draw(st.booleans()) and draw(st.booleans()):
             t[key] = draw(st.sampled_from(values))
     return t

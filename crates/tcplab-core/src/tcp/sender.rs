@@ -183,9 +183,9 @@ impl TcpSender {
         if advanced {
             c.sack_ignored = false;
         }
-        // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, same ACK number, data outstanding,
-        // same advertised window.
-        let classic_dup = !advanced && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una && same_wnd;
+        // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, the ACK number equal to the greatest
+        // received (an older, reordered ACK is none), data outstanding, same advertised window.
+        let classic_dup = !advanced && seg.ack == c.snd_una && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una && same_wnd;
         if advanced {
             self.on_new_ack(seg.ack, out);
         }
@@ -201,7 +201,11 @@ impl TcpSender {
             }
             self.rec.on_dupack(c, &mut *self.cc, out);
         }
-        self.rec.send(&mut self.core, out);
+        // ns-2 `recv()`: send_much() after a valid ACK (at or above snd_una), or after any with
+        // `aggressive_maxburst_` (tcp/tcp.cc).
+        if self.core.cfg.aggressive_maxburst || seg.ack >= self.core.snd_una {
+            self.rec.send(&mut self.core, out);
+        }
         self.check_done();
     }
 
@@ -221,6 +225,7 @@ impl TcpSender {
         }
         let data_acked = ack.min(c.data_end) - c.snd_una.min(c.data_end);
         c.stats.bytes_acked += data_acked;
+        c.prev_una = c.snd_una;
         c.snd_una = ack;
         if c.snd_nxt < c.snd_una {
             c.snd_nxt = c.snd_una;
