@@ -60,10 +60,12 @@ WRITABLE = [v for v in POOL if _writable(v)]
 def tcp_tables(draw):
     t = {}
     for key, values in [("profile", ["rfc", "ns2", "bsd", "linux22", "rfc2988", "win98", "solaris7", "vxworks54", "hpux1020"]), ("preset", ["reno", "sack1", "sack-iw-lt-abc1-er"]),
-                        ("variant", ["tahoe", "reno", "newreno", "sack", "sack1", "fack-rh"]), ("sack", [True, False]),
+                        ("variant", ["tahoe", "reno", "newreno", "sack", "sack1", "fack-rh", "sack-rh"]), ("sack", [True, False]),
                         ("mss", [536, 1000, 1460]), ("initial_window", [1, 2, 4, "rfc3390", "rfc6928"]),
                         ("delayed_ack", [True, False]), ("abc", [0, 1, 2]), ("limited_transmit", [True, False]),
-                        ("synack_on_dup_syn", [True, False]), ("rto_initial", ["500ms", "3s"])]:
+                        ("synack_on_dup_syn", [True, False]), ("rto_initial", ["500ms", "3s"]),
+                        ("dupthresh_frac", [0, 4]), ("aggressive_maxburst", [True, False]),
+                        ("newreno_less_careful", [True, False]), ("newreno_ack_heuristic", [True, False])]:
         if draw(st.booleans()) and draw(st.booleans()):
             t[key] = draw(st.sampled_from(values))
     return t

@@ -33,7 +33,7 @@ drops = [{{ kind = "data", segment = 5 }}, {{ kind = "data", segment = 9 }}, {{ 
 def test_every_preset_of_both_studies_is_listed():
     v = tcplab.variants()
     # and the ns-2 agents beside them
-    assert set(LADHA + MATHIS + ["fack"]) == set(v)
+    assert set(LADHA + MATHIS + ["fack", "sack-rh"]) == set(v)
     assert v["fack"]["settings"]["variant"] == "fack" and v["fack"]["settings"]["sack_blocks"] == 3
     # Ladha's variants are cumulative: each adds one mechanism to the one before.
     s = [v[n]["settings"] for n in LADHA[1:]]
@@ -116,7 +116,7 @@ def test_variants_command_lists_every_preset(cli):
     lines = p.stdout.splitlines()
     assert lines[0].split()[:3] == ["preset", "study", "variant"]
     names = [line.split()[0] for line in lines[1:]]
-    assert set(names) == set(LADHA + MATHIS + ["fack"])
+    assert set(names) == set(LADHA + MATHIS + ["fack", "sack-rh"])
     row = dict(zip(lines[0].split(), lines[1 + names.index("sack-iw-lt-abc1-er")].split()))
     assert (row["variant"], row["sack"], row["iw"], row["lt"], row["abc"], row["er"]) == ("sack", "on", "rfc3390", "on", "1", "on")
 

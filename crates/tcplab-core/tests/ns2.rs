@@ -523,3 +523,117 @@ fn newreno_bugfix_off_fast_retransmits_again_after_a_timeout() {
     }
     assert!(TcpConfig::rfc().newreno_recover_guard && TcpConfig::profile("ns2").unwrap().newreno_recover_guard);
 }
+
+/// ns-2's `numdupacksFrac_` (tcp/tcp.cc `numdupacks()`, read by tcp/tcp-sack1.cc: `++dupacks_ ==
+/// numdupacks(cwnd_)`): Sack1's duplicate-ACK threshold is max(numdupacks_, ⌊⌊cwnd_⌋/frac⌋). With
+/// a window of 20 and frac 4 the fast retransmit waits for the fifth duplicate ACK; off (0, as
+/// ns-2.35's −1) it is the third.
+#[test]
+fn sack1_dupthresh_frac_raises_the_threshold_with_the_window() {
+    for (frac, at) in [(0, 3), (4, 5), (10, 3)] {
+        let mut c = cfg(Variant::Sack1, true);
+        c.sack = true;
+        c.sack_blocks = 3;
+        c.dupthresh_frac = frac;
+        c.initial_window = InitialWindow::Segments(20);
+        c.initial_ssthresh = Limit::Bytes(Size(20 * MSS));
+        c.validate().unwrap();
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), (1..=20).collect::<Vec<_>>());
+        // Segment 1 lost: each later segment's ACK SACKs it.
+        let mut fr_at = None;
+        for k in 2..=7 {
+            h.ack_sack(ms(100 + k), 0, &[(2, k)]);
+            if fr_at.is_none() && h.s.core.stats.fast_retransmits == 1 {
+                fr_at = Some(k - 1);
+                assert_eq!(h.sent_segs()[0], 1, "the fast retransmission");
+            }
+        }
+        assert_eq!(fr_at, Some(at), "dupthresh_frac = {frac}");
+    }
+    assert_eq!(TcpConfig::rfc().dupthresh_frac, 0);
+    assert_eq!(TcpConfig::profile("ns2").unwrap().dupthresh_frac, 0);
+}
+
+/// ns-2's `aggressive_maxburst_` (tcp/tcp.cc `recv()`: `if (valid_ack || aggressive_maxburst_)
+/// send_much(...)`, valid_ack = the ACK is not below last_ack_). With `maxburst_` 3 holding
+/// segments back, an old (reordered) ACK lets the next three out when it is on (ns-2's default
+/// since 2003, and tcplab's), and nothing when it is off; the next valid ACK sends them. An old
+/// ACK is not a duplicate ACK (RFC 5681 §2: its number is below the greatest received).
+#[test]
+fn aggressive_maxburst_off_sends_nothing_on_an_old_ack() {
+    for aggressive in [true, false] {
+        let mut c = cfg(Variant::Reno, true);
+        c.initial_window = InitialWindow::Segments(8);
+        c.max_burst = 3;
+        c.aggressive_maxburst = aggressive;
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), [1, 2, 3]);
+        h.ack_seg(ms(100), 2);
+        assert_eq!(h.sent_segs(), [4, 5, 6], "cwnd 8 (not grown: the burst, not cwnd, limited) allows 3..=10");
+        // An ACK of segment 1 only, overtaken by the one of segment 2.
+        h.ack_seg(ms(101), 1);
+        assert_eq!(h.s.core.dupacks, 0, "an old ACK is no duplicate");
+        let old: Vec<u64> = h.sent_segs();
+        h.ack_seg(ms(102), 3);
+        let next = h.sent_segs();
+        if aggressive {
+            assert_eq!((old, next), (vec![7, 8, 9], vec![10, 11]));
+        } else {
+            assert_eq!((old, next), (vec![], vec![7, 8, 9]));
+        }
+    }
+    assert!(TcpConfig::rfc().aggressive_maxburst && TcpConfig::profile("ns2").unwrap().aggressive_maxburst);
+}
+
+/// A NewReno sender after a timeout of a window of 10: everything to 10 was `recover`.
+fn newreno_after_timeout(less_careful: bool, ack_heuristic: bool) -> (Snd, Time) {
+    let mut c = cfg(Variant::Newreno, true);
+    c.newreno_less_careful = less_careful;
+    c.newreno_ack_heuristic = ack_heuristic;
+    c.initial_window = InitialWindow::Segments(10);
+    let mut h = Snd::new(c, None);
+    h.sent_segs();
+    let t = h.rto();
+    assert_eq!(h.sent_segs(), [1]);
+    (h, t)
+}
+
+/// ns-2 NewReno's `lessCareful_` (tcp/tcp-newreno.cc `dupack_action()`, RFC 2582 §6's Less
+/// Careful variant): with `bugFix_`, three duplicate ACKs whose cumulative ACK equals `recover`
+/// (all data outstanding at the timeout acknowledged, nothing after it) start a fast retransmit;
+/// the careful check of RFC 6582 §3.2 step 2 needs more than `recover`.
+#[test]
+fn newreno_less_careful_fast_retransmits_at_recover() {
+    for less_careful in [false, true] {
+        let (mut h, t) = newreno_after_timeout(less_careful, false);
+        h.ack_seg(t + ms(10), 10);
+        assert_eq!(h.sent_segs(), [11, 12]);
+        for i in 0..3 {
+            h.ack_seg(t + ms(20 + i), 10);
+        }
+        assert_eq!(h.s.core.stats.fast_retransmits, less_careful as u64, "newreno_less_careful = {less_careful}");
+    }
+    assert!(!TcpConfig::rfc().newreno_less_careful && !TcpConfig::profile("ns2").unwrap().newreno_less_careful);
+}
+
+/// ns-2 NewReno's `bugFix_ack_` (tcp/tcp-newreno.cc `dupack_action()`; RFC 6582 §4.2's ACK
+/// heuristic): below `recover`, three duplicate ACKs still start a fast retransmit when cwnd > 1
+/// segment and the last new ACK advanced at most numdupacks_ segments (`highest_ack_ −
+/// prev_highest_ack_`): a go-back-N retransmission's duplicates follow a large advance, a new
+/// loss a small one.
+#[test]
+fn newreno_ack_heuristic_tells_a_new_loss_from_go_back_n_duplicates() {
+    for (heuristic, advance_to, fr) in [(false, 2, 0), (true, 2, 1), (true, 6, 0)] {
+        let (mut h, t) = newreno_after_timeout(false, heuristic);
+        h.ack_seg(t + ms(10), 1);
+        assert_eq!(h.sent_segs(), [2, 3]);
+        h.ack_seg(t + ms(20), advance_to);
+        h.sent_segs();
+        for i in 0..3 {
+            h.ack_seg(t + ms(30 + i), advance_to);
+        }
+        assert_eq!(h.s.core.stats.fast_retransmits, fr, "newreno_ack_heuristic = {heuristic}, ACK to {advance_to}");
+    }
+    assert!(!TcpConfig::rfc().newreno_ack_heuristic && !TcpConfig::profile("ns2").unwrap().newreno_ack_heuristic);
+}

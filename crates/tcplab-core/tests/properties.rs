@@ -44,7 +44,7 @@ fn scenario(text: &str) -> Scenario {
 // ---------------------------------------------------------------------------------------------
 
 /// Every preset (`tcplab variants`): the variants of the Mathis and Ladha studies.
-const VARIANTS: [&str; 11] = ["tahoe", "reno", "newreno", "sack1", "fack-rh", "sack", "sack-iw", "sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er", "fack"];
+const VARIANTS: [&str; 12] = ["tahoe", "reno", "newreno", "sack1", "fack-rh", "sack", "sack-iw", "sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er", "fack", "sack-rh"];
 const MSSES: [u64; 3] = [536, 1000, 1460];
 const PROFILES: [&str; 5] = ["rfc", "rfc2988", "ns2", "bsd", "linux22"];
 

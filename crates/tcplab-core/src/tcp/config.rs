@@ -27,11 +27,22 @@ pub enum Variant {
     /// ns-2's `Agent/TCP/Fack` with `rampdown_` false (tcp/tcp-fack.cc): FACK's loss detection
     /// and send rule, ssthresh = window/2 and a cwnd restart at the trigger.
     Fack,
+    /// ns-2's `Agent/TCP/SackRH` (tcp/tcp-sack-rh.cc, tcp/scoreboard-rh.cc): Rate-Halving's
+    /// state machine (RH_INCR, RH_EXACT, RH_EST, RH_EST_REPAIR) with FACK's send rule; without
+    /// SACK it estimates from duplicate ACKs (RH_EST) instead of falling back to NewReno.
+    #[serde(rename = "sack-rh")]
+    SackRh,
 }
 
 impl Variant {
     /// Whether the variant's recovery reads the SACK scoreboard.
     pub fn uses_sack(self) -> bool {
+        self.needs_sack() || self == Variant::SackRh
+    }
+
+    /// Whether the variant cannot recover without SACK (it falls back to NewReno when the peer
+    /// refuses SACK). ns-2's SackRH has its own estimation states for a receiver without SACK.
+    pub fn needs_sack(self) -> bool {
         matches!(self, Variant::Sack | Variant::Sack1 | Variant::FackRh | Variant::Fack)
     }
 }
@@ -339,11 +350,21 @@ tcp_knobs! {
     rwnd: Limit,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2: 3).
     dupthresh: u32,
+    /// `sack1`: the duplicate-ACK threshold grows with the window, max(dupthresh, ⌊⌊cwnd⌋/n⌋)
+    /// with cwnd in segments (ns-2's `numdupacksFrac_` n: `numdupacks()` in tcp/tcp.cc, read by
+    /// tcp/tcp-sack1.cc only). 0 = off, a fixed threshold (ns-2.35's default −1; from 2002 to
+    /// 2006 it was 100).
+    dupthresh_frac: u32 [skip_if = "is_zero", default = "zero"],
     /// Most segments sent in reply to one ACK or timer expiry, 0 = no limit (ns-2's `maxburst_`,
     /// 0 by default, as the bound of `send_much()` in tcp/tcp.cc and tcp/tcp-sack1.cc). Applies
     /// to the window-governed sends (slow start, congestion avoidance, go-back-N, Sack1's and
     /// ns-2 Fack's recovery), not to RFC 6675's or FACK-RH's recovery loops.
     max_burst: u32 [skip_if = "is_zero", default = "zero"],
+    /// Send what the window allows after every ACK, also an old one (below snd_una, reordered):
+    /// ns-2's `aggressive_maxburst_` 1, its default since 2003 (`recv()` in tcp/tcp.cc). Off:
+    /// only an ACK at or above snd_una sends (`valid_ack`), so what `max_burst` held back waits
+    /// for the next valid ACK.
+    aggressive_maxburst: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// Reno: no fast retransmit for duplicate ACKs unless the cumulative ACK is past `recover`
     /// (the data outstanding at the last loss detection) — ns-2's `bugFix_`, the check of
     /// RFC 6582 §3.2 step 2. Tahoe and NewReno always have it; RFC 5681 Reno does not.
@@ -353,6 +374,15 @@ tcp_knobs! {
     /// with `bugFix_` false, which fast-retransmits again for duplicate ACKs of a window already
     /// being repaired or resent after a timeout.
     newreno_recover_guard: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// NewReno: with `newreno_recover_guard`, also fast-retransmit when the cumulative ACK
+    /// equals `recover` (RFC 2582 §6's "Less Careful" variant; ns-2's `lessCareful_`,
+    /// tcp/tcp-newreno.cc `dupack_action()`). Off: RFC 6582 §3.2 step 2, more than `recover`.
+    newreno_less_careful: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// NewReno: with `newreno_recover_guard`, also fast-retransmit when cwnd > SMSS and the last
+    /// new ACK advanced at most DupThresh·SMSS (ns-2's `bugFix_ack_`, tcp/tcp-newreno.cc
+    /// `dupack_action()`; RFC 6582 §4.2's ACK heuristic, which allows 4·SMSS). Off: RFC 6582
+    /// §3.2 step 2 alone.
+    newreno_ack_heuristic: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// ssthresh after a loss = ⌊W/2⌋ whole segments (at least 2), W = ⌊min(cwnd, rwnd)/SMSS⌋
     /// the window in whole segments: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)` from `window()`
     /// (tcp/tcp.cc). Off: RFC 5681 §3.1 eq. 4 in bytes, from FlightSize.
@@ -545,6 +575,15 @@ pub const PRESETS: &[Preset] = &[
             c.sack_blocks = 3;
         },
     },
+    Preset {
+        name: "sack-rh",
+        study: "ns2",
+        summary: "ns-2 Agent/TCP/SackRH: Rate-Halving states (RH_EXACT with SACK, RH_EST without), FACK send rule, 3 SACK blocks, IW 1",
+        apply: |c| {
+            base_preset(c, Variant::SackRh, true);
+            c.sack_blocks = 3;
+        },
+    },
 ];
 
 pub fn preset(name: &str) -> Option<&'static Preset> {
@@ -564,9 +603,13 @@ impl TcpConfig {
             initial_ssthresh: Limit::Named(Unlimited::Unlimited),
             rwnd: Limit::Named(Unlimited::Unlimited),
             dupthresh: 3,
+            dupthresh_frac: 0,
             max_burst: 0,
+            aggressive_maxburst: true,
             recover_guard: false,
             newreno_recover_guard: true,
+            newreno_less_careful: false,
+            newreno_ack_heuristic: false,
             ssthresh_whole_segments: false,
             timeout_halves_window: false,
             syn_timeout_ssthresh: false,
@@ -753,6 +796,10 @@ impl TcpConfig {
             ("limited_transmit_send_one", serde_json::json!(self.limited_transmit_send_one)),
             ("max_burst", serde_json::json!(self.max_burst)),
             ("newreno_recover_guard", serde_json::json!(self.newreno_recover_guard)),
+            ("newreno_less_careful", serde_json::json!(self.newreno_less_careful)),
+            ("newreno_ack_heuristic", serde_json::json!(self.newreno_ack_heuristic)),
+            ("dupthresh_frac", serde_json::json!(self.dupthresh_frac)),
+            ("aggressive_maxburst", serde_json::json!(self.aggressive_maxburst)),
             ("rto_model", serde_json::to_value(self.rto_model).expect("serialises")),
             ("synack_on_dup_syn", serde_json::json!(self.synack_on_dup_syn)),
         ];
@@ -777,7 +824,7 @@ impl TcpConfig {
         if !(1..=4).contains(&self.sack_blocks) {
             return err("sack_blocks", "RFC 2018 §3: 1 to 4 blocks fit in the option space");
         }
-        if self.variant.uses_sack() && !self.sack {
+        if self.variant.needs_sack() && !self.sack {
             // Without the option the sender would run NewReno without a word (it still does when
             // the peer refuses SACK at the handshake, RFC 2018 §2): a configuration that asks for
             // a SACK variant and turns SACK off is a mistake to name, not to run.
@@ -789,6 +836,9 @@ impl TcpConfig {
         }
         if self.dupthresh == 0 {
             return err("dupthresh", "expected at least 1");
+        }
+        if self.dupthresh_frac > 1_000_000 {
+            return err("dupthresh_frac", "expected 0 (off) to 1000000 (a divisor of the window in segments)");
         }
         if self.delack_segments == 0 {
             return err("delack_segments", "expected at least 1");
@@ -905,7 +955,7 @@ mod tests {
         assert!(!cs[3].early_retransmit && cs[4].early_retransmit);
         assert!(cs.iter().all(|c| c.variant == Variant::Sack && c.sack));
         assert!(!get("newreno").sack && get("sack1").sack && get("fack-rh").sack);
-        assert_eq!(PRESETS.len(), 11);
+        assert_eq!(PRESETS.len(), 12);
         assert!(preset("vegas").is_none());
     }
 

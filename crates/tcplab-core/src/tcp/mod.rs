@@ -10,6 +10,7 @@ pub mod recovery;
 pub mod rtt;
 pub mod sack;
 pub mod sackrec;
+pub mod sackrh;
 pub mod sender;
 pub mod state;
 pub mod stats;

@@ -28,6 +28,11 @@ pub trait Recovery: Send {
     fn gbn_skips_sacked(&self) -> bool {
         true
     }
+    /// A timeout leaves the SACK scoreboard as it is (ns-2's SackRH,
+    /// `TimeoutScoreBoard()` in tcp/scoreboard-rh.cc); otherwise it is cleared (RFC 6675 §5.1).
+    fn keeps_scoreboard_on_timeout(&self) -> bool {
+        false
+    }
     /// Send what the strategy allows after an ACK has been processed.
     fn send(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
         s.send_available(_out);
@@ -124,7 +129,12 @@ impl Recovery for NewReno {
             // RFC 6582 §3.2 step 2: enter only if the cumulative ACK covers more than `recover`,
             // which avoids a second fast retransmit for losses in a window already being repaired
             // or resent after a timeout (otherwise do nothing).
-            if s.snd_una > s.recover || !s.cfg.newreno_recover_guard {
+            // ns-2 `dupack_action()` (tcp/tcp-newreno.cc): `lessCareful_` also allows it at
+            // snd_una = recover; `bugFix_ack_` when cwnd > 1 segment and the last new ACK
+            // advanced at most numdupacks_ segments.
+            let less_careful = s.cfg.newreno_less_careful && s.snd_una == s.recover;
+            let ack_heuristic = s.cfg.newreno_ack_heuristic && s.cwnd > s.mss && s.snd_una - s.prev_una <= s.cfg.dupthresh as u64 * s.mss;
+            if s.snd_una > s.recover || !s.cfg.newreno_recover_guard || less_careful || ack_heuristic {
                 self.partial_seen = false;
                 s.enter_fast_recovery(cc, out);
             }

@@ -215,7 +215,11 @@ impl Recovery for Sack1 {
     fn on_dupack(&mut self, s: &mut SenderCore, _cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
         let mss = s.mss as i64;
         if !s.in_recovery {
-            if s.dupacks == s.dupthresh() && s.snd_una > s.recover {
+            // tcp/tcp-sack1.cc: `++dupacks_ == numdupacks(cwnd_)`, with `numdupacksFrac_`
+            // max(numdupacks_, ⌊⌊cwnd_⌋/numdupacksFrac_⌋) (tcp/tcp.cc).
+            let frac = s.cfg.dupthresh_frac as u64;
+            let thresh = if frac > 0 { (s.dupthresh() as u64).max(s.cwnd / s.mss / frac) } else { s.dupthresh() as u64 };
+            if s.dupacks as u64 == thresh && s.snd_una > s.recover {
                 s.count_fast_retransmit();
                 s.recover = s.snd_max;
                 // ns-2 slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF): half the window, not

@@ -10,6 +10,7 @@ use super::cc::{Aimd, CongestionControl};
 use super::config::{TcpConfig, Variant};
 use super::recovery::{NewReno, Recovery, Reno, Tahoe};
 use super::sackrec::{FackNs2, FackRh, Rfc6675, Sack1};
+use super::sackrh::SackRh;
 pub use super::state::{OutSeg, SenderCore, SenderPhase, SYN_OPTION_BYTES, UNLIMITED};
 use super::state::sample_rtt;
 use crate::net::{PacketTag, Segment, FLAG_ACK};
@@ -31,10 +32,11 @@ impl TcpSender {
             Variant::Sack1 => Box::new(Sack1::default()),
             Variant::FackRh => Box::new(FackRh::default()),
             Variant::Fack => Box::new(FackNs2::default()),
+            Variant::SackRh => Box::new(SackRh::default()),
         };
         // Without a handshake SACK is in use exactly when configured; a SACK variant without it
         // recovers as NewReno (as after a SYN-ACK that does not agree to SACK).
-        let rec: Box<dyn Recovery> = if cfg.variant.uses_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
+        let rec: Box<dyn Recovery> = if cfg.variant.needs_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
         let mut core = SenderCore::new(cfg, bytes);
         core.gbn_skips_sacked = rec.gbn_skips_sacked();
         TcpSender { core, cc: Box::new(Aimd::default()), rec }
@@ -80,7 +82,7 @@ impl TcpSender {
         c.started_at = Some(now);
         if c.cfg.handshake {
             c.sack_ok = c.cfg.sack && peer_sack;
-            if !c.sack_ok && c.cfg.variant.uses_sack() {
+            if !c.sack_ok && c.cfg.variant.needs_sack() {
                 self.rec = Box::new(NewReno::default());
             }
             if let Some(sent) = synack_sent.filter(|_| c.cfg.handshake_rtt_sample) {
@@ -124,7 +126,7 @@ impl TcpSender {
                     // RFC 2018 §2: SACK is used only if both ends agreed in the handshake. The
                     // SACK variants fall back to NewReno without it (RFC 6675 §1 needs SACK).
                     self.core.sack_ok = self.core.cfg.sack && seg.sack_permitted;
-                    if !self.core.sack_ok && self.core.cfg.variant.uses_sack() {
+                    if !self.core.sack_ok && self.core.cfg.variant.needs_sack() {
                         self.rec = Box::new(NewReno::default());
                     }
                     self.established(out);
@@ -181,9 +183,9 @@ impl TcpSender {
         if advanced {
             c.sack_ignored = false;
         }
-        // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, same ACK number, data outstanding,
-        // same advertised window.
-        let classic_dup = !advanced && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una && same_wnd;
+        // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, the ACK number equal to the greatest
+        // received (an older, reordered ACK is none), data outstanding, same advertised window.
+        let classic_dup = !advanced && seg.ack == c.snd_una && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una && same_wnd;
         if advanced {
             self.on_new_ack(seg.ack, out);
         }
@@ -199,7 +201,11 @@ impl TcpSender {
             }
             self.rec.on_dupack(c, &mut *self.cc, out);
         }
-        self.rec.send(&mut self.core, out);
+        // ns-2 `recv()`: send_much() after a valid ACK (at or above snd_una), or after any with
+        // `aggressive_maxburst_` (tcp/tcp.cc).
+        if self.core.cfg.aggressive_maxburst || seg.ack >= self.core.snd_una {
+            self.rec.send(&mut self.core, out);
+        }
         self.check_done();
     }
 
@@ -219,6 +225,7 @@ impl TcpSender {
         }
         let data_acked = ack.min(c.data_end) - c.snd_una.min(c.data_end);
         c.stats.bytes_acked += data_acked;
+        c.prev_una = c.snd_una;
         c.snd_una = ack;
         if c.snd_nxt < c.snd_una {
             c.snd_nxt = c.snd_una;
@@ -317,8 +324,10 @@ impl TcpSender {
                 // RFC 6582 §3.2 step 4 (and RFC 6675 §5.1): after a timeout, recover = HighData.
                 c.recover = c.snd_max;
                 // RFC 2018 §8, RFC 6675 §5.1: the receiver may have reneged; the scoreboard is
-                // expunged and rebuilt from the ACKs that follow.
-                c.sb.clear();
+                // expunged and rebuilt from the ACKs that follow (ns-2's SackRH keeps it).
+                if !self.rec.keeps_scoreboard_on_timeout() {
+                    c.sb.clear();
+                }
                 self.rec.on_timeout(c);
                 // RFC 6298 §5.5–5.6: back off, retransmit the earliest unacknowledged segment,
                 // restart the timer. Everything after it is resent as the window opens (go-back-N).

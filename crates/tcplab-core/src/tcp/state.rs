@@ -54,6 +54,8 @@ pub struct SenderCore {
     pub now: Time,
     /// Oldest unacknowledged sequence number (RFC 793 SND.UNA).
     pub snd_una: u64,
+    /// snd_una before the last new ACK (ns-2's `prev_highest_ack_`, for NewReno's ACK heuristic).
+    pub prev_una: u64,
     /// Next sequence number to send (SND.NXT); pulled back to snd_una by a timeout (go-back-N).
     pub snd_nxt: u64,
     /// One past the highest sequence number sent (RFC 6675's HighData + 1).
@@ -127,6 +129,7 @@ impl SenderCore {
             phase: SenderPhase::Idle,
             now: 0,
             snd_una: 0,
+            prev_una: 0,
             snd_nxt: 0,
             snd_max: 0,
             data_start: 1,
@@ -175,6 +178,7 @@ impl SenderCore {
         self.stats.cwnd_max = self.stats.cwnd_max.max(self.cwnd);
         self.stats.sack_transfers += self.sack_ok as u64;
         self.snd_una = 1;
+        self.prev_una = 1;
         self.snd_nxt = 1;
         self.snd_max = 1;
         self.send_available(out);
