@@ -522,7 +522,7 @@ impl Scenario {
         })?;
         crate::footprint::check(&s)?;
         let net = s.network()?;
-        let flows = s.resolve_flows()?;
+        let flows = s.resolve_flows_on(&net)?;
         let apps = crate::app::spec::resolve(&s, &net, s.seed)?;
         crate::trace::capture::validate(&s.capture, &net, &flows)?;
         if !s.series.is_empty() {
@@ -655,14 +655,15 @@ impl Scenario {
             TopologyKind::Custom => {
                 let nodes = t.nodes.clone().ok_or_else(|| ScenarioError { path: "topology.nodes".into(), message: "required for kind = \"custom\"".into() })?;
                 let links = t.links.clone().ok_or_else(|| ScenarioError { path: "topology.links".into(), message: "required for kind = \"custom\"".into() })?;
+                let mut known = std::collections::HashSet::with_capacity(nodes.len());
                 for (i, n) in nodes.iter().enumerate() {
-                    if nodes[..i].contains(n) {
+                    if !known.insert(n.as_str()) {
                         return err(format!("topology.nodes[{i}]"), format!("node {n:?} is listed twice"));
                     }
                 }
                 for (i, l) in links.iter().enumerate() {
                     for (k, v) in [("a", &l.a), ("b", &l.b)] {
-                        if !nodes.contains(v) {
+                        if !known.contains(v.as_str()) {
                             return err(format!("topology.links[{i}].{k}"), format!("unknown node {v:?}; nodes are: {}", nodes.join(", ")));
                         }
                     }
@@ -683,7 +684,12 @@ impl Scenario {
 
     /// Bind flows to nodes, expand `count`, and resolve each flow's TCP configuration.
     pub fn resolve_flows(&self) -> Result<Vec<ResolvedFlow>, ScenarioError> {
-        let net = self.network()?;
+        self.resolve_flows_on(&self.network()?)
+    }
+
+    /// `resolve_flows` on a network already expanded from this scenario (for any seed: only the
+    /// node names and the link rates are read).
+    pub fn resolve_flows_on(&self, net: &Network) -> Result<Vec<ResolvedFlow>, ScenarioError> {
         if self.flows.is_empty() && self.apps.is_empty() {
             return err("flows", "at least one flow or application is needed ([[flows]] or [[apps]])");
         }
@@ -693,9 +699,11 @@ impl Scenario {
             }
         }
         self.check_total_bytes()?;
-        self.check_run_length(&net)?;
+        self.check_run_length(net)?;
         let mut out = Vec::new();
-        let mut names: Vec<String> = Vec::new();
+        let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
+        // Node names resolved through a map (a linear search per flow end made set-up quadratic).
+        let index: std::collections::HashMap<&str, usize> = net.nodes.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
         for (fi, f) in self.flows.iter().enumerate() {
             let path = format!("flows[{fi}]");
             if f.count == 0 {
@@ -749,7 +757,7 @@ impl Scenario {
                 let from = if f.from.is_empty() { default_end("sender", "from")? } else { subst(&f.from) };
                 let to = if f.to.is_empty() { default_end("receiver", "to")? } else { subst(&f.to) };
                 let find = |n: &str, key: &str| {
-                    net.nodes.iter().position(|x| x == n).ok_or_else(|| ScenarioError {
+                    index.get(n).copied().ok_or_else(|| ScenarioError {
                         path: format!("{path}.{key}"),
                         message: format!("unknown node {n:?}; nodes are: {}", net.nodes.join(", ")),
                     })
@@ -759,10 +767,9 @@ impl Scenario {
                     return err(path.clone(), format!("a flow needs two different nodes, got {from:?} twice"));
                 }
                 let name = if f.name.is_empty() { format!("flow{}", out.len()) } else if f.count > 1 && !f.name.contains("{i}") { format!("{}{i}", f.name) } else { subst(&f.name) };
-                if names.contains(&name) {
+                if !names.insert(name.clone()) {
                     return err(format!("{path}.name"), format!("flow name {name:?} is used twice"));
                 }
-                names.push(name.clone());
                 out.push(ResolvedFlow {
                     name,
                     from: a,

@@ -76,8 +76,9 @@ pub struct World {
 impl World {
     pub fn build(scenario: &Scenario, seed: u64) -> Result<World, ScenarioError> {
         let net = scenario.network_for(seed)?;
-        let flows = scenario.resolve_flows()?;
-        let node = |n: &str| NodeId(net.nodes.iter().position(|x| x == n).expect("validated") as u32);
+        let flows = scenario.resolve_flows_on(&net)?;
+        let index: std::collections::HashMap<&str, u32> = net.nodes.iter().enumerate().map(|(i, n)| (n.as_str(), i as u32)).collect();
+        let node = |n: &str| NodeId(*index.get(n).expect("validated"));
         let mut links = Vec::with_capacity(net.links.len() * 2);
         for (i, l) in net.links.iter().enumerate() {
             let name = if l.name.is_empty() { format!("link{i}") } else { l.name.clone() };
@@ -97,7 +98,7 @@ impl World {
             }
         }
         let dirs: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
-        let routes = Routes::compute(net.nodes.len(), &dirs);
+        let mut routes = Routes::compute(net.nodes.len(), &dirs);
         let mut apps: Vec<Box<dyn App>> = Vec::with_capacity(flows.len());
         for (fi, f) in flows.iter().enumerate() {
             let (a, b) = (NodeId(f.from as u32), NodeId(f.to as u32));
