@@ -274,6 +274,12 @@ fn rfc_off() -> bool {
 fn rfc_on() -> bool {
     true
 }
+fn one() -> u32 {
+    1
+}
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
 fn zero() -> u32 {
     0
 }
@@ -468,6 +474,11 @@ tcp_knobs! {
     handshake_rtt_sample: bool,
     /// RFC 6298 §5.7: if the SYN or SYN-ACK timed out, start data with an RTO of 3 s.
     syn_timeout_rto_3s: bool,
+    /// RFC 5681 §3.1: once this end has retransmitted its SYN (or SYN-ACK) this many times, its
+    /// initial window is one segment (1: any lost SYN or SYN-ACK, as the RFC says). Linux
+    /// (`tcp_init_transfer()`): 2, "more than one" retransmission, since RFC 6298's 1 s initial
+    /// RTO makes a single spurious one likely. 0: never.
+    iw_one_after: u32 [skip_if = "is_one", default = "one"],
     /// In SYN-RECEIVED, answer a retransmitted SYN with the SYN-ACK again (Linux:
     /// `tcp_check_req()` re-sends it). Off: drop it, as 4.4BSD's `tcp_input()` does (the
     /// duplicate SYN is trimmed and a segment without ACK is dropped in SYN-RECEIVED), so only
@@ -638,6 +649,7 @@ impl TcpConfig {
             karn: true,
             handshake_rtt_sample: true,
             syn_timeout_rto_3s: true,
+            iw_one_after: 1,
             synack_on_dup_syn: true,
             syn_retries: 7,
             data_retries: 15,
@@ -773,6 +785,8 @@ impl TcpConfig {
                 c.rto_max = Duration(120 * SEC);
                 c.syn_retries = 6;
                 c.data_retries = 15;
+                // tcp_init_transfer(): cwnd 1 only after more than one SYN/SYN-ACK retransmission.
+                c.iw_one_after = 2;
             }
             _ => return None,
         }
@@ -802,6 +816,7 @@ impl TcpConfig {
             ("aggressive_maxburst", serde_json::json!(self.aggressive_maxburst)),
             ("rto_model", serde_json::to_value(self.rto_model).expect("serialises")),
             ("synack_on_dup_syn", serde_json::json!(self.synack_on_dup_syn)),
+            ("iw_one_after", serde_json::json!(self.iw_one_after)),
         ];
         for (k, x) in skipped {
             m.entry(k.to_string()).or_insert(x);

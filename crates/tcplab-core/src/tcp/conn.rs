@@ -90,7 +90,7 @@ impl TcpConn {
         let mut c = TcpConn::new(cfg, false);
         if !handshake {
             let sack = c.rcv.sack_on;
-            c.snd.open_passive(now, sack, None, out);
+            c.snd.open_passive(now, sack, None, 0, out);
         }
         c.after(&out[n..]);
         c
@@ -147,7 +147,8 @@ impl TcpConn {
                 let sent = self.rcv.synack_sent_once().then_some(self.rcv.synack_sent_at);
                 let sack = self.rcv.sack_on;
                 self.snd.core.ack_no = self.rcv.ack_value();
-                self.snd.open_passive(now, sack, sent, out);
+                let retransmits = self.rcv.synack_retransmits();
+                self.snd.open_passive(now, sack, sent, retransmits, out);
             }
             if !seg.syn() && seg.has_ack() && self.snd.phase() != SenderPhase::Idle {
                 self.ack_to_send_half(now, seg, out);

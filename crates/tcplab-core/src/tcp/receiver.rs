@@ -110,6 +110,11 @@ impl TcpReceiver {
     }
 
     /// The SYN-ACK was sent once (its round trip is a valid RTT sample, RFC 6298 §3 / Karn).
+    /// SYN-ACKs sent beyond the first.
+    pub fn synack_retransmits(&self) -> u32 {
+        self.synack_tx.saturating_sub(1)
+    }
+
     pub fn synack_sent_once(&self) -> bool {
         self.synack_tx == 1
     }

@@ -76,11 +76,16 @@ impl TcpSender {
     /// SYN offered SACK-permitted (RFC 2018 §2); `synack_sent`: when the SYN-ACK was sent, if it
     /// was sent once (Karn): its round trip seeds the RTT estimator when the profile takes
     /// handshake samples (RFC 6298 §2.2 allows it; Linux does).
-    pub fn open_passive(&mut self, now: Time, peer_sack: bool, synack_sent: Option<Time>, out: &mut Vec<OutSeg>) {
+    pub fn open_passive(&mut self, now: Time, peer_sack: bool, synack_sent: Option<Time>, synack_retransmits: u32, out: &mut Vec<OutSeg>) {
         let c = &mut self.core;
         c.now = now;
         c.started_at = Some(now);
         if c.cfg.handshake {
+            // RFC 5681 §3.1: a lost SYN-ACK makes the passive end's IW one segment too.
+            if iw_one_segment(&c.cfg, synack_retransmits) {
+                let mss = c.mss;
+                c.set_cwnd(mss);
+            }
             c.sack_ok = c.cfg.sack && peer_sack;
             if !c.sack_ok && c.cfg.variant.needs_sack() {
                 self.rec = Box::new(NewReno::default());
@@ -156,7 +161,10 @@ impl TcpSender {
             if c.cfg.syn_timeout_rto_3s && c.cfg.rto_initial.0 < 3 * SEC {
                 c.rtt.set_rto((3 * SEC).min(c.cfg.rto_max.0));
             }
-            // RFC 5681 §3.1 / RFC 3390 §2: if the SYN or SYN-ACK was lost, the IW is one segment.
+        }
+        // RFC 5681 §3.1 / RFC 3390 §2: if the SYN or SYN-ACK was lost, the IW is one segment
+        // (after `iw_one_after` retransmissions of our SYN: Linux waits for the second).
+        if iw_one_segment(&c.cfg, c.syn_tx.saturating_sub(1)) {
             let mss = c.mss;
             c.set_cwnd(mss);
         }
@@ -355,4 +363,10 @@ impl TcpSender {
         self.core.now = now;
         self.core.integrate_cwnd();
     }
+}
+
+/// RFC 5681 §3.1: the initial window is one segment once this end retransmitted its SYN or
+/// SYN-ACK `tcp.iw_one_after` times (0: never).
+fn iw_one_segment(cfg: &crate::tcp::TcpConfig, handshake_retransmits: u32) -> bool {
+    cfg.iw_one_after > 0 && handshake_retransmits >= cfg.iw_one_after
 }
