@@ -12,7 +12,7 @@ import tcplab
 from tcplab import _core
 from tcplab.cli import main
 from tcplab.tbit import probe, run, sim_stack
-from tcplab.tbit.expect import expected, iw_segments, timers_match
+from tcplab.tbit.expect import expected, timers_match
 from tcplab.tbit.transport import ACK, SYN, SimTransport
 
 ORDER = ("sack_advertised", "icw", "rto_data", "sack_used", "lt", "abc", "abc_l", "er", "cc", "rto_syn")
@@ -164,14 +164,18 @@ def test_sim_transport_segments_and_errors():
     assert sim_stack("bsd/sack") == {"profile": "bsd", "preset": "sack"}
 
 
-def test_expected_iw_rules():
-    assert iw_segments("rfc3390", 128) == 4 and iw_segments("rfc3390", 1460) == 3
-    assert iw_segments("rfc6928", 128) == 10
-    assert iw_segments({"segments": 5, "bytes": "512B"}, 128) == 4
-    cfg = json.loads(_core.profiles())["bsd"]
-    assert expected(cfg)["cc"] == "Reno"
-    assert timers_match([1.5, 3.0, 6.0], cfg, syn=False)
-    assert not timers_match([3.0, 6.0, 12.0], cfg, syn=False)
+def test_expectations_read_the_cores_numbers():
+    # The initial window in segments is the core's InitialWindow::bytes at the test MSS.
+    iw = {p: SimTransport({"preset": "newreno", "initial_window": p}).facts[128]["iw_segments"] for p in ("rfc3390", "rfc6928", "384B")}
+    assert iw == {"rfc3390": 4, "rfc6928": 10, "384B": 3}
+    assert SimTransport({"preset": "newreno", "initial_window": {"segments": 5, "bytes": "512B"}}).facts[128]["iw_segments"] == 4
+    assert SimTransport({"profile": "bsd"}).facts[1000]["mss"] == 512, "the server's own MSS when smaller"
+    tr = SimTransport({"profile": "bsd"})
+    f = tr.facts[128]
+    assert expected(tr.config, f)["cc"] == "Reno"
+    assert (f["rto_min_s"], f["timer_tick_s"]) == (1.0, 0.5)
+    assert timers_match([1.5, 3.0, 6.0], tr.config, f, syn=False)
+    assert not timers_match([3.0, 6.0, 12.0], tr.config, f, syn=False)
 
 
 def test_python_api_returns_a_dataframe():

@@ -332,6 +332,12 @@ impl TbitSim {
         self.s.config().to_json_full().to_string()
     }
 
+    /// For a prober offering MSS `mss`: the segment size, initial window in segments and timers
+    /// in seconds the configuration implies, as JSON.
+    fn facts(&self, mss: u64) -> String {
+        self.s.facts(mss).to_string()
+    }
+
     /// Virtual time now, seconds.
     fn now(&self) -> f64 {
         self.s.now() as f64 / 1e9

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from .probe import TESTS, Inconclusive, run_suite
+from .probe import MSS, TESTS, Inconclusive, run_suite
 from .transport import SimTransport, Transport
 
 __all__ = ["tbit", "run", "sim_stack", "TESTS", "SimTransport", "Transport", "Inconclusive"]
@@ -50,11 +50,12 @@ def run(sim=None, host=None, url: str = "/", tests=None, runs: int = 5, runs_for
 
         tr = SimTransport(sim_stack(sim))
         rows = run_suite(tr, tests, runs, url, runs_for)
-        exp = expected(tr.config)
+        facts = tr.facts[MSS]
+        exp = expected(tr.config, facts)
         for r in rows:
             r["configured"] = exp[r["test"]]
             if r["test"] in ("rto_data", "rto_syn") and r.get("intervals"):
-                r["match"] = timers_match(r["intervals"], tr.config, syn=r["test"] == "rto_syn")
+                r["match"] = timers_match(r["intervals"], tr.config, facts, syn=r["test"] == "rto_syn")
             else:
                 r["match"] = r["verdict"] == r["configured"]
         return rows

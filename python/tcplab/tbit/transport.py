@@ -81,17 +81,6 @@ class Transport:
         """Release everything the transport holds."""
 
 
-def parse_size(v) -> int:
-    """A size as a configuration writes it: 1460, "1460B", "4KB", "1MB"."""
-    if isinstance(v, int):
-        return v
-    t = str(v).strip().upper()
-    for suffix, mult in (("KB", 1024), ("MB", 1024 * 1024), ("B", 1)):
-        if t.endswith(suffix):
-            return int(float(t[: -len(suffix)]) * mult)
-    return int(t)
-
-
 @dataclass
 class SimTransport(Transport):
     """A simulated web server of a TCP stack (`tcp`: a flow's `tcp` table, e.g.
@@ -111,6 +100,10 @@ class SimTransport(Transport):
         # Built once up front so that a bad stack description fails here, naming the key.
         self._srv = _core.TbitSim(json.dumps(self.tcp), self.delay, self.page_bytes)
         self.config = json.loads(self._srv.config())
+        # For the test MSS (128) and ER's (1000): segment size, IW and timers as the core reads
+        # the configuration; the server's own MSS is what its SYN-ACK's option says.
+        self.facts = {m: json.loads(self._srv.facts(m)) for m in (128, 1000)}
+        self.own_mss = json.loads(self._srv.facts(65535))["mss"]
 
 
     def open(self) -> None:
@@ -126,7 +119,7 @@ class SimTransport(Transport):
             return None
         t, flags, seq, ack, length, wnd, sp, sack = r
         # A SYN carries the server's MSS option: its own segment size.
-        mss = parse_size(self.config["mss"]) if flags & SYN else None
+        mss = self.own_mss if flags & SYN else None
         return Seg(t, flags, seq, ack, length, wnd, sp, tuple(sack), mss)
 
     def now(self) -> float:

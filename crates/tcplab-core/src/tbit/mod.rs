@@ -81,6 +81,24 @@ impl SimServer {
         &self.cfg
     }
 
+    /// What a prober offering MSS `mss` should meet, in the configuration's own rules: the
+    /// segment size, the initial window in segments (`InitialWindow::bytes`), and the timers in
+    /// seconds. TBIT's expectations read these rather than re-deriving them.
+    pub fn facts(&self, mss: u64) -> serde_json::Value {
+        let c = &self.cfg;
+        let eff = c.mss.0.min(mss).max(1);
+        let s = |d: crate::units::Duration| d.0 as f64 / crate::units::SEC as f64;
+        serde_json::json!({
+            "mss": eff,
+            "iw_segments": c.initial_window.bytes(eff as u32) / eff,
+            "rto_initial_s": s(c.rto_initial),
+            "rto_min_s": s(c.rto_min),
+            "rto_max_s": s(c.rto_max),
+            "timer_tick_s": s(c.timer_tick),
+            "clock_granularity_s": s(c.clock_granularity),
+        })
+    }
+
     pub fn now(&self) -> Time {
         self.now
     }
