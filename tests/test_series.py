@@ -234,3 +234,12 @@ def test_a_sweep_with_series_needs_a_place_for_them():
     with pytest.raises(tcplab.SweepError, match=r"series\[0\].max_rows"):
         tcplab.sweep(_sweep_scenario({"topology.queue": [5]}), store=":memory:", workers=0, progress=False, series={"kind": "tcp", "max_rows": 0},
                      series_dir="x")
+
+
+def test_series_filtered_by_flow_and_link():
+    r = tcplab.run(LOSSY, seed=3, series=[{"kind": "tcp", "flows": ["flow0"]}, {"kind": "queue", "links": ["link:sender->receiver"]}])
+    assert set(r.series.tcp.flow) == {"flow0"}
+    assert set(r.series.queue.link.astype(str)) == {"link:sender->receiver"}
+    with pytest.raises(tcplab.ScenarioError) as e:
+        tcplab.run(LOSSY, series={"kind": "tcp", "flows": ["nope"]})
+    assert e.value.path == "series[0].flows[0]" and '"flow0"' in e.value.reason
