@@ -82,6 +82,9 @@ def sack_consistent(top: dict, own: dict) -> dict:
     sack = merged["sack"] if "sack" in merged else merged.get("preset") in SACK_PRESETS
     if variant in ("sack", "sack1", "fack-rh") and not sack:
         own = {**own, "sack": True}
+    if variant == "sack-rh":
+        # ns-2's SackRH has no Limited Transmit, Early Retransmit or byte counting (refused).
+        own = {**own, "limited_transmit": False, "early_retransmit": False, "abc": 0}
     return own
 
 
@@ -225,8 +228,8 @@ def apps(draw, ends, servers, timed):
         a["tcp"] = draw(tcp_tables())
     if draw(st.booleans()):
         # The server's end: knobs other than the profile, preset and SACK, which could give its
-        # end another handshake than the client's (refused: tests/test_key_ranges.py).
-        a["server_tcp"] = {k: v for k, v in draw(tcp_tables()).items() if k not in ("profile", "variant", "preset", "sack")}
+        # end another handshake than the client's, and than those a variant may refuse.
+        a["server_tcp"] = {k: v for k, v in draw(tcp_tables()).items() if k not in ("profile", "variant", "preset", "sack", "limited_transmit", "abc")}
     if kind != "http11" and draw(st.booleans()):
         a["drops"] = [draw(st.sampled_from([{"kind": "request", "object": 1}, {"kind": "response", "segment": 1},
                                             {"kind": "request", "transmissions": [1, 2]}]))]

@@ -839,6 +839,16 @@ impl TcpConfig {
         if !(1..=4).contains(&self.sack_blocks) {
             return err("sack_blocks", "RFC 2018 §3: 1 to 4 blocks fit in the option space");
         }
+        if self.variant == Variant::SackRh {
+            // ns-2's Agent/TCP/SackRH (tcp/tcp-sack-rh.cc) has its own send rule and window
+            // growth: Limited Transmit, Early Retransmit and byte counting are not part of it, and
+            // a stack asking for them would run without them unannounced.
+            for (key, on) in [("limited_transmit", self.limited_transmit), ("early_retransmit", self.early_retransmit), ("abc", self.abc != 0)] {
+                if on {
+                    return err(key, "variant \"sack-rh\" (ns-2's Agent/TCP/SackRH) has no Limited Transmit, Early Retransmit or byte counting: turn it off or choose another variant");
+                }
+            }
+        }
         if self.variant.needs_sack() && !self.sack {
             // Without the option the sender would run NewReno without a word (it still does when
             // the peer refuses SACK at the handshake, RFC 2018 §2): a configuration that asks for
