@@ -5,7 +5,8 @@
 //! Sets `topology.pairs = N` and `flows.0.count = N`, then any further `--set`-style overrides.
 //! Prints one line: the set-up time (parse, validate, build the world), the run time, events,
 //! packets through the bottleneck (left->right), ns of wall time per bottleneck packet, events
-//! per second and the peak resident set (VmHWM from /proc/self/status).
+//! per second, the peak resident set (VmHWM from /proc/self/status), and how many connections
+//! have reacted to a loss (a timeout or a fast retransmit), i.e. left slow start.
 
 use std::time::Instant;
 use tcplab_core::{Scenario, World};
@@ -34,8 +35,10 @@ fn main() {
     let t3 = Instant::now();
     let bottleneck = r.links.iter().find(|l| l.link.starts_with("bottleneck:left->")).map_or(0, |l| l.sent_pkts);
     let run_s = (t2 - t1).as_secs_f64();
+    // A flow has left slow start once it has reacted to a loss (a timeout or a fast retransmit).
+    let left_ss = r.connections.iter().filter(|c| c.timeouts + c.fast_retransmits > 0).count();
     println!(
-        "N={n} setup {:.3} s (parse {:.3} s) run {:.3} s finish {:.3} s events {} bottleneck_pkts {} ns/bottleneck_pkt {:.0} events/s {:.2} M peak_rss {:.1} MiB",
+        "N={n} setup {:.3} s (parse {:.3} s) run {:.3} s finish {:.3} s events {} bottleneck_pkts {} ns/bottleneck_pkt {:.0} events/s {:.2} M peak_rss {:.1} MiB flows_after_a_loss {}/{}",
         (t1 - t0).as_secs_f64(),
         (tp - t0).as_secs_f64(),
         run_s,
@@ -44,6 +47,8 @@ fn main() {
         bottleneck,
         (t3 - t0).as_secs_f64() * 1e9 / bottleneck.max(1) as f64,
         r.meta.events as f64 / run_s / 1e6,
-        vm_hwm_kib().unwrap_or(0) as f64 / 1024.0
+        vm_hwm_kib().unwrap_or(0) as f64 / 1024.0,
+        left_ss,
+        r.connections.len()
     );
 }

@@ -20,6 +20,7 @@ use crate::tcp::{ConnEvent, OutSeg, TimerKind};
 use crate::series::Series;
 use crate::trace::Capture;
 use crate::units::{to_secs, Time};
+use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -27,18 +28,29 @@ enum Ev {
     App(u32, u32),
     /// A link direction finished serialising a packet.
     TxDone(u32),
-    /// A packet reached the far end of a link direction.
-    Arrive(u32, u32),
+    /// The first packet in flight on a link direction reached its far end.
+    Arrive(u32),
     /// A connection's timer: (slot, generation, which).
     Conn(u32, u32, TimerKind),
     /// The warmup is over: instruments count from now on.
     Warmup,
 }
 
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    at: Time,
+    seq: u64,
+    pkt: u32,
+}
+
 pub struct World {
     q: EventQueue<Ev>,
     node_names: Vec<String>,
     links: Vec<LinkDir>,
+    /// The packets in flight on each link direction, in the order they arrive (a direction has a
+    /// fixed delay, so the order it sent them): (arrival time, insertion number, packet). Only the
+    /// first has an event in the queue; the next enters it when the first arrives.
+    flight: Vec<VecDeque<InFlight>>,
     routes: Routes,
     pool: Vec<Packet>,
     free: Vec<u32>,
@@ -165,6 +177,7 @@ impl World {
         let mut w = World {
             q: EventQueue::new(),
             node_names: net.nodes,
+            flight: vec![VecDeque::new(); links.len()],
             links,
             routes,
             pool: Vec::with_capacity(1024),
@@ -283,7 +296,15 @@ impl World {
                     self.start_tx(l, idx);
                 }
             }
-            Ev::Arrive(l, idx) => self.arrive(l as usize, idx),
+            Ev::Arrive(l) => {
+                let l = l as usize;
+                let f = &mut self.flight[l];
+                let idx = f.pop_front().expect("an arrival has its packet in flight").pkt;
+                if let Some(next) = f.front() {
+                    self.q.schedule_reserved(next.at, next.seq, Ev::Arrive(l as u32));
+                }
+                self.arrive(l, idx)
+            }
             Ev::Conn(i, gen, which) => self.conn_timer(ConnId { idx: i, gen }, which),
             Ev::Warmup => self.end_warmup(),
         }
@@ -401,7 +422,14 @@ impl World {
         }
         let done = self.links[l].start_tx(now, &self.pool[idx as usize]);
         self.q.schedule(done, Ev::TxDone(l as u32));
-        self.q.schedule(done + self.links[l].delay, Ev::Arrive(l as u32, idx));
+        // The arrival takes its place in the order of events now; it enters the queue now only
+        // if nothing is in flight ahead of it.
+        let (at, seq) = (done + self.links[l].delay, self.q.reserve());
+        let f = &mut self.flight[l];
+        if f.is_empty() {
+            self.q.schedule_reserved(at, seq, Ev::Arrive(l as u32));
+        }
+        f.push_back(InFlight { at, seq, pkt: idx });
     }
 
     /// Offer a packet to a link direction: dropped, sent at once, or queued.
@@ -460,9 +488,12 @@ impl World {
 
     fn arrive(&mut self, l: usize, idx: u32) {
         let node = self.links[l].to;
-        let p = self.pool[idx as usize];
+        // The packet is read where it lies in the pool (no copy): its slot is freed below but
+        // not reused until the next allocation, which nothing here makes before the segment has
+        // been handled (what the connection sends goes to `out` first).
+        let p = &self.pool[idx as usize];
         if let Some(c) = self.capture.as_mut() {
-            c.node(self.q.now(), node.0, &p, Some(&self.links[l]));
+            c.node(self.q.now(), node.0, p, Some(&self.links[l]));
         }
         if node != p.dst {
             self.forward(node, idx);
@@ -472,9 +503,10 @@ impl World {
         self.pkts_delivered += 1;
         let now = self.q.now();
         if let Some(s) = self.series.as_deref_mut() {
-            s.on_packet(now, &p, crate::series::EVENT_RX);
+            s.on_packet(now, p, crate::series::EVENT_RX);
         }
-        let Some(ep) = self.conns.get_mut(p.conn) else {
+        let conn = p.conn;
+        let Some(ep) = self.conns.get_mut(conn) else {
             // Its connection is gone (closed and freed).
             self.pkts_stale += 1;
             return;
@@ -485,13 +517,13 @@ impl World {
         match (&mut ep.kind, &p.body) {
             (EndpointKind::Tcp(c), Payload::Tcp(seg)) => {
                 c.on_segment(now, seg, &mut self.out);
-                self.after_conn(p.conn);
+                self.after_conn(conn);
             }
             (EndpointKind::Udp(u), Payload::Udp(d)) => {
                 u.rcvd_pkts += 1;
                 u.rcvd_bytes += d.len as u64;
                 let (a, d) = (ep.app, *d);
-                self.with_app(a, |app, cx| app.on_datagram(cx, p.conn, &d));
+                self.with_app(a, |app, cx| app.on_datagram(cx, conn, &d));
             }
             // A datagram to a TCP endpoint or a segment to a UDP one: no such port.
             _ => self.pkts_stale += 1,

@@ -1,5 +1,9 @@
 //! Event queue ordered by (time, insertion sequence). Two events due at the same nanosecond run in
-//! the order they were scheduled, so a run is a pure function of (scenario, seed).
+//! the order they were scheduled, so a run is a pure function of (scenario, seed). An event may
+//! take its insertion number when it becomes known and enter the heap later (`reserve`,
+//! `schedule_reserved`): the world keeps only the first packet in flight on each link direction
+//! in the heap, the others waiting in the link's FIFO with their numbers, and the order of every
+//! event is the same as if all had been in the heap (docs/determinism.md).
 
 use crate::units::Time;
 use std::cmp::Ordering;
@@ -67,10 +71,26 @@ impl<E> EventQueue<E> {
 
     /// Schedule `ev` at absolute time `at`; scheduling in the past is a logic error.
     pub fn schedule(&mut self, at: Time, ev: E) {
+        let seq = self.reserve();
+        self.schedule_reserved(at, seq, ev);
+    }
+
+    /// Take the next insertion number without scheduling anything yet: an event kept outside the
+    /// queue (a packet in flight behind another on the same link) holds its place in the order
+    /// of ties, and enters the queue later with `schedule_reserved`.
+    #[inline]
+    pub fn reserve(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Schedule `ev` at `at` with an insertion number from `reserve`: it runs exactly where it
+    /// would have run had it been scheduled when the number was taken.
+    #[inline]
+    pub fn schedule_reserved(&mut self, at: Time, seq: u64, ev: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         let at = at.max(self.now);
-        self.seq += 1;
-        self.heap.push(Entry { at, seq: self.seq, ev });
+        self.heap.push(Entry { at, seq, ev });
     }
 
     pub fn peek_time(&self) -> Option<Time> {
@@ -101,5 +121,16 @@ mod tests {
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
         assert_eq!(q.now(), 10);
         assert_eq!(q.processed(), 4);
+    }
+
+    #[test]
+    fn a_reserved_event_keeps_its_place_among_ties() {
+        let mut q = EventQueue::new();
+        q.schedule(10, 'a');
+        let r = q.reserve(); // taken before 'c', scheduled after it
+        q.schedule(10, 'c');
+        q.schedule_reserved(10, r, 'b');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['a', 'b', 'c']);
     }
 }
