@@ -184,7 +184,7 @@ def gran_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
         tick = f"{ms}ms"
         s = _sweep(f"seddigh01_model2_{ms}ms_{ftps}ftps_{scale}", "model2", {"tcp.rto_initial": [f"{r}s" for r in g["rtos"]]},
                    _ftp_sets(ftps) + [f"tcp.timer_tick={tick}", f"tcp.clock_granularity={tick}", f"duration={g['m2_duration']}",
-                                      *[f"apps.0.count={g['m2_count']}"]], out, workers, progress)
+                                      f"apps.0.count={g['m2_count']}"], out, workers, progress)
         d = _summarise(s, ["tcp.rto_initial"])
         d["case"], d["granularity_ms"], d["ftps"] = label, ms, ftps
         frames.append(d)
@@ -305,8 +305,8 @@ def _checks(loss: pd.DataFrame, paper_ftps: pd.DataFrame, gran: pd.DataFrame) ->
         checks += _trio_checks(gran, "case", f"{ms} ms", PAPER_GRAN[ms][1], PAPER_GRAN[ms][2], label=f"E-granularity {ms} ms")
     rtt = gran[gran["case"] == "E-RTT"]
     if len(rtt) and {0.5, 6.5} <= set(rtt["rto_s"]):
-        a, b = (_at(gran, c, "case", "E-RTT", 0.5) for c in ("t_avg_s", "std_s")), (_at(gran, c, "case", "E-RTT", 6.5) for c in ("t_avg_s", "std_s"))
-        (ta, sa), (tb, sb) = a, b
+        ta, sa = (_at(gran, c, "case", "E-RTT", 0.5) for c in ("t_avg_s", "std_s"))
+        tb, sb = (_at(gran, c, "case", "E-RTT", 6.5) for c in ("t_avg_s", "std_s"))
         checks.append(Check("E-RTT (40 FTPs, 50 ms timer): T_avg change from 0.5 s to 6.5 s, %", PAPER_RTT["t_avg_change"], round(_pct(ta, tb), 1),
                             rule=lambda o, p: abs(float(o) - float(p)) <= 0.5 * float(p), tol_text="± half the paper's change"))
         checks.append(Check("E-RTT: std change from 0.5 s to 6.5 s, %", PAPER_RTT["std_change"], round(_pct(sa, sb), 1),
@@ -379,7 +379,7 @@ def _figures(report: Report, loss: pd.DataFrame, gran: pd.DataFrame, out: Path) 
         if not len(d):
             continue
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
-        for i, v in enumerate(sorted(set(d[key]), key=str)):
+        for v in sorted(set(d[key]), key=str):
             x = d[d[key] == v].sort_values("rto_s")
             p = paper(v)
             for ax, (col, ylab), j in zip(axes, panels, range(3)):

@@ -10,6 +10,8 @@ kernel through an AF_PACKET socket).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import json
 from dataclasses import dataclass, field
 
@@ -39,7 +41,7 @@ class Seg:
         return bool(self.flags & RST)
 
 
-class Transport:
+class Transport(ABC):
     """The interface both transports implement (see the module docstring)."""
 
     name = "abstract"
@@ -47,25 +49,30 @@ class Transport:
     #: transport's clock): longer than any initial RTO it may meet.
     max_wait = 130.0
 
+    @abstractmethod
     def open(self) -> None:
         """Start a fresh connection (a new server instance or a new local port)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def send(self, flags: int, seq: int, ack: int, wnd: int, payload: bytes = b"", sack=(), sack_permitted: bool = False, mss: int | None = None) -> float:
         """Send one segment; returns the send time on the transport's clock."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def recv(self, timeout: float) -> Seg | None:
         """The server's next segment for this connection, or None after `timeout` seconds."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def now(self) -> float:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def peer_connect(self) -> bool:
         """Make the stack under test open a connection to the prober (its SYNs then arrive
         through `recv`); False if the stack sends no SYN at all."""
-        raise NotImplementedError
+        ...
 
     def request(self, path: str = "/", byte_range: tuple[int, int] | None = None) -> bytes:
         host = getattr(self, "host_header", "tbit")

@@ -603,7 +603,7 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
     }
     if a.mode == Mode::Oneway {
         // ns-2's Agent/TCP and TCPSink: open at once, nothing after the last byte.
-        let server_sets = |k: &str| a.server_tcp.as_ref().map(|t| if k == "handshake" { t.handshake } else { t.fin }).flatten();
+        let server_sets = |k: &str| a.server_tcp.as_ref().and_then(|t| if k == "handshake" { t.handshake } else { t.fin });
         for (key, set) in [("handshake", a.tcp.handshake), ("fin", a.tcp.fin)] {
             if set == Some(true) {
                 return err(format!("{path}.tcp.{key}"), "mode = \"oneway\" has neither handshakes nor FINs (ns-2's one-way TCP)");
