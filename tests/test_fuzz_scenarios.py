@@ -143,6 +143,9 @@ def valid_scenarios(draw):
             f["drops"] = [draw(st.sampled_from([{"kind": "syn"}, {"kind": "data", "segment": 2}, {"kind": "ack", "number": 1},
                                                 {"kind": "data", "segment": 1, "transmissions": [1, 2]}]))]
         if draw(st.booleans()):
+            f["delays"] = [draw(st.sampled_from([{"kind": "data", "segment": 2, "by": "3ms"}, {"kind": "ack", "number": 1, "by": "40ms"},
+                                                 {"kind": "syn", "by": "1ms"}, {"kind": "data", "segment": 1, "transmissions": [1, 2], "by": "100ms"}]))]
+        if draw(st.booleans()):
             f["tcp"] = draw(tcp_tables())
         own = sack_consistent(s.get("tcp", {}), f.get("tcp", {}))
         if own:
@@ -338,6 +341,9 @@ def check_invariants(r: tcplab.Result) -> None:
     links = r.links
     assert (links["utilization"] <= 1 + 1e-9).all(), list(links["utilization"])
     assert ((links["udp_bytes"] <= links["sent_bytes"]) & (links["tcp_bytes"] >= 0)).all()
+    # A delay filter holds packets only where a flow asked for it.
+    if not any(f.get("delays") for f in r.scenario.get("flows", [])):
+        assert (links["delayed_filter"] == 0).all(), list(links["delayed_filter"])
     for _, u in r.udp.iterrows():
         if "warmup" not in r.scenario:  # (after a warmup, packets sent before it arrive in the counts)
             assert u["sent_pkts"] == u["delivered_pkts"] + u["dropped_pkts"] + u["in_flight_pkts"], dict(u)

@@ -172,14 +172,15 @@ _TABLES = ("connections", "links", "transfers", "objects", "pages", "udp")
 
 def _links_frame(rows: list):
     """The link rows with their TCP and UDP shares: the core writes `udp_pkts` and `udp_bytes`
-    only where UDP crossed, so the columns are completed here (0 elsewhere) and `tcp_bytes` and
+    only where UDP crossed (and `delayed_filter` only where a delay held packets), so the columns
+    are completed here (0 elsewhere) and `tcp_bytes` and
     `udp_share` (of the bytes sent; None on an idle link) are added."""
     import pandas as pd
 
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    for col in ("udp_pkts", "udp_bytes"):
+    for col in ("udp_pkts", "udp_bytes", "delayed_filter"):
         df[col] = df[col].fillna(0).astype("int64") if col in df else 0
     df["tcp_bytes"] = df["sent_bytes"] - df["udp_bytes"]
     sent = df["sent_bytes"].where(df["sent_bytes"] > 0)

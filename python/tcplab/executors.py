@@ -99,10 +99,11 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
             }
         )
         for rec in d["links"]:
-            # The core writes a link's UDP counters only where UDP crossed; a store's table has
-            # one set of columns for every run.
+            # The core writes a link's UDP counters only where UDP crossed (its delay counter only
+            # where a delay held packets); a store's table has one set of columns for every run.
             rec.setdefault("udp_pkts", 0)
             rec.setdefault("udp_bytes", 0)
+            rec.setdefault("delayed_filter", 0)
         for name in RESULT_TABLES:
             rows[name].extend({"key": key, **rec} for rec in d.get(name, ()))
     tables = {name: (pa.Table.from_pylist(r) if r else None) for name, r in rows.items()}

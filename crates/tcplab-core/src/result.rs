@@ -324,6 +324,10 @@ pub struct LinkRow {
     pub udp_pkts: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub udp_bytes: u64,
+    /// Packets a `delays` filter held back before offering them here (written only when there
+    /// are some, as the UDP counters).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub delayed_filter: u64,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -356,6 +360,7 @@ impl LinkRow {
             dropped_queue: s.dropped_queue,
             dropped_loss: s.dropped_loss,
             dropped_filter: s.dropped_filter,
+            delayed_filter: s.delayed_filter,
             dropped_red_early: s.dropped_red_early,
             dropped_red_forced: s.dropped_red_forced,
             drop_rate: (s.offered_pkts > 0).then(|| s.dropped() as f64 / s.offered_pkts as f64),

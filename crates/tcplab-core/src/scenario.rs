@@ -390,6 +390,10 @@ pub struct FlowSpec {
     /// Deterministic drops of this flow's packets.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drops: Vec<DropSpec>,
+    /// Chosen packets of this flow held back `by` a duration before they enter their first link
+    /// (packet reordering); the same selectors as `drops`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delays: Vec<DropSpec>,
 }
 
 fn one() -> u32 {
@@ -428,6 +432,9 @@ pub struct DropSpec {
     /// Apply to this transfer of a repeating flow only (1-based; default: every transfer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfer: Option<u32>,
+    /// How long a `delays` entry holds the packet (required there, refused in `drops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<Duration>,
 }
 
 fn first_tx() -> Vec<u32> {
@@ -435,6 +442,29 @@ fn first_tx() -> Vec<u32> {
 }
 
 impl DropSpec {
+    /// The filter this entry selects, checked at `path` (`flows[i].drops[k]` or `.delays[k]`)
+    /// against the flow's number of transfers.
+    fn checked_filter(&self, dpath: &str, repeat: Option<u32>) -> Result<FilterKind, ScenarioError> {
+        let d = self;
+        let kind = d.filter_kind(dpath)?;
+        if d.transmissions.is_empty() {
+            return err(format!("{dpath}.transmissions"), "expected transmission numbers from 1");
+        }
+        if let Some(k) = d.transmissions.iter().position(|&t| t == 0) {
+            return err(format!("{dpath}.transmissions[{k}]"), "expected a transmission number from 1");
+        }
+        if d.transfer == Some(0) {
+            return err(format!("{dpath}.transfer"), "expected a transfer number from 1 (transfers count from 1)");
+        }
+        if let (Some(k), Some(n)) = (d.transfer, repeat) {
+            if k > n {
+                // A filter that can never apply is a mistake in the scenario, not a no-op.
+                return err(format!("{dpath}.transfer"), format!("the flow makes {n} transfer{} (repeat = {n}), so transfer {k} never comes", if n == 1 { "" } else { "s" }));
+            }
+        }
+        Ok(kind)
+    }
+
     fn kind_name(&self) -> String {
         serde_json::to_string(&self.kind).expect("serialisable")
     }
@@ -491,6 +521,8 @@ pub struct ResolvedFlow {
     pub think: Time,
     pub tcp: TcpConfig,
     pub drops: Vec<(FilterKind, Vec<u32>, Option<u32>, crate::scenario::DropKind)>,
+    /// Delay filters: as `drops`, with the time each chosen packet is held.
+    pub delays: Vec<(FilterKind, Vec<u32>, Option<u32>, crate::scenario::DropKind, Time)>,
 }
 
 impl Scenario {
@@ -725,23 +757,22 @@ impl Scenario {
             let mut drops = Vec::new();
             for (di, d) in f.drops.iter().enumerate() {
                 let dpath = format!("{path}.drops[{di}]");
-                let kind = d.filter_kind(&dpath)?;
-                if d.transmissions.is_empty() {
-                    return err(format!("{dpath}.transmissions"), "expected transmission numbers from 1");
-                }
-                if let Some(k) = d.transmissions.iter().position(|&t| t == 0) {
-                    return err(format!("{dpath}.transmissions[{k}]"), "expected a transmission number from 1");
-                }
-                if d.transfer == Some(0) {
-                    return err(format!("{dpath}.transfer"), "expected a transfer number from 1 (transfers count from 1)");
-                }
-                if let (Some(k), Some(n)) = (d.transfer, repeat) {
-                    if k > n {
-                        // A filter that can never apply is a mistake in the scenario, not a no-op.
-                        return err(format!("{dpath}.transfer"), format!("the flow makes {n} transfer{} (repeat = {n}), so transfer {k} never comes", if n == 1 { "" } else { "s" }));
-                    }
+                let kind = d.checked_filter(&dpath, repeat)?;
+                if d.by.is_some() {
+                    return err(format!("{dpath}.by"), "a drop removes the packet; to hold it back for a while, list it under `delays`");
                 }
                 drops.push((kind, d.transmissions.clone(), d.transfer, d.kind));
+            }
+            let mut delays = Vec::new();
+            for (di, d) in f.delays.iter().enumerate() {
+                let dpath = format!("{path}.delays[{di}]");
+                let kind = d.checked_filter(&dpath, repeat)?;
+                let by = match d.by {
+                    None => return err(dpath, "a delay needs `by`, how long the packet is held (such as \"30ms\")"),
+                    Some(Duration(0)) => return err(format!("{dpath}.by"), "expected a duration above 0"),
+                    Some(Duration(t)) => t,
+                };
+                delays.push((kind, d.transmissions.clone(), d.transfer, d.kind, by));
             }
             let start_of = f.checked_starts(&path, repeat)?;
             let single = self.topology.kind == TopologyKind::SingleLink;
@@ -780,6 +811,7 @@ impl Scenario {
                     think: f.think.0,
                     tcp: tcp.clone(),
                     drops: drops.clone(),
+                    delays: delays.clone(),
                 });
             }
         }

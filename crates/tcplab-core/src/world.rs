@@ -13,7 +13,7 @@ use crate::conns::{ConnTable, EndpointKind};
 use crate::engine::{Budget, EventQueue, Limit, LimitHit, RngStream, RunError};
 use crate::net::link::{LinkDir, LinkDirStats};
 use crate::net::routing::Routes;
-use crate::net::{ConnId, DropFilter, NodeId, Packet, PacketTag, Payload};
+use crate::net::{ConnId, DelayFilter, DropFilter, NodeId, Packet, PacketTag, Payload};
 use crate::result::{LinkRow, Meta, RunResult};
 use crate::scenario::{DropKind, LossPattern, ResolvedFlow, Scenario, ScenarioError};
 use crate::tcp::{ConnEvent, OutSeg, TimerKind};
@@ -34,6 +34,8 @@ enum Ev {
     Conn(u32, u32, TimerKind),
     /// The warmup is over: instruments count from now on.
     Warmup,
+    /// A packet a delay filter held back is offered to its link: (link direction, packet).
+    Release(u32, u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -130,6 +132,15 @@ impl World {
                     DropKind::Synack | DropKind::Ack => rev,
                 };
                 links[at.0 as usize].filters.push(DropFilter { flow: fi as u32, kind: *kind, transmissions: tx.clone(), epoch: *transfer, dropped: 0 });
+            }
+            // Delay filters too: the held packet enters that first link late.
+            for (kind, tx, transfer, dk, by) in &f.delays {
+                let at = match dk {
+                    DropKind::Syn | DropKind::Data | DropKind::Fin => fwd,
+                    DropKind::Synack | DropKind::Ack => rev,
+                };
+                let filter = DropFilter { flow: fi as u32, kind: *kind, transmissions: tx.clone(), epoch: *transfer, dropped: 0 };
+                links[at.0 as usize].delays.push(DelayFilter { filter, by: *by });
             }
             apps.push(Box::new(Bulk::new(fi, f.clone())));
         }
@@ -307,6 +318,7 @@ impl World {
             }
             Ev::Conn(i, gen, which) => self.conn_timer(ConnId { idx: i, gen }, which),
             Ev::Warmup => self.end_warmup(),
+            Ev::Release(l, idx) => self.offer(l as usize, idx),
         }
         true
     }
@@ -432,8 +444,24 @@ impl World {
         f.push_back(InFlight { at, seq, pkt: idx });
     }
 
-    /// Offer a packet to a link direction: dropped, sent at once, or queued.
+    /// A packet enters a link direction: held back by a delay filter, or offered now.
     fn enqueue(&mut self, l: usize, idx: u32) {
+        if !self.links[l].delays.is_empty() {
+            if let Some(by) = self.links[l].hold(&self.pool[idx as usize]) {
+                let now = self.q.now();
+                if self.trace {
+                    let p = &self.pool[idx as usize];
+                    eprintln!("{:>12.6} hold {} at {} {:?} {:?}", crate::units::to_secs(now), crate::units::format_duration(by), self.links[l].name, p.dir, p.tag);
+                }
+                self.q.schedule(now.saturating_add(by), Ev::Release(l as u32, idx));
+                return;
+            }
+        }
+        self.offer(l, idx)
+    }
+
+    /// Offer a packet to a link direction: dropped, sent at once, or queued.
+    fn offer(&mut self, l: usize, idx: u32) {
         let now = self.q.now();
         let p = &mut self.pool[idx as usize];
         p.enqueued_at = now;

@@ -1,6 +1,9 @@
 //! Deterministic drop filters: drop exactly the chosen packets of a flow — its n-th SYN, the
 //! first transmission of data segment k, the k-th ACK. These are the router filters of the
 //! Seddigh study (§3: drop the SYN, the SYN-ACK, the GET) and the induced drops of TBIT.
+//! A delay filter selects packets the same way and holds them back for a while instead, so that
+//! later packets overtake them (the reordering of ns-2's validation suites, which delay one
+//! segment on its way).
 
 use super::packet::{Packet, PacketTag};
 
@@ -26,6 +29,14 @@ pub struct DropFilter {
     /// Only this transfer of a repeating flow (1-based), or every transfer.
     pub epoch: Option<u32>,
     pub dropped: u64,
+}
+
+/// Hold the packets `filter` selects for `by` before they are offered to the link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DelayFilter {
+    /// The selection; its `dropped` counts the packets held.
+    pub filter: DropFilter,
+    pub by: crate::units::Time,
 }
 
 impl DropFilter {

@@ -7,7 +7,7 @@
 //! L packets holds L waiting packets plus the one on the wire; queueing delay is the time from
 //! arrival to the start of transmission.
 
-use super::filter::DropFilter;
+use super::filter::{DelayFilter, DropFilter};
 use super::packet::{NodeId, Packet};
 use super::red::{Red, RedSpec, Verdict};
 use crate::engine::RngStream;
@@ -50,6 +50,8 @@ pub struct LinkDirStats {
     pub dropped_queue: u64,
     pub dropped_loss: u64,
     pub dropped_filter: u64,
+    /// Packets a delay filter held back before offering them (not drops).
+    pub delayed_filter: u64,
     pub dropped_red_early: u64,
     pub dropped_red_forced: u64,
     pub dropped_bytes: u64,
@@ -77,6 +79,7 @@ impl LinkDirStats {
             dropped_queue: self.dropped_queue - base.dropped_queue,
             dropped_loss: self.dropped_loss - base.dropped_loss,
             dropped_filter: self.dropped_filter - base.dropped_filter,
+            delayed_filter: self.delayed_filter - base.delayed_filter,
             dropped_red_early: self.dropped_red_early - base.dropped_red_early,
             dropped_red_forced: self.dropped_red_forced - base.dropped_red_forced,
             dropped_bytes: self.dropped_bytes - base.dropped_bytes,
@@ -105,6 +108,8 @@ pub struct LinkDir {
     pub periodic: Option<f64>,
     pub rng: RngStream,
     pub filters: Vec<DropFilter>,
+    /// Delay filters, applied before a packet is offered (see `hold`).
+    pub delays: Vec<DelayFilter>,
     /// Waiting packets (indices into the world's packet pool).
     pub queue: VecDeque<u32>,
     pub queue_bytes: u64,
@@ -130,6 +135,7 @@ impl LinkDir {
             periodic: None,
             rng,
             filters: Vec::new(),
+            delays: Vec::new(),
             queue: VecDeque::new(),
             queue_bytes: 0,
             busy: false,
@@ -157,6 +163,15 @@ impl LinkDir {
         self.stats.queue_pkt_ns += self.queue.len() as u128 * dt;
         self.stats.queue_byte_ns += self.queue_bytes as u128 * dt;
         self.last_change = now;
+    }
+
+    /// Before ingress: how long a delay filter holds this packet back, if one selects it. The
+    /// caller offers it (`admit`) once that time has passed, without asking again.
+    pub fn hold(&mut self, pkt: &Packet) -> Option<Time> {
+        let f = self.delays.iter_mut().find(|f| f.filter.matches(pkt))?;
+        f.filter.dropped += 1;
+        self.stats.delayed_filter += 1;
+        Some(f.by)
     }
 
     /// Ingress: filters, then the loss element, then RED (if any), then the queue limit. `Ok`

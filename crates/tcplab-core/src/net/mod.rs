@@ -7,7 +7,7 @@ pub mod packet;
 pub mod red;
 pub mod routing;
 
-pub use filter::{DropFilter, FilterKind};
+pub use filter::{DelayFilter, DropFilter, FilterKind};
 pub use link::{LinkDir, LinkDirId, LinkDirStats, QueueLimit};
 pub use packet::*;
 pub use red::RedSpec;
