@@ -217,7 +217,7 @@ impl TcpRow {
             SenderPhase::Idle | SenderPhase::SynSent => return None,
             SenderPhase::Done => TcpState::Closed,
             SenderPhase::Aborted => TcpState::Failed,
-            SenderPhase::Established if s.in_recovery => TcpState::Recovery,
+            SenderPhase::Established if c.snd.rec.recovering(s) => TcpState::Recovery,
             SenderPhase::Established if s.slow_start_after_rto && s.snd_una < s.recover => TcpState::Loss,
             SenderPhase::Established if s.cwnd < s.ssthresh => TcpState::SlowStart,
             SenderPhase::Established => TcpState::Avoidance,

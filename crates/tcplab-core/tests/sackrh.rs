@@ -107,6 +107,7 @@ fn step(sent: &[u64], cwnd: f64) -> (Vec<u64>, f64) {
 #[test]
 fn one_loss_halves_the_rate_and_retransmits_on_the_fourth_sack() {
     let mut h = ten_out(true);
+    assert!(!h.s.rec.recovering(&h.s.core), "RH_INCR, nothing to repair");
     let steps = sacks(&mut h, 3..=11);
     assert_eq!(
         steps,
@@ -125,11 +126,14 @@ fn one_loss_halves_the_rate_and_retransmits_on_the_fourth_sack() {
     assert_eq!(h.ssthresh(), 10.0, "ssthresh is set when the adjustment ends, not at its start");
     // Segment 12 SACKed: fack > prior_max_seq, RH_EXACT ends; cwnd 4.6 ≤ 10.1/2 is kept,
     // ssthresh ⌊4.6⌋ = 4, and RH_INCR's congestion avoidance adds 1/4.6.
+    assert!(h.s.rec.recovering(&h.s.core), "RH_EXACT: the time series shows a recovery");
     assert_eq!(h.ack(1, &[(3, 12)]), [15]);
     assert_eq!((h.cwnd(), h.ssthresh()), (4.817, 4.0));
+    assert!(h.s.rec.recovering(&h.s.core), "back in RH_INCR with the retransmission outstanding");
     // The retransmission arrives: 2..=12 acknowledged, retran_data back to 0, two segments out.
     assert_eq!(h.ack(12, &[]), [16, 17]);
     assert_eq!(h.cwnd(), 5.024);
+    assert!(!h.s.rec.recovering(&h.s.core), "repaired: no longer in recovery");
     let st = &h.s.core.stats;
     assert_eq!((st.retransmits, st.fast_retransmits, st.timeouts), (1, 1, 0));
 }
@@ -216,6 +220,7 @@ fn reordering_without_loss_restores_the_window() {
     assert_eq!(sacks(&mut h, 3..=4), [step(&[], 8.6), step(&[12], 8.1)]);
     assert_eq!(h.ack(4, &[]), [13, 14]);
     assert_eq!((h.cwnd(), h.ssthresh()), (10.1, 10.0));
+    assert!(!h.s.rec.recovering(&h.s.core));
     let st = &h.s.core.stats;
     assert_eq!((st.retransmits, st.fast_retransmits), (0, 0));
 }

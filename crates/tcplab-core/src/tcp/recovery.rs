@@ -33,6 +33,11 @@ pub trait Recovery: Send {
     fn keeps_scoreboard_on_timeout(&self) -> bool {
         false
     }
+    /// Whether the sender is repairing a loss, as instruments and time series report it. The
+    /// core's `in_recovery` flag, unless the strategy uses that flag for its own routing of ACKs.
+    fn recovering(&self, s: &SenderCore) -> bool {
+        s.in_recovery
+    }
     /// Send what the strategy allows after an ACK has been processed.
     fn send(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
         s.send_available(_out);

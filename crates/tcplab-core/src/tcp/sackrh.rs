@@ -493,6 +493,13 @@ impl Recovery for SackRh {
         s.in_recovery = true;
     }
 
+    /// The core's flag is held for the whole connection (every ACK goes through `recv()`); the
+    /// sender is repairing while Rate-Halving adjusts (RH_EXACT, RH_EST, RH_EST_REPAIR) or a
+    /// retransmission is outstanding.
+    fn recovering(&self, _s: &SenderCore) -> bool {
+        self.state != RhState::Incr || self.retran_data > 0
+    }
+
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         if s.phase != SenderPhase::Established {
             return;
