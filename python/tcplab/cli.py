@@ -92,7 +92,8 @@ LEGEND = (
 
 
 def render(result) -> str:
-    d = result.to_dict()
+    # The records of the tables it shows (not `to_dict()`, which also expands each flow's TCP settings).
+    d = {"meta": result.meta, "scenario": result.scenario, **{k: result._rows(k) for k in ("connections", "links", "transfers", "udp")}}
     m = d["meta"]
     s = d["scenario"]
     parts = [
