@@ -7,9 +7,11 @@ Validation happens once, in the Rust core, which names the key path of anything 
 
 from __future__ import annotations
 
+import array
 import json
 import operator
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -201,27 +203,48 @@ def _rfc_knobs() -> dict:
     return _RFC_KNOBS
 
 
-class _Table:
-    """A result table as the core hands it over: one list per column (`columns`, in the order of
-    the row's fields) and, for a column some rows lack (the core leaves a link's UDP counters out
-    where no UDP crossed), those rows (`absent`). Records and the DataFrame are built from it
-    when first asked for."""
+_PACKED = {"<i8": "q", "<f8": "d", "?": "?"}  # numpy dtype -> struct code of a packed column
 
-    __slots__ = ("columns", "absent", "_rows")
+
+def _unpack(dtype: str, data: bytes) -> list:
+    """A packed column's values as Python ints, floats or bools (no numpy)."""
+    code = _PACKED[dtype]
+    if code == "?" or sys.byteorder == "little":
+        return memoryview(data).cast(code).tolist()
+    a = array.array(code)
+    a.frombytes(data)
+    a.byteswap()
+    return a.tolist()
+
+
+class _Table:
+    """A result table as the core hands it over, column by column (`columns`, in the order of the
+    row's fields): a column of one numeric type throughout as (numpy dtype, little-endian bytes),
+    any other as a list (None where JSON has null); for a column some rows lack (the core leaves
+    a link's UDP counters out where no UDP crossed), those rows (`absent`). Records and the
+    DataFrame are built from it when first asked for."""
+
+    __slots__ = ("columns", "absent", "_rows", "_n")
 
     def __init__(self, columns: dict, absent: dict):
         self.columns = columns
         self.absent = absent
         self._rows: Optional[list] = None
+        first = next(iter(columns.values()), [])
+        self._n = len(first[1]) // (1 if first[0] == "?" else 8) if isinstance(first, tuple) else len(first)
 
     def __len__(self) -> int:
-        return len(next(iter(self.columns.values()), ()))
+        return self._n
+
+    def values(self, name: str) -> list:
+        v = self.columns[name]
+        return _unpack(*v) if isinstance(v, tuple) else v
 
     def rows(self) -> list:
         """The table as the run's JSON records: a dict per row, without the keys a row lacks."""
         if self._rows is None:
             names = list(self.columns)
-            rows = [dict(zip(names, values)) for values in zip(*self.columns.values())]
+            rows = [dict(zip(names, values)) for values in zip(*(self.values(k) for k in names))]
             for col, idx in self.absent.items():
                 for i in idx:
                     del rows[i][col]
@@ -231,12 +254,17 @@ class _Table:
     def frame(self):
         """The DataFrame pandas makes of the records: a column no row has is left out, and a
         missing value of a column some rows have is NaN (None in the lists)."""
+        import numpy as np
         import pandas as pd
 
         n = len(self)
         if n == 0:
             return pd.DataFrame([])
-        return pd.DataFrame({k: v for k, v in self.columns.items() if len(self.absent.get(k, ())) < n})
+        cols = {}
+        for k, v in self.columns.items():
+            if len(self.absent.get(k, ())) < n:
+                cols[k] = np.frombuffer(v[1], dtype=np.dtype(v[0])).copy() if isinstance(v, tuple) else v
+        return pd.DataFrame(cols)
 
 
 class Result:

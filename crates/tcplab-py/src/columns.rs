@@ -1,5 +1,5 @@
-//! The result tables of a run as columns: one Python list per column instead of one JSON record
-//! per row. Any `Serialize` row type of scalar fields (numbers, booleans, strings, options of
+//! The result tables of a run as columns instead of one JSON record per row: a numeric column as
+//! the bytes of a numpy array, any other as a Python list. Any `Serialize` row type of scalar fields (numbers, booleans, strings, options of
 //! them) is taken apart field by field through serde, in the order the fields are declared, so a
 //! row type gains a column here as soon as it gains a field. Each cell holds the value its JSON
 //! would hold: a float that JSON cannot hold (NaN, ±inf) is `None` as serde_json writes `null`,
@@ -57,8 +57,9 @@ pub fn table<T: Serialize>(rows: &[T]) -> Result<Table, Error> {
 }
 
 impl Table {
-    /// `(columns, absent)`: a dict of column name -> list, and a dict of column name -> the rows
-    /// that lack it (only columns with such rows).
+    /// `(columns, absent)`: a dict of column name -> values, and a dict of column name -> the
+    /// rows that lack it (only columns with such rows). The values are a list, or for a column
+    /// of one numeric type throughout (numpy dtype, little-endian bytes) (`packed`).
     pub fn into_py(self, py: Python<'_>) -> PyResult<(PyObject, PyObject)> {
         let cols = PyDict::new(py);
         let absent = PyDict::new(py);
@@ -66,6 +67,10 @@ impl Table {
             let missing: Vec<usize> = cells.iter().enumerate().filter(|(_, c)| matches!(c, Cell::Absent)).map(|(i, _)| i).collect();
             if !missing.is_empty() {
                 absent.set_item(name, missing)?;
+            }
+            if let Some((dtype, bytes)) = packed(&cells) {
+                cols.set_item(name, (dtype, pyo3::types::PyBytes::new(py, &bytes)))?;
+                continue;
             }
             let items = cells.into_iter().map(|c| -> PyResult<PyObject> {
                 Ok(match c {
@@ -82,6 +87,46 @@ impl Table {
             cols.set_item(name, PyList::new(py, items)?)?;
         }
         Ok((cols.into_any().unbind(), absent.into_any().unbind()))
+    }
+}
+
+/// A column whose every cell is a number of one kind or a boolean, as (numpy dtype, little-endian
+/// bytes): integers that fit an int64 (what pandas makes of such Python ints), finite floats
+/// (JSON writes the others as null), booleans. None for any other column (strings, a missing or
+/// null value, an integer beyond int64): it goes as a list.
+fn packed(cells: &[Cell]) -> Option<(&'static str, Vec<u8>)> {
+    let mut out = Vec::with_capacity(cells.len() * 8);
+    match cells.first()? {
+        Cell::I64(_) | Cell::U64(_) => {
+            for c in cells {
+                let v = match *c {
+                    Cell::I64(v) => v,
+                    Cell::U64(v) => i64::try_from(v).ok()?,
+                    _ => return None,
+                };
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            Some(("<i8", out))
+        }
+        Cell::F64(_) => {
+            for c in cells {
+                match *c {
+                    Cell::F64(v) if v.is_finite() => out.extend_from_slice(&v.to_le_bytes()),
+                    _ => return None,
+                }
+            }
+            Some(("<f8", out))
+        }
+        Cell::Bool(_) => {
+            for c in cells {
+                match *c {
+                    Cell::Bool(b) => out.push(b as u8),
+                    _ => return None,
+                }
+            }
+            Some(("?", out))
+        }
+        _ => None,
     }
 }
 
