@@ -115,7 +115,8 @@ def test_the_run_and_validate_commands_import_no_pandas(tmp_path, args):
     code = (
         "import sys, tcplab.cli\n"
         "try:\n    tcplab.cli.main(sys.argv[1:])\nexcept SystemExit as e:\n    code = e.code\n"
-        "heavy = sorted(m for m in ('pandas', 'numpy', 'pyarrow', 'duckdb', 'matplotlib', 'rich', 'dask') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('pandas', 'numpy', 'pyarrow', 'duckdb', 'matplotlib', 'rich', 'dask', 'multiprocessing',\n"
+        "                           'tcplab.store', 'tcplab.sweep', 'tcplab.trace', 'tcplab.testbed') if m in sys.modules)\n"
         "print('LOADED', ','.join(heavy), code, file=sys.stderr)\n"
     )
     p = subprocess.run([sys.executable, "-c", code, *args, str(f)], capture_output=True, text=True, timeout=60)
@@ -125,3 +126,22 @@ def test_the_run_and_validate_commands_import_no_pandas(tmp_path, args):
     # And asking for a DataFrame does import pandas (the check above is not vacuous).
     code = "import sys, tcplab\nr = tcplab.run(sys.argv[1])\nassert 'pandas' not in sys.modules\nr.connections\nprint('pandas' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, check=True).stdout.strip() == "True"
+
+
+def test_the_package_names_load_when_first_used():
+    # `import tcplab` imports almost nothing; every public name still resolves, to the same object.
+    code = (
+        "import sys, tcplab\n"
+        "assert 'tcplab.api' not in sys.modules and 'tcplab.store' not in sys.modules and 'tcplab.trace' not in sys.modules\n"
+        "from tcplab import api, store, trace, sweep as sweep_module\n"
+        "assert tcplab.run is api.run and tcplab.Result is api.Result and tcplab.validate is api.validate\n"
+        "assert tcplab.load is store.load and tcplab.StoreError is store.StoreError and tcplab.trace is trace\n"
+        "assert set(tcplab.__all__) <= set(dir(tcplab))\n"
+        "ns = {}\nexec('from tcplab import *', ns)\n"
+        "assert all(name in ns for name in tcplab.__all__)\n"
+        "print('ok')\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.stdout.strip() == "ok", p.stderr
+    with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
+        tcplab.nonesuch  # noqa: B018
