@@ -133,7 +133,7 @@ def test_the_package_names_load_when_first_used():
     code = (
         "import sys, tcplab\n"
         "assert 'tcplab.api' not in sys.modules and 'tcplab.store' not in sys.modules and 'tcplab.trace' not in sys.modules\n"
-        "from tcplab import api, store, trace, sweep as sweep_module\n"
+        "from tcplab import api, store, trace\n"
         "assert tcplab.run is api.run and tcplab.Result is api.Result and tcplab.validate is api.validate\n"
         "assert tcplab.load is store.load and tcplab.StoreError is store.StoreError and tcplab.trace is trace\n"
         "assert set(tcplab.__all__) <= set(dir(tcplab))\n"
