@@ -14,8 +14,10 @@ one untimed warm-up of each; the figures are medians over the repetitions. Timed
 - `to Python`: what Python then does to have the result: `json.loads` of the text (JSON), the
   small JSON part and the TCP configurations (columns); `Result` made.
 - `+ DataFrames`: building the `connections`, `links` and `transfers` DataFrames from that.
-- `size`: the JSON text's length; for both, the memory Python holds for the result once it has
-  it (tracemalloc: the peak during the call and the decoding, and what stays allocated).
+- `handed over`: the memory Python holds for what the call returned (tracemalloc): the JSON text
+  (its length in brackets), or the columns; then the peak while the `Result` and its per-flow TCP
+  settings are made, and what stays allocated (most of it, in both ways, those settings: a dict
+  of every knob per flow).
 """
 
 from __future__ import annotations
@@ -50,11 +52,14 @@ def one(core, api, text: str, sets: list[str], columns: bool) -> dict:
     return {"core_s": t1 - t0, "decode_s": t2 - t1, "frames_s": t3 - t2, "json_bytes": None if columns else len(out), "flows": len(r.connections)}
 
 
-def memory(core, api, text: str, sets: list[str], columns: bool) -> tuple[int, int]:
-    """(peak, retained) bytes Python allocates for the call and the Result (without DataFrames)."""
+def memory(core, api, text: str, sets: list[str], columns: bool) -> tuple[int, int, int]:
+    """Bytes Python holds: what the core handed over (the JSON text, or the columns), then the
+    peak and what stays allocated once the Result and its per-flow TCP settings are made
+    (without DataFrames)."""
     gc.collect()
     tracemalloc.start()
     out = core.run_scenario(text, "toml", 1, sets, columns=columns)
+    handed, _ = tracemalloc.get_traced_memory()
     r = api.Result.from_columns(out) if columns else api.Result.from_json(out)
     r.tcp  # noqa: B018
     del out
@@ -62,7 +67,7 @@ def memory(core, api, text: str, sets: list[str], columns: bool) -> tuple[int, i
     retained, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     del r
-    return peak, retained
+    return handed, peak, retained
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     text = SCENARIO.read_text(encoding="utf-8")
     print(f"tcplab {tcplab.__version__}, {SCENARIO.name}, bottleneck {a.rate}, {a.duration} simulated, medians of {a.reps}")
     print()
-    print("| flows | way | core call s | to Python s | + DataFrames s | JSON text | Python peak | Python retained |")
+    print("| flows | way | core call s | to Python s | + DataFrames s | handed over | Python peak | Python retained |")
     print("|---|---|---|---|---|---|---|---|")
     for n in a.flows:
         sets = sets_for(n, a.duration, a.rate)
@@ -92,11 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         for columns in (False, True):
             rs = runs[columns]
             med = {k: statistics.median(r[k] for r in rs) for k in ("core_s", "decode_s", "frames_s")}
-            peak, kept = memory(_core, api, text, sets, columns)
-            size = f"{rs[0]['json_bytes'] / 1e6:.2f} MB" if rs[0]["json_bytes"] else "–"
+            handed, peak, kept = memory(_core, api, text, sets, columns)
+            size = f" ({rs[0]['json_bytes'] / 1e6:.2f} MB of text)" if rs[0]["json_bytes"] else ""
             print(
                 f"| {n:,} | {'columns' if columns else 'JSON'} | {med['core_s']:.4f} | {med['decode_s']:.4f} | {med['frames_s']:.4f} "
-                f"| {size} | {peak / 2**20:.1f} MiB | {kept / 2**20:.1f} MiB |"
+                f"| {handed / 2**20:.1f} MiB{size} | {peak / 2**20:.1f} MiB | {kept / 2**20:.1f} MiB |"
             )
     return 0
 

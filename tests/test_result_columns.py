@@ -7,6 +7,7 @@ same dtypes, the TCP settings of each flow. And the command line's `run`, `valid
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,7 @@ def test_columns_give_what_the_json_gave(scenario):
     assert new.tcp == old.tcp and new.meta == old.meta and new.scenario == old.scenario
     old.wall_time_s = new.wall_time_s  # the one figure measured, not simulated
     assert repr(new) == repr(old) and new._repr_html_() == old._repr_html_()
+    assert pickle.loads(pickle.dumps(new)).to_dict() == old.to_dict()
 
 
 def test_the_blackhole_scenario_really_has_columns_of_nothing():

@@ -219,51 +219,76 @@ def _unpack(dtype: str, data: bytes) -> list:
 
 class _Table:
     """A result table as the core hands it over, column by column (`columns`, in the order of the
-    row's fields): a column of one numeric type throughout as (numpy dtype, little-endian bytes),
-    any other as a list (None where JSON has null); for a column some rows lack (the core leaves
-    a link's UDP counters out where no UDP crossed), those rows (`absent`). Records and the
-    DataFrame are built from it when first asked for."""
+    row's fields): None when no row has a value; a column of one numeric type as (numpy dtype,
+    little-endian bytes) or, with missing values (None in the records), (dtype, bytes, their
+    rows); any other as a list (None where JSON has null). `absent`: for a column some rows lack
+    (the core leaves a link's UDP counters out where no UDP crossed), those rows, or True for
+    all. Records and the DataFrame are built from it when first asked for."""
 
-    __slots__ = ("columns", "absent", "_rows", "_n")
+    __slots__ = ("columns", "absent", "_n", "_rows")
 
-    def __init__(self, columns: dict, absent: dict):
+    def __init__(self, columns: dict, absent: dict, n: int):
         self.columns = columns
         self.absent = absent
+        self._n = n
         self._rows: Optional[list] = None
-        first = next(iter(columns.values()), [])
-        self._n = len(first[1]) // (1 if first[0] == "?" else 8) if isinstance(first, tuple) else len(first)
 
     def __len__(self) -> int:
         return self._n
 
     def values(self, name: str) -> list:
+        """A column as the records hold it: Python ints, floats, bools, strings, None."""
         v = self.columns[name]
-        return _unpack(*v) if isinstance(v, tuple) else v
+        if v is None:
+            return [None] * self._n
+        if isinstance(v, list):
+            return v
+        out = _unpack(v[0], v[1])
+        for i in v[2] if len(v) > 2 else ():
+            out[i] = None
+        return out
+
+    def _lacking(self, name: str):
+        rows = self.absent.get(name, ())
+        return range(self._n) if rows is True else rows
 
     def rows(self) -> list:
         """The table as the run's JSON records: a dict per row, without the keys a row lacks."""
         if self._rows is None:
             names = list(self.columns)
-            rows = [dict(zip(names, values)) for values in zip(*(self.values(k) for k in names))]
-            for col, idx in self.absent.items():
-                for i in idx:
+            rows = [dict(zip(names, values)) for values in zip(*(self.values(k) for k in names))] if names else []
+            for col in self.absent:
+                for i in self._lacking(col):
                     del rows[i][col]
             self._rows = rows
         return self._rows
 
     def frame(self):
-        """The DataFrame pandas makes of the records: a column no row has is left out, and a
-        missing value of a column some rows have is NaN (None in the lists)."""
+        """The DataFrame pandas makes of the records: a column no row has is left out, a column
+        of nothing but nulls holds None, and a numeric column with missing values is float64
+        with NaN for them."""
         import numpy as np
         import pandas as pd
 
-        n = len(self)
+        n = self._n
         if n == 0:
             return pd.DataFrame([])
         cols = {}
         for k, v in self.columns.items():
-            if len(self.absent.get(k, ())) < n:
-                cols[k] = np.frombuffer(v[1], dtype=np.dtype(v[0])).copy() if isinstance(v, tuple) else v
+            if self.absent.get(k) is True:
+                continue
+            if v is None:
+                cols[k] = [None] * n
+            elif isinstance(v, list):
+                cols[k] = v
+            else:
+                a = np.frombuffer(v[1], dtype=np.dtype(v[0]))
+                if len(v) > 2:
+                    a = a.astype(np.float64)
+                    a[v[2]] = np.nan
+                else:
+                    a = a.copy()
+                cols[k] = a
         return pd.DataFrame(cols)
 
 
@@ -299,8 +324,8 @@ class Result:
         """From `_core.run_scenario(..., columns=True)`."""
         data = json.loads(out["json"])
         data.pop("flows_tcp", None)
-        for name, (columns, absent) in out["tables"].items():
-            data[name] = _Table(columns, absent)
+        for name, (columns, absent, n) in out["tables"].items():
+            data[name] = _Table(columns, absent, n)
         data["_tcp"] = (out["tcp"], out["tcp_index"])
         return cls(data, wall_time_s=wall_time_s, series=series)
 

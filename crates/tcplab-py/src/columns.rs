@@ -23,9 +23,10 @@ pub enum Cell {
     Str(String),
 }
 
-/// A table: column names in declaration order, one vector of cells per column.
+/// A table: its number of rows, column names in declaration order, one vector of cells per column.
 #[derive(Default)]
 pub struct Table {
+    rows: usize,
     names: Vec<&'static str>,
     cols: Vec<Vec<Cell>>,
 }
@@ -49,7 +50,7 @@ impl ser::Error for Error {
 
 /// The rows as columns; an error names a field that is not a scalar (a bug in a row type).
 pub fn table<T: Serialize>(rows: &[T]) -> Result<Table, Error> {
-    let mut t = Table::default();
+    let mut t = Table { rows: rows.len(), ..Table::default() };
     for (i, r) in rows.iter().enumerate() {
         r.serialize(RowSer { t: &mut t, row: i, field: 0 })?;
     }
@@ -57,19 +58,36 @@ pub fn table<T: Serialize>(rows: &[T]) -> Result<Table, Error> {
 }
 
 impl Table {
-    /// `(columns, absent)`: a dict of column name -> values, and a dict of column name -> the
-    /// rows that lack it (only columns with such rows). The values are a list, or for a column
-    /// of one numeric type throughout (numpy dtype, little-endian bytes) (`packed`).
-    pub fn into_py(self, py: Python<'_>) -> PyResult<(PyObject, PyObject)> {
+    /// `(columns, absent, rows)`: a dict of column name -> values, a dict of column name -> the
+    /// rows that lack it, a list, or True for every row (only columns some rows lack). The values:
+    /// None when every row's is missing (null, or no key); for a column of one numeric type with
+    /// nothing else than missing values (`packed`), (numpy dtype, little-endian bytes) or, with
+    /// missing values, (numpy dtype, bytes, their rows); any other, a list (None for null). And
+    /// the number of rows.
+    pub fn into_py(self, py: Python<'_>) -> PyResult<(PyObject, PyObject, usize)> {
         let cols = PyDict::new(py);
         let absent = PyDict::new(py);
         for (name, cells) in self.names.into_iter().zip(self.cols) {
-            let missing: Vec<usize> = cells.iter().enumerate().filter(|(_, c)| matches!(c, Cell::Absent)).map(|(i, _)| i).collect();
-            if !missing.is_empty() {
-                absent.set_item(name, missing)?;
+            let lacking: Vec<usize> = cells.iter().enumerate().filter(|(_, c)| matches!(c, Cell::Absent)).map(|(i, _)| i).collect();
+            if lacking.len() == cells.len() {
+                absent.set_item(name, true)?;
+                cols.set_item(name, py.None())?;
+                continue;
             }
-            if let Some((dtype, bytes)) = packed(&cells) {
-                cols.set_item(name, (dtype, pyo3::types::PyBytes::new(py, &bytes)))?;
+            if !lacking.is_empty() {
+                absent.set_item(name, lacking)?;
+            }
+            if cells.iter().all(missing) {
+                cols.set_item(name, py.None())?;
+                continue;
+            }
+            if let Some((dtype, bytes, gaps)) = packed(&cells) {
+                let bytes = pyo3::types::PyBytes::new(py, &bytes);
+                if gaps.is_empty() {
+                    cols.set_item(name, (dtype, bytes))?;
+                } else {
+                    cols.set_item(name, (dtype, bytes, gaps))?;
+                }
                 continue;
             }
             let items = cells.into_iter().map(|c| -> PyResult<PyObject> {
@@ -86,36 +104,66 @@ impl Table {
             let items: Vec<PyObject> = items.collect::<PyResult<_>>()?;
             cols.set_item(name, PyList::new(py, items)?)?;
         }
-        Ok((cols.into_any().unbind(), absent.into_any().unbind()))
+        Ok((cols.into_any().unbind(), absent.into_any().unbind(), self.rows))
     }
 }
 
-/// A column whose every cell is a number of one kind or a boolean, as (numpy dtype, little-endian
-/// bytes): integers that fit an int64 (what pandas makes of such Python ints), finite floats
-/// (JSON writes the others as null), booleans. None for any other column (strings, a missing or
-/// null value, an integer beyond int64): it goes as a list.
-fn packed(cells: &[Cell]) -> Option<(&'static str, Vec<u8>)> {
+/// A cell whose JSON is null or no key at all: the field was skipped, is None, or is a float JSON
+/// cannot hold (serde_json writes NaN and ±inf as null).
+fn missing(c: &Cell) -> bool {
+    match c {
+        Cell::Absent | Cell::Null => true,
+        Cell::F64(v) => !v.is_finite(),
+        _ => false,
+    }
+}
+
+/// A column whose every cell is a number of one kind, or a boolean, or missing (`missing`), as
+/// (numpy dtype, little-endian bytes, the rows of the missing cells, whose bytes are 0 or NaN):
+/// integers that fit an int64 (what pandas makes of such Python ints), floats, booleans (none
+/// missing: pandas makes an object column of booleans and None). None for any other column
+/// (strings; an integer beyond int64; missing cells both null and without a key, which pandas
+/// would tell apart): it goes as a list.
+fn packed(cells: &[Cell]) -> Option<(&'static str, Vec<u8>, Vec<usize>)> {
+    let (mut null, mut lacking) = (false, false);
+    for c in cells {
+        null |= missing(c) && !matches!(c, Cell::Absent);
+        lacking |= matches!(c, Cell::Absent);
+    }
+    if null && lacking {
+        return None;
+    }
     let mut out = Vec::with_capacity(cells.len() * 8);
-    match cells.first()? {
+    let mut gaps = Vec::new();
+    match cells.iter().find(|c| !missing(c))? {
         Cell::I64(_) | Cell::U64(_) => {
-            for c in cells {
+            for (i, c) in cells.iter().enumerate() {
                 let v = match *c {
                     Cell::I64(v) => v,
                     Cell::U64(v) => i64::try_from(v).ok()?,
+                    ref c if missing(c) => {
+                        gaps.push(i);
+                        0
+                    }
                     _ => return None,
                 };
                 out.extend_from_slice(&v.to_le_bytes());
             }
-            Some(("<i8", out))
+            Some(("<i8", out, gaps))
         }
         Cell::F64(_) => {
-            for c in cells {
-                match *c {
-                    Cell::F64(v) if v.is_finite() => out.extend_from_slice(&v.to_le_bytes()),
+            for (i, c) in cells.iter().enumerate() {
+                let v = match *c {
+                    Cell::F64(v) if v.is_finite() => v,
+                    ref c if missing(c) => {
+                        gaps.push(i);
+                        f64::NAN
+                    }
                     _ => return None,
-                }
+                };
+                out.extend_from_slice(&v.to_le_bytes());
             }
-            Some(("<f8", out))
+            Some(("<f8", out, gaps))
         }
         Cell::Bool(_) => {
             for c in cells {
@@ -124,7 +172,7 @@ fn packed(cells: &[Cell]) -> Option<(&'static str, Vec<u8>)> {
                     _ => return None,
                 }
             }
-            Some(("?", out))
+            Some(("?", out, gaps))
         }
         _ => None,
     }

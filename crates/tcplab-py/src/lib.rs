@@ -141,8 +141,8 @@ enum Output {
 
 /// A run's result with the parts that grow with the flows as columns (built without the GIL):
 /// `json`, the rest of the result as JSON text (the scenario, `meta`; the tables and `flows_tcp`
-/// empty there); `tables`, name -> (column name -> a list or (numpy dtype, little-endian bytes),
-/// column name -> rows without the key; `columns::Table::into_py`) for
+/// empty there); `tables`, name -> (columns, rows without a key, number of rows;
+/// `columns::Table::into_py`) for
 /// `connections`, `links`, `transfers` and, where they have rows, `objects`, `pages`, `udp` (the
 /// tables the JSON holds); `tcp`, the distinct TCP configurations as a JSON list and `tcp_index`,
 /// which of them each flow ran with.
