@@ -712,6 +712,5 @@ def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, as_json
     click.echo(_report.one(rows, f"simulated {sim}" if sim else f"{host}{url}"))
 
 
-
 if __name__ == "__main__":
     main()
