@@ -6,22 +6,26 @@
     >>> s = tcplab.sweep("experiments/sweeps/sweep_demo.toml")   # a grid of runs, stored
     >>> s.summary(["goodput_bps"])                               # mean and spread over seeds
 
-numpy and pandas are imported when first needed (`tcplab.analysis`, `tcplab.models` and
-`tcplab.plot` on first use), so that the command line starts fast.
+Every module and name is imported when first used (`tcplab.run` imports `tcplab.api`, a
+DataFrame imports pandas), so that the command line starts fast: `tcplab run` loads neither
+pandas nor numpy, nor the trace, store or sweep machinery.
 """
 
 import importlib as _importlib
 
-from . import trace
 from ._core import CoreError, RunLimitError, ScenarioError, TraceError, __version__
-from .api import Result, load_scenario, profiles, run, validate, variants
 from .errors import ExecutorError, SweepError
-from .store import StoreError, load
 
-_LAZY_MODULES = ("analysis", "models", "plot", "tbit", "series")
+_LAZY_MODULES = (
+    "analysis", "api", "cli", "executors", "experiments", "limits", "models", "plot", "progress", "report", "series",
+    "store", "tbit", "testbed", "trace",
+)  # fmt: skip
 # Names imported from their module on first use: the sweep machinery (hashing, TOML, dataclasses)
-# is not needed to run, validate or trace.
-_LAZY_NAMES = {"sweep": ".sweep", "SweepResult": ".sweep"}
+# is not needed to run, validate or trace, the store (DuckDB) only for sweeps and their results.
+_LAZY_NAMES = {
+    "sweep": ".sweep", "SweepResult": ".sweep", "StoreError": ".store", "load": ".store",
+    "run": ".api", "Result": ".api", "load_scenario": ".api", "profiles": ".api", "validate": ".api", "variants": ".api",
+}  # fmt: skip
 
 
 def __getattr__(name: str):
@@ -32,6 +36,10 @@ def __getattr__(name: str):
         globals()[name] = value  # importing .sweep set the attribute to the module: the function it is
         return value
     raise AttributeError(f"module 'tcplab' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted({*globals(), *__all__, *_LAZY_MODULES})
 
 
 __all__ = [

@@ -7,9 +7,11 @@ Validation happens once, in the Rust core, which names the key path of anything 
 
 from __future__ import annotations
 
+import array
 import json
 import operator
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -170,14 +172,11 @@ def _seed(seed: Any) -> Optional[int]:
 _TABLES = ("connections", "links", "transfers", "objects", "pages", "udp")
 
 
-def _links_frame(rows: list):
+def _links_frame(df):
     """The link rows with their TCP and UDP shares: the core writes `udp_pkts` and `udp_bytes`
     only where UDP crossed (and `delayed_filter` only where a delay held packets), so the columns
     are completed here (0 elsewhere) and `tcp_bytes` and
     `udp_share` (of the bytes sent; None on an idle link) are added."""
-    import pandas as pd
-
-    df = pd.DataFrame(rows)
     if df.empty:
         return df
     for col in ("udp_pkts", "udp_bytes", "delayed_filter"):
@@ -205,28 +204,149 @@ def _rfc_knobs() -> dict:
     return _RFC_KNOBS
 
 
+_PACKED = {"<i8": "q", "<f8": "d", "?": "?"}  # numpy dtype -> struct code of a packed column
+
+
+def _unpack(dtype: str, data: bytes) -> list:
+    """A packed column's values as Python ints, floats or bools (no numpy)."""
+    code = _PACKED[dtype]
+    if code == "?" or sys.byteorder == "little":
+        return memoryview(data).cast(code).tolist()
+    a = array.array(code)
+    a.frombytes(data)
+    a.byteswap()
+    return a.tolist()
+
+
+class _Table:
+    """A result table as the core hands it over, column by column (`columns`, in the order of the
+    row's fields): None when no row has a value; a column of one numeric type as (numpy dtype,
+    little-endian bytes) or, with missing values (None in the records), (dtype, bytes, their
+    rows); any other as a list (None where JSON has null). `absent`: for a column some rows lack
+    (the core leaves a link's UDP counters out where no UDP crossed), those rows, or True for
+    all. Records and the DataFrame are built from it when first asked for."""
+
+    __slots__ = ("columns", "absent", "_n", "_rows")
+
+    def __init__(self, columns: dict, absent: dict, n: int):
+        self.columns = columns
+        self.absent = absent
+        self._n = n
+        self._rows: Optional[list] = None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def values(self, name: str) -> list:
+        """A column as the records hold it: Python ints, floats, bools, strings, None."""
+        v = self.columns[name]
+        if v is None:
+            return [None] * self._n
+        if isinstance(v, list):
+            return v
+        out = _unpack(v[0], v[1])
+        for i in v[2] if len(v) > 2 else ():
+            out[i] = None
+        return out
+
+    def _lacking(self, name: str):
+        rows = self.absent.get(name, ())
+        return range(self._n) if rows is True else rows
+
+    def rows(self) -> list:
+        """The table as the run's JSON records: a dict per row, without the keys a row lacks."""
+        if self._rows is None:
+            names = list(self.columns)
+            rows = [dict(zip(names, values)) for values in zip(*(self.values(k) for k in names))] if names else []
+            for col in self.absent:
+                for i in self._lacking(col):
+                    del rows[i][col]
+            self._rows = rows
+        return self._rows
+
+    def frame(self):
+        """The DataFrame pandas makes of the records: a column no row has is left out, a column
+        of nothing but nulls holds None, and a numeric column with missing values is float64
+        with NaN for them."""
+        import numpy as np
+        import pandas as pd
+
+        n = self._n
+        if n == 0:
+            return pd.DataFrame([])
+        cols = {}
+        for k, v in self.columns.items():
+            if self.absent.get(k) is True:
+                continue
+            if v is None:
+                cols[k] = [None] * n
+            elif isinstance(v, list):
+                cols[k] = v
+            else:
+                a = np.frombuffer(v[1], dtype=np.dtype(v[0]))
+                if len(v) > 2:
+                    a = a.astype(np.float64)
+                    a[v[2]] = np.nan
+                else:
+                    a = a.copy()
+                cols[k] = a
+        return pd.DataFrame(cols)
+
+
 class Result:
     """The result of one run: DataFrames of connections, link directions and transfers, the
     objects fetched by applications (``[[apps]]``), the pages of web clients and the UDP sources
     (each empty without them), the scenario as run (every default written out), the TCP settings each flow
     ran with (`tcp`, one dict per flow), and run metadata.
 
-    The DataFrames are built on first use (pandas is imported then), so that a command line run
-    that only prints does not pay for pandas. In a notebook a result shows a short summary."""
+    The core hands the tables over as columns; the DataFrames are built on first use (pandas is
+    imported then), so that a command line run that only prints does not pay for pandas. In a
+    notebook a result shows a short summary."""
 
     def __init__(self, data: dict, wall_time_s: float = 0.0, series: Optional[dict] = None):
-        self._data = data
+        """`data`: the run's JSON as a dict (tables as lists of records), or with tables as
+        `_Table`s and `flows_tcp` left out for `_tcp` (distinct configurations, index per flow)."""
+        self._tables: dict = {k: data[k] for k in _TABLES if k in data}
         self._series_raw = series
         self._series = None
         self._frames: dict = {}
         self.scenario: dict = data["scenario"]
-        self.tcp: list = [_every_knob(t) for t in data["flows_tcp"]]
+        self._tcp_lazy = data.get("_tcp")
+        self._tcp = None if self._tcp_lazy else [_every_knob(t) for t in data["flows_tcp"]]
         self.meta: dict = data["meta"]
         self.wall_time_s = wall_time_s
 
     @classmethod
     def from_json(cls, text: str, wall_time_s: float = 0.0, series: Optional[dict] = None) -> "Result":
         return cls(json.loads(text), wall_time_s=wall_time_s, series=series)
+
+    @classmethod
+    def from_columns(cls, out: dict, wall_time_s: float = 0.0, series: Optional[dict] = None) -> "Result":
+        """From `_core.run_scenario(..., columns=True)`."""
+        data = json.loads(out["json"])
+        data.pop("flows_tcp", None)
+        for name, (columns, absent, n) in out["tables"].items():
+            data[name] = _Table(columns, absent, n)
+        data["_tcp"] = (out["tcp"], out["tcp_index"])
+        return cls(data, wall_time_s=wall_time_s, series=series)
+
+    @property
+    def tcp(self) -> list:
+        """The TCP settings each flow ran with, every knob (one dict per flow)."""
+        if self._tcp is None:
+            text, index = self._tcp_lazy
+            distinct = [_every_knob(t) for t in json.loads(text)]
+            self._tcp = [dict(distinct[i]) for i in index]
+            self._tcp_lazy = None
+        return self._tcp
+
+    @tcp.setter
+    def tcp(self, value: list) -> None:
+        self._tcp, self._tcp_lazy = value, None
+
+    def _rows(self, name: str) -> list:
+        t = self._tables.get(name, [])
+        return t.rows() if isinstance(t, _Table) else t
 
     @property
     def series(self):
@@ -244,8 +364,9 @@ class Result:
         if name not in self._frames:
             import pandas as pd
 
-            rows = self._data.get(name, [])
-            self._frames[name] = _links_frame(rows) if name == "links" else pd.DataFrame(rows)
+            t = self._tables.get(name, [])
+            df = t.frame() if isinstance(t, _Table) else pd.DataFrame(t)
+            self._frames[name] = _links_frame(df) if name == "links" else df
         return self._frames[name]
 
     connections = property(lambda self: self._frame("connections"), doc="One row per flow.")
@@ -260,7 +381,7 @@ class Result:
         (`tcp`), metadata, and the tables as lists of records (NaN as None)."""
         d = {"scenario": self.scenario, "tcp": self.tcp, "meta": self.meta}
         for key in _TABLES:
-            rows = self._data.get(key, [])
+            rows = self._rows(key)
             if rows or key in ("connections", "links", "transfers"):
                 d[key] = rows
         return d
@@ -268,7 +389,7 @@ class Result:
     def __repr__(self) -> str:
         m, s = self.meta, self.scenario
         return (f"<tcplab.Result {s.get('name') or '(unnamed)'} seed {m.get('seed')}: "
-                f"{len(self._data.get('connections', []))} connections, simulated {m.get('sim_time_s', 0):.3f} s>")
+                f"{len(self._tables.get('connections', []))} connections, simulated {m.get('sim_time_s', 0):.3f} s>")
 
     def _repr_html_(self) -> str:
         """A short summary for notebooks: the run, then per flow its variant, goodput,
@@ -292,8 +413,8 @@ class Result:
             more = f"<p>… and {len(rows) - 20} more</p>" if len(rows) > 20 else ""
             return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
 
-        conns = self._data.get("connections", [])
-        links = self._data.get("links", [])
+        conns = self._rows("connections")
+        links = self._rows("links")
         title = (f"<b>tcplab run</b> {esc(s.get('name') or '(unnamed)')} · seed {esc(m.get('seed'))} · "
                  f"simulated {num(m.get('sim_time_s'))} s · {esc(m.get('events'))} events · "
                  f"wall {num(self.wall_time_s * 1e3, fmt='{:.1f}')} ms"
@@ -347,10 +468,10 @@ def run(
         text, fmt, sets = json.dumps(d), "json", ()
     t0 = time.perf_counter()
     if series is False:
-        out, recorded = _core.run_scenario(text, fmt, seed, _sets(sets), **limits), None
+        out, recorded = _core.run_scenario(text, fmt, seed, _sets(sets), columns=True, **limits), None
     else:
-        out, recorded = _core.run_scenario(text, fmt, seed, _sets(sets), series=True, **limits)
-    return Result.from_json(out, wall_time_s=time.perf_counter() - t0, series=recorded)
+        out, recorded = _core.run_scenario(text, fmt, seed, _sets(sets), series=True, columns=True, **limits)
+    return Result.from_columns(out, wall_time_s=time.perf_counter() - t0, series=recorded)
 
 
 def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = (), tcp: bool = False) -> dict:

@@ -27,13 +27,11 @@ import click
 
 from . import _core
 from . import limits as _limits
-from . import trace as _trace
 from .api import profiles as _profiles
 from .api import variants as _variants
 from .api import run as _run
 from .api import validate as _validate
 from .errors import ExecutorError
-from .store import StoreError
 from .errors import SweepError
 
 
@@ -92,7 +90,8 @@ LEGEND = (
 
 
 def render(result) -> str:
-    d = result.to_dict()
+    # The records of the tables it shows (not `to_dict()`, which also expands each flow's TCP settings).
+    d = {"meta": result.meta, "scenario": result.scenario, **{k: result._rows(k) for k in ("connections", "links", "transfers", "udp")}}
     m = d["meta"]
     s = d["scenario"]
     parts = [
@@ -174,7 +173,25 @@ def render(result) -> str:
     return "\n".join(parts)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The command group, with the real-stack testbed's commands (docs/testbed.md) loaded only
+    when named or listed: `run`, `validate` and `trace` do not import them."""
+
+    _LAZY = {"testbed": ("tcplab.testbed.cli", "testbed_group")}
+
+    def list_commands(self, ctx):
+        return sorted({*super().list_commands(ctx), *self._LAZY})
+
+    def get_command(self, ctx, name):
+        if name in self._LAZY and name not in self.commands:
+            import importlib
+
+            module, attr = self._LAZY[name]
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(_core.__version__, prog_name="tcplab")
 def main() -> None:
     """tcplab: simulate TCP start-up, congestion control and loss recovery."""
@@ -307,6 +324,7 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
 
     A rerun skips every run already stored, so an interrupted sweep resumes where it stopped.
     """
+    from .store import StoreError
     from .sweep import check_axes, default_store, expand, parse_spec, sweep
 
     try:
@@ -379,7 +397,7 @@ def results_cmd(store: str, columns: str, table: str, sweep_name, fmt, out) -> N
     """Summarise a sweep's results STORE: its runs, then per grid point the mean, standard
     deviation, minimum and maximum over the seeds of --columns; or export its tables (runs,
     connections, links, transfers, and objects, pages, udp when the runs have them) with --to."""
-    from .store import Store
+    from .store import Store, StoreError
     from .sweep import summarise
 
     try:
@@ -497,6 +515,8 @@ def trace_cmd(capture: str, as_json: bool, flows: bool, strict: bool) -> None:
     A capture cut short (tcpdump killed) is analysed up to the cut, with a warning that names
     its byte offset; --strict makes it an error."""
     import warnings
+
+    from . import trace as _trace
 
     try:
         with warnings.catch_warnings():
@@ -617,6 +637,7 @@ def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool, seed, sets) -
 
     matplotlib.use("Agg")
     from . import plot as _plot
+    from . import trace as _trace
 
     if _is_scenario(capture):
         s = _simulate(capture, seed, sets, ["segments"])
@@ -689,11 +710,6 @@ def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, as_json
         click.echo(json.dumps(rows, indent=2))
         return
     click.echo(_report.one(rows, f"simulated {sim}" if sim else f"{host}{url}"))
-
-
-from .testbed.cli import testbed_group  # noqa: E402  (the real-stack testbed, docs/testbed.md)
-
-main.add_command(testbed_group)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 //! What a run returns: one row per connection (flow), per link direction and per transfer, plus
 //! the scenario as run. Times are in seconds, rates in bit/s, sizes in bytes. Rows serialise to
-//! JSON records that become pandas DataFrames on the Python side.
+//! JSON records, or (the Python bindings) column by column through the same `Serialize`, so a
+//! row holds scalars only: numbers, booleans, strings and options of them.
 
 use crate::net::link::{LinkDir, LinkDirStats};
 use crate::scenario::ResolvedFlow;

@@ -6,6 +6,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+mod columns;
 mod delaybox;
 
 use tcplab_core::{Scenario, ScenarioError as CoreScenarioError};
@@ -72,11 +73,12 @@ fn to_py(e: Failure) -> PyErr {
 /// (seconds from this call) and `max_events` bound the run: over either, it raises RunLimitError.
 /// With `series`, returns (JSON text, series) where series is None or a dict: `info` (JSON text,
 /// `series::Series::info`) and `tables` (name -> column -> (numpy dtype, little-endian bytes));
-/// without it, the scenario's `[[series]]` are not recorded.
+/// without it, the scenario's `[[series]]` are not recorded. With `columns`, the result is a dict
+/// instead of JSON text (`ColumnResult`): the tables as columns, not records.
 #[pyfunction]
-#[pyo3(signature = (text, fmt="toml", seed=None, sets=vec![], max_wall_s=None, max_events=None, series=false))]
+#[pyo3(signature = (text, fmt="toml", seed=None, sets=vec![], max_wall_s=None, max_events=None, series=false, columns=false))]
 #[allow(clippy::too_many_arguments)]
-fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: Vec<String>, max_wall_s: Option<f64>, max_events: Option<u64>, series: bool) -> PyResult<PyObject> {
+fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: Vec<String>, max_wall_s: Option<f64>, max_events: Option<u64>, series: bool, columns: bool) -> PyResult<PyObject> {
     let max_wall = max_wall_s
         .map(|w| std::time::Duration::try_from_secs_f64(w).map_err(|_| PyValueError::new_err(format!("max_wall_s must be a number of seconds >= 0, got {w}"))))
         .transpose()?;
@@ -95,7 +97,8 @@ fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: 
                 match tcplab_core::run_limited(&s, seed.unwrap_or(s.seed), &budget) {
                     Ok(mut r) => {
                         let rec = r.series.take();
-                        Ok(Ok((serde_json::to_string(&r).expect("results serialise"), rec)))
+                        let out = if columns { Output::Columns(Box::new(ColumnResult::new(r))) } else { Output::Json(serde_json::to_string(&r).expect("results serialise")) };
+                        Ok(Ok((out, rec)))
                     }
                     Err(tcplab_core::RunError::Invalid(e)) => Err(e),
                     Err(tcplab_core::RunError::Limit(h)) => Ok(Err(h)),
@@ -104,8 +107,12 @@ fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: 
             .and_then(|r| r.map_err(Failure::Limit))
         })
         .map_err(to_py)?;
+    let json = match json {
+        Output::Json(text) => text.into_pyobject(py)?.into_any().unbind(),
+        Output::Columns(c) => c.into_py(py)?,
+    };
     if !series {
-        return Ok(json.into_pyobject(py)?.into_any().unbind());
+        return Ok(json);
     }
     let tables = match recorded {
         None => py.None(),
@@ -125,6 +132,74 @@ fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: 
         }
     };
     Ok((json, tables).into_pyobject(py)?.into_any().unbind())
+}
+
+enum Output {
+    Json(String),
+    Columns(Box<ColumnResult>),
+}
+
+/// A run's result with the parts that grow with the flows as columns (built without the GIL):
+/// `json`, the rest of the result as JSON text (the scenario, `meta`; the tables and `flows_tcp`
+/// empty there); `tables`, name -> (columns, rows without a key, number of rows;
+/// `columns::Table::into_py`) for
+/// `connections`, `links`, `transfers` and, where they have rows, `objects`, `pages`, `udp` (the
+/// tables the JSON holds); `tcp`, the distinct TCP configurations as a JSON list and `tcp_index`,
+/// which of them each flow ran with.
+struct ColumnResult {
+    json: String,
+    tables: Vec<(&'static str, columns::Table)>,
+    tcp: String,
+    tcp_index: Vec<usize>,
+}
+
+impl ColumnResult {
+    fn new(mut r: tcplab_core::RunResult) -> ColumnResult {
+        fn t<T: serde::Serialize>(rows: &[T]) -> columns::Table {
+            columns::table(rows).expect("result rows are structs of scalars")
+        }
+        let mut tables = vec![("connections", t(&r.connections)), ("links", t(&r.links)), ("transfers", t(&r.transfers))];
+        for (name, empty, table) in [("objects", r.objects.is_empty(), t(&r.objects)), ("pages", r.pages.is_empty(), t(&r.pages)), ("udp", r.udp.is_empty(), t(&r.udp))] {
+            if !empty {
+                tables.push((name, table));
+            }
+        }
+        let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut distinct: Vec<String> = Vec::new();
+        let tcp_index = r
+            .flows_tcp
+            .iter()
+            .map(|v| {
+                let text = serde_json::to_string(v).expect("serialisable");
+                *seen.entry(text).or_insert_with_key(|k| {
+                    distinct.push(k.clone());
+                    distinct.len() - 1
+                })
+            })
+            .collect();
+        let tcp = format!("[{}]", distinct.join(","));
+        r.flows_tcp = Vec::new();
+        r.connections = Vec::new();
+        r.links = Vec::new();
+        r.transfers = Vec::new();
+        r.objects = Vec::new();
+        r.pages = Vec::new();
+        r.udp = Vec::new();
+        ColumnResult { json: serde_json::to_string(&r).expect("results serialise"), tables, tcp, tcp_index }
+    }
+
+    fn into_py(self, py: Python<'_>) -> PyResult<PyObject> {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("json", self.json)?;
+        let tables = pyo3::types::PyDict::new(py);
+        for (name, table) in self.tables {
+            tables.set_item(name, table.into_py(py)?)?;
+        }
+        d.set_item("tables", tables)?;
+        d.set_item("tcp", self.tcp)?;
+        d.set_item("tcp_index", self.tcp_index)?;
+        Ok(d.into_any().unbind())
+    }
 }
 
 /// Validate a scenario; returns it as JSON with every default written out.
