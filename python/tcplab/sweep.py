@@ -513,47 +513,104 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
     inflight: dict = {}
     batcher = Batcher(ex.parallelism, ex.target_batch_s, batch_size)
     next_id = 0
-    try:
-        while pending or singles or inflight:
-            while (pending or singles) and ex.capacity() > 0:
-                if singles:
-                    batch = [singles.popleft()]
-                else:
-                    n = batcher.size(len(pending))
-                    batch = [pending.popleft() for _ in range(min(n, len(pending)))]
-                next_id += 1
-                inflight[next_id] = batch
-                ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets), *([series] if series else [])) for t in batch])
-            for kind, batch_id, payload in ex.wait(timeout=0.25):
-                batch = inflight.pop(batch_id)
-                if kind == "done":
-                    done.add(batch, payload["runs"], payload["tables"])
-                    stats["batches"] += 1
-                    stats["sim_wall_s"] += sum(o.get("wall_time_s") or 0.0 for o in payload["runs"])
-                    batcher.observe(len(batch), payload["batch_wall_s"])
-                    continue
-                stats["lost_batches"] += 1
-                if len(batch) > 1:
-                    singles.extend(batch)
-                    continue
-                t = batch[0]
-                if kind in LIMIT_STATUSES:  # the pool killed the worker of this run: no retry
-                    done.add([t], [{"key": t.key, "status": kind, "error": payload, "completed": False}])
-                    continue
-                attempts[t.key] = attempts.get(t.key, 0) + 1
-                if attempts[t.key] < MAX_ATTEMPTS:
-                    singles.append(t)
-                    continue
-                msg = f"{payload}, {attempts[t.key]} times while running this run"
-                done.add([t], [{"key": t.key, "status": "failed", "error": msg}])
-            if done.tasks and time.monotonic() - done.since >= COMMIT_EVERY_S:
+
+    def fill() -> None:
+        nonlocal next_id
+        while (pending or singles) and ex.capacity() > 0:
+            if singles:
+                batch = [singles.popleft()]
+            else:
+                n = batcher.size(len(pending))
+                batch = [pending.popleft() for _ in range(min(n, len(pending)))]
+            next_id += 1
+            inflight[next_id] = batch
+            ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets), *([series] if series else [])) for t in batch])
+
+    warmed = False
+    with _deferred_interrupt() as interrupted:
+        try:
+            while pending or singles or inflight:
+                if interrupted():
+                    raise KeyboardInterrupt
+                fill()
+                if not warmed:
+                    # While the first batches run (and the workers start), import what reading the
+                    # store back needs, instead of after the last run.
+                    warmed = True
+                    _warm_up()
+                for kind, batch_id, payload in ex.wait(timeout=0.25):
+                    batch = inflight.pop(batch_id)
+                    if kind == "done":
+                        done.add(batch, payload["runs"], payload["tables"])
+                        stats["batches"] += 1
+                        stats["sim_wall_s"] += sum(o.get("wall_time_s") or 0.0 for o in payload["runs"])
+                        batcher.observe(len(batch), payload["batch_wall_s"])
+                        continue
+                    if kind == "returned":  # queued behind a batch whose worker died; never started
+                        pending.extendleft(reversed(batch))
+                        continue
+                    stats["lost_batches"] += 1
+                    if len(batch) > 1:
+                        singles.extend(batch)
+                        continue
+                    t = batch[0]
+                    if kind in LIMIT_STATUSES:  # the pool killed the worker of this run: no retry
+                        done.add([t], [{"key": t.key, "status": kind, "error": payload, "completed": False}])
+                        continue
+                    attempts[t.key] = attempts.get(t.key, 0) + 1
+                    if attempts[t.key] < MAX_ATTEMPTS:
+                        singles.append(t)
+                        continue
+                    msg = f"{payload}, {attempts[t.key]} times while running this run"
+                    done.add([t], [{"key": t.key, "status": "failed", "error": msg}])
+                fill()  # the workers get their next batches before the coordinator commits
+                if done.tasks and time.monotonic() - done.since >= COMMIT_EVERY_S:
+                    flush()
+                bar.refresh()
+        finally:
+            # Whatever finished is stored, also when the sweep is interrupted (Ctrl-C, an error).
+            if done.tasks:
                 flush()
-            bar.refresh()
-    finally:
-        # Whatever finished is stored, also when the sweep is interrupted (Ctrl-C, an error).
-        if done.tasks:
-            flush()
     return stats
+
+
+class _deferred_interrupt:
+    """While the coordinator runs (in the main thread), a first Ctrl-C (SIGINT) only asks it to
+    stop: it stops at its next turn (within a quarter of a second), after storing what has
+    finished, instead of wherever the signal lands (a DuckDB commit answers a KeyboardInterrupt
+    with "Query interrupted" and a half-done transaction). A second Ctrl-C interrupts at once.
+    `interrupted()` says whether one came."""
+
+    def __init__(self) -> None:
+        self.hit = False
+        self.old: Any = None
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.hit:
+            raise KeyboardInterrupt
+        self.hit = True
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self.old = signal.signal(signal.SIGINT, self._handler)
+        return lambda: self.hit
+
+    def __exit__(self, *exc) -> None:
+        if self.old is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self.old)
+
+
+def _warm_up() -> None:
+    """Import pandas (what `Store.load` builds the tables with) if no one has yet: a fresh
+    process (`tcplab sweep`) would otherwise spend that time after its last run, with the workers
+    idle."""
+    if "pandas" not in sys.modules:
+        import pandas  # noqa: F401
 
 
 def _empty_frame():
