@@ -141,7 +141,7 @@ def wait_for_workers(p: subprocess.Popen, tag: str, n: int = 2, timeout: float =
     there are `n` of them."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and p.poll() is None:
-        workers = [(pid, cmd) for pid, cmd in marked(tag) if pid != p.pid and "spawn_main" in cmd]
+        workers = [(pid, cmd) for pid, cmd in marked(tag) if pid != p.pid and "_worker_entry" in cmd]
         if len(workers) >= n:
             return workers
         time.sleep(0.02)

@@ -263,46 +263,69 @@ def _size(n: float) -> str:
     return f"{n / 1024:.1f} GB"
 
 
-def _tracker_running() -> bool:
-    """Is multiprocessing's resource tracker process (started with the first spawned process)
-    running for this process?"""
-    try:
-        from multiprocessing import resource_tracker
+class _Worker:
+    """A pool worker process, with the interface of `multiprocessing.Process` that the pool uses
+    (pid, sentinel, is_alive, kill, join, exitcode).
 
-        return resource_tracker._resource_tracker._fd is not None
-    except Exception:
-        return False
+    On POSIX it is `python -c "... _worker_entry(fd, ...)"` with one end of a socket pair, not a
+    multiprocessing child: a *spawn* child imports the coordinator's main module again (the
+    `tcplab` command's, or a script's with everything it imports, pandas included) before it can
+    run anything, and multiprocessing starts a resource tracker process besides, which outlived
+    the command by a moment. Such a worker imports only this module and what the runs need. Its
+    sentinel is a pidfd (Linux) or its end of the pipe, which closes when it dies."""
 
+    def __init__(self, slot: int, run_timeout: Optional[float], trim: bool) -> None:
+        import socket
+        import subprocess
 
-def _stop_tracker(timeout: float) -> None:
-    """Stop the resource tracker that starting the pool started (the pool creates no resource it
-    tracks), so that the sweep leaves no process behind. It exits when every process holding its
-    pipe has closed it: the pool's workers are gone, so closing ours ends it; it is reaped
-    within `timeout`, else left to exit by itself (another user of multiprocessing in this
-    process still holds it)."""
-    try:
-        from multiprocessing import resource_tracker
-
-        rt = resource_tracker._resource_tracker
-        with rt._lock:
-            fd, pid = rt._fd, rt._pid
-            if fd is None:
-                return
-            rt._fd = rt._pid = None
-            os.close(fd)
-    except Exception:
-        return
-    if pid is None:
-        return
-    deadline = time.monotonic() + timeout
-    while True:
+        ours, theirs = socket.socketpair()
+        self.conn = mp.connection.Connection(ours.detach())
+        fd = theirs.fileno()
+        code = (
+            f"import sys; sys.path[:] = {sys.path!r}; "
+            f"from tcplab.executors import _worker_entry; _worker_entry({fd}, {slot}, {run_timeout!r}, {trim!r})"
+        )
+        args = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", code]
         try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
+            self._proc = subprocess.Popen(args, pass_fds=(fd,), stdin=subprocess.DEVNULL)
+        finally:
+            theirs.close()
+        self.pid = self._proc.pid
+        self._pidfd = None
+        if hasattr(os, "pidfd_open"):
+            try:
+                self._pidfd = os.pidfd_open(self.pid)
+            except OSError:
+                pass
+        self.sentinel = self._pidfd if self._pidfd is not None else self.conn
+
+    @property
+    def exitcode(self) -> Optional[int]:
+        return self._proc.poll()
+
+    def is_alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def kill(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        import subprocess
+
+        try:
+            self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
             return
-        if done or time.monotonic() > deadline:
-            return
-        time.sleep(0.002)
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+
+def _worker_entry(fd: int, slot: int, run_timeout: Optional[float], trim: bool) -> None:
+    """The start of a `_Worker` process: named as a multiprocessing child of the pool would be."""
+    mp.current_process().name = f"tcplab-sweep-worker-{slot}"
+    _worker_main(mp.connection.Connection(fd), run_timeout, trim)
 
 
 # Batches in flight per worker: the one it runs and the next, already in its pipe, so that it
@@ -323,8 +346,7 @@ class LocalPool:
     killed (`memory`).
 
     The workers never see Ctrl-C (only the coordinator does, and closes the pool), and `close()`
-    waits for every worker to exit, and for multiprocessing's resource tracker if starting the
-    pool started it: a closed pool leaves no process behind."""
+    waits for every worker to exit: a closed pool leaves no process behind."""
 
     kind = "local"
     target_batch_s = 0.2
@@ -339,8 +361,9 @@ class LocalPool:
                 raise ExecutorError("run_memory needs Linux (/proc) or the psutil package to read the workers' memory") from None
         self.parallelism = workers
         self.run_timeout, self.run_memory = run_timeout, run_memory
-        self._ctx = mp.get_context("spawn")  # no fork of a coordinator holding a DuckDB handle and threads
-        self._own_tracker = not _tracker_running()
+        # No fork of a coordinator holding a DuckDB handle and threads. Elsewhere than POSIX,
+        # multiprocessing's spawn (which imports the main module again in every worker).
+        self._ctx = mp.get_context("spawn")
         self._slots: dict = {}  # slot -> (process, connection)
         self._queue: dict = {}  # slot -> deque of (batch id, runs) sent to its worker, oldest first
         self._ready: set = set()  # slots whose worker has said READY
@@ -356,20 +379,26 @@ class LocalPool:
             raise
 
     def _start(self, slot: int) -> None:
-        parent, child = self._ctx.Pipe(duplex=True)
-        args = (child, self.run_timeout, self.run_memory is not None)
-        p = self._ctx.Process(target=_worker_main, args=args, name=f"tcplab-sweep-worker-{slot}", daemon=True)
+        trim = self.run_memory is not None
         # The worker starts with SIGINT blocked (a signal mask survives fork and exec), so a
         # Ctrl-C sent to the terminal's process group cannot interrupt it while it starts up;
         # it then ignores SIGINT. Here, a Ctrl-C waits the few milliseconds of the start.
         masked = hasattr(signal, "pthread_sigmask")
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masked else None
         try:
-            p.start()
+            if os.name == "posix":
+                p = _Worker(slot, self.run_timeout, trim)
+                parent = p.conn
+            else:
+                parent, child = self._ctx.Pipe(duplex=True)
+                p = self._ctx.Process(target=_worker_main, args=(child, self.run_timeout, trim), name=f"tcplab-sweep-worker-{slot}", daemon=True)
+                try:
+                    p.start()
+                finally:
+                    child.close()
         finally:
             if masked:
                 signal.pthread_sigmask(signal.SIG_SETMASK, old)
-            child.close()
         self._slots[slot] = (p, parent)
         self._queue[slot] = deque()
 
@@ -434,9 +463,9 @@ class LocalPool:
         p, conn = self._slots[slot]
         q = self._queue[slot]
         events = []
-        if q and slot not in self._killed:
+        if slot not in self._killed:
             try:
-                while q and conn.poll():
+                while conn.poll():
                     msg = conn.recv()
                     if msg == READY:
                         self._ready.add(slot)
@@ -497,9 +526,6 @@ class LocalPool:
         self._deadline.clear()
         self._killed.clear()
         self._ready.clear()
-        if self._own_tracker:
-            self._own_tracker = False
-            _stop_tracker(timeout=2.0)
 
     def __enter__(self):
         return self

@@ -798,7 +798,7 @@ def sweep(
     from .progress import Progress
     from .store import Store
 
-    if dask is None and workers != 0:
+    if dask is None and workers != 0 and os.name != "posix":  # POSIX workers never import the script
         script = unguarded_script()
         if script:
             raise SweepError(
