@@ -113,6 +113,7 @@ class Store:
             self.con.close()
             raise
         self._tables = self._existing_tables()
+        self._columns: dict = {}  # result table -> its columns, once read (a commit skips DESCRIBE)
         self._failed: set = set()
 
     # --- format and version ---
@@ -227,16 +228,19 @@ class Store:
                 con.register("_rows", tbl)
                 if name not in self._tables:
                     self._create_result_table(name)
-                else:
+                    self._tables.add(name)
+                    self._columns.pop(name, None)
+                elif not set(tbl.column_names) <= self._columns.get(name, set()):
                     self._add_new_columns(name)
+                    self._columns[name] = {r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()}
                 con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _rows")
                 con.unregister("_rows")
             con.commit()
         except BaseException:
             con.rollback()
             self._tables = self._existing_tables()
+            self._columns.clear()
             raise
-        self._tables = self._existing_tables()
         self._failed.difference_update(replace)
 
     def _add_new_columns(self, name: str) -> None:

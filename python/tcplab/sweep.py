@@ -10,6 +10,7 @@ See docs/sweeps.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -412,6 +413,11 @@ def _describe(params: tuple) -> str:
 # Finished runs are committed together at most this often: after a SIGKILL, at most the runs of
 # this last interval are run again; none is stored in part.
 COMMIT_EVERY_S = 0.5
+# ... and, where a commit is slow (a busy machine, big results), spaced so that committing takes
+# at most this share of the coordinator's time (its CPU is the workers' on a machine they fill),
+# but never more than COMMIT_AT_MOST_EVERY_S apart.
+COMMIT_SHARE = 0.05
+COMMIT_AT_MOST_EVERY_S = 5.0
 # A run whose worker died this many times is recorded as failed instead of being tried again.
 MAX_ATTEMPTS = 2
 # Upper bound of runs per batch: a batch's rows travel as one message and are one transaction.
@@ -496,13 +502,19 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
     stats = {"ok": 0, "failed": 0, **{k: 0 for k in LIMIT_STATUSES}, "lost_batches": 0, "batches": 0, "commits": 0, "sim_wall_s": 0.0}
     done = _Pending()
 
+    commit_every = COMMIT_EVERY_S
+
     def flush() -> None:
+        nonlocal commit_every
         stats["ok"] += done.ok
         stats["failed"] += done.failed
         for k, n in done.stopped.items():
             stats[k] += n
         stats["commits"] += 1
+        t0 = time.perf_counter()
         done.flush(store, bar, sweep_name)
+        took = time.perf_counter() - t0
+        commit_every = min(max(COMMIT_EVERY_S, took / COMMIT_SHARE), COMMIT_AT_MOST_EVERY_S)
 
     for t in todo:
         if t.error:
@@ -564,7 +576,7 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
                     msg = f"{payload}, {attempts[t.key]} times while running this run"
                     done.add([t], [{"key": t.key, "status": "failed", "error": msg}])
                 fill()  # the workers get their next batches before the coordinator commits
-                if done.tasks and time.monotonic() - done.since >= COMMIT_EVERY_S:
+                if done.tasks and time.monotonic() - done.since >= commit_every:
                     flush()
                 bar.refresh()
         finally:
@@ -832,20 +844,29 @@ def sweep(
         except _core.ScenarioError as e:
             raise SweepError(f"series: {e}") from None
         series_task = (os.path.abspath(series_dir), entries)
-    with Store(path) as st:
+    with contextlib.ExitStack() as stack:
+        executor = lambda: make_executor(workers=workers, dask=dask, run_timeout=run_timeout, run_memory=run_memory)  # noqa: E731
+        ex = None
+        if dask is None and workers != 0 and (str(path) == ":memory:" or not Path(path).exists()):
+            # A new store: every run is to do, so the local pool's workers start up while the
+            # store is created.
+            ex = stack.enter_context(executor())
+        st = stack.enter_context(Store(path))
         st.record_spec(spec)
         done = st.finished_keys(include_failed=not retry_failed)
         todo = [t for t in tasks if t.key not in done]
         stats = {"name": spec.name, "runs": len(tasks), "skipped": len(tasks) - len(todo)}
         t0 = time.perf_counter()
         if todo:
-            with make_executor(workers=workers, dask=dask, run_timeout=run_timeout, run_memory=run_memory) as ex:
+            with (ex or executor()) as ex:
                 stats["executor"], stats["parallelism"] = ex.kind, ex.parallelism
                 bar = Progress(total=len(tasks), already=stats["skipped"], name=spec.name, enabled=progress, interval=progress_interval)
                 try:
                     stats.update(run_tasks(todo, base_json, ex, st, bar, batch_size=batch_size, sweep_name=spec.name, series=series_task))
                 finally:
                     bar.close()
+        elif ex is not None:
+            ex.close()
         stats["wall_s"] = time.perf_counter() - t0
         res = st.load(keys=tasks, spec=spec)
     res.store = None if str(path) == ":memory:" else os.fspath(path)
