@@ -539,7 +539,7 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
             ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets), *([series] if series else [])) for t in batch])
 
     warmed = False
-    with _deferred_interrupt() as interrupted:
+    with _deferred_interrupt(enabled=ex.kind != "serial") as interrupted:
         try:
             while pending or singles or inflight:
                 if interrupted():
@@ -559,7 +559,10 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
                         batcher.observe(len(batch), payload["batch_wall_s"])
                         continue
                     if kind == "returned":  # queued behind a batch whose worker died; never started
-                        pending.extendleft(reversed(batch))
+                        if len(batch) == 1:
+                            singles.appendleft(batch[0])  # perhaps a run being isolated: it stays alone
+                        else:
+                            pending.extendleft(reversed(batch))
                         continue
                     stats["lost_batches"] += 1
                     if len(batch) > 1:
@@ -591,9 +594,11 @@ class _deferred_interrupt:
     stop: it stops at its next turn (within a quarter of a second), after storing what has
     finished, instead of wherever the signal lands (a DuckDB commit answers a KeyboardInterrupt
     with "Query interrupted" and a half-done transaction). A second Ctrl-C interrupts at once.
-    `interrupted()` says whether one came."""
+    `interrupted()` says whether one came. Not for the serial executor (`enabled=False`), whose
+    coordinator is inside a run most of the time: there Ctrl-C stops the run at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
         self.hit = False
         self.old: Any = None
 
@@ -606,7 +611,7 @@ class _deferred_interrupt:
         import signal
         import threading
 
-        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if self.enabled and threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             self.old = signal.signal(signal.SIGINT, self._handler)
         return lambda: self.hit
 
