@@ -265,6 +265,14 @@ class Store:
 
     # --- reading ---
 
+    def failed_runs(self, keys: list) -> list:
+        """The runs among `keys` (tasks of a sweep) that are not ok, in grid order, as dicts of
+        `overrides` (a list), `seed`, `status` and `error`."""
+        order = {t.key: i for i, t in enumerate(keys)}
+        rows = self.con.execute("SELECT key, overrides, seed, status, error FROM runs WHERE status <> 'ok'").fetchall()
+        rows = sorted((r for r in rows if r[0] in order), key=lambda r: order[r[0]])
+        return [{"overrides": json.loads(o) if o else [], "seed": seed, "status": status, "error": err} for _, o, seed, status, err in rows]
+
     def load(self, keys: Optional[list] = None, spec: Any = None, sweep: Optional[str] = None, mixed: bool = False):
         """The store's runs as tidy tables (a `SweepResult`). With `keys` (the tasks of a sweep),
         only those runs, in grid order, with the sweep's axis values; otherwise every run, in order

@@ -546,8 +546,8 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
                     raise KeyboardInterrupt
                 fill()
                 if not warmed:
-                    # While the first batches run (and the workers start), import what reading the
-                    # store back needs, instead of after the last run.
+                    # While the workers start, import what building the Arrow tables of their rows
+                    # needs (pyarrow imports pandas): it would otherwise hold up the first results.
                     warmed = True
                     _warm_up()
                 for kind, batch_id, payload in ex.wait(timeout=0.25):
@@ -623,11 +623,10 @@ class _deferred_interrupt:
 
 
 def _warm_up() -> None:
-    """Import pandas (what `Store.load` builds the tables with) if no one has yet: a fresh
-    process (`tcplab sweep`) would otherwise spend that time after its last run, with the workers
-    idle."""
+    """Import pyarrow and pandas (pyarrow's `Table.from_pylist` imports it) if no one has yet."""
     if "pandas" not in sys.modules:
         import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
 
 
 def _empty_frame():
@@ -787,6 +786,7 @@ def sweep(
     run_memory: Union[int, str, None] = None,
     series: Any = None,
     series_dir: Union[str, os.PathLike, None] = None,
+    tables: bool = True,
 ) -> SweepResult:
     """Run every point of a sweep once per replicate seed and return the tidy tables.
 
@@ -810,6 +810,11 @@ def sweep(
     `<series_dir>/<table>/<key>.parquet`. `SweepResult.series(table)` reads them back with the
     axis columns. They do not change a run's key: a sweep run again with series records them
     only for the runs it runs.
+
+    `tables=False` does not read the tables back into DataFrames: the result then has
+    `stats` and `store` only (its tables are None), and `stats["failed_runs"]` lists the runs of
+    the sweep recorded as failed (`overrides`, `seed`, `status`, `error`), as `tcplab sweep` prints
+    them.
     """
     from .executors import make_executor
     from .progress import Progress
@@ -873,7 +878,11 @@ def sweep(
         elif ex is not None:
             ex.close()
         stats["wall_s"] = time.perf_counter() - t0
-        res = st.load(keys=tasks, spec=spec)
+        if tables:
+            res = st.load(keys=tasks, spec=spec)
+        else:
+            stats["failed_runs"] = st.failed_runs(tasks)
+            res = SweepResult(runs=None, connections=None, links=None, transfers=None, objects=None, pages=None, udp=None)
     res.store = None if str(path) == ":memory:" else os.fspath(path)
     res.series_dir = series_task[0] if series_task else None
     res.stats = stats
