@@ -1,5 +1,6 @@
 """A pool sweep run from the command line leaves no process behind: not when it ends, not when it
-is interrupted with Ctrl-C (SIGINT), not when it fails midway (issue 18, item 6).
+is interrupted with Ctrl-C (SIGINT) or stopped with SIGTERM, not when it fails midway (issue 18,
+item 6).
 
 Each sweep runs in a subprocess whose environment carries a marker of its own; every process it
 starts (the pool's workers, multiprocessing's resource tracker) inherits that environment, so
@@ -193,6 +194,27 @@ def test_ctrl_c_stores_what_finished_and_leaves_no_process_behind(tmp_path):
     finally:
         con.close()
     assert 10 <= len(ok) < 300 and with_rows == ok  # whole runs only, and the sweep was cut short
+
+
+def test_sigterm_stops_the_sweep_like_ctrl_c_with_the_status_of_sigterm(tmp_path):
+    p, tag, lines, _, err = start(tmp_path, SLOW_SWEEP, "--batch-size", "2")
+    try:
+        wait_for_workers(p, tag)
+        wait_for_done(lines, at_least=10)
+        p.send_signal(signal.SIGTERM)
+    finally:
+        left = finish(p, tag, timeout=60)
+    text = text_of(err)
+    assert p.returncode == 128 + signal.SIGTERM, text
+    assert "Traceback" not in text
+    assert left == [], f"processes left behind: {left}"
+    con = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
+    try:
+        ok = {k for (k,) in con.execute("SELECT key FROM runs WHERE status = 'ok'").fetchall()}
+        with_rows = {k for (k,) in con.execute("SELECT DISTINCT key FROM connections").fetchall()}
+    finally:
+        con.close()
+    assert 10 <= len(ok) < 300 and with_rows == ok
 
 
 def test_a_sweep_that_fails_midway_leaves_no_process_behind(tmp_path):

@@ -539,11 +539,10 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
             ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets), *([series] if series else [])) for t in batch])
 
     warmed = False
-    with _deferred_interrupt(enabled=ex.kind != "serial") as interrupted:
+    with _deferred_interrupt(enabled=ex.kind != "serial") as signals:
         try:
             while pending or singles or inflight:
-                if interrupted():
-                    raise KeyboardInterrupt
+                signals.check()
                 fill()
                 if not warmed:
                     # While the workers start, import what building the Arrow tables of their rows
@@ -590,36 +589,55 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
 
 
 class _deferred_interrupt:
-    """While the coordinator runs (in the main thread), a first Ctrl-C (SIGINT) only asks it to
-    stop: it stops at its next turn (within a quarter of a second), after storing what has
-    finished, instead of wherever the signal lands (a DuckDB commit answers a KeyboardInterrupt
-    with "Query interrupted" and a half-done transaction). A second Ctrl-C interrupts at once.
-    `interrupted()` says whether one came. Not for the serial executor (`enabled=False`), whose
-    coordinator is inside a run most of the time: there Ctrl-C stops the run at once."""
+    """While the coordinator runs (in the main thread), a first Ctrl-C (SIGINT) or SIGTERM only
+    asks it to stop: it stops at its next turn (within a quarter of a second), after storing what
+    has finished and stopping its workers, instead of wherever the signal lands (a DuckDB commit
+    answers a KeyboardInterrupt with "Query interrupted" and a half-done transaction; SIGTERM's
+    default action ends the process with its workers still exiting). Then SIGINT raises
+    KeyboardInterrupt and SIGTERM SystemExit(128 + 15), the status its default action gives. A
+    second signal acts at once. Only signals left at their defaults are taken over; not for the
+    serial executor (`enabled=False`), whose coordinator is inside a run most of the time: there
+    Ctrl-C stops the run at once."""
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
-        self.hit = False
-        self.old: Any = None
+        self.hit: Optional[int] = None  # the first signal that came
+        self.old: dict = {}
+
+    @staticmethod
+    def _raise(signum: int) -> None:
+        import signal
+
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
 
     def _handler(self, signum: int, frame: Any) -> None:
-        if self.hit:
-            raise KeyboardInterrupt
-        self.hit = True
+        if self.hit is not None:
+            self._raise(signum)
+        self.hit = signum
+
+    def check(self) -> None:
+        """Raise for the signal that came, if one did."""
+        if self.hit is not None:
+            self._raise(self.hit)
 
     def __enter__(self):
         import signal
         import threading
 
-        if self.enabled and threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            self.old = signal.signal(signal.SIGINT, self._handler)
-        return lambda: self.hit
+        if self.enabled and threading.current_thread() is threading.main_thread():
+            for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+                if signal.getsignal(sig) is default:
+                    self.old[sig] = signal.signal(sig, self._handler)
+        return self
 
     def __exit__(self, *exc) -> None:
-        if self.old is not None:
-            import signal
+        import signal
 
-            signal.signal(signal.SIGINT, self.old)
+        for sig, old in self.old.items():
+            signal.signal(sig, old)
+        self.old.clear()
 
 
 def _warm_up() -> None:
