@@ -7,7 +7,8 @@ replicates) on 1 and on 2 workers, alternately, each into a fresh store: the wal
 and the ratio 1 worker / 2 workers (the goal: at least 1.8). "Workers busy" is the time spent
 inside the core's runs over workers x wall time: what the coordinator, start-up and shutdown
 leave of the workers' time. Other load on the machine slows the runs themselves (in-core ms/run
-grows) but not this share.
+grows) but not this share. "Bare processes" runs the same 64 runs in 1 or 2 processes that only
+call the core: the ratio the machine itself gives at that moment, the ceiling of any sweep.
 
     python3 bench/bench_sweep.py --scaling              # 3 repetitions of each
     python3 bench/bench_sweep.py --scaling --reps 5 --json out.json
@@ -138,6 +139,30 @@ def scaling_once(workers: int, how: str, workdir: Path, scenario: Path) -> dict:
     return {"how": how, "workers": workers, "wall_s": wall, "in_core_s": float(runs["wall_time_s"].sum()), "load_before": load0}
 
 
+BARE = r"""
+import sys
+from tcplab import _core
+text = open(sys.argv[1], encoding="utf-8").read()
+k, i = int(sys.argv[2]), int(sys.argv[3])
+sets = sys.argv[4:]
+queues = [20, 40, 60, 80, 100, 150, 200, 300]
+for n in range(i, 64, k):
+    _core.run_scenario(text, "toml", 1 + n % 8, sets + [f"topology.queue={queues[n // 8]}"])
+"""
+
+
+def bare_once(workers: int) -> dict:
+    """The same 64 runs split over `workers` processes that only call the core (no coordinator,
+    no store): what the machine gives two processes at that moment, the ceiling of any sweep."""
+    load0 = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    ps = [subprocess.Popen([sys.executable, "-c", BARE, str(DUMBBELL), str(workers), str(i), *REALISTIC_SETS]) for i in range(workers)]
+    for p in ps:
+        if p.wait() != 0:
+            raise RuntimeError("a bare run failed")
+    return {"how": "bare", "workers": workers, "wall_s": time.perf_counter() - t0, "in_core_s": float("nan"), "load_before": load0}
+
+
 def scaling(reps: int, json_out) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="tcplab-bench-sweep-"))
     scenario = workdir / "scaling.toml"
@@ -146,6 +171,8 @@ def scaling(reps: int, json_out) -> None:
     try:
         scaling_once(2, "call", workdir, scenario)  # warm-up: page cache, first imports
         for _ in range(reps):
+            for w in (1, 2):
+                rows.append(bare_once(w))
             for how in ("call", "command"):
                 for w in (1, 2):
                     rows.append(scaling_once(w, how, workdir, scenario))
@@ -156,22 +183,26 @@ def scaling(reps: int, json_out) -> None:
     print("| what | workers | wall s (median) | wall s (min) | in-core ms/run (median) | workers busy (median) | load average (1 min) |")
     print("|---|---|---|---|---|---|---|")
     summary = {}
-    for how in ("call", "command"):
+    names = {"bare": "bare processes, no coordinator", "call": "tcplab.sweep() call", "command": "`tcplab sweep` command"}
+    for how in ("bare", "call", "command"):
         for w in (1, 2):
             rs = [r for r in rows if r["how"] == how and r["workers"] == w]
             walls = [r["wall_s"] for r in rs]
             summary[(how, w)] = (statistics.median(walls), min(walls))
-            core = statistics.median(r["in_core_s"] for r in rs) / 64 * 1e3
             loads = [r["load_before"] for r in rs]
-            name = "tcplab.sweep() call" if how == "call" else "`tcplab sweep` command"
-            busy = statistics.median(r["in_core_s"] / (w * r["wall_s"]) for r in rs)
-            print(f"| {name} | {w} | {statistics.median(walls):.2f} | {min(walls):.2f} | {core:.0f} | {busy:.0%} | {min(loads):.1f}–{max(loads):.1f} |")
+            if how == "bare":
+                core, busy = "-", "-"
+            else:
+                core = f"{statistics.median(r['in_core_s'] for r in rs) / 64 * 1e3:.0f}"
+                busy = f"{statistics.median(r['in_core_s'] / (w * r['wall_s']) for r in rs):.0%}"
+            print(f"| {names[how]} | {w} | {statistics.median(walls):.2f} | {min(walls):.2f} | {core} | {busy} | {min(loads):.1f}–{max(loads):.1f} |")
     print()
+    ceiling = summary[("bare", 1)][0] / summary[("bare", 2)][0]
+    print(f"bare processes: 1 / 2 = {ceiling:.2f} (medians): what this machine gave two processes meanwhile")
     for how in ("call", "command"):
         med = summary[(how, 1)][0] / summary[(how, 2)][0]
         best = summary[(how, 1)][1] / summary[(how, 2)][1]
-        name = "tcplab.sweep() call" if how == "call" else "tcplab sweep command"
-        print(f"{name}: 1 worker / 2 workers = {med:.2f} (medians), {best:.2f} (minima); "
+        print(f"{names[how].replace('`', '')}: 1 worker / 2 workers = {med:.2f} (medians), {best:.2f} (minima), {med / ceiling:.0%} of the bare ratio; "
               f"target >= {TARGET_RATIO}: {'met' if med >= TARGET_RATIO else 'NOT met'}")
     if json_out:
         Path(json_out).write_text(json.dumps(rows, indent=2), encoding="utf-8")
