@@ -104,7 +104,7 @@ def wait_for_done(lines: queue.Queue, at_least: int, timeout: float = 60.0) -> i
 def workers_of(pid: int) -> list:
     import psutil
 
-    return [c for c in psutil.Process(pid).children(recursive=True) if any("spawn_main" in a for a in c.cmdline())]
+    return [c for c in psutil.Process(pid).children(recursive=True) if any("_worker_entry" in a for a in c.cmdline())]
 
 
 def check_complete_runs(store: Path, expected_keys=None) -> pd.DataFrame:

@@ -303,6 +303,22 @@ def test_failed_runs_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
     assert len(stored.connections) == 4 * 2
 
 
+def test_without_tables_the_failed_runs_are_listed_in_grid_order(tmp_path):
+    """`tables=False` (what `tcplab sweep` uses) reads no table back; the failed runs of the sweep
+    are listed as the tables would give them."""
+    sweep = {"axes": {"tcp.variant": ["reno", "newreno"], "tcp.rwnd": ["1000B", "64KB"]}, "replicates": 2}
+    store = tmp_path / "t.duckdb"
+    res = tcplab.sweep(with_sweep(sweep), store=store, workers=0, progress=False, tables=False)
+    assert res.runs is None and res.connections is None and res.store == str(store)
+    assert res.stats["ok"] == 4 and res.stats["failed"] == 4
+    full = tcplab.load(store).failed
+    listed = res.stats["failed_runs"]
+    assert [(r["overrides"], r["seed"], r["status"], r["error"]) for r in listed] == [
+        (json.loads(o), s, st, e) for o, s, st, e in zip(full["overrides"], full["seed"], full["status"], full["error"])
+    ]
+    assert [r["overrides"][-1] for r in listed] == ['tcp.rwnd="1000B"'] * 4
+
+
 def test_batcher_sizes_batches_to_the_target_time():
     b = Batcher(parallelism=2, target_s=0.2)
     assert b.size(10_000) == 4  # nothing measured yet

@@ -5,6 +5,7 @@ mean and spread per grid point, and the axis columns have identifier names on re
 from __future__ import annotations
 
 import copy
+import os
 import subprocess
 import sys
 import textwrap
@@ -40,6 +41,7 @@ def _script(tmp_path, body: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(p)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.skipif(os.name == "posix", reason="the local pool uses multiprocessing's spawn (which imports the script again) only outside POSIX")
 def test_a_script_without_the_main_guard_is_told_what_to_do(tmp_path):
     out = _script(tmp_path, "res = tcplab.sweep(scenario, workers=2, progress=False)\nprint(len(res.runs))\n")
     assert out.returncode != 0
@@ -51,6 +53,19 @@ def test_a_script_without_the_main_guard_is_told_what_to_do(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "6"
     out = _script(tmp_path, "res = tcplab.sweep(scenario, workers=0, progress=False)\nprint(len(res.runs))\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "6"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="outside POSIX the pool's workers import the script again: the guard is needed there")
+def test_a_script_needs_no_main_guard_on_posix(tmp_path):
+    """The pool's workers import tcplab only, not the script: a sweep at a script's top level runs
+    once, with or without the guard."""
+    body = "print('script body run')\nres = tcplab.sweep(scenario, workers=2, progress=False)\nprint(len(res.runs))\n"
+    out = _script(tmp_path, body)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["script", "body", "run", "6"]
+    out = _script(tmp_path, 'if __name__ == "__main__":\n    res = tcplab.sweep(scenario, workers=2, progress=False)\n    print(len(res.runs))\n')
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "6"
 

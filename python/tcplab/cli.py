@@ -344,7 +344,7 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         res = sweep(
             Path(scenario), store=store, workers=workers, dask=dask, batch_size=batch_size, sets=list(sets),
             retry_failed=retry_failed, progress=False if quiet else None, progress_interval=progress_interval,
-            run_timeout=run_timeout, run_memory=run_memory,
+            run_timeout=run_timeout, run_memory=run_memory, tables=False,
         )  # fmt: skip
     except (OSError, UnicodeDecodeError) as e:
         _load_error(scenario, e)
@@ -368,11 +368,11 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
     if st.get("lost_batches"):
         n = st["lost_batches"]
         click.echo(f"{n} {'batch was' if n == 1 else 'batches were'} lost with a worker process and run again", err=True)
-    failed = res.failed
-    if len(failed):
+    failed = st["failed_runs"]
+    if failed:
         click.echo(f"{len(failed)} runs of this sweep are recorded as failed (--retry-failed runs them again); the first:", err=True)
-        for _, r in failed.head(5).iterrows():
-            click.echo(f"  {', '.join(json.loads(r['overrides'])) or '(base)'} seed {r['seed']}: {r['error']}", err=True)
+        for r in failed[:5]:
+            click.echo(f"  {', '.join(r['overrides']) or '(base)'} seed {r['seed']}: {r['error']}", err=True)
 
 
 def _exportable(df):

@@ -5,7 +5,8 @@ back the same rows, so a sweep gives identical tables whichever one ran it.
 The coordinator (`tcplab.sweep`) keeps at most a few batches in flight and stores each result as
 it arrives. An executor reports a batch as `done` (its rows), `lost` (its worker died), or, in
 the local pool, `timeout` / `memory` (its worker was killed for not answering in time or for
-using too much memory), and the coordinator decides what to run again.
+using too much memory) or `returned` (it was queued behind the batch of a worker that died, and
+never started), and the coordinator decides what to run again.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ READY = "ready"
 from .errors import ExecutorError  # noqa: E402  (defined apart so that `import tcplab` stays light)
 
 
-def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) -> dict:
+def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None, arrow: bool = True) -> dict:
     """Run `tasks`, a list of (key, seed, sets), on the scenario `base_json`, each within
     `run_timeout` seconds of wall time. A run that fails (an invalid combination, a panic in the
     core) becomes a failed row with its message, one over its time a `timeout` row with how far it
@@ -52,9 +53,11 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
     result table, each row carrying its run's key.
 
     A task may carry a fourth element, (directory, `[[series]]` entries): the run then records
-    those series and writes them to Parquet under the directory (`tcplab.series.write_run`)."""
-    import pyarrow as pa
+    those series and writes them to Parquet under the directory (`tcplab.series.write_run`).
 
+    `arrow=False` gives each table as its list of row dicts instead (`arrow_tables` turns them into
+    the same Arrow tables): the local pool's workers then never import pyarrow, which is a good
+    part of a worker's start-up, and the coordinator builds the tables."""
     t_batch = time.perf_counter()
     limits = {} if run_timeout is None else {"max_wall_s": run_timeout}
     runs = []
@@ -106,8 +109,15 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
             rec.setdefault("delayed_filter", 0)
         for name in RESULT_TABLES:
             rows[name].extend({"key": key, **rec} for rec in d.get(name, ()))
-    tables = {name: (pa.Table.from_pylist(r) if r else None) for name, r in rows.items()}
+    tables = arrow_tables(rows) if arrow else rows
     return {"runs": runs, "tables": tables, "batch_wall_s": time.perf_counter() - t_batch, "pid": os.getpid()}
+
+
+def arrow_tables(rows: dict) -> dict:
+    """Row dicts per result table (as `run_batch(..., arrow=False)` gives them) as Arrow tables."""
+    import pyarrow as pa
+
+    return {name: (pa.Table.from_pylist(r) if r else None) for name, r in rows.items()}
 
 
 # --- in this process ----------------------------------------------------------------------------
@@ -179,28 +189,41 @@ def _worker_main(conn, run_timeout: Optional[float] = None, trim: bool = False) 
     the coordinator says so or goes away."""
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked while the pool started us
     malloc_trim = _release_freed_memory() if trim else None
-    import pyarrow  # noqa: F401  (run_batch's; imported before READY, not in the first batch)
-
     try:
         conn.send(READY)
     except (BrokenPipeError, OSError):
-        return
+        _exit_now()
     while True:
         try:
             msg = conn.recv()
         except (EOFError, OSError):
-            return
+            break
         if msg is None:
-            return
+            break
         batch_id, base_json, tasks = msg
-        res = run_batch(base_json, tasks, run_timeout)
+        res = run_batch(base_json, tasks, run_timeout, arrow=False)
         if malloc_trim is not None:
             malloc_trim(0)
         try:
             conn.send((batch_id, res))
         except (BrokenPipeError, OSError):
-            return
+            break
+    _exit_now()
+
+
+def _exit_now() -> None:
+    """End a worker without the interpreter's shutdown: it holds nothing to clean up (its results
+    went down the pipe, its series files are closed), and unloading the core and the modules it
+    imported would keep the coordinator waiting for it."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(0)
 
 
 def _death(exitcode: Optional[int]) -> str:
@@ -241,14 +264,90 @@ def _size(n: float) -> str:
     return f"{n / 1024:.1f} GB"
 
 
+class _Worker:
+    """A pool worker process, with the interface of `multiprocessing.Process` that the pool uses
+    (pid, sentinel, is_alive, kill, join, exitcode).
+
+    On POSIX it is `python -c "... _worker_entry(fd, ...)"` with one end of a socket pair, not a
+    multiprocessing child: a *spawn* child imports the coordinator's main module again (the
+    `tcplab` command's, or a script's with everything it imports, pandas included) before it can
+    run anything, and multiprocessing starts a resource tracker process besides, which outlived
+    the command by a moment. Such a worker imports only this module and what the runs need. Its
+    sentinel is a pidfd (Linux) or its end of the pipe, which closes when it dies."""
+
+    def __init__(self, slot: int, run_timeout: Optional[float], trim: bool) -> None:
+        import socket
+        import subprocess
+
+        ours, theirs = socket.socketpair()
+        self.conn = mp.connection.Connection(ours.detach())
+        fd = theirs.fileno()
+        code = (
+            f"import sys; sys.path[:] = {sys.path!r}; "
+            f"from tcplab.executors import _worker_entry; _worker_entry({fd}, {slot}, {run_timeout!r}, {trim!r})"
+        )
+        args = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", code]
+        try:
+            self._proc = subprocess.Popen(args, pass_fds=(fd,), stdin=subprocess.DEVNULL)
+        finally:
+            theirs.close()
+        self.pid = self._proc.pid
+        self._pidfd = None
+        if hasattr(os, "pidfd_open"):
+            try:
+                self._pidfd = os.pidfd_open(self.pid)
+            except OSError:
+                pass
+        self.sentinel = self._pidfd if self._pidfd is not None else self.conn
+
+    @property
+    def exitcode(self) -> Optional[int]:
+        return self._proc.poll()
+
+    def is_alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def kill(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        import subprocess
+
+        try:
+            self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+
+def _worker_entry(fd: int, slot: int, run_timeout: Optional[float], trim: bool) -> None:
+    """The start of a `_Worker` process: named as a multiprocessing child of the pool would be."""
+    mp.current_process().name = f"tcplab-sweep-worker-{slot}"
+    _worker_main(mp.connection.Connection(fd), run_timeout, trim)
+
+
+# Batches in flight per worker: the one it runs and the next, already in its pipe, so that it
+# starts the next as soon as it has sent a result, whatever the coordinator is doing (a commit,
+# reading another worker's rows, waiting for a CPU on a busy machine).
+PIPELINE_DEPTH = 2
+
+
 class LocalPool:
-    """`workers` processes, each with its own pipe and one batch at a time, so the coordinator
-    always knows which batch a dead worker was running. A dead worker is replaced.
+    """`workers` processes, each with its own pipe and its own queue of at most PIPELINE_DEPTH
+    batches, run in order, so the coordinator always knows which batch a dead worker was running
+    (the first of its queue; those behind it come back as `returned`, to be run elsewhere). A
+    dead worker is replaced.
 
     With `run_timeout` each run gets that wall budget in the core, and a worker that has not
     answered within its batch's runs x run_timeout + WATCHDOG_GRACE_S is killed (its batch comes
     back as `timeout`). With `run_memory` (bytes) a worker whose resident memory passes it is
-    killed (`memory`)."""
+    killed (`memory`).
+
+    The workers never see Ctrl-C (only the coordinator does, and closes the pool), and `close()`
+    waits for every worker to exit: a closed pool leaves no process behind."""
 
     kind = "local"
     target_batch_s = 0.2
@@ -263,37 +362,57 @@ class LocalPool:
                 raise ExecutorError("run_memory needs Linux (/proc) or the psutil package to read the workers' memory") from None
         self.parallelism = workers
         self.run_timeout, self.run_memory = run_timeout, run_memory
-        self._ctx = mp.get_context("spawn")  # no fork of a coordinator holding a DuckDB handle and threads
+        # No fork of a coordinator holding a DuckDB handle and threads. Elsewhere than POSIX,
+        # multiprocessing's spawn (which imports the main module again in every worker).
+        self._ctx = mp.get_context("spawn")
         self._slots: dict = {}  # slot -> (process, connection)
-        self._busy: dict = {}  # slot -> batch id
+        self._queue: dict = {}  # slot -> deque of (batch id, runs) sent to its worker, oldest first
         self._ready: set = set()  # slots whose worker has said READY
-        self._runs: dict = {}  # slot -> number of runs in its batch
-        self._deadline: dict = {}  # slot -> (monotonic deadline, allowed seconds) of its batch
+        self._deadline: dict = {}  # slot -> (monotonic deadline, allowed seconds) of its first batch
         self._killed: dict = {}  # slot -> (kind, message): why the pool killed that worker
         self._memory_checked = 0.0
         self._deaths_in_a_row = 0
-        for i in range(workers):
-            self._start(i)
+        try:
+            for i in range(workers):
+                self._start(i)
+        except BaseException:
+            self.close()
+            raise
 
     def _start(self, slot: int) -> None:
-        parent, child = self._ctx.Pipe(duplex=True)
-        args = (child, self.run_timeout, self.run_memory is not None)
-        p = self._ctx.Process(target=_worker_main, args=args, name=f"tcplab-sweep-worker-{slot}", daemon=True)
-        p.start()
-        child.close()
+        trim = self.run_memory is not None
+        # The worker starts with SIGINT blocked (a signal mask survives fork and exec), so a
+        # Ctrl-C sent to the terminal's process group cannot interrupt it while it starts up;
+        # it then ignores SIGINT. Here, a Ctrl-C waits the few milliseconds of the start.
+        masked = hasattr(signal, "pthread_sigmask")
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masked else None
+        try:
+            if os.name == "posix":
+                p = _Worker(slot, self.run_timeout, trim)
+                parent = p.conn
+            else:
+                parent, child = self._ctx.Pipe(duplex=True)
+                p = self._ctx.Process(target=_worker_main, args=(child, self.run_timeout, trim), name=f"tcplab-sweep-worker-{slot}", daemon=True)
+                try:
+                    p.start()
+                finally:
+                    child.close()
+        finally:
+            if masked:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
         self._slots[slot] = (p, parent)
+        self._queue[slot] = deque()
 
     @property
     def pids(self) -> list:
         return [p.pid for p, _ in self._slots.values()]
 
     def capacity(self) -> int:
-        return len(self._slots) - len(self._busy)
+        return sum(PIPELINE_DEPTH - len(q) for q in self._queue.values())
 
     def submit(self, batch_id: int, base_json: str, tasks: list) -> None:
-        slot = next(s for s in self._slots if s not in self._busy)
-        self._busy[slot] = batch_id
-        self._runs[slot] = len(tasks)
+        slot = min((s for s in self._slots if len(self._queue[s]) < PIPELINE_DEPTH), key=lambda s: len(self._queue[s]))
+        self._queue[slot].append((batch_id, len(tasks)))
         self._arm(slot)
         try:
             self._slots[slot][1].send((batch_id, base_json, tasks))
@@ -304,20 +423,18 @@ class LocalPool:
         self._watch()
         if self._deadline or self.run_memory is not None:
             timeout = min(timeout, MEMORY_CHECK_EVERY_S)  # come back to watch the workers
-        by_conn = {self._slots[s][1]: s for s in self._busy}
+        by_conn = {self._slots[s][1]: s for s in self._slots if self._queue[s]}
         by_sentinel = {p.sentinel: s for s, (p, _) in self._slots.items()}
+        ready = mp.connection.wait(list(by_conn) + list(by_sentinel), timeout)
         events = []
-        for r in mp.connection.wait(list(by_conn) + list(by_sentinel), timeout):
-            slot = by_conn.get(r, by_sentinel.get(r))
-            ev = self._collect(slot)
-            if ev:
-                events.append(ev)
+        for slot in dict.fromkeys(by_conn.get(r, by_sentinel.get(r)) for r in ready):
+            events.extend(self._collect(slot))
         return events
 
     def _arm(self, slot: int) -> None:
-        """Start the watchdog's clock of a busy slot's batch, once its worker is ready."""
-        if self.run_timeout is not None and slot in self._busy and slot in self._ready:
-            allowed = self._runs[slot] * self.run_timeout + WATCHDOG_GRACE_S
+        """Start the watchdog's clock of a slot's first batch, once its worker is ready."""
+        if self.run_timeout is not None and self._queue.get(slot) and slot in self._ready and slot not in self._deadline:
+            allowed = self._queue[slot][0][1] * self.run_timeout + WATCHDOG_GRACE_S
             self._deadline[slot] = (time.monotonic() + allowed, allowed)
 
     def _watch(self) -> None:
@@ -329,9 +446,9 @@ class LocalPool:
         check_memory = self.run_memory is not None and now - self._memory_checked >= MEMORY_CHECK_EVERY_S
         if check_memory:
             self._memory_checked = now
-        for slot in list(self._busy):
+        for slot, q in self._queue.items():
             p, _ = self._slots[slot]
-            if slot in self._killed or not p.is_alive():
+            if not q or slot in self._killed or not p.is_alive():
                 continue
             deadline = self._deadline.get(slot)
             if deadline is not None and now > deadline[0]:
@@ -343,26 +460,30 @@ class LocalPool:
             self._killed[slot] = why
             p.kill()
 
-    def _collect(self, slot: int) -> Optional[tuple]:
+    def _collect(self, slot: int) -> list:
         p, conn = self._slots[slot]
-        if slot in self._busy and slot not in self._killed:
+        q = self._queue[slot]
+        events = []
+        if slot not in self._killed:
             try:
-                if conn.poll():
+                while conn.poll():
                     msg = conn.recv()
                     if msg == READY:
                         self._ready.add(slot)
                         self._arm(slot)
-                        return None
+                        continue
                     batch_id, res = msg
-                    del self._busy[slot]
+                    q.popleft()
                     self._deadline.pop(slot, None)
+                    self._arm(slot)  # the worker has started its next batch
                     self._deaths_in_a_row = 0
-                    return ("done", batch_id, res)
+                    res["tables"] = arrow_tables(res["tables"])
+                    events.append(("done", batch_id, res))
             except (EOFError, OSError):
                 pass
         if p.is_alive():
-            return None
-        # The worker is gone: report its batch and start another in its place.
+            return events
+        # The worker is gone: report its batches and start another in its place.
         p.join()
         conn.close()
         killed = self._killed.pop(slot, None)
@@ -373,15 +494,23 @@ class LocalPool:
         if self._deaths_in_a_row > MAX_DEATHS_IN_A_ROW + len(self._slots):
             raise ExecutorError(f"sweep workers keep dying ({_death(p.exitcode)}, {self._deaths_in_a_row} times with no batch finished)")
         self._start(slot)
-        batch_id = self._busy.pop(slot, None)
-        if batch_id is None:
-            return None
+        if not q:
+            return events
+        batch_id, _ = q.popleft()
         if killed is not None:
-            return (killed[0], batch_id, killed[1])
-        return ("lost", batch_id, f"worker process died ({_death(p.exitcode)})")
+            events.append((killed[0], batch_id, killed[1]))
+        else:
+            events.append(("lost", batch_id, f"worker process died ({_death(p.exitcode)})"))
+        events.extend(("returned", b, None) for b, _ in q)  # never started: not the cause
+        return events
 
     def close(self) -> None:
-        for p, conn in self._slots.values():
+        """Stop every worker and wait for it: an idle one is told to exit, one with batches still
+        queued (the sweep was interrupted or failed) is killed, as no one will read them."""
+        for slot, (p, conn) in self._slots.items():
+            if self._queue.get(slot):
+                p.kill()
+                continue
             try:
                 conn.send(None)
             except (BrokenPipeError, OSError):
@@ -394,7 +523,7 @@ class LocalPool:
                 p.join()
             conn.close()
         self._slots.clear()
-        self._busy.clear()
+        self._queue.clear()
         self._deadline.clear()
         self._killed.clear()
         self._ready.clear()

@@ -113,6 +113,7 @@ class Store:
             self.con.close()
             raise
         self._tables = self._existing_tables()
+        self._columns: dict = {}  # result table -> its columns, once read (a commit skips DESCRIBE)
         self._failed: set = set()
 
     # --- format and version ---
@@ -227,16 +228,19 @@ class Store:
                 con.register("_rows", tbl)
                 if name not in self._tables:
                     self._create_result_table(name)
-                else:
+                    self._tables.add(name)
+                    self._columns.pop(name, None)
+                elif not set(tbl.column_names) <= self._columns.get(name, set()):
                     self._add_new_columns(name)
+                    self._columns[name] = {r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()}
                 con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _rows")
                 con.unregister("_rows")
             con.commit()
         except BaseException:
             con.rollback()
             self._tables = self._existing_tables()
+            self._columns.clear()
             raise
-        self._tables = self._existing_tables()
         self._failed.difference_update(replace)
 
     def _add_new_columns(self, name: str) -> None:
@@ -260,6 +264,14 @@ class Store:
         self.con.execute(f"CREATE TABLE {name} ({', '.join(cols)})")
 
     # --- reading ---
+
+    def failed_runs(self, keys: list) -> list:
+        """The runs among `keys` (tasks of a sweep) that are not ok, in grid order, as dicts of
+        `overrides` (a list), `seed`, `status` and `error`."""
+        order = {t.key: i for i, t in enumerate(keys)}
+        rows = self.con.execute("SELECT key, overrides, seed, status, error FROM runs WHERE status <> 'ok'").fetchall()
+        rows = sorted((r for r in rows if r[0] in order), key=lambda r: order[r[0]])
+        return [{"overrides": json.loads(o) if o else [], "seed": seed, "status": status, "error": err} for _, o, seed, status, err in rows]
 
     def load(self, keys: Optional[list] = None, spec: Any = None, sweep: Optional[str] = None, mixed: bool = False):
         """The store's runs as tidy tables (a `SweepResult`). With `keys` (the tasks of a sweep),

@@ -10,6 +10,7 @@ See docs/sweeps.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -412,6 +413,11 @@ def _describe(params: tuple) -> str:
 # Finished runs are committed together at most this often: after a SIGKILL, at most the runs of
 # this last interval are run again; none is stored in part.
 COMMIT_EVERY_S = 0.5
+# ... and, where a commit is slow (a busy machine, big results), spaced so that committing takes
+# at most this share of the coordinator's time (its CPU is the workers' on a machine they fill),
+# but never more than COMMIT_AT_MOST_EVERY_S apart.
+COMMIT_SHARE = 0.05
+COMMIT_AT_MOST_EVERY_S = 5.0
 # A run whose worker died this many times is recorded as failed instead of being tried again.
 MAX_ATTEMPTS = 2
 # Upper bound of runs per batch: a batch's rows travel as one message and are one transaction.
@@ -496,13 +502,19 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
     stats = {"ok": 0, "failed": 0, **{k: 0 for k in LIMIT_STATUSES}, "lost_batches": 0, "batches": 0, "commits": 0, "sim_wall_s": 0.0}
     done = _Pending()
 
+    commit_every = COMMIT_EVERY_S
+
     def flush() -> None:
+        nonlocal commit_every
         stats["ok"] += done.ok
         stats["failed"] += done.failed
         for k, n in done.stopped.items():
             stats[k] += n
         stats["commits"] += 1
+        t0 = time.perf_counter()
         done.flush(store, bar, sweep_name)
+        took = time.perf_counter() - t0
+        commit_every = min(max(COMMIT_EVERY_S, took / COMMIT_SHARE), COMMIT_AT_MOST_EVERY_S)
 
     for t in todo:
         if t.error:
@@ -513,47 +525,126 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
     inflight: dict = {}
     batcher = Batcher(ex.parallelism, ex.target_batch_s, batch_size)
     next_id = 0
-    try:
-        while pending or singles or inflight:
-            while (pending or singles) and ex.capacity() > 0:
-                if singles:
-                    batch = [singles.popleft()]
-                else:
-                    n = batcher.size(len(pending))
-                    batch = [pending.popleft() for _ in range(min(n, len(pending)))]
-                next_id += 1
-                inflight[next_id] = batch
-                ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets), *([series] if series else [])) for t in batch])
-            for kind, batch_id, payload in ex.wait(timeout=0.25):
-                batch = inflight.pop(batch_id)
-                if kind == "done":
-                    done.add(batch, payload["runs"], payload["tables"])
-                    stats["batches"] += 1
-                    stats["sim_wall_s"] += sum(o.get("wall_time_s") or 0.0 for o in payload["runs"])
-                    batcher.observe(len(batch), payload["batch_wall_s"])
-                    continue
-                stats["lost_batches"] += 1
-                if len(batch) > 1:
-                    singles.extend(batch)
-                    continue
-                t = batch[0]
-                if kind in LIMIT_STATUSES:  # the pool killed the worker of this run: no retry
-                    done.add([t], [{"key": t.key, "status": kind, "error": payload, "completed": False}])
-                    continue
-                attempts[t.key] = attempts.get(t.key, 0) + 1
-                if attempts[t.key] < MAX_ATTEMPTS:
-                    singles.append(t)
-                    continue
-                msg = f"{payload}, {attempts[t.key]} times while running this run"
-                done.add([t], [{"key": t.key, "status": "failed", "error": msg}])
-            if done.tasks and time.monotonic() - done.since >= COMMIT_EVERY_S:
+
+    def fill() -> None:
+        nonlocal next_id
+        while (pending or singles) and ex.capacity() > 0:
+            if singles:
+                batch = [singles.popleft()]
+            else:
+                n = batcher.size(len(pending))
+                batch = [pending.popleft() for _ in range(min(n, len(pending)))]
+            next_id += 1
+            inflight[next_id] = batch
+            ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets), *([series] if series else [])) for t in batch])
+
+    warmed = False
+    with _deferred_interrupt(enabled=ex.kind != "serial") as signals:
+        try:
+            while pending or singles or inflight:
+                signals.check()
+                fill()
+                if not warmed:
+                    # While the workers start, import what building the Arrow tables of their rows
+                    # needs (pyarrow imports pandas): it would otherwise hold up the first results.
+                    warmed = True
+                    _warm_up()
+                for kind, batch_id, payload in ex.wait(timeout=0.25):
+                    batch = inflight.pop(batch_id)
+                    if kind == "done":
+                        done.add(batch, payload["runs"], payload["tables"])
+                        stats["batches"] += 1
+                        stats["sim_wall_s"] += sum(o.get("wall_time_s") or 0.0 for o in payload["runs"])
+                        batcher.observe(len(batch), payload["batch_wall_s"])
+                        continue
+                    if kind == "returned":  # queued behind a batch whose worker died; never started
+                        if len(batch) == 1:
+                            singles.appendleft(batch[0])  # perhaps a run being isolated: it stays alone
+                        else:
+                            pending.extendleft(reversed(batch))
+                        continue
+                    stats["lost_batches"] += 1
+                    if len(batch) > 1:
+                        singles.extend(batch)
+                        continue
+                    t = batch[0]
+                    if kind in LIMIT_STATUSES:  # the pool killed the worker of this run: no retry
+                        done.add([t], [{"key": t.key, "status": kind, "error": payload, "completed": False}])
+                        continue
+                    attempts[t.key] = attempts.get(t.key, 0) + 1
+                    if attempts[t.key] < MAX_ATTEMPTS:
+                        singles.append(t)
+                        continue
+                    msg = f"{payload}, {attempts[t.key]} times while running this run"
+                    done.add([t], [{"key": t.key, "status": "failed", "error": msg}])
+                fill()  # the workers get their next batches before the coordinator commits
+                if done.tasks and time.monotonic() - done.since >= commit_every:
+                    flush()
+                bar.refresh()
+        finally:
+            # Whatever finished is stored, also when the sweep is interrupted (Ctrl-C, an error).
+            if done.tasks:
                 flush()
-            bar.refresh()
-    finally:
-        # Whatever finished is stored, also when the sweep is interrupted (Ctrl-C, an error).
-        if done.tasks:
-            flush()
     return stats
+
+
+class _deferred_interrupt:
+    """While the coordinator runs (in the main thread), a first Ctrl-C (SIGINT) or SIGTERM only
+    asks it to stop: it stops at its next turn (within a quarter of a second), after storing what
+    has finished and stopping its workers, instead of wherever the signal lands (a DuckDB commit
+    answers a KeyboardInterrupt with "Query interrupted" and a half-done transaction; SIGTERM's
+    default action ends the process with its workers still exiting). Then SIGINT raises
+    KeyboardInterrupt and SIGTERM SystemExit(128 + 15), the status its default action gives. A
+    second signal acts at once. Only signals left at their defaults are taken over; not for the
+    serial executor (`enabled=False`), whose coordinator is inside a run most of the time: there
+    Ctrl-C stops the run at once."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.hit: Optional[int] = None  # the first signal that came
+        self.old: dict = {}
+
+    @staticmethod
+    def _raise(signum: int) -> None:
+        import signal
+
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.hit is not None:
+            self._raise(signum)
+        self.hit = signum
+
+    def check(self) -> None:
+        """Raise for the signal that came, if one did."""
+        if self.hit is not None:
+            self._raise(self.hit)
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if self.enabled and threading.current_thread() is threading.main_thread():
+            for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+                if signal.getsignal(sig) is default:
+                    self.old[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        for sig, old in self.old.items():
+            signal.signal(sig, old)
+        self.old.clear()
+
+
+def _warm_up() -> None:
+    """Import pyarrow and pandas (pyarrow's `Table.from_pylist` imports it) if no one has yet."""
+    if "pandas" not in sys.modules:
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
 
 
 def _empty_frame():
@@ -713,6 +804,7 @@ def sweep(
     run_memory: Union[int, str, None] = None,
     series: Any = None,
     series_dir: Union[str, os.PathLike, None] = None,
+    tables: bool = True,
 ) -> SweepResult:
     """Run every point of a sweep once per replicate seed and return the tidy tables.
 
@@ -736,12 +828,17 @@ def sweep(
     `<series_dir>/<table>/<key>.parquet`. `SweepResult.series(table)` reads them back with the
     axis columns. They do not change a run's key: a sweep run again with series records them
     only for the runs it runs.
+
+    `tables=False` does not read the tables back into DataFrames: the result then has
+    `stats` and `store` only (its tables are None), and `stats["failed_runs"]` lists the runs of
+    the sweep recorded as failed (`overrides`, `seed`, `status`, `error`), as `tcplab sweep` prints
+    them.
     """
     from .executors import make_executor
     from .progress import Progress
     from .store import Store
 
-    if dask is None and workers != 0:
+    if dask is None and workers != 0 and os.name != "posix":  # POSIX workers never import the script
         script = unguarded_script()
         if script:
             raise SweepError(
@@ -775,22 +872,35 @@ def sweep(
         except _core.ScenarioError as e:
             raise SweepError(f"series: {e}") from None
         series_task = (os.path.abspath(series_dir), entries)
-    with Store(path) as st:
+    with contextlib.ExitStack() as stack:
+        executor = lambda: make_executor(workers=workers, dask=dask, run_timeout=run_timeout, run_memory=run_memory)  # noqa: E731
+        ex = None
+        if dask is None and workers != 0 and (str(path) == ":memory:" or not Path(path).exists()):
+            # A new store: every run is to do, so the local pool's workers start up while the
+            # store is created.
+            ex = stack.enter_context(executor())
+        st = stack.enter_context(Store(path))
         st.record_spec(spec)
         done = st.finished_keys(include_failed=not retry_failed)
         todo = [t for t in tasks if t.key not in done]
         stats = {"name": spec.name, "runs": len(tasks), "skipped": len(tasks) - len(todo)}
         t0 = time.perf_counter()
         if todo:
-            with make_executor(workers=workers, dask=dask, run_timeout=run_timeout, run_memory=run_memory) as ex:
+            with (ex or executor()) as ex:
                 stats["executor"], stats["parallelism"] = ex.kind, ex.parallelism
                 bar = Progress(total=len(tasks), already=stats["skipped"], name=spec.name, enabled=progress, interval=progress_interval)
                 try:
                     stats.update(run_tasks(todo, base_json, ex, st, bar, batch_size=batch_size, sweep_name=spec.name, series=series_task))
                 finally:
                     bar.close()
+        elif ex is not None:
+            ex.close()
         stats["wall_s"] = time.perf_counter() - t0
-        res = st.load(keys=tasks, spec=spec)
+        if tables:
+            res = st.load(keys=tasks, spec=spec)
+        else:
+            stats["failed_runs"] = st.failed_runs(tasks)
+            res = SweepResult(runs=None, connections=None, links=None, transfers=None, objects=None, pages=None, udp=None)
     res.store = None if str(path) == ":memory:" else os.fspath(path)
     res.series_dir = series_task[0] if series_task else None
     res.stats = stats
