@@ -165,11 +165,12 @@ impl TcpReceiver {
         let mut idx: Vec<usize> = (0..self.ooo.len()).collect();
         idx.sort_unstable_by_key(|&i| std::cmp::Reverse(self.ooo_touched[i]));
         let n = idx.len().min(self.cfg.sack_blocks as usize).min(crate::net::MAX_SACK_BLOCKS);
+        let mut blocks = [SackBlock::default(); crate::net::MAX_SACK_BLOCKS];
         for (k, &i) in idx[..n].iter().enumerate() {
             let (l, r) = self.ooo[i];
-            seg.sack[k] = SackBlock { left: l, right: r };
+            blocks[k] = SackBlock { left: l, right: r };
         }
-        seg.n_sack = n as u8;
+        seg.set_sack_blocks(&blocks[..n]);
     }
 
     fn send_synack(&mut self, out: &mut Vec<OutSeg>) {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 
 /// A segment to transmit and its drop-filter tag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutSeg {
     pub seg: Segment,
     pub tag: PacketTag,
