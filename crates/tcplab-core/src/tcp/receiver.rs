@@ -25,7 +25,8 @@ pub enum ReceiverPhase {
 }
 
 pub struct TcpReceiver {
-    cfg: TcpConfig,
+    /// The configuration, one copy shared by the connections configured alike.
+    cfg: std::sync::Arc<TcpConfig>,
     pub phase: ReceiverPhase,
     pub now: Time,
     /// Next sequence number expected (RFC 793 RCV.NXT).
@@ -65,7 +66,8 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    pub fn new(cfg: TcpConfig) -> Self {
+    pub fn new(cfg: impl Into<std::sync::Arc<TcpConfig>>) -> Self {
+        let cfg: std::sync::Arc<TcpConfig> = cfg.into();
         let synack_rto = cfg.rto_initial.0;
         TcpReceiver {
             phase: if cfg.handshake { ReceiverPhase::Listen } else { ReceiverPhase::Established },
@@ -94,7 +96,7 @@ impl TcpReceiver {
 
     /// The receive half of the active opener: no SYN to answer; synchronised by the SYN-ACK
     /// (the connection marks it) or, without a handshake, by the peer's first data.
-    pub fn new_active(cfg: TcpConfig) -> Self {
+    pub fn new_active(cfg: impl Into<std::sync::Arc<TcpConfig>>) -> Self {
         let mut r = TcpReceiver::new(cfg);
         r.phase = ReceiverPhase::Established;
         r
