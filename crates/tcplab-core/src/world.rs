@@ -220,7 +220,7 @@ impl World {
             w.with_app(a as u32, |app, cx| app.start(cx));
         }
         if let Some(t) = w.warmup {
-            w.q.schedule(t, Ev::Warmup);
+            w.q.schedule_timer(t, Ev::Warmup);
         }
         Ok(w)
     }
@@ -371,7 +371,7 @@ impl World {
             }
             self.touched = touched;
             for (t, a, token) in self.app_timers.drain(..) {
-                self.q.schedule(t, Ev::App(a, token));
+                self.q.schedule_timer(t, Ev::App(a, token));
             }
             if self.events.is_empty() {
                 return;
@@ -394,7 +394,7 @@ impl World {
         }
         if let Some(c) = ep.tcp_mut() {
             let q = &mut self.q;
-            c.take_timers(|which, t| q.schedule(t, Ev::Conn(id.idx, id.gen, which)));
+            c.take_timers(|which, t| q.schedule_timer(t, Ev::Conn(id.idx, id.gen, which)));
             if c.has_events() {
                 self.events.extend(c.take_events().map(|e| (app, id, e)));
             }
@@ -562,7 +562,7 @@ impl World {
         let now = self.q.now();
         let Some(c) = self.conns.get_mut(id).and_then(|e| e.tcp_mut()) else { return };
         if let Some(t) = c.on_timer(now, which, &mut self.out) {
-            self.q.schedule(t, Ev::Conn(id.idx, id.gen, which));
+            self.q.schedule_timer(t, Ev::Conn(id.idx, id.gen, which));
             return;
         }
         self.after_conn(id);
@@ -584,7 +584,7 @@ impl World {
         self.out = out;
         let Some(c) = self.conns.get_mut(id).and_then(|e| e.tcp_mut()) else { return };
         let q = &mut self.q;
-        c.take_timers(|which, t| q.schedule(t, Ev::Conn(id.idx, id.gen, which)));
+        c.take_timers(|which, t| q.schedule_timer(t, Ev::Conn(id.idx, id.gen, which)));
         if !c.has_events() {
             return;
         }

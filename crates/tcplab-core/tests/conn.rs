@@ -52,7 +52,7 @@ impl Pair {
 
     fn sent(&mut self, from_client: bool, out: Vec<OutSeg>) {
         for o in out {
-            self.wire.push((self.now, from_client, o.seg));
+            self.wire.push((self.now, from_client, o.seg.clone()));
             self.in_flight.push((self.now + DELAY, from_client, o.seg));
         }
         let now = self.now;

@@ -52,10 +52,8 @@ impl Snd {
     /// The receiver acknowledges segments 1..=k and SACKs the segment ranges `sacks`.
     fn ack_sack(&mut self, t: Time, k: u64, sacks: &[(u64, u64)]) {
         let mut seg = Segment { seq: 1, ack: 1 + k * MSS, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() };
-        for (i, &(lo, hi)) in sacks.iter().enumerate() {
-            seg.sack[i] = SackBlock { left: 1 + (lo - 1) * MSS, right: 1 + hi * MSS };
-        }
-        seg.n_sack = sacks.len() as u8;
+        let blocks: Vec<SackBlock> = sacks.iter().map(|&(lo, hi)| SackBlock { left: 1 + (lo - 1) * MSS, right: 1 + hi * MSS }).collect();
+        seg.set_sack_blocks(&blocks);
         self.s.on_segment(t, &seg, &mut self.out);
         self.s.take_timer_events().for_each(drop);
     }

@@ -62,10 +62,8 @@ impl Snd {
             wnd: u32::MAX,
             ..Default::default()
         };
-        for (i, &(lo, hi)) in sacks.iter().enumerate() {
-            seg.sack[i] = blk(lo, hi);
-        }
-        seg.n_sack = sacks.len() as u8;
+        let blocks: Vec<SackBlock> = sacks.iter().map(|&(lo, hi)| blk(lo, hi)).collect();
+        seg.set_sack_blocks(&blocks);
         self.s.on_segment(t, &seg, &mut self.out);
         self.s.take_timer_events().for_each(drop);
     }
@@ -191,7 +189,7 @@ fn sack_permitted_is_negotiated_in_the_handshake() {
         "the SYN-ACK agrees"
     );
     // A SYN without the option gets a SYN-ACK without it, and no SACK blocks later.
-    let mut plain = out[0].seg;
+    let mut plain = out[0].seg.clone();
     plain.sack_permitted = false;
     let mut r2 = TcpReceiver::new(c.clone());
     rout.clear();
@@ -837,11 +835,10 @@ impl Tbit {
             ..Default::default()
         };
         if let Some((lo, hi)) = sack {
-            seg.sack[0] = SackBlock {
+            seg.set_sack_blocks(&[SackBlock {
                 left: 1 + (lo - 1) * self.mss,
                 right: 1 + hi * self.mss,
-            };
-            seg.n_sack = 1;
+            }]);
         }
         self.s.on_segment(self.now, &seg, &mut self.out);
         self.drain();

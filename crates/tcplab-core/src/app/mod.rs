@@ -53,10 +53,11 @@ impl Ctx<'_> {
         let (a, b) = self.conns.next_ids();
         let now = self.now;
         let app = self.app;
-        let active = TcpConn::connect(cfg.clone(), now, self.seg_buf);
+        let (cfg, peer_cfg) = (self.conns.share_config(cfg), self.conns.share_config(peer_cfg));
+        let active = TcpConn::connect(cfg, now, self.seg_buf);
         let ia = self.conns.insert(Endpoint { node: from, peer: b, peer_node: to, app, label, dir: Dir::Forward, kind: EndpointKind::Tcp(active) });
         self.take_segments(a);
-        let passive = TcpConn::listen(peer_cfg.clone(), now, self.seg_buf);
+        let passive = TcpConn::listen(peer_cfg, now, self.seg_buf);
         let ib = self.conns.insert(Endpoint { node: to, peer: a, peer_node: from, app, label, dir: Dir::Reverse, kind: EndpointKind::Tcp(passive) });
         self.take_segments(b);
         debug_assert_eq!((ia, ib), (a, b));

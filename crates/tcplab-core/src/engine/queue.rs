@@ -3,21 +3,28 @@
 //! take its insertion number when it becomes known and enter the heap later (`reserve`,
 //! `schedule_reserved`): the world keeps only the first packet in flight on each link direction
 //! in the heap, the others waiting in the link's FIFO with their numbers, and the order of every
-//! event is the same as if all had been in the heap (docs/determinism.md).
+//! event is the same as if all had been in the heap (docs/determinism.md). Timers (connections'
+//! and applications') wait in a heap of their own (`schedule_timer`), merged in the same order.
 
 use crate::units::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// An event and its place in the order: (time, insertion number) packed into one integer, the
+/// time in the high half, so that one comparison orders two events.
 struct Entry<E> {
-    at: Time,
-    seq: u64,
+    key: u128,
     ev: E,
+}
+
+#[inline]
+fn key(at: Time, seq: u64) -> u128 {
+    ((at as u128) << 64) | seq as u128
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -28,13 +35,22 @@ impl<E> PartialOrd for Entry<E> {
 }
 impl<E> Ord for Entry<E> {
     // BinaryHeap is a max-heap: reverse so that the earliest (then first-scheduled) pops first.
+    #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
-        o.at.cmp(&self.at).then(o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
+/// Two heaps, one order. `schedule` and `schedule_reserved` put an event in the heap of the
+/// network (a link's transmission end and first arrival: at most two a link direction), and
+/// `schedule_timer` in the heap of the timers (connections' and applications' timers: one or
+/// more a connection). `pop` takes the earlier of the two heads by (time, insertion number), so
+/// the order of events is exactly that of one heap holding them all; what the split changes is
+/// that the events of the network, nearly all of them, are sifted through a heap the size of
+/// the links in use rather than of the connections open (docs/determinism.md).
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    timers: BinaryHeap<Entry<E>>,
     seq: u64,
     now: Time,
     processed: u64,
@@ -48,7 +64,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: 0, processed: 0 }
+        EventQueue { heap: BinaryHeap::with_capacity(1024), timers: BinaryHeap::with_capacity(1024), seq: 0, now: 0, processed: 0 }
     }
 
     /// Current simulated time: the time of the event most recently popped.
@@ -61,18 +77,32 @@ impl<E> EventQueue<E> {
         self.processed
     }
 
+    /// Events pending (both heaps).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.timers.len()
+    }
+
+    /// Timer events pending.
+    pub fn timers_len(&self) -> usize {
+        self.timers.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.timers.is_empty()
     }
 
     /// Schedule `ev` at absolute time `at`; scheduling in the past is a logic error.
     pub fn schedule(&mut self, at: Time, ev: E) {
         let seq = self.reserve();
         self.schedule_reserved(at, seq, ev);
+    }
+
+    /// Schedule a timer event `ev` at `at`: in the order of events exactly as `schedule` would
+    /// put it, but kept in the heap of timers.
+    pub fn schedule_timer(&mut self, at: Time, ev: E) {
+        debug_assert!(at >= self.now, "timer scheduled in the past: {at} < {}", self.now);
+        let seq = self.reserve();
+        self.timers.push(Entry { key: key(at.max(self.now), seq), ev });
     }
 
     /// Take the next insertion number without scheduling anything yet: an event kept outside the
@@ -90,19 +120,39 @@ impl<E> EventQueue<E> {
     pub fn schedule_reserved(&mut self, at: Time, seq: u64, ev: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         let at = at.max(self.now);
-        self.heap.push(Entry { at, seq, ev });
+        self.heap.push(Entry { key: key(at, seq), ev });
+    }
+
+    /// Whether the next event is in the heap of timers.
+    #[inline]
+    fn timer_first(&self) -> Option<bool> {
+        match (self.heap.peek(), self.timers.peek()) {
+            (Some(a), Some(b)) => Some(b.key < a.key),
+            (Some(_), None) => Some(false),
+            (None, Some(_)) => Some(true),
+            (None, None) => None,
+        }
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.at)
+        let k = match self.timer_first()? {
+            false => self.heap.peek()?.key,
+            true => self.timers.peek()?.key,
+        };
+        Some((k >> 64) as Time)
     }
 
     /// Pop the next event and advance the clock to its time.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.heap.pop()?;
-        self.now = e.at;
+        let e = match self.timer_first()? {
+            false => self.heap.pop()?,
+            true => self.timers.pop()?,
+        };
+        let at = (e.key >> 64) as Time;
+        self.now = at;
         self.processed += 1;
-        Some((e.at, e.ev))
+        Some((at, e.ev))
     }
 }
 
@@ -132,5 +182,67 @@ mod tests {
         q.schedule_reserved(10, r, 'b');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['a', 'b', 'c']);
+    }
+
+    #[test]
+    fn timers_and_network_events_pop_in_one_order() {
+        // The same events, some in the heap of timers: the order is that of a single heap,
+        // ties by insertion number across the two heaps.
+        let mut q = EventQueue::new();
+        q.schedule(10, 'a');
+        q.schedule_timer(10, 'b');
+        q.schedule_timer(5, 'c');
+        let r = q.reserve();
+        q.schedule(5, 'd');
+        q.schedule_timer(10, 'e');
+        q.schedule_reserved(10, r, 'f');
+        q.schedule(u64::MAX, 'z');
+        assert_eq!(q.len(), 7);
+        assert_eq!(q.timers_len(), 3);
+        assert_eq!(q.peek_time(), Some(5));
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['c', 'd', 'a', 'b', 'f', 'e', 'z']);
+        assert_eq!(q.now(), u64::MAX);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn split_queue_matches_one_heap_on_random_schedules() {
+        // A reference of one sorted list against the split queue, events scheduled while the
+        // queue runs (never in the past), a third of them timers.
+        let mut state = 0x1234_5678_u64;
+        let mut rand = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Time, u64, u32)> = Vec::new();
+        let mut seq = 0u64;
+        let mut id = 0u32;
+        let mut popped = Vec::new();
+        let mut expected = Vec::new();
+        for _ in 0..2000 {
+            for _ in 0..rand(4) {
+                let at = q.now() + rand(50);
+                seq += 1;
+                id += 1;
+                reference.push((at, seq, id));
+                if rand(3) == 0 {
+                    q.schedule_timer(at, id);
+                } else {
+                    q.schedule(at, id);
+                }
+            }
+            if let Some((t, e)) = q.pop() {
+                popped.push((t, e));
+                reference.sort_unstable();
+                let (rt, _, re) = reference.remove(0);
+                expected.push((rt, re));
+            }
+        }
+        assert!(popped.len() > 1000);
+        assert_eq!(popped, expected);
     }
 }

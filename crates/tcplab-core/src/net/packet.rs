@@ -45,7 +45,7 @@ pub struct Datagram {
 }
 
 /// What a packet carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Payload {
     Tcp(Segment),
     Udp(Datagram),
@@ -97,20 +97,29 @@ pub struct SackBlock {
     pub right: u64,
 }
 
+/// The SACK blocks of a segment, out of line: a segment without any (nearly all of them: SACK
+/// blocks ride only on ACKs sent while data is missing) carries a null pointer, so the blocks
+/// (64 bytes) do not weigh on every packet copied, queued and read. Set with
+/// `Segment::set_sack_blocks`, read with `Segment::sack_blocks`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SackBlocks(Option<Box<[SackBlock; MAX_SACK_BLOCKS]>>);
+
 /// The TCP part of a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Segment {
     pub seq: u64,
     pub ack: u64,
+    /// The SACK blocks (`n_sack` of them are meaningful): `set_sack_blocks`, `sack_blocks`.
+    pub sack: SackBlocks,
     /// Payload bytes.
     pub len: u32,
-    pub flags: u8,
     /// Advertised receive window in bytes (unscaled; u32 covers window scaling).
     pub wnd: u32,
-    pub sack: [SackBlock; MAX_SACK_BLOCKS],
-    pub n_sack: u8,
     /// TCP option bytes other than SACK blocks (MSS and SACK-permitted on a SYN).
     pub opt_len: u16,
+    pub flags: u8,
+    /// How many SACK blocks the segment carries (at most `MAX_SACK_BLOCKS`).
+    pub n_sack: u8,
     /// The SACK-permitted option (RFC 2018 §2), meaningful on SYN and SYN-ACK only.
     pub sack_permitted: bool,
 }
@@ -129,8 +138,24 @@ impl Segment {
     pub fn seq_len(&self) -> u64 {
         self.len as u64 + self.syn() as u64 + self.fin() as u64
     }
+    /// The SACK blocks carried, in the order they are on the wire.
+    #[inline]
     pub fn sack_blocks(&self) -> &[SackBlock] {
-        &self.sack[..self.n_sack as usize]
+        match &self.sack.0 {
+            Some(b) => &b[..(self.n_sack as usize).min(MAX_SACK_BLOCKS)],
+            None => &[],
+        }
+    }
+    /// Carry these SACK blocks (the first `MAX_SACK_BLOCKS` of them); none clears them.
+    pub fn set_sack_blocks(&mut self, blocks: &[SackBlock]) {
+        let n = blocks.len().min(MAX_SACK_BLOCKS);
+        if n == 0 {
+            self.sack.0 = None;
+        } else {
+            let b = self.sack.0.get_or_insert_with(Default::default);
+            b[..n].copy_from_slice(&blocks[..n]);
+        }
+        self.n_sack = n as u8;
     }
     /// Bytes on the wire: payload + 40 header bytes + options.
     pub fn wire_bytes(&self) -> u32 {
@@ -139,7 +164,7 @@ impl Segment {
 }
 
 /// A packet in the network.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Packet {
     /// The endpoint the packet is addressed to; a packet whose endpoint is gone (its connection
     /// closed and freed) is discarded on arrival as stale.
@@ -178,4 +203,44 @@ pub enum PacketTag {
     Ack { k: u64 },
     /// The n-th transmission of the FIN (FIN-only segment).
     Fin { tx: u32 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(left: u64, right: u64) -> SackBlock {
+        SackBlock { left, right }
+    }
+
+    #[test]
+    fn sack_blocks_are_set_read_and_cleared() {
+        let mut s = Segment { ack: 1, flags: FLAG_ACK, ..Default::default() };
+        assert!(s.sack_blocks().is_empty());
+        assert_eq!(s.wire_bytes(), HEADER_BYTES);
+        s.set_sack_blocks(&[b(10, 20), b(30, 40)]);
+        assert_eq!(s.sack_blocks(), &[b(10, 20), b(30, 40)]);
+        assert_eq!(s.n_sack, 2);
+        assert_eq!(s.wire_bytes(), HEADER_BYTES + sack_option_bytes(2));
+        // A copy carries its own blocks: changing the original leaves it as it was.
+        let c = s.clone();
+        s.set_sack_blocks(&[b(50, 60)]);
+        assert_eq!(c.sack_blocks(), &[b(10, 20), b(30, 40)]);
+        assert_eq!(s.sack_blocks(), &[b(50, 60)]);
+        // More than fit are cut to MAX_SACK_BLOCKS; none clears them.
+        s.set_sack_blocks(&[b(1, 2), b(3, 4), b(5, 6), b(7, 8), b(9, 10)]);
+        assert_eq!(s.sack_blocks().len(), MAX_SACK_BLOCKS);
+        assert_eq!(s.sack_blocks()[3], b(7, 8));
+        s.set_sack_blocks(&[]);
+        assert!(s.sack_blocks().is_empty());
+        assert_eq!(s, Segment { ack: 1, flags: FLAG_ACK, ..Default::default() });
+    }
+
+    #[test]
+    fn the_common_packet_stays_small() {
+        // The SACK blocks are out of line: a packet is copied into the pool on every send and
+        // read on every hop, and most carry none.
+        assert!(std::mem::size_of::<Segment>() <= 40, "Segment is {} bytes", std::mem::size_of::<Segment>());
+        assert!(std::mem::size_of::<Packet>() <= 96, "Packet is {} bytes", std::mem::size_of::<Packet>());
+    }
 }

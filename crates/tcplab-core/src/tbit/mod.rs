@@ -232,10 +232,8 @@ impl SimServer {
 /// A prober's segment from its parts (relative sequence numbers; SACK blocks as (left, right)).
 pub fn segment(flags: u8, seq: u64, ack: u64, len: u32, wnd: u32, sack: &[(u64, u64)], sack_permitted: bool) -> Segment {
     let mut s = Segment { seq, ack, len, flags, wnd, sack_permitted, ..Default::default() };
-    for (i, (l, r)) in sack.iter().take(MAX_SACK_BLOCKS).enumerate() {
-        s.sack[i] = SackBlock { left: *l, right: *r };
-        s.n_sack = i as u8 + 1;
-    }
+    let blocks: Vec<SackBlock> = sack.iter().take(MAX_SACK_BLOCKS).map(|&(left, right)| SackBlock { left, right }).collect();
+    s.set_sack_blocks(&blocks);
     s
 }
 

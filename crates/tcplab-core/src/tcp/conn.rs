@@ -12,6 +12,7 @@ use super::state::{OutSeg, SenderPhase};
 use crate::engine::TimerFire;
 use crate::net::{PacketTag, Segment};
 use crate::units::Time;
+use std::sync::Arc;
 
 /// The connection's timers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +59,7 @@ pub struct TcpConn {
 }
 
 impl TcpConn {
-    fn new(cfg: TcpConfig, active: bool) -> TcpConn {
+    fn new(cfg: Arc<TcpConfig>, active: bool) -> TcpConn {
         let rcv = if active { TcpReceiver::new_active(cfg.clone()) } else { TcpReceiver::new(cfg.clone()) };
         TcpConn {
             snd: TcpSender::open(cfg),
@@ -75,16 +76,18 @@ impl TcpConn {
     }
 
     /// Active open: the SYN goes out now (or, without a handshake, the connection is open at once).
-    pub fn connect(cfg: TcpConfig, now: Time, out: &mut Vec<OutSeg>) -> TcpConn {
+    /// `cfg` may be an `Arc` shared with other connections configured alike (it is never changed).
+    pub fn connect(cfg: impl Into<Arc<TcpConfig>>, now: Time, out: &mut Vec<OutSeg>) -> TcpConn {
         let n = out.len();
-        let mut c = TcpConn::new(cfg, true);
+        let mut c = TcpConn::new(cfg.into(), true);
         c.snd.start(now, out);
         c.after(&out[n..]);
         c
     }
 
     /// Passive open: wait for the SYN (without a handshake the connection is open at once).
-    pub fn listen(cfg: TcpConfig, now: Time, out: &mut Vec<OutSeg>) -> TcpConn {
+    pub fn listen(cfg: impl Into<Arc<TcpConfig>>, now: Time, out: &mut Vec<OutSeg>) -> TcpConn {
+        let cfg: Arc<TcpConfig> = cfg.into();
         let handshake = cfg.handshake;
         let n = out.len();
         let mut c = TcpConn::new(cfg, false);

@@ -25,7 +25,8 @@ pub enum ReceiverPhase {
 }
 
 pub struct TcpReceiver {
-    cfg: TcpConfig,
+    /// The configuration, one copy shared by the connections configured alike.
+    cfg: std::sync::Arc<TcpConfig>,
     pub phase: ReceiverPhase,
     pub now: Time,
     /// Next sequence number expected (RFC 793 RCV.NXT).
@@ -65,7 +66,8 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    pub fn new(cfg: TcpConfig) -> Self {
+    pub fn new(cfg: impl Into<std::sync::Arc<TcpConfig>>) -> Self {
+        let cfg: std::sync::Arc<TcpConfig> = cfg.into();
         let synack_rto = cfg.rto_initial.0;
         TcpReceiver {
             phase: if cfg.handshake { ReceiverPhase::Listen } else { ReceiverPhase::Established },
@@ -94,7 +96,7 @@ impl TcpReceiver {
 
     /// The receive half of the active opener: no SYN to answer; synchronised by the SYN-ACK
     /// (the connection marks it) or, without a handshake, by the peer's first data.
-    pub fn new_active(cfg: TcpConfig) -> Self {
+    pub fn new_active(cfg: impl Into<std::sync::Arc<TcpConfig>>) -> Self {
         let mut r = TcpReceiver::new(cfg);
         r.phase = ReceiverPhase::Established;
         r
@@ -165,11 +167,12 @@ impl TcpReceiver {
         let mut idx: Vec<usize> = (0..self.ooo.len()).collect();
         idx.sort_unstable_by_key(|&i| std::cmp::Reverse(self.ooo_touched[i]));
         let n = idx.len().min(self.cfg.sack_blocks as usize).min(crate::net::MAX_SACK_BLOCKS);
+        let mut blocks = [SackBlock::default(); crate::net::MAX_SACK_BLOCKS];
         for (k, &i) in idx[..n].iter().enumerate() {
             let (l, r) = self.ooo[i];
-            seg.sack[k] = SackBlock { left: l, right: r };
+            blocks[k] = SackBlock { left: l, right: r };
         }
-        seg.n_sack = n as u8;
+        seg.set_sack_blocks(&blocks[..n]);
     }
 
     fn send_synack(&mut self, out: &mut Vec<OutSeg>) {

@@ -23,7 +23,8 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(cfg: TcpConfig, bytes: Option<u64>) -> Self {
+    pub fn new(cfg: impl Into<std::sync::Arc<TcpConfig>>, bytes: Option<u64>) -> Self {
+        let cfg: std::sync::Arc<TcpConfig> = cfg.into();
         let rec: Box<dyn Recovery> = match cfg.variant {
             Variant::Tahoe => Box::new(Tahoe),
             Variant::Reno => Box::new(Reno),
@@ -44,7 +45,7 @@ impl TcpSender {
 
     /// The send half of a new connection: nothing written yet, not closed (the application
     /// writes and closes through `write` and `close`).
-    pub fn open(cfg: TcpConfig) -> Self {
+    pub fn open(cfg: impl Into<std::sync::Arc<TcpConfig>>) -> Self {
         let mut s = TcpSender::new(cfg, Some(0));
         s.core.closed = false;
         s.core.ack_no = 0;

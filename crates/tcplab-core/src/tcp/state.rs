@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 
 /// A segment to transmit and its drop-filter tag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutSeg {
     pub seg: Segment,
     pub tag: PacketTag,
@@ -48,7 +48,8 @@ pub(super) struct Episode {
 
 /// The state every congestion-control and recovery strategy reads and changes.
 pub struct SenderCore {
-    pub cfg: TcpConfig,
+    /// The configuration, one copy shared by the connections configured alike.
+    pub cfg: std::sync::Arc<TcpConfig>,
     pub mss: u64,
     pub phase: SenderPhase,
     pub now: Time,
@@ -118,7 +119,7 @@ pub struct SenderCore {
 }
 
 impl SenderCore {
-    pub(super) fn new(cfg: TcpConfig, bytes: Option<u64>) -> Self {
+    pub(super) fn new(cfg: std::sync::Arc<TcpConfig>, bytes: Option<u64>) -> Self {
         let mss = cfg.mss.0;
         let mut rtt = RttEstimator::new(cfg.rto_initial.0, cfg.rto_min.0, cfg.rto_max.0, cfg.clock_granularity.0, cfg.timer_tick.0, cfg.rto_backoff);
         if cfg.rto_model == super::config::RtoModel::Ns2 && cfg.timer_tick.0 > 0 {
