@@ -156,7 +156,8 @@ def test_sigkill_of_the_coordinator_loses_nothing_and_resumes(tmp_path):
     assert len(keys) == 300
     args = (f, "--workers", "2", "--batch-size", "2", "--store", store, "--progress-interval", "0")
 
-    p, lines = start_sweep(*args)
+    # Commits every 0.5 s whatever the machine's load, so the kill lands midway.
+    p, lines = start_sweep(*args, env={**os.environ, "TCPLAB_SWEEP_COMMIT_S": "0.5"})
     try:
         wait_for_done(lines, at_least=30)
         workers = workers_of(p.pid)
@@ -306,6 +307,15 @@ def test_a_store_in_use_by_another_sweep_is_refused(tmp_path, cli):
         holder.close()
     assert p.returncode == 2
     assert "the store is open in another process" in p.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "0", "-1", "soon"])
+def test_a_pinned_commit_interval_must_be_seconds_above_zero(tmp_path, monkeypatch, value):
+    f = tmp_path / "tiny.toml"
+    f.write_text(TINY_SWEEP, encoding="utf-8")
+    monkeypatch.setenv("TCPLAB_SWEEP_COMMIT_S", value)
+    with pytest.raises(tcplab.SweepError, match="TCPLAB_SWEEP_COMMIT_S"):
+        tcplab.sweep(str(f), store=str(tmp_path / "tiny.duckdb"), workers=0)
 
 
 # --- access ------------------------------------------------------------------------------------

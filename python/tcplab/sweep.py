@@ -418,6 +418,21 @@ COMMIT_EVERY_S = 0.5
 # but never more than COMMIT_AT_MOST_EVERY_S apart.
 COMMIT_SHARE = 0.05
 COMMIT_AT_MOST_EVERY_S = 5.0
+# TCPLAB_SWEEP_COMMIT_S (seconds, > 0) pins the interval instead: what a SIGKILL can lose at most.
+COMMIT_ENV = "TCPLAB_SWEEP_COMMIT_S"
+
+
+def _pinned_commit_interval() -> Optional[float]:
+    text = os.environ.get(COMMIT_ENV)
+    if text is None or not text.strip():
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise SweepError(f"{COMMIT_ENV}={text!r}: expected a number of seconds above 0")
+    return v
 # A run whose worker died this many times is recorded as failed instead of being tried again.
 MAX_ATTEMPTS = 2
 # Upper bound of runs per batch: a batch's rows travel as one message and are one transaction.
@@ -502,7 +517,8 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
     stats = {"ok": 0, "failed": 0, **{k: 0 for k in LIMIT_STATUSES}, "lost_batches": 0, "batches": 0, "commits": 0, "sim_wall_s": 0.0}
     done = _Pending()
 
-    commit_every = COMMIT_EVERY_S
+    pinned = _pinned_commit_interval()
+    commit_every = pinned or COMMIT_EVERY_S
 
     def flush() -> None:
         nonlocal commit_every
@@ -511,10 +527,14 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
         for k, n in done.stopped.items():
             stats[k] += n
         stats["commits"] += 1
+        first = stats["commits"] == 1
         t0 = time.perf_counter()
         done.flush(store, bar, sweep_name)
         took = time.perf_counter() - t0
-        commit_every = min(max(COMMIT_EVERY_S, took / COMMIT_SHARE), COMMIT_AT_MOST_EVERY_S)
+        # The first commit of a sweep creates the result tables: it says little of what the next
+        # ones cost, and spacing them after it would hold back progress and storage for seconds.
+        if pinned is None and not first:
+            commit_every = min(max(COMMIT_EVERY_S, took / COMMIT_SHARE), COMMIT_AT_MOST_EVERY_S)
 
     for t in todo:
         if t.error:
