@@ -87,3 +87,33 @@ def _run_cli(*args, timeout: float = 30.0) -> subprocess.CompletedProcess:
 @pytest.fixture
 def cli():
     return _run_cli
+
+
+def slow_sweep(name: str) -> str:
+    """A sweep long enough to interrupt midway and short enough to finish in seconds: two
+    unlimited flows for 20 s over 100 Mb/s, 10-20 ms a run, 300 runs, named `name` (its progress
+    lines read "sweep NAME: ...")."""
+    return f"""\
+name = "{name}"
+duration = "20s"
+
+[topology]
+kind = "single_link"
+rate = "100Mbps"
+delay = "10ms"
+
+[[flows]]
+name = "a"
+bytes = "unlimited"
+
+[[flows]]
+name = "b"
+bytes = "unlimited"
+
+[sweep]
+replicates = 15
+
+[sweep.axes]
+"tcp.variant" = ["reno", "newreno"]
+"topology.loss" = {{ logspace = [-4, -2, 10] }}
+"""

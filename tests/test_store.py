@@ -20,33 +20,9 @@ import pytest
 import tcplab
 from tcplab import _core
 from tcplab.sweep import expand, parse_spec
+from conftest import slow_sweep
 
-# Two unlimited flows for 20 s over 100 Mb/s: about 15 ms a run, 300 runs. Slow enough to be
-# killed midway, fast enough to finish in seconds.
-KILL_SWEEP = """\
-name = "killme"
-duration = "20s"
-
-[topology]
-kind = "single_link"
-rate = "100Mbps"
-delay = "10ms"
-
-[[flows]]
-name = "a"
-bytes = "unlimited"
-
-[[flows]]
-name = "b"
-bytes = "unlimited"
-
-[sweep]
-replicates = 15
-
-[sweep.axes]
-"tcp.variant" = ["reno", "newreno"]
-"topology.loss" = { logspace = [-4, -2, 10] }
-"""
+KILL_SWEEP = slow_sweep("killme")
 FLOWS, LINK_DIRECTIONS = 2, 2
 
 TINY_SWEEP = """\

@@ -21,37 +21,16 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import slow_sweep
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds the sweep's processes through /proc (Linux)")
 
+
 MARK = "TCPLAB_TEST_SWEEP_MARK"
 
-# Two unlimited flows for 20 s over 100 Mb/s: 10-20 ms a run, 300 runs: long enough to be
-# interrupted midway, short enough to finish in seconds.
-SLOW_SWEEP = """\
-name = "exit"
-duration = "20s"
-
-[topology]
-kind = "single_link"
-rate = "100Mbps"
-delay = "10ms"
-
-[[flows]]
-name = "a"
-bytes = "unlimited"
-
-[[flows]]
-name = "b"
-bytes = "unlimited"
-
-[sweep]
-replicates = 15
-
-[sweep.axes]
-"tcp.variant" = ["reno", "newreno"]
-"topology.loss" = { logspace = [-4, -2, 10] }
-"""
+SLOW_SWEEP = slow_sweep("exit")
+# Commits every 0.5 s whatever the machine's load, so that an interruption lands midway.
+PINNED = {"TCPLAB_SWEEP_COMMIT_S": "0.5"}
 
 TINY_SWEEP = """\
 name = "tiny"
@@ -174,17 +153,21 @@ def test_a_finished_pool_sweep_leaves_no_process_behind(tmp_path):
     assert "8 runs: 8 run now (8 ok, 0 failed)" in text_of(out)
 
 
-def test_ctrl_c_stores_what_finished_and_leaves_no_process_behind(tmp_path):
-    p, tag, lines, _, err = start(tmp_path, SLOW_SWEEP, "--batch-size", "2")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_sweep_stores_what_finished_and_leaves_no_process_behind(tmp_path, sig):
+    """Ctrl-C exits with 130 and says so, SIGTERM with its own status (128 + 15); both store whole
+    runs only and stop every process they started."""
+    p, tag, lines, _, err = start(tmp_path, SLOW_SWEEP, "--batch-size", "2", env_extra=PINNED)
     try:
         wait_for_workers(p, tag)
         wait_for_done(lines, at_least=10)
-        p.send_signal(signal.SIGINT)
+        p.send_signal(sig)
     finally:
         left = finish(p, tag, timeout=60)
     text = text_of(err)
-    assert p.returncode == 130, text
-    assert "interrupted: every finished run is stored" in text
+    assert p.returncode == 128 + sig, text
+    if sig == signal.SIGINT:
+        assert "interrupted: every finished run is stored" in text
     assert "Traceback" not in text
     assert left == [], f"processes left behind: {left}"
     con = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
@@ -194,27 +177,6 @@ def test_ctrl_c_stores_what_finished_and_leaves_no_process_behind(tmp_path):
     finally:
         con.close()
     assert 10 <= len(ok) < 300 and with_rows == ok  # whole runs only, and the sweep was cut short
-
-
-def test_sigterm_stops_the_sweep_like_ctrl_c_with_the_status_of_sigterm(tmp_path):
-    p, tag, lines, _, err = start(tmp_path, SLOW_SWEEP, "--batch-size", "2")
-    try:
-        wait_for_workers(p, tag)
-        wait_for_done(lines, at_least=10)
-        p.send_signal(signal.SIGTERM)
-    finally:
-        left = finish(p, tag, timeout=60)
-    text = text_of(err)
-    assert p.returncode == 128 + signal.SIGTERM, text
-    assert "Traceback" not in text
-    assert left == [], f"processes left behind: {left}"
-    con = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
-    try:
-        ok = {k for (k,) in con.execute("SELECT key FROM runs WHERE status = 'ok'").fetchall()}
-        with_rows = {k for (k,) in con.execute("SELECT DISTINCT key FROM connections").fetchall()}
-    finally:
-        con.close()
-    assert 10 <= len(ok) < 300 and with_rows == ok
 
 
 def test_a_sweep_that_fails_midway_leaves_no_process_behind(tmp_path):
