@@ -38,7 +38,7 @@ fn main() {
     // A flow has left slow start once it has reacted to a loss (a timeout or a fast retransmit).
     let left_ss = r.connections.iter().filter(|c| c.timeouts + c.fast_retransmits > 0).count();
     println!(
-        "N={n} setup {:.3} s (parse {:.3} s) run {:.3} s finish {:.3} s events {} bottleneck_pkts {} ns/bottleneck_pkt {:.0} events/s {:.2} M peak_rss {:.1} MiB flows_after_a_loss {}/{}",
+        "N={n} setup {:.3} s (parse {:.3} s) run {:.4} s finish {:.3} s events {} bottleneck_pkts {} ns/bottleneck_pkt {:.0} events/s {:.2} M peak_rss {:.1} MiB flows_after_a_loss {}/{}",
         (t1 - t0).as_secs_f64(),
         (tp - t0).as_secs_f64(),
         run_s,

@@ -85,6 +85,9 @@ pub struct World {
     capture: Option<Box<Capture>>,
     /// Time series (`[[series]]`); they only record, never change the run.
     series: Option<Box<Series>>,
+    /// Queue every transmission's end, as the engine did before ends with nothing waiting were
+    /// left out (the reference the property tests compare with; off in every run).
+    every_tx_end: bool,
 }
 
 impl World {
@@ -215,6 +218,7 @@ impl World {
             trace: std::env::var_os("TCPLAB_TRACE").is_some(),
             capture,
             series,
+            every_tx_end: false,
         };
         for a in 0..w.apps.len() {
             w.with_app(a as u32, |app, cx| app.start(cx));
@@ -234,6 +238,14 @@ impl World {
         self.active += 1;
         self.with_app(a, |app, cx| app.start(cx));
         a
+    }
+
+    /// Queue the end of every transmission, also those with nothing waiting behind them, which
+    /// the engine otherwise leaves out (docs/determinism.md): a reference for tests, which must
+    /// give the same results but for a larger `meta.events`.
+    #[doc(hidden)]
+    pub fn queue_every_transmission_end(&mut self) {
+        self.every_tx_end = true;
     }
 
     /// Name an application's connections in the captures (their SYN's MSS option).
@@ -297,8 +309,9 @@ impl World {
         match ev {
             Ev::App(a, token) => self.with_app(a, |app, cx| app.on_timer(cx, token)),
             Ev::TxDone(l) => {
+                // Only a transmission with a packet waiting behind it has its end in the queue.
                 let l = l as usize;
-                self.links[l].busy = false;
+                self.links[l].done_queued = false;
                 let pool = &self.pool;
                 if let Some(idx) = self.links[l].pop(self.q.now(), |i| pool[i as usize].wire_bytes()) {
                     if let Some(s) = self.series.as_deref_mut() {
@@ -432,11 +445,19 @@ impl World {
         if let Some(c) = self.capture.as_mut() {
             c.egress(now, l, &self.pool[idx as usize], &self.links);
         }
-        let done = self.links[l].start_tx(now, &self.pool[idx as usize]);
-        self.q.schedule(done, Ev::TxDone(l as u32));
-        // The arrival takes its place in the order of events now; it enters the queue now only
-        // if nothing is in flight ahead of it.
-        let (at, seq) = (done + self.links[l].delay, self.q.reserve());
+        let link = &mut self.links[l];
+        let done = link.start_tx(now, &self.pool[idx as usize]);
+        // The transmission's end takes its place in the order of events now; it enters the queue
+        // only if a packet waits to follow it (now, or later from `offer`). With nothing waiting
+        // it would only mark the transmitter idle, which `LinkDir::busy` tells without it.
+        link.done_seq = self.q.reserve();
+        link.done_queued = !link.queue.is_empty() || self.every_tx_end;
+        if link.done_queued {
+            self.q.schedule_reserved(done, link.done_seq, Ev::TxDone(l as u32));
+        }
+        // The arrival takes its place in the order of events now too; it enters the queue now
+        // only if nothing is in flight ahead of it.
+        let (at, seq) = (done + link.delay, self.q.reserve());
         let f = &mut self.flight[l];
         if f.is_empty() {
             self.q.schedule_reserved(at, seq, Ev::Arrive(l as u32));
@@ -469,7 +490,8 @@ impl World {
             c.ingress(now, l, p, &self.links);
         }
         let link = &mut self.links[l];
-        match link.admit(p) {
+        let busy = link.busy(now, self.q.current_seq());
+        match link.admit(p, busy) {
             Err(why) => {
                 if self.trace {
                     eprintln!("{:>12.6} drop {:?} at {} {:?} {:?} {:?}", crate::units::to_secs(now), why, link.name, p.dir, p.tag, p.body);
@@ -479,10 +501,15 @@ impl World {
                 }
                 self.dropped(idx);
             }
-            Ok(()) if !link.busy => self.start_tx(l, idx),
+            Ok(()) if !busy => self.start_tx(l, idx),
             Ok(()) => {
                 let bytes = p.wire_bytes();
                 link.push(now, idx, bytes);
+                if !link.done_queued {
+                    // The first packet to wait: the transmission's end now has work to do.
+                    link.done_queued = true;
+                    self.q.schedule_reserved(link.busy_until, link.done_seq, Ev::TxDone(l as u32));
+                }
                 if let Some(s) = self.series.as_deref_mut() {
                     s.on_queue(now, l, link);
                 }

@@ -2,6 +2,7 @@
 //! tie-breaking, lazily cancelled timers, and seeded per-component random streams.
 
 pub mod budget;
+pub mod heap;
 pub mod queue;
 pub mod rng;
 pub mod timer;

@@ -6,39 +6,14 @@
 //! event is the same as if all had been in the heap (docs/determinism.md). Timers (connections'
 //! and applications') wait in a heap of their own (`schedule_timer`), merged in the same order.
 
+use super::heap::Heap;
 use crate::units::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
-/// An event and its place in the order: (time, insertion number) packed into one integer, the
-/// time in the high half, so that one comparison orders two events.
-struct Entry<E> {
-    key: u128,
-    ev: E,
-}
-
+/// An event's place in the order: (time, insertion number) packed into one integer, the time in
+/// the high half, so that one comparison orders two events.
 #[inline]
 fn key(at: Time, seq: u64) -> u128 {
     ((at as u128) << 64) | seq as u128
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // BinaryHeap is a max-heap: reverse so that the earliest (then first-scheduled) pops first.
-    #[inline]
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.key.cmp(&self.key)
-    }
 }
 
 /// Two heaps, one order. `schedule` and `schedule_reserved` put an event in the heap of the
@@ -49,27 +24,37 @@ impl<E> Ord for Entry<E> {
 /// that the events of the network, nearly all of them, are sifted through a heap the size of
 /// the links in use rather than of the connections open (docs/determinism.md).
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
-    timers: BinaryHeap<Entry<E>>,
+    heap: Heap<E>,
+    timers: Heap<E>,
     seq: u64,
     now: Time,
+    /// The insertion number of the event most recently popped (0 before the first).
+    current: u64,
     processed: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), timers: BinaryHeap::with_capacity(1024), seq: 0, now: 0, processed: 0 }
+        EventQueue { heap: Heap::with_capacity(1024), timers: Heap::with_capacity(1024), seq: 0, now: 0, current: 0, processed: 0 }
     }
 
     /// Current simulated time: the time of the event most recently popped.
     pub fn now(&self) -> Time {
         self.now
+    }
+
+    /// The insertion number of the event most recently popped: with `now`, that event's place in
+    /// the order of events (0 before the first). An event kept outside the queue with the number
+    /// `seq` at time `at` (`reserve`) has already happened iff `(at, seq) < (now, current)`.
+    #[inline]
+    pub fn current_seq(&self) -> u64 {
+        self.current
     }
 
     /// Events popped so far.
@@ -102,7 +87,7 @@ impl<E> EventQueue<E> {
     pub fn schedule_timer(&mut self, at: Time, ev: E) {
         debug_assert!(at >= self.now, "timer scheduled in the past: {at} < {}", self.now);
         let seq = self.reserve();
-        self.timers.push(Entry { key: key(at.max(self.now), seq), ev });
+        self.timers.push(key(at.max(self.now), seq), ev);
     }
 
     /// Take the next insertion number without scheduling anything yet: an event kept outside the
@@ -120,14 +105,14 @@ impl<E> EventQueue<E> {
     pub fn schedule_reserved(&mut self, at: Time, seq: u64, ev: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         let at = at.max(self.now);
-        self.heap.push(Entry { key: key(at, seq), ev });
+        self.heap.push(key(at, seq), ev);
     }
 
     /// Whether the next event is in the heap of timers.
     #[inline]
     fn timer_first(&self) -> Option<bool> {
-        match (self.heap.peek(), self.timers.peek()) {
-            (Some(a), Some(b)) => Some(b.key < a.key),
+        match (self.heap.peek_key(), self.timers.peek_key()) {
+            (Some(a), Some(b)) => Some(b < a),
             (Some(_), None) => Some(false),
             (None, Some(_)) => Some(true),
             (None, None) => None,
@@ -135,9 +120,11 @@ impl<E> EventQueue<E> {
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        let k = match self.timer_first()? {
-            false => self.heap.peek()?.key,
-            true => self.timers.peek()?.key,
+        let k = match (self.heap.peek_key(), self.timers.peek_key()) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => return None,
         };
         Some((k >> 64) as Time)
     }
@@ -145,14 +132,15 @@ impl<E> EventQueue<E> {
     /// Pop the next event and advance the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = match self.timer_first()? {
+        let (k, ev) = match self.timer_first()? {
             false => self.heap.pop()?,
             true => self.timers.pop()?,
         };
-        let at = (e.key >> 64) as Time;
+        let at = (k >> 64) as Time;
         self.now = at;
+        self.current = k as u64;
         self.processed += 1;
-        Some((at, e.ev))
+        Some((at, ev))
     }
 }
 

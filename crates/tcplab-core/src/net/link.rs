@@ -113,9 +113,15 @@ pub struct LinkDir {
     /// Waiting packets (indices into the world's packet pool).
     pub queue: VecDeque<u32>,
     pub queue_bytes: u64,
-    pub busy: bool,
-    /// When the transmitter last went idle with nothing waiting (RED's idle correction).
-    idle_since: Time,
+    /// When the packet on the wire finishes serialising (the last one's end if the transmitter
+    /// is idle: since then it has been idle, RED's idle correction).
+    pub busy_until: Time,
+    /// The insertion number of that transmission's end in the order of events. The end is an
+    /// event of the model whether or not it is in the event queue: it is queued only when a
+    /// packet waits behind it (`done_queued`), since with nothing waiting it changes nothing but
+    /// the transmitter's state, which `busy` tells from the time and this number.
+    pub done_seq: u64,
+    pub done_queued: bool,
     /// RED active queue management; None = plain DropTail.
     pub red: Option<Red>,
     last_change: Time,
@@ -138,8 +144,9 @@ impl LinkDir {
             delays: Vec::new(),
             queue: VecDeque::new(),
             queue_bytes: 0,
-            busy: false,
-            idle_since: 0,
+            busy_until: 0,
+            done_seq: 0,
+            done_queued: false,
             red: None,
             last_change: 0,
             stats: LinkDirStats::default(),
@@ -154,8 +161,19 @@ impl LinkDir {
 
     /// Serialisation time of `bytes` at the link rate, rounded up to a whole nanosecond.
     pub fn tx_time(&self, bytes: u32) -> Time {
-        let bits = bytes as u128 * 8 * SEC as u128;
-        bits.div_ceil(self.rate_bps as u128) as Time
+        // In 64 bits whenever the product fits (any packet under 2.3 GB); the same result as the
+        // 128-bit division, which costs several times more on the per-packet path.
+        match (bytes as u64).checked_mul(8 * SEC) {
+            Some(bits) => bits.div_ceil(self.rate_bps),
+            None => (bytes as u128 * 8 * SEC as u128).div_ceil(self.rate_bps as u128) as Time,
+        }
+    }
+
+    /// Whether the transmitter is busy while the event (`now`, `seq`) runs: its transmission's
+    /// end, `(busy_until, done_seq)`, comes after that event in the order of events.
+    #[inline]
+    pub fn busy(&self, now: Time, seq: u64) -> bool {
+        self.busy_until > now || (self.busy_until == now && self.done_seq > seq)
     }
 
     fn account(&mut self, now: Time) {
@@ -175,9 +193,10 @@ impl LinkDir {
     }
 
     /// Ingress: filters, then the loss element, then RED (if any), then the queue limit. `Ok`
-    /// means the packet is accepted: the caller either starts its transmission (link idle) or it
-    /// is queued via `push`. `pkt.enqueued_at` is the arrival time (the caller sets it).
-    pub fn admit(&mut self, pkt: &Packet) -> Result<(), DropReason> {
+    /// means the packet is accepted: the caller either starts its transmission (link idle, not
+    /// `busy`) or it is queued via `push`. `pkt.enqueued_at` is the arrival time (the caller sets
+    /// it).
+    pub fn admit(&mut self, pkt: &Packet, busy: bool) -> Result<(), DropReason> {
         let bytes = pkt.wire_bytes() as u64;
         self.stats.offered_pkts += 1;
         self.stats.offered_bytes += bytes;
@@ -188,9 +207,9 @@ impl LinkDir {
         } else if self.loss_p > 0.0 && self.lose() {
             self.stats.dropped_loss += 1;
             Some(DropReason::Loss)
-        } else if let Some(v) = self.red_verdict(pkt) {
+        } else if let Some(v) = self.red_verdict(pkt, busy) {
             Some(v)
-        } else if self.busy
+        } else if busy
             && (self.limit.packets.is_some_and(|l| self.queue.len() as u64 + 1 > l)
                 || self.limit.bytes.is_some_and(|l| self.queue_bytes + bytes > l))
         {
@@ -228,11 +247,11 @@ impl LinkDir {
     }
 
     /// RED's decision for an arrival (None: RED lets it through, or there is no RED).
-    fn red_verdict(&mut self, pkt: &Packet) -> Option<DropReason> {
+    fn red_verdict(&mut self, pkt: &Packet, busy: bool) -> Option<DropReason> {
         let r = self.red.as_mut()?;
         let now = pkt.enqueued_at;
         let q = if r.spec.queue_in_bytes { self.queue_bytes as f64 } else { self.queue.len() as f64 };
-        let idle = (!self.busy).then(|| now.saturating_sub(self.idle_since));
+        let idle = (!busy).then(|| now.saturating_sub(self.busy_until));
         r.update_avg(now, q, idle);
         match r.decide(pkt.wire_bytes()) {
             Verdict::Enqueue => None,
@@ -257,22 +276,18 @@ impl LinkDir {
 
     /// Take the next waiting packet for transmission.
     pub fn pop(&mut self, now: Time, bytes_of: impl Fn(u32) -> u32) -> Option<u32> {
-        let Some(&idx) = self.queue.front() else {
-            // Called when a transmission ends: with nothing waiting the link goes idle.
-            self.idle_since = now;
-            return None;
-        };
+        let idx = *self.queue.front()?;
         self.account(now);
         self.queue.pop_front();
         self.queue_bytes -= bytes_of(idx) as u64;
         Some(idx)
     }
 
-    /// Count the start of a transmission; returns when it ends.
+    /// Count the start of a transmission; returns when it ends (`busy_until`).
     pub fn start_tx(&mut self, now: Time, pkt: &Packet) -> Time {
         let bytes = pkt.wire_bytes();
         let t = self.tx_time(bytes);
-        self.busy = true;
+        self.busy_until = now + t;
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += bytes as u64;
         if let crate::net::Payload::Udp(_) = pkt.body {
@@ -281,7 +296,7 @@ impl LinkDir {
         }
         self.stats.queue_delay_sum += (now - pkt.enqueued_at) as u128;
         self.stats.busy_ns += t as u128;
-        now + t
+        self.busy_until
     }
 
     /// Close the time integrals at the end of the run.
@@ -313,13 +328,21 @@ mod tests {
         let limit = QueueLimit { packets: Some(2), bytes: None };
         let mut l = LinkDir::new("l".into(), NodeId(0), NodeId(1), 1_000_000, 0, limit, 0.0, RngStream::new(1, "l"));
         let p = pkt(960);
-        assert!(l.admit(&p).is_ok()); // link idle: goes straight to the wire
-        l.start_tx(0, &p);
+        assert!(!l.busy(0, 1));
+        assert!(l.admit(&p, false).is_ok()); // link idle: goes straight to the wire
+        assert_eq!(l.start_tx(0, &p), 8_000_000);
+        l.done_seq = 2;
+        assert!(l.busy(0, 1));
         for i in 0..2 {
-            assert!(l.admit(&p).is_ok());
+            assert!(l.admit(&p, true).is_ok());
             l.push(0, i, p.wire_bytes());
         }
-        assert_eq!(l.admit(&p), Err(DropReason::Queue));
+        assert_eq!(l.admit(&p, true), Err(DropReason::Queue));
+        // At the transmission's end the order of events decides: an event before the end (a
+        // lower insertion number) still finds the transmitter busy, one after it finds it idle.
+        assert!(l.busy(8_000_000, 1));
+        assert!(!l.busy(8_000_000, 3));
+        assert!(!l.busy(8_000_001, 0));
         assert_eq!(l.stats.offered_pkts, 4);
         assert_eq!(l.stats.dropped(), 1);
         assert_eq!(l.stats.dropped_bytes, 1000);
@@ -330,10 +353,9 @@ mod tests {
         let limit = QueueLimit { packets: None, bytes: Some(1500) };
         let mut l = LinkDir::new("l".into(), NodeId(0), NodeId(1), 1_000_000, 0, limit, 0.0, RngStream::new(1, "l"));
         let p = pkt(960);
-        l.busy = true;
-        assert!(l.admit(&p).is_ok());
+        assert!(l.admit(&p, true).is_ok());
         l.push(0, 0, 1000);
-        assert_eq!(l.admit(&p), Err(DropReason::Queue));
+        assert_eq!(l.admit(&p, true), Err(DropReason::Queue));
     }
 
     #[test]
@@ -345,23 +367,23 @@ mod tests {
         let mut p = pkt(960);
         // The first packet finds the link idle and goes to the wire; three more queue behind it,
         // each seeing the queue before it joins: avg 0, 0, 0.5, 1.25.
-        assert!(l.admit(&p).is_ok());
+        assert!(l.admit(&p, false).is_ok());
         l.start_tx(0, &p);
         for i in 0..3 {
-            assert!(l.admit(&p).is_ok());
+            assert!(l.admit(&p, true).is_ok());
             l.push(0, i, p.wire_bytes());
         }
         assert_eq!(avg(&l), 1.25);
         // The transmitter drains the queue and goes idle at 20 ms; 8 ms later (two 500-byte
         // packet times at 1 Mb/s) an arrival decays avg by (1 − w_q)^2, then by (1 − w_q) for its
         // own update with q = 0.
-        l.busy = false;
         for _ in 0..3 {
             assert!(l.pop(10_000_000, |_| 1000).is_some());
         }
         assert!(l.pop(20_000_000, |_| 1000).is_none());
+        l.busy_until = 20_000_000;
         p.enqueued_at = 28_000_000;
-        assert!(l.admit(&p).is_ok());
+        assert!(l.admit(&p, false).is_ok());
         assert_eq!(avg(&l), 1.25 * 0.125);
         assert_eq!(l.stats.dropped(), 0);
     }
@@ -369,7 +391,6 @@ mod tests {
     #[test]
     fn time_average_queue() {
         let mut l = LinkDir::new("l".into(), NodeId(0), NodeId(1), 1_000_000, 0, QueueLimit::default(), 0.0, RngStream::new(1, "l"));
-        l.busy = true;
         l.push(10, 0, 100);
         l.push(20, 1, 100);
         l.pop(30, |_| 100);
