@@ -301,11 +301,7 @@ impl World {
         if self.active == 0 && self.limit.is_none() {
             return false;
         }
-        let Some(t) = self.q.peek_time() else { return false };
-        if self.limit.is_some_and(|l| t > l) {
-            return false;
-        }
-        let (_, ev) = self.q.pop().expect("peeked");
+        let Some((_, ev)) = self.q.pop_until(self.limit.unwrap_or(Time::MAX)) else { return false };
         match ev {
             Ev::App(a, token) => self.with_app(a, |app, cx| app.on_timer(cx, token)),
             Ev::TxDone(l) => {

@@ -26,6 +26,9 @@ fn key(at: Time, seq: u64) -> u128 {
 pub struct EventQueue<E> {
     heap: Heap<E>,
     timers: Heap<E>,
+    /// The key of the earliest timer (`u128::MAX`: none), kept so that taking the next event
+    /// looks into one heap only: timers change far less often than the network's events.
+    timers_min: u128,
     seq: u64,
     now: Time,
     /// The insertion number of the event most recently popped (0 before the first).
@@ -41,7 +44,7 @@ impl<E: Copy> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: Heap::with_capacity(1024), timers: Heap::with_capacity(1024), seq: 0, now: 0, current: 0, processed: 0 }
+        EventQueue { heap: Heap::with_capacity(1024), timers: Heap::with_capacity(1024), timers_min: u128::MAX, seq: 0, now: 0, current: 0, processed: 0 }
     }
 
     /// Current simulated time: the time of the event most recently popped.
@@ -87,7 +90,9 @@ impl<E: Copy> EventQueue<E> {
     pub fn schedule_timer(&mut self, at: Time, ev: E) {
         debug_assert!(at >= self.now, "timer scheduled in the past: {at} < {}", self.now);
         let seq = self.reserve();
-        self.timers.push(key(at.max(self.now), seq), ev);
+        let k = key(at.max(self.now), seq);
+        self.timers_min = self.timers_min.min(k);
+        self.timers.push(k, ev);
     }
 
     /// Take the next insertion number without scheduling anything yet: an event kept outside the
@@ -108,35 +113,41 @@ impl<E: Copy> EventQueue<E> {
         self.heap.push(key(at, seq), ev);
     }
 
-    /// Whether the next event is in the heap of timers.
+    /// The key of the next event and whether it is a timer.
     #[inline]
-    fn timer_first(&self) -> Option<bool> {
-        match (self.heap.peek_key(), self.timers.peek_key()) {
-            (Some(a), Some(b)) => Some(b < a),
-            (Some(_), None) => Some(false),
-            (None, Some(_)) => Some(true),
-            (None, None) => None,
-        }
+    fn next_key(&self) -> Option<(u128, bool)> {
+        let net = self.heap.peek_key().unwrap_or(u128::MAX);
+        let (k, timer) = if self.timers_min < net { (self.timers_min, true) } else { (net, false) };
+        // No key is u128::MAX: insertion numbers never reach u64::MAX.
+        (k != u128::MAX).then_some((k, timer))
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        let k = match (self.heap.peek_key(), self.timers.peek_key()) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) => a,
-            (None, Some(b)) => b,
-            (None, None) => return None,
-        };
-        Some((k >> 64) as Time)
+        self.next_key().map(|(k, _)| (k >> 64) as Time)
     }
 
     /// Pop the next event and advance the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let (k, ev) = match self.timer_first()? {
-            false => self.heap.pop()?,
-            true => self.timers.pop()?,
-        };
+        self.pop_until(Time::MAX)
+    }
+
+    /// Pop the next event if it is due at or before `limit` (advancing the clock to its time);
+    /// None, with the clock where it was, if there is none or it is later.
+    #[inline]
+    pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
+        let (k, timer) = self.next_key()?;
         let at = (k >> 64) as Time;
+        if at > limit {
+            return None;
+        }
+        let ev = if timer {
+            let (_, ev) = self.timers.pop().expect("the earliest timer");
+            self.timers_min = self.timers.peek_key().unwrap_or(u128::MAX);
+            ev
+        } else {
+            self.heap.pop().expect("the earliest event").1
+        };
         self.now = at;
         self.current = k as u64;
         self.processed += 1;
