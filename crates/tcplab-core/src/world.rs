@@ -12,7 +12,7 @@ use crate::app::{App, Ctx, Outgoing, Records};
 use crate::conns::{ConnTable, EndpointKind};
 use crate::engine::{Budget, EventQueue, Limit, LimitHit, RngStream, RunError};
 use crate::net::link::{LinkDir, LinkDirStats};
-use crate::net::routing::Routes;
+use crate::net::routing::{Paths, Routes};
 use crate::net::{ConnId, DelayFilter, DropFilter, NodeId, Packet, PacketTag, Payload};
 use crate::result::{LinkRow, Meta, RunResult};
 use crate::scenario::{DropKind, LossPattern, ResolvedFlow, Scenario, ScenarioError};
@@ -38,6 +38,9 @@ enum Ev {
     Release(u32, u32),
 }
 
+/// No route yet (`World::conn_path`).
+const NO_PATH: u32 = u32::MAX;
+
 #[derive(Clone, Copy, Debug)]
 struct InFlight {
     at: Time,
@@ -54,6 +57,11 @@ pub struct World {
     /// first has an event in the queue; the next enters it when the first arrives.
     flight: Vec<VecDeque<InFlight>>,
     routes: Routes,
+    /// Whole routes, which packets follow hop by hop (`Packet::hop`).
+    paths: Paths,
+    /// Where the route of each endpoint's packets starts in `paths`, by endpoint slot:
+    /// (generation, start), `NO_PATH` until its first packet.
+    conn_path: Vec<(u32, u32)>,
     pool: Vec<Packet>,
     free: Vec<u32>,
     conns: ConnTable,
@@ -194,6 +202,8 @@ impl World {
             flight: vec![VecDeque::new(); links.len()],
             links,
             routes,
+            paths: Paths::default(),
+            conn_path: Vec::new(),
             pool: Vec::with_capacity(1024),
             free: Vec::new(),
             conns: ConnTable::default(),
@@ -526,9 +536,13 @@ impl World {
         }
     }
 
-    fn forward(&mut self, at: NodeId, idx: u32) {
-        let dst = self.pool[idx as usize].dst;
-        match self.routes.next_hop(at, dst) {
+    /// Send a packet on along its route: the next link direction of its path.
+    #[inline]
+    fn forward(&mut self, idx: u32) {
+        let p = &mut self.pool[idx as usize];
+        let hop = self.paths.hop(p.hop);
+        p.hop += 1;
+        match hop {
             Some(l) => self.enqueue(l.0 as usize, idx),
             None => {
                 // Unreachable by construction (paths are checked at build); count it as a drop.
@@ -547,7 +561,7 @@ impl World {
             c.node(self.q.now(), node.0, p, Some(&self.links[l]));
         }
         if node != p.dst {
-            self.forward(node, idx);
+            self.forward(idx);
             return;
         }
         self.free.push(idx);
@@ -601,8 +615,11 @@ impl World {
             s.on_conn(self.q.now(), label, dir, src.0, dst.0, c);
         }
         let mut out = std::mem::take(&mut self.out);
-        for o in out.drain(..) {
-            self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag });
+        if !out.is_empty() {
+            let hop = self.path_of(id, src, dst);
+            for o in out.drain(..) {
+                self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop });
+            }
         }
         self.out = out;
         let Some(c) = self.conns.get_mut(id).and_then(|e| e.tcp_mut()) else { return };
@@ -625,22 +642,41 @@ impl World {
     /// Put a packet from endpoint `id` on the network, towards its peer.
     fn send(&mut self, id: ConnId, body: Payload, tag: PacketTag) {
         let Some(ep) = self.conns.get(id) else { return };
-        let p = Packet { conn: ep.peer, label: ep.label, dir: ep.dir, src: ep.node, dst: ep.peer_node, body, enqueued_at: 0, tag };
-        self.send_packet(p);
+        let (conn, label, dir, src, dst) = (ep.peer, ep.label, ep.dir, ep.node, ep.peer_node);
+        let hop = self.path_of(id, src, dst);
+        self.send_packet(Packet { conn, label, dir, src, dst, body, enqueued_at: 0, tag, hop });
     }
 
+    /// Where the route of endpoint `id`'s packets (from `src` to `dst`) starts in `paths`.
+    #[inline]
+    fn path_of(&mut self, id: ConnId, src: NodeId, dst: NodeId) -> u32 {
+        if let Some(&(gen, start)) = self.conn_path.get(id.idx as usize) {
+            if gen == id.gen && start != NO_PATH {
+                return start;
+            }
+        }
+        let links = &self.links;
+        let start = self.paths.start(&mut self.routes, |l| links[l.0 as usize].to, src, dst);
+        let i = id.idx as usize;
+        if self.conn_path.len() <= i {
+            self.conn_path.resize(i + 1, (0, NO_PATH));
+        }
+        self.conn_path[i] = (id.gen, start);
+        start
+    }
+
+    /// Put a packet on the network at its source (`p.hop`: the start of its route).
     #[inline]
     fn send_packet(&mut self, p: Packet) {
-        let (src, dst) = (p.src, p.dst);
         if let Some(s) = self.series.as_deref_mut() {
             s.on_packet(self.q.now(), &p, crate::series::EVENT_TX);
         }
         if let Some(c) = self.capture.as_mut() {
-            let hop = self.routes.next_hop(src, dst).map(|l| &self.links[l.0 as usize]);
-            c.node(self.q.now(), src.0, &p, hop);
+            let hop = self.paths.hop(p.hop).map(|l| &self.links[l.0 as usize]);
+            c.node(self.q.now(), p.src.0, &p, hop);
         }
         let idx = self.alloc(p);
-        self.forward(src, idx);
+        self.forward(idx);
     }
 
     /// End the run and collect the instruments.

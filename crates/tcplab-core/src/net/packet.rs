@@ -178,6 +178,8 @@ pub struct Packet {
     pub enqueued_at: Time,
     /// What kind of packet it is and its ordinal, for the deterministic drop filters.
     pub tag: PacketTag,
+    /// Where its next hop is in the world's table of routes (`routing::Paths`).
+    pub hop: u32,
 }
 
 impl Packet {

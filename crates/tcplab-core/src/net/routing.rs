@@ -21,7 +21,7 @@
 
 use super::link::LinkDirId;
 use super::packet::NodeId;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 const NONE: u32 = u32::MAX;
 
@@ -191,10 +191,97 @@ impl Routes {
     }
 }
 
+/// Whole routes, for packets to follow hop by hop without a lookup at each: the link directions
+/// from a source to a destination, as `Routes::next_hop` gives them node after node, stored once
+/// per (source, destination) pair in one table and ended by a mark (`hop` gives None there: the
+/// destination, or a node with no way on). A packet carries the index of its next hop in the
+/// table (`Packet::hop`) and advances it as it is forwarded.
+#[derive(Default)]
+pub struct Paths {
+    hops: Vec<u32>,
+    start: HashMap<(u32, u32), u32>,
+}
+
+impl Paths {
+    /// Where the route from `src` to `dst` starts in the table, walking it the first time the
+    /// pair is asked for; `to` is the node a link direction leads to.
+    pub fn start(&mut self, routes: &mut Routes, to: impl Fn(LinkDirId) -> NodeId, src: NodeId, dst: NodeId) -> u32 {
+        if let Some(&i) = self.start.get(&(src.0, dst.0)) {
+            return i;
+        }
+        let i = self.hops.len() as u32;
+        let mut at = src;
+        // A route visits each node at most once: the bound only guards against a cycle.
+        for _ in 0..=routes.role.len() {
+            match routes.next_hop(at, dst) {
+                Some(l) => {
+                    self.hops.push(l.0);
+                    at = to(l);
+                }
+                None => break,
+            }
+        }
+        self.hops.push(NONE);
+        self.start.insert((src.0, dst.0), i);
+        i
+    }
+
+    /// The link direction at index `i` of the table (None: the end of a route).
+    #[inline]
+    pub fn hop(&self, i: u32) -> Option<LinkDirId> {
+        let l = self.hops[i as usize];
+        (l != NONE).then_some(LinkDirId(l))
+    }
+
+    /// Entries in the table (link directions and end marks).
+    pub fn len(&self) -> usize {
+        self.hops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hops.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn paths_follow_next_hop_and_are_stored_once_a_pair() {
+        // 0=s, 1=left, 2=right, 3=r; each link both ways.
+        let dirs = [(0, 1), (1, 0), (1, 2), (2, 1), (2, 3), (3, 2)].map(|(a, b)| (NodeId(a), NodeId(b)));
+        let mut r = Routes::compute(4, &dirs);
+        let mut p = Paths::default();
+        let to = |l: LinkDirId| dirs[l.0 as usize].1;
+        let a = p.start(&mut r, to, NodeId(0), NodeId(3));
+        let hops: Vec<_> = (a..).map_while(|i| p.hop(i)).map(|l| l.0).collect();
+        assert_eq!(hops, [0, 2, 4]);
+        let b = p.start(&mut r, to, NodeId(3), NodeId(0));
+        let hops: Vec<_> = (b..).map_while(|i| p.hop(i)).map(|l| l.0).collect();
+        assert_eq!(hops, [5, 3, 1]);
+        // Asked again: the same entry, nothing added.
+        let n = p.len();
+        assert_eq!(p.start(&mut r, to, NodeId(0), NodeId(3)), a);
+        assert_eq!(p.len(), n);
+        // From a router, and to oneself (an empty route).
+        let c = p.start(&mut r, to, NodeId(1), NodeId(3));
+        assert_eq!((c..).map_while(|i| p.hop(i)).map(|l| l.0).collect::<Vec<_>>(), [2, 4]);
+        let d = p.start(&mut r, to, NodeId(2), NodeId(2));
+        assert_eq!(p.hop(d), None);
+    }
+
+    #[test]
+    fn a_path_ends_where_there_is_no_way_on() {
+        // Two components: 0-1 and 2-3.
+        let dirs = [(0, 1), (1, 0), (2, 3), (3, 2)].map(|(a, b)| (NodeId(a), NodeId(b)));
+        let mut r = Routes::compute(4, &dirs);
+        let mut p = Paths::default();
+        let to = |l: LinkDirId| dirs[l.0 as usize].1;
+        let a = p.start(&mut r, to, NodeId(0), NodeId(3));
+        assert_eq!(p.hop(a), None);
+    }
 
     #[test]
     fn dumbbell_routes() {
