@@ -11,8 +11,11 @@ Without an importable `ns3` module it prints why and exits with status 0 (nothin
 Each ns-3 run is a fresh child process (this script with --child), so every run starts from the
 same state; the ns-3 wall time is that of Simulator::Run() alone, measured in the child. Importing
 the wheel (cppyy JIT, about 10 s) and building the topology from Python are reported apart and not
-counted. The tcplab wall time is the whole tcplab.run() call in this process, as in bench.py.
-ns-3 and tcplab runs alternate, never overlap, and the table shows medians.
+counted. The tcplab wall time is the whole tcplab.run() call in this process, as in bench.py;
+a tcplab run lasts tens of milliseconds, shorter than the scheduler's hiccups on a shared
+machine, so each repetition's figure is the median of --tcplab-runs (default 5) runs one after
+the other (each a whole run; the results are identical), where ns-3's is one run of seconds.
+ns-3 and tcplab runs alternate, never overlap, and the table shows medians over repetitions.
 
 The ns-3 model, made to match the tcplab scenario:
   - PointToPointDumbbellHelper: N leaves each side on 100 Mb/s / 1 ms links, routers joined by a
@@ -186,11 +189,14 @@ def run_ns3(n: int, duration_s: float) -> dict:
     raise RuntimeError(f"the ns-3 child failed (status {p.returncode}):\n{err[-3000:]}")
 
 
-def run_tcplab(tcplab, text: str, n: int, duration_s: float) -> dict:
+def run_tcplab(tcplab, text: str, n: int, duration_s: float, runs: int = 1) -> dict:
     sets = [f"topology.pairs={n}", f"flows.0.count={n}", f'duration="{duration_s:g}s"']
-    t0 = time.perf_counter()
-    r = tcplab.run(text, seed=1, sets=sets)
-    wall = time.perf_counter() - t0
+    walls = []
+    for _ in range(max(1, runs)):
+        t0 = time.perf_counter()
+        r = tcplab.run(text, seed=1, sets=sets)
+        walls.append(time.perf_counter() - t0)
+    wall = statistics.median(walls)
     b = r.links.set_index("link").loc[BOTTLENECK]
     c = r.connections
     return {
@@ -229,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=None, help="repetitions of each simulator per N (default 3; 1 with --quick)")
     ap.add_argument("--duration", type=float, default=None, metavar="S", help="simulated seconds (default 100; 10 with --quick)")
     ap.add_argument("--quick", action="store_true", help="10 s simulated, N = 1 and 64, one repetition")
+    ap.add_argument("--tcplab-runs", type=int, default=5, metavar="K", help="tcplab runs per repetition, their median taken (default 5)")
     ap.add_argument("--json", metavar="PATH", help="also write runs and summary as JSON to PATH ('-' for stdout)")
     ap.add_argument("--child", type=int, metavar="N", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -267,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"vs_ns3.py: ns-3 could not be imported in the child process; nothing compared.\n{e}", file=sys.stderr)
                     return 0
                 raise
-            runs[n]["tcplab"].append(run_tcplab(tcplab, text, n, duration))
+            runs[n]["tcplab"].append(run_tcplab(tcplab, text, n, duration, a.tcplab_runs))
             print(f"rep {rep + 1}/{reps} N={n}: ns-3 Run() {runs[n]['ns3'][-1]['run_s']:.3f} s, tcplab {runs[n]['tcplab'][-1]['wall_s']:.4f} s", file=sys.stderr)
 
     rows = []
@@ -297,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(markdown(rows))
     print()
-    print("ns-3 / tcplab wall: median over repetitions of (ns-3 Simulator::Run() time / tcplab.run() time).")
+    print(f"ns-3 / tcplab wall: median over repetitions of (ns-3 Simulator::Run() time / tcplab.run() time, the median of {a.tcplab_runs} runs).")
     print(f"ns-3 import (cppyy) took {statistics.median(r['ns3_import_median_s'] for r in rows):.1f} s per process, not counted.")
     if duration == 100.0:
         for s in rows:
