@@ -119,6 +119,9 @@ pub struct LinkDir {
     pub queue_bytes: u64,
     last_change: Time,
     pub loss_p: f64,
+    /// The last packet size serialised and its time: a direction carries nearly always one size
+    /// (full segments one way, ACKs the other), so the division is rarely needed.
+    last_tx: (u32, u32),
     pub to: NodeId,
     pub done_queued: bool,
     /// Waiting packets (indices into the world's packet pool).
@@ -156,6 +159,7 @@ impl LinkDir {
             busy_until: 0,
             done_seq: 0,
             done_queued: false,
+            last_tx: (0, 0),
             red: None,
             last_change: 0,
             stats: LinkDirStats::default(),
@@ -295,7 +299,16 @@ impl LinkDir {
     /// Count the start of a transmission; returns when it ends (`busy_until`).
     pub fn start_tx(&mut self, now: Time, pkt: &Packet) -> Time {
         let bytes = pkt.wire_bytes();
-        let t = self.tx_time(bytes);
+        let t = if self.last_tx.0 == bytes && bytes != 0 {
+            self.last_tx.1 as Time
+        } else {
+            let t = self.tx_time(bytes);
+            // Kept only when it fits (under 4.3 s a packet).
+            if let Ok(t32) = u32::try_from(t) {
+                self.last_tx = (bytes, t32);
+            }
+            t
+        };
         self.busy_until = now + t;
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += bytes as u64;
