@@ -604,7 +604,8 @@ pub struct ResolvedFlow {
     /// None = unlimited.
     pub repeat: Option<u32>,
     pub think: Time,
-    pub tcp: TcpConfig,
+    /// Shared by the flows of one `[[flows]]` entry.
+    pub tcp: Arc<TcpConfig>,
     pub drops: Vec<(FilterKind, Vec<u32>, Option<u32>, crate::scenario::DropKind)>,
     /// Delay filters: as `drops`, with the time each chosen packet is held.
     pub delays: Vec<(FilterKind, Vec<u32>, Option<u32>, crate::scenario::DropKind, Time)>,
@@ -860,7 +861,20 @@ impl Scenario {
         // Room for the flows up front (bounded: the checks below may yet refuse them).
         let total = self.flows.iter().map(|f| f.count as usize).sum::<usize>().min(1 << 20);
         let mut out = Vec::with_capacity(total);
-        let mut names: std::collections::HashSet<String, NameHash> = std::collections::HashSet::with_capacity_and_hasher(total, NameHash::default());
+        // The flow names so far, without copies: each name's hash to the first flow in `out` with
+        // that hash; names whose hashes collide with another name's are kept in `collided`.
+        let mut names: std::collections::HashMap<u64, usize, NameHash> = std::collections::HashMap::with_capacity_and_hasher(total, NameHash::default());
+        let mut collided: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut is_new = |name: &str, out: &[ResolvedFlow]| {
+            use std::hash::BuildHasher;
+            match names.entry(NameHash::default().hash_one(name)) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(out.len());
+                    true
+                }
+                std::collections::hash_map::Entry::Occupied(o) => out[*o.get()].name != name && collided.insert(name.to_string()),
+            }
+        };
         // Node names resolved through a map (a linear search per flow end made set-up quadratic).
         let index = name_index(&net.nodes);
         // Scratch buffers for a flow's number and its ends' names (only its name is kept).
@@ -873,7 +887,7 @@ impl Scenario {
             if f.count == 0 {
                 return err(format!("{path}.count"), "expected at least 1");
             }
-            let tcp = self.tcp_config(&f.tcp, &path)?;
+            let tcp = Arc::new(self.tcp_config(&f.tcp, &path)?);
             let bytes = f.bytes.get();
             if bytes.is_none() && self.duration.is_none() {
                 return err(format!("{path}.bytes"), "an unlimited flow needs a `duration` for the run");
@@ -955,7 +969,7 @@ impl Scenario {
                     return err(path.clone(), format!("a flow needs two different nodes, got {from:?} twice"));
                 }
                 let name = if f.name.is_empty() { format!("flow{}", out.len()) } else if f.count > 1 && !f.name.contains("{i}") { format!("{}{i}", f.name) } else { subst(&f.name) };
-                if !names.insert(name.clone()) {
+                if !is_new(&name, &out) {
                     return err(format!("{path}.name"), format!("flow name {name:?} is used twice"));
                 }
                 out.push(ResolvedFlow {
@@ -1179,7 +1193,7 @@ bytes = "16KB"
         let s = Scenario::from_toml(BASIC, &[]).unwrap();
         let f = &s.resolve_flows().unwrap()[0];
         assert_eq!((f.from, f.to, f.bytes), (0, 1, Some(16384)));
-        assert_eq!(f.tcp, TcpConfig::rfc());
+        assert_eq!(*f.tcp, TcpConfig::rfc());
         assert_eq!(s.network().unwrap().links[0].queue.packets, Some(20));
     }
 

@@ -707,7 +707,7 @@ impl World {
                 sc.seed = self.seed;
                 sc.to_json()
             },
-            flows_tcp: self.flows.iter().map(|f| serde_json::to_value(&f.tcp).expect("serialisable")).collect(),
+            flows_tcp: self.flows.iter().map(|f| serde_json::to_value(&*f.tcp).expect("serialisable")).collect(),
             meta: Meta {
                 seed: self.seed,
                 version: crate::VERSION.into(),

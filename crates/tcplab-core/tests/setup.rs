@@ -97,3 +97,15 @@ fn runs_from_the_kept_expansion_equal_runs_expanded_afresh() {
         }
     }
 }
+
+/// Flow names are checked for repeats without keeping copies of them: still refused by key.
+#[test]
+fn a_flow_name_used_twice_is_refused_by_key() {
+    let two = |a: &str, b: &str| format!("{}[[flows]]\nname = \"{b}\"\nfrom = \"s2\"\nto = \"r2\"\nbytes = 1000\n", dumbbell(3, 3).replace("count = 3", &format!("count = 3\nname = \"{a}\"")));
+    let e = Scenario::from_toml(&two("f{i}", "f2"), &[]).unwrap_err();
+    assert_eq!((e.path.as_str(), e.message.as_str()), ("flows[1].name", "flow name \"f2\" is used twice"));
+    assert!(Scenario::from_toml(&two("f{i}", "f4"), &[]).is_ok());
+    // 10^4 distinct names pass; the last one repeated is caught.
+    let many = format!("{}[[flows]]\nname = \"f9999\"\nfrom = \"s2\"\nto = \"r2\"\nbytes = 1000\n", dumbbell(10000, 10000).replace("count = 10000", "count = 10000\nname = \"f{i}\""));
+    assert_eq!(Scenario::from_toml(&many, &[]).unwrap_err().path, "flows[1].name");
+}
