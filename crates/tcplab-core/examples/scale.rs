@@ -3,9 +3,9 @@
 //! `cargo run --release --example scale -- N [KEY=VALUE ...]`, e.g.
 //! `cargo run --release --example scale -- 4096 topology.bottleneck_rate=1Gbps duration=100s`.
 //! Sets `topology.pairs = N` and `flows.0.count = N`, then any further `--set`-style overrides.
-//! Prints one line: the set-up time (parse, validate, build the world), the run time, events,
-//! packets through the bottleneck (left->right), ns of wall time per bottleneck packet, events
-//! per second, the peak resident set (VmHWM from /proc/self/status), and how many connections
+//! Prints one line: the set-up time (parse, validate, check the footprint, build the world), the
+//! run time, events, packets through the bottleneck (left->right), ns of wall time per bottleneck
+//! packet, events per second, the peak resident set (VmHWM from /proc/self/status), and how many connections
 //! have reacted to a loss (a timeout or a fast retransmit), i.e. left slow start.
 
 use std::time::Instant;
@@ -27,6 +27,9 @@ fn main() {
     let t0 = Instant::now();
     let s = Scenario::from_toml(&text, &sets).expect("valid scenario");
     let tp = Instant::now();
+    // As `tcplab_core::run` does: the footprint check again (for a Scenario built in Rust), then
+    // the world.
+    tcplab_core::footprint::check(&s).expect("within the memory limit");
     let mut w = World::build(&s, 1).expect("builds");
     let t1 = Instant::now();
     w.run();

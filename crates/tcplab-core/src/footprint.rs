@@ -130,9 +130,9 @@ impl Footprint {
         }
         let link_dirs = 2 * links;
         let per_dir = std::mem::size_of::<LinkDir>() as u64 + LINK_DIR_EXTRA;
-        // The world's copy of the resolved flow, its application (which holds another), and the
-        // two endpoints of its live connection.
-        let per_flow = 2 * std::mem::size_of::<ResolvedFlow>() as u64
+        // The resolved flow (one copy, shared by the world and the application), its
+        // application, and the two endpoints of its live connection.
+        let per_flow = std::mem::size_of::<ResolvedFlow>() as u64
             + std::mem::size_of::<crate::app::bulk::Bulk>() as u64
             + 2 * std::mem::size_of::<crate::conns::Endpoint>() as u64
             + FLOW_EXTRA;

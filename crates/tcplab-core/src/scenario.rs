@@ -28,6 +28,7 @@ use crate::tcp::{TcpConfig, TcpSpec};
 use crate::units::{format_duration, Duration, Probability, Rate, Size, Time, MAX_TIME};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 /// A scenario error: where in the scenario (a dotted key path) and what was wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,7 +57,7 @@ fn default_seed() -> u64 {
     1
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// A name for the experiment (used in results and file names).
@@ -91,6 +92,39 @@ pub struct Scenario {
     /// Time series recorded during the run (`[[series]]`; see docs/series.md). Off by default.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<crate::series::SeriesSpec>,
+    /// The expansion made while validating (not a key; never written out).
+    #[serde(skip)]
+    pub expansion: Expansion,
+}
+
+/// What a scenario expands to for a run with a seed: the network, the flows after `count`
+/// expansion and the applications bound to the network.
+#[derive(Debug)]
+pub struct Expanded {
+    pub seed: u64,
+    pub net: Arc<Network>,
+    pub flows: Arc<Vec<ResolvedFlow>>,
+    pub apps: Vec<crate::app::spec::ResolvedApp>,
+}
+
+/// The expansion `from_tree` made while validating a scenario, kept with it so that a run does
+/// not expand the network and the flows again (for 10^5 flows that was most of the set-up). It
+/// is used only while the scenario still equals the one it was made from (`Scenario::expanded`
+/// compares them: the fields are public and may have changed since), and it is no part of the
+/// scenario's identity: two scenarios that differ only here are equal.
+#[derive(Clone, Default)]
+pub struct Expansion(Option<(Arc<Scenario>, Arc<Expanded>)>);
+
+impl PartialEq for Expansion {
+    fn eq(&self, _: &Expansion) -> bool {
+        true
+    }
+}
+
+impl fmt::Debug for Expansion {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "Expansion(kept)" } else { "Expansion(none)" })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,7 +155,7 @@ impl LossPattern {
 }
 
 /// A topology. Which fields apply depends on `kind`; the others are refused.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
     pub kind: TopologyKind,
@@ -506,6 +540,57 @@ impl DropSpec {
 pub struct Network {
     pub nodes: Vec<String>,
     pub links: Vec<LinkSpec>,
+    /// Each link's ends `(a, b)` as positions in `nodes` (so that building the world looks no
+    /// name up).
+    pub ends: Vec<(u32, u32)>,
+}
+
+/// A hasher for the set-up's maps keyed by names (node and flow names): FNV-1a over the bytes,
+/// its bits mixed by SplitMix64's finaliser so that the table's bucket and tag bits both vary.
+/// Names are short and the scenario is the user's own, so SipHash's defence against chosen keys
+/// bought nothing there but time (a tenth of a 10^5-flow set-up).
+#[derive(Clone, Copy)]
+pub struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> NameHasher {
+        NameHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ *b as u64).wrapping_mul(0x0000_0100_0000_01B3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+pub type NameHash = std::hash::BuildHasherDefault<NameHasher>;
+
+/// Node (or any) names to their positions in `names`.
+pub fn name_index(names: &[String]) -> std::collections::HashMap<&str, usize, NameHash> {
+    let mut m = std::collections::HashMap::with_capacity_and_hasher(names.len(), NameHash::default());
+    m.extend(names.iter().enumerate().map(|(i, n)| (n.as_str(), i)));
+    m
+}
+
+/// `template` with every `{i}` replaced by `i`, into `out` (as `str::replace` would).
+fn subst_into(out: &mut String, template: &str, i: &str) {
+    out.clear();
+    let mut parts = template.split("{i}");
+    out.push_str(parts.next().unwrap_or(""));
+    for p in parts {
+        out.push_str(i);
+        out.push_str(p);
+    }
 }
 
 /// A resolved flow: names bound to nodes, TCP configuration complete.
@@ -519,7 +604,8 @@ pub struct ResolvedFlow {
     /// None = unlimited.
     pub repeat: Option<u32>,
     pub think: Time,
-    pub tcp: TcpConfig,
+    /// Shared by the flows of one `[[flows]]` entry.
+    pub tcp: Arc<TcpConfig>,
     pub drops: Vec<(FilterKind, Vec<u32>, Option<u32>, crate::scenario::DropKind)>,
     /// Delay filters: as `drops`, with the time each chosen packet is held.
     pub delays: Vec<(FilterKind, Vec<u32>, Option<u32>, crate::scenario::DropKind, Time)>,
@@ -553,15 +639,40 @@ impl Scenario {
             crate::input::refusal(e.into_inner().message(), &v, path)
         })?;
         crate::footprint::check(&s)?;
-        let net = s.network()?;
-        let flows = s.resolve_flows_on(&net)?;
-        let apps = crate::app::spec::resolve(&s, &net, s.seed)?;
-        crate::trace::capture::validate(&s.capture, &net, &flows)?;
+        let e = s.expand(s.seed)?;
+        crate::trace::capture::validate(&s.capture, &e.net, &e.flows)?;
         if !s.series.is_empty() {
-            let names: Vec<String> = flows.iter().map(|f| f.name.clone()).chain(apps.iter().map(|a| a.name.clone())).collect();
-            crate::series::validate(&s.series, &names, &crate::series::link_dirs(&net))?;
+            let names: Vec<String> = e.flows.iter().map(|f| f.name.clone()).chain(e.apps.iter().map(|a| a.name.clone())).collect();
+            crate::series::validate(&s.series, &names, &crate::series::link_dirs(&e.net))?;
         }
+        let mut s = s;
+        s.expansion = Expansion(Some((Arc::new(s.clone()), Arc::new(e))));
         Ok(s)
+    }
+
+    /// Expand the network, the flows and the applications for a run with `seed`, checking them.
+    fn expand(&self, seed: u64) -> Result<Expanded, ScenarioError> {
+        let net = self.network_for(seed)?;
+        let flows = self.resolve_flows_on(&net)?;
+        let apps = crate::app::spec::resolve(self, &net, seed)?;
+        Ok(Expanded { seed, net: Arc::new(net), flows: Arc::new(flows), apps })
+    }
+
+    /// What this scenario expands to for a run with `seed`: the expansion kept from validation
+    /// when the scenario has not changed since, else a new one (checked as `from_tree` does).
+    /// For another seed the kept flows still hold (they read only node names and link rates,
+    /// which no seed changes); the network is expanded again if it has host groups (their
+    /// delays are drawn with the seed), and so are the applications (their start times too).
+    pub fn expanded(&self, seed: u64) -> Result<Arc<Expanded>, ScenarioError> {
+        let Some((_, e)) = self.expansion.0.as_ref().filter(|(spec, _)| **spec == *self) else {
+            return Ok(Arc::new(self.expand(seed)?));
+        };
+        if e.seed == seed {
+            return Ok(e.clone());
+        }
+        let net = if self.topology.groups.as_ref().is_none_or(|g| g.is_empty()) { e.net.clone() } else { Arc::new(self.network_for(seed)?) };
+        let apps = crate::app::spec::resolve(self, &net, seed)?;
+        Ok(Arc::new(Expanded { seed, net, flows: e.flows.clone(), apps }))
     }
 
     /// Expand the topology into nodes and links, with the random delays of host groups drawn
@@ -639,22 +750,27 @@ impl Scenario {
                     loss: t.loss.map_or(0.0, |p| p.0),
                     reverse_loss: t.reverse_loss.map_or(0.0, |p| p.0),
                 }],
+                ends: vec![(0, 1)],
             },
             TopologyKind::Dumbbell => {
                 let n = t.pairs.ok_or_else(|| ScenarioError { path: "topology.pairs".into(), message: "required for kind = \"dumbbell\"".into() })?;
                 if n == 0 {
                     return err("topology.pairs", "expected at least 1");
                 }
-                let delays: Vec<Duration> = match &t.access_delay {
+                let delays: &[Duration] = match &t.access_delay {
                     None => return err("topology.access_delay", "required for kind = \"dumbbell\""),
-                    Some(OneOrMany::One(d)) => vec![*d; n as usize],
-                    Some(OneOrMany::Many(v)) if v.len() == n as usize => v.clone(),
+                    Some(OneOrMany::One(d)) => std::slice::from_ref(d),
+                    Some(OneOrMany::Many(v)) if v.len() == n as usize => v,
                     Some(OneOrMany::Many(v)) => return err("topology.access_delay", format!("expected one delay or {n} (one per pair), got {}", v.len())),
                 };
+                // Pair i's delay (one delay for all, or one each).
+                let delay = |i: usize| if delays.len() == 1 { delays[0] } else { delays[i - 1] };
                 let access_rate = req(t.access_rate, "access_rate")?;
                 let access_queue = t.access_queue.unwrap_or_default();
-                let mut nodes = vec!["left".to_string(), "right".to_string()];
-                let mut links = vec![LinkSpec {
+                let mut nodes = Vec::with_capacity(2 + 2 * n as usize);
+                nodes.extend(["left".to_string(), "right".to_string()]);
+                let mut links = Vec::with_capacity(1 + 2 * n as usize);
+                links.push(LinkSpec {
                     name: "bottleneck".into(),
                     a: "left".into(),
                     b: "right".into(),
@@ -664,41 +780,50 @@ impl Scenario {
                     reverse_queue: None,
                     loss: t.loss.map_or(0.0, |p| p.0),
                     reverse_loss: t.reverse_loss.map_or(0.0, |p| p.0),
-                }];
+                });
+                // Pair i: s{i} -> left and right -> r{i}, links named access_s{i}, access_r{i}.
+                let access = |name: String, a: String, b: String, i: usize| LinkSpec {
+                    name,
+                    a,
+                    b,
+                    rate: access_rate,
+                    delay: delay(i),
+                    queue: access_queue,
+                    reverse_queue: None,
+                    loss: 0.0,
+                    reverse_loss: 0.0,
+                };
+                let mut ends = Vec::with_capacity(links.capacity());
+                ends.push((0, 1));
                 for i in 1..=n as usize {
-                    for (host, router, side) in [(format!("s{i}"), "left", "s"), (format!("r{i}"), "right", "r")] {
-                        nodes.push(host.clone());
-                        let (a, b) = if side == "s" { (host.clone(), router.to_string()) } else { (router.to_string(), host.clone()) };
-                        links.push(LinkSpec {
-                            name: format!("access_{host}"),
-                            a,
-                            b,
-                            rate: access_rate,
-                            delay: delays[i - 1],
-                            queue: access_queue,
-                            reverse_queue: None,
-                            loss: 0.0,
-                            reverse_loss: 0.0,
-                        });
-                    }
+                    let (s, r) = (format!("s{i}"), format!("r{i}"));
+                    links.push(access(["access_", &s].concat(), s.clone(), "left".to_string(), i));
+                    links.push(access(["access_", &r].concat(), "right".to_string(), r.clone(), i));
+                    ends.extend([(nodes.len() as u32, 0), (1, nodes.len() as u32 + 1)]);
+                    nodes.push(s);
+                    nodes.push(r);
                 }
-                Network { nodes, links }
+                Network { nodes, links, ends }
             }
             TopologyKind::Custom => {
                 let nodes = t.nodes.clone().ok_or_else(|| ScenarioError { path: "topology.nodes".into(), message: "required for kind = \"custom\"".into() })?;
                 let links = t.links.clone().ok_or_else(|| ScenarioError { path: "topology.links".into(), message: "required for kind = \"custom\"".into() })?;
-                let mut known = std::collections::HashSet::with_capacity(nodes.len());
+                let mut known: std::collections::HashMap<&str, u32, NameHash> = std::collections::HashMap::with_capacity_and_hasher(nodes.len(), NameHash::default());
                 for (i, n) in nodes.iter().enumerate() {
-                    if !known.insert(n.as_str()) {
+                    if known.insert(n.as_str(), i as u32).is_some() {
                         return err(format!("topology.nodes[{i}]"), format!("node {n:?} is listed twice"));
                     }
                 }
+                let mut ends = Vec::with_capacity(links.len());
                 for (i, l) in links.iter().enumerate() {
-                    for (k, v) in [("a", &l.a), ("b", &l.b)] {
-                        if !known.contains(v.as_str()) {
-                            return err(format!("topology.links[{i}].{k}"), format!("unknown node {v:?}; nodes are: {}", nodes.join(", ")));
-                        }
+                    let mut end = [0u32; 2];
+                    for (j, (k, v)) in [("a", &l.a), ("b", &l.b)].into_iter().enumerate() {
+                        end[j] = match known.get(v.as_str()) {
+                            Some(&x) => x,
+                            None => return err(format!("topology.links[{i}].{k}"), format!("unknown node {v:?}; nodes are: {}", nodes.join(", "))),
+                        };
                     }
+                    ends.push((end[0], end[1]));
                     if l.a == l.b {
                         return err(format!("topology.links[{i}]"), "a link joins two different nodes");
                     }
@@ -708,7 +833,8 @@ impl Scenario {
                         }
                     }
                 }
-                Network { nodes, links }
+                drop(known);
+                Network { nodes, links, ends }
             }
         };
         Ok(net)
@@ -732,16 +858,36 @@ impl Scenario {
         }
         self.check_total_bytes()?;
         self.check_run_length(net)?;
-        let mut out = Vec::new();
-        let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
+        // Room for the flows up front (bounded: the checks below may yet refuse them).
+        let total = self.flows.iter().map(|f| f.count as usize).sum::<usize>().min(1 << 20);
+        let mut out = Vec::with_capacity(total);
+        // The flow names so far, without copies: each name's hash to the first flow in `out` with
+        // that hash; names whose hashes collide with another name's are kept in `collided`.
+        let mut names: std::collections::HashMap<u64, usize, NameHash> = std::collections::HashMap::with_capacity_and_hasher(total, NameHash::default());
+        let mut collided: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut is_new = |name: &str, out: &[ResolvedFlow]| {
+            use std::hash::BuildHasher;
+            match names.entry(NameHash::default().hash_one(name)) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(out.len());
+                    true
+                }
+                std::collections::hash_map::Entry::Occupied(o) => out[*o.get()].name != name && collided.insert(name.to_string()),
+            }
+        };
         // Node names resolved through a map (a linear search per flow end made set-up quadratic).
-        let index: std::collections::HashMap<&str, usize> = net.nodes.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+        let index = name_index(&net.nodes);
+        // Scratch buffers for a flow's number and its ends' names (only its name is kept).
+        let (mut num, mut from_buf, mut to_buf) = (String::new(), String::new(), String::new());
+        // Consecutive flows of an entry mostly join nodes a fixed step apart (s{i} to r{i} in a
+        // dumbbell): each end's last node and the step to it, to try before looking a name up.
+        let mut step = ((usize::MAX, 0), (usize::MAX, 0));
         for (fi, f) in self.flows.iter().enumerate() {
             let path = format!("flows[{fi}]");
             if f.count == 0 {
                 return err(format!("{path}.count"), "expected at least 1");
             }
-            let tcp = self.tcp_config(&f.tcp, &path)?;
+            let tcp = Arc::new(self.tcp_config(&f.tcp, &path)?);
             let bytes = f.bytes.get();
             if bytes.is_none() && self.duration.is_none() {
                 return err(format!("{path}.bytes"), "an unlimited flow needs a `duration` for the run");
@@ -777,7 +923,16 @@ impl Scenario {
             let start_of = f.checked_starts(&path, repeat)?;
             let single = self.topology.kind == TopologyKind::SingleLink;
             for i in 1..=f.count {
-                let subst = |s: &str| s.replace("{i}", &i.to_string());
+                num.clear();
+                {
+                    use std::fmt::Write;
+                    write!(num, "{i}").expect("a String takes any text");
+                }
+                let subst = |s: &str| {
+                    let mut o = String::new();
+                    subst_into(&mut o, s, &num);
+                    o
+                };
                 let default_end = |single_default: &str, key: &str| -> Result<String, ScenarioError> {
                     if single {
                         Ok(single_default.to_string())
@@ -785,20 +940,36 @@ impl Scenario {
                         err(format!("{path}.{key}"), "required (the node name) for this topology")
                     }
                 };
-                let from = if f.from.is_empty() { default_end("sender", "from")? } else { subst(&f.from) };
-                let to = if f.to.is_empty() { default_end("receiver", "to")? } else { subst(&f.to) };
-                let find = |n: &str, key: &str| {
-                    index.get(n).copied().ok_or_else(|| ScenarioError {
-                        path: format!("{path}.{key}"),
-                        message: format!("unknown node {n:?}; nodes are: {}", net.nodes.join(", ")),
-                    })
+                if f.from.is_empty() {
+                    from_buf = default_end("sender", "from")?;
+                } else {
+                    subst_into(&mut from_buf, &f.from, &num);
+                }
+                if f.to.is_empty() {
+                    to_buf = default_end("receiver", "to")?;
+                } else {
+                    subst_into(&mut to_buf, &f.to, &num);
+                }
+                let (from, to) = (&from_buf, &to_buf);
+                // The node one step on, if it has the name (node names are unique), else the map's.
+                let find = |n: &str, key: &str, g: &mut (usize, usize)| {
+                    let next = g.0.wrapping_add(g.1);
+                    let x = match net.nodes.get(next) {
+                        Some(m) if m == n => next,
+                        _ => index.get(n).copied().ok_or_else(|| ScenarioError {
+                            path: format!("{path}.{key}"),
+                            message: format!("unknown node {n:?}; nodes are: {}", net.nodes.join(", ")),
+                        })?,
+                    };
+                    *g = (x, x.wrapping_sub(g.0));
+                    Ok::<usize, ScenarioError>(x)
                 };
-                let (a, b) = (find(&from, "from")?, find(&to, "to")?);
+                let (a, b) = (find(from, "from", &mut step.0)?, find(to, "to", &mut step.1)?);
                 if a == b {
                     return err(path.clone(), format!("a flow needs two different nodes, got {from:?} twice"));
                 }
                 let name = if f.name.is_empty() { format!("flow{}", out.len()) } else if f.count > 1 && !f.name.contains("{i}") { format!("{}{i}", f.name) } else { subst(&f.name) };
-                if !names.insert(name.clone()) {
+                if !is_new(&name, &out) {
                     return err(format!("{path}.name"), format!("flow name {name:?} is used twice"));
                 }
                 out.push(ResolvedFlow {
@@ -960,31 +1131,40 @@ fn add_group(net: &mut Network, g: &HostGroup, path: &str, seed: u64) -> Result<
         return err(format!("{path}.count"), "expected at least 1");
     }
     let expand = |key: &str, t: &str, k: u64| crate::template::expand(t, k).map_err(|e| ScenarioError { path: format!("{path}.{key}"), message: e });
-    let mut known: std::collections::HashSet<String> = net.nodes.iter().cloned().collect();
-    let mut links: std::collections::HashSet<String> = net.links.iter().map(|l| l.name.clone()).collect();
+    // The nodes and link names so far, by name (the members' nodes and links come after them).
+    let known = name_index(&net.nodes);
+    let link_names: std::collections::HashSet<&str, NameHash> = net.links.iter().map(|l| l.name.as_str()).collect();
     let mut rng = crate::engine::RngStream::new(seed, &format!("group:{}:delay", g.name));
     let members: Vec<String> = (1..=g.count as u64).map(|k| expand("name", &g.name, k)).collect::<Result<_, _>>()?;
     if g.count > 1 && !crate::template::is_template(&g.name) {
         return err(format!("{path}.name"), format!("{:?} names every member alike; write the member's number in it, such as \"{}{{i}}\"", g.name, g.name));
     }
+    let mut seen: std::collections::HashSet<&str, NameHash> = std::collections::HashSet::with_capacity_and_hasher(members.len(), NameHash::default());
     for (k, m) in members.iter().enumerate() {
-        if !known.insert(m.clone()) {
+        if known.contains_key(m.as_str()) || !seen.insert(m.as_str()) {
             return err(format!("{path}.name"), format!("node {m:?} (member {}) is already in the topology", k + 1));
         }
     }
+    let base = net.nodes.len();
+    let (mut links, mut ends) = (Vec::with_capacity(members.len()), Vec::with_capacity(members.len()));
+    let mut fresh: std::collections::HashSet<String, NameHash> = std::collections::HashSet::with_capacity_and_hasher(members.len(), NameHash::default());
     for (k, m) in members.iter().enumerate() {
         let k1 = k as u64 + 1;
         let router = expand("attach", &g.attach, k1)?;
-        if !net.nodes.contains(&router) {
+        let Some(&at) = known.get(router.as_str()) else {
             return err(format!("{path}.attach"), format!("unknown node {router:?} (member {k1}); nodes are: {}", net.nodes.join(", ")));
-        }
+        };
         let name = if g.link.is_empty() { format!("access_{m}") } else { expand("link", &g.link, k1)? };
-        if !links.insert(name.clone()) {
+        if link_names.contains(name.as_str()) || !fresh.insert(name.clone()) {
             return err(format!("{path}.link"), format!("link name {name:?} (member {k1}) is used twice"));
         }
         let delay = g.delay.sample(&mut rng);
-        net.links.push(LinkSpec { name, a: m.clone(), b: router, rate: g.rate, delay: Duration(delay), queue: g.queue, reverse_queue: g.reverse_queue, loss: g.loss, reverse_loss: g.reverse_loss });
+        links.push(LinkSpec { name, a: m.clone(), b: router, rate: g.rate, delay: Duration(delay), queue: g.queue, reverse_queue: g.reverse_queue, loss: g.loss, reverse_loss: g.reverse_loss });
+        ends.push(((base + k) as u32, at as u32));
     }
+    drop((known, link_names, seen));
+    net.links.extend(links);
+    net.ends.extend(ends);
     net.nodes.extend(members);
     Ok(())
 }
@@ -1013,7 +1193,7 @@ bytes = "16KB"
         let s = Scenario::from_toml(BASIC, &[]).unwrap();
         let f = &s.resolve_flows().unwrap()[0];
         assert_eq!((f.from, f.to, f.bytes), (0, 1, Some(16384)));
-        assert_eq!(f.tcp, TcpConfig::rfc());
+        assert_eq!(*f.tcp, TcpConfig::rfc());
         assert_eq!(s.network().unwrap().links[0].queue.packets, Some(20));
     }
 

@@ -15,12 +15,13 @@ use crate::net::link::{LinkDir, LinkDirStats};
 use crate::net::routing::{Paths, Routes};
 use crate::net::{ConnId, DelayFilter, DropFilter, NodeId, Packet, PacketTag, Payload};
 use crate::result::{LinkRow, Meta, RunResult};
-use crate::scenario::{DropKind, LossPattern, ResolvedFlow, Scenario, ScenarioError};
+use crate::scenario::{DropKind, LossPattern, Network, ResolvedFlow, Scenario, ScenarioError};
 use crate::tcp::{ConnEvent, OutSeg, TimerKind};
 use crate::series::Series;
 use crate::trace::Capture;
 use crate::units::{to_secs, Time};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -48,9 +49,19 @@ struct InFlight {
     pkt: u32,
 }
 
+/// The names of the nodes, shared with the scenario's kept expansion (read as a slice).
+struct NodeNames(Arc<Network>);
+
+impl std::ops::Deref for NodeNames {
+    type Target = [String];
+    fn deref(&self) -> &[String] {
+        &self.0.nodes
+    }
+}
+
 pub struct World {
     q: EventQueue<Ev>,
-    node_names: Vec<String>,
+    node_names: NodeNames,
     links: Vec<LinkDir>,
     /// The packets in flight on each link direction, in the order they arrive (a direction has a
     /// fixed delay, so the order it sent them): (arrival time, insertion number, packet). Only the
@@ -66,8 +77,9 @@ pub struct World {
     free: Vec<u32>,
     conns: ConnTable,
     apps: Vec<Box<dyn App>>,
-    /// The flows of the scenario (their TCP configurations are reported with the results).
-    flows: Vec<ResolvedFlow>,
+    /// The flows of the scenario (their TCP configurations are reported with the results),
+    /// shared with their applications and with the scenario's kept expansion.
+    flows: Arc<Vec<ResolvedFlow>>,
     /// What a connection sent during one call, and what applications sent during a callback.
     out: Vec<OutSeg>,
     outgoing: Vec<Outgoing>,
@@ -100,22 +112,43 @@ pub struct World {
 
 impl World {
     pub fn build(scenario: &Scenario, seed: u64) -> Result<World, ScenarioError> {
-        let net = scenario.network_for(seed)?;
-        let flows = scenario.resolve_flows_on(&net)?;
-        let index: std::collections::HashMap<&str, u32> = net.nodes.iter().enumerate().map(|(i, n)| (n.as_str(), i as u32)).collect();
-        let node = |n: &str| NodeId(*index.get(n).expect("validated"));
+        // The expansion kept from validation (expanded again only if the scenario has changed).
+        let e = scenario.expanded(seed)?;
+        let (net, flows, app_specs) = (&*e.net, &e.flows, &e.apps);
         let mut links = Vec::with_capacity(net.links.len() * 2);
+        // A direction is named "{link}:{from}->{to}"; its random streams "link:{name}" (losses)
+        // and "red:{name}" (RED, drawn only by a RED queue) are named in one scratch buffer.
+        let mut stream_name = String::new();
+        let mut stream = |prefix: &str, dir: &str| {
+            stream_name.clear();
+            stream_name.push_str(prefix);
+            stream_name.push_str(dir);
+            RngStream::new(seed, &stream_name)
+        };
         for (i, l) in net.links.iter().enumerate() {
-            let name = if l.name.is_empty() { format!("link{i}") } else { l.name.clone() };
-            let (a, b) = (node(&l.a), node(&l.b));
-            let fwd = format!("{name}:{}->{}", l.a, l.b);
-            let rev = format!("{name}:{}->{}", l.b, l.a);
+            let unnamed;
+            let name = if l.name.is_empty() {
+                unnamed = format!("link{i}");
+                &unnamed
+            } else {
+                &l.name
+            };
+            let (a, b) = (NodeId(net.ends[i].0), NodeId(net.ends[i].1));
+            let dir_name = |x: &str, y: &str| [name.as_str(), ":", x, "->", y].concat();
+            let (fwd, rev) = (dir_name(&l.a, &l.b), dir_name(&l.b, &l.a));
             let rq = l.reverse_queue.unwrap_or(l.queue);
-            links.push(LinkDir::new(fwd.clone(), a, b, l.rate.0, l.delay.0, l.queue.limit(), l.loss, RngStream::new(seed, &format!("link:{fwd}"))));
-            links.push(LinkDir::new(rev.clone(), b, a, l.rate.0, l.delay.0, rq.limit(), l.reverse_loss, RngStream::new(seed, &format!("link:{rev}"))));
-            let n = links.len();
-            links[n - 2].set_red(l.queue.red, RngStream::new(seed, &format!("red:{fwd}")));
-            links[n - 1].set_red(rq.red, RngStream::new(seed, &format!("red:{rev}")));
+            let (fwd_loss, rev_loss) = (stream("link:", &fwd), stream("link:", &rev));
+            let (fwd_red, rev_red) = (l.queue.red.map(|r| (r, stream("red:", &fwd))), rq.red.map(|r| (r, stream("red:", &rev))));
+            let mut f = LinkDir::new(fwd, a, b, l.rate.0, l.delay.0, l.queue.limit(), l.loss, fwd_loss);
+            let mut r = LinkDir::new(rev, b, a, l.rate.0, l.delay.0, rq.limit(), l.reverse_loss, rev_loss);
+            if let Some((spec, rng)) = fwd_red {
+                f.set_red(Some(spec), rng);
+            }
+            if let Some((spec, rng)) = rev_red {
+                r.set_red(Some(spec), rng);
+            }
+            links.push(f);
+            links.push(r);
         }
         if scenario.topology.loss_pattern == LossPattern::Periodic {
             for l in &mut links {
@@ -153,11 +186,10 @@ impl World {
                 let filter = DropFilter { flow: fi as u32, kind: *kind, transmissions: tx.clone(), epoch: *transfer, dropped: 0 };
                 links[at.0 as usize].delays.push(DelayFilter { filter, by: *by });
             }
-            apps.push(Box::new(Bulk::new(fi, f.clone())));
+            apps.push(Box::new(Bulk::new(fi, flows.clone())));
         }
         // Applications come after the flows: application i's label (its connections' flow on the
         // wire, in the drop filters and in the captures) is flows + i, so labels never collide.
-        let app_specs = crate::app::spec::resolve(scenario, &net, seed)?;
         for (ai, a) in app_specs.iter().enumerate() {
             let index = flows.len() + ai;
             for &server in &a.servers {
@@ -188,17 +220,18 @@ impl World {
                 AppKind::Onoff | AppKind::Cbr => Box::new(Source::new(index, a.clone(), seed)),
             });
         }
-        let mut capture = Capture::build(&scenario.capture, seed, &net, &links, flows.iter())?;
+        let mut capture = Capture::build(&scenario.capture, seed, net, &links, flows.iter())?;
         if let Some(cap) = capture.as_mut() {
             for (ai, a) in app_specs.iter().enumerate() {
                 cap.describe((flows.len() + ai) as u32, a.tcp.mss.0);
             }
         }
-        let names = flows.iter().map(|f| f.name.clone()).chain(app_specs.iter().map(|a| a.name.clone())).collect();
+        // The flows' and applications' names, for the series only (none without series).
+        let names = if scenario.series.is_empty() { Vec::new() } else { flows.iter().map(|f| f.name.clone()).chain(app_specs.iter().map(|a| a.name.clone())).collect() };
         let series = Series::build(&scenario.series, names, &net.nodes, &links);
         let mut w = World {
             q: EventQueue::new(),
-            node_names: net.nodes,
+            node_names: NodeNames(e.net.clone()),
             flight: vec![VecDeque::new(); links.len()],
             links,
             routes,
@@ -209,7 +242,7 @@ impl World {
             conns: ConnTable::default(),
             active: apps.len(),
             apps,
-            flows,
+            flows: e.flows.clone(),
             out: Vec::with_capacity(64),
             outgoing: Vec::new(),
             touched: Vec::new(),
@@ -733,7 +766,7 @@ impl World {
                 sc.seed = self.seed;
                 sc.to_json()
             },
-            flows_tcp: self.flows.iter().map(|f| serde_json::to_value(&f.tcp).expect("serialisable")).collect(),
+            flows_tcp: self.flows.iter().map(|f| serde_json::to_value(&*f.tcp).expect("serialisable")).collect(),
             meta: Meta {
                 seed: self.seed,
                 version: crate::VERSION.into(),

@@ -10,24 +10,29 @@ use crate::scenario::ResolvedFlow;
 use crate::tcp::sender::UNLIMITED;
 use crate::tcp::{ConnEvent, ConnStats, SenderPhase, TcpReceiver, TcpSender};
 use crate::units::to_secs;
+use std::sync::Arc;
 
 pub struct Bulk {
     index: u32,
-    spec: ResolvedFlow,
+    /// The scenario's flows (shared, not copied per flow); this one is `flows[index]`.
+    flows: Arc<Vec<ResolvedFlow>>,
     /// Transfers started so far (the live one's ordinal).
     epoch: u32,
     /// The live transfer's (sending, receiving) ends.
     live: Option<(ConnId, ConnId)>,
     /// Counters of finished transfers (the live connection's are added at the end).
-    total: ConnStats,
+    /// (Boxed, and made at the first transfer's end: a flow's state stays small until it runs.)
+    total: Option<Box<ConnStats>>,
     transfers: Vec<TransferRow>,
     /// The flow's counters when the warmup ended.
-    base: Option<ConnStats>,
+    base: Option<Box<ConnStats>>,
 }
 
 impl Bulk {
-    pub fn new(index: usize, spec: ResolvedFlow) -> Bulk {
-        Bulk { index: index as u32, spec, epoch: 0, live: None, total: ConnStats::default(), transfers: Vec::new(), base: None }
+    /// The bulk application of flow `index` of `flows`.
+    pub fn new(index: usize, flows: Arc<Vec<ResolvedFlow>>) -> Bulk {
+        assert!(index < flows.len(), "flow {index} of {}", flows.len());
+        Bulk { index: index as u32, flows, epoch: 0, live: None, total: None, transfers: Vec::new(), base: None }
     }
 
     /// The live transfer's send half (at the active end) and receive half (at the passive end).
@@ -52,13 +57,13 @@ fn merge(s: &TcpSender, r: &TcpReceiver) -> ConnStats {
 
 impl App for Bulk {
     fn start(&mut self, cx: &mut Ctx) {
-        cx.schedule(self.spec.start, 0);
+        cx.schedule(self.flows[self.index as usize].start, 0);
     }
 
     /// Start the next transfer.
     fn on_timer(&mut self, cx: &mut Ctx, _token: u32) {
         self.epoch += 1;
-        let f = &self.spec;
+        let f = &self.flows[self.index as usize];
         let (a, b) = cx.connect(NodeId(f.from as u32), NodeId(f.to as u32), &f.tcp, &f.tcp, Label { flow: self.index, epoch: self.epoch });
         cx.write(a, f.bytes.unwrap_or(UNLIMITED));
         cx.close(a);
@@ -76,7 +81,7 @@ impl App for Bulk {
                 let now = cx.now;
                 let Some(r) = cx.endpoint(b).and_then(|e| e.tcp()).map(|c| &c.rcv) else { return };
                 let tr = self.transfers.last_mut().expect("a transfer is running");
-                if let Some(bytes) = self.spec.bytes {
+                if let Some(bytes) = self.flows[self.index as usize].bytes {
                     if tr.delivered_s.is_none() && r.stats.bytes_delivered >= bytes {
                         tr.delivered_s = Some(to_secs(now));
                     }
@@ -87,13 +92,13 @@ impl App for Bulk {
                 if let Some((s, r)) = Bulk::halves(cx, (a, b)) {
                     let tr = self.transfers.last_mut().expect("a transfer is running");
                     tr.fill(s, r, (s.phase() == SenderPhase::Done).then_some(now));
-                    self.total.add(&merge(s, r));
+                    self.total.get_or_insert_with(Box::default).add(&merge(s, r));
                 }
                 cx.free(a);
                 cx.free(b);
                 self.live = None;
-                if self.spec.repeat.is_none_or(|n| self.epoch < n) {
-                    cx.schedule(now + self.spec.think, 0);
+                if self.flows[self.index as usize].repeat.is_none_or(|n| self.epoch < n) {
+                    cx.schedule(now + self.flows[self.index as usize].think, 0);
                 } else {
                     cx.finished();
                 }
@@ -104,16 +109,16 @@ impl App for Bulk {
 
     fn warmup(&mut self, cx: &mut Ctx) {
         let now = cx.now;
-        let mut total = self.total.clone();
+        let mut total = self.total.as_deref().cloned().unwrap_or_default();
         if let Some((s, r)) = self.live.and_then(|l| Bulk::halves(cx, l)) {
             s.finish(now);
             total.add(&merge(s, r));
         }
-        self.base = Some(total);
+        self.base = Some(Box::new(total));
     }
 
     fn finish(&mut self, cx: &mut Ctx, rec: &mut Records) {
-        let mut total = self.total.clone();
+        let mut total = self.total.as_deref().cloned().unwrap_or_default();
         if let Some((s, r)) = self.live.and_then(|l| Bulk::halves(cx, l)) {
             s.finish(rec.end);
             let tr = self.transfers.last_mut().expect("a transfer is running");
@@ -124,7 +129,7 @@ impl App for Bulk {
             Some(b) => total.since(b),
             None => total,
         };
-        rec.connections.push(ConnRow::measured(self.index as usize, &self.spec, rec.nodes, &counted, &self.transfers, rec.from, rec.end));
+        rec.connections.push(ConnRow::measured(self.index as usize, &self.flows[self.index as usize], rec.nodes, &counted, &self.transfers, rec.from, rec.end));
         rec.transfers.append(&mut self.transfers);
     }
 }

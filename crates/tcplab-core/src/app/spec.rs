@@ -26,7 +26,7 @@ use crate::scenario::{err, Count, Network, Scenario, ScenarioError, TopologyKind
 use crate::tcp::{TcpConfig, TcpSpec};
 use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -359,8 +359,11 @@ fn kind_name(k: AppKind) -> String {
 /// random start times are drawn with `seed` (member by member, from the streams
 /// `app:<name>:start` and `app:<name>:start_spacing` of the entry's `name` as written).
 pub fn resolve(s: &Scenario, net: &Network, seed: u64) -> Result<Vec<ResolvedApp>, ScenarioError> {
+    if s.apps.is_empty() {
+        return Ok(Vec::new()); // no index of the nodes to build
+    }
     let single = s.topology.kind == TopologyKind::SingleLink;
-    let index: HashMap<&str, usize> = net.nodes.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let index = crate::scenario::name_index(&net.nodes);
     let mut names: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(s.apps.len());
     for (i, a) in s.apps.iter().enumerate() {
