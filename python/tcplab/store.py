@@ -147,11 +147,10 @@ class Store:
                 raise StoreError(f"{self.path}: the store is open in another process (one sweep writes a store at a time): {msg}") from None
             raise StoreError(f"{self.path}: not a DuckDB results store ({msg})") from None
         try:
-            self._check_or_create()
+            self._tables = self._check_or_create()
         except BaseException:
             self.con.close()
             raise
-        self._tables = self._existing_tables()
         self._columns: dict = {}  # result table -> {column: DuckDB type}, once known (a commit skips DESCRIBE)
         self._failed: set = set()
 
@@ -161,7 +160,8 @@ class Store:
         rows = self.con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
         return {r[0] for r in rows}
 
-    def _check_or_create(self) -> None:
+    def _check_or_create(self) -> set:
+        """Check the store's format and version, or create an empty store; its tables."""
         tables = self._existing_tables()
         if "tcplab_meta" not in tables:
             if tables:
@@ -180,7 +180,7 @@ class Store:
                 ],
             )
             self.con.commit()
-            return
+            return {"tcplab_meta", "runs"}
         meta = dict(self.con.execute("SELECT key, value FROM tcplab_meta").fetchall())
         fmt, version = meta.get("store_format", "?"), meta.get("tcplab_version", "?")
         if fmt != str(STORE_FORMAT):
@@ -194,6 +194,7 @@ class Store:
                 f"simulator versions are not mixed in one store. Sweep into a new store (--store PATH) or move this one; "
                 f"tcplab.load() still reads it."
             )
+        return tables
 
     @property
     def meta(self) -> dict:
