@@ -12,6 +12,13 @@ call the core: the ratio the machine itself gives at that moment, the ceiling of
 
     python3 bench/bench_sweep.py --scaling              # 3 repetitions of each
     python3 bench/bench_sweep.py --scaling --reps 5 --json out.json
+    python3 bench/bench_sweep.py --scaling --before DIR # also the command of another build, interleaved
+
+`--before DIR`: DIR holds another build of the `tcplab` package (DIR/tcplab, e.g. an earlier
+commit's python/tcplab with this build's compiled `_core` copied in); its whole `tcplab sweep`
+command (run with PYTHONPATH=DIR) is measured in the same rounds, so that both builds' ratios come
+from one session. Every command, on 1 worker as on 2, is a coordinator process and a local pool
+of that many worker processes.
 
 Default: per-run overhead of a sweep: 10,000 tiny runs (one 1000-byte segment, no handshake, 1 ms one
 way: about 20 µs in the core), in this process, in a local pool of 1 worker and of every core, and
@@ -42,6 +49,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import tcplab
 from tcplab import _core
@@ -116,9 +124,10 @@ def measure(mode: str, runs: int, workdir: Path) -> dict:
     }
 
 
-def scaling_once(workers: int, how: str, workdir: Path, scenario: Path) -> dict:
+def scaling_once(workers: int, how: str, workdir: Path, scenario: Path, before: Optional[str] = None) -> dict:
     """One sweep of the 64 realistic runs into a fresh store: `how` = "call" (tcplab.sweep() in
-    this process) or "command" (`tcplab sweep` in a fresh process)."""
+    this process), "command" (`tcplab sweep` in a fresh process) or "before" (the command of the
+    build in the directory `before`)."""
     store = workdir / f"{how}{workers}.duckdb"
     store.unlink(missing_ok=True)
     load0 = os.getloadavg()[0]
@@ -131,8 +140,11 @@ def scaling_once(workers: int, how: str, workdir: Path, scenario: Path) -> dict:
         cmd = [sys.executable, "-m", "tcplab.cli", "sweep", str(scenario), "--workers", str(workers), "--store", str(store), "-q"]
         for s in REALISTIC_SETS:
             cmd += ["--set", s]
+        env = dict(os.environ)
+        if how == "before":
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (before, env.get("PYTHONPATH")) if p)
         t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
         wall = time.perf_counter() - t0
         runs = tcplab.load(store).runs
     assert len(runs) == 64 and (runs["status"] == "ok").all(), runs
@@ -163,7 +175,7 @@ def bare_once(workers: int) -> dict:
     return {"how": "bare", "workers": workers, "wall_s": time.perf_counter() - t0, "in_core_s": float("nan"), "load_before": load0}
 
 
-def scaling(reps: int, json_out) -> None:
+def scaling(reps: int, json_out, before: Optional[str] = None) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="tcplab-bench-sweep-"))
     scenario = workdir / "scaling.toml"
     scenario.write_text(DUMBBELL.read_text(encoding="utf-8") + REALISTIC_SWEEP, encoding="utf-8")
@@ -173,9 +185,9 @@ def scaling(reps: int, json_out) -> None:
         for _ in range(reps):
             for w in (1, 2):
                 rows.append(bare_once(w))
-            for how in ("call", "command"):
+            for how in ("call", "command", *(["before"] if before else [])):
                 for w in (1, 2):
-                    rows.append(scaling_once(w, how, workdir, scenario))
+                    rows.append(scaling_once(w, how, workdir, scenario, before))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"tcplab {_core.__version__}, Python {platform.python_version()}, {cores()} cores, load average {os.getloadavg()}")
@@ -183,8 +195,10 @@ def scaling(reps: int, json_out) -> None:
     print("| what | workers | wall s (median) | wall s (min) | in-core ms/run (median) | workers busy (median) | load average (1 min) |")
     print("|---|---|---|---|---|---|---|")
     summary = {}
-    names = {"bare": "bare processes, no coordinator", "call": "tcplab.sweep() call", "command": "`tcplab sweep` command"}
-    for how in ("bare", "call", "command"):
+    names = {"bare": "bare processes, no coordinator", "call": "tcplab.sweep() call", "command": "`tcplab sweep` command",
+             "before": "`tcplab sweep` command, --before build"}
+    hows = ("bare", "call", "command", *(["before"] if before else []))
+    for how in hows:
         for w in (1, 2):
             rs = [r for r in rows if r["how"] == how and r["workers"] == w]
             walls = [r["wall_s"] for r in rs]
@@ -199,7 +213,7 @@ def scaling(reps: int, json_out) -> None:
     print()
     ceiling = summary[("bare", 1)][0] / summary[("bare", 2)][0]
     print(f"bare processes: 1 / 2 = {ceiling:.2f} (medians): what this machine gave two processes meanwhile")
-    for how in ("call", "command"):
+    for how in hows[1:]:
         med = summary[(how, 1)][0] / summary[(how, 2)][0]
         best = summary[(how, 1)][1] / summary[(how, 2)][1]
         print(f"{names[how].replace('`', '')}: 1 worker / 2 workers = {med:.2f} (medians), {best:.2f} (minima), {med / ceiling:.0%} of the bare ratio; "
@@ -215,9 +229,12 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="also write the figures as JSON here")
     ap.add_argument("--scaling", action="store_true", help="64 realistic runs on 1 and 2 workers instead (see above)")
     ap.add_argument("--reps", type=int, default=3, help="with --scaling: repetitions of each measurement")
+    ap.add_argument("--before", default=None, metavar="DIR", help="with --scaling: also the command of the tcplab package in DIR/tcplab (see above)")
     a = ap.parse_args()
+    if a.before and not (Path(a.before) / "tcplab" / "__init__.py").is_file():
+        ap.error(f"--before {a.before}: no tcplab package in it ({Path(a.before) / 'tcplab'})")
     if a.scaling:
-        scaling(a.reps, a.json)
+        scaling(a.reps, a.json, os.path.abspath(a.before) if a.before else None)
         return
     modes = a.modes.split(",") if a.modes else ["serial", "pool1", f"pool{cores()}", "dask"]
     workdir = Path(tempfile.mkdtemp(prefix="tcplab-bench-sweep-"))

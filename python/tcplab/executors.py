@@ -12,14 +12,12 @@ never started), and the coordinator decides what to run again.
 from __future__ import annotations
 
 import json
-import logging
 import multiprocessing as mp
 import multiprocessing.connection
 import os
 import signal
 import sys
 import time
-import uuid
 from collections import deque
 from typing import Any, Optional
 
@@ -45,19 +43,20 @@ READY = "ready"
 from .errors import ExecutorError  # noqa: E402  (defined apart so that `import tcplab` stays light)
 
 
-def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None, arrow: bool = True) -> dict:
+def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) -> dict:
     """Run `tasks`, a list of (key, seed, sets), on the scenario `base_json`, each within
     `run_timeout` seconds of wall time. A run that fails (an invalid combination, a panic in the
     core) becomes a failed row with its message, one over its time a `timeout` row with how far it
-    got; the batch goes on. Returns the runs (status, error, timings) and one Arrow table per
-    result table, each row carrying its run's key.
+    got; the batch goes on. Returns the runs (status, error, timings) and the rows of each result
+    table, each row carrying its run's key.
 
     A task may carry a fourth element, (directory, `[[series]]` entries): the run then records
     those series and writes them to Parquet under the directory (`tcplab.series.write_run`).
 
-    `arrow=False` gives each table as its list of row dicts instead (`arrow_tables` turns them into
-    the same Arrow tables): the local pool's workers then never import pyarrow, which is a good
-    part of a worker's start-up, and the coordinator builds the tables."""
+    Each table comes as its columns (`columns_of`): a dict of column name -> list of values, one
+    per row, which the store inserts as they are. Neither the workers nor the coordinator import
+    pyarrow for them (pyarrow imports pandas as soon as it builds an array: together a few hundred
+    ms of a fresh process, which on a busy machine the coordinator takes from the workers)."""
     t_batch = time.perf_counter()
     limits = {} if run_timeout is None else {"max_wall_s": run_timeout}
     runs = []
@@ -109,15 +108,20 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None, 
             rec.setdefault("delayed_filter", 0)
         for name in RESULT_TABLES:
             rows[name].extend({"key": key, **rec} for rec in d.get(name, ()))
-    tables = arrow_tables(rows) if arrow else rows
+    tables = {name: columns_of(r) for name, r in rows.items()}
     return {"runs": runs, "tables": tables, "batch_wall_s": time.perf_counter() - t_batch, "pid": os.getpid()}
 
 
-def arrow_tables(rows: dict) -> dict:
-    """Row dicts per result table (as `run_batch(..., arrow=False)` gives them) as Arrow tables."""
-    import pyarrow as pa
-
-    return {name: (pa.Table.from_pylist(r) if r else None) for name, r in rows.items()}
+def columns_of(rows: list) -> Optional[dict]:
+    """Row dicts as columns: column name -> list of values, the columns in the order they first
+    appear, None where a row lacks one; None for no rows."""
+    if not rows:
+        return None
+    names = dict.fromkeys(rows[0])
+    for r in rows:
+        if len(r) != len(names) or r.keys() != names.keys():
+            names.update(dict.fromkeys(r))
+    return {n: [r.get(n) for r in rows] for n in names}
 
 
 # --- in this process ----------------------------------------------------------------------------
@@ -204,7 +208,7 @@ def _worker_main(conn, run_timeout: Optional[float] = None, trim: bool = False) 
         if msg is None:
             break
         batch_id, base_json, tasks = msg
-        res = run_batch(base_json, tasks, run_timeout, arrow=False)
+        res = run_batch(base_json, tasks, run_timeout)
         if malloc_trim is not None:
             malloc_trim(0)
         try:
@@ -477,7 +481,6 @@ class LocalPool:
                     self._deadline.pop(slot, None)
                     self._arm(slot)  # the worker has started its next batch
                     self._deaths_in_a_row = 0
-                    res["tables"] = arrow_tables(res["tables"])
                     events.append(("done", batch_id, res))
             except (EOFError, OSError):
                 pass
@@ -558,6 +561,8 @@ class DaskExecutor:
         if isinstance(dask, distributed.Client):
             self.client = dask
         elif dask == "local":
+            import logging
+
             n = workers or _cores()
             self._cluster = distributed.LocalCluster(
                 n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
@@ -573,6 +578,8 @@ class DaskExecutor:
         threads = sum(w.get("nthreads", 1) for w in self.client.scheduler_info().get("workers", {}).values())
         self.parallelism = max(1, threads)
         self._inflight: dict = {}  # future -> batch id
+        import uuid  # here, not at the top: a pool worker imports this module and needs neither
+
         self._token = uuid.uuid4().hex[:12]
 
     def capacity(self) -> int:

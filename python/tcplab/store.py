@@ -59,32 +59,71 @@ class StoreError(RuntimeError):
     """A results store cannot be used: in use, not a tcplab store, or from another version."""
 
 
-def _runs_schema():
-    import pyarrow as pa
+# DuckDB types of the `runs` columns (RUNS_DDL), as their values are inserted.
+RUN_TYPES = {
+    "key": "VARCHAR", "sweep": "VARCHAR", "point": "INTEGER", "replicate": "INTEGER", "seed": "UBIGINT", "params": "VARCHAR",
+    "overrides": "VARCHAR", "scenario_hash": "VARCHAR", "status": "VARCHAR", "error": "VARCHAR", "wall_time_s": "DOUBLE",
+    "sim_time_s": "DOUBLE", "events": "BIGINT", "completed": "BOOLEAN", "tcplab_version": "VARCHAR", "finished_at": "TIMESTAMP",
+}  # fmt: skip
+INT64_MAX = 2**63 - 1
 
-    return pa.schema(
-        [
-            ("key", pa.string()), ("sweep", pa.string()), ("point", pa.int32()), ("replicate", pa.int32()),
-            ("seed", pa.uint64()), ("params", pa.string()), ("overrides", pa.string()),
-            ("scenario_hash", pa.string()), ("status", pa.string()), ("error", pa.string()),
-            ("wall_time_s", pa.float64()), ("sim_time_s", pa.float64()), ("events", pa.int64()),
-            ("completed", pa.bool_()), ("tcplab_version", pa.string()), ("finished_at", pa.timestamp("us")),
-        ]
-    )  # fmt: skip
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _column_type(values: list) -> Optional[str]:
+    """The DuckDB type of a column of plain Python values, as Arrow's inference (which stored them
+    before) types them: bool -> BOOLEAN, int -> BIGINT (UBIGINT past int64), int and float ->
+    DOUBLE, str -> VARCHAR; None when every value is None. Raises TypeError for anything else
+    (lists, dicts, mixed kinds), which then goes through Arrow."""
+    kinds = {type(v) for v in values}
+    kinds.discard(type(None))
+    if not kinds:
+        return None
+    if kinds == {bool}:
+        return "BOOLEAN"
+    if kinds == {int}:
+        return "UBIGINT" if max(v for v in values if v is not None) > INT64_MAX else "BIGINT"
+    if kinds <= {int, float}:
+        return "DOUBLE"
+    if kinds == {str}:
+        return "VARCHAR"
+    raise TypeError(f"a column of {', '.join(sorted(k.__name__ for k in kinds))}")
 
 
 def _concat(parts: Any):
     """One Arrow table from one or several (a column empty in one batch is typed by the others)."""
     import pyarrow as pa
 
-    if parts is None:
-        return None
     if isinstance(parts, pa.Table):
         parts = [parts]
     parts = [p for p in parts if p is not None and p.num_rows]
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="permissive")
+
+
+def _is_arrow(parts: Any) -> bool:
+    first = parts[0] if isinstance(parts, list) and parts else parts
+    return hasattr(first, "num_rows")
+
+
+def _merge_columns(parts: Any) -> Optional[dict]:
+    """One table of columns (column name -> values, as `run_batch` gives them) from one or several;
+    a column missing from a part is None in its rows. None for no rows."""
+    if parts is None:
+        return None
+    if isinstance(parts, dict):
+        parts = [parts]
+    parts = [p for p in parts if p and len(next(iter(p.values())))]
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    names = dict.fromkeys(n for p in parts for n in p)
+    lengths = [len(next(iter(p.values()))) for p in parts]
+    return {n: [v for p, k in zip(parts, lengths) for v in (p[n] if n in p else [None] * k)] for n in names}
 
 
 class Store:
@@ -108,12 +147,11 @@ class Store:
                 raise StoreError(f"{self.path}: the store is open in another process (one sweep writes a store at a time): {msg}") from None
             raise StoreError(f"{self.path}: not a DuckDB results store ({msg})") from None
         try:
-            self._check_or_create()
+            self._tables = self._check_or_create()
         except BaseException:
             self.con.close()
             raise
-        self._tables = self._existing_tables()
-        self._columns: dict = {}  # result table -> its columns, once read (a commit skips DESCRIBE)
+        self._columns: dict = {}  # result table -> {column: DuckDB type}, once known (a commit skips DESCRIBE)
         self._failed: set = set()
 
     # --- format and version ---
@@ -122,7 +160,8 @@ class Store:
         rows = self.con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
         return {r[0] for r in rows}
 
-    def _check_or_create(self) -> None:
+    def _check_or_create(self) -> set:
+        """Check the store's format and version, or create an empty store; its tables."""
         tables = self._existing_tables()
         if "tcplab_meta" not in tables:
             if tables:
@@ -141,7 +180,7 @@ class Store:
                 ],
             )
             self.con.commit()
-            return
+            return {"tcplab_meta", "runs"}
         meta = dict(self.con.execute("SELECT key, value FROM tcplab_meta").fetchall())
         fmt, version = meta.get("store_format", "?"), meta.get("tcplab_version", "?")
         if fmt != str(STORE_FORMAT):
@@ -155,6 +194,7 @@ class Store:
                 f"simulator versions are not mixed in one store. Sweep into a new store (--store PATH) or move this one; "
                 f"tcplab.load() still reads it."
             )
+        return tables
 
     @property
     def meta(self) -> dict:
@@ -177,64 +217,37 @@ class Store:
 
     def commit(self, tasks: list, outcomes: list, tables: Optional[dict] = None, sweep: Optional[str] = None) -> None:
         """Store finished runs in one transaction: their `runs` rows (tasks with their outcomes, as
-        run_batch gives them) and their result rows (`tables`: name -> Arrow table, or a list of
-        them). A run failed earlier is replaced."""
-        import pyarrow as pa
-
+        run_batch gives them) and their result rows (`tables`: name -> the table's columns as
+        run_batch gives them, or an Arrow table, or a list of either). A run failed earlier is
+        replaced. Neither needs pyarrow: columns go to DuckDB as list parameters."""
         by_key = {o["key"]: o for o in outcomes}
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
-        version = _core.__version__
-        rows = []
+        cols: dict = {c: [] for c in RUN_COLUMNS if c not in ("sweep", "tcplab_version", "finished_at")}
         for t in tasks:
             o = by_key[t.key]
-            rows.append(
-                {
-                    "key": t.key,
-                    "sweep": sweep,
-                    "point": t.point,
-                    "replicate": t.replicate,
-                    "seed": t.seed,
-                    "params": json.dumps(dict(t.params)),
-                    "overrides": json.dumps(list(t.sets)),
-                    "scenario_hash": t.scenario_hash,
-                    "status": o["status"],
-                    "error": o.get("error"),
-                    "wall_time_s": o.get("wall_time_s"),
-                    "sim_time_s": o.get("sim_time_s"),
-                    "events": o.get("events"),
-                    "completed": o.get("completed"),
-                    "tcplab_version": version,
-                    "finished_at": now,
-                }
-            )
-        runs_tbl = pa.Table.from_pylist(rows, schema=_runs_schema())
+            for c, v in (
+                ("key", t.key), ("point", t.point), ("replicate", t.replicate), ("seed", t.seed), ("params", json.dumps(dict(t.params))),
+                ("overrides", json.dumps(list(t.sets))), ("scenario_hash", t.scenario_hash), ("status", o["status"]),
+                ("error", o.get("error")), ("wall_time_s", o.get("wall_time_s")), ("sim_time_s", o.get("sim_time_s")),
+                ("events", o.get("events")), ("completed", o.get("completed")),
+            ):  # fmt: skip
+                cols[c].append(v)
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        runs_sql = ", ".join(f"UNNEST(?::{RUN_TYPES[c]}[]) AS {c}" for c in cols)
+        runs_params = [*cols.values(), sweep, _core.__version__, now]
         replace = [t.key for t in tasks if t.key in self._failed]
         con = self.con
         con.begin()
         try:
             if replace:
-                con.register("_replace", pa.table({"key": replace}))
                 for name in ("runs", *RESULT_TABLES):
                     if name == "runs" or name in self._tables:
-                        con.execute(f"DELETE FROM {name} WHERE key IN (SELECT key FROM _replace)")
-                con.unregister("_replace")
-            con.register("_runs", runs_tbl)
-            con.execute("INSERT INTO runs BY NAME SELECT * FROM _runs")
-            con.unregister("_runs")
+                        con.execute(f"DELETE FROM {name} WHERE key IN (SELECT UNNEST(?::VARCHAR[]))", [replace])
+            con.execute(
+                f"INSERT INTO runs BY NAME SELECT {runs_sql}, ?::VARCHAR AS sweep, ?::VARCHAR AS tcplab_version, ?::TIMESTAMP AS finished_at",
+                runs_params,
+            )
             for name, parts in (tables or {}).items():
-                tbl = _concat(parts)
-                if tbl is None:
-                    continue
-                con.register("_rows", tbl)
-                if name not in self._tables:
-                    self._create_result_table(name)
-                    self._tables.add(name)
-                    self._columns.pop(name, None)
-                elif not set(tbl.column_names) <= self._columns.get(name, set()):
-                    self._add_new_columns(name)
-                    self._columns[name] = {r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()}
-                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _rows")
-                con.unregister("_rows")
+                self._insert_rows(name, parts)
             con.commit()
         except BaseException:
             con.rollback()
@@ -243,25 +256,55 @@ class Store:
             raise
         self._failed.difference_update(replace)
 
-    def _add_new_columns(self, name: str) -> None:
-        """Columns of the registered batch `_rows` that the table lacks (a store written by an
-        earlier version, or runs that gained a record) are added, empty for the rows before."""
-        have = {r[0] for r in self.con.execute(f"DESCRIBE {name}").fetchall()}
-        for col, typ, *_ in self.con.execute("DESCRIBE SELECT * FROM _rows").fetchall():
-            if col in have:
-                continue
-            if typ.strip('"').upper() == "NULL":
-                typ = "BIGINT" if (name, col) in NULLABLE_INTEGER_COLUMNS else "DOUBLE"
-            self.con.execute(f'ALTER TABLE {name} ADD COLUMN "{col}" {typ}')
+    def _insert_rows(self, name: str, parts: Any) -> None:
+        """Insert a result table's rows: columns as `run_batch` gives them (or a list of them),
+        each column a list passed to DuckDB as one parameter; or an Arrow table (or a list)."""
+        con = self.con
+        if _is_arrow(parts):
+            tbl = _concat(parts)
+            if tbl is None:
+                return
+            con.register("_rows", tbl)
+            try:
+                types = {c: (None if t.strip('"').upper() == "NULL" else t) for c, t, *_ in con.execute("DESCRIBE SELECT * FROM _rows").fetchall()}
+                self._prepare_table(name, types)
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _rows")
+            finally:
+                con.unregister("_rows")
+            return
+        cols = _merge_columns(parts)
+        if cols is None:
+            return
+        try:
+            types = {c: _column_type(v) for c, v in cols.items()}
+        except TypeError:  # values Arrow knows how to store (lists, structs): as before
+            import pyarrow as pa
 
-    def _create_result_table(self, name: str) -> None:
-        """Create a result table with the columns of the registered batch `_rows`."""
-        cols = []
-        for col, typ, *_ in self.con.execute("DESCRIBE SELECT * FROM _rows").fetchall():
-            if typ.strip('"').upper() == "NULL":
-                typ = "BIGINT" if (name, col) in NULLABLE_INTEGER_COLUMNS else "DOUBLE"
-            cols.append(f'"{col}" {typ}')
-        self.con.execute(f"CREATE TABLE {name} ({', '.join(cols)})")
+            return self._insert_rows(name, pa.Table.from_pydict(cols))
+        have = self._prepare_table(name, types)
+        sql = ", ".join(f"UNNEST(?::{types[c] or have[c]}[]) AS {_ident(c)}" for c in cols)
+        con.execute(f"INSERT INTO {name} BY NAME SELECT {sql}", list(cols.values()))
+
+    def _prepare_table(self, name: str, types: dict) -> dict:
+        """Create result table `name`, or add the columns it lacks, for a batch of rows whose
+        columns have these DuckDB `types` (None: every value empty, typed BIGINT if the column is
+        in NULLABLE_INTEGER_COLUMNS, else DOUBLE, unless the table has it). Returns the table's
+        column types."""
+        empty = lambda c: "BIGINT" if (name, c) in NULLABLE_INTEGER_COLUMNS else "DOUBLE"  # noqa: E731
+        if name not in self._tables:
+            self.con.execute(f"CREATE TABLE {name} ({', '.join(f'{_ident(c)} {t or empty(c)}' for c, t in types.items())})")
+            self._tables.add(name)
+            self._columns[name] = {c: t or empty(c) for c, t in types.items()}
+            return self._columns[name]
+        have = self._columns.get(name)
+        if have is None or not types.keys() <= have.keys():
+            have = {r[0]: r[1] for r in self.con.execute(f"DESCRIBE {name}").fetchall()}
+            for c, t in types.items():
+                if c not in have:
+                    self.con.execute(f"ALTER TABLE {name} ADD COLUMN {_ident(c)} {t or empty(c)}")
+                    have[c] = t or empty(c)
+            self._columns[name] = have
+        return have
 
     # --- reading ---
 

@@ -508,12 +508,14 @@ class _Pending:
 
 
 def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_size: Optional[int] = None, sweep_name: Optional[str] = None,
-              series: Optional[tuple] = None) -> dict:
+              series: Optional[tuple] = None, warm_up: bool = False, open_store: Any = None) -> dict:
     """The coordinator: hand batches to `ex`, store finished runs in transactions, and run again,
     one at a time, the runs of a batch whose worker died (a run that kills its worker
     `MAX_ATTEMPTS` times is recorded as failed) or was killed by the pool for its time or memory
     (a run alone in its batch then is recorded as `timeout` / `memory`). Progress counts stored
-    runs only."""
+    runs only. `warm_up`: import pandas while the workers start (for a caller that reads the
+    tables back into DataFrames afterwards). With `store` None, `open_store()` gives it once the
+    first batches are in the workers' hands (a new store: they run while DuckDB creates it)."""
     stats = {"ok": 0, "failed": 0, **{k: 0 for k in LIMIT_STATUSES}, "lost_batches": 0, "batches": 0, "commits": 0, "sim_wall_s": 0.0}
     done = _Pending()
 
@@ -558,15 +560,18 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
             inflight[next_id] = batch
             ex.submit(next_id, base_json, [(t.key, t.seed, list(t.sets), *([series] if series else [])) for t in batch])
 
-    warmed = False
+    warmed = not warm_up
     with _deferred_interrupt(enabled=ex.kind != "serial") as signals:
         try:
             while pending or singles or inflight:
                 signals.check()
                 fill()
+                if store is None:
+                    store = open_store()
                 if not warmed:
-                    # While the workers start, import what building the Arrow tables of their rows
-                    # needs (pyarrow imports pandas): it would otherwise hold up the first results.
+                    # While the workers start, import pandas, which reading the tables back needs.
+                    # Storing the rows needs neither it nor pyarrow: `tcplab sweep` (which reads
+                    # nothing back) never imports them, nor takes their import time from the workers.
                     warmed = True
                     _warm_up()
                 for kind, batch_id, payload in ex.wait(timeout=0.25):
@@ -604,6 +609,8 @@ def run_tasks(todo: list, base_json: str, ex: Any, store: Any, bar: Any, batch_s
         finally:
             # Whatever finished is stored, also when the sweep is interrupted (Ctrl-C, an error).
             if done.tasks:
+                if store is None:
+                    store = open_store()
                 flush()
     return stats
 
@@ -661,10 +668,9 @@ class _deferred_interrupt:
 
 
 def _warm_up() -> None:
-    """Import pyarrow and pandas (pyarrow's `Table.from_pylist` imports it) if no one has yet."""
+    """Import pandas if no one has yet."""
     if "pandas" not in sys.modules:
         import pandas  # noqa: F401
-        import pyarrow  # noqa: F401
 
 
 def _empty_frame():
@@ -895,14 +901,22 @@ def sweep(
     with contextlib.ExitStack() as stack:
         executor = lambda: make_executor(workers=workers, dask=dask, run_timeout=run_timeout, run_memory=run_memory)  # noqa: E731
         ex = None
+        opened: list = []
+
+        def open_store() -> Store:
+            if not opened:
+                opened.append(stack.enter_context(Store(path)))
+                opened[0].record_spec(spec)
+            return opened[0]
+
         if dask is None and workers != 0 and (str(path) == ":memory:" or not Path(path).exists()):
-            # A new store: every run is to do, so the local pool's workers start up while the
-            # store is created.
+            # A new store: every run is to do, so the local pool's workers start up, and get
+            # their first batches, before DuckDB is even imported to create the store.
             ex = stack.enter_context(executor())
-        st = stack.enter_context(Store(path))
-        st.record_spec(spec)
-        done = st.finished_keys(include_failed=not retry_failed)
-        todo = [t for t in tasks if t.key not in done]
+            todo = tasks
+        else:
+            done = open_store().finished_keys(include_failed=not retry_failed)
+            todo = [t for t in tasks if t.key not in done]
         stats = {"name": spec.name, "runs": len(tasks), "skipped": len(tasks) - len(todo)}
         t0 = time.perf_counter()
         if todo:
@@ -910,11 +924,13 @@ def sweep(
                 stats["executor"], stats["parallelism"] = ex.kind, ex.parallelism
                 bar = Progress(total=len(tasks), already=stats["skipped"], name=spec.name, enabled=progress, interval=progress_interval)
                 try:
-                    stats.update(run_tasks(todo, base_json, ex, st, bar, batch_size=batch_size, sweep_name=spec.name, series=series_task))
+                    stats.update(run_tasks(todo, base_json, ex, opened[0] if opened else None, bar, batch_size=batch_size, sweep_name=spec.name,
+                                           series=series_task, warm_up=tables, open_store=open_store))
                 finally:
                     bar.close()
         elif ex is not None:
             ex.close()
+        st = open_store()
         stats["wall_s"] = time.perf_counter() - t0
         if tables:
             res = st.load(keys=tasks, spec=spec)
