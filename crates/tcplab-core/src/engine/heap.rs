@@ -128,13 +128,8 @@ mod tests {
     fn pops_in_key_order_with_pushes_between() {
         // Against a sorted reference: random keys pushed between pops, so holes are filled by
         // pushes and removed by pops in every combination.
-        let mut state = 0x9E37_79B9_u64;
-        let mut rand = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut rng = crate::engine::RngStream::new(7, "heap-test");
+        let mut rand = move |n: u64| rng.next_u64() % n;
         let mut h = Heap::with_capacity(4);
         let mut reference: Vec<u128> = Vec::new();
         let mut next = 0u128;
