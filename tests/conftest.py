@@ -89,6 +89,22 @@ def cli():
     return _run_cli
 
 
+def tiny_sweep(name: str, replicates: int, axes: str = '"tcp.variant" = ["reno", "newreno"]', flows: str = '[[flows]]\nbytes = "16KB"\n') -> str:
+    """A sweep of milliseconds a run: `flows` (TOML; one 16 KB transfer unless given) over a
+    10 Mb/s, 10 ms link, `replicates` runs of each point of `axes` (lines of `[sweep.axes]`)."""
+    return f"""\
+name = "{name}"
+[topology]
+kind = "single_link"
+rate = "10Mbps"
+delay = "10ms"
+{flows}[sweep]
+replicates = {replicates}
+[sweep.axes]
+{axes}
+"""
+
+
 def slow_sweep(name: str) -> str:
     """A sweep long enough to interrupt midway and short enough to finish in seconds: two
     unlimited flows for 20 s over 100 Mb/s, 10-20 ms a run, 300 runs, named `name` (its progress

@@ -20,24 +20,12 @@ import pytest
 import tcplab
 from tcplab import _core
 from tcplab.sweep import expand, parse_spec
-from conftest import slow_sweep
+from conftest import slow_sweep, tiny_sweep
 
 KILL_SWEEP = slow_sweep("killme")
 FLOWS, LINK_DIRECTIONS = 2, 2
 
-TINY_SWEEP = """\
-name = "tiny"
-[topology]
-kind = "single_link"
-rate = "10Mbps"
-delay = "10ms"
-[[flows]]
-bytes = "16KB"
-[sweep]
-replicates = 2
-[sweep.axes]
-"tcp.variant" = ["reno", "newreno"]
-"""
+TINY_SWEEP = tiny_sweep("tiny", replicates=2)
 
 
 def start_sweep(*args, env=None) -> tuple:

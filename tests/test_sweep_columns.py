@@ -15,23 +15,9 @@ import pyarrow as pa
 from tcplab.executors import columns_of, run_batch
 from tcplab.store import Store
 from tcplab.sweep import expand, parse_spec
+from conftest import tiny_sweep
 
-SWEEP = """\
-name = "cols"
-[topology]
-kind = "single_link"
-rate = "10Mbps"
-delay = "10ms"
-[[flows]]
-bytes = "16KB"
-[[flows]]
-bytes = "8KB"
-start = "5ms"
-[sweep]
-replicates = 2
-[sweep.axes]
-"topology.loss" = [0.0, 0.05]
-"""
+SWEEP = tiny_sweep("cols", replicates=2, axes='"topology.loss" = [0.0, 0.05]', flows='[[flows]]\nbytes = "16KB"\n[[flows]]\nbytes = "8KB"\nstart = "5ms"\n')
 
 COORDINATOR = """\
 import sys

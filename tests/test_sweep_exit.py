@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import slow_sweep
+from conftest import slow_sweep, tiny_sweep
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds the sweep's processes through /proc (Linux)")
 
@@ -32,19 +32,7 @@ SLOW_SWEEP = slow_sweep("exit")
 # Commits every 0.5 s whatever the machine's load, so that an interruption lands midway.
 PINNED = {"TCPLAB_SWEEP_COMMIT_S": "0.5"}
 
-TINY_SWEEP = """\
-name = "tiny"
-[topology]
-kind = "single_link"
-rate = "10Mbps"
-delay = "10ms"
-[[flows]]
-bytes = "16KB"
-[sweep]
-replicates = 4
-[sweep.axes]
-"tcp.variant" = ["reno", "newreno"]
-"""
+TINY_SWEEP = tiny_sweep("tiny", replicates=4)
 
 
 def marked(tag: str) -> list:
