@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import queue
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -133,3 +135,21 @@ replicates = 15
 "tcp.variant" = ["reno", "newreno"]
 "topology.loss" = {{ logspace = [-4, -2, 10] }}
 """
+
+
+def wait_for_done(lines: queue.Queue, name: str, at_least: int, timeout: float = 60.0) -> int:
+    """Read the progress lines of sweep `name` (stderr lines queued by a reader thread, None at
+    the end) until one says at least `at_least` runs are done; return that count."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            pytest.fail("the sweep ended before it could be interrupted")
+        if line.startswith(f"sweep {name}: "):
+            done = int(line.split(": ", 1)[1].split("/", 1)[0])
+            if done >= at_least:
+                return done
+    pytest.fail(f"no progress line reached {at_least} runs within {timeout} s")

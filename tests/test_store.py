@@ -20,7 +20,7 @@ import pytest
 import tcplab
 from tcplab import _core
 from tcplab.sweep import expand, parse_spec
-from conftest import slow_sweep, tiny_sweep
+from conftest import slow_sweep, tiny_sweep, wait_for_done
 
 KILL_SWEEP = slow_sweep("killme")
 FLOWS, LINK_DIRECTIONS = 2, 2
@@ -46,23 +46,6 @@ def start_sweep(*args, env=None) -> tuple:
 
     threading.Thread(target=pump, daemon=True).start()
     return p, lines
-
-
-def wait_for_done(lines: queue.Queue, at_least: int, timeout: float = 60.0) -> int:
-    """Read progress lines until one says at least `at_least` runs are done; return that count."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
-        except queue.Empty:
-            break
-        if line is None:
-            pytest.fail("the sweep ended before it could be interrupted")
-        if line.startswith("sweep killme: "):
-            done = int(line.split(": ", 1)[1].split("/", 1)[0])
-            if done >= at_least:
-                return done
-    pytest.fail(f"no progress line reached {at_least} runs within {timeout} s")
 
 
 def workers_of(pid: int) -> list:
@@ -123,7 +106,7 @@ def test_sigkill_of_the_coordinator_loses_nothing_and_resumes(tmp_path):
     # Commits every 0.5 s whatever the machine's load, so the kill lands midway.
     p, lines = start_sweep(*args, env={**os.environ, "TCPLAB_SWEEP_COMMIT_S": "0.5"})
     try:
-        wait_for_done(lines, at_least=30)
+        wait_for_done(lines, "killme", at_least=30)
         workers = workers_of(p.pid)
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=10)
@@ -168,7 +151,7 @@ def test_sigkill_of_a_worker_and_the_sweep_completes(tmp_path):
     store = tmp_path / "killme.duckdb"
     p, lines = start_sweep(f, "--workers", "2", "--batch-size", "5", "--store", store, "--progress-interval", "0")
     try:
-        wait_for_done(lines, at_least=20)
+        wait_for_done(lines, "killme", at_least=20)
         victim = workers_of(p.pid)[0]
         victim.send_signal(signal.SIGKILL)
         out, _ = p.communicate(timeout=120)

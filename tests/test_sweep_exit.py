@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import slow_sweep, tiny_sweep
+from conftest import slow_sweep, tiny_sweep, wait_for_done
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds the sweep's processes through /proc (Linux)")
 
@@ -116,22 +116,6 @@ def wait_for_workers(p: subprocess.Popen, tag: str, n: int = 2, timeout: float =
     pytest.fail(f"the sweep did not start {n} workers within {timeout} s")
 
 
-def wait_for_done(lines: queue.Queue, at_least: int, timeout: float = 60.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
-        except queue.Empty:
-            break
-        if line is None:
-            pytest.fail("the sweep ended before it could be interrupted")
-        if line.startswith("sweep exit: "):
-            done = int(line.split(": ", 1)[1].split("/", 1)[0])
-            if done >= at_least:
-                return done
-    pytest.fail(f"no progress line reached {at_least} runs within {timeout} s")
-
-
 def test_a_finished_pool_sweep_leaves_no_process_behind(tmp_path):
     p, tag, _, out, err = start(tmp_path, TINY_SWEEP)
     wait_for_workers(p, tag)
@@ -148,7 +132,7 @@ def test_an_interrupted_sweep_stores_what_finished_and_leaves_no_process_behind(
     p, tag, lines, _, err = start(tmp_path, SLOW_SWEEP, "--batch-size", "2", env_extra=PINNED)
     try:
         wait_for_workers(p, tag)
-        wait_for_done(lines, at_least=10)
+        wait_for_done(lines, "exit", at_least=10)
         p.send_signal(sig)
     finally:
         left = finish(p, tag, timeout=60)
