@@ -233,7 +233,7 @@ fn schema_errors_name_the_key_path() {
         ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\ncount = \"unlimited\"\n", "apps[0].count", "duration"),
         ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\ntcp = { mss = 0 }\n", "apps[0].tcp.mss", ""),
         ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\nthink = { exponential = \"-1s\" }\n", "apps[0].think.exponential", "non-negative"),
-        ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\ndrops = [{ kind = \"request\", segment = 2 }]\n", "apps[0].drops[0].segment", "response"),
+        ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\ndrops = [{ kind = \"syn\", segment = 2 }]\n", "apps[0].drops[0].segment", "request"),
         ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\ndrops = [{ kind = \"request\", object = 0 }]\n", "apps[0].drops[0].object", "from 1"),
         ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\ndrops = [{ kind = \"syn\", transmissions = [1, 0] }]\n", "apps[0].drops[0].transmissions[1]", "from 1"),
         ("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\ntcp = { handshake = false }\ndrops = [{ kind = \"synack\" }]\n", "apps[0].drops[0].kind", "handshake"),

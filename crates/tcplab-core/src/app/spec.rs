@@ -277,7 +277,7 @@ pub struct AppSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AppDropKind {
-    /// The request's first data segment (the GET), where it leaves the client.
+    /// Data segment `segment` of the request (default 1: the GET), where it leaves the client.
     Request,
     /// Data segment `segment` of the response (default 1), where it leaves the server.
     Response,
@@ -297,7 +297,7 @@ pub struct AppDropSpec {
     /// Only this exchange (object, 1-based); default every one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<u32>,
-    /// Data segment of the response (1-based, by sequence), for `kind = "response"`.
+    /// Data segment of the request or the response (1-based, by sequence).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment: Option<u64>,
     /// Which transmissions to drop (default `[1]`, the first).
@@ -632,19 +632,21 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
         if d.object == Some(0) {
             return err(format!("{dpath}.object"), "expected an object (exchange) number from 1");
         }
-        if d.kind != AppDropKind::Response && d.segment.is_some() {
-            return err(format!("{dpath}.segment"), "applies to kind = \"response\" only");
+        if !matches!(d.kind, AppDropKind::Request | AppDropKind::Response) && d.segment.is_some() {
+            return err(format!("{dpath}.segment"), "applies to kind = \"request\" and \"response\" only");
+        }
+        if d.segment == Some(0) {
+            return err(format!("{dpath}.segment"), "expected a segment number from 1");
         }
         // Each exchange has a connection of its own, whose data starts at segment 1 in each
-        // direction: the request is the client's segment 1.
+        // direction: the request is the client's data from segment 1 (the GET, or an upload's
+        // first segment), the response the server's.
+        let seg = d.segment.unwrap_or(1);
         let (kind, at_client) = match d.kind {
-            AppDropKind::Request => (FilterKind::Data { seg: 1 }, true),
+            AppDropKind::Request => (FilterKind::Data { seg }, true),
             AppDropKind::Syn => (FilterKind::Syn, true),
             AppDropKind::Synack => (FilterKind::SynAck, false),
-            AppDropKind::Response => match d.segment {
-                Some(0) => return err(format!("{dpath}.segment"), "expected a segment number from 1"),
-                seg => (FilterKind::Data { seg: seg.unwrap_or(1) }, false),
-            },
+            AppDropKind::Response => (FilterKind::Data { seg }, false),
         };
         // On a persistent connection only its first object's messages start at segment 1.
         if a.kind == AppKind::Http11 && matches!(d.kind, AppDropKind::Request | AppDropKind::Response) {

@@ -131,6 +131,10 @@ impl TcpConn {
                 self.snd.on_segment(now, seg, out);
                 if self.snd.core.established_at.is_some() {
                     self.rcv.synced = true;
+                    // RFC 2018 §2: SACK-permitted in both SYNs lets *either* end send SACK
+                    // blocks, so the receive half of the active opener sends them too (the send
+                    // half decided the same from this SYN-ACK).
+                    self.rcv.sack_on = self.snd.core.sack_ok;
                 }
                 self.after(&out[n..]);
                 return;
