@@ -306,4 +306,4 @@ def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int]
     paths = report.write(out)
     s = report.summary()
     s["elapsed_s"] = time.perf_counter() - t0
-    return {"paths": paths, "summary": s, "out": out}
+    return {"paths": paths, "summary": s, "out": out, "checks": report.checks}

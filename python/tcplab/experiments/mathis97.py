@@ -694,4 +694,4 @@ def reproduce(out="results/mathis97", scale: str = "full", workers: Optional[int
     paths = report.write(out)
     summary = report.summary()
     summary["elapsed_s"] = time.perf_counter() - t0
-    return {"paths": paths, "summary": summary, "out": out}
+    return {"paths": paths, "summary": summary, "out": out, "checks": report.checks}

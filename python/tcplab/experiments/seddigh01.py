@@ -455,4 +455,4 @@ def reproduce(out="results/seddigh01", scale: str = "full", workers: Optional[in
     paths = report.write(out)
     s = report.summary()
     s["elapsed_s"] = time.perf_counter() - t0
-    return {"paths": paths, "summary": s, "out": out}
+    return {"paths": paths, "summary": s, "out": out, "checks": report.checks}
