@@ -423,7 +423,8 @@ def run_table6(report: Report, scale: str, out: Path, workers, progress) -> List
         if n in (16, 32):
             hurt = per[slabel][0]["page_delay_s"].mean() / per[label][0]["page_delay_s"].mean()
             checks.append(Check(f"§2.10: IW1 clients not hurt by IW3 neighbours ({slabel}): IW1 delay in the split / in the all-IW1 run",
-                                "≤ 1.1", round(hurt, 3), rule=lambda o, p: float(o) <= 1.1, tol_text="at most 1.1"))
+                                "≤ 1.1", round(hurt, 3), rule=lambda o, p: float(o) <= 1.1, tol_text="at most 1.1", plausible=(0.7, 2.0),
+                                why="'not hurt' allowing 10 % for the seeds' spread of a median page delay"))
     df = pd.DataFrame(rows)
     csv = out / "tables" / "table6.csv"
     df.to_csv(csv, index=False)
