@@ -153,3 +153,25 @@ def wait_for_done(lines: queue.Queue, name: str, at_least: int, timeout: float =
             if done >= at_least:
                 return done
     pytest.fail(f"no progress line reached {at_least} runs within {timeout} s")
+
+
+def assert_check_kinds(checks, out: Path) -> None:
+    """What every reproduction's report must hold about its kinds of check: every check has a
+    known kind; every paper check has a one-line justification and a tolerance that some plausible
+    value of ours fails (`report.cannot_fail`); the headline of report.md and the summary count the
+    paper checks only; checks.csv carries the kind of each row."""
+    import pandas as pd
+
+    from tcplab.report import KINDS, cannot_fail
+
+    assert checks and all(c.kind in KINDS for c in checks)
+    bad = cannot_fail(checks)
+    assert not bad, [(c.what, c.tolerance, c.plausible_range()) for c in bad]
+    paper = [c for c in checks if c.kind == "paper" and c.ok is not None]
+    within = sum(1 for c in paper if c.ok)
+    text = (out / "report.md").read_text()
+    assert f"**{within} of {len(paper)} paper comparisons within tolerance." in text
+    csv = pd.read_csv(out / "checks.csv", keep_default_na=False)
+    assert list(csv["kind"]) == [c.kind for c in checks]
+    for kind in set(c.kind for c in checks) - {"paper"}:
+        assert kind.capitalize() in text or kind in text

@@ -7,6 +7,9 @@ import pandas as pd
 from click.testing import CliRunner
 
 from tcplab.cli import main
+from tcplab.experiments import ladha04 as l04
+
+from conftest import assert_check_kinds
 
 
 def test_tiny_reproduction(tmp_path):
@@ -23,3 +26,10 @@ def test_tiny_reproduction(tmp_path):
     l1 = checks[checks["quantity"].str.startswith("L1")]
     assert len(l1) == 1 and l1["verdict"].iloc[0] == "within"
     assert (out / "figures" / "transfer_20KB.png").is_file() and (out / "report.html").is_file()
+    res = l04.reproduce(out, scale="tiny", workers=0, progress=False, log=lambda m: None)
+    assert_check_kinds(res["checks"], out)
+    # Early Retransmit never seen is not "rare": the rule asks for at least one run.
+    er = [c for c in res["checks"] if "Early Retransmit" in c.what]
+    assert er and all(c.verdict_for(0) is False and c.verdict_for(3.0) is True for c in er)
+    # Limited Transmit is counted over every load, as the paper counts it.
+    assert not any("≥ 800 kb/s" in c.what for c in res["checks"])

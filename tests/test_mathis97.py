@@ -102,8 +102,45 @@ def test_report_summary_counts_misses(tmp_path):
     s = r.summary()
     assert (s["checks"], s["within"], s["missed"]) == (2, 1, ["b"])
     paths = r.write(tmp_path)
-    assert "1 of 2 comparisons within tolerance" in paths["markdown"].read_text()
+    assert "1 of 2 paper comparisons within tolerance" in paths["markdown"].read_text()
     assert "MISSED" in paths["html"].read_text()
+
+
+def test_headline_counts_paper_checks_only(tmp_path):
+    r = Report("t")
+    r.compare([Check("p1", 1.0, 1.0, tol=0.1, why="w"), Check("p2", 1.0, 2.0, tol=0.1, why="w"),
+               Check("d", 6, 6, tol=0.1, kind="derived"), Check("c", 74, 70, rule=lambda o, p: abs(o - p) <= 10, kind="calibration"),
+               Check("s", 0, 1.0, rule=lambda o, p: o < 1e-9, kind="sanity")], "caption")
+    s = r.summary()
+    assert (s["checks"], s["within"], s["missed"]) == (2, 1, ["p2"])
+    assert s["by_kind"]["derived"] == {"checks": 1, "within": 1, "shown": 1} and s["by_kind"]["sanity"]["within"] == 0
+    text = r.write(tmp_path)["markdown"].read_text()
+    assert "**1 of 2 paper comparisons within tolerance. Not counted (own sections below): 1 derived, 1 calibration, 1 sanity checks.**" in text
+    # Each other kind in its own section, after the paper checks; a missed sanity check is not a paper miss.
+    assert text.index("## Checks against our own derivations") > text.index("| p2 |")
+    assert "## Calibration targets" in text and "## Sanity checks" in text and "Missed: p2." in text
+    assert list(pd.read_csv(tmp_path / "checks.csv")["kind"]) == ["paper", "paper", "derived", "calibration", "sanity"]
+    with pytest.raises(ValueError, match="kind"):
+        Check("x", 1, 1, kind="guess")
+
+
+def test_a_paper_check_that_cannot_fail_is_caught():
+    from tcplab.report import cannot_fail
+
+    # A ±10-point band around a paper value of 97 % over the values a link with a bulk transfer takes (90–100 %).
+    util = Check("util", 97, 96.0, rule=lambda o, p: abs(o - p) <= 10, plausible=(90, 100), why="w")
+    # ±2 points around a drop rate of 0.5 % (default plausible range: half to twice the paper's value).
+    drops = Check("drop", 0.5, 0.3, rule=lambda o, p: abs(o - p) <= 2, why="w")
+    # An order whose rule ignores our value (a closure) cannot fail whatever we report.
+    closure = Check("order", "a < b", "1.0 vs 2.0", rule=lambda o, p: True, why="w")
+    # A bound that passes at 0 as well as at its limit, against a paper value of 3 %, can fail above it.
+    bound = Check("rare", 3.0, 0.0, rule=lambda o, p: o <= 15, plausible=(0, 30), why="w")
+    unjustified = Check("tight", 1.0, 1.0, tol=0.05)
+    sound = Check("ok", 1.0, 1.02, tol=0.05, why="w")
+    assert cannot_fail([util, drops, closure, bound, unjustified, sound]) == [util, drops, closure, unjustified]
+    assert util.verdict_for(80) is False and util.can_fail() is False and sound.can_fail() is True
+    # Kinds other than paper are not held to it.
+    assert cannot_fail([Check("fi", 0, 0.0, rule=lambda o, p: True, kind="sanity")]) == []
 
 
 def test_unknown_experiment_or_scale_is_refused(tmp_path):
@@ -119,7 +156,7 @@ def test_unknown_experiment_or_scale_is_refused(tmp_path):
 def test_report_opens_with_its_provenance(tiny):
     out, res = tiny
     text = res["paths"]["markdown"].read_text()
-    head = text.split("comparisons within tolerance")[0]
+    head = text.split("paper comparisons within tolerance")[0]
     assert f"**tcplab:** {tcplab.__version__} (commit " in head
     assert tcplab._core.__commit__ in head and tcplab._core.__commit__ != ""
     assert "**command:** " in head and "scale='tiny'" in head
@@ -140,7 +177,7 @@ def test_report_prose_has_no_python_reprs_and_no_missing_files(tiny):
         assert (out / link).exists(), link
     assert "TARGETS" not in text and not re.search(r"\b[A-Z_]+\.md\b", text)
     # The checks table says what each column is, the tolerance as a rule.
-    assert "| quantity | paper's value | tcplab's value | difference, (tcplab − paper) / paper | within if | verdict | note |" in text
+    assert "| quantity | paper's value | tcplab's value | difference, (tcplab − paper) / paper | within if | why this tolerance | verdict | note |" in text
     assert "\\|tcplab − paper\\| ≤ 10 % of paper" in text  # the pipes escaped in Markdown
     assert "|tcplab − paper| ≤ 10 % of paper" in set(pd.read_csv(res["paths"]["checks"])["tolerance"])
     # Captions match the markers: the M2 outliers are drawn as large open black squares.
@@ -161,3 +198,10 @@ def test_legends_are_in_numeric_order():
     plt.close(fig)
     assert words([30, 3, 100], "ms") == "3 ms, 30 ms and 100 ms" and words(["x"]) == "x"
     assert pairs({"min_th": 5, "gentle": False, "w_q": 0.002}) == "min_th 5, gentle off, w_q 0.002"
+
+
+def test_every_paper_check_can_fail(tiny):
+    from conftest import assert_check_kinds
+
+    out, res = tiny
+    assert_check_kinds(res["checks"], out)

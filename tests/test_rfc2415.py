@@ -12,6 +12,8 @@ import tcplab
 from tcplab.cli import main
 from tcplab.experiments import rfc2415 as r2
 
+from conftest import assert_check_kinds
+
 
 def test_base_scenarios_have_the_ftps_asked_for():
     s0, s3 = r2.base(0, "quick"), r2.base(3, "quick")
@@ -20,6 +22,19 @@ def test_base_scenarios_have_the_ftps_asked_for():
     assert s0["duration"] == "360s" and r2.base(0, "tiny")["duration"] == "60s"
     assert s3["apps"][0]["response"] == {"named": "mah1997_reply"}
     assert r2.base(1, "quick", r2.ALT_SIZES)["apps"][0]["response"] == {"named": r2.ALT_SIZES}
+
+
+def test_busy_link_and_light_loss_tolerances_can_fail():
+    # ±10 points around a utilization of 98 % and ±2 points around a drop rate of 0.5 % would pass
+    # anything a loaded link can give; the tolerances used can fail.
+    from tcplab.report import Check
+
+    wide = Check("u", 98, 97.0, rule=lambda o, p: abs(o - p) <= 10, plausible=(90, 100), why="x")
+    assert wide.can_fail() is False
+    assert r2._util_check("u", 98, 97.0).can_fail() and r2._util_check("u", 34, 36.0).can_fail()
+    assert r2._drop_check("d", 0.5, 0.4).can_fail() and r2._drop_check("d", 0.0, 0.0).can_fail()
+    assert r2._drop_check("d", 0.5, 1.2).ok is False and r2._drop_check("d", 3.5, 5.0).ok is True
+    assert len([1 for (w, f) in r2.ERRATUM for _ in r2.IWS]) == 12
 
 
 def test_published_tables_are_complete():
@@ -55,6 +70,12 @@ def test_tiny_reproduction_writes_its_report_and_reruns_from_the_store(tmp_path)
     assert {p.name: len(tcplab.load(p).runs) for p in stores} == before
     again = pd.read_csv(out / "checks.csv", keep_default_na=False)
     pd.testing.assert_frame_equal(checks, again)
+    res = r2.reproduce(out, scale="tiny", workers=0, progress=False, log=lambda m: None)
+    assert_check_kinds(res["checks"], out)
+    # Table 6 repeats Table 1's 16-web runs: shown, not counted twice; its goodput and link are compared.
+    t6 = {c.what: c.kind for c in res["checks"] if c.what.startswith("Table 6")}
+    assert t6["Table 6 16 webs: IW1 clients' median page delay (s)"] == "sanity"
+    assert t6["Table 6 8/8 split: IW1 clients' goodput (MB)"] == "paper" and "Table 6 16/16 split: drop rate % (the split run)" in t6
 
 
 def test_only_is_for_mathis97():

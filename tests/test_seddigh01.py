@@ -11,6 +11,8 @@ from click.testing import CliRunner
 from tcplab.cli import main
 from tcplab.experiments import seddigh01
 
+from conftest import assert_check_kinds
+
 
 def test_metrics_are_the_papers():
     t = pd.Series([1.0, 1.0, 4.0])
@@ -54,3 +56,11 @@ def test_tiny_reproduction(tmp_path):
     assert len(fi) == 1 and fi["verdict"].iloc[0] == "within"
     assert checks["quantity"].str.startswith("§3:").sum() == 3
     assert (out / "figures" / "rto_vs_loss.png").is_file() and (out / "report.html").is_file()
+    # The identity and the configured timeouts are sanity checks; the loss levels met by chosen FTP
+    # counts are calibration; none of them counts in the headline.
+    res = seddigh01.reproduce(out, scale="tiny", workers=0, progress=False, log=lambda m: None)
+    assert_check_kinds(res["checks"], out)
+    kind = {c.what: c.kind for c in res["checks"]}
+    assert kind["FI = 1 / (1 + CV²) on every run of ours: largest difference"] == "sanity"
+    assert {k for w, k in kind.items() if w.startswith("§3:")} == {"sanity"}
+    assert {k for w, k in kind.items() if "per direction (mean over initial RTOs)" in w} == {"calibration"}

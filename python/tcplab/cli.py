@@ -491,7 +491,7 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
         import pandas as pd
 
         checks = pd.read_csv(res["paths"]["checks"], keep_default_na=False)
-        cols = ["quantity", "paper", "tcplab", "difference", "tolerance", "verdict"]
+        cols = ["kind", "quantity", "paper", "tcplab", "difference", "tolerance", "verdict"]
         rows = [[str(v) for v in r] for r in checks[cols].itertuples(index=False)]
         widths = [min(60, max(len(c), *(len(r[i]) for r in rows))) for i, c in enumerate(cols)]
         click.echo("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip())
@@ -499,7 +499,10 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
             click.echo("  ".join(v[:w].ljust(w) for v, w in zip(r, widths)).rstrip())
         click.echo("")
     click.echo(f"report: {res['paths']['markdown']} and {res['paths']['html']}")
-    click.echo(f"{s['within']} of {s['checks']} comparisons within tolerance ({s['elapsed_s']:.0f} s)")
+    click.echo(f"{s['within']} of {s['checks']} paper comparisons within tolerance ({s['elapsed_s']:.0f} s)")
+    rest = "; ".join(f"{k} {v['within']} of {v['checks']}" for k, v in s.get("by_kind", {}).items() if k != "paper" and v["shown"])
+    if rest:
+        click.echo(f"  not counted: {rest}")
     for m in s["missed"]:
         click.echo(f"  missed: {m}")
 

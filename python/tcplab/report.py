@@ -4,6 +4,13 @@ written as Markdown and as one self-contained HTML file (figures embedded).
 A report is a list of blocks built by a reproduction (`Report.heading`, `.text`, `.table`,
 `.figure`, `.checks`); `Report.write(out_dir)` renders both files. A `Check` compares one published
 number with ours; its verdict is computed here from the tolerance, never written by hand.
+
+Every check has a kind (`KINDS`): a **paper** check sets a published number or claim beside ours
+with a tolerance that can fail; a **derived** check compares with our own derivation from the
+paper's model; a **calibration** check shows a value the reproduction was tuned to; a **sanity**
+check is an identity or a property of the simulator. Only paper checks count in a report's
+headline; the others are shown in their own section. `Check.can_fail()` probes a check's rule over
+the values its quantity can plausibly take, so a paper check whose band covers them all is caught.
 """
 
 from __future__ import annotations
@@ -13,15 +20,29 @@ import html
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import pandas as pd
+
+
+#: The kinds of check, in the order a report shows them, with what each means.
+KINDS = {
+    "paper": "a published number or claim beside ours, with a tolerance that can fail",
+    "derived": "our own derivation from the paper's model, not a number the paper publishes",
+    "calibration": "a value the reproduction was tuned to reach: it shows the tuning, it does not test the model",
+    "sanity": "an identity, a repeat of a comparison made elsewhere, or a property of the simulator",
+}
 
 
 @dataclass
 class Check:
     """One comparison. `tol` is relative (0.10 = ±10 %) unless `rule` is given: a predicate on
-    ours (and the paper's value) with `tol_text` saying what it demands."""
+    ours (and the paper's value) with `tol_text` saying what it demands.
+
+    `kind` is one of `KINDS`; `why` justifies the tolerance in one line (the paper's spread, its
+    stated precision, the seeds' spread). `plausible` is the range (low, high) our value could
+    take in these runs whether or not the model is right (default: half to twice the paper's
+    value, or ±1 around 0), over which `can_fail()` probes the rule."""
 
     what: str
     paper: object
@@ -30,6 +51,46 @@ class Check:
     rule: Optional[Callable[[object, object], bool]] = None
     tol_text: str = ""
     note: str = ""
+    kind: str = "paper"
+    why: str = ""
+    plausible: Optional[Tuple[float, float]] = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {tuple(KINDS)}, not {self.kind!r}")
+
+    def verdict_for(self, ours) -> Optional[bool]:
+        """The verdict this check would give if our value were `ours`."""
+        import dataclasses
+
+        return dataclasses.replace(self, ours=ours).ok
+
+    def plausible_range(self) -> Optional[Tuple[float, float]]:
+        if self.plausible is not None:
+            return tuple(map(float, self.plausible))
+        for v in (self.paper, self.ours):
+            try:
+                c = number(v)
+            except (TypeError, ValueError):
+                continue
+            if math.isnan(c):
+                continue
+            return (c - 1.0, c + 1.0) if c == 0 else (min(c / 2, c * 2), max(c / 2, c * 2))
+        return None
+
+    def can_fail(self, n: int = 201) -> Optional[bool]:
+        """Whether some plausible value of ours (`plausible_range`, probed at n points) fails the
+        rule; None when the check is not judged or its value is not a number."""
+        if self.ok is None:
+            return None
+        r = self.plausible_range()
+        if r is None:
+            return None
+        lo, hi = r
+        for i in range(n):
+            if self.verdict_for(lo + (hi - lo) * i / (n - 1)) is False:
+                return True
+        return False
 
     @property
     def diff(self) -> str:
@@ -122,8 +183,16 @@ CHECK_HEADERS = {
     "tcplab": "tcplab's value",
     "difference": "difference, (tcplab − paper) / paper",
     "tolerance": "within if",
+    "why": "why this tolerance",
     "verdict": "verdict",
     "note": "note",
+}
+
+#: The section title of each kind of check that is not a paper comparison.
+KIND_SECTIONS = {
+    "derived": "Checks against our own derivations (not counted in the headline)",
+    "calibration": "Calibration targets (not counted in the headline)",
+    "sanity": "Sanity checks: identities, repeats and simulator properties (not counted in the headline)",
 }
 
 
@@ -148,28 +217,69 @@ class Report:
         self.blocks.append(("fig", Path(png), caption, svg))
 
     def compare(self, checks: Sequence[Check], caption: str = "") -> None:
+        """Add checks: the paper checks in place (under `caption`), the others gathered into
+        their kind's section at the end of the report."""
+        checks = list(checks)
         self.checks.extend(checks)
-        self.blocks.append(("checks", list(checks), caption))
+        paper = [c for c in checks if c.kind == "paper"]
+        if paper:
+            self.blocks.append(("checks", paper, caption))
+        for c in checks:
+            if c.kind != "paper":
+                c.note = c.note or (caption and f"from: {caption}")
 
     # --------------------------------------------------------------------------------------
 
     def summary(self) -> dict:
-        judged = [c for c in self.checks if c.ok is not None]
-        return {"checks": len(judged), "within": sum(1 for c in judged if c.ok), "missed": [c.what for c in judged if not c.ok]}
+        """The headline: paper checks only. `by_kind` gives every kind's own count."""
+        def count(kind):
+            judged = [c for c in self.checks if c.kind == kind and c.ok is not None]
+            return judged, sum(1 for c in judged if c.ok)
+
+        judged, within = count("paper")
+        by_kind = {}
+        for k in KINDS:
+            j, w = count(k)
+            by_kind[k] = {"checks": len(j), "within": w, "shown": sum(1 for c in self.checks if c.kind == k)}
+        return {"checks": len(judged), "within": within, "missed": [c.what for c in judged if not c.ok], "by_kind": by_kind}
+
+    def _kind_blocks(self) -> list:
+        """The sections of the non-paper checks, appended after the report's own blocks."""
+        out = []
+        for k, title in KIND_SECTIONS.items():
+            cs = [c for c in self.checks if c.kind == k]
+            if cs:
+                out += [("h", 2, title), ("p", f"{k.capitalize()}: {KINDS[k]}."), ("checks", cs, "")]
+        return out
+
+    def _headline(self) -> str:
+        s = self.summary()
+        rest = ", ".join(f"{v['shown']} {k}" for k, v in s["by_kind"].items() if k != "paper" and v["shown"])
+        return (f"{s['within']} of {s['checks']} paper comparisons within tolerance."
+                + (f" Not counted (own sections below): {rest} checks." if rest else ""))
 
     @staticmethod
     def _checks_frame(checks: Sequence[Check]) -> pd.DataFrame:
         return pd.DataFrame(
-            [{"quantity": c.what, "paper": _fmt(c.paper), "tcplab": _fmt(c.ours), "difference": c.diff, "tolerance": c.tolerance, "verdict": c.verdict, "note": c.note} for c in checks]
+            [{"kind": c.kind, "quantity": c.what, "paper": _fmt(c.paper), "tcplab": _fmt(c.ours), "difference": c.diff, "tolerance": c.tolerance,
+              "why": c.why, "verdict": c.verdict, "note": c.note} for c in checks],
+            columns=["kind", "quantity", "paper", "tcplab", "difference", "tolerance", "why", "verdict", "note"],
         )
+
+    @staticmethod
+    def _shown_frame(checks: Sequence[Check]) -> pd.DataFrame:
+        df = Report._checks_frame(checks).drop(columns=["kind"])
+        if not df["why"].astype(bool).any():
+            df = df.drop(columns=["why"])
+        return df.rename(columns=CHECK_HEADERS)
 
     def markdown(self, out: Path) -> str:
         lines = [f"# {self.title}", ""]
         if self.provenance:
             lines += ["  \n".join(f"**{k}:** {v}" for k, v in self.provenance), ""]
         s = self.summary()
-        lines += [f"**{s['within']} of {s['checks']} comparisons within tolerance.**" + (f" Missed: {'; '.join(s['missed'])}." if s["missed"] else ""), ""]
-        for b in self.blocks:
+        lines += [f"**{self._headline()}**" + (f" Missed: {'; '.join(s['missed'])}." if s["missed"] else ""), ""]
+        for b in self.blocks + self._kind_blocks():
             if b[0] == "h":
                 lines += ["#" * b[1] + " " + b[2], ""]
             elif b[0] == "p":
@@ -186,7 +296,7 @@ class Report:
                 _, checks, cap = b
                 if cap:
                     lines += [f"*{cap}*", ""]
-                lines += [_md_table(self._checks_frame(checks).rename(columns=CHECK_HEADERS)), ""]
+                lines += [_md_table(self._shown_frame(checks)), ""]
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -203,8 +313,8 @@ class Report:
             parts.append("<p>" + "<br>".join(f"<b>{html.escape(k)}:</b> {html.escape(str(v))}" for k, v in self.provenance) + "</p>")
         s = self.summary()
         missed = f" Missed: {html.escape('; '.join(s['missed']))}." if s["missed"] else ""
-        parts.append(f"<p><b>{s['within']} of {s['checks']} comparisons within tolerance.</b>{missed}</p>")
-        for b in self.blocks:
+        parts.append(f"<p><b>{html.escape(self._headline())}</b>{missed}</p>")
+        for b in self.blocks + self._kind_blocks():
             if b[0] == "h":
                 parts.append(f"<h{b[1]}>{html.escape(b[2])}</h{b[1]}>")
             elif b[0] == "p":
@@ -215,7 +325,7 @@ class Report:
                 data = base64.b64encode(b[1].read_bytes()).decode()
                 parts.append(f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(b[2])}'><figcaption>{html.escape(b[2])}</figcaption></figure>")
             elif b[0] == "checks":
-                parts.append(_html_table(self._checks_frame(b[1]).rename(columns=CHECK_HEADERS), b[2], verdict_col="verdict"))
+                parts.append(_html_table(self._shown_frame(b[1]), b[2], verdict_col=CHECK_HEADERS["verdict"]))
         parts.append("</body></html>")
         return "\n".join(parts)
 
@@ -229,6 +339,13 @@ class Report:
         checks = out / "checks.csv"
         self._checks_frame(self.checks).to_csv(checks, index=False)
         return {"markdown": md, "html": page, "checks": checks}
+
+
+def cannot_fail(checks: Sequence[Check]) -> List[Check]:
+    """The paper checks whose rule no plausible value of ours fails (`Check.can_fail`), or whose
+    tolerance has no one-line justification: each should get a tolerance that can fail, or
+    another kind."""
+    return [c for c in checks if c.kind == "paper" and c.ok is not None and (c.can_fail() is False or not c.why)]
 
 
 def provenance(command: Sequence[str], seeds: str = "") -> List[tuple]:
