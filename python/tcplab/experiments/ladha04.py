@@ -34,7 +34,11 @@ CHOICES = [
     "exactly (docs/scenarios.md, UDP sources), since with a 1 ms ON time the familiar rate·ON/(ON+OFF) would send about 4× too much.",
     "TCP: the ns2 profile (ns-2's timers of the time) with the six cumulative presets of §3.4, MSS 1460, delayed ACKs with a 200 ms "
     "timer, an unlimited receiver window (the paper does not state it); the transfer starts at 10 s. Transfer time: from the SYN to the acknowledgment of the last byte at the sender.",
-    "Drops of the TCP flow are counted as its retransmissions (every loss here is a congestion drop and is retransmitted once). "
+    "Drops of the TCP flow are its data segments sent less those that reached the receiver (new segments plus the duplicates the "
+    "receiver counted), not its retransmissions: NewReno's go-back-N after a timeout resends segments the receiver already holds, "
+    "and counting those as drops made NewReno's loss rate look 15–20 % higher than SACK's at the same cross traffic. "
+    "Fig. 6 compares the variants at equal loss rate, as the paper does: each variant's mean transfer time per load is "
+    "interpolated against its own mean loss rate. "
     "'LT invocations' are segments sent by Limited Transmit (up to two per invocation) and 'ER invocations' fast retransmits "
     "made by Early Retransmit.",
 ]
@@ -68,11 +72,19 @@ def runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
     t = s.transfers.set_index("key")
     c["load_kbps"] = c["apps.0.aggregate_rate"].str.removesuffix("kbps").astype(int)
     c["time_s"] = (c["key"].map(t["acked_s"]) - c["key"].map(t["start_s"]))
-    c["drops"] = c["retransmits"]
+    c["drops"] = _drops(c, t)
     cols = ["variant", "size", "load_kbps", "replicate", "seed", "time_s", "drops", "timeouts", "limited_transmits", "early_retransmits"]
     c = c[cols].sort_values(["size", "variant", "load_kbps", "replicate"], kind="mergesort").reset_index(drop=True)
     c.to_csv(out / "tables" / "runs.csv", index=False)
     return c
+
+
+def _drops(c: pd.DataFrame, t: pd.DataFrame) -> pd.Series:
+    """Data segments of the TCP flow lost on the way: those sent less those that arrived (each new
+    segment once, plus the duplicates the receiver counted). Every segment here is a whole MSS
+    but the last, so the new segments are ⌈bytes / MSS⌉; a completed transfer received them all."""
+    new = np.ceil(c["key"].map(t["bytes"]) / c["mss"])
+    return c["segs_sent"] - new - c["dup_segments"]
 
 
 def _checks(c: pd.DataFrame) -> List[Check]:
@@ -181,11 +193,24 @@ def bulk_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
     c["load_kbps"] = c["apps.0.aggregate_rate"].str.removesuffix("kbps").astype(int)
     c["time_s"] = c["key"].map(t["acked_s"]) - c["key"].map(t["start_s"])
     new_pkts = np.ceil(c["key"].map(t["bytes"]) / c["mss"])
-    c["loss_pct"] = c["retransmits"] / new_pkts * 100
-    cols = ["variant", "load_kbps", "replicate", "seed", "time_s", "loss_pct", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]
+    # §3.5: loss rate = packets dropped / new data packets sent (drops, not retransmissions).
+    c["drops"] = _drops(c, t)
+    c["loss_pct"] = c["drops"] / new_pkts * 100
+    cols = ["variant", "load_kbps", "replicate", "seed", "time_s", "loss_pct", "drops", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]
     c = c[cols].sort_values(["variant", "load_kbps", "replicate"], kind="mergesort").reset_index(drop=True)
     c.to_csv(out / "tables" / "bulk_runs.csv", index=False)
     return c
+
+
+def at_equal_loss(b: pd.DataFrame, a: str, z: str):
+    """Fig. 6 compares at equal loss rate: each variant's mean time per load, interpolated against
+    its own mean loss rate, at every measured loss rate of either inside both ranges. Returns
+    (loss rates %, times of `a`, times of `z`)."""
+    g = {v: b[b["variant"] == v].groupby("load_kbps")[["loss_pct", "time_s"]].mean().sort_values("loss_pct") for v in (a, z)}
+    lo, hi = max(g[a]["loss_pct"].min(), g[z]["loss_pct"].min()), min(g[a]["loss_pct"].max(), g[z]["loss_pct"].max())
+    x = np.unique(np.concatenate([g[a]["loss_pct"].values, g[z]["loss_pct"].values]))
+    x = x[(x >= lo) & (x <= hi)]
+    return x, np.interp(x, g[a]["loss_pct"], g[a]["time_s"]), np.interp(x, g[z]["loss_pct"], g[z]["time_s"])
 
 
 def _bulk_checks(b: pd.DataFrame) -> List[Check]:
@@ -193,11 +218,16 @@ def _bulk_checks(b: pd.DataFrame) -> List[Check]:
     m = b.groupby(["variant", "load_kbps"])[["time_s", "loss_pct"]].mean()
     vs = set(b["variant"])
     if {"newreno", "sack"} <= vs:
-        low = [k for k in sorted(set(b["load_kbps"])) if m.loc[("sack", k), "loss_pct"] < 9]
-        if low:
-            worst = max(abs(m.loc[("newreno", k), "time_s"] / m.loc[("sack", k), "time_s"] - 1) * 100 for k in low)
-            checks.append(Check("L6 (10 MB): NewReno and SACK alike below 9 % loss: largest difference of mean times, %", "≈ 0", round(worst, 1),
-                                rule=lambda o, p: float(o) <= 15, tol_text="within 15 %"))
+        x, nr, sk = at_equal_loss(b, "newreno", "sack")
+        low = x < 9
+        if low.any():
+            worst = float(np.max(np.abs(nr[low] / sk[low] - 1)) * 100)
+            checks.append(Check("L6 (10 MB): NewReno and SACK alike below 9 % loss, at equal loss rate: largest difference of mean times, %", "≈ 0",
+                                round(worst, 1), rule=lambda o, p: float(o) <= 15, tol_text="within 15 %"))
+        if len(x):
+            ratio = float(np.max(sk / nr))
+            checks.append(Check(f"L6 (10 MB): SACK no slower than NewReno at equal loss rate ({x.min():.1f}–{x.max():.1f} %): largest SACK / NewReno time",
+                                "≤ 1 (SACK better ≈ 10 %)", round(ratio, 3), rule=lambda o, p: float(o) <= 1.05, tol_text="at most 1.05"))
     if {"sack-iw", "sack-iw-lt"} <= vs:
         loads = sorted(set(b["load_kbps"]))
         wins = sum(m.loc[("sack-iw-lt", k), "time_s"] <= m.loc[("sack-iw", k), "time_s"] for k in loads)
@@ -261,7 +291,7 @@ def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int]
     log(f"ladha04 10 MB transfers vs loss rate ({scale})")
     b = bulk_runs(scale, out, workers, progress)
     report.heading("10 MB transfers against the loss rate (Figs. 6–7)")
-    bs = b.groupby(["variant", "load_kbps"])[["loss_pct", "time_s", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]].mean().round(3).reset_index()
+    bs = b.groupby(["variant", "load_kbps"])[["loss_pct", "time_s", "drops", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]].mean().round(3).reset_index()
     csv = out / "tables" / "bulk.csv"
     bs.to_csv(csv, index=False)
     report.table(bs, "10 MB transfers (1 MB on the tiny scale): mean over seeds per variant and load", csv)
