@@ -33,3 +33,25 @@ def test_tiny_reproduction(tmp_path):
     assert er and all(c.verdict_for(0) is False and c.verdict_for(3.0) is True for c in er)
     # Limited Transmit is counted over every load, as the paper counts it.
     assert not any("≥ 800 kb/s" in c.what for c in res["checks"])
+
+
+def test_fig6_compares_at_equal_loss_rate():
+    """Each variant's mean time per load is interpolated against its own loss rate: a variant
+    measured at higher loss rates for the same loads is compared where the loss rates match."""
+    from tcplab.experiments.ladha04 import at_equal_loss
+
+    b = pd.DataFrame({"variant": ["a"] * 3 + ["z"] * 3, "load_kbps": [1, 2, 3] * 2,
+                      "loss_pct": [4.0, 6.0, 8.0, 5.0, 7.0, 9.0], "time_s": [400.0, 600.0, 800.0, 450.0, 650.0, 850.0]})
+    x, ta, tz = at_equal_loss(b, "a", "z")
+    assert list(x) == [5.0, 6.0, 7.0, 8.0]
+    assert list(ta) == [500.0, 600.0, 700.0, 800.0] and list(tz) == [450.0, 550.0, 650.0, 750.0]
+
+
+def test_drops_are_segments_that_did_not_arrive():
+    """Drops: data segments sent less those that reached the receiver (new ones plus its
+    duplicates), not the retransmissions (a go-back-N resend of held data is no drop)."""
+    from tcplab.experiments.ladha04 import _drops
+
+    c = pd.DataFrame({"key": [0], "mss": [1460], "segs_sent": [120], "dup_segments": [7], "retransmits": [20]})
+    t = pd.DataFrame({"bytes": [100 * 1460]})
+    assert int(_drops(c, t).iloc[0]) == 13

@@ -34,7 +34,11 @@ CHOICES = [
     "exactly (docs/scenarios.md, UDP sources), since with a 1 ms ON time the familiar rate·ON/(ON+OFF) would send about 4× too much.",
     "TCP: the ns2 profile (ns-2's timers of the time) with the six cumulative presets of §3.4, MSS 1460, delayed ACKs with a 200 ms "
     "timer, an unlimited receiver window (the paper does not state it); the transfer starts at 10 s. Transfer time: from the SYN to the acknowledgment of the last byte at the sender.",
-    "Drops of the TCP flow are counted as its retransmissions (every loss here is a congestion drop and is retransmitted once). "
+    "Drops of the TCP flow are its data segments sent less those that reached the receiver (new segments plus the duplicates the "
+    "receiver counted), not its retransmissions: NewReno's go-back-N after a timeout resends segments the receiver already holds, "
+    "and counting those as drops made NewReno's loss rate look 15–20 % higher than SACK's at the same cross traffic. "
+    "Fig. 6 compares the variants at equal loss rate, as the paper does: each variant's mean transfer time per load is "
+    "interpolated against its own mean loss rate. "
     "'LT invocations' are segments sent by Limited Transmit (up to two per invocation) and 'ER invocations' fast retransmits "
     "made by Early Retransmit.",
 ]
@@ -68,7 +72,7 @@ def runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
     t = s.transfers.set_index("key")
     c["load_kbps"] = c["apps.0.aggregate_rate"].str.removesuffix("kbps").astype(int)
     c["time_s"] = (c["key"].map(t["acked_s"]) - c["key"].map(t["start_s"]))
-    c["drops"] = c["retransmits"]
+    c["drops"] = _drops(c, t)
     cols = ["variant", "size", "load_kbps", "replicate", "seed", "time_s", "drops", "timeouts", "limited_transmits", "early_retransmits"]
     c = c[cols].sort_values(["size", "variant", "load_kbps", "replicate"], kind="mergesort").reset_index(drop=True)
     c.to_csv(out / "tables" / "runs.csv", index=False)
@@ -77,6 +81,14 @@ def runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
 
 INV = ("the instrument counts segments sent under Limited Transmit; a duplicate ACK releases one new segment, so that is one per invocation "
        "(RFC 6675's pipe rule can release two when one duplicate ACK reports two segments)")
+
+
+def _drops(c: pd.DataFrame, t: pd.DataFrame) -> pd.Series:
+    """Data segments of the TCP flow lost on the way: those sent less those that arrived (each new
+    segment once, plus the duplicates the receiver counted). Every segment here is a whole MSS
+    but the last, so the new segments are ⌈bytes / MSS⌉; a completed transfer received them all."""
+    new = np.ceil(c["key"].map(t["bytes"]) / c["mss"])
+    return c["segs_sent"] - new - c["dup_segments"]
 
 
 def _checks(c: pd.DataFrame) -> List[Check]:
@@ -204,11 +216,24 @@ def bulk_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
     c["load_kbps"] = c["apps.0.aggregate_rate"].str.removesuffix("kbps").astype(int)
     c["time_s"] = c["key"].map(t["acked_s"]) - c["key"].map(t["start_s"])
     new_pkts = np.ceil(c["key"].map(t["bytes"]) / c["mss"])
-    c["loss_pct"] = c["retransmits"] / new_pkts * 100
-    cols = ["variant", "load_kbps", "replicate", "seed", "time_s", "loss_pct", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]
+    # §3.5: loss rate = packets dropped / new data packets sent (drops, not retransmissions).
+    c["drops"] = _drops(c, t)
+    c["loss_pct"] = c["drops"] / new_pkts * 100
+    cols = ["variant", "load_kbps", "replicate", "seed", "time_s", "loss_pct", "drops", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]
     c = c[cols].sort_values(["variant", "load_kbps", "replicate"], kind="mergesort").reset_index(drop=True)
     c.to_csv(out / "tables" / "bulk_runs.csv", index=False)
     return c
+
+
+def at_equal_loss(b: pd.DataFrame, a: str, z: str):
+    """Fig. 6 compares at equal loss rate: each variant's mean time per load, interpolated against
+    its own mean loss rate, at every measured loss rate of either inside both ranges. Returns
+    (loss rates %, times of `a`, times of `z`)."""
+    g = {v: b[b["variant"] == v].groupby("load_kbps")[["loss_pct", "time_s"]].mean().sort_values("loss_pct") for v in (a, z)}
+    lo, hi = max(g[a]["loss_pct"].min(), g[z]["loss_pct"].min()), min(g[a]["loss_pct"].max(), g[z]["loss_pct"].max())
+    x = np.unique(np.concatenate([g[a]["loss_pct"].values, g[z]["loss_pct"].values]))
+    x = x[(x >= lo) & (x <= hi)]
+    return x, np.interp(x, g[a]["loss_pct"], g[a]["time_s"]), np.interp(x, g[z]["loss_pct"], g[z]["time_s"])
 
 
 def _bulk_checks(b: pd.DataFrame) -> List[Check]:
@@ -216,18 +241,21 @@ def _bulk_checks(b: pd.DataFrame) -> List[Check]:
     m = b.groupby(["variant", "load_kbps"])[["time_s", "loss_pct"]].mean()
     vs = set(b["variant"])
     if {"newreno", "sack"} <= vs:
-        low = [k for k in sorted(set(b["load_kbps"])) if m.loc[("sack", k), "loss_pct"] < 9]
-        if low:
-            worst = max(abs(m.loc[("newreno", k), "time_s"] / m.loc[("sack", k), "time_s"] - 1) * 100 for k in low)
-            checks.append(Check("L6 (10 MB): NewReno and SACK alike below 9 % loss: largest difference of mean times, %", "≈ 0", round(worst, 1),
-                                rule=lambda o, p: float(o) <= 15, tol_text="within 15 %", plausible=(0, 60),
+        # Fig. 6's x-axis is the loss rate: each variant's mean time per load, interpolated
+        # against its own loss rate, compared where the loss rates match (`at_equal_loss`).
+        x, nr, sk = at_equal_loss(b, "newreno", "sack")
+        low = x < 9
+        if low.any():
+            worst = float(np.max(np.abs(nr[low] / sk[low] - 1)) * 100)
+            checks.append(Check("L6 (10 MB): NewReno and SACK alike below 9 % loss, at equal loss rate: largest difference of mean times, %", "≈ 0",
+                                round(worst, 1), rule=lambda o, p: float(o) <= 15, tol_text="within 15 %", plausible=(0, 60),
                                 why="Fig. 6's two curves coincide within its resolution; 15 % for the seeds' spread of 10 MB times"))
-        hi = [k for k in sorted(set(b["load_kbps"])) if m.loc[("sack", k), "loss_pct"] >= 9]
-        if hi:
-            r = float(np.mean([m.loc[("sack", k), "time_s"] / m.loc[("newreno", k), "time_s"] for k in hi]))
-            checks.append(Check("L6 (10 MB): SACK better than NewReno from 9 % loss (mean time SACK / NewReno over those loads)", "< 1 (≈ 10 % better)",
+        hi = x >= 9
+        if hi.any():
+            r = float(np.mean(sk[hi] / nr[hi]))
+            checks.append(Check("L6 (10 MB): SACK better than NewReno from 9 % loss, at equal loss rate (mean time SACK / NewReno)", "< 1 (≈ 10 % better)",
                                 round(r, 3), rule=lambda o, p: float(o) < 1, tol_text="ratio below 1", plausible=(0.5, 2),
-                                note=f"loads {', '.join(str(k) for k in hi)} kb/s", why="the paper's claim is an order (Fig. 6)"))
+                                note=f"loss rates {x[hi].min():.1f}–{x[hi].max():.1f} %", why="the paper's claim is an order (Fig. 6)"))
     if {"sack-iw", "sack-iw-lt"} <= vs:
         loads = sorted(set(b["load_kbps"]))
         wins = sum(m.loc[("sack-iw-lt", k), "time_s"] <= m.loc[("sack-iw", k), "time_s"] for k in loads)
@@ -297,7 +325,7 @@ def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int]
     log(f"ladha04 10 MB transfers vs loss rate ({scale})")
     b = bulk_runs(scale, out, workers, progress)
     report.heading("10 MB transfers against the loss rate (Figs. 6–7)")
-    bs = b.groupby(["variant", "load_kbps"])[["loss_pct", "time_s", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]].mean().round(3).reset_index()
+    bs = b.groupby(["variant", "load_kbps"])[["loss_pct", "time_s", "drops", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]].mean().round(3).reset_index()
     csv = out / "tables" / "bulk.csv"
     bs.to_csv(csv, index=False)
     report.table(bs, "10 MB transfers (1 MB on the tiny scale): mean over seeds per variant and load", csv)
