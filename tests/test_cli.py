@@ -159,3 +159,19 @@ def test_console_script_entry_point(small_file):
     p = subprocess.run([exe, "run", str(small_file)], capture_output=True, text=True, timeout=30)
     assert p.returncode == 0, p.stderr
     assert "\nf " in p.stdout
+
+
+def test_an_override_of_an_asked_preset_is_shown_by_validate_run_and_json(cli):
+    """A preset asked for by --set over a file that writes a knob the preset sets: the file's knob
+    wins (knobs apply over presets), and every output says so."""
+    demo = str(EXAMPLES / "demo.toml")  # writes variant = "newreno"
+    line = 'note: tcp.variant = "newreno" overrides preset "sack", which sets variant = "sack" (flows[0])'
+    v = cli("validate", demo, "--set", 'tcp.preset="sack"')
+    assert v.returncode == 0 and line in v.stderr.splitlines(), v.stderr
+    r = cli("run", demo, "--set", 'tcp.preset="sack"')
+    assert r.returncode == 0 and r.stdout.splitlines()[1] == line, r.stdout
+    j = json.loads(cli("run", demo, "--json", "--set", 'tcp.preset="sack"').stdout)
+    assert j["notes"] == [line[len("note: "):]] and j["tcp"][0]["variant"] == "newreno"
+    # Nothing overridden, nothing said.
+    assert "notes" not in json.loads(cli("run", demo, "--json").stdout)
+    assert "note:" not in cli("validate", demo).stderr

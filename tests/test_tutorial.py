@@ -36,7 +36,14 @@ def test_the_tutorial_runs_as_written(tmp_path, monkeypatch):
             exec(compile(code, str(TUTORIAL), "exec"), env)
     # What the blocks promise, checked.
     assert env["r"].connections.loc[0, "bytes_delivered"] == 1 << 20
-    assert env["sack"].tcp[0]["sack"] is True
+    # The override is shown, and the SACK run recovers with SACK.
+    assert env["mixed"].notes == ['tcp.variant = "newreno" overrides preset "sack", which sets variant = "sack" (flows[0])']
+    assert env["mixed"].tcp[0]["variant"] == "newreno"
+    assert env["sack"].tcp[0]["variant"] == "sack" and env["sack"].connections.loc[0, "sack_retransmits"] > 0
+    assert env["sack"].notes == []
+    # The sweep shows what the text says: NewReno well ahead of Reno at the lowest loss rate.
+    low = env["summary"][env["summary"]["topology.loss"] == env["summary"]["topology.loss"].min()].set_index("tcp.variant")
+    assert low.loc["newreno", "goodput_bps_mean"] > 1.3 * low.loc["reno", "goodput_bps_mean"]
     assert env["res"].stats["skipped"] == 30  # the command-line sweep stored them all
     assert len(env["summary"]) == 10 and set(env["summary"]["n"]) == {3}
     for f in ("demo.pcap", "demo-tsg.png", "demo-tsg.svg", "tutorial.duckdb", "goodput-vs-loss.png"):

@@ -315,6 +315,9 @@ class Result:
         self._tcp = None if self._tcp_lazy else [_every_knob(t) for t in data["flows_tcp"]]
         self.meta: dict = data["meta"]
         self.wall_time_s = wall_time_s
+        # Knobs written over a profile or preset asked for in the same run (`Scenario::tcp_notes`):
+        # legal, but shown wherever the run is, so an override never passes unseen.
+        self.notes: list = list(data.get("notes", []))
 
     @classmethod
     def from_json(cls, text: str, wall_time_s: float = 0.0, series: Optional[dict] = None) -> "Result":
@@ -380,6 +383,8 @@ class Result:
         """Plain JSON-ready form: the scenario as run, the resolved TCP settings of each flow
         (`tcp`), metadata, and the tables as lists of records (NaN as None)."""
         d = {"scenario": self.scenario, "tcp": self.tcp, "meta": self.meta}
+        if self.notes:
+            d["notes"] = list(self.notes)
         for key in _TABLES:
             rows = self._rows(key)
             if rows or key in ("connections", "links", "transfers"):
@@ -471,7 +476,19 @@ def run(
         out, recorded = _core.run_scenario(text, fmt, seed, _sets(sets), columns=True, **limits), None
     else:
         out, recorded = _core.run_scenario(text, fmt, seed, _sets(sets), series=True, columns=True, **limits)
-    return Result.from_columns(out, wall_time_s=time.perf_counter() - t0, series=recorded)
+    res = Result.from_columns(out, wall_time_s=time.perf_counter() - t0, series=recorded)
+    res.notes = notes(text, fmt, sets)
+    return res
+
+
+def notes(scenario: ScenarioLike, fmt: Optional[str] = None, sets: Union[str, Sequence[str]] = ()) -> list:
+    """Lines naming each TCP knob written beside a profile or preset asked for in the same
+    scenario (or by `sets`) that overrides a value the profile or preset sets: `preset = "sack"`
+    over a file that writes `variant = "newreno"` runs NewReno with SACK only negotiated. Empty
+    when nothing asked for is overridden."""
+    if fmt is None:
+        scenario, fmt = load_scenario(scenario)
+    return json.loads(_core.tcp_notes(scenario, fmt, _sets(sets)))
 
 
 def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = (), tcp: bool = False) -> dict:

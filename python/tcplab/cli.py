@@ -31,6 +31,7 @@ from .api import profiles as _profiles
 from .api import variants as _variants
 from .api import run as _run
 from .api import validate as _validate
+from .api import notes as _notes
 from .errors import ExecutorError
 from .errors import SweepError
 
@@ -97,6 +98,7 @@ def render(result) -> str:
     parts = [
         f"scenario {s.get('name') or '(unnamed)'}  seed {m['seed']}  simulated {m['sim_time_s']:.3f} s  "
         f"events {m['events']}  wall {result.wall_time_s * 1e3:.1f} ms" + ("" if m["completed"] else "  (time limit reached)"),
+        *[f"note: {n}" for n in getattr(result, "notes", [])],
         "",
         _table(
             "connections",
@@ -243,6 +245,8 @@ def validate_cmd(scenario: str, sets) -> None:
         _fail(f"{scenario}: {e}")
     except _core.CoreError as e:
         _fail(str(e))
+    for n in _notes(Path(scenario), sets=list(sets)):
+        click.echo(f"note: {n}", err=True)
     click.echo(json.dumps(s, indent=2))
 
 

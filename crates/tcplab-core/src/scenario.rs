@@ -1093,6 +1093,88 @@ impl FlowSpec {
 }
 
 impl Scenario {
+    /// Knobs that override a value of a preset, or of a profile asked for by an override
+    /// (`--set`, `sets=`) of this run: `before` is the scenario without those overrides. Each is
+    /// legal, since knobs apply over the profile and the preset, but it must not pass unseen:
+    /// `--set tcp.preset="sack"` over a file that writes `variant = "newreno"` runs NewReno with
+    /// SACK merely negotiated. A knob over a profile written in the file itself is the ordinary
+    /// way to tune a profile and is not noted. One line per override, naming the flows and
+    /// applications it applies to; `tcplab validate`, the `run` header and `--json` show them.
+    pub fn tcp_notes(&self, before: Option<&Scenario>) -> Vec<String> {
+        use crate::tcp::config::preset;
+        let mut found: Vec<(String, Vec<String>)> = Vec::new();
+        let mut look = |spec: &TcpSpec, place: String, profile_before: Option<Option<String>>| {
+            if spec.profile.is_none() && spec.preset.is_none() {
+                return;
+            }
+            // The profile was asked for by this run's overrides when it differs without them.
+            let profile_asked = spec.profile.is_some() && profile_before.is_some_and(|p| p != spec.profile);
+            let profile = spec.profile.as_deref().unwrap_or("rfc");
+            // An unknown profile or preset is the validation's error, not a note.
+            let Some(mut cfg) = TcpConfig::profile(profile) else { return };
+            let of_profile = cfg.to_json_full();
+            let named = spec.preset.as_deref().and_then(preset);
+            if let Some(p) = named {
+                (p.apply)(&mut cfg);
+            }
+            let asked = cfg.to_json_full();
+            let bare = TcpSpec { profile: None, preset: None, ..spec.clone() };
+            let Ok(serde_json::Value::Object(written)) = serde_json::to_value(&bare) else { return };
+            for (knob, value) in written {
+                let Some(base) = asked.get(&knob) else { continue };
+                if *base == value {
+                    continue;
+                }
+                let by_preset = named.filter(|_| of_profile.get(&knob) != Some(base));
+                let source = match (by_preset, &spec.profile) {
+                    (Some(p), _) => format!("preset {:?}", p.name),
+                    (None, Some(name)) if profile_asked => format!("profile {name:?}"),
+                    // A profile tuned in the file, or the default profile: nothing to say.
+                    _ => continue,
+                };
+                let line = format!("tcp.{knob} = {value} overrides {source}, which sets {knob} = {base}");
+                match found.iter_mut().find(|(l, _)| *l == line) {
+                    Some((_, places)) => places.push(place.clone()),
+                    None => found.push((line, vec![place.clone()])),
+                }
+            }
+        };
+        // The profile a place had without the overrides (None inside: none written; a place the
+        // overrides added counts as asked for).
+        let flow_profile = |sc: &Scenario, i: usize| sc.flows.get(i).map(|f| sc.tcp.merged_with(&f.tcp).profile);
+        let app_profile = |sc: &Scenario, i: usize, server: bool| {
+            sc.apps.get(i).map(|a| {
+                let t = sc.tcp.merged_with(&a.tcp);
+                match (&a.server_tcp, server) {
+                    (Some(st), true) => t.merged_with(st).profile,
+                    _ => t.profile,
+                }
+            })
+        };
+        let was = |p: Option<Option<String>>| if before.is_some() { Some(p.unwrap_or(Some(String::new()))) } else { None };
+        if self.flows.is_empty() && self.apps.is_empty() {
+            look(&self.tcp, "tcp".into(), was(before.map(|b| b.tcp.profile.clone())));
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            look(&self.tcp.merged_with(&f.tcp), format!("flows[{i}]"), was(before.and_then(|b| flow_profile(b, i))));
+        }
+        for (i, a) in self.apps.iter().enumerate() {
+            let t = self.tcp.merged_with(&a.tcp);
+            look(&t, format!("apps[{i}]"), was(before.and_then(|b| app_profile(b, i, false))));
+            if let Some(st) = &a.server_tcp {
+                look(&t.merged_with(st), format!("apps[{i}].server_tcp"), was(before.and_then(|b| app_profile(b, i, true))));
+            }
+        }
+        found
+            .into_iter()
+            .map(|(line, places)| {
+                const SHOWN: usize = 4;
+                let more = if places.len() > SHOWN { format!(" and {} more", places.len() - SHOWN) } else { String::new() };
+                format!("{line} ({}{more})", places[..places.len().min(SHOWN)].join(", "))
+            })
+            .collect()
+    }
+
     /// The TCP configuration of a flow or application at `path` whose own knobs are `own`: the
     /// profile, then the preset, then the scenario's `[tcp]` and `own` overrides, validated; an
     /// error names `{path}.tcp.{knob}` when `own` sets the knob, else `tcp.{knob}`.
@@ -1186,6 +1268,32 @@ bytes = "16KB"
 
     fn e(text: &str) -> ScenarioError {
         Scenario::from_toml(text, &[]).unwrap_err()
+    }
+
+    #[test]
+    fn knobs_that_override_an_asked_preset_or_profile_are_noted() {
+        let notes = |text: &str, sets: &[&str]| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            let before = Scenario::from_toml(text, &[]).unwrap();
+            Scenario::from_toml(text, &sets).unwrap().tcp_notes(Some(&before))
+        };
+        // The tutorial's trap: a preset asked for by --set over a file that writes the variant.
+        let file = BASIC.replace("[[flows]]", "[tcp]\nvariant = \"newreno\"\n[[flows]]");
+        let n = notes(&file, &["tcp.preset=\"sack\""]);
+        assert_eq!(n, vec!["tcp.variant = \"newreno\" overrides preset \"sack\", which sets variant = \"sack\" (flows[0])".to_string()]);
+        // A preset in the file itself, overridden by a knob of [tcp], is noted too.
+        let inner = file.replace("bytes = \"16KB\"", "bytes = \"16KB\"\ntcp = { preset = \"sack\" }");
+        assert_eq!(notes(&inner, &[]).len(), 1);
+        // A profile asked for by --set over a knob of the file: one line for every flow alike.
+        let two = BASIC.replace("[[flows]]\nbytes = \"16KB\"", "[tcp]\ndelayed_ack = false\n[[flows]]\nbytes = \"16KB\"\n[[flows]]\nbytes = \"1KB\"");
+        let n = notes(&two, &["tcp.profile=\"linux\""]);
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert!(n[0].starts_with("tcp.delayed_ack = false overrides profile \"linux\"") && n[0].ends_with("(flows[0], flows[1])"), "{n:?}");
+        // A profile tuned in the file itself is the ordinary use of knobs.
+        assert!(notes(&two.replace("[tcp]\n", "[tcp]\nprofile = \"linux\"\n"), &[]).is_empty());
+        // Nothing to say: no profile or preset asked for, or knobs that agree with them.
+        assert!(notes(&file, &[]).is_empty());
+        assert!(notes(&file, &["tcp.preset=\"newreno\""]).is_empty());
     }
 
     #[test]

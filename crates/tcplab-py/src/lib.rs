@@ -213,6 +213,22 @@ fn validate(text: &str, fmt: &str, sets: Vec<String>) -> PyResult<String> {
     .map_err(to_py)
 }
 
+/// Knobs written beside a profile or preset asked for in the same scenario that override a value
+/// it sets (`Scenario::tcp_notes`), as a JSON list of lines.
+#[pyfunction]
+#[pyo3(signature = (text, fmt="toml", sets=vec![]))]
+fn tcp_notes(text: &str, fmt: &str, sets: Vec<String>) -> PyResult<String> {
+    guarded(|| {
+        let s = parse(text, fmt, &sets)?;
+        // Without the overrides, to tell what they asked for (a file invalid on its own: no notes
+        // of a profile asked for, only of presets).
+        let before = if sets.is_empty() { None } else { parse(text, fmt, &[]).ok() };
+        let before = if sets.is_empty() { Some(&s) } else { before.as_ref() };
+        Ok(serde_json::to_string(&s.tcp_notes(before)).expect("serialisable"))
+    })
+    .map_err(to_py)
+}
+
 /// The TCP configuration each flow of a scenario runs with (profile, preset, `[tcp]` and the
 /// flow's own knobs resolved), one per flow as the run numbers them, as JSON: the world is built,
 /// not run.
@@ -352,6 +368,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_tcp, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_notes, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
