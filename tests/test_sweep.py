@@ -371,7 +371,7 @@ def test_the_example_sweep_runs(tmp_path):
     example = Path(__file__).resolve().parent.parent / "experiments" / "sweeps" / "sweep_demo.toml"
     res = tcplab.sweep(example, store=tmp_path / "demo.duckdb", workers=0, progress=False)
     assert len(res.runs) == 30 and (res.runs["status"] == "ok").all()
-    assert (res.connections["bytes_delivered"] == 65536).all()
+    assert (res.connections["bytes_delivered"] == 1 << 20).all()
     by_loss = res.connections.groupby("topology.loss")["retransmits"].mean()
     assert by_loss.iloc[-1] > by_loss.iloc[0]  # more loss, more retransmissions
     assert math.isclose(by_loss.index[0], 1e-3) and math.isclose(by_loss.index[-1], 0.1)
