@@ -161,7 +161,7 @@ def test_cli_sweep_run_timeout_and_retry_failed(tmp_path, cli):
     r = cli("results", store)
     assert "runs: 6 (4 ok, 2 timeout)" in r.stdout
     r = cli("sweep", f, "--run-timeout", "soon", "--store", store)
-    assert r.returncode == 2 and "run_timeout: 'soon' is not a quantity" in r.stderr
+    assert r.returncode == 2 and "--run-timeout: 'soon' is not a quantity" in r.stderr
 
 
 # A hook that makes the run of seed 3 hang outside the event loop (in a pool worker only) or

@@ -4,6 +4,8 @@ drawn from the same segments, cwnd and queue plots, the command line, and bad in
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -75,7 +77,8 @@ def test_a_simulation_and_its_own_capture_draw_the_same_graph(tmp_path):
 
     matplotlib.use("Agg")
     cap = tmp_path / "tx.pcap"
-    r = tcplab.run(LOSSY + f'[[capture]]\npath = "{cap}"\nnode = "sender"\n', seed=3, series=["segments"])
+    with contextlib.chdir(tmp_path):  # a scenario's captures are written in the working directory
+        r = tcplab.run(LOSSY + f'[[capture]]\npath = "{cap.name}"\nnode = "sender"\n', seed=3, series=["segments"])
     pk = tcplab.trace.packets(cap)
     sim = tcplab.plot.sender_view(r.series.segments, "a2b")
     # The capture at the sender holds exactly the segments of the series' sender view: same

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import shutil
 import struct
@@ -31,8 +33,9 @@ def _both(tmp_path, variant="newreno", seed=3):
     """Run with captures at the sender and the receiver; return the result and two analyses."""
     tx, rx = tmp_path / f"{variant}-tx.pcap", tmp_path / f"{variant}-rx.pcap"
     text = LOSSY.format(variant=variant)
-    text += f'[[capture]]\npath = "{tx}"\nnode = "sender"\n[[capture]]\npath = "{rx}"\nnode = "receiver"\n'
-    r = tcplab.run(text, seed=seed)
+    text += f'[[capture]]\npath = "{tx.name}"\nnode = "sender"\n[[capture]]\npath = "{rx.name}"\nnode = "receiver"\n'
+    with contextlib.chdir(tmp_path):  # a scenario's captures are written in the working directory
+        r = tcplab.run(text, seed=seed)
     return r, tcplab.trace.analyze(tx), tcplab.trace.analyze(rx)
 
 
@@ -213,10 +216,11 @@ def _object_conns(df, client_ip):
 )
 def test_object_records_agree_with_the_trace_of_the_same_run(tmp_path, kind, mode, fin, count):
     client, server = tmp_path / "client.pcap", tmp_path / "server.pcap"
-    text = APP_TRACE.format(loss=0.08, client=client, server=server, kind=kind, mode=mode, fin=fin, count=count)
+    text = APP_TRACE.format(loss=0.08, client=client.name, server=server.name, kind=kind, mode=mode, fin=fin, count=count)
     if mode == "oneway":
         text = text.replace("tcp = { fin = false }\n", "")
-    r = tcplab.run(text, seed=2)
+    with contextlib.chdir(tmp_path):  # a scenario's captures are written in the working directory
+        r = tcplab.run(text, seed=2)
     at_client, at_server = tcplab.trace.analyze(client), tcplab.trace.analyze(server)
     client_ip = at_client.loc[0, "a"].rsplit(":", 1)[0]  # the first connection is the first object's request
     c, s = _object_conns(at_client, client_ip), _object_conns(at_server, client_ip)

@@ -4,6 +4,8 @@ time-sequence graph drawn from it, and the command's own start-up cost."""
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import subprocess
 import sys
@@ -31,8 +33,9 @@ bytes = "300KB"
 def captures(tmp_path_factory):
     d = tmp_path_factory.mktemp("caps")
     tx, rx = d / "tx.pcap", d / "rx.pcap"
-    text = LOSSY + f'[[capture]]\npath = "{tx}"\nnode = "sender"\n[[capture]]\npath = "{rx}"\nnode = "receiver"\n'
-    r = tcplab.run(text, seed=3)
+    text = LOSSY + f'[[capture]]\npath = "{tx.name}"\nnode = "sender"\n[[capture]]\npath = "{rx.name}"\nnode = "receiver"\n'
+    with contextlib.chdir(d):  # a scenario's captures are written in the working directory
+        r = tcplab.run(text, seed=3)
     return r, tx, rx
 
 
@@ -178,9 +181,10 @@ def test_a_lost_synack_is_one_loss_event_at_either_end(tmp_path):
     text = (
         '[topology]\nkind = "single_link"\nrate = "10Mbps"\ndelay = "20ms"\n'
         '[[flows]]\nbytes = "20KB"\ndrops = [{ kind = "synack" }]\n'
-        f'[[capture]]\npath = "{tx}"\nnode = "sender"\n[[capture]]\npath = "{rx}"\nnode = "receiver"\n'
+        f'[[capture]]\npath = "{tx.name}"\nnode = "sender"\n[[capture]]\npath = "{rx.name}"\nnode = "receiver"\n'
     )
-    r = tcplab.run(text)
+    with contextlib.chdir(tmp_path):
+        r = tcplab.run(text)
     assert r.connections.iloc[0].retransmits == 0
     at_rx = tcplab.trace.analyze(rx).iloc[0]
     assert (at_rx.syn_retransmits, at_rx.synack_retransmits) == (1, 2)

@@ -450,7 +450,9 @@ def run(
     """Run `scenario` once with `seed` (default: the scenario's own, else 1).
 
     `sets` are overrides written `key.path=value` (`"tcp.variant=reno"`, `"flows.0.bytes=\\"16KB\\""`).
-    `pcap` adds a capture at the first flow's sending node (docs/traces.md) to those of the scenario.
+    `pcap` adds a capture at the first flow's sending node (docs/traces.md) to those of the scenario;
+    unlike the scenario's own `[[capture]]` paths (relative, inside the current directory), it may
+    name any place.
     `max_wall` (seconds, or `"10s"`, `"2min"`) and `max_events` bound the run: a run still going
     when it reaches either stops and raises `RunLimitError` (`.limit`, `.events`, `.sim_time_s`).
     `series` records time series (`Result.series`, docs/series.md): None records the scenario's
@@ -464,13 +466,13 @@ def run(
     from . import series as _series
 
     extra = _series.entries(series)
-    if pcap is not None or extra:
+    if extra:
         d = json.loads(_core.validate(text, fmt, _sets(sets)))
-        if pcap is not None:
-            d.setdefault("capture", []).append({"path": os.fspath(pcap)})
-        if extra:
-            d["series"] = _series.merge(d.get("series", []), extra)
+        d["series"] = _series.merge(d.get("series", []), extra)
         text, fmt, sets = json.dumps(d), "json", ()
+    # `pcap` is the caller's path, not the scenario's: the core writes it wherever it names (a
+    # scenario's own `[[capture]]` paths stay inside the current directory, docs/traces.md).
+    limits["pcap"] = None if pcap is None else os.fspath(pcap)
     t0 = time.perf_counter()
     if series is False:
         out, recorded = _core.run_scenario(text, fmt, seed, _sets(sets), columns=True, **limits), None

@@ -332,6 +332,10 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
     from .sweep import check_axes, default_store, expand, parse_spec, sweep
 
     try:
+        run_timeout = _limits.seconds(run_timeout, "--run-timeout")
+    except ValueError as e:
+        _fail(str(e))
+    try:
         if dry_run:
             spec = parse_spec(Path(scenario), sets=list(sets))
             base_json = json.dumps(spec.base)

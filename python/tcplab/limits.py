@@ -12,7 +12,11 @@ from typing import Any, Optional
 
 from ._core import RunLimitError
 
-__all__ = ["RunLimitError", "seconds", "size_bytes", "events"]
+__all__ = ["RunLimitError", "seconds", "size_bytes", "events", "MAX_SECONDS"]
+
+# The longest wall time a run may be given (`max_wall`, `--max-wall`, `run_timeout`,
+# `--run-timeout`): 10^9 s, about 31 years. The clock cannot hold a deadline past about 9.2e18 s.
+MAX_SECONDS = 1e9
 
 # The units of scenario durations and sizes (crates/tcplab-core/src/units.rs).
 TIME_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
@@ -41,7 +45,10 @@ def seconds(value: Any, what: str) -> Optional[float]:
     """A duration in seconds: a number of seconds, or a string with a unit (`"10s"`, `"2min"`)."""
     if value is None:
         return None
-    return _quantity(value, TIME_UNITS, "s", what, "10s")
+    x = _quantity(value, TIME_UNITS, "s", what, "10s")
+    if x > MAX_SECONDS:
+        raise ValueError(f"{what}: at most {MAX_SECONDS:g} s (about 31 years), got {value!r}")
+    return x
 
 
 def size_bytes(value: Any, what: str) -> Optional[int]:

@@ -55,6 +55,23 @@ RUN_COLUMNS = [
 ]  # fmt: skip
 
 
+# How every store is opened. A store may come from someone else, and what it holds runs when it is
+# read: a view named `runs` could read local files (`read_text('/etc/...')`) or fetch URLs (httpfs
+# would install and load itself). So DuckDB may touch no file but the store (no COPY, no
+# read_csv, no ATTACH), installs and loads no extension, and the settings cannot be changed
+# afterwards. Nothing tcplab does needs more: batches are inserted as parameters or registered
+# Arrow tables (no file), and `tcplab results --to csv|parquet` exports the DataFrames it read
+# with pandas, outside DuckDB.
+CONNECTION_CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+# The tables a store may hold: each must be a base table (never a view).
+STORE_TABLES = ("tcplab_meta", "runs") + RESULT_TABLES
+
+
 class StoreError(RuntimeError):
     """A results store cannot be used: in use, not a tcplab store, or from another version."""
 
@@ -140,7 +157,7 @@ class Store:
         if not memory and not read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.con = duckdb.connect(self.path, read_only=read_only)
+            self.con = duckdb.connect(self.path, read_only=read_only, config=dict(CONNECTION_CONFIG))
         except duckdb.Error as e:
             msg = str(e)
             if "lock" in msg.lower():
@@ -157,7 +174,15 @@ class Store:
     # --- format and version ---
 
     def _existing_tables(self) -> set:
-        rows = self.con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
+        """The store's tables; a view in the place of one of tcplab's tables is refused (it would
+        run a query of the store's author when read)."""
+        rows = self.con.execute("SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
+        views = sorted(name for name, kind in rows if kind != "BASE TABLE" and name in STORE_TABLES)
+        if views:
+            raise StoreError(
+                f"{self.path}: not a tcplab results store: {', '.join(views)} {'is a view' if len(views) == 1 else 'are views'}, "
+                f"not {'a table' if len(views) == 1 else 'tables'} (a tcplab store holds tables only; a view runs a query when it is read)"
+            )
         return {r[0] for r in rows}
 
     def _check_or_create(self) -> set:

@@ -40,6 +40,9 @@ else:  # pragma: no cover - Python 3.10
 GENERATORS = ("logspace", "linspace", "range")
 SWEEP_KEYS = ("name", "axes", "zip", "replicates", "seed", "seeds")
 DEFAULT_SCENARIO_SEED = 1  # the core's default for a scenario without `seed`
+# The most runs a sweep may have (grid points x replicates; docs/sweeps.md). The count is taken
+# from the spec before any value is generated, so a sweep past it is refused at once.
+MAX_RUNS = 1_000_000
 
 
 from .errors import SweepError  # noqa: E402  (defined apart so that `import tcplab` stays light)
@@ -114,6 +117,8 @@ def _number(v: Any, where: str) -> float:
 def _count(v: Any, where: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         raise SweepError(f"{where}: the number of values must be an integer >= 1, got {v!r}")
+    if v > MAX_RUNS:
+        raise SweepError(f"{where}: {v} values, more than a sweep may have runs ({MAX_RUNS})")
     return v
 
 
@@ -139,12 +144,21 @@ def _generate(spec: Mapping, where: str) -> list:
         # library's pow, so the values (and so the run keys) do not depend on numpy's SIMD paths.
         step = (b - a) / (n - 1) if n > 1 else 0.0
         lin = [float(a + i * step) if i < n - 1 else float(b) for i in range(n)]
-        values = [10.0**x for x in lin] if kind == "logspace" else lin
+        try:
+            values = [10.0**x for x in lin] if kind == "logspace" else lin
+        except OverflowError:
+            values = [math.inf]
+        bad = next((v for v in values if not math.isfinite(v)), None)
+        if bad is not None:
+            raise SweepError(f"{where}.{kind}: {list(args)!r} generates a value that is not a finite number ({bad!r})")
     else:
         if len(args) not in (2, 3) or any(isinstance(x, bool) or not isinstance(x, int) for x in args):
             raise SweepError(f"{where}.range: expected integers [start, stop] or [start, stop, step], got {list(args)!r}")
         if len(args) == 3 and args[2] == 0:
             raise SweepError(f"{where}.range: step must not be 0")
+        count = len(range(*args))
+        if count > MAX_RUNS:
+            raise SweepError(f"{where}.range: {list(args)!r} gives {count} values, more than a sweep may have runs ({MAX_RUNS})")
         values = list(range(*args))
         if not values:
             raise SweepError(f"{where}.range: {list(args)!r} gives no values (stop is excluded, as in Python)")
@@ -286,11 +300,33 @@ def parse_spec(scenario: ScenarioLike, sweep: Optional[Mapping] = None, sets: Un
             raise SweepError(f"{where}: zipped axes must have the same number of values ({desc})")
         add(list(cols), list(cols.values()), where)
 
-    seeds = _replicate_seeds(table, d)
-    return Spec(name=name, base=d, axes=axes, seeds=seeds, sets=_sets(sets))
+    points = math.prod(len(a) for a in axes)
+    if points > MAX_RUNS:
+        sizes = " x ".join(str(len(a)) for a in axes)
+        raise SweepError(f"sweep.axes: the grid has {points} points ({sizes}), more than the limit of {MAX_RUNS} runs (docs/sweeps.md)")
+    seeds = _replicate_seeds(table, d, points)
+    sets = _sets(sets)
+    _refuse_captures(d, axes, sets)
+    return Spec(name=name, base=d, axes=axes, seeds=seeds, sets=sets)
 
 
-def _replicate_seeds(table: Mapping, scenario: Mapping) -> list:
+def _refuse_captures(base: Mapping, axes: list, sets: list) -> None:
+    """Every run of a sweep would write a scenario's capture file, one after another or at once:
+    a sweep has no captures (docs/sweeps.md). Refused by key path."""
+    caps = base.get("capture")
+    if caps:
+        raise SweepError("capture[0].path: a sweep does not write captures (every run would write the same file); "
+                         "take a capture of one point with `tcplab run --set ... --pcap PATH`")
+    for a in axes:
+        for k in a.keys:
+            if k == "capture" or k.startswith("capture."):
+                raise SweepError(f"sweep.axes.{k}: a sweep does not write captures (every run would write a file of its own name or the same one)")
+    for o in sets:
+        if o.strip().startswith("capture"):
+            raise SweepError(f"{o.partition('=')[0].strip()}: a sweep does not write captures (every run would write the same file)")
+
+
+def _replicate_seeds(table: Mapping, scenario: Mapping, points: int = 1) -> list:
     """Replicate r (from 0) runs with seed `seed + r`, the same at every point of the grid (common
     random numbers: paired points see the same random draws). `seed` defaults to the scenario's
     `seed`, else 1. `seeds = [...]` lists them instead."""
@@ -308,10 +344,14 @@ def _replicate_seeds(table: Mapping, scenario: Mapping) -> list:
                 raise SweepError(f"sweep.seeds: {e}") from None
         if len(set(out)) != len(out):
             raise SweepError(f"sweep.seeds: seeds repeat ({out!r}); each replicate needs its own")
+        if len(out) * points > MAX_RUNS:
+            raise SweepError(f"sweep.seeds: {len(out)} seeds x {points} points = {len(out) * points} runs, more than the limit of {MAX_RUNS} runs (docs/sweeps.md)")
         return out
     n = table.get("replicates", 1)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise SweepError(f"sweep.replicates: expected an integer >= 1, got {n!r}")
+    if n * points > MAX_RUNS:
+        raise SweepError(f"sweep.replicates: {n} replicates x {points} points = {n * points} runs, more than the limit of {MAX_RUNS} runs (docs/sweeps.md)")
     base = table.get("seed", scenario.get("seed", DEFAULT_SCENARIO_SEED))
     try:
         base = _seed(base)

@@ -286,7 +286,8 @@ fn empirical_from_files() {
     assert!(msg.contains("bad.cdf") && msg.contains("line 2") && msg.contains("x must not decrease"), "{msg}");
     let bad = temp_file("bad2.cdf", "100 0.5\n200 zero\n");
     let (_, msg) = parse::<S>(&format!("x = {{ empirical = {{ csv = {bad:?} }} }}")).unwrap_err();
-    assert!(msg.contains("line 2") && msg.contains("\"zero\""), "{msg}");
+    // A token that is not a number is not echoed (the file may not be a CDF: S2).
+    assert!(msg.contains("line 2") && !msg.contains("zero") && msg.contains("not shown"), "{msg}");
     let bad = temp_file("bad3.cdf", "100 0.5\n200 0.9\n");
     let (_, msg) = parse::<S>(&format!("x = {{ empirical = {{ csv = {bad:?} }} }}")).unwrap_err();
     assert!(msg.contains("last point's F must be 1"), "{msg}");
@@ -669,5 +670,40 @@ mod generated {
             check::<tcplab_core::rv::SizeKind>(&v)?;
             check::<tcplab_core::rv::CountKind>(&v)?;
         }
+    }
+}
+
+#[test]
+fn cdf_files_are_bounded_and_not_echoed() {
+    // Not a regular file: a device that never ends, a directory; refused by key, not read.
+    for p in ["/dev/zero", "/"] {
+        let (path, msg) = parse::<S>(&format!("x = {{ empirical = {{ csv = {p:?} }} }}")).unwrap_err();
+        assert_eq!(path, "x.empirical.csv");
+        assert!(msg.contains("not a regular file"), "{msg}");
+    }
+    // Larger than the cap (a sparse file: nothing is written).
+    let big = temp_file("big.cdf", "");
+    std::fs::OpenOptions::new().write(true).open(&big).unwrap().set_len(tcplab_core::rv::MAX_CDF_FILE_BYTES + 1).unwrap();
+    let (path, msg) = parse::<S>(&format!("x = {{ empirical = {{ csv = {big:?} }} }}")).unwrap_err();
+    assert_eq!(path, "x.empirical.csv");
+    assert!(msg.contains("larger than the limit of 16 MiB"), "{msg}");
+    // A file that is not a CDF: its lines are never shown.
+    let secret = temp_file("shadow", "root:$6$saltsalt$hashhashhash:19000:0:99999:7:::\n");
+    let (_, msg) = parse::<S>(&format!("x = {{ empirical = {{ csv = {secret:?} }} }}")).unwrap_err();
+    assert!(msg.contains("line 1") && !msg.contains("root") && !msg.contains("hash"), "{msg}");
+    let secret2 = temp_file("env", "100 0.5\nTOKEN=abc123 1\n");
+    let (_, msg) = parse::<S>(&format!("x = {{ empirical = {{ csv = {secret2:?} }} }}")).unwrap_err();
+    assert!(msg.contains("line 2") && !msg.contains("TOKEN") && !msg.contains("abc123"), "{msg}");
+    // A line of numbers and separators is shown, as it helps to find the mistake.
+    let row = temp_file("row.cdf", "100 0.5 1 2\n");
+    let (_, msg) = parse::<S>(&format!("x = {{ empirical = {{ csv = {row:?} }} }}")).unwrap_err();
+    assert!(msg.contains("\"100 0.5 1 2\""), "{msg}");
+    // The process's environment (a regular file of size 0 in /proc) is not echoed.
+    if std::path::Path::new("/proc/self/environ").exists() {
+        let (_, msg) = parse::<S>("x = { empirical = { csv = \"/proc/self/environ\" } }").unwrap_err();
+        assert!(!msg.contains("PATH=") && !msg.contains("HOME="), "{msg}");
+    }
+    for f in [big, secret, secret2, row] {
+        let _ = std::fs::remove_file(f);
     }
 }

@@ -183,4 +183,13 @@ fn capture_errors_name_the_key() {
     assert_eq!(bad("link = \"link\"\npoint = \"middle\"").path, "capture[0].point");
     assert_eq!(bad("node = \"sender\"\nlink = \"link\"").path, "capture[0]");
     assert_eq!(bad("colour = 1").path, "capture[0].colour");
+    // A scenario's capture stays inside the working directory (S1): no absolute path, no `..`
+    // (the check the front ends make on every scenario they read).
+    for path in ["/tmp/x.pcap", "../x.pcap", "a/../../x.pcap", "/etc/passwd"] {
+        let text = format!("[topology]\nkind = \"single_link\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[flows]]\nbytes = 1000\n[[capture]]\npath = {path:?}\n");
+        let s = Scenario::from_toml(&text, &[]).unwrap();
+        let e = tcplab_core::trace::capture::check_paths(&s.capture).unwrap_err();
+        assert_eq!(e.path, "capture[0].path", "{path}");
+        assert!(e.message.contains("must be relative") && e.message.contains("--pcap"), "{path}: {}", e.message);
+    }
 }

@@ -22,12 +22,16 @@ enum Failure {
     Panic(String),
 }
 
+/// Read a scenario given as text: its own capture paths must stay inside the current directory
+/// (`trace::capture::check_paths`); a path the user gives outside it (`pcap`) is added after.
 fn parse(text: &str, fmt: &str, sets: &[String]) -> Result<Scenario, CoreScenarioError> {
-    match fmt {
+    let s = match fmt {
         "toml" => Scenario::from_toml(text, sets),
         "json" => Scenario::from_json(text, sets),
         other => Err(CoreScenarioError { path: String::new(), message: format!("unknown scenario format {other:?} (expected toml or json)") }),
-    }
+    }?;
+    tcplab_core::trace::capture::check_paths(&s.capture)?;
+    Ok(s)
 }
 
 fn guarded<T>(f: impl FnOnce() -> Result<T, CoreScenarioError>) -> Result<T, Failure> {
@@ -35,11 +39,28 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, CoreScenarioError>) -> Result<T, Fai
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(Failure::Scenario(e)),
         Err(p) => {
-            let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into());
-            Err(Failure::Panic(msg))
+            Err(Failure::Panic(panic_message(&*p)))
         }
     }
 }
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Run the body of a Python-facing function so that a panic anywhere in it (conversions, the
+/// budget, building the output) becomes `CoreError`, never pyo3's PanicException (a
+/// BaseException that `except Exception` does not catch and that kills a pool's worker).
+fn shielded<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => Err(CoreError::new_err(format!("internal error in {what}: {}", panic_message(&*p)))),
+    }
+}
+
+/// The longest wall time a run may be given (`max_wall`, `--max-wall`, `run_timeout`): about 31
+/// years; python/tcplab/limits.py refuses more with the option's name.
+const MAX_WALL_S: f64 = 1e9;
 
 fn to_py(e: Failure) -> PyErr {
     match e {
@@ -74,14 +95,25 @@ fn to_py(e: Failure) -> PyErr {
 /// With `series`, returns (JSON text, series) where series is None or a dict: `info` (JSON text,
 /// `series::Series::info`) and `tables` (name -> column -> (numpy dtype, little-endian bytes));
 /// without it, the scenario's `[[series]]` are not recorded. With `columns`, the result is a dict
-/// instead of JSON text (`ColumnResult`): the tables as columns, not records.
+/// instead of JSON text (`ColumnResult`): the tables as columns, not records. `pcap`: a capture
+/// file given by the user (not by the scenario), written at the first flow's sending node; unlike
+/// a scenario's `[[capture]]` path it may name any place.
 #[pyfunction]
-#[pyo3(signature = (text, fmt="toml", seed=None, sets=vec![], max_wall_s=None, max_events=None, series=false, columns=false))]
+#[pyo3(signature = (text, fmt="toml", seed=None, sets=vec![], max_wall_s=None, max_events=None, series=false, columns=false, pcap=None))]
 #[allow(clippy::too_many_arguments)]
-fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: Vec<String>, max_wall_s: Option<f64>, max_events: Option<u64>, series: bool, columns: bool) -> PyResult<PyObject> {
-    let max_wall = max_wall_s
-        .map(|w| std::time::Duration::try_from_secs_f64(w).map_err(|_| PyValueError::new_err(format!("max_wall_s must be a number of seconds >= 0, got {w}"))))
-        .transpose()?;
+fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: Vec<String>, max_wall_s: Option<f64>, max_events: Option<u64>, series: bool, columns: bool, pcap: Option<String>) -> PyResult<PyObject> {
+    shielded("the simulator core", || run_scenario_inner(py, text, fmt, seed, sets, max_wall_s, max_events, series, columns, pcap))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_scenario_inner(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: Vec<String>, max_wall_s: Option<f64>, max_events: Option<u64>, series: bool, columns: bool, pcap: Option<String>) -> PyResult<PyObject> {
+    let max_wall = match max_wall_s {
+        Some(w) if !(0.0..=MAX_WALL_S).contains(&w) => {
+            return Err(PyValueError::new_err(format!("max_wall_s must be a number of seconds from 0 to {MAX_WALL_S:e}, got {w}")));
+        }
+        Some(w) => Some(std::time::Duration::from_secs_f64(w)),
+        None => None,
+    };
     let budget = tcplab_core::Budget::new(max_wall, max_events);
     let text = text.to_string();
     let fmt = fmt.to_string();
@@ -91,6 +123,9 @@ fn run_scenario(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, sets: 
             // inside the Ok and becomes RunLimitError here.
             guarded(|| {
                 let mut s = parse(&text, &fmt, &sets)?;
+                if let Some(path) = pcap {
+                    s.capture.push(tcplab_core::trace::CaptureSpec { path, node: None, link: None, point: None, payload: false, format: Default::default(), trusted: true });
+                }
                 if !series {
                     s.series.clear();
                 }
@@ -245,7 +280,11 @@ fn resolve_tcp(text: &str, fmt: &str, sets: Vec<String>) -> PyResult<String> {
 
 /// The named TCP profiles and their settings, as JSON.
 #[pyfunction]
-fn profiles() -> String {
+fn profiles() -> PyResult<String> {
+    shielded("the TCP profiles", || Ok(profiles_json()))
+}
+
+fn profiles_json() -> String {
     let m: serde_json::Map<String, serde_json::Value> = tcplab_core::tcp::config::PROFILES
         .iter()
         .map(|p| (p.to_string(), tcplab_core::tcp::TcpConfig::profile(p).expect("listed").to_json_full()))
@@ -258,6 +297,10 @@ fn profiles() -> String {
 #[pyfunction]
 #[pyo3(signature = (profile = "rfc"))]
 fn presets(profile: &str) -> PyResult<String> {
+    shielded("the TCP presets", || presets_json(profile))
+}
+
+fn presets_json(profile: &str) -> PyResult<String> {
     use tcplab_core::tcp::config::{PRESETS, PROFILES};
     use tcplab_core::tcp::TcpConfig;
     let base = TcpConfig::profile(profile)
@@ -330,16 +373,18 @@ fn analyze_trace(py: Python<'_>, path: &str, packets: bool) -> PyResult<(String,
             });
             Err(err)
         }
-        Err(p) => {
-            let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into());
-            Err(CoreError::new_err(format!("internal error in the trace analyser: {msg}")))
-        }
+        Err(p) => Err(CoreError::new_err(format!("internal error in the trace analyser: {}", panic_message(&*p)))),
     }
 }
 
-/// Deliberately panic inside the core (to test that panics become CoreError).
+/// Deliberately panic (to test that panics become CoreError): inside `guarded` (the core's
+/// guard) by default, or with `outside` in the binding's own code, which `shielded` catches.
 #[pyfunction]
-fn _panic_for_test() -> PyResult<()> {
+#[pyo3(signature = (outside=false))]
+fn _panic_for_test(outside: bool) -> PyResult<()> {
+    if outside {
+        return shielded("the bindings", || -> PyResult<()> { panic!("deliberate test panic") });
+    }
     guarded(|| -> Result<(), CoreScenarioError> { panic!("deliberate test panic") }).map_err(to_py)
 }
 
@@ -378,10 +423,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 fn tbit_guard<T>(f: impl FnOnce() -> T) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
-        let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into());
-        CoreError::new_err(format!("internal error in the simulated TBIT server: {msg}"))
-    })
+    shielded("the simulated TBIT server", || Ok(f()))
 }
 
 fn secs(name: &str, s: f64) -> PyResult<u64> {
@@ -406,12 +448,14 @@ impl TbitSim {
     #[new]
     #[pyo3(signature = (tcp_json, delay_s=0.005, page_bytes=100_000))]
     fn new(tcp_json: &str, delay_s: f64, page_bytes: u64) -> PyResult<Self> {
-        let delay = secs("delay_s", delay_s)?;
-        if page_bytes == 0 || page_bytes > 1 << 30 {
-            return Err(PyValueError::new_err(format!("page_bytes must be 1 to 2^30, got {page_bytes}")));
-        }
-        let cfg = tcplab_core::tbit::resolve(tcp_json).map_err(ScenarioError::new_err)?;
-        Ok(TbitSim { s: tcplab_core::tbit::SimServer::new(cfg, delay, page_bytes) })
+        shielded("the simulated TBIT server", || {
+            let delay = secs("delay_s", delay_s)?;
+            if page_bytes == 0 || page_bytes > 1 << 30 {
+                return Err(PyValueError::new_err(format!("page_bytes must be 1 to 2^30, got {page_bytes}")));
+            }
+            let cfg = tcplab_core::tbit::resolve(tcp_json).map_err(ScenarioError::new_err)?;
+            Ok(TbitSim { s: tcplab_core::tbit::SimServer::new(cfg, delay, page_bytes) })
+        })
     }
 
     /// The stack opens a connection to the prober (its SYNs then arrive through `recv`).
@@ -420,24 +464,24 @@ impl TbitSim {
     }
 
     /// The resolved configuration of the server, every knob, as JSON.
-    fn config(&self) -> String {
-        self.s.config().to_json_full().to_string()
+    fn config(&self) -> PyResult<String> {
+        tbit_guard(|| self.s.config().to_json_full().to_string())
     }
 
     /// For a prober offering MSS `mss`: the segment size, initial window in segments and timers
     /// in seconds the configuration implies, as JSON.
-    fn facts(&self, mss: u64) -> String {
-        self.s.facts(mss).to_string()
+    fn facts(&self, mss: u64) -> PyResult<String> {
+        tbit_guard(|| self.s.facts(mss).to_string())
     }
 
     /// Virtual time now, seconds.
-    fn now(&self) -> f64 {
-        self.s.now() as f64 / 1e9
+    fn now(&self) -> PyResult<f64> {
+        tbit_guard(|| self.s.now() as f64 / 1e9)
     }
 
     /// The response size (header and body) the server gives for a request payload.
-    fn response_size(&self, payload: &str) -> u64 {
-        self.s.response_size(payload)
+    fn response_size(&self, payload: &str) -> PyResult<u64> {
+        tbit_guard(|| self.s.response_size(payload))
     }
 
     /// Send a segment to the server: flags (TCP bits), relative seq and ack, window, payload
@@ -445,10 +489,12 @@ impl TbitSim {
     #[pyo3(signature = (flags, seq, ack, wnd, payload=None, sack=vec![], sack_permitted=false, mss=None))]
     #[allow(clippy::too_many_arguments)]
     fn send(&mut self, flags: u8, seq: u64, ack: u64, wnd: u32, payload: Option<Vec<u8>>, sack: Vec<(u64, u64)>, sack_permitted: bool, mss: Option<u64>) -> PyResult<()> {
-        let len = payload.as_ref().map_or(0, |p| p.len()) as u32;
-        let request = payload.as_ref().filter(|p| !p.is_empty()).map(|p| self.s.response_size(&String::from_utf8_lossy(p)));
-        let seg = tcplab_core::tbit::segment(flags, seq, ack, len, wnd, &sack, sack_permitted);
-        tbit_guard(|| self.s.send(seg, mss, request))
+        tbit_guard(|| {
+            let len = payload.as_ref().map_or(0, |p| p.len()) as u32;
+            let request = payload.as_ref().filter(|p| !p.is_empty()).map(|p| self.s.response_size(&String::from_utf8_lossy(p)));
+            let seg = tcplab_core::tbit::segment(flags, seq, ack, len, wnd, &sack, sack_permitted);
+            self.s.send(seg, mss, request)
+        })
     }
 
     /// The next segment from the server within `timeout_s` of virtual time, or None: (time_s,
@@ -456,10 +502,11 @@ impl TbitSim {
     #[allow(clippy::type_complexity)]
     fn recv(&mut self, timeout_s: f64) -> PyResult<Option<(f64, u8, u64, u64, u32, u32, bool, Vec<(u64, u64)>)>> {
         let t = secs("timeout_s", timeout_s)?;
-        let r = tbit_guard(|| self.s.recv(t))?;
-        Ok(r.map(|x| {
-            let s = x.seg;
-            (x.time as f64 / 1e9, s.flags, s.seq, s.ack, s.len, s.wnd, s.sack_permitted, s.sack_blocks().iter().map(|b| (b.left, b.right)).collect())
-        }))
+        tbit_guard(|| {
+            self.s.recv(t).map(|x| {
+                let s = x.seg;
+                (x.time as f64 / 1e9, s.flags, s.seq, s.ack, s.len, s.wnd, s.sack_permitted, s.sack_blocks().iter().map(|b| (b.left, b.right)).collect())
+            })
+        })
     }
 }

@@ -209,9 +209,15 @@ def _fetch(client: str, server: str, drop: Optional[str], count: int = 1, transm
     }
     if drop:
         sc["apps"][0]["drops"] = [{"kind": drop, "transmissions": list(transmissions)}]
-    if capture is not None:
-        sc["capture"] = [{"node": "receiver", "path": str(capture)}]
-    return tcplab.run(sc, seed=seed)
+    if capture is None:
+        return tcplab.run(sc, seed=seed)
+    # A scenario's capture is written inside the working directory: run in the capture's own.
+    import contextlib
+
+    capture = Path(capture).resolve()
+    sc["capture"] = [{"node": "receiver", "path": capture.name}]
+    with contextlib.chdir(capture.parent):
+        return tcplab.run(sc, seed=seed)
 
 
 def intranet() -> pd.DataFrame:

@@ -22,10 +22,11 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// A budget of `max_wall` from now and/or `max_events` events.
+    /// A budget of `max_wall` from now and/or `max_events` events. A wall time past the clock's
+    /// range (about 9.2e18 s) is no deadline at all (`Instant + Duration` would panic).
     pub fn new(max_wall: Option<Duration>, max_events: Option<u64>) -> Budget {
         let now = Instant::now();
-        Budget { deadline: max_wall.map(|d| now + d), max_events, started: Some(now) }
+        Budget { deadline: max_wall.and_then(|d| now.checked_add(d)), max_events, started: Some(now) }
     }
 
     pub fn is_unlimited(&self) -> bool {
@@ -132,5 +133,8 @@ mod tests {
         assert!(!Budget::new(Some(Duration::from_secs(3600)), None).wall_exceeded());
         assert!(!Budget::default().wall_exceeded());
         assert!(Budget::default().is_unlimited());
+        // A wall time past the clock's range is no deadline, not a panic.
+        assert!(!Budget::new(Some(Duration::MAX), None).wall_exceeded());
+        assert!(!Budget::new(Some(Duration::from_secs_f64(1e19)), None).wall_exceeded());
     }
 }

@@ -484,9 +484,45 @@ impl<'de, Q: Quantity> Deserialize<'de> for CsvCdf<Q> {
     }
 }
 
-/// Read and check a CDF file; errors name the file and the line.
+/// The largest CDF file read (bytes): a CDF of a million points fits in it several times over.
+pub const MAX_CDF_FILE_BYTES: u64 = 16 << 20;
+
+/// A line of a CDF file as an error may show it: only a short line of numbers and separators (what
+/// a CDF row is made of). Anything else (the file is not a CDF: it may hold secrets) is not shown.
+fn excerpt(line: &str) -> String {
+    let cdf_like = line.len() <= 60 && line.chars().all(|c| c.is_ascii_digit() || " \t,.+-eE".contains(c));
+    if cdf_like {
+        format!("{line:?}")
+    } else {
+        "a line that is not numbers and separators (not shown)".into()
+    }
+}
+
+/// The text of a CDF file: a regular file (not a device, a FIFO or a directory) of at most
+/// `MAX_CDF_FILE_BYTES`, read with that bound (a file in /proc reports size 0).
+fn read_cdf_text(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let m = std::fs::metadata(path).map_err(|e| format!("cannot read the CDF file {path:?}: {e}"))?;
+    if !m.is_file() {
+        return Err(format!("cannot read the CDF file {path:?}: not a regular file (a CDF file is a plain file of `x,F` lines)"));
+    }
+    let too_big = || format!("the CDF file {path:?} is larger than the limit of {} MiB", MAX_CDF_FILE_BYTES >> 20);
+    if m.len() > MAX_CDF_FILE_BYTES {
+        return Err(too_big());
+    }
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read the CDF file {path:?}: {e}"))?;
+    let mut bytes = Vec::new();
+    f.take(MAX_CDF_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read the CDF file {path:?}: {e}"))?;
+    if bytes.len() as u64 > MAX_CDF_FILE_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|e| format!("cannot read the CDF file {path:?}: not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
+}
+
+/// Read and check a CDF file; errors name the file and the line, and show a line only when it
+/// looks like a CDF row (`excerpt`).
 pub(crate) fn read_cdf_file(path: &str, unit: f64, unit_name: &str) -> Result<Vec<(f64, f64)>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read the CDF file {path:?}: {e}"))?;
+    let text = read_cdf_text(path)?;
     let mut points: Vec<(f64, f64)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
@@ -497,12 +533,12 @@ pub(crate) fn read_cdf_file(path: &str, unit: f64, unit_name: &str) -> Result<Ve
         let cols: Vec<&str> = line.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).collect();
         let (xs, fs) = match cols.as_slice() {
             [x, f] | [x, _, f] => (*x, *f),
-            _ => return Err(format!("{path:?}, line {n}: expected `x,F` or `x count F`, got {line:?}")),
+            _ => return Err(format!("{path:?}, line {n}: expected `x,F` or `x count F`, got {}", excerpt(line))),
         };
         let num = |s: &str, what: &str| -> Result<f64, String> {
             match s.parse::<f64>() {
                 Ok(v) if v.is_finite() => Ok(v),
-                _ => Err(format!("{path:?}, line {n}: expected {what} as a finite number, got {s:?}")),
+                _ => Err(format!("{path:?}, line {n}: expected {what} as a finite number, got {}", excerpt(s))),
             }
         };
         let x = num(xs, &format!("x (in {unit_name})"))?;

@@ -41,7 +41,9 @@ pub enum Point {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureSpec {
-    /// File to write (relative paths are relative to the working directory).
+    /// File to write. In a scenario read by the front ends, a relative path inside the working
+    /// directory (`check_paths`); no component may be a symbolic link when it is created.
+    /// `--pcap` / `pcap=` paths may name any place (`trusted`).
     pub path: String,
     /// Capture at a node: packets its endpoints send (when sent) and packets that reach it over
     /// any link (when they arrive).
@@ -60,6 +62,93 @@ pub struct CaptureSpec {
     /// `"pcap"` (default; nanosecond timestamps) or `"pcapng"`.
     #[serde(default)]
     pub format: Format,
+    /// A path given by the user outside the scenario (`tcplab run --pcap`, `tcplab.run(pcap=)`):
+    /// it may name any place. A scenario's own paths never are (this is not read from the text).
+    #[serde(skip)]
+    pub trusted: bool,
+}
+
+/// Refuse a capture path of a scenario read from a file or a string that names a place outside the
+/// current directory (by key, `capture[i].path`). The front ends (the Python bindings: `tcplab
+/// run`, `validate`, sweeps) call it on every scenario they read; a program that builds scenarios
+/// with the Rust API is trusted with its paths. Entries marked `trusted` (`--pcap`) pass.
+pub fn check_paths(caps: &[CaptureSpec]) -> Result<(), ScenarioError> {
+    for (i, c) in caps.iter().enumerate() {
+        if !c.trusted {
+            check_scenario_path(&c.path).map_err(|m| ScenarioError { path: format!("capture[{i}].path"), message: m })?;
+        }
+    }
+    Ok(())
+}
+
+/// Where a scenario's capture path may write: a relative path inside the current directory, made
+/// of plain names (no root, no drive, no `..`).
+fn check_scenario_path(path: &str) -> Result<(), String> {
+    use std::path::Component;
+    let p = std::path::Path::new(path);
+    for c in p.components() {
+        match c {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(format!(
+                    "{path:?}: a scenario's capture is written inside the current directory, so its path must be relative and must not contain `..`; \
+                     to write elsewhere, give the path on the command line (`tcplab run --pcap PATH`) or as `tcplab.run(..., pcap=PATH)`"
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Open a scenario's capture file for writing without following a symbolic link: no component of
+/// the path may be a link, an existing file must be a regular file with one name (not a hard link
+/// to another), and it is the file checked that is truncated (same device and inode).
+fn open_scenario_capture(path: &str) -> Result<File, String> {
+    use std::fs::OpenOptions;
+    let p = std::path::Path::new(path);
+    let mut prefix = std::path::PathBuf::new();
+    let comps: Vec<_> = p.components().collect();
+    for c in &comps[..comps.len().saturating_sub(1)] {
+        prefix.push(c);
+        if let Ok(m) = std::fs::symlink_metadata(&prefix) {
+            if m.file_type().is_symlink() {
+                return Err(format!("{:?} is a symbolic link; a scenario's capture does not follow links", prefix.display().to_string()));
+            }
+        }
+    }
+    match std::fs::symlink_metadata(p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // create_new is O_CREAT|O_EXCL: it fails on a link put there since.
+            OpenOptions::new().write(true).create_new(true).open(p).map_err(|e| format!("cannot create {path:?}: {e}"))
+        }
+        Err(e) => Err(format!("cannot create {path:?}: {e}")),
+        Ok(m) => {
+            if m.file_type().is_symlink() {
+                return Err(format!("{path:?} is a symbolic link; a scenario's capture does not follow links"));
+            }
+            if !m.file_type().is_file() {
+                return Err(format!("{path:?} exists and is not a regular file"));
+            }
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                if m.nlink() > 1 {
+                    return Err(format!("{path:?} has other names (hard links); a scenario's capture does not overwrite it"));
+                }
+            }
+            let f = OpenOptions::new().write(true).open(p).map_err(|e| format!("cannot create {path:?}: {e}"))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                let now = f.metadata().map_err(|e| format!("cannot create {path:?}: {e}"))?;
+                if (now.dev(), now.ino()) != (m.dev(), m.ino()) {
+                    return Err(format!("{path:?} changed while it was opened; not written"));
+                }
+            }
+            f.set_len(0).map_err(|e| format!("cannot create {path:?}: {e}"))?;
+            Ok(f)
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -71,6 +160,7 @@ enum At {
 #[derive(Clone, Debug, PartialEq)]
 struct Resolved {
     path: String,
+    trusted: bool,
     at: At,
     payload: bool,
     format: Format,
@@ -129,7 +219,7 @@ fn resolve(caps: &[CaptureSpec], net: &Network, first_sender: Option<usize>) -> 
                 }
             }
         };
-        out.push(Resolved { path: c.path.clone(), at, payload: c.payload, format: c.format });
+        out.push(Resolved { path: c.path.clone(), trusted: c.trusted, at, payload: c.payload, format: c.format });
     }
     Ok(out)
 }
@@ -195,7 +285,12 @@ impl Capture {
             buf: Vec::with_capacity(SNAPLEN_PAYLOAD as usize),
         };
         for (i, r) in resolved.into_iter().enumerate() {
-            let file = File::create(&r.path).map_err(|e| ScenarioError { path: format!("capture[{i}].path"), message: format!("cannot create {:?}: {e}", r.path) })?;
+            let file = if r.trusted {
+                File::create(&r.path).map_err(|e| format!("cannot create {:?}: {e}", r.path))
+            } else {
+                open_scenario_capture(&r.path)
+            }
+            .map_err(|message| ScenarioError { path: format!("capture[{i}].path"), message })?;
             let snaplen = if r.payload { SNAPLEN_PAYLOAD } else { MAX_HEADERS as u32 };
             let w = CaptureWriter::new(BufWriter::with_capacity(1 << 16, file), r.format, snaplen, LINKTYPE_ETHERNET)
                 .map_err(|e| ScenarioError { path: format!("capture[{i}].path"), message: format!("cannot write {:?}: {e}", r.path) })?;
