@@ -330,3 +330,31 @@ fn page_spacing_is_checked() {
         Scenario::from_toml(&format!("duration = \"10s\"\n{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\npage_spacing = \"start_to_start\"\n{ok}"), &[]).unwrap();
     }
 }
+
+#[test]
+fn objects_rounding_up_is_ns2s_page_size() {
+    // ns-2's WebTrafSession::expire: a page is the ceiling of its page-size draw. Page k's
+    // objects are the k-th draw of the client's "objects" stream, rounded up (or to the nearest,
+    // at least 1, by default).
+    let apps = |rounding: &str| {
+        format!(
+            "[[apps]]\nkind = \"http10\"\nmode = \"oneway\"\nname = \"web\"\nresponse = \"1000B\"\nobjects = {{ exponential = 2 }}\n\
+             think = \"100ms\"\npages = 40\npage_spacing = \"start_to_start\"\n{rounding}"
+        )
+    };
+    let rv: tcplab_core::rv::RandomCount = serde_json::from_str(r#"{ "exponential": 2 }"#).unwrap();
+    let draws: Vec<f64> = {
+        let mut rng = tcplab_core::engine::RngStream::new(4, "app:web:objects");
+        (0..40).map(|_| rv.sample_f64(&mut rng)).collect()
+    };
+    let up = run_apps(&apps("objects_rounding = \"up\"\n"), 4);
+    let nearest = run_apps(&apps(""), 4);
+    let got = |r: &RunResult| r.pages.iter().map(|p| p.objects as u64).collect::<Vec<_>>();
+    assert_eq!(got(&up), draws.iter().map(|x| (x.ceil() as u64).max(1)).collect::<Vec<_>>());
+    assert_eq!(got(&nearest), draws.iter().map(|x| ((x + 0.5).floor() as u64).max(1)).collect::<Vec<_>>());
+    assert!(got(&up).iter().sum::<u64>() > got(&nearest).iter().sum::<u64>());
+    let x = Scenario::from_toml(&format!("{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nobjects_rounding = \"up\"\n"), &[]).unwrap_err();
+    assert_eq!(x.path, "apps[0].objects_rounding");
+    let x = Scenario::from_toml(&format!("{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nobjects = 2\nobjects_rounding = \"down\"\n"), &[]).unwrap_err();
+    assert_eq!(x.path, "apps[0].objects_rounding");
+}

@@ -120,6 +120,26 @@ pub enum PageSpacing {
     StartToStart,
 }
 
+/// How an `http10` page's `objects` draw becomes a whole number of objects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rounding {
+    /// To the nearest whole number, halves up, as every count is drawn (docs/scenarios.md,
+    /// "Random variables"), then at least 1.
+    #[default]
+    Nearest,
+    /// Up, as ns-2 sizes a WebTraf page (ns-2.35 `webcache/webtraf.cc`,
+    /// `WebTrafSession::expire`: the page's object count is the ceiling of the page-size draw),
+    /// then at least 1. Exp(mean 2) objects then average 1/(1 − e^(−1/2)) ≈ 2.54, not ≈ 2.20.
+    Up,
+}
+
+impl Rounding {
+    fn is_nearest(&self) -> bool {
+        *self == Rounding::Nearest
+    }
+}
+
 impl PageSpacing {
     fn is_end_to_start(&self) -> bool {
         *self == PageSpacing::EndToStart
@@ -237,6 +257,9 @@ pub struct AppSpec {
     /// started `interobject` apart: ns-2's `PagePool/WebTraf` page (Seddigh et al.'s model 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objects: Option<RandomCount>,
+    /// `http10` with `objects`: `"nearest"` (default) or `"up"` (ns-2's page size). See `Rounding`.
+    #[serde(default, skip_serializing_if = "Rounding::is_nearest")]
+    pub objects_rounding: Rounding,
     /// `http10` with `objects`: from one object's start to the next one's, within a page
     /// (default 0s: all at once).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -371,6 +394,7 @@ pub struct ResolvedApp {
     pub embedded: RandomCount,
     /// Objects per page of an ns-2 style page (no primary), and the time between their starts.
     pub objects: Option<RandomCount>,
+    pub objects_rounding: Rounding,
     pub interobject: RandomDuration,
     pub keep_alive: bool,
     pub think: RandomDuration,
@@ -515,6 +539,7 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         ("drops", !a.drops.is_empty()),
         ("mode", a.mode != Mode::default()),
         ("objects", a.objects.is_some()),
+        ("objects_rounding", !a.objects_rounding.is_nearest()),
         ("interobject", a.interobject.is_some()),
     ];
     for (key, g) in given {
@@ -543,6 +568,7 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         count,
         embedded: RandomCount::constant(0),
         objects: None,
+        objects_rounding: Rounding::default(),
         interobject: RandomDuration::default(),
         keep_alive: false,
         think: RandomDuration::default(),
@@ -617,6 +643,9 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
     }
     if a.interobject.is_some() && a.objects.is_none() {
         return err(format!("{path}.interobject"), "applies to pages of `objects` only");
+    }
+    if !a.objects_rounding.is_nearest() && a.objects.is_none() {
+        return err(format!("{path}.objects_rounding"), "applies to pages of `objects` only");
     }
     let open_loop = a.page_spacing == PageSpacing::StartToStart;
     if open_loop && a.kind != AppKind::Http10 {
@@ -713,6 +742,7 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
         count,
         embedded: a.embedded.clone(),
         objects: a.objects.clone(),
+        objects_rounding: a.objects_rounding,
         interobject: a.interobject.clone().unwrap_or_default(),
         keep_alive: a.keep_alive,
         think: a.think.clone(),

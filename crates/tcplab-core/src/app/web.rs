@@ -12,7 +12,7 @@
 //! WebTraf when Seddigh et al. used it), in which case pages may overlap (`spec::PageSpacing`).
 
 use super::reqresp::{Draws, Exchange, Progress};
-use super::spec::{PageSpacing, ResolvedApp};
+use super::spec::{PageSpacing, ResolvedApp, Rounding};
 use super::{App, Ctx, Records};
 use crate::engine::RngStream;
 use crate::net::{ConnId, Label, NodeId};
@@ -216,7 +216,13 @@ impl App for Http10 {
         match &self.core.spec.objects {
             Some(n) => {
                 self.open[k].embedded_open = true;
-                self.open[k].to_start = n.sample(&mut self.core.rng_count).max(1);
+                let rng = &mut self.core.rng_count;
+                let n = match self.core.spec.objects_rounding {
+                    Rounding::Nearest => n.sample(rng),
+                    // ns-2's `WebTrafSession::expire`: the ceiling of the page-size draw.
+                    Rounding::Up => n.sample_f64(rng).ceil() as u64,
+                };
+                self.open[k].to_start = n.max(1);
                 self.start_object(cx, k);
             }
             None => self.fetch(cx, k),
