@@ -72,7 +72,7 @@ CHOICES = [
     "FTP counts that give the paper's loss levels, since the loss level is the paper's variable.",
     "HTTP model 1 spaces page starts (page_spacing = \"start_to_start\", open loop): ns-2's WebTraf of the paper's time timed the "
     "next page from a page's start, the end-to-start interPageOption_ 1 came later; so each session starts its 400 pages whatever "
-    "the initial RTO, and pages may overlap.",
+    "the initial RTO, and pages may overlap. A page's Exp(2) object count is rounded up, as ns-2 sizes a page (objects_rounding).",
     "Loss rate: the drop rate of the bottleneck's two directions (drops / packets offered), averaged.",
     "Common random numbers as in the paper: one seed for all initial RTOs of an experiment (the paper ran one replicate).",
     "§3: the client is the linux22 profile (initial RTO 3 s, no RTT sample from the handshake) and the server vxworks54 (the bsd "
