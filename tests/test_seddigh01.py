@@ -64,3 +64,20 @@ def test_tiny_reproduction(tmp_path):
     assert kind["FI = 1 / (1 + CV²) on every run of ours: largest difference"] == "sanity"
     assert {k for w, k in kind.items() if w.startswith("§3:")} == {"sanity"}
     assert {k for w, k in kind.items() if "per direction (mean over initial RTOs)" in w} == {"calibration"}
+
+
+def _model1_objects(spacing: str, rto: str) -> int:
+    import tcplab
+
+    sets = seddigh01._ftp_sets(25) + ["duration=150s", "apps.0.pages=30", f'apps.0.page_spacing="{spacing}"', f"tcp.rto_initial={rto}"]
+    return len(tcplab.run(str(seddigh01.scenario("model1")), seed=2001, sets=sets).objects)
+
+
+def test_model1_open_loop_starts_the_same_objects_whatever_the_initial_rto():
+    # Pages spaced start to start (the paper's WebTraf): each session starts all its pages, so the
+    # objects started do not depend on the initial RTO; spaced end to start, a larger initial RTO
+    # makes pages longer and fewer of them start in the run.
+    open_ = {rto: _model1_objects("start_to_start", rto) for rto in ("0.5s", "6.5s")}
+    closed = {rto: _model1_objects("end_to_start", rto) for rto in ("0.5s", "6.5s")}
+    assert open_["0.5s"] == open_["6.5s"] > 500
+    assert closed["6.5s"] < closed["0.5s"] < open_["0.5s"]

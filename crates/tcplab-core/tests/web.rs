@@ -228,3 +228,133 @@ fn http11_under_loss_delivers_every_object_once() {
     let x = Scenario::from_toml(&format!("{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nkeep_alive = true\n"), &[]).unwrap_err();
     assert_eq!(x.path, "apps[0].keep_alive");
 }
+
+/// ns-2's `PagePool/WebTraf` pages of `objects` over one-way TCP, on a slow link so that a page
+/// takes longer than the time between pages; `spacing` is the `page_spacing` key, if any.
+fn webtraf(spacing: &str, rate: &str, think: &str) -> RunResult {
+    let net = format!("[topology]\nkind = \"single_link\"\nrate = \"{rate}\"\ndelay = \"20ms\"\nqueue = 50\n[tcp]\nprofile = \"ns2\"\nmss = 1000\n");
+    let apps = format!(
+        "[[apps]]\nkind = \"http10\"\nmode = \"oneway\"\nname = \"web\"\nstart = \"1s\"\nrequest = \"1000B\"\nresponse = \"8000B\"\n\
+         objects = {{ exponential = 2 }}\ninterobject = {{ exponential = \"10ms\" }}\nthink = {think}\npages = 12\n{spacing}\n"
+    );
+    run(&scenario_with(&net, &apps), 3).unwrap()
+}
+
+/// Every page's record adds up to its objects', and every object arrived once.
+fn pages_add_up(r: &RunResult) {
+    assert!(r.meta.completed);
+    let started: u32 = r.pages.iter().map(|p| p.objects).sum();
+    assert_eq!(started as usize, r.objects.len());
+    for p in &r.pages {
+        let objs: Vec<_> = r.objects.iter().filter(|o| o.page == Some(p.page)).collect();
+        assert_eq!(p.objects as usize, objs.len(), "{p:?}");
+        let last = objs.iter().map(|o| o.delivered_s.unwrap()).fold(0.0, f64::max);
+        assert_eq!(p.complete_s, Some(last), "{p:?}");
+        assert!(objs.iter().all(|o| o.start_s >= p.start_s && o.bytes_delivered == 8000), "{p:?}");
+    }
+}
+
+#[test]
+fn start_to_start_pages_start_at_the_drawn_spacing_whatever_their_completion() {
+    // Open loop (ns-2's interPageOption_ 0): page k starts at `start` plus the first k − 1 think
+    // draws of the client's own stream, on a 200 kb/s link (a page of 8 KB objects takes
+    // seconds) and on a 100 Mb/s one alike; pages overlap on the slow link.
+    let think = "{ exponential = \"500ms\" }";
+    let rv: tcplab_core::rv::RandomDuration = serde_json::from_str(r#"{ "exponential": "500ms" }"#).unwrap();
+    let mut rng = tcplab_core::engine::RngStream::new(3, "app:web:think");
+    let mut at = 1_000_000_000u64;
+    let mut want = Vec::new();
+    for _ in 0..12 {
+        want.push(at as f64 / 1e9);
+        at += rv.sample(&mut rng);
+    }
+    let slow = webtraf("page_spacing = \"start_to_start\"", "200kbps", think);
+    let fast = webtraf("page_spacing = \"start_to_start\"", "100Mbps", think);
+    for r in [&slow, &fast] {
+        let starts: Vec<f64> = r.pages.iter().map(|p| p.start_s).collect();
+        assert_eq!(starts.len(), 12);
+        for (s, w) in starts.iter().zip(&want) {
+            assert!((s - w).abs() < 1e-9, "{starts:?} vs {want:?}");
+        }
+        pages_add_up(r);
+    }
+    let overlaps = slow.pages.windows(2).filter(|w| w[1].start_s < w[0].complete_s.unwrap()).count();
+    assert!(overlaps >= 6, "pages overlap on the slow link: {:?}", slow.pages);
+    assert!(slow.pages.iter().any(|p| p.delay_s.unwrap() > 2.0), "{:?}", slow.pages);
+    // The same pages (sizes and servers are drawn per page from streams of their own).
+    assert_eq!(slow.objects.len(), fast.objects.len());
+    // A long think against slow pages: a constant 3 s spaces page starts exactly, although a
+    // page can take longer than that.
+    let r = webtraf("page_spacing = \"start_to_start\"", "50kbps", "\"3s\"");
+    for (k, p) in r.pages.iter().enumerate() {
+        assert!((p.start_s - (1.0 + 3.0 * k as f64)).abs() < 1e-9, "{:?}", r.pages);
+    }
+    assert!(r.pages.iter().any(|p| p.delay_s.unwrap() > 3.0), "{:?}", r.pages);
+    pages_add_up(&r);
+}
+
+#[test]
+fn end_to_start_pages_wait_for_the_previous_page() {
+    // Closed loop (the default, and ns-2's interPageOption_ 1): page k + 1 starts 3 s after page
+    // k is complete; one page at a time. Saying so changes nothing.
+    let r = webtraf("", "50kbps", "\"3s\"");
+    assert_eq!(r.pages.len(), 12);
+    for w in r.pages.windows(2) {
+        assert!((w[1].start_s - w[0].complete_s.unwrap() - 3.0).abs() < 1e-9, "{:?}", r.pages);
+    }
+    pages_add_up(&r);
+    let said = webtraf("page_spacing = \"end_to_start\"", "50kbps", "\"3s\"");
+    assert_eq!(serde_json::to_string(&r).unwrap(), serde_json::to_string(&said).unwrap());
+    // The open loop of the same pages finishes its twelve page starts sooner.
+    let open = webtraf("page_spacing = \"start_to_start\"", "50kbps", "\"3s\"");
+    assert!(open.pages[11].start_s < r.pages[11].start_s - 3.0);
+}
+
+#[test]
+fn page_spacing_is_checked() {
+    let e = |apps: &str| Scenario::from_toml(&format!("{NET}{apps}"), &[]).unwrap_err();
+    let x = e("[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\npage_spacing = \"sometimes\"\n");
+    assert_eq!(x.path, "apps[0].page_spacing");
+    assert!(x.message.contains("start_to_start") && x.message.contains("end_to_start"), "{x}");
+    let x = e("[[apps]]\nkind = \"http11\"\nresponse = \"1KB\"\npage_spacing = \"start_to_start\"\n");
+    assert_eq!(x.path, "apps[0].page_spacing");
+    assert!(x.message.contains("http10"), "{x}");
+    let x = e("[[apps]]\nkind = \"reqresp\"\nresponse = \"1KB\"\npage_spacing = \"start_to_start\"\n");
+    assert_eq!(x.path, "apps[0].page_spacing");
+    let x = e("[[apps]]\nkind = \"cbr\"\nrate = \"1Mbps\"\nstop = \"1s\"\npage_spacing = \"start_to_start\"\n");
+    assert_eq!(x.path, "apps[0].page_spacing");
+    let x = Scenario::from_toml(&format!("duration = \"10s\"\n{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\npages = \"unlimited\"\npage_spacing = \"start_to_start\"\n"), &[]).unwrap_err();
+    assert_eq!(x.path, "apps[0].think");
+    // A think above zero, or a page limit, will do.
+    for ok in ["pages = \"unlimited\"\nthink = \"1s\"\n", "pages = 3\n"] {
+        Scenario::from_toml(&format!("duration = \"10s\"\n{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\npage_spacing = \"start_to_start\"\n{ok}"), &[]).unwrap();
+    }
+}
+
+#[test]
+fn objects_rounding_up_is_ns2s_page_size() {
+    // ns-2's WebTrafSession::expire: a page is the ceiling of its page-size draw. Page k's
+    // objects are the k-th draw of the client's "objects" stream, rounded up (or to the nearest,
+    // at least 1, by default).
+    let apps = |rounding: &str| {
+        format!(
+            "[[apps]]\nkind = \"http10\"\nmode = \"oneway\"\nname = \"web\"\nresponse = \"1000B\"\nobjects = {{ exponential = 2 }}\n\
+             think = \"100ms\"\npages = 40\npage_spacing = \"start_to_start\"\n{rounding}"
+        )
+    };
+    let rv: tcplab_core::rv::RandomCount = serde_json::from_str(r#"{ "exponential": 2 }"#).unwrap();
+    let draws: Vec<f64> = {
+        let mut rng = tcplab_core::engine::RngStream::new(4, "app:web:objects");
+        (0..40).map(|_| rv.sample_f64(&mut rng)).collect()
+    };
+    let up = run_apps(&apps("objects_rounding = \"up\"\n"), 4);
+    let nearest = run_apps(&apps(""), 4);
+    let got = |r: &RunResult| r.pages.iter().map(|p| p.objects as u64).collect::<Vec<_>>();
+    assert_eq!(got(&up), draws.iter().map(|x| (x.ceil() as u64).max(1)).collect::<Vec<_>>());
+    assert_eq!(got(&nearest), draws.iter().map(|x| ((x + 0.5).floor() as u64).max(1)).collect::<Vec<_>>());
+    assert!(got(&up).iter().sum::<u64>() > got(&nearest).iter().sum::<u64>());
+    let x = Scenario::from_toml(&format!("{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nobjects_rounding = \"up\"\n"), &[]).unwrap_err();
+    assert_eq!(x.path, "apps[0].objects_rounding");
+    let x = Scenario::from_toml(&format!("{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nobjects = 2\nobjects_rounding = \"down\"\n"), &[]).unwrap_err();
+    assert_eq!(x.path, "apps[0].objects_rounding");
+}

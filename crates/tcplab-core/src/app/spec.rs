@@ -100,6 +100,52 @@ impl Mode {
     }
 }
 
+/// Where a web client's `think` (the inter-page time) is measured from. ns-2's `PagePool/WebTraf`
+/// has both (ns-2.35 `webcache/webtraf.cc`: `WebTrafSession::handle` schedules the next page at
+/// each page's start when `interPageOption_` is 0, `WebTrafSession::donePage` at each page's end
+/// when it is 1, the default since it was added in late 2001; `tcl/ex/web-traffic.tcl` documents
+/// "0 for time between the start of 2 pages, 1 for time between the end of a page and the start
+/// of the next"). Before the option existed WebTraf spaced page starts only, which is what
+/// Seddigh et al.'s model 1 ran (Table 4's "inter-page generation time").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageSpacing {
+    /// Closed loop: the next page starts `think` after the previous page is over (every object
+    /// delivered, or given up); one page at a time (`interPageOption_` 1).
+    #[default]
+    EndToStart,
+    /// Open loop: the next page starts `think` after the previous page *started*, whether or not
+    /// it is over, so pages may overlap; each page is over when its own objects are, and the
+    /// client when all its pages are (`interPageOption_` 0).
+    StartToStart,
+}
+
+/// How an `http10` page's `objects` draw becomes a whole number of objects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rounding {
+    /// To the nearest whole number, halves up, as every count is drawn (docs/scenarios.md,
+    /// "Random variables"), then at least 1.
+    #[default]
+    Nearest,
+    /// Up, as ns-2 sizes a WebTraf page (ns-2.35 `webcache/webtraf.cc`,
+    /// `WebTrafSession::expire`: the page's object count is the ceiling of the page-size draw),
+    /// then at least 1. Exp(mean 2) objects then average 1/(1 − e^(−1/2)) ≈ 2.54, not ≈ 2.20.
+    Up,
+}
+
+impl Rounding {
+    fn is_nearest(&self) -> bool {
+        *self == Rounding::Nearest
+    }
+}
+
+impl PageSpacing {
+    fn is_end_to_start(&self) -> bool {
+        *self == PageSpacing::EndToStart
+    }
+}
+
 /// The server of an application: one node (`server = "s1"`), or a list (`server = ["w1", "w2"]`)
 /// from which each page (each exchange, each file) picks one uniformly at random, from the
 /// application's own stream (ns-2's `PagePool/WebTraf pickdst`).
@@ -211,6 +257,9 @@ pub struct AppSpec {
     /// started `interobject` apart: ns-2's `PagePool/WebTraf` page (Seddigh et al.'s model 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objects: Option<RandomCount>,
+    /// `http10` with `objects`: `"nearest"` (default) or `"up"` (ns-2's page size). See `Rounding`.
+    #[serde(default, skip_serializing_if = "Rounding::is_nearest")]
+    pub objects_rounding: Rounding,
     /// `http10` with `objects`: from one object's start to the next one's, within a page
     /// (default 0s: all at once).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -219,9 +268,15 @@ pub struct AppSpec {
     /// connection per page, as RFC 2415's model).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_alive: bool,
-    /// Pause after one exchange (a web client: one page) ends before the next starts.
+    /// Pause after one exchange (a web client: one page) ends before the next starts; with
+    /// `page_spacing = "start_to_start"`, from one page's start to the next one's.
     #[serde(default)]
     pub think: RandomDuration,
+    /// Web clients: `"end_to_start"` (default: `think` runs from the end of a page, closed loop)
+    /// or, `http10` only, `"start_to_start"` (from the start of a page, open loop; ns-2's
+    /// `interPageOption_` 0). See `PageSpacing`.
+    #[serde(default, skip_serializing_if = "PageSpacing::is_end_to_start")]
+    pub page_spacing: PageSpacing,
     /// TCP knobs of this application's connections, over the scenario's `[tcp]`.
     #[serde(default)]
     pub tcp: TcpSpec,
@@ -339,9 +394,12 @@ pub struct ResolvedApp {
     pub embedded: RandomCount,
     /// Objects per page of an ns-2 style page (no primary), and the time between their starts.
     pub objects: Option<RandomCount>,
+    pub objects_rounding: Rounding,
     pub interobject: RandomDuration,
     pub keep_alive: bool,
     pub think: RandomDuration,
+    /// Web clients: where `think` runs from (a page's end, or its start).
+    pub page_spacing: PageSpacing,
     pub tcp: TcpConfig,
     /// The server's end: `tcp` with `server_tcp` over it (the same as `tcp` without it).
     pub server_tcp: TcpConfig,
@@ -475,11 +533,13 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         ("embedded", a.embedded != default_embedded()),
         ("keep_alive", a.keep_alive),
         ("think", a.think != RandomDuration::default()),
+        ("page_spacing", !a.page_spacing.is_end_to_start()),
         ("tcp", a.tcp != TcpSpec::default()),
         ("server_tcp", a.server_tcp.is_some()),
         ("drops", !a.drops.is_empty()),
         ("mode", a.mode != Mode::default()),
         ("objects", a.objects.is_some()),
+        ("objects_rounding", !a.objects_rounding.is_nearest()),
         ("interobject", a.interobject.is_some()),
     ];
     for (key, g) in given {
@@ -508,9 +568,11 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         count,
         embedded: RandomCount::constant(0),
         objects: None,
+        objects_rounding: Rounding::default(),
         interobject: RandomDuration::default(),
         keep_alive: false,
         think: RandomDuration::default(),
+        page_spacing: PageSpacing::default(),
         // A UDP source has no TCP; the field is unused (and the scenario's [tcp] is not judged here).
         tcp: TcpConfig::profile("rfc").expect("the rfc profile"),
         server_tcp: TcpConfig::profile("rfc").expect("the rfc profile"),
@@ -582,10 +644,22 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
     if a.interobject.is_some() && a.objects.is_none() {
         return err(format!("{path}.interobject"), "applies to pages of `objects` only");
     }
+    if !a.objects_rounding.is_nearest() && a.objects.is_none() {
+        return err(format!("{path}.objects_rounding"), "applies to pages of `objects` only");
+    }
+    let open_loop = a.page_spacing == PageSpacing::StartToStart;
+    if open_loop && a.kind != AppKind::Http10 {
+        let why = if a.kind == AppKind::Http11 { " (an http11 page's objects take turns on one connection, so its pages cannot overlap)" } else { "" };
+        return err(format!("{path}.page_spacing"), format!("\"start_to_start\" applies to kind = \"http10\" only{why}"));
+    }
     let count = match given.unwrap_or(Count::N(1)) {
         Count::N(n) => Some(n),
         Count::Unlimited(_) => None,
     };
+    // Open loop, no page limit and pages that start at one instant would never let the clock move.
+    if open_loop && count.is_none() && a.think.mean().is_some_and(|m| m < 1.0) {
+        return err(format!("{path}.think"), "page_spacing = \"start_to_start\" with unlimited pages needs a think time above zero (pages would start forever at one instant)");
+    }
     if count.is_none() && s.duration.is_none() {
         return err(format!("{path}.{key}"), format!("unlimited {key} need a `duration` for the run"));
     }
@@ -670,9 +744,11 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
         count,
         embedded: a.embedded.clone(),
         objects: a.objects.clone(),
+        objects_rounding: a.objects_rounding,
         interobject: a.interobject.clone().unwrap_or_default(),
         keep_alive: a.keep_alive,
         think: a.think.clone(),
+        page_spacing: a.page_spacing,
         tcp,
         server_tcp,
         drops,

@@ -6,9 +6,13 @@
 //! The same client runs ns-2's `PagePool/WebTraf` pages (`objects`, `interobject`: Seddigh et
 //! al.'s model 1, TARGETS.md §4.5), each object over one-way TCP with `mode = "oneway"`; both
 //! clients draw each page's server among `server = [...]`.
+//!
+//! `page_spacing` says where `think` runs from: a page's end (closed loop, the default) or, for
+//! `http10`, a page's start (open loop: ns-2's `interPageOption_` 0, the only behaviour of
+//! WebTraf when Seddigh et al. used it), in which case pages may overlap (`spec::PageSpacing`).
 
 use super::reqresp::{Draws, Exchange, Progress};
-use super::spec::ResolvedApp;
+use super::spec::{PageSpacing, ResolvedApp, Rounding};
 use super::{App, Ctx, Records};
 use crate::engine::RngStream;
 use crate::net::{ConnId, Label, NodeId};
@@ -16,9 +20,9 @@ use crate::result::{ObjectRow, PageRow};
 use crate::tcp::ConnEvent;
 use crate::units::{to_secs, Time};
 
-/// Timer tokens of the web clients.
+/// Timer tokens of the web clients: the next page; `http11` uses only this one, and `http10`
+/// times the next object of page k (from 1) with token k.
 const NEXT_PAGE: u32 = 0;
-const NEXT_OBJECT: u32 = 1;
 
 /// What both web clients keep about their pages: the random variables, the page under way, and
 /// the records.
@@ -72,13 +76,25 @@ impl Pages {
 
     /// The page under way is complete now.
     fn complete(&mut self, cx: &Ctx) {
-        let p = self.pages.last_mut().expect("a page is under way");
-        p.complete_s = Some(to_secs(cx.now));
-        p.delay_s = Some(to_secs(cx.now - self.page_start));
+        self.complete_page(cx, self.page, self.page_start);
     }
 
-    /// After a page (complete, or given up): the next one after the think time (ns-2's
-    /// inter-page time runs from the end of a page too, `interPageOption_` 1).
+    /// Page `page` (1-based), started at `start`, is complete now. Page records stay here, in
+    /// page order, until the run ends.
+    fn complete_page(&mut self, cx: &Ctx, page: u32, start: Time) {
+        let p = &mut self.pages[page as usize - 1];
+        p.complete_s = Some(to_secs(cx.now));
+        p.delay_s = Some(to_secs(cx.now - start));
+    }
+
+    /// Open loop (`page_spacing = "start_to_start"`).
+    fn open_loop(&self) -> bool {
+        self.spec.page_spacing == PageSpacing::StartToStart
+    }
+
+    /// The next page after the think time: called when a page is over (complete, or given up:
+    /// ns-2's `WebTrafSession::donePage` with `interPageOption_` 1), or, open loop, when a page
+    /// starts (`WebTrafSession::handle` with `interPageOption_` 0).
     fn next_page(&mut self, cx: &mut Ctx) {
         if self.more_pages() {
             let think = self.spec.think.sample(&mut self.draws.think);
@@ -88,7 +104,11 @@ impl Pages {
 
     /// The application's part of an object's record.
     fn row(&self) -> ObjectRow {
-        ObjectRow { app: self.index as usize, client: self.spec.name.clone(), page: Some(self.page), ..Default::default() }
+        self.row_of(self.page)
+    }
+
+    fn row_of(&self, page: u32) -> ObjectRow {
+        ObjectRow { app: self.index as usize, client: self.spec.name.clone(), page: Some(page), ..Default::default() }
     }
 
     fn records(&mut self, rec: &mut Records) {
@@ -102,43 +122,73 @@ impl Pages {
 /// for another; with `mode = "oneway"` each object is ns-2's one-way exchange (`reqresp.rs`).
 pub struct Http10 {
     core: Pages,
+    /// The pages under way, oldest first: one at most, unless open loop.
+    open: Vec<OpenPage>,
+    live: Vec<Exchange>,
+}
+
+/// What an `http10` client keeps about a page under way.
+struct OpenPage {
+    page: u32,
+    start: Time,
+    server: NodeId,
     /// The page's embedded objects have been opened (its primary is complete).
     embedded_open: bool,
     /// Objects of the page started and not yet complete, and not yet started.
     waiting: u32,
     to_start: u64,
-    live: Vec<Exchange>,
+}
+
+impl OpenPage {
+    /// Nothing of the page is left to wait for.
+    fn done(&self) -> bool {
+        self.waiting == 0 && self.to_start == 0
+    }
 }
 
 impl Http10 {
     pub fn new(index: usize, spec: ResolvedApp, seed: u64) -> Http10 {
-        Http10 { core: Pages::new(index, spec, seed), embedded_open: false, waiting: 0, to_start: 0, live: Vec::new() }
+        Http10 { core: Pages::new(index, spec, seed), open: Vec::new(), live: Vec::new() }
     }
 
-    /// Open one object's exchange of the current page.
-    fn fetch(&mut self, cx: &mut Ctx) {
+    /// The page under way numbered `page`, if any.
+    fn find(&self, page: Option<u32>) -> Option<usize> {
+        self.open.iter().position(|p| Some(p.page) == page)
+    }
+
+    /// Open one object's exchange of the page under way `k` (index into `open`).
+    fn fetch(&mut self, cx: &mut Ctx, k: usize) {
         let c = &mut self.core;
+        let p = &mut self.open[k];
         c.objects += 1;
-        self.waiting += 1;
+        p.waiting += 1;
         let (request, response) = c.draws.sizes(&c.spec);
         let label = Label { flow: c.index, epoch: c.objects };
-        let row = c.row();
-        self.live.push(Exchange::open(cx, c.spec.mode, NodeId(c.spec.client as u32), c.server, &c.spec.tcp, &c.spec.server_tcp, label, request, response, row));
+        let row = c.row_of(p.page);
+        self.live.push(Exchange::open(cx, c.spec.mode, NodeId(c.spec.client as u32), p.server, &c.spec.tcp, &c.spec.server_tcp, label, request, response, row));
     }
 
-    /// Start the next of an ns-2 page's objects, and time the one after it.
-    fn start_object(&mut self, cx: &mut Ctx) {
-        self.to_start -= 1;
-        self.fetch(cx);
-        if self.to_start > 0 {
+    /// Start the next of an ns-2 page's objects, and time the one after it (ns-2's
+    /// `WebPage::handle`: object starts are spaced whether or not earlier objects are complete).
+    fn start_object(&mut self, cx: &mut Ctx, k: usize) {
+        self.open[k].to_start -= 1;
+        self.fetch(cx, k);
+        if self.open[k].to_start > 0 {
             let gap = self.core.spec.interobject.sample(&mut self.core.rng_interobject);
-            cx.schedule(cx.now.saturating_add(gap), NEXT_OBJECT);
+            cx.schedule(cx.now.saturating_add(gap), self.open[k].page);
         }
     }
 
-    /// Nothing of the page is left to wait for.
-    fn page_done(&self) -> bool {
-        self.waiting == 0 && self.to_start == 0
+    /// Page `k` of `open` is over (complete when `complete`, else given up): its record, and in
+    /// the closed loop the next page.
+    fn page_over(&mut self, cx: &mut Ctx, k: usize, complete: bool) {
+        let p = self.open.remove(k);
+        if complete {
+            self.core.complete_page(cx, p.page, p.start);
+        }
+        if !self.core.open_loop() {
+            self.core.next_page(cx);
+        }
     }
 }
 
@@ -147,23 +197,35 @@ impl App for Http10 {
         cx.schedule(self.core.spec.start, NEXT_PAGE);
     }
 
-    /// The next page (its primary object, or the first of its objects), or the page's next object.
+    /// The next page (its primary object, or the first of its objects), or a page's next object.
     fn on_timer(&mut self, cx: &mut Ctx, token: u32) {
-        if token == NEXT_OBJECT {
-            self.start_object(cx);
+        if token != NEXT_PAGE {
+            let k = self.find(Some(token)).expect("a page with objects still to start is under way");
+            self.start_object(cx, k);
             return;
         }
         self.core.begin(cx);
+        if self.core.open_loop() {
+            // ns-2's `WebTrafSession::handle` (interPageOption_ 0): the next page's start is
+            // timed from this one's, whatever becomes of this one.
+            self.core.next_page(cx);
+        }
+        let c = &self.core;
+        self.open.push(OpenPage { page: c.page, start: c.page_start, server: c.server, embedded_open: false, waiting: 0, to_start: 0 });
+        let k = self.open.len() - 1;
         match &self.core.spec.objects {
-            Some(k) => {
-                self.embedded_open = true;
-                self.to_start = k.sample(&mut self.core.rng_count).max(1);
-                self.start_object(cx);
+            Some(n) => {
+                self.open[k].embedded_open = true;
+                let rng = &mut self.core.rng_count;
+                let n = match self.core.spec.objects_rounding {
+                    Rounding::Nearest => n.sample(rng),
+                    // ns-2's `WebTrafSession::expire`: the ceiling of the page-size draw.
+                    Rounding::Up => n.sample_f64(rng).ceil() as u64,
+                };
+                self.open[k].to_start = n.max(1);
+                self.start_object(cx, k);
             }
-            None => {
-                self.embedded_open = false;
-                self.fetch(cx);
-            }
+            None => self.fetch(cx, k),
         }
     }
 
@@ -172,43 +234,39 @@ impl App for Http10 {
         match self.live[i].on_event(cx, id, ev) {
             Progress::Going => {}
             Progress::Delivered => {
-                let page = self.live[i].row.page;
-                let p = self.core.pages.last_mut().expect("a page is under way");
-                if page != Some(p.page) {
-                    return;
-                }
-                p.objects += 1;
-                p.bytes += self.live[i].row.response_bytes;
-                self.waiting -= 1;
-                if !self.embedded_open {
+                let Some(k) = self.find(self.live[i].row.page) else { return };
+                let page = &mut self.core.pages[self.open[k].page as usize - 1];
+                page.objects += 1;
+                page.bytes += self.live[i].row.response_bytes;
+                self.open[k].waiting -= 1;
+                if !self.open[k].embedded_open {
                     // RFC 2415: the embedded objects' connections open simultaneously once the
                     // primary object is in.
-                    self.embedded_open = true;
-                    let k = self.core.spec.embedded.sample(&mut self.core.rng_count);
-                    for _ in 0..k {
-                        self.fetch(cx);
+                    self.open[k].embedded_open = true;
+                    let n = self.core.spec.embedded.sample(&mut self.core.rng_count);
+                    for _ in 0..n {
+                        self.fetch(cx, k);
                     }
                 }
-                if self.page_done() {
-                    self.core.complete(cx);
-                    self.core.next_page(cx);
+                if self.open[k].done() {
+                    self.page_over(cx, k, true);
                 }
             }
             Progress::Over => {
                 let x = self.live.swap_remove(i);
-                let aborted_in_page = x.row.delivered_s.is_none() && x.row.page == Some(self.core.page);
+                let open = if x.row.delivered_s.is_none() { self.find(x.row.page) } else { None };
                 self.core.rows.push(x.end(cx));
-                if aborted_in_page {
+                if let Some(k) = open {
                     // An object that never arrived (its connection gave up) ends the wait for it
                     // (a primary that never arrived leaves the page without embedded objects);
                     // the page then keeps no completion time.
-                    self.waiting -= 1;
-                    self.embedded_open = true;
-                    if self.page_done() {
-                        self.core.next_page(cx);
+                    self.open[k].waiting -= 1;
+                    self.open[k].embedded_open = true;
+                    if self.open[k].done() {
+                        self.page_over(cx, k, false);
                     }
                 }
-                if self.live.is_empty() && self.page_done() && !self.core.more_pages() {
+                if self.live.is_empty() && self.open.is_empty() && !self.core.more_pages() {
                     cx.finished();
                 }
             }
