@@ -94,6 +94,26 @@ pub enum Mode {
     Oneway,
 }
 
+/// What one HTTP/1.1 connection carries for a page (`transfer`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Http11Transfer {
+    /// The page's objects in turn: one request/response exchange per object, each request
+    /// written once the previous response is complete (no pipelining).
+    #[default]
+    Objects,
+    /// RFC 2415 §2's HTTP/1.1 model: the connection's "transfer size is now made up of four web
+    /// files": one request (the primary object's), answered by one response of all the page's
+    /// objects' bytes.
+    Page,
+}
+
+impl Http11Transfer {
+    fn is_objects(&self) -> bool {
+        *self == Http11Transfer::Objects
+    }
+}
+
 impl Mode {
     fn is_twoway(&self) -> bool {
         *self == Mode::Twoway
@@ -219,6 +239,10 @@ pub struct AppSpec {
     /// connection per page, as RFC 2415's model).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_alive: bool,
+    /// `http11`: `"objects"` (default: the page's objects in turn, one exchange each) or
+    /// `"page"` (RFC 2415's model: one request, one response of the whole page's bytes).
+    #[serde(default, skip_serializing_if = "Http11Transfer::is_objects")]
+    pub transfer: Http11Transfer,
     /// Pause after one exchange (a web client: one page) ends before the next starts.
     #[serde(default)]
     pub think: RandomDuration,
@@ -341,6 +365,7 @@ pub struct ResolvedApp {
     pub objects: Option<RandomCount>,
     pub interobject: RandomDuration,
     pub keep_alive: bool,
+    pub transfer: Http11Transfer,
     pub think: RandomDuration,
     pub tcp: TcpConfig,
     /// The server's end: `tcp` with `server_tcp` over it (the same as `tcp` without it).
@@ -474,6 +499,7 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         ("pages", a.pages.is_some()),
         ("embedded", a.embedded != default_embedded()),
         ("keep_alive", a.keep_alive),
+        ("transfer", !a.transfer.is_objects()),
         ("think", a.think != RandomDuration::default()),
         ("tcp", a.tcp != TcpSpec::default()),
         ("server_tcp", a.server_tcp.is_some()),
@@ -510,6 +536,7 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         objects: None,
         interobject: RandomDuration::default(),
         keep_alive: false,
+        transfer: Http11Transfer::default(),
         think: RandomDuration::default(),
         // A UDP source has no TCP; the field is unused (and the scenario's [tcp] is not judged here).
         tcp: TcpConfig::profile("rfc").expect("the rfc profile"),
@@ -566,6 +593,9 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
     }
     if a.keep_alive && a.kind != AppKind::Http11 {
         return err(format!("{path}.keep_alive"), "applies to kind = \"http11\" only");
+    }
+    if !a.transfer.is_objects() && a.kind != AppKind::Http11 {
+        return err(format!("{path}.transfer"), "applies to kind = \"http11\" only");
     }
     if a.keep_alive && a.server.0.len() > 1 {
         return err(format!("{path}.server"), "one server only with keep_alive (a kept-alive connection stays with its server)");
@@ -672,6 +702,7 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
         objects: a.objects.clone(),
         interobject: a.interobject.clone().unwrap_or_default(),
         keep_alive: a.keep_alive,
+        transfer: a.transfer,
         think: a.think.clone(),
         tcp,
         server_tcp,
