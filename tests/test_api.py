@@ -244,7 +244,7 @@ def test_error_messages_say_what_was_expected(small_toml):
         tcplab.run(small_toml, sets=["topology.delay=35"])
     with pytest.raises(tcplab.ScenarioError, match='"moon"; nodes are: sender, receiver'):
         tcplab.run(small_toml, sets=["flows.0.to=moon"])
-    with pytest.raises(tcplab.ScenarioError, match="rfc, rfc2988, ns2, bsd, linux22"):
+    with pytest.raises(tcplab.ScenarioError, match="rfc, rfc2988, ns2, ns2-full, bsd, linux22"):
         tcplab.run(small_toml, sets=["tcp.profile=win95"])
 
 

@@ -179,6 +179,33 @@ fn http11_fetches_a_pages_objects_in_turn_on_one_connection() {
     assert_eq!((peak, w.live_connections()), (2, 0), "one connection, freed at the end");
 }
 
+/// RFC 2415 §2's http1.1 model (`transfer = "page"`): one connection whose "transfer size is now
+/// made up of four web files": one request, then one response of the page's bytes, recorded as
+/// one object carrying the page's 4 objects; the same sizes as `"objects"` draws, one round trip
+/// per object fewer.
+#[test]
+fn http11_page_transfer_is_one_request_and_one_response_of_the_page() {
+    let apps = "[[apps]]\nkind = \"http11\"\nresponse = { uniform = [\"1KB\", \"6KB\"] }\nembedded = 3\npages = 2\nthink = \"2s\"\n";
+    let (per_object, s1, f1) = syns_and_fins(apps, 3);
+    let (page, s2, f2) = syns_and_fins(&apps.replace("pages = 2", "pages = 2\ntransfer = \"page\""), 3);
+    assert!(page.meta.completed && per_object.meta.completed);
+    assert_eq!((s1, f1, s2, f2), (2, 2, 2, 2), "one connection per page either way");
+    assert_eq!((per_object.objects.len(), page.objects.len()), (8, 2));
+    for (p, q) in per_object.pages.iter().zip(&page.pages) {
+        assert_eq!((q.objects, q.bytes), (4, p.bytes), "the same page's bytes");
+        let objs: Vec<_> = per_object.objects.iter().filter(|o| o.page == Some(p.page)).collect();
+        let one = page.objects.iter().find(|o| o.page == Some(q.page)).unwrap();
+        assert_eq!(one.response_bytes, objs.iter().map(|o| o.response_bytes).sum::<u64>());
+        assert_eq!(one.request_bytes, objs[0].request_bytes, "the primary's request only");
+        assert!(q.delay_s.unwrap() < p.delay_s.unwrap(), "fewer round trips: {q:?} {p:?}");
+    }
+    // Refused, by key path, on another kind or with an unknown value.
+    let e = |t: &str| Scenario::from_toml(&format!("{NET}{t}"), &[]).unwrap_err();
+    assert_eq!(e("[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\ntransfer = \"page\"\n").path, "apps[0].transfer");
+    let x = e("[[apps]]\nkind = \"http11\"\nresponse = \"1KB\"\ntransfer = \"pages\"\n");
+    assert!(x.path.starts_with("apps[0].transfer") || x.to_string().contains("transfer"), "{x}");
+}
+
 #[test]
 fn http11_kept_alive_restarts_from_the_restart_window_after_idle() {
     // RFC 5681 §4.1: after an idle time longer than the RTO, the server's next response starts

@@ -28,6 +28,9 @@ WEBS = (8, 16, 32)
 FTPS = (0, 1, 2, 3)
 IWS = (1, 2, 3, 4)
 MODELS = ("http10", "http11")
+# RFC 2415 §2: in the http1.1 model one connection's "transfer size is now made up of four web
+# files": one request, one response of the page's bytes (the http11 client's `transfer = "page"`).
+TRANSFER = {"http10": "objects", "http11": "page"}
 SIZES = {"mah1997_reply": "Mah 1997's reply sizes (Mah, INFOCOM '97; rv/named.rs)",
          "surge1998_file": "SURGE's file sizes (Barford & Crovella 1998; rv/named.rs)"}
 MAIN_SIZES = "mah1997_reply"
@@ -96,12 +99,13 @@ TOL_POWER = 0.40       # FTP network power, relative
 
 CHOICES = [
     "Topology and TCP: experiments/topologies/rfc2415.toml (its comments say where the RFC is silent: 1 ms access delays, "
-    "25-packet queues everywhere, the ns2 profile, MSS 1460, maximum window 11 packets).",
+    "25-packet queues everywhere, the ns2-full profile (ns-2's two-way FullTcp, the RFC's tcp-full: handshake, FINs, delayed ACKs), "
+    "MSS 1460, maximum window 11 packets).",
     f"Object sizes: the RFC does not give its distributions (§2.3); every object's size is drawn from {SIZES[MAIN_SIZES]}, whose "
     f"median fits in two 1460-byte packets as the RFC requires. The sensitivity section reruns Table 1's 16-web rows with "
     f"{SIZES[ALT_SIZES]}.",
-    "Web clients: HTTP/1.0 (a primary object, then 3 embedded objects on 3 connections opened at once) or HTTP/1.1 (the 4 objects in "
-    "turn on one connection per page), think time U(1, 5) s; n web clients on the 4 client hosts round robin, each with its own "
+    "Web clients: HTTP/1.0 (a primary object, then 3 embedded objects on 3 connections opened at once) or HTTP/1.1 (one connection per page "
+    "whose transfer is the page's 4 objects: one request, one response of their bytes, as RFC 2415 §2 describes), think time U(1, 5) s; n web clients on the 4 client hosts round robin, each with its own "
     "server host. FTP clients fetch 1 MB files back to back (c1, c2, c3 from s1, s2, s3).",
     "Metrics: median page delay over every completed page of the run (pages of all clients); utilization and drop rate of the "
     "bottleneck's data direction (n1 -> n0); FTP network power = FTP goodput (MB delivered to the FTP clients in the run) / the "
@@ -147,11 +151,13 @@ def base(ftps: int, scale: str, sizes: str = MAIN_SIZES) -> dict:
     return s
 
 
-def _sweep(scenario: dict, name: str, axes: dict, replicates: int, store_dir: Path, workers, progress):
+def _sweep(scenario: dict, name: str, axes: dict, replicates: int, store_dir: Path, workers, progress, zipped: Optional[dict] = None):
     from ..sweep import sweep
 
     store_dir.mkdir(parents=True, exist_ok=True)
     spec = {"name": name, "axes": axes, "replicates": replicates, "seed": 1}
+    if zipped:
+        spec["zip"] = [zipped]
     return sweep(scenario, sweep=spec, store=store_dir / f"{name}.duckdb", workers=workers, progress=progress, retry_failed=True)
 
 
@@ -200,8 +206,10 @@ def run_main(report: Report, scale: str, out: Path, workers, progress) -> pd.Dat
     webs, ftps, iws = _cells(scale)
     frames = []
     for f in ftps:
-        axes = {"apps.0.kind": list(MODELS) if scale != "tiny" else ["http10"], "apps.0.instances": list(webs), "tcp.initial_window": list(iws)}
-        s = _sweep(base(f, scale), f"rfc2415_f{f}_{scale}", axes, _seeds(scale), out / "store", workers, progress)
+        models = list(MODELS) if scale != "tiny" else ["http10"]
+        axes = {"apps.0.instances": list(webs), "tcp.initial_window": list(iws)}
+        zipped = {"apps.0.kind": models, "apps.0.transfer": [TRANSFER[m] for m in models]}
+        s = _sweep(base(f, scale), f"rfc2415_f{f}_{scale}", axes, _seeds(scale), out / "store", workers, progress, zipped)
         if len(s.failed):
             report.text(f"{len(s.failed)} of {len(s.runs)} runs with {f} FTPs failed and are left out; first error: {s.failed['error'].iloc[0]}")
         r = per_run(s)

@@ -94,6 +94,26 @@ pub enum Mode {
     Oneway,
 }
 
+/// What one HTTP/1.1 connection carries for a page (`transfer`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Http11Transfer {
+    /// The page's objects in turn: one request/response exchange per object, each request
+    /// written once the previous response is complete (no pipelining).
+    #[default]
+    Objects,
+    /// RFC 2415 §2's HTTP/1.1 model: the connection's "transfer size is now made up of four web
+    /// files": one request (the primary object's), answered by one response of all the page's
+    /// objects' bytes.
+    Page,
+}
+
+impl Http11Transfer {
+    fn is_objects(&self) -> bool {
+        *self == Http11Transfer::Objects
+    }
+}
+
 impl Mode {
     fn is_twoway(&self) -> bool {
         *self == Mode::Twoway
@@ -268,6 +288,10 @@ pub struct AppSpec {
     /// connection per page, as RFC 2415's model).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_alive: bool,
+    /// `http11`: `"objects"` (default: the page's objects in turn, one exchange each) or
+    /// `"page"` (RFC 2415's model: one request, one response of the whole page's bytes).
+    #[serde(default, skip_serializing_if = "Http11Transfer::is_objects")]
+    pub transfer: Http11Transfer,
     /// Pause after one exchange (a web client: one page) ends before the next starts; with
     /// `page_spacing = "start_to_start"`, from one page's start to the next one's.
     #[serde(default)]
@@ -397,6 +421,7 @@ pub struct ResolvedApp {
     pub objects_rounding: Rounding,
     pub interobject: RandomDuration,
     pub keep_alive: bool,
+    pub transfer: Http11Transfer,
     pub think: RandomDuration,
     /// Web clients: where `think` runs from (a page's end, or its start).
     pub page_spacing: PageSpacing,
@@ -532,6 +557,7 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         ("pages", a.pages.is_some()),
         ("embedded", a.embedded != default_embedded()),
         ("keep_alive", a.keep_alive),
+        ("transfer", !a.transfer.is_objects()),
         ("think", a.think != RandomDuration::default()),
         ("page_spacing", !a.page_spacing.is_end_to_start()),
         ("tcp", a.tcp != TcpSpec::default()),
@@ -571,6 +597,7 @@ fn entry_udp(a: &AppSpec, path: &str, kind: &str, s: &Scenario, instances: u32) 
         objects_rounding: Rounding::default(),
         interobject: RandomDuration::default(),
         keep_alive: false,
+        transfer: Http11Transfer::default(),
         think: RandomDuration::default(),
         page_spacing: PageSpacing::default(),
         // A UDP source has no TCP; the field is unused (and the scenario's [tcp] is not judged here).
@@ -628,6 +655,9 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
     }
     if a.keep_alive && a.kind != AppKind::Http11 {
         return err(format!("{path}.keep_alive"), "applies to kind = \"http11\" only");
+    }
+    if !a.transfer.is_objects() && a.kind != AppKind::Http11 {
+        return err(format!("{path}.transfer"), "applies to kind = \"http11\" only");
     }
     if a.keep_alive && a.server.0.len() > 1 {
         return err(format!("{path}.server"), "one server only with keep_alive (a kept-alive connection stays with its server)");
@@ -747,6 +777,7 @@ fn entry_tcp(a: &AppSpec, path: &str, kind: &str, s: &Scenario) -> Result<Resolv
         objects_rounding: a.objects_rounding,
         interobject: a.interobject.clone().unwrap_or_default(),
         keep_alive: a.keep_alive,
+        transfer: a.transfer,
         think: a.think.clone(),
         page_spacing: a.page_spacing,
         tcp,

@@ -12,7 +12,7 @@
 //! WebTraf when Seddigh et al. used it), in which case pages may overlap (`spec::PageSpacing`).
 
 use super::reqresp::{Draws, Exchange, Progress};
-use super::spec::{PageSpacing, ResolvedApp, Rounding};
+use super::spec::{Http11Transfer, PageSpacing, ResolvedApp, Rounding};
 use super::{App, Ctx, Records};
 use crate::engine::RngStream;
 use crate::net::{ConnId, Label, NodeId};
@@ -290,6 +290,10 @@ impl App for Http10 {
 /// `keep_alive` the connection also carries the following pages, so it sits idle for the think
 /// time, and the server's send half starts the next page from the restart window (RFC 5681
 /// §4.1) when that was longer than an RTO; without it each page has a connection of its own.
+/// With `transfer = "page"` (RFC 2415 §2: the connection's "transfer size is now made up of four
+/// web files") a page is one request, the primary object's, answered by one response of all its
+/// objects' bytes, recorded as one object row; every object's sizes are still drawn, in the same
+/// order as with `"objects"`, so both transfers see the same pages.
 pub struct Http11 {
     core: Pages,
     /// Objects of the page not yet requested.
@@ -310,6 +314,8 @@ struct Persistent {
     answered: u64,
     /// The current object's response size, and whether the server still owes it.
     response: u64,
+    /// The page's objects the current response carries (1, or all of them with `"page"`).
+    carried: u32,
     owed: bool,
     /// The current object's row (index into `rows`).
     current: Option<usize>,
@@ -362,8 +368,18 @@ impl Http11 {
     fn request_next(&mut self, cx: &mut Ctx) {
         let Some(p) = self.conn.as_mut() else { return };
         self.core.objects += 1;
+        let (request, mut response) = self.core.draws.sizes(&self.core.spec);
+        p.carried = 1;
         self.to_request -= 1;
-        let (request, response) = self.core.draws.sizes(&self.core.spec);
+        if self.core.spec.transfer == Http11Transfer::Page {
+            // RFC 2415 §2: one transfer of the page's files; the embedded objects' requests are
+            // drawn (to keep the draws aligned with "objects") but not sent.
+            while self.to_request > 0 {
+                response += self.core.draws.sizes(&self.core.spec).1;
+                self.to_request -= 1;
+                p.carried += 1;
+            }
+        }
         p.base = counters(cx, p);
         p.response = response;
         p.owed = true;
@@ -389,7 +405,7 @@ impl Http11 {
         row.bytes_delivered = row.response_bytes;
         count_object(row, counters(cx, p), p.base);
         let page = self.core.pages.last_mut().expect("a page is under way");
-        page.objects += 1;
+        page.objects += p.carried;
         page.bytes += row.response_bytes;
         if self.to_request > 0 {
             self.request_next(cx);
@@ -449,6 +465,7 @@ impl App for Http11 {
             requested: 0,
             answered: 0,
             response: 0,
+            carried: 0,
             owed: false,
             current: None,
             unacked: Vec::new(),

@@ -286,6 +286,15 @@ fn zero() -> u32 {
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
+fn syn_options_default() -> u32 {
+    SYN_OPTIONS_DEFAULT
+}
+fn is_syn_options_default(n: &u32) -> bool {
+    *n == SYN_OPTIONS_DEFAULT
+}
+
+/// Option bytes on a SYN and SYN-ACK by default: MSS (4) and SACK-permitted (2), padded to 8.
+pub const SYN_OPTIONS_DEFAULT: u32 = 8;
 
 /// Knobs added for the `ns2` profile are left out of a configuration's serialised form while they
 /// hold their RFC default (`[skip_if = ...]`), so that results recorded before they existed
@@ -303,7 +312,7 @@ macro_rules! tcp_knobs {
         #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct TcpSpec {
-            /// Named set of defaults to start from (`PROFILES`: `rfc`, `rfc2988`, `ns2`, `bsd`, `linux22`, `linux`, and the stacks of Seddigh Table 2).
+            /// Named set of defaults to start from (`PROFILES`: `rfc`, `rfc2988`, `ns2`, `ns2-full`, `bsd`, `linux22`, `linux`, and the stacks of Seddigh Table 2).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub profile: Option<String>,
             /// Named stack applied over the profile: the studies' variants (`tcplab variants`).
@@ -436,6 +445,16 @@ tcp_knobs! {
     early_retransmit: bool,
     /// Make the three-way handshake before data (SYN, SYN-ACK), RFC 793 §3.4.
     handshake: bool,
+    /// Bytes of TCP options on a SYN and a SYN-ACK (default 8: MSS and SACK-permitted, padded).
+    /// ns-2's FullTcp counts none: a SYN is `headersize()`, the 40-byte `tcpip_base_hdr_size_`
+    /// (tcp/tcp-full.cc `sendpacket()`; options other than timestamps are not counted). At most 40.
+    syn_options: u32 [skip_if = "is_syn_options_default", default = "syn_options_default"],
+    /// Nagle (RFC 896, RFC 1122 §4.2.3.4): a new segment shorter than the MSS waits while any
+    /// data is unacknowledged; full segments, retransmissions and a short segment with nothing
+    /// outstanding go at once. ns-2 FullTcp's `nodelay_` false (its default), the sender SWS
+    /// check in `foutput()` (tcp/tcp-full.cc). Off: a short last segment goes when the window
+    /// allows.
+    nagle: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Send a FIN after the last byte of a finite transfer.
     fin: bool,
     /// Receiver delays ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
@@ -447,6 +466,11 @@ tcp_knobs! {
     delack_tick: Duration,
     /// ACK at least every this many full-sized segments (RFC 5681 §4.2: 2).
     delack_segments: u32,
+    /// With delayed ACKs, count the threshold in bytes: ACK at once when the in-order data not
+    /// yet acknowledged reaches `delack_segments` × MSS, so a segment shorter than the MSS waits
+    /// for the timer (or rides on data); ns-2 FullTcp's `need_send()` with `segsperack_`
+    /// (tcp/tcp-full.cc). Off: every in-order segment counts as one, whatever its size.
+    delack_bytes: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// With delayed ACKs, a segment that fills (part of) a hole is acknowledged at once (RFC 5681
     /// §4.2; ns-2's `RFC2581_immediate_ack_` true). Off: ns-2's sink with the flag false
     /// (tcp/tcp-sink.cc) delays it when the in-order data still ends at it.
@@ -501,7 +525,7 @@ pub const MAX_TIMER: crate::units::Time = 3600 * SEC;
 /// The most SYN or data retries before a connection is abandoned (Linux allows 127 SYN retries).
 pub const MAX_RETRIES: u32 = 1000;
 
-pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "bsd", "linux22", "linux", "win98", "winnt4", "solaris7", "sunos4", "irix62", "vxworks54", "netbsd10", "hpux1020"];
+pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "ns2-full", "bsd", "linux22", "linux", "win98", "winnt4", "solaris7", "sunos4", "irix62", "vxworks54", "netbsd10", "hpux1020"];
 
 /// A named TCP stack: the mechanism knobs of one variant of a study, applied over a profile
 /// (which supplies the timers, MSS, receiver and so on). Delayed ACKs stay the profile's unless
@@ -633,11 +657,14 @@ impl TcpConfig {
             abc: 0,
             early_retransmit: false,
             handshake: true,
+            syn_options: SYN_OPTIONS_DEFAULT,
+            nagle: false,
             fin: true,
             delayed_ack: true,
             delack_timeout: Duration(200 * MS),
             delack_tick: Duration(0),
             delack_segments: 2,
+            delack_bytes: false,
             delack_fill_immediate: true,
             rto_initial: Duration(SEC),
             rto_min: Duration(SEC),
@@ -691,6 +718,43 @@ impl TcpConfig {
                 c.rto_model = RtoModel::Ns2;
                 c.syn_timeout_rto_3s = false;
                 c.restart_after_idle = false;
+            }
+            // ns-2's two-way `Agent/TCP/FullTcp` (tcp/tcp-full.cc, tcl/lib/ns-default.tcl), the TCP
+            // of RFC 2415, over the `ns2` profile's `Agent/TCP` timers and Reno response (its
+            // `dupack_action()`, `timeout_action()` and `pack_action()` with `opencwnd()` after
+            // it agree with them). What FullTcp changes on the wire:
+            // - `set_initial_window()`: "full-tcp always models SYN exchange"; the SYN is timed
+            //   like data (`foutput()` sets `rtt_active_`) and its SYN-ACK gives the first RTT
+            //   sample (`newack()`), so data starts with an RTO from a measurement; the passive
+            //   end times its SYN-ACK likewise; FINs on close;
+            // - SYN, SYN-ACK and every segment count `headersize()` = `tcpip_base_hdr_size_`
+            //   40 bytes (`ts_option_` off): no MSS or SACK-permitted option bytes;
+            // - `segsize_` 536, `window_` 20 packets of it;
+            // - delayed ACKs: `need_send()` acknowledges at once when `segsperack_` (1) × maxseg
+            //   bytes are unacknowledged, else the periodic delayed-ACK timer (`interval_`
+            //   100 ms, rescheduled on multiples of it: `recv()`, `timeout(TCP_TIMER_DELACK)`)
+            //   sends it; out-of-order data and hole fills are acknowledged at once (`reass()`);
+            // - `nodelay_` false: Nagle in `foutput()`;
+            // - `slow_start_restart_` true: `idle_restart()` after an idle period over the RTO.
+            // Not modelled: a FIN riding on the last data segment (sent here as a segment of its
+            // own, 40 bytes), Nagle's exception for a segment that carries an owed full-segment
+            // ACK (`need_send()` in `foutput()`), and `dupack_action()`'s fast retransmit again
+            // right after a fast retransmit (`last_cwnd_action_` DUPACK).
+            "ns2-full" => {
+                c = TcpConfig::profile("ns2").expect("the ns2 profile");
+                c.handshake = true;
+                c.fin = true;
+                c.handshake_rtt_sample = true;
+                c.syn_options = 0;
+                c.mss = Size(536);
+                c.rwnd = Limit::Bytes(Size(20 * 536));
+                c.delayed_ack = true;
+                c.delack_timeout = Duration(0);
+                c.delack_tick = Duration(100 * MS);
+                c.delack_segments = 1;
+                c.delack_bytes = true;
+                c.nagle = true;
+                c.restart_after_idle = true;
             }
             // 4.4BSD-Lite / NetBSD 1.x (Stevens, TCP/IP Illustrated vol. 2): Reno, IW 1, 500 ms
             // slow timer, 200 ms delayed-ACK fast timer, minimum RTO 2 ticks, initial SYN RTO 6 s
@@ -817,6 +881,9 @@ impl TcpConfig {
             ("rto_model", serde_json::to_value(self.rto_model).expect("serialises")),
             ("synack_on_dup_syn", serde_json::json!(self.synack_on_dup_syn)),
             ("iw_one_after", serde_json::json!(self.iw_one_after)),
+            ("delack_bytes", serde_json::json!(self.delack_bytes)),
+            ("syn_options", serde_json::json!(self.syn_options)),
+            ("nagle", serde_json::json!(self.nagle)),
         ];
         for (k, x) in skipped {
             m.entry(k.to_string()).or_insert(x);
@@ -858,6 +925,9 @@ impl TcpConfig {
                 "variant".into(),
                 format!("variant {v:?} recovers with SACK, but sack is off (every profile's default; a SACK preset turns it on): set sack = true, use preset = \"{v}\", or choose newreno"),
             ));
+        }
+        if self.syn_options > 40 {
+            return err("syn_options", "expected 0 to 40 bytes (the TCP option space, RFC 793 §3.1)");
         }
         if self.dupthresh == 0 {
             return err("dupthresh", "expected at least 1");

@@ -4,7 +4,7 @@
 
 use super::config::TcpConfig;
 use super::rtt::timer_deadline;
-use super::state::{OutSeg, SYN_OPTION_BYTES};
+use super::state::OutSeg;
 use super::stats::ConnStats;
 use crate::engine::Timer;
 use crate::net::{PacketTag, SackBlock, Segment, FLAG_ACK, FLAG_SYN};
@@ -40,8 +40,9 @@ pub struct TcpReceiver {
     /// SACK blocks are sent (RFC 2018: the SYN offered SACK-permitted and we agreed, or the
     /// option is configured for a flow without a handshake).
     pub sack_on: bool,
-    /// In-order data segments received since the last ACK.
+    /// In-order data segments received since the last ACK, and their bytes.
     unacked_segs: u32,
+    unacked_bytes: u64,
     pub delack_timer: Timer,
     /// SYN-ACK retransmission timer: initial RTO, backed off (RFC 6298 §5.5, RFC 1122 §4.2.3.1).
     pub synack_timer: Timer,
@@ -78,6 +79,7 @@ impl TcpReceiver {
             touch_clock: 0,
             sack_on: cfg.sack && !cfg.handshake,
             unacked_segs: 0,
+            unacked_bytes: 0,
             delack_timer: Timer::default(),
             synack_timer: Timer::default(),
             synack_rto,
@@ -131,6 +133,7 @@ impl TcpReceiver {
     pub fn piggybacked(&mut self) {
         if self.unacked_segs > 0 {
             self.unacked_segs = 0;
+            self.unacked_bytes = 0;
             self.delack_timer.cancel();
         }
     }
@@ -151,6 +154,7 @@ impl TcpReceiver {
     fn send_ack(&mut self, out: &mut Vec<OutSeg>) {
         self.stats.acks_sent += 1;
         self.unacked_segs = 0;
+        self.unacked_bytes = 0;
         self.delack_timer.cancel();
         let mut seg = Segment { seq: self.seq_no, ack: self.rcv_nxt, flags: FLAG_ACK, wnd: self.wnd(), ..Default::default() };
         if self.sack_on {
@@ -178,7 +182,7 @@ impl TcpReceiver {
     fn send_synack(&mut self, out: &mut Vec<OutSeg>) {
         self.synack_tx += 1;
         self.synack_sent_at = self.now;
-        let seg = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: self.wnd(), opt_len: SYN_OPTION_BYTES, sack_permitted: self.sack_on, ..Default::default() };
+        let seg = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: self.wnd(), opt_len: self.cfg.syn_options as u16, sack_permitted: self.sack_on, ..Default::default() };
         out.push(OutSeg { seg, tag: PacketTag::SynAck { tx: self.synack_tx } });
         if let Some(t) = self.synack_timer.set(timer_deadline(self.now, self.synack_rto, self.cfg.timer_tick.0)) {
             self.timer_events.push((RxTimer::SynAck, t));
@@ -260,6 +264,7 @@ impl TcpReceiver {
         }
         // In order (possibly overlapping old data).
         let had_hole = !self.ooo.is_empty();
+        let before = self.rcv_nxt;
         self.deliver(end);
         while let Some(&(l, r)) = self.ooo.first() {
             if l > self.rcv_nxt {
@@ -285,7 +290,11 @@ impl TcpReceiver {
             return;
         }
         self.unacked_segs += 1;
-        if !self.cfg.delayed_ack || self.unacked_segs >= self.cfg.delack_segments {
+        self.unacked_bytes += self.rcv_nxt - before;
+        // ns-2 FullTcp `need_send()` (tcp/tcp-full.cc): at once when segsperack_ × maxseg bytes
+        // are unacknowledged; otherwise, RFC 5681 §4.2, by segments.
+        let due = if self.cfg.delack_bytes { self.unacked_bytes >= self.cfg.delack_segments as u64 * self.cfg.mss.0 } else { self.unacked_segs >= self.cfg.delack_segments };
+        if !self.cfg.delayed_ack || due {
             // RFC 5681 §4.2 / RFC 1122: ACK at least every second full-sized segment.
             self.send_ack(out);
         } else if !self.delack_timer.is_set() {

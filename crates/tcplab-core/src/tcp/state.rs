@@ -34,8 +34,9 @@ pub enum SenderPhase {
 
 /// Bytes of an "unlimited" transfer: more than any simulation can send.
 pub const UNLIMITED: u64 = 1 << 60;
-/// MSS and SACK-permitted options on a SYN (4 + 2 bytes, padded to 8).
-pub const SYN_OPTION_BYTES: u16 = 8;
+/// MSS and SACK-permitted options on a SYN (4 + 2 bytes, padded to 8): the default of the
+/// `syn_options` knob.
+pub const SYN_OPTION_BYTES: u16 = super::config::SYN_OPTIONS_DEFAULT as u16;
 
 /// A loss episode (Mathis et al. §5.2): from the first loss detection until everything outstanding
 /// at that time (and at any later reduction inside it) is acknowledged.
@@ -261,7 +262,7 @@ impl SenderCore {
     pub(super) fn transmit_syn(&mut self, out: &mut Vec<OutSeg>) {
         self.syn_tx += 1;
         self.syn_sent_at = self.now;
-        let seg = Segment { seq: 0, flags: FLAG_SYN, opt_len: SYN_OPTION_BYTES, wnd: u32::MAX, sack_permitted: self.cfg.sack, ..Default::default() };
+        let seg = Segment { seq: 0, flags: FLAG_SYN, opt_len: self.cfg.syn_options as u16, wnd: u32::MAX, sack_permitted: self.cfg.sack, ..Default::default() };
         out.push(OutSeg { seg, tag: PacketTag::Syn { tx: self.syn_tx } });
         self.snd_nxt = 1;
         self.snd_max = 1;
@@ -345,10 +346,17 @@ impl SenderCore {
         }
         if self.snd_max < self.data_end {
             let len = self.mss.min(self.data_end - self.snd_max);
-            self.snd_max + len <= self.snd_una + self.peer_wnd
+            self.snd_max + len <= self.snd_una + self.peer_wnd && !self.nagle_holds(self.snd_max, len)
         } else {
             self.fin_pending() && self.snd_max == self.data_end
         }
+    }
+
+    /// Nagle (RFC 896; RFC 1122 §4.2.3.4; ns-2 FullTcp `foutput()` with `nodelay_` false,
+    /// tcp/tcp-full.cc): a new segment of `len` < MSS at `seq` waits while data is outstanding.
+    /// A retransmission (below snd_max) and a full segment are never held.
+    fn nagle_holds(&self, seq: u64, len: u64) -> bool {
+        self.cfg.nagle && len < self.mss && seq >= self.snd_max && self.snd_una < self.snd_max
     }
 
     /// Send one previously unsent segment (or the FIN); returns the sequence space it takes.
@@ -403,7 +411,7 @@ impl SenderCore {
             let win = self.cwnd.min(self.peer_wnd);
             if self.snd_nxt < self.data_end {
                 let len = self.mss.min(self.data_end - self.snd_nxt);
-                if self.snd_nxt + len > self.snd_una + win {
+                if self.snd_nxt + len > self.snd_una + win || self.nagle_holds(self.snd_nxt, len) {
                     break;
                 }
                 self.transmit(self.snd_nxt, out);
