@@ -17,13 +17,13 @@ from ._core import CoreError, RunLimitError, ScenarioError, TraceError, __versio
 from .errors import ExecutorError, SweepError
 
 _LAZY_MODULES = (
-    "analysis", "api", "cli", "executors", "experiments", "limits", "models", "plot", "progress", "report", "series",
+    "analysis", "api", "cli", "executors", "experiments", "limits", "models", "plot", "progress", "report", "results", "series",
     "store", "tbit", "testbed", "trace",
 )  # fmt: skip
 # Names imported from their module on first use: the sweep machinery (hashing, TOML, dataclasses)
 # is not needed to run, validate or trace, the store (DuckDB) only for sweeps and their results.
 _LAZY_NAMES = {
-    "sweep": ".sweep", "SweepResult": ".sweep", "StoreError": ".store", "load": ".store",
+    "sweep": ".sweep", "SweepResult": ".results", "StoreError": ".store", "load": ".store",
     "run": ".api", "Result": ".api", "load_scenario": ".api", "profiles": ".api", "validate": ".api", "variants": ".api",
 }  # fmt: skip
 

@@ -155,18 +155,8 @@ def _sets(sets: Union[str, Sequence[str]]) -> list:
     return out
 
 
-def _seed(seed: Any) -> Optional[int]:
-    if seed is None:
-        return None
-    try:
-        if isinstance(seed, bool):
-            raise TypeError
-        n = operator.index(seed)  # int and numpy integers
-    except TypeError:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}") from None
-    if not 0 <= n < 2**64:
-        raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {seed!r}")
-    return n
+# The integer rules of a seed live with the other value rules (limits is below api).
+_seed = _limits.seed
 
 
 _TABLES = ("connections", "links", "transfers", "objects", "pages", "udp")

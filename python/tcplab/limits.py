@@ -7,6 +7,7 @@ See docs/sweeps.md#limits-on-runs.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from typing import Any, Optional
 
@@ -62,12 +63,25 @@ def events(value: Any, what: str = "max_events") -> Optional[int]:
     """A number of events: an integer from 1 to 2**64 - 1 (a seed's range, less 0)."""
     if value is None:
         return None
-    from .api import _seed  # the same integer rules as a seed; api imports this module
-
     try:
-        n = _seed(value)
+        n = seed(value)
     except ValueError:
         n = 0
     if n < 1:
         raise ValueError(f"{what}: expected an integer from 1 to 2**64 - 1, got {value!r}")
+    return n
+
+
+def seed(seed: Any) -> Optional[int]:
+    """A seed: an integer from 0 to 2**64 - 1 (int or numpy integer, not bool), or None."""
+    if seed is None:
+        return None
+    try:
+        if isinstance(seed, bool):
+            raise TypeError
+        n = operator.index(seed)  # int and numpy integers
+    except TypeError:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}") from None
+    if not 0 <= n < 2**64:
+        raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {seed!r}")
     return n

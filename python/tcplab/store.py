@@ -351,7 +351,7 @@ class Store:
         picks one by name, `mixed=True` takes them all."""
         import pandas as pd
 
-        from .sweep import SweepResult
+        from .results import SweepResult
 
         runs = self.con.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY point, replicate, key").df()
         if keys is None:

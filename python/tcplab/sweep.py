@@ -45,6 +45,7 @@ DEFAULT_SCENARIO_SEED = 1  # the core's default for a scenario without `seed`
 MAX_RUNS = 1_000_000
 
 
+from .results import SweepResult, _empty_frame, identifier, summarise  # noqa: E402,F401  (re-exported)
 from .errors import SweepError  # noqa: E402  (defined apart so that `import tcplab` stays light)
 
 
@@ -711,103 +712,6 @@ def _warm_up() -> None:
     """Import pandas if no one has yet."""
     if "pandas" not in sys.modules:
         import pandas  # noqa: F401
-
-
-def _empty_frame():
-    import pandas as pd
-
-    return pd.DataFrame()
-
-
-@dataclass
-class SweepResult:
-    """The runs of a sweep as tidy tables. `connections` has one row per run and flow, `links` one
-    per run and link direction, `transfers` one per run and transfer, `objects`, `pages` and
-    `udp` one per run and application object, web page and UDP source (empty without them); each
-    starts with the axis values, `replicate`, `seed` and the run `key`. `runs` has one row per
-    run, failed ones included, with `status` (`ok`, `failed`, `timeout`, `memory`) and `error`."""
-
-    runs: pd.DataFrame
-    connections: pd.DataFrame
-    links: pd.DataFrame
-    transfers: pd.DataFrame
-    store: Optional[str] = None
-    objects: pd.DataFrame = field(default_factory=lambda: _empty_frame())
-    pages: pd.DataFrame = field(default_factory=lambda: _empty_frame())
-    udp: pd.DataFrame = field(default_factory=lambda: _empty_frame())
-    stats: dict = field(default_factory=dict)
-    series_dir: Optional[str] = None
-
-    def series(self, table: str = "tcp") -> "pd.DataFrame":
-        """One time-series table (`tcp`, `segments`, `queue`, `drops`, or `connections`) of every
-        run of the sweep that recorded it, read from its Parquet files, each row starting with
-        its run's axis values, `replicate`, `seed` and `key` (docs/series.md)."""
-        from . import series as _series
-
-        d = self.series_dir
-        if d is None and self.store:
-            d = os.fspath(Path(self.store).with_suffix(".series"))
-        if d is None or not (Path(d) / table).is_dir():
-            raise KeyError(f"no {table!r} series were written for this sweep: record them with [[series]] or sweep(..., series=[{table!r}])")
-        df = _series.read_runs(d, table, keys=self.runs["key"].tolist())
-        front = [c for c in self.axes + ["replicate", "seed", "key"] if c in self.runs.columns]
-        return self.runs[front].merge(df, on="key", how="inner")
-
-    @property
-    def failed(self) -> pd.DataFrame:
-        return self.runs[self.runs["status"] != "ok"]
-
-    @property
-    def axes(self) -> list:
-        """The axis columns, as they are named in every table: the scenario's key paths
-        (`"topology.loss"`). They are not Python identifiers: write `df["topology.loss"]`, and in
-        `df.query()` quote them with backticks (``df.query("`topology.loss` > 0.01")``), or take
-        `identifiers()`."""
-        cols = list(self.runs.columns)
-        return cols[: cols.index("point")] if "point" in cols else []
-
-    def identifiers(self, table: str = "connections") -> "pd.DataFrame":
-        """`table` with its axis columns renamed to Python identifiers (`topology.loss` ->
-        `topology_loss`, `flows.0.bytes` -> `flows_0_bytes`), for attribute access and `query()`."""
-        df = getattr(self, table)
-        return df.rename(columns={a: identifier(a) for a in self.axes if a in df.columns})
-
-    def summary(self, columns: Union[str, Sequence[str]] = ("goodput_bps", "retransmits", "timeouts"),
-                table: str = "connections") -> "pd.DataFrame":
-        """Per grid point (and per flow, for `connections` and `transfers`), the mean, standard
-        deviation, minimum and maximum over the replicate seeds of each of `columns`, and `n`, the
-        runs behind them: what a figure with error bars plots."""
-        return summarise(getattr(self, table), self.axes, columns, table)
-
-
-def identifier(axis: str) -> str:
-    """An axis key path as a Python identifier: every character that cannot be in one becomes `_`."""
-    out = re.sub(r"\W", "_", axis)
-    return f"_{out}" if out[:1].isdigit() else out
-
-
-def summarise(df: "pd.DataFrame", axes: Sequence[str], columns: Union[str, Sequence[str]], table: str = "connections") -> "pd.DataFrame":
-    """Mean, std, min, max and n of `columns` of `df` per value of `axes` (and per flow or link)."""
-    import pandas as pd
-
-    cols = [columns] if isinstance(columns, str) else list(columns)
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        numeric = [c for c in df.columns if c not in axes and pd.api.types.is_numeric_dtype(df[c]) and c not in ("replicate", "seed")]
-        raise ValueError(f"{table} has no column {', '.join(map(repr, missing))}; its numeric columns: {', '.join(numeric)}")
-    by = [a for a in axes if a in df.columns]
-    for extra in ("name", "link"):
-        if extra in df.columns and df[extra].nunique() > 1:
-            by.append(extra)
-    if df.empty:
-        return pd.DataFrame(columns=by + [f"{c}_{s}" for c in cols for s in ("mean", "std", "min", "max")] + ["n"])
-    # Axis values may be lists (a zipped or list-valued axis): group on their text.
-    keyed = df.assign(**{a: df[a].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v) for a in by})
-    g = keyed.groupby(by, sort=False, dropna=False) if by else keyed.groupby(lambda _: 0)
-    out = g[cols].agg(["mean", "std", "min", "max"])
-    out.columns = [f"{c}_{s}" for c, s in out.columns]
-    out["n"] = g.size()
-    return out.reset_index() if by else out.reset_index(drop=True)
 
 
 def unguarded_script() -> Optional[str]:

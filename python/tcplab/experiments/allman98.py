@@ -12,17 +12,16 @@ The Internet test (100 real hosts, A5-A8) is reproduced in shape on a population
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 from typing import List, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..report import Check, Report, study_report
+from ..report import Check, Report
+from . import figures
+from .study import SCALES, begin, finish, run_sweep, scenario_file, table  # noqa: F401
 
-SCALES = ("tiny", "quick", "full")
-HERE = Path(__file__).resolve()
 IWS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32)
 QUEUES = (16, 24, 32)          # modem buffer, packets
 DELAYS = ("50ms", "100ms", "150ms")  # one-way propagation delay of the dial-up path
@@ -46,10 +45,7 @@ CHOICES = [
 
 
 def scenario_path() -> Path:
-    p = HERE.parent / "allman98" / "modem.toml"
-    if not p.is_file():
-        raise FileNotFoundError(f"{p}: the base scenario of the reproduction is missing from this installation")
-    return p
+    return scenario_file("allman98", "modem.toml")
 
 
 def _grid(scale: str):
@@ -60,18 +56,10 @@ def _grid(scale: str):
     return IWS, QUEUES, DELAYS
 
 
-def _sweep(axes: dict, name: str, store_dir: Path, workers, progress, sets=()):
-    from ..sweep import sweep
-
-    store_dir.mkdir(parents=True, exist_ok=True)
-    return sweep(str(scenario_path()), sweep={"name": name, "axes": axes, "replicates": 1, "seed": 1}, store=store_dir / f"{name}.duckdb",
-                 workers=workers, progress=progress, sets=list(sets), retry_failed=True)
-
-
 def modem_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
     iws, queues, delays = _grid(scale)
-    s = _sweep({"topology.queue": list(queues), "topology.delay": list(delays), "tcp.initial_window": list(iws)},
-               f"allman98_modem_{scale}", out / "store", workers, progress)
+    s = run_sweep(scenario_path(), f"allman98_modem_{scale}", out / "store", workers=workers, progress=progress,
+                  axes={"topology.queue": list(queues), "topology.delay": list(delays), "tcp.initial_window": list(iws)})
     t = s.transfers.rename(columns={"topology.queue": "queue", "topology.delay": "delay", "tcp.initial_window": "iw"})
     t["time_s"] = t["acked_s"] - t["start_s"]
     base = t[t["iw"] == 1].set_index(["queue", "delay", "replicate"])
@@ -114,9 +102,7 @@ def _checks(t: pd.DataFrame) -> List[Check]:
 
 
 def _figures(report: Report, t: pd.DataFrame, out: Path) -> None:
-    from .mathis97 import _plt, _save
-
-    plt = _plt()
+    plt = figures.plt()
     for col, stem, ylabel, title in (("saved_pct", "fig4a_time_saved", "time saved vs IW 1 (%)", "Fig. 4a: modem, time saved"),
                                      ("extra_rexmit", "fig4b_retransmissions", "extra retransmitted segments per transfer", "Fig. 4b: modem, retransmissions")):
         fig, ax = plt.subplots(figsize=(6.2, 4))
@@ -132,7 +118,7 @@ def _figures(report: Report, t: pd.DataFrame, out: Path) -> None:
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.legend(fontsize=7)
-        png, svg = _save(fig, out / "figures", stem)
+        png, svg = figures.save(fig, out / "figures", stem)
         report.figure(png, f"{title} — every modem setting; the judged one bold", svg)
 
 
@@ -141,8 +127,8 @@ def slow_start_table(scale: str, out: Path, workers, progress) -> pd.DataFrame:
     without delayed ACKs, beside the paper's eq. 1/5 and 2/6 and the rounds of §1.6."""
     iws = (1, 2, 3, 4, 8, 16, 32) if scale != "tiny" else (1, 4, 32)
     sets = ['topology.rate="100Mbps"', 'topology.queue="unlimited"']
-    s = _sweep({"topology.delay": ["100ms"], "tcp.delayed_ack": [False, True], "tcp.initial_window": list(iws)}, f"allman98_ss_{scale}",
-               out / "store", workers, progress, sets=sets)
+    s = run_sweep(scenario_path(), f"allman98_ss_{scale}", out / "store", workers=workers, progress=progress, sets=sets,
+                  axes={"topology.delay": ["100ms"], "tcp.delayed_ack": [False, True], "tcp.initial_window": list(iws)})
     t = s.transfers.rename(columns={"tcp.delayed_ack": "da", "tcp.initial_window": "iw"})
     rtt = 0.2
     t["rtts"] = (t["delivered_s"] - t["established_s"]) / rtt
@@ -202,8 +188,6 @@ def population(n: int = 100) -> pd.DataFrame:
 
 
 def internet_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
-    from ..sweep import sweep
-
     n, rounds, iws = {"tiny": (8, 1, (1, 4, 32)), "quick": (40, 3, INTERNET_IWS), "full": (100, 5, INTERNET_IWS)}[scale]
     pop = population(100).head(n)
     pop.to_csv(out / "tables" / "internet_population.csv", index=False)
@@ -214,10 +198,8 @@ def internet_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
         "topology.queue": [int(q) for q in pop["queue"]],
         "apps.0.aggregate_rate": [f"{int(l * r)}bps" for l, r in zip(pop["load"], pop["rate_bps"])],
     }
-    (out / "store").mkdir(parents=True, exist_ok=True)
-    name = f"allman98_internet_{scale}"
-    s = sweep(str(HERE.parent / "allman98" / "internet.toml"), sweep={"name": name, "zip": [zip_], "axes": {"tcp.initial_window": list(iws)},
-              "replicates": rounds, "seed": 1}, store=out / "store" / f"{name}.duckdb", workers=workers, progress=progress, retry_failed=True)
+    s = run_sweep(scenario_file("allman98", "internet.toml"), f"allman98_internet_{scale}", out / "store", zip=[zip_],
+                  axes={"tcp.initial_window": list(iws)}, replicates=rounds, workers=workers, progress=progress)
     t = s.transfers.rename(columns={"tcp.initial_window": "iw", "topology.bottleneck_rate": "rate"})
     rate_to_path = {f"{int(r)}bps": None for r in pop["rate_bps"]}
     del rate_to_path
@@ -283,9 +265,7 @@ def mechanism(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def _internet_figures(report: Report, t: pd.DataFrame, out: Path) -> None:
-    from .mathis97 import _plt, _save
-
-    plt = _plt()
+    plt = figures.plt()
     m = t.groupby("iw")[["saved_pct", "extra_rexmit"]].mean()
     for col, stem, ylabel, title in (("saved_pct", "fig5a_time_saved", "time saved vs IW 1 (%)", "Fig. 5a: Internet, time saved"),
                                      ("extra_rexmit", "fig5b_retransmissions", "extra retransmitted segments per transfer", "Fig. 5b: Internet, retransmissions")):
@@ -298,7 +278,7 @@ def _internet_figures(report: Report, t: pd.DataFrame, out: Path) -> None:
         ax.set_xlabel("initial window (segments of 512 B)")
         ax.set_ylabel(ylabel)
         ax.set_title(title + " (synthetic population)")
-        png, svg = _save(fig, out / "figures", stem)
+        png, svg = figures.save(fig, out / "figures", stem)
         report.figure(png, f"{title}: mean over the population's paths and rounds", svg)
 
 
@@ -310,16 +290,13 @@ def estimate_seconds(scale: str, workers: int) -> float:
 def reproduce(out="results/allman98", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
               command: Optional[Sequence[str]] = None) -> dict:
     out = Path(out)
-    report = study_report("allman98", 'Allman, Hayes & Ostermann 1998', out, scale, SCALES, command, lambda: "1 (the modem and slow-start runs are deterministic); Internet test rounds 1–" + str({"tiny": 1, "quick": 3, "full": 5}[scale]) + f"; population drawn with numpy seed {POPULATION_SEED}",
+    report, t0 = begin("allman98", 'Allman, Hayes & Ostermann 1998', out, scale, command, lambda: "1 (the modem and slow-start runs are deterministic); Internet test rounds 1–" + str({"tiny": 1, "quick": 3, "full": 5}[scale]) + f"; population drawn with numpy seed {POPULATION_SEED}",
                           "the paper's §6 and its Figures 4–5", CHOICES, silent='the paper')
-    t0 = time.perf_counter()
     log(f"allman98 modem test ({scale})")
     t = modem_runs(scale, out, workers, progress)
     report.heading("The modem test (§6.3, Fig. 4)")
     summary = t.groupby(["queue", "delay", "iw"])[["time_s", "saved_pct", "retransmits", "extra_rexmit", "timeouts"]].mean().round(3).reset_index()
-    csv = out / "tables" / "modem.csv"
-    summary.to_csv(csv, index=False)
-    report.table(summary, "Modem test: transfer time, time saved and retransmissions per IW and modem setting", csv)
+    table(report, summary, out, "modem", "Modem test: transfer time, time saved and retransmissions per IW and modem setting")
     report.compare(_checks(t), "Checks A1–A4 (modem)")
     _figures(report, t, out)
     log(f"allman98 slow-start formulas ({scale})")
@@ -340,17 +317,10 @@ def reproduce(out="results/allman98", scale: str = "full", workers: Optional[int
     report.text(POPULATION_TEXT)
     it = internet_runs(scale, out, workers, progress)
     summ = it.groupby("iw")[["time_s", "saved_pct", "retransmits", "extra_rexmit", "timeouts"]].mean().round(3).reset_index()
-    csv = out / "tables" / "internet.csv"
-    summ.to_csv(csv, index=False)
-    report.table(summ, "Internet test: mean over paths and rounds per IW", csv)
+    table(report, summ, out, "internet", "Internet test: mean over paths and rounds per IW")
     if "fast_retransmits" in it:
         mech = mechanism(it).reset_index()
-        csv = out / "tables" / "internet_mechanism.csv"
-        mech.to_csv(csv, index=False)
-        report.table(mech, "Internet test, transfers that lost a segment: how the loss was repaired per IW (the paper's explanation of A7)", csv)
+        table(report, mech, out, "internet_mechanism", "Internet test, transfers that lost a segment: how the loss was repaired per IW (the paper's explanation of A7)")
     report.compare(_internet_checks(it), "Checks A5–A8 and the mechanism (Internet, synthetic population)")
     _internet_figures(report, it, out)
-    paths = report.write(out)
-    s = report.summary()
-    s["elapsed_s"] = time.perf_counter() - t0
-    return {"paths": paths, "summary": s, "out": out, "checks": report.checks}
+    return finish(report, out, t0)

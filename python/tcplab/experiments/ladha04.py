@@ -10,17 +10,16 @@ and the 10 MB transfers against the loss rate (L6, L7; Fig. 6 and the LT counts 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import List, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..report import Check, Report, study_report
+from ..report import Check, Report
+from . import figures
+from .study import SCALES, begin, finish, run_sweep, scenario_file, table  # noqa: F401
 
-SCALES = ("tiny", "quick", "full")
-HERE = Path(__file__).resolve()
 VARIANTS = ("newreno", "sack", "sack-iw", "sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er")
 LABEL = {"newreno": "NewReno", "sack": "SACK", "sack-iw": "SACK-IW", "sack-iw-lt": "SACK-IW-LT", "sack-iw-lt-abc1": "SACK-IW-LT-ABC1",
          "sack-iw-lt-abc1-er": "SACK-IW-LT-ABC1-ER"}
@@ -45,10 +44,7 @@ CHOICES = [
 
 
 def scenario_path() -> Path:
-    p = HERE.parent / "topologies" / "ladha04.toml"
-    if not p.is_file():
-        raise FileNotFoundError(f"{p}: the base scenario of the reproduction is missing from this installation")
-    return p
+    return scenario_file("topologies", "ladha04.toml")
 
 
 def _grid(scale: str):
@@ -60,14 +56,10 @@ def _grid(scale: str):
 
 
 def runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
-    from ..sweep import sweep
-
     variants, sizes, loads, seeds = _grid(scale)
     rates = [f"{k}kbps" for k in loads]
-    spec = {"name": f"ladha04_{scale}", "zip": [{"apps.0.aggregate_rate": rates, "apps.1.aggregate_rate": rates}],
-            "axes": {"tcp.preset": list(variants), "flows.0.bytes": list(sizes)}, "replicates": seeds, "seed": 1}
-    (out / "store").mkdir(parents=True, exist_ok=True)
-    s = sweep(str(scenario_path()), sweep=spec, store=out / "store" / f"ladha04_{scale}.duckdb", workers=workers, progress=progress, retry_failed=True)
+    s = run_sweep(scenario_path(), f"ladha04_{scale}", out / "store", zip=[{"apps.0.aggregate_rate": rates, "apps.1.aggregate_rate": rates}],
+                  axes={"tcp.preset": list(variants), "flows.0.bytes": list(sizes)}, replicates=seeds, workers=workers, progress=progress)
     c = s.connections.drop(columns=["variant"]).rename(columns={"tcp.preset": "variant", "flows.0.bytes": "size"})
     t = s.transfers.set_index("key")
     c["load_kbps"] = c["apps.0.aggregate_rate"].str.removesuffix("kbps").astype(int)
@@ -161,9 +153,7 @@ def _checks(c: pd.DataFrame) -> List[Check]:
 
 
 def _figures(report: Report, c: pd.DataFrame, out: Path) -> None:
-    from .mathis97 import _plt, _save
-
-    plt = _plt()
+    plt = figures.plt()
     markers = "osD^v<>"
     for size in [s for s in SIZES if s in set(c["size"])]:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -178,7 +168,7 @@ def _figures(report: Report, c: pd.DataFrame, out: Path) -> None:
             ax.axvline(800, color="grey", ls=":", lw=1)
         axes[0].legend(fontsize=7)
         fig.suptitle(f"{size} transfer vs cross traffic (Figs. {'2–3' if size == '20KB' else '4–5'})")
-        png, svg = _save(fig, out / "figures", f"transfer_{size}")
+        png, svg = figures.save(fig, out / "figures", f"transfer_{size}")
         report.figure(png, f"{size}: transfer time and drops vs aggregate cross traffic per variant; the dotted line is 800 kb/s", svg)
     lt = c[c["variant"].isin(["sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er"])]  # all loads, as the paper counts
     if len(lt):
@@ -190,7 +180,7 @@ def _figures(report: Report, c: pd.DataFrame, out: Path) -> None:
         ax.set_ylabel("fraction of runs")
         ax.set_title("CDF of Limited Transmit invocations over runs (LT variants, all loads)")
         ax.legend()
-        png, svg = _save(fig, out / "figures", "lt_cdf")
+        png, svg = figures.save(fig, out / "figures", "lt_cdf")
         report.figure(png, "CDF of Limited Transmit per run (Figs. 3b, 5b)", svg)
 
 
@@ -200,17 +190,13 @@ BULK_LOADS_KBPS = (800, 850, 900, 950, 1000)
 def bulk_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
     """The 10 MB transfers (§3.5): each variant across loads that give loss rates from under 1 %
     to about 10 %; loss rate = drops / new data packets."""
-    from ..sweep import sweep
-
     if scale == "tiny":
         variants, loads, seeds, size = ("sack-iw-lt-abc1",), (1000,), 1, "1MB"
     else:
         variants, loads, seeds, size = VARIANTS, BULK_LOADS_KBPS, (2 if scale == "quick" else 5), "10MB"
     rates = [f"{k}kbps" for k in loads]
-    spec = {"name": f"ladha04_bulk_{scale}", "zip": [{"apps.0.aggregate_rate": rates, "apps.1.aggregate_rate": rates}],
-            "axes": {"tcp.preset": list(variants)}, "replicates": seeds, "seed": 1}
-    s = sweep(str(scenario_path()), sweep=spec, store=out / "store" / f"ladha04_bulk_{scale}.duckdb", workers=workers, progress=progress,
-              retry_failed=True, sets=[f'flows.0.bytes="{size}"'])
+    s = run_sweep(scenario_path(), f"ladha04_bulk_{scale}", out / "store", zip=[{"apps.0.aggregate_rate": rates, "apps.1.aggregate_rate": rates}],
+                  axes={"tcp.preset": list(variants)}, replicates=seeds, sets=[f'flows.0.bytes="{size}"'], workers=workers, progress=progress)
     c = s.connections.drop(columns=["variant"]).rename(columns={"tcp.preset": "variant"})
     t = s.transfers.set_index("key")
     c["load_kbps"] = c["apps.0.aggregate_rate"].str.removesuffix("kbps").astype(int)
@@ -285,9 +271,7 @@ def _bulk_checks(b: pd.DataFrame) -> List[Check]:
 
 
 def _bulk_figure(report: Report, b: pd.DataFrame, out: Path) -> None:
-    from .mathis97 import _plt, _save
-
-    plt = _plt()
+    plt = figures.plt()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     markers = "osD^v<>"
     for i, v in enumerate([v for v in VARIANTS if v in set(b["variant"])]):
@@ -297,7 +281,7 @@ def _bulk_figure(report: Report, b: pd.DataFrame, out: Path) -> None:
     ax.set_ylabel("transfer time (s), mean over seeds")
     ax.set_title("10 MB transfer vs loss rate (Fig. 6)")
     ax.legend(fontsize=7)
-    png, svg = _save(fig, out / "figures", "bulk_vs_loss")
+    png, svg = figures.save(fig, out / "figures", "bulk_vs_loss")
     report.figure(png, "10 MB transfer time vs loss rate per variant (Fig. 6)", svg)
 
 
@@ -310,9 +294,8 @@ def estimate_seconds(scale: str, workers: int) -> float:
 def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
               command: Optional[Sequence[str]] = None) -> dict:
     out = Path(out)
-    report = study_report("ladha04", 'Ladha, Amer, Caro & Iyengar 2004 (simulations)', out, scale, SCALES, command, lambda: f"1–{_grid(scale)[3]} (every point once per seed)" if _grid(scale)[3] > 1 else "1",
+    report, t0 = begin("ladha04", 'Ladha, Amer, Caro & Iyengar 2004 (simulations)', out, scale, command, lambda: f"1–{_grid(scale)[3]} (every point once per seed)" if _grid(scale)[3] > 1 else "1",
                           "the results of the paper's §3.4 (Figs. 2–7), read as L1–L7", CHOICES, silent='the paper')
-    t0 = time.perf_counter()
     log(f"ladha04 transfers vs cross traffic ({scale})")
     c = runs(scale, out, workers, progress)
     summ = c.groupby(["size", "variant", "load_kbps"])[["time_s", "drops", "limited_transmits", "early_retransmits"]].mean().round(3).reset_index()
@@ -326,12 +309,7 @@ def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int]
     b = bulk_runs(scale, out, workers, progress)
     report.heading("10 MB transfers against the loss rate (Figs. 6–7)")
     bs = b.groupby(["variant", "load_kbps"])[["loss_pct", "time_s", "drops", "retransmits", "timeouts", "limited_transmits", "early_retransmits"]].mean().round(3).reset_index()
-    csv = out / "tables" / "bulk.csv"
-    bs.to_csv(csv, index=False)
-    report.table(bs, "10 MB transfers (1 MB on the tiny scale): mean over seeds per variant and load", csv)
+    table(report, bs, out, "bulk", "10 MB transfers (1 MB on the tiny scale): mean over seeds per variant and load")
     report.compare(_bulk_checks(b), "Checks L6–L7")
     _bulk_figure(report, b, out)
-    paths = report.write(out)
-    s = report.summary()
-    s["elapsed_s"] = time.perf_counter() - t0
-    return {"paths": paths, "summary": s, "out": out, "checks": report.checks}
+    return finish(report, out, t0)

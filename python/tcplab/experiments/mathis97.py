@@ -38,19 +38,16 @@ import pandas as pd
 
 from .. import analysis, models
 from ..report import Check, Report, number, pairs, provenance, words
+from . import figures
+from .study import SCALES, check_scale, finish, run_sweep, scenario_file, table  # noqa: F401
 
 EXPERIMENTS = ("t1", "m1", "m2", "m3", "m4")
-SCALES = ("tiny", "quick", "full")
-HERE = Path(__file__).resolve()
 
 
 def scenario_dir() -> Path:
     """The base scenarios: shipped with the package (tcplab/experiments/mathis97/*.toml, which the
     source tree also shows as experiments/mathis97)."""
-    d = HERE.parent / "mathis97"
-    if not d.is_dir():
-        raise FileNotFoundError(f"{d}: the base scenarios of the reproduction are missing from this installation")
-    return d
+    return scenario_file("mathis97", what="the base scenarios")
 
 
 # --------------------------------------------------------------------------------------------
@@ -199,13 +196,7 @@ def m3_rows(scale: str) -> List[Dict[str, object]]:
 
 
 def _sweep(file: str, name: str, rows: List[Dict[str, object]], store_dir: Path, workers, progress, replicates: int = 1):
-    from ..sweep import sweep
-
-    spec = {"name": name, "zip": [_zip(rows)], "replicates": replicates, "seed": 1}
-    store_dir.mkdir(parents=True, exist_ok=True)
-    # Failed runs are tried again (a worker lost to the machine is not a result); finished ones
-    # are read from the store.
-    res = sweep(str(scenario_dir() / file), sweep=spec, store=store_dir / f"{name}.duckdb", workers=workers, progress=progress, retry_failed=True)
+    res = run_sweep(scenario_dir() / file, name, store_dir, zip=[_zip(rows)], replicates=replicates, workers=workers, progress=progress)
     _SEEDS[name.split("_")[1]] = sorted(int(x) for x in set(res.runs["seed"]))
     return res
 
@@ -269,24 +260,6 @@ def estimate_seconds(scale: str, workers: int) -> float:
 # Figures
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig, figs: Path, stem: str):
-    figs.mkdir(parents=True, exist_ok=True)
-    png, svg = figs / f"{stem}.png", figs / f"{stem}.svg"
-    fig.savefig(png, dpi=120, bbox_inches="tight")
-    fig.savefig(svg, bbox_inches="tight")
-    _plt().close(fig)
-    return png, svg
-
-
 def _window_plot(ax, df: pd.DataFrame, ycol: str, groups: str, title: str, fit: Optional[analysis.Fit] = None):
     markers = "os^Dv<>"
     # Legend in numeric order ("3ms" before "10ms"), not the text order of the values.
@@ -346,9 +319,7 @@ def run_t1(report: Report, scale: str, out: Path, workers, progress) -> None:
             checks.append(Check(f"Table 1 periodic C, {'DA' if da else 'no DA'}, p = {r['topology.loss']:g}", round(target, 3), r["C_run"], tol=0.10,
                                 why="the closed form holds for large windows; ±10 % is the lossy round and its detection, which it leaves out"))
     df = pd.DataFrame(rows_t)
-    csv = out / "tables" / "t1_periodic.csv"
-    df.to_csv(csv, index=False)
-    report.table(df, "Table 1: C measured with periodic loss", csv)
+    table(report, df, out, "t1_periodic", "Table 1: C measured with periodic loss")
     report.compare(checks, "Table 1 against the closed form")
 
 
@@ -364,11 +335,11 @@ def run_m1(report: Report, scale: str, out: Path, workers, progress) -> None:
     low = c[c["clean"] & (c["p"] < 0.01)]
     fit3 = analysis.fit_c(low["window"], low["p"]) if len(low) >= 1 else None
     fit5 = analysis.fit_ck(low["window"], low["p"]) if len(low) >= 2 else None
-    plt = _plt()
+    plt = figures.plt()
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))
     _window_plot(axes[0], c, "window", "tcp.mss", "Fig. 3: window vs p, by MSS", fit3)
     _window_plot(axes[1], c, "window", "topology.delay", "Fig. 3: window vs p, by one-way delay", fit3)
-    png, svg = _save(fig, out / "figures", "m1_fig3_window_vs_p")
+    png, svg = figures.save(fig, out / "figures", "m1_fig3_window_vs_p")
     report.figure(png, "M1: BW·RTT/MSS against p (log-log), with the C = 1 line and the eq. 3 fit over p < 0.01.", svg)
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for to, d in c[c["p"] > 0].groupby(c["timeouts"] > 0):
@@ -380,7 +351,7 @@ def run_m1(report: Report, scale: str, out: Path, workers, progress) -> None:
     ax.set_title("Fig. 4: C estimated from each run")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    png, svg = _save(fig, out / "figures", "m1_fig4_c_vs_p")
+    png, svg = figures.save(fig, out / "figures", "m1_fig4_c_vs_p")
     report.figure(png, "M1: C of each run against p.", svg)
     near = c[c["clean"] & (c["p"] > 5e-5) & (c["p"] < 2e-4)]
     # The median, robust to the odd run. (The 3 ms one-way delay runs once sat well above the rest:
@@ -416,7 +387,7 @@ def run_m2(report: Report, scale: str, out: Path, workers, progress) -> None:
     ok = c[c["clean"]]
     f5 = analysis.fit_c(ok["window_fixed"], ok["p"]) if len(ok) else None
     f6 = analysis.fit_c(ok["window"], ok["p"]) if len(ok) else None
-    plt = _plt()
+    plt = figures.plt()
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))
     _window_plot(axes[0], c, "window_fixed", "topology.queue", "Fig. 5: with the fixed 60 ms RTT", f5)
     _window_plot(axes[1], c, "window", "topology.queue", "Fig. 6: with the connection's RTTM RTT", f6)
@@ -424,7 +395,7 @@ def run_m2(report: Report, scale: str, out: Path, workers, progress) -> None:
         d = c[c["ack_every"] & (c["p"] > 0)]
         ax.loglog(d["p"], d[col], "ks", ms=7, mfc="none", label="delayed-ACK timer")
         ax.legend(fontsize=7)
-    png, svg = _save(fig, out / "figures", "m2_fig5_fig6")
+    png, svg = figures.save(fig, out / "figures", "m2_fig5_fig6")
     report.figure(png, "M2: window against p with the fixed RTT (left) and with the measured RTT (right).", svg)
     near = ok[(ok["p"] > 0.005) & (ok["p"] < 0.02)]
     c_near = float(np.exp(np.log(near["C_run"]).mean())) if len(near) else math.nan
@@ -608,10 +579,8 @@ def run_m4(report: Report, scale: str, out: Path, workers, progress) -> None:
                 "CA events per acknowledged segment, and 'eq3 C (log, p CA)' / 'eq5 k (log, p CA)' fit ln(window), every run "
                 "weighing the same. C falls slowly with p in every TCP, so the log fit reads C higher in p than the paper's fit does.")
     t4 = _m4_table(c)
-    csv = out / "tables" / "m4_table4.csv"
-    t4.to_csv(csv, index=False)
-    report.table(t4, "Table 4: fits of eq. 3 and eq. 5 and the proportion of successful W/2 adjustments — tcplab beside the paper", csv)
-    plt = _plt()
+    table(report, t4, out, "m4_table4", "Table 4: fits of eq. 3 and eq. 5 and the proportion of successful W/2 adjustments — tcplab beside the paper")
+    plt = figures.plt()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     for ax, da in zip(axes, (False, True)):
         for tcp in TCPS:
@@ -624,7 +593,7 @@ def run_m4(report: Report, scale: str, out: Path, workers, progress) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     axes[0].set_ylabel("proportion of successful W/2 adjustments")
-    png, svg = _save(fig, out / "figures", "m4_fig8_halving_share")
+    png, svg = figures.save(fig, out / "figures", "m4_fig8_halving_share")
     report.figure(png, "M4: proportion of successful window halvings (CA events / all downward adjustments) against p.", svg)
     checks = []
     for r in t4.to_dict("records"):
@@ -668,8 +637,7 @@ def reproduce(out="results/mathis97", scale: str = "full", workers: Optional[int
               only: Optional[Sequence[str]] = None, log=print, command: Optional[Sequence[str]] = None) -> dict:
     """Run the experiments (stored, so a rerun only reads), then write figures, tables and the report
     (report.md, report.html, checks.csv) under `out`. Returns the paths and the summary."""
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, not {scale!r}")
+    check_scale(scale)
     which = list(only) if only else list(EXPERIMENTS)
     bad = [w for w in which if w not in RUNNERS]
     if bad:
@@ -691,7 +659,4 @@ def reproduce(out="results/mathis97", scale: str = "full", workers: Optional[int
         command = ["tcplab.experiments.mathis97.reproduce(" + ", ".join(
             [f"out={str(out)!r}", f"scale={scale!r}"] + ([f"only={list(only)!r}"] if only else [])) + ")"]
     report.provenance = provenance(command, _seed_text({w: _SEEDS.get(w, []) for w in which}))
-    paths = report.write(out)
-    summary = report.summary()
-    summary["elapsed_s"] = time.perf_counter() - t0
-    return {"paths": paths, "summary": summary, "out": out, "checks": report.checks}
+    return finish(report, out, t0)

@@ -12,17 +12,16 @@ grids, reads the stores and compares. Published numbers: TARGETS.md §2 (the RFC
 from __future__ import annotations
 
 import copy
-import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..report import Check, Report, study_report
+from ..report import Check, Report
+from . import figures
+from .study import SCALES, begin, finish, run_sweep, scenario_file, table  # noqa: F401
 
-SCALES = ("tiny", "quick", "full")
-HERE = Path(__file__).resolve()
 BOTTLENECK = "bottleneck:n1->n0"  # the data direction (servers -> clients)
 WEBS = (8, 16, 32)
 FTPS = (0, 1, 2, 3)
@@ -115,10 +114,7 @@ CHOICES = [
 
 
 def scenario_path() -> Path:
-    p = HERE.parent / "topologies" / "rfc2415.toml"
-    if not p.is_file():
-        raise FileNotFoundError(f"{p}: the base scenario of the reproduction is missing from this installation")
-    return p
+    return scenario_file("topologies", "rfc2415.toml")
 
 
 def _seeds(scale: str) -> int:
@@ -138,7 +134,7 @@ def _duration(scale: str) -> str:
 def base(ftps: int, scale: str, sizes: str = MAIN_SIZES) -> dict:
     """The scenario of one FTP count: the shipped topology with `ftps` FTP clients (none: the entry
     is left out), the run length of the scale, and the object-size distribution."""
-    from .. import validate
+    from ..api import validate
 
     s = copy.deepcopy(validate(scenario_path()))
     s["duration"] = _duration(scale)
@@ -149,16 +145,6 @@ def base(ftps: int, scale: str, sizes: str = MAIN_SIZES) -> dict:
         ftp = dict(ftp, name="ftp{i}", instances=ftps, client="c{i}", server="s{i}")
         s["apps"].append(ftp)
     return s
-
-
-def _sweep(scenario: dict, name: str, axes: dict, replicates: int, store_dir: Path, workers, progress, zipped: Optional[dict] = None):
-    from ..sweep import sweep
-
-    store_dir.mkdir(parents=True, exist_ok=True)
-    spec = {"name": name, "axes": axes, "replicates": replicates, "seed": 1}
-    if zipped:
-        spec["zip"] = [zipped]
-    return sweep(scenario, sweep=spec, store=store_dir / f"{name}.duckdb", workers=workers, progress=progress, retry_failed=True)
 
 
 def per_run(s, web_names: Optional[Sequence[str]] = None) -> pd.DataFrame:
@@ -209,7 +195,7 @@ def run_main(report: Report, scale: str, out: Path, workers, progress) -> pd.Dat
         models = list(MODELS) if scale != "tiny" else ["http10"]
         axes = {"apps.0.instances": list(webs), "tcp.initial_window": list(iws)}
         zipped = {"apps.0.kind": models, "apps.0.transfer": [TRANSFER[m] for m in models]}
-        s = _sweep(base(f, scale), f"rfc2415_f{f}_{scale}", axes, _seeds(scale), out / "store", workers, progress, zipped)
+        s = run_sweep(base(f, scale), f"rfc2415_f{f}_{scale}", out / "store", axes=axes, zip=[zipped], replicates=_seeds(scale), workers=workers, progress=progress)
         if len(s.failed):
             report.text(f"{len(s.failed)} of {len(s.runs)} runs with {f} FTPs failed and are left out; first error: {s.failed['error'].iloc[0]}")
         r = per_run(s)
@@ -271,9 +257,7 @@ def _table2(report: Report, runs: pd.DataFrame, out: Path) -> List[Check]:
                 checks.append(_drop_check(f"Table 2 {w} webs/{f} FTPs IW{iw}: drop rate %", drop[k], round(d["mean"], 2)))
         rows.append(row)
     df = pd.DataFrame(rows)
-    csv = out / "tables" / "table2.csv"
-    df.to_csv(csv, index=False)
-    report.table(df, "Table 2: bottleneck utilization and drop rate (%), http1.0: the RFC's / tcplab's mean (min–max)", csv)
+    table(report, df, out, "table2", "Table 2: bottleneck utilization and drop rate (%), http1.0: the RFC's / tcplab's mean (min–max)")
     return checks
 
 
@@ -345,9 +329,7 @@ def _claims(runs: pd.DataFrame) -> List[Check]:
 
 
 def _figures(report: Report, runs: pd.DataFrame, out: Path) -> None:
-    from .mathis97 import _plt, _save
-
-    plt = _plt()
+    plt = figures.plt()
     h10 = runs[runs["model"] == "http10"]
     figs = out / "figures"
     # Fig. 2: normalised web network power vs IW.
@@ -362,7 +344,7 @@ def _figures(report: Report, runs: pd.DataFrame, out: Path) -> None:
     ax.set_xticks(list(IWS))
     ax.set_title("RFC 2415 Fig. 2: normalised web network power (http1.0)")
     ax.legend(fontsize=7, ncol=2)
-    png, svg = _save(fig, figs, "fig2_normalised_power")
+    png, svg = figures.save(fig, figs, "fig2_normalised_power")
     report.figure(png, "Normalised web network power vs IW (mean over seeds); the dotted line is the RFC's 'at least 15 %'", svg)
     # Median page delay vs IW per load.
     fig, axes = plt.subplots(1, len(sorted(h10["ftps"].unique())), figsize=(3.2 * len(h10["ftps"].unique()), 3.4), sharey=True, squeeze=False)
@@ -379,7 +361,7 @@ def _figures(report: Report, runs: pd.DataFrame, out: Path) -> None:
         ax.set_xticks(list(IWS))
     axes[0][0].set_ylabel("median page delay (s)")
     axes[0][-1].legend(fontsize=6)
-    png, svg = _save(fig, figs, "page_delay_vs_iw")
+    png, svg = figures.save(fig, figs, "page_delay_vs_iw")
     report.figure(png, "Median web page delay vs IW per load, http1.0: tcplab (solid, mean over seeds) and the RFC's Table 1 (dashed)", svg)
 
 
@@ -389,7 +371,7 @@ def run_table6(report: Report, scale: str, out: Path, workers, progress) -> List
     rows, checks, per = [], [], {}
     for n in sizes:
         whole = base(0, scale)
-        s = _sweep(whole, f"rfc2415_t6_{n}_{scale}", {"apps.0.instances": [n], "tcp.initial_window": [1, 3]}, _seeds(scale), out / "store", workers, progress)
+        s = run_sweep(whole, f"rfc2415_t6_{n}_{scale}", out / "store", axes={"apps.0.instances": [n], "tcp.initial_window": [1, 3]}, replicates=_seeds(scale), workers=workers, progress=progress)
         r = per_run(s).rename(columns={"tcp.initial_window": "iw"})
         split = base(0, scale)
         web = split["apps"][0]
@@ -398,7 +380,7 @@ def run_table6(report: Report, scale: str, out: Path, workers, progress) -> List
         half1.setdefault("tcp", {})["initial_window"] = 1
         half3.setdefault("tcp", {})["initial_window"] = 3
         split["apps"] = [half1, half3]
-        sp = _sweep(split, f"rfc2415_t6_{n}split_{scale}", {"duration": [split["duration"]]}, _seeds(scale), out / "store", workers, progress)
+        sp = run_sweep(split, f"rfc2415_t6_{n}split_{scale}", out / "store", axes={"duration": [split["duration"]]}, replicates=_seeds(scale), workers=workers, progress=progress)
         a = per_run(sp, [f"iw1web{i}" for i in range(1, n // 2 + 1)])
         b = per_run(sp, [f"iw3web{i}" for i in range(1, n // 2 + 1)])
         label, slabel = f"{n} webs", f"{n // 2}/{n // 2} split"
@@ -434,9 +416,7 @@ def run_table6(report: Report, scale: str, out: Path, workers, progress) -> List
                                 "≤ 1.1", round(hurt, 3), rule=lambda o, p: float(o) <= 1.1, tol_text="at most 1.1", plausible=(0.7, 2.0),
                                 why="'not hurt' allowing 10 % for the seeds' spread of a median page delay"))
     df = pd.DataFrame(rows)
-    csv = out / "tables" / "table6.csv"
-    df.to_csv(csv, index=False)
-    report.table(df, "Table 6: mixed IW1/IW3 web clients, http1.0, no FTP: the RFC's / tcplab's mean over seeds", csv)
+    table(report, df, out, "table6", "Table 6: mixed IW1/IW3 web clients, http1.0, no FTP: the RFC's / tcplab's mean over seeds")
     return checks
 
 
@@ -445,8 +425,8 @@ def run_sensitivity(report: Report, scale: str, out: Path, workers, progress) ->
     rows = []
     for f in ((0, 1) if scale != "tiny" else (0,)):
         for sizes in (MAIN_SIZES, ALT_SIZES):
-            s = _sweep(base(f, scale, sizes), f"rfc2415_sens_{sizes}_f{f}_{scale}", {"apps.0.instances": [16], "tcp.initial_window": list(IWS)},
-                       _seeds(scale), out / "store", workers, progress)
+            s = run_sweep(base(f, scale, sizes), f"rfc2415_sens_{sizes}_f{f}_{scale}", out / "store", axes={"apps.0.instances": [16], "tcp.initial_window": list(IWS)},
+                          replicates=_seeds(scale), workers=workers, progress=progress)
             r = per_run(s).rename(columns={"tcp.initial_window": "iw"})
             d = r.groupby("iw")["page_delay_s"].mean()
             row = {"object sizes": sizes, "ftps": f, "IW1 s": round(d.get(1, np.nan), 3)}
@@ -456,9 +436,7 @@ def run_sensitivity(report: Report, scale: str, out: Path, workers, progress) ->
             row["RFC IW4 % decr"] = TABLE1[(16, f)][3]
             rows.append(row)
     df = pd.DataFrame(rows)
-    csv = out / "tables" / "sensitivity.csv"
-    df.to_csv(csv, index=False)
-    report.table(df, "Sensitivity to the object-size distribution: 16 web clients, http1.0 (mean over seeds)", csv)
+    table(report, df, out, "sensitivity", "Sensitivity to the object-size distribution: 16 web clients, http1.0 (mean over seeds)")
 
 
 def estimate_seconds(scale: str, workers: int) -> float:
@@ -473,13 +451,12 @@ def reproduce(out="results/rfc2415", scale: str = "full", workers: Optional[int]
     """Run the sweeps (stored, so a rerun only reads), then write figures, tables and the report
     (report.md, report.html, checks.csv) under `out`. Returns the paths and the summary."""
     out = Path(out)
-    report = study_report("rfc2415", 'RFC 2415 (Poduri & Nichols 1998)', out, scale, SCALES, command, lambda: f"1–{_seeds(scale)} (every cell and every Table 6 run once per seed; the RFC ran one)" if _seeds(scale) > 1 else "1",
+    report, t0 = begin("rfc2415", 'RFC 2415 (Poduri & Nichols 1998)', out, scale, command, lambda: f"1–{_seeds(scale)} (every cell and every Table 6 run once per seed; the RFC ran one)" if _seeds(scale) > 1 else "1",
                           "the RFC's Tables 1–6 and the claims of its §2.10–2.11", CHOICES, silent='the RFC')
     report.text(f"Tolerances: IW1 median page delays within ± {TOL_DELAY:.0%}; their % decrease at IW2–4 within ± {TOL_DECREASE:g} "
                 f"percentage points; utilization ± {TOL_UTIL:g} points below 90 % and ± {TOL_UTIL_BUSY:g} from 90 %; drop rate ± {TOL_DROP:g} "
                 f"points above 1 % and ± {TOL_DROP_LOW:g} at 1 % or less (the twelve cells of the probable erratum shown, not judged); "
                 f"FTP network power ± {TOL_POWER:.0%}; Table 6 goodput ± {TOL_GOODPUT:.0%}. Each check's line says why.")
-    t0 = time.perf_counter()
     log(f"rfc2415 tables 1-5 ({scale})")
     runs = run_main(report, scale, out, workers, progress)
     report.heading("Tables 1 and 4 — median web page delay")
@@ -503,7 +480,4 @@ def reproduce(out="results/rfc2415", scale: str = "full", workers: Optional[int]
     log(f"rfc2415 sensitivity ({scale})")
     report.heading("Sensitivity to the object sizes")
     run_sensitivity(report, scale, out, workers, progress)
-    paths = report.write(out)
-    summary = report.summary()
-    summary["elapsed_s"] = time.perf_counter() - t0
-    return {"paths": paths, "summary": summary, "out": out, "checks": report.checks}
+    return finish(report, out, t0)

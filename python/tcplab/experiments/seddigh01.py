@@ -16,17 +16,16 @@ T_i = T_LAST_ACK − T_GET beside the paper's, and the conclusions of §8 as che
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import List, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..report import Check, Report, study_report
+from ..report import Check, Report
+from . import figures
+from .study import SCALES, begin, finish, run_sweep, scenario_file, table  # noqa: F401
 
-SCALES = ("tiny", "quick", "full")
-HERE = Path(__file__).resolve()
 RTOS_S = (0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 6.5)
 
 # The paper's numbers (TARGETS.md §4.7): at initial RTO 0.5 s and 6.5 s.
@@ -86,10 +85,7 @@ CHOICES = [
 
 
 def scenario(name: str) -> Path:
-    p = HERE.parent / "seddigh01" / f"{name}.toml"
-    if not p.is_file():
-        raise FileNotFoundError(f"{p}: a scenario of the reproduction is missing from this installation")
-    return p
+    return scenario_file("seddigh01", f"{name}.toml", what="a scenario")
 
 
 def _grid(scale: str) -> dict:
@@ -122,11 +118,8 @@ def metrics(t: pd.Series) -> dict:
 
 
 def _sweep(study: str, model: str, axes: dict, sets: List[str], out: Path, workers, progress):
-    from ..sweep import sweep
-
-    spec = {"name": study, "axes": axes, "replicates": 1, "seed": 2001}
-    return sweep(str(scenario(model)), sweep=spec, store=out / "store" / f"{study}.duckdb", workers=workers, progress=progress,
-                 retry_failed=True, sets=sets)
+    """One sweep of an HTTP model over `axes`, one replicate at the paper's seed 2001."""
+    return run_sweep(scenario(model), study, out / "store", axes=axes, seed=2001, sets=sets, workers=workers, progress=progress)
 
 
 def _summarise(s, by: List[str]) -> pd.DataFrame:
@@ -203,7 +196,7 @@ def gran_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
 
 def _fetch(client: str, server: str, drop: Optional[str], count: int = 1, transmissions=(1,), think: str = "0s", seed: int = 1,
            capture: Optional[Path] = None):
-    import tcplab
+    from ..api import run
 
     sc = {
         "name": "seddigh01_intranet",
@@ -214,14 +207,14 @@ def _fetch(client: str, server: str, drop: Optional[str], count: int = 1, transm
     if drop:
         sc["apps"][0]["drops"] = [{"kind": drop, "transmissions": list(transmissions)}]
     if capture is None:
-        return tcplab.run(sc, seed=seed)
+        return run(sc, seed=seed)
     # A scenario's capture is written inside the working directory: run in the capture's own.
     import contextlib
 
     capture = Path(capture).resolve()
     sc["capture"] = [{"node": "receiver", "path": capture.name}]
     with contextlib.chdir(capture.parent):
-        return tcplab.run(sc, seed=seed)
+        return run(sc, seed=seed)
 
 
 def intranet() -> pd.DataFrame:
@@ -405,9 +398,7 @@ def _table2_checks(t: pd.DataFrame) -> List[Check]:
 
 
 def _figures(report: Report, loss: pd.DataFrame, gran: pd.DataFrame, out: Path) -> None:
-    from .mathis97 import _plt, _save
-
-    plt = _plt()
+    plt = figures.plt()
     panels = (("t_avg_s", "T_avg (s)"), ("std_s", "standard deviation (s)"), ("fi", "fairness index"))
     for name, d, key, label, paper, figs in (
         ("loss", loss, "level", lambda v: f"loss {v} % ({int(loss[loss['level'] == v]['ftps'].iloc[0])} FTPs)", lambda v: PAPER_LOSS.get(v), "5–7"),
@@ -429,7 +420,7 @@ def _figures(report: Report, loss: pd.DataFrame, gran: pd.DataFrame, out: Path) 
                 ax.set_ylabel(ylab)
         axes[2].legend(fontsize=6)
         fig.suptitle(f"Initial RTO against {name} (Figs. {figs}); the paper's values at 0.5 s and 6.5 s dotted")
-        png, svg = _save(fig, out / "figures", f"rto_vs_{name}")
+        png, svg = figures.save(fig, out / "figures", f"rto_vs_{name}")
         report.figure(png, f"T_avg, standard deviation and fairness index against the initial RTO ({name}; the paper's Figs. {figs})", svg)
 
 
@@ -440,10 +431,9 @@ def estimate_seconds(scale: str, workers: int) -> float:
 def reproduce(out="results/seddigh01", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
               command: Optional[Sequence[str]] = None) -> dict:
     out = Path(out)
-    report = study_report("seddigh01", "Seddigh & Devetsikiotis 2001 (simulations and the intranet experiment)", out, scale, SCALES, command,
+    report, t0 = begin("seddigh01", "Seddigh & Devetsikiotis 2001 (simulations and the intranet experiment)", out, scale, command,
                           lambda: "2001 (one replicate, the same seed for every initial RTO, as the paper)",
                           "those of the paper's §3, Table 2 and §7 (TARGETS.md §4)", CHOICES, silent="the paper")
-    t0 = time.perf_counter()
     g = _grid(scale)
 
     log("seddigh01 §3: the intranet fetch with the SYN, the SYN-ACK or the GET dropped")
@@ -480,7 +470,4 @@ def reproduce(out="results/seddigh01", scale: str = "full", workers: Optional[in
         checks += _object_total_checks(loss)
     report.compare(checks, "Checks of §7 and §8")
     _figures(report, loss, gran, out)
-    paths = report.write(out)
-    s = report.summary()
-    s["elapsed_s"] = time.perf_counter() - t0
-    return {"paths": paths, "summary": s, "out": out, "checks": report.checks}
+    return finish(report, out, t0)

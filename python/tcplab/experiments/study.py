@@ -1,0 +1,86 @@
+"""The frame every reproduction fills in.
+
+A reproduction module (mathis97, rfc2415, allman98, ladha04, seddigh01) provides
+
+- its published numbers, its choices where the paper is silent (`CHOICES`) and its grids per
+  scale (`SCALES`: `tiny` for the tests, `quick` within minutes, `full` the paper's grids);
+- `estimate_seconds(scale, workers)`, the rough wall time `tcplab reproduce` announces;
+- `reproduce(out, scale, workers, progress, log, command)`, which opens the report with
+  `begin()`, runs its sweeps with `run_sweep()` (stored: a rerun only reads), writes tables with
+  `table()` and figures with `figures.plt()` / `figures.save()`, adds its checks (each of a kind,
+  paper/derived/calibration/sanity, with a one-line `why`) and closes with `finish()`.
+
+This module holds what they share: the scales, where the scenario files live, the sweep wrapper,
+the report's opening and closing, and the table writer.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Optional, Sequence, Tuple
+
+from ..report import Report, study_report
+
+SCALES = ("tiny", "quick", "full")
+HERE = Path(__file__).resolve().parent
+
+
+def check_scale(scale: str, scales: Sequence[str] = SCALES) -> None:
+    if scale not in scales:
+        raise ValueError(f"scale must be one of {tuple(scales)}, not {scale!r}")
+
+
+def scenario_file(*parts: str, what: str = "the base scenario") -> Path:
+    """A scenario shipped with the package, under tcplab/experiments/ (which the source tree also
+    shows as experiments/): `scenario_file("topologies", "ladha04.toml")`. A directory is
+    accepted too (a study whose scenarios are a folder)."""
+    p = HERE.joinpath(*parts)
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: {what} of the reproduction {'are' if what.endswith('s') else 'is'} missing from this installation")
+    return p
+
+
+def run_sweep(scenario, name: str, store_dir: Path, *, axes: Optional[dict] = None, zip: Optional[list] = None, replicates: int = 1,
+              seed: int = 1, sets: Optional[Sequence[str]] = None, workers=None, progress=None):
+    """One stored sweep of a reproduction, named `name` and kept in `store_dir/name.duckdb`: over
+    `axes` (a grid) and/or `zip` (axes that vary together), `replicates` seeds from `seed`, with
+    `sets` applied to the base scenario (a path or a dict). Failed runs are tried again (a worker
+    lost to the machine is not a result); finished ones are read from the store."""
+    from ..sweep import sweep
+
+    spec: dict = {"name": name}
+    if zip is not None:
+        spec["zip"] = zip
+    if axes is not None:
+        spec["axes"] = axes
+    spec.update({"replicates": replicates, "seed": seed})
+    store_dir = Path(store_dir)
+    store_dir.mkdir(parents=True, exist_ok=True)
+    extra = {} if sets is None else {"sets": list(sets)}
+    scenario = scenario if isinstance(scenario, dict) else str(scenario)
+    return sweep(scenario, sweep=spec, store=store_dir / f"{name}.duckdb", workers=workers, progress=progress, retry_failed=True, **extra)
+
+
+def begin(study: str, title: str, out, scale: str, command: Optional[Sequence[str]], seeds: Callable[[], str], sources: str,
+          choices: Sequence[str], silent: str = "the paper", scales: Sequence[str] = SCALES) -> Tuple[Report, float]:
+    """The report's shared opening (see report.study_report) and the start time of the run."""
+    report = study_report(study, title, out, scale, scales, command, seeds, sources, choices, silent=silent)
+    return report, time.perf_counter()
+
+
+def table(report: Report, df, out: Path, stem: str, caption: str) -> Path:
+    """Write `df` to out/tables/<stem>.csv and show it in the report under `caption`."""
+    csv = Path(out) / "tables" / f"{stem}.csv"
+    df.to_csv(csv, index=False)
+    report.table(df, caption, csv)
+    return csv
+
+
+def finish(report: Report, out: Path, t0: float) -> dict:
+    """The closing lines: write the report (report.md, report.html, checks.csv) under `out` and
+    return its paths, the summary (with the elapsed time), `out` and the checks."""
+    paths = report.write(out)
+    summary = report.summary()
+    summary["elapsed_s"] = time.perf_counter() - t0
+    return {"paths": paths, "summary": summary, "out": out, "checks": report.checks}
