@@ -90,38 +90,106 @@ LEGEND = (
 )
 
 
+def stop_note(meta: dict, scenario: dict) -> str:
+    """What ended a run that left something unfinished: its `duration` (the usual end of a
+    run with unlimited or repeated transfers, applications or UDP sources), not a wall-time or
+    event limit (those stop the run with an error)."""
+    if meta.get("completed", True):
+        return ""
+    if scenario.get("duration"):
+        return f"(duration {scenario['duration']} reached; unfinished transfers stopped there)"
+    return "(stopped before every transfer finished)"
+
+
+#: Rows of the objects table `tcplab run` prints before it summarises (--json has them all).
+OBJECT_ROWS = 8
+
+
 def render(result) -> str:
     # The records of the tables it shows (not `to_dict()`, which also expands each flow's TCP settings).
-    d = {"meta": result.meta, "scenario": result.scenario, **{k: result._rows(k) for k in ("connections", "links", "transfers", "udp")}}
+    from .api import app_summary
+
+    d = {"meta": result.meta, "scenario": result.scenario,
+         **{k: result._rows(k) for k in ("connections", "links", "transfers", "objects", "pages", "udp")}}
     m = d["meta"]
     s = d["scenario"]
     parts = [
         f"scenario {s.get('name') or '(unnamed)'}  seed {m['seed']}  simulated {m['sim_time_s']:.3f} s  "
-        f"events {m['events']}  wall {result.wall_time_s * 1e3:.1f} ms" + ("" if m["completed"] else "  (time limit reached)"),
+        f"events {m['events']}  wall {result.wall_time_s * 1e3:.1f} ms" + ("  " + stop_note(m, s) if stop_note(m, s) else ""),
         *[f"note: {n}" for n in getattr(result, "notes", [])],
-        "",
-        _table(
-            "connections",
-            d["connections"],
-            [
-                ("name", "flow", 1),
-                ("variant", "variant", 1),
-                ("bytes_delivered", "delivered B", 1),
-                ("goodput_bps", "goodput Mb/s", 1e-6),
-                ("complete_s", "done s", 1),
-                ("segs_sent", "segs", 1),
-                ("retransmits", "rexmit", 1),
-                ("fast_retransmits", "FR", 1),
-                ("sack_retransmits", "SACK rx", 1),
-                ("timeouts", "RTO", 1),
-                ("ca_events", "CA", 1),
-                ("non_ca_events", "nonCA", 1),
-                ("other_losses", "other", 1),
-                ("rtt_avg_s", "RTT ms", 1e3),
-                ("cwnd_avg_bytes", "cwnd avg B", 1),
-            ],
-        ),
-        LEGEND,
+    ]
+    if d["connections"] or not (d["objects"] or d["udp"]):
+        parts += [
+            "",
+            _table(
+                "connections",
+                d["connections"],
+                [
+                    ("name", "flow", 1),
+                    ("variant", "variant", 1),
+                    ("bytes_delivered", "delivered B", 1),
+                    ("goodput_bps", "goodput Mb/s", 1e-6),
+                    ("complete_s", "done s", 1),
+                    ("segs_sent", "segs", 1),
+                    ("retransmits", "rexmit", 1),
+                    ("fast_retransmits", "FR", 1),
+                    ("sack_retransmits", "SACK rx", 1),
+                    ("timeouts", "RTO", 1),
+                    ("ca_events", "CA", 1),
+                    ("non_ca_events", "nonCA", 1),
+                    ("other_losses", "other", 1),
+                    ("rtt_avg_s", "RTT ms", 1e3),
+                    ("cwnd_avg_bytes", "cwnd avg B", 1),
+                ],
+            ),
+            LEGEND,
+        ]
+    if d["objects"]:
+        objects = d["objects"]
+        parts += [
+            "",
+            _table(
+                "applications (per application: its objects and pages)",
+                app_summary(objects, d["pages"]),
+                [
+                    ("app_name", "app", 1),
+                    ("client_node", "client", 1),
+                    ("objects", "objects", 1),
+                    ("complete", "done", 1),
+                    ("bytes_delivered", "delivered B", 1),
+                    ("median_transfer_s", "median T s", 1),
+                    ("median_last_byte_s", "median last byte s", 1),
+                    ("retransmits", "rexmit", 1),
+                    ("timeouts", "RTO", 1),
+                    ("pages", "pages", 1),
+                    ("pages_complete", "pages done", 1),
+                    ("median_page_delay_s", "median page delay s", 1),
+                ],
+            ),
+            "  done: responses delivered in full; T: transfer time, acked_s - request_s (Seddigh et al.);\n"
+            "  last byte: delivered_s - start_s; page delay: RFC 2415's, over the completed pages.",
+            "",
+            _table(
+                f"objects (first {min(OBJECT_ROWS, len(objects))} of {len(objects)})" if len(objects) > OBJECT_ROWS else "objects",
+                objects[:OBJECT_ROWS],
+                [
+                    ("app_name", "app", 1),
+                    ("object", "#", 1),
+                    ("page", "page", 1),
+                    ("response_bytes", "response B", 1),
+                    ("start_s", "start s", 1),
+                    ("first_byte_s", "first byte s", 1),
+                    ("delivered_s", "delivered s", 1),
+                    ("transfer_time_s", "T s", 1),
+                    ("retransmits", "rexmit", 1),
+                    ("timeouts", "RTO", 1),
+                    ("aborted", "aborted", 1),
+                ],
+            ),
+        ]
+        if len(objects) > OBJECT_ROWS:
+            parts.append(f"  ... {len(objects) - OBJECT_ROWS} more objects and {len(d['pages'])} pages: --json, or Result.objects and Result.pages")
+    parts += [
         "",
         _table(
             "links",
@@ -313,7 +381,7 @@ def _axis_summary(values: tuple) -> str:
 @main.command("sweep")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--workers", type=click.IntRange(min=0), default=None, help="Worker processes (default: every core; 0 = in this process). With --dask local: Dask workers.")
-@click.option("--dask", metavar="ADDRESS|local", default=None, help="Run on a Dask scheduler (tcp://host:8786) or a LocalCluster ('local').")
+@click.option("--dask", metavar="ADDRESS|local", default=None, help="Run on a Dask scheduler (tcp://host:8786 or host:8786) or a LocalCluster ('local').")
 @click.option("--store", type=click.Path(dir_okay=False), default=None, help="Results store (default results/<sweep name>.duckdb).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of the base scenario, before the axes.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Runs per task (default: adaptive, about 0.2 s of work).")
@@ -381,6 +449,7 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         click.echo(f"{len(failed)} runs of this sweep are recorded as failed (--retry-failed runs them again); the first:", err=True)
         for r in failed[:5]:
             click.echo(f"  {', '.join(r['overrides']) or '(base)'} seed {r['seed']}: {r['error']}", err=True)
+        sys.exit(1)  # every run is stored, but not every run gave results (docs/sweeps.md, "Exit status")
 
 
 def _exportable(df):
@@ -394,10 +463,23 @@ def _exportable(df):
     return df
 
 
+#: The tables `tcplab results` summarises and the columns it summarises by default.
+RESULT_COLUMNS = {
+    "connections": ["goodput_bps", "retransmits", "timeouts"],
+    "links": ["drop_rate", "utilization", "avg_queue_delay_s"],
+    "transfers": ["transfer_time_s", "retransmits", "timeouts"],
+    "objects": ["transfer_time_s", "bytes_delivered", "retransmits"],
+    "pages": ["delay_s", "bytes"],
+    "udp": ["mean_bps", "delivered_pkts", "dropped_pkts"],
+}
+
+
 @main.command("results")
 @click.argument("store", type=click.Path(dir_okay=False))
-@click.option("--columns", default="goodput_bps,retransmits,timeouts", show_default=True, help="Columns summarised per grid point (mean, spread over the seeds).")
-@click.option("--table", type=click.Choice(["connections", "links", "transfers"]), default="connections", show_default=True, help="Table the columns are taken from.")
+@click.option("--columns", default=None, help="Columns summarised per grid point (mean, spread over the seeds); default per table: "
+              + "; ".join(f"{t}: {','.join(c)}" for t, c in RESULT_COLUMNS.items()) + ".")
+@click.option("--table", type=click.Choice(list(RESULT_COLUMNS)), default=None,
+              help="Table the columns are taken from (default: connections, or when the runs have none, the first of objects, udp, links with rows).")
 @click.option("--sweep", "sweep_name", default=None, help="The sweep to read, by name, when the store holds more than one.")
 @click.option("--to", "fmt", type=click.Choice(["parquet", "csv"]), default=None, help="Export every table in this format.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Directory to export to (default: the store's path without .duckdb).")
@@ -424,7 +506,12 @@ def results_cmd(store: str, columns: str, table: str, sweep_name, fmt, out) -> N
         axes = res.axes
         if axes:
             click.echo(f"axes: {', '.join(axes)}")
-        cols = [c.strip() for c in columns.split(",") if c.strip()]
+        if table is None:
+            table = next((t for t in ("connections", "objects", "udp", "links") if len(getattr(res, t))), "connections")
+        elif not len(getattr(res, table)) and len(res.runs):
+            have = [t for t in RESULT_COLUMNS if len(getattr(res, t))]
+            _fail(f"{store}: the runs have no {table} rows; tables with rows: {', '.join(have) or 'none'} (--table NAME)")
+        cols = [c.strip() for c in (columns or ",".join(RESULT_COLUMNS[table])).split(",") if c.strip()]
         try:
             summ = summarise(getattr(res, table), axes, cols, table)
         except ValueError as e:
@@ -447,7 +534,19 @@ def results_cmd(store: str, columns: str, table: str, sweep_name, fmt, out) -> N
 
 
 def _summary_table(summ, axes: list, cols: list, table: str) -> str:
-    """Per grid point: the axis values, then each column as `mean ± std [min, max]`, then n."""
+    """Per grid point: the axis values, then each column as `mean ± std [min, max]`, then n.
+    When every point ran more than one seed and each gave the same values (a scenario with nothing
+    random: no loss, random sizes or times), the values alone, and a title that says so."""
+    stats = {f"{c}_{s}" for c in cols for s in ("mean", "std", "min", "max")}
+    keys = [k for k in summ.columns if k not in stats and k != "n"]
+    records = summ.to_dict("records")
+    same = bool(records) and all(r["n"] > 1 for r in records) and all(
+        r[f"{c}_min"] == r[f"{c}_max"] or (r[f"{c}_min"] != r[f"{c}_min"] and r[f"{c}_max"] != r[f"{c}_max"]) for r in records for c in cols)
+    if same:
+        rows = [{**{k: r[k] for k in keys}, **{c: _fmt(r[f"{c}_mean"]) for c in cols}, "n": r["n"]} for r in records]
+        spec = [(k, k, 1) for k in keys] + [(c, c, 1) for c in cols] + [("n", "n", 1)]
+        return _table(f"per point ({table}): every seed gave the same values (nothing in the scenario is random: "
+                      "no loss rate, random sizes or start times), so the replicates add nothing", rows, spec)
     rows = []
     for r in summ.to_dict("records"):
         row = {k: r[k] for k in summ.columns if not any(k == f"{c}_{s}" for c in cols for s in ("mean", "std", "min", "max"))}
