@@ -2,6 +2,7 @@
 
     tcplab run FILE [--seed N] [--set key=value ...] [--json] [--pcap PATH] [--max-wall 10s] [--max-events N]
     tcplab validate FILE [--set key=value ...]
+    tcplab example [NAME] [-o FILE] [--force]
     tcplab profiles
     tcplab variants [--profile P] [--json]
     tcplab sweep FILE [--workers N] [--dask ADDRESS|local] [--store PATH] [--set key=value ...]
@@ -316,6 +317,48 @@ def validate_cmd(scenario: str, sets) -> None:
     for n in _notes(Path(scenario), sets=list(sets)):
         click.echo(f"note: {n}", err=True)
     click.echo(json.dumps(s, indent=2))
+
+
+def _examples() -> dict:
+    """The shipped example scenarios (the package's `examples` directory, in the wheel):
+    name -> (path, the first line of its opening comment)."""
+    d = Path(__file__).resolve().parent / "examples"
+    out = {}
+    for p in sorted(d.glob("*.toml")):
+        first = next((ln.lstrip("# ").strip() for ln in p.read_text(encoding="utf-8").splitlines() if ln.startswith("#")), "")
+        out[p.stem] = (p, first)
+    return out
+
+
+@main.command("example")
+@click.argument("name", required=False)
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None, help="File to write (default NAME.toml here).")
+@click.option("--force", is_flag=True, help="Overwrite the file if it exists.")
+def example_cmd(name, out, force: bool) -> None:
+    """Write the shipped example scenario NAME to start from (NAME.toml in this directory); without
+    NAME, list them."""
+    ex = _examples()
+    if name is None:
+        w = max(len(n) for n in ex)
+        for n, (_, first) in ex.items():
+            click.echo(f"{n.ljust(w)}  {first}")
+        click.echo("\nwrite one with `tcplab example NAME`, then `tcplab run NAME.toml`")
+        return
+    name = name[:-5] if name.endswith(".toml") else name
+    if name not in ex:
+        import difflib
+
+        near = difflib.get_close_matches(name, list(ex), n=1)
+        _fail(f"no example {name!r}" + (f" (did you mean {near[0]!r}?)" if near else "") + f"; examples: {', '.join(ex)}")
+    dest = Path(out) if out else Path(f"{name}.toml")
+    if dest.exists() and not force:
+        _fail(f"{dest} exists; --force overwrites it, -o names another file")
+    try:
+        dest.write_text(ex[name][0].read_text(encoding="utf-8"), encoding="utf-8")
+    except OSError as e:
+        _fail(f"{dest}: {getattr(e, 'strerror', None) or e}")
+    click.echo(f"{dest}: {ex[name][1]}")
+    click.echo(f"run it with `tcplab run {dest}`; `tcplab validate {dest}` shows every default written out")
 
 
 @main.command("profiles")
