@@ -194,3 +194,17 @@ def test_example_lists_and_writes_a_shipped_scenario(tmp_path):
     assert again.returncode == 2 and "http10.toml exists" in again.stderr
     typo = subprocess.run([sys.executable, "-m", "tcplab.cli", "example", "dumbel"], capture_output=True, text=True, cwd=tmp_path)
     assert typo.returncode == 2 and "did you mean 'dumbbell'?" in typo.stderr
+
+
+def test_trace_and_tbit_print_a_legend_under_their_tables(tmp_path):
+    cap = tmp_path / "demo.pcap"
+    assert subprocess.run([sys.executable, "-m", "tcplab.cli", "run", str(EXAMPLES / "demo.toml"), "--pcap", str(cap)],
+                          capture_output=True, text=True).returncode == 0
+    tr = subprocess.run([sys.executable, "-m", "tcplab.cli", "trace", str(cap)], capture_output=True, text=True)
+    assert tr.returncode == 0, tr.stderr
+    table, legend = tr.stdout.split("\n  data: ", 1)
+    assert "rexmt" in table and "loss ev: retransmission bursts" in legend and "SYN rx: SYN retransmissions" in legend
+    tb = subprocess.run([sys.executable, "-m", "tcplab.cli", "tbit", "--sim", "newreno", "--tests", "icw", "--runs", "1"],
+                        capture_output=True, text=True)
+    assert tb.returncode == 0, tb.stderr
+    assert tb.stdout.splitlines()[-3].startswith("  verdict: what the probes inferred, when at least 80 %")

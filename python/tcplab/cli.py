@@ -244,6 +244,23 @@ def render(result) -> str:
     return "\n".join(parts)
 
 
+#: What the columns of `tcplab trace` count (docs/traces.md, "Columns").
+TRACE_LEGEND = (
+    "  data: the direction that carried the data (a2b: from a to b); unique B: distinct data bytes (each counted once); rexmt, rexmt B:\n"
+    "  retransmitted data segments and bytes (tcptrace's rexmt data pkts); loss ev: retransmission bursts (loss\n"
+    "  events); dupack: duplicate ACKs received by the data sender; IW: segments sent before the first ACK of data;\n"
+    "  SYN rx: SYN retransmissions; RTT: mean round-trip time (Karn's rule); time: SYN to the ACK of the last data;\n"
+    "  Mb/s: unique bytes over that time. --flows: every column, both directions; docs/traces.md defines each."
+)
+
+#: How to read `tcplab tbit` (docs/tbit.md).
+TBIT_LEGEND = (
+    "  verdict: what the probes inferred, when at least 80 % of the runs agree (Ladha et al.: 4 of 5); otherwise\n"
+    "  'eliminated' with the runs' answers; 'without conclusion': a run the test could not read, with the reason.\n"
+    "  configured, match (simulated stacks): what the stack is set to, and whether the inference found it. docs/tbit.md"
+)
+
+
 class _Main(click.Group):
     """The command group, with the real-stack testbed's commands (docs/testbed.md) loaded only
     when named or listed: `run`, `validate` and `trace` do not import them."""
@@ -688,6 +705,8 @@ def trace_cmd(capture: str, as_json: bool, flows: bool, strict: bool) -> None:
         click.echo(json.dumps(rep, indent=2))
     else:
         click.echo(_trace.render(rep, flows=flows))
+        if not flows and rep["connections"]:
+            click.echo(TRACE_LEGEND)
     if stopped:
         click.echo(f"warning: {stopped} (--strict makes this an error)", err=True)
 
@@ -851,7 +870,7 @@ def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, as_json
         if sim == "all":
             names = list(_variants()) + list(_profiles())
             res = {n: _tbit.run(sim=n, tests=sel, runs=runs, url=url) for n in names}
-            click.echo(json.dumps(res, indent=2) if as_json else _report.matrix(res))
+            click.echo(json.dumps(res, indent=2) if as_json else _report.matrix(res) + "\n" + TBIT_LEGEND)
             return
         kw = {k: v for k, v in {"src": src, "iface": iface, "netns": netns}.items() if v and host}
         rows = _tbit.run(sim=sim, host=host, url=url, tests=sel, runs=runs, **kw)
@@ -863,6 +882,7 @@ def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, as_json
         click.echo(json.dumps(rows, indent=2))
         return
     click.echo(_report.one(rows, f"simulated {sim}" if sim else f"{host}{url}"))
+    click.echo(TBIT_LEGEND)
 
 
 if __name__ == "__main__":
