@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 import sysconfig
 
 import pytest
@@ -175,3 +177,34 @@ def test_an_override_of_an_asked_preset_is_shown_by_validate_run_and_json(cli):
     # Nothing overridden, nothing said.
     assert "notes" not in json.loads(cli("run", demo, "--json").stdout)
     assert "note:" not in cli("validate", demo).stderr
+
+
+def test_example_lists_and_writes_a_shipped_scenario(tmp_path):
+    import tcplab
+
+    shipped = Path(tcplab.__file__).parent / "examples"  # inside the package: in the wheel
+    names = sorted(p.stem for p in shipped.glob("*.toml"))
+    assert "demo" in names and "http10" in names
+    listing = subprocess.run([sys.executable, "-m", "tcplab.cli", "example"], capture_output=True, text=True, cwd=tmp_path)
+    assert listing.returncode == 0 and [ln.split()[0] for ln in listing.stdout.splitlines()[: len(names)]] == names
+    p = subprocess.run([sys.executable, "-m", "tcplab.cli", "example", "http10"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "http10.toml").read_text(encoding="utf-8") == (shipped / "http10.toml").read_text(encoding="utf-8")
+    again = subprocess.run([sys.executable, "-m", "tcplab.cli", "example", "http10"], capture_output=True, text=True, cwd=tmp_path)
+    assert again.returncode == 2 and "http10.toml exists" in again.stderr
+    typo = subprocess.run([sys.executable, "-m", "tcplab.cli", "example", "dumbel"], capture_output=True, text=True, cwd=tmp_path)
+    assert typo.returncode == 2 and "did you mean 'dumbbell'?" in typo.stderr
+
+
+def test_trace_and_tbit_print_a_legend_under_their_tables(tmp_path):
+    cap = tmp_path / "demo.pcap"
+    assert subprocess.run([sys.executable, "-m", "tcplab.cli", "run", str(EXAMPLES / "demo.toml"), "--pcap", str(cap)],
+                          capture_output=True, text=True).returncode == 0
+    tr = subprocess.run([sys.executable, "-m", "tcplab.cli", "trace", str(cap)], capture_output=True, text=True)
+    assert tr.returncode == 0, tr.stderr
+    table, legend = tr.stdout.split("\n  data: ", 1)
+    assert "rexmt" in table and "loss ev: retransmission bursts" in legend and "SYN rx: SYN retransmissions" in legend
+    tb = subprocess.run([sys.executable, "-m", "tcplab.cli", "tbit", "--sim", "newreno", "--tests", "icw", "--runs", "1"],
+                        capture_output=True, text=True)
+    assert tb.returncode == 0, tb.stderr
+    assert tb.stdout.splitlines()[-3].startswith("  verdict: what the probes inferred, when at least 80 %")

@@ -151,12 +151,12 @@ def test_cli_sweep_run_timeout_and_retry_failed(tmp_path, cli):
     f.write_text(SWEEP, encoding="utf-8")
     store = tmp_path / "limits.duckdb"
     r = cli("sweep", f, "--workers", "2", "--run-timeout", "1s", "--store", store, "-q")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # every run stored, two of them stopped
     assert "6 runs: 6 run now (4 ok, 2 failed: 2 timeout), 0 already stored" in r.stdout
     assert "2 runs of this sweep are recorded as failed (--retry-failed runs them again)" in r.stderr
     assert "RunLimitError: run stopped at its wall-time limit of 1 s" in r.stderr
     r = cli("sweep", f, "--workers", "2", "--run-timeout", "1s", "--store", store, "-q", "--retry-failed")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr
     assert "6 runs: 2 run now (0 ok, 2 failed: 2 timeout), 4 already stored" in r.stdout
     r = cli("results", store)
     assert "runs: 6 (4 ok, 2 timeout)" in r.stdout

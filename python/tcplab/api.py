@@ -283,6 +283,53 @@ class _Table:
         return pd.DataFrame(cols)
 
 
+def _median(values: list) -> Optional[float]:
+    v = sorted(x for x in values if x is not None and x == x)
+    if not v:
+        return None
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def app_summary(objects: list, pages: list) -> list:
+    """Per application (records of `objects` and `pages`, in order of `app`): its name, client
+    node, objects fetched and completed, the median transfer time (`acked_s - request_s`) and
+    time to the last byte (`delivered_s - start_s`), the response bytes delivered, retransmissions
+    and timeouts; for a web client its pages, completed pages and the median page delay. Plain
+    records (no pandas), for `tcplab run` and the notebook summary."""
+    out: dict = {}
+    for o in objects:
+        a = out.setdefault(o["app"], {"app": o["app"], "app_name": o.get("app_name") or o.get("client"),
+                                      "client_node": o.get("client_node"), "objects": 0, "complete": 0,
+                                      "_tt": [], "_dl": [], "bytes_delivered": 0, "retransmits": 0, "timeouts": 0,
+                                      "pages": None, "pages_complete": None, "median_page_delay_s": None})
+        a["objects"] += 1
+        a["complete"] += o.get("delivered_s") is not None
+        a["_tt"].append(o.get("transfer_time_s"))
+        if o.get("delivered_s") is not None:
+            a["_dl"].append(o["delivered_s"] - o["start_s"])
+        a["bytes_delivered"] += o.get("bytes_delivered") or 0
+        a["retransmits"] += o.get("retransmits") or 0
+        a["timeouts"] += o.get("timeouts") or 0
+    delays: dict = {}
+    for p in pages:
+        a = out.get(p["app"])
+        if a is None:
+            continue
+        a["pages"] = (a["pages"] or 0) + 1
+        a["pages_complete"] = (a["pages_complete"] or 0) + (p.get("delay_s") is not None)
+        delays.setdefault(p["app"], []).append(p.get("delay_s"))
+    rows = []
+    for k in sorted(out):
+        a = out[k]
+        a["median_transfer_s"] = _median(a.pop("_tt"))
+        a["median_last_byte_s"] = _median(a.pop("_dl"))
+        if k in delays:
+            a["median_page_delay_s"] = _median(delays[k])
+        rows.append(a)
+    return rows
+
+
 class Result:
     """The result of one run: DataFrames of connections, link directions and transfers, the
     objects fetched by applications (``[[apps]]``), the pages of web clients and the UDP sources
@@ -383,8 +430,10 @@ class Result:
 
     def __repr__(self) -> str:
         m, s = self.meta, self.scenario
+        extra = "".join(f", {len(self._tables[k])} {k if k != 'udp' else 'UDP sources'}" for k in ("objects", "pages", "udp")
+                        if len(self._tables.get(k, [])))
         return (f"<tcplab.Result {s.get('name') or '(unnamed)'} seed {m.get('seed')}: "
-                f"{len(self._tables.get('connections', []))} connections, simulated {m.get('sim_time_s', 0):.3f} s>")
+                f"{len(self._tables.get('connections', []))} connections{extra}, simulated {m.get('sim_time_s', 0):.3f} s>")
 
     def _repr_html_(self) -> str:
         """A short summary for notebooks: the run, then per flow its variant, goodput,
@@ -410,22 +459,37 @@ class Result:
 
         conns = self._rows("connections")
         links = self._rows("links")
+        objects, pages, udp = self._rows("objects"), self._rows("pages"), self._rows("udp")
+        stop = ""
+        if not m.get("completed", True):
+            stop = (f" · <b>duration {esc(s['duration'])} reached</b> (unfinished transfers stopped there)" if s.get("duration")
+                    else " · <b>stopped before every transfer finished</b>")
         title = (f"<b>tcplab run</b> {esc(s.get('name') or '(unnamed)')} · seed {esc(m.get('seed'))} · "
                  f"simulated {num(m.get('sim_time_s'))} s · {esc(m.get('events'))} events · "
-                 f"wall {num(self.wall_time_s * 1e3, fmt='{:.1f}')} ms"
-                 + ("" if m.get("completed", True) else " · <b>time limit reached</b>"))
-        return (
-            f"<div>{title}"
-            + table(conns, [("name", "flow", None), ("variant", "variant", None), ("bytes_delivered", "delivered B", 1),
-                            ("goodput_bps", "goodput Mb/s", 1e-6), ("retransmits", "retransmits", 1),
-                            ("timeouts", "timeouts", 1), ("rtt_avg_s", "RTT ms", 1e3)])
-            + table(links, [("link", "link direction", None), ("sent_pkts", "sent", 1), ("dropped_pkts", "dropped", 1),
-                            ("utilization", "utilisation %", 100)])
-            + "<p><code>.connections</code>, <code>.links</code>, <code>.transfers</code>: the full DataFrames; "
-            "<code>.tcp</code>: the TCP settings each flow ran with."
-            + (f" <code>.series</code>: {esc(', '.join(self.series))} over time." if self.series else "")
-            + "</p></div>"
-        )
+                 f"wall {num(self.wall_time_s * 1e3, fmt='{:.1f}')} ms" + stop)
+        parts = [f"<div>{title}"]
+        if conns or not (objects or udp):
+            parts.append(table(conns, [("name", "flow", None), ("variant", "variant", None), ("bytes_delivered", "delivered B", 1),
+                                       ("goodput_bps", "goodput Mb/s", 1e-6), ("retransmits", "retransmits", 1),
+                                       ("timeouts", "timeouts", 1), ("rtt_avg_s", "RTT ms", 1e3)]))
+        if objects:
+            parts.append(f"<p>Applications: {len(objects)} objects" + (f", {len(pages)} pages" if pages else "") + "</p>")
+            parts.append(table(app_summary(objects, pages), [
+                ("app_name", "application", None), ("client_node", "client", None), ("objects", "objects", 1),
+                ("complete", "complete", 1), ("bytes_delivered", "delivered B", 1), ("median_transfer_s", "median transfer s", 1),
+                ("retransmits", "retransmits", 1), ("timeouts", "timeouts", 1), ("pages", "pages", 1),
+                ("median_page_delay_s", "median page delay s", 1)]))
+        if udp:
+            parts.append(table(udp, [("name", "UDP source", None), ("kind", "kind", None), ("mean_bps", "mean kb/s", 1e-3),
+                                     ("sent_pkts", "sent", 1), ("delivered_pkts", "delivered", 1), ("dropped_pkts", "dropped", 1)]))
+        parts.append(table(links, [("link", "link direction", None), ("sent_pkts", "sent", 1), ("dropped_pkts", "dropped", 1),
+                                   ("utilization", "utilisation %", 100)]))
+        shown = [n for n in _TABLES if n in ("connections", "links", "transfers") or self._rows(n)]
+        parts.append("<p>" + ", ".join(f"<code>.{n}</code>" for n in shown) + ": the full DataFrames; "
+                     "<code>.tcp</code>: the TCP settings each flow ran with."
+                     + (f" <code>.series</code>: {esc(', '.join(self.series))} over time." if self.series else "")
+                     + "</p></div>")
+        return "".join(parts)
 
 
 def run(

@@ -2,6 +2,7 @@
 
     tcplab run FILE [--seed N] [--set key=value ...] [--json] [--pcap PATH] [--max-wall 10s] [--max-events N]
     tcplab validate FILE [--set key=value ...]
+    tcplab example [NAME] [-o FILE] [--force]
     tcplab profiles
     tcplab variants [--profile P] [--json]
     tcplab sweep FILE [--workers N] [--dask ADDRESS|local] [--store PATH] [--set key=value ...]
@@ -90,38 +91,106 @@ LEGEND = (
 )
 
 
+def stop_note(meta: dict, scenario: dict) -> str:
+    """What ended a run that left something unfinished: its `duration` (the usual end of a
+    run with unlimited or repeated transfers, applications or UDP sources), not a wall-time or
+    event limit (those stop the run with an error)."""
+    if meta.get("completed", True):
+        return ""
+    if scenario.get("duration"):
+        return f"(duration {scenario['duration']} reached; unfinished transfers stopped there)"
+    return "(stopped before every transfer finished)"
+
+
+#: Rows of the objects table `tcplab run` prints before it summarises (--json has them all).
+OBJECT_ROWS = 8
+
+
 def render(result) -> str:
     # The records of the tables it shows (not `to_dict()`, which also expands each flow's TCP settings).
-    d = {"meta": result.meta, "scenario": result.scenario, **{k: result._rows(k) for k in ("connections", "links", "transfers", "udp")}}
+    from .api import app_summary
+
+    d = {"meta": result.meta, "scenario": result.scenario,
+         **{k: result._rows(k) for k in ("connections", "links", "transfers", "objects", "pages", "udp")}}
     m = d["meta"]
     s = d["scenario"]
     parts = [
         f"scenario {s.get('name') or '(unnamed)'}  seed {m['seed']}  simulated {m['sim_time_s']:.3f} s  "
-        f"events {m['events']}  wall {result.wall_time_s * 1e3:.1f} ms" + ("" if m["completed"] else "  (time limit reached)"),
+        f"events {m['events']}  wall {result.wall_time_s * 1e3:.1f} ms" + ("  " + stop_note(m, s) if stop_note(m, s) else ""),
         *[f"note: {n}" for n in getattr(result, "notes", [])],
-        "",
-        _table(
-            "connections",
-            d["connections"],
-            [
-                ("name", "flow", 1),
-                ("variant", "variant", 1),
-                ("bytes_delivered", "delivered B", 1),
-                ("goodput_bps", "goodput Mb/s", 1e-6),
-                ("complete_s", "done s", 1),
-                ("segs_sent", "segs", 1),
-                ("retransmits", "rexmit", 1),
-                ("fast_retransmits", "FR", 1),
-                ("sack_retransmits", "SACK rx", 1),
-                ("timeouts", "RTO", 1),
-                ("ca_events", "CA", 1),
-                ("non_ca_events", "nonCA", 1),
-                ("other_losses", "other", 1),
-                ("rtt_avg_s", "RTT ms", 1e3),
-                ("cwnd_avg_bytes", "cwnd avg B", 1),
-            ],
-        ),
-        LEGEND,
+    ]
+    if d["connections"] or not (d["objects"] or d["udp"]):
+        parts += [
+            "",
+            _table(
+                "connections",
+                d["connections"],
+                [
+                    ("name", "flow", 1),
+                    ("variant", "variant", 1),
+                    ("bytes_delivered", "delivered B", 1),
+                    ("goodput_bps", "goodput Mb/s", 1e-6),
+                    ("complete_s", "done s", 1),
+                    ("segs_sent", "segs", 1),
+                    ("retransmits", "rexmit", 1),
+                    ("fast_retransmits", "FR", 1),
+                    ("sack_retransmits", "SACK rx", 1),
+                    ("timeouts", "RTO", 1),
+                    ("ca_events", "CA", 1),
+                    ("non_ca_events", "nonCA", 1),
+                    ("other_losses", "other", 1),
+                    ("rtt_avg_s", "RTT ms", 1e3),
+                    ("cwnd_avg_bytes", "cwnd avg B", 1),
+                ],
+            ),
+            LEGEND,
+        ]
+    if d["objects"]:
+        objects = d["objects"]
+        parts += [
+            "",
+            _table(
+                "applications (per application: its objects and pages)",
+                app_summary(objects, d["pages"]),
+                [
+                    ("app_name", "app", 1),
+                    ("client_node", "client", 1),
+                    ("objects", "objects", 1),
+                    ("complete", "done", 1),
+                    ("bytes_delivered", "delivered B", 1),
+                    ("median_transfer_s", "median T s", 1),
+                    ("median_last_byte_s", "median last byte s", 1),
+                    ("retransmits", "rexmit", 1),
+                    ("timeouts", "RTO", 1),
+                    ("pages", "pages", 1),
+                    ("pages_complete", "pages done", 1),
+                    ("median_page_delay_s", "median page delay s", 1),
+                ],
+            ),
+            "  done: responses delivered in full; T: transfer time, acked_s - request_s (Seddigh et al.);\n"
+            "  last byte: delivered_s - start_s; page delay: RFC 2415's, over the completed pages.",
+            "",
+            _table(
+                f"objects (first {min(OBJECT_ROWS, len(objects))} of {len(objects)})" if len(objects) > OBJECT_ROWS else "objects",
+                objects[:OBJECT_ROWS],
+                [
+                    ("app_name", "app", 1),
+                    ("object", "#", 1),
+                    ("page", "page", 1),
+                    ("response_bytes", "response B", 1),
+                    ("start_s", "start s", 1),
+                    ("first_byte_s", "first byte s", 1),
+                    ("delivered_s", "delivered s", 1),
+                    ("transfer_time_s", "T s", 1),
+                    ("retransmits", "rexmit", 1),
+                    ("timeouts", "RTO", 1),
+                    ("aborted", "aborted", 1),
+                ],
+            ),
+        ]
+        if len(objects) > OBJECT_ROWS:
+            parts.append(f"  ... {len(objects) - OBJECT_ROWS} more objects and {len(d['pages'])} pages: --json, or Result.objects and Result.pages")
+    parts += [
         "",
         _table(
             "links",
@@ -173,6 +242,23 @@ def render(result) -> str:
             ),
         ]
     return "\n".join(parts)
+
+
+#: What the columns of `tcplab trace` count (docs/traces.md, "Columns").
+TRACE_LEGEND = (
+    "  data: the direction that carried the data (a2b: from a to b); unique B: distinct data bytes (each counted once); rexmt, rexmt B:\n"
+    "  retransmitted data segments and bytes (tcptrace's rexmt data pkts); loss ev: retransmission bursts (loss\n"
+    "  events); dupack: duplicate ACKs received by the data sender; IW: segments sent before the first ACK of data;\n"
+    "  SYN rx: SYN retransmissions; RTT: mean round-trip time (Karn's rule); time: SYN to the ACK of the last data;\n"
+    "  Mb/s: unique bytes over that time. --flows: every column, both directions; docs/traces.md defines each."
+)
+
+#: How to read `tcplab tbit` (docs/tbit.md).
+TBIT_LEGEND = (
+    "  verdict: what the probes inferred, when at least 80 % of the runs agree (Ladha et al.: 4 of 5); otherwise\n"
+    "  'eliminated' with the runs' answers; 'without conclusion': a run the test could not read, with the reason.\n"
+    "  configured, match (simulated stacks): what the stack is set to, and whether the inference found it. docs/tbit.md"
+)
 
 
 class _Main(click.Group):
@@ -250,6 +336,48 @@ def validate_cmd(scenario: str, sets) -> None:
     click.echo(json.dumps(s, indent=2))
 
 
+def _examples() -> dict:
+    """The shipped example scenarios (the package's `examples` directory, in the wheel):
+    name -> (path, the first line of its opening comment)."""
+    d = Path(__file__).resolve().parent / "examples"
+    out = {}
+    for p in sorted(d.glob("*.toml")):
+        first = next((ln.lstrip("# ").strip() for ln in p.read_text(encoding="utf-8").splitlines() if ln.startswith("#")), "")
+        out[p.stem] = (p, first)
+    return out
+
+
+@main.command("example")
+@click.argument("name", required=False)
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None, help="File to write (default NAME.toml here).")
+@click.option("--force", is_flag=True, help="Overwrite the file if it exists.")
+def example_cmd(name, out, force: bool) -> None:
+    """Write the shipped example scenario NAME to start from (NAME.toml in this directory); without
+    NAME, list them."""
+    ex = _examples()
+    if name is None:
+        w = max(len(n) for n in ex)
+        for n, (_, first) in ex.items():
+            click.echo(f"{n.ljust(w)}  {first}")
+        click.echo("\nwrite one with `tcplab example NAME`, then `tcplab run NAME.toml`")
+        return
+    name = name[:-5] if name.endswith(".toml") else name
+    if name not in ex:
+        import difflib
+
+        near = difflib.get_close_matches(name, list(ex), n=1)
+        _fail(f"no example {name!r}" + (f" (did you mean {near[0]!r}?)" if near else "") + f"; examples: {', '.join(ex)}")
+    dest = Path(out) if out else Path(f"{name}.toml")
+    if dest.exists() and not force:
+        _fail(f"{dest} exists; --force overwrites it, -o names another file")
+    try:
+        dest.write_text(ex[name][0].read_text(encoding="utf-8"), encoding="utf-8")
+    except OSError as e:
+        _fail(f"{dest}: {getattr(e, 'strerror', None) or e}")
+    click.echo(f"{dest}: {ex[name][1]}")
+    click.echo(f"run it with `tcplab run {dest}`; `tcplab validate {dest}` shows every default written out")
+
+
 @main.command("profiles")
 @click.option("--json", "as_json", is_flag=True)
 def profiles_cmd(as_json: bool) -> None:
@@ -313,7 +441,7 @@ def _axis_summary(values: tuple) -> str:
 @main.command("sweep")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--workers", type=click.IntRange(min=0), default=None, help="Worker processes (default: every core; 0 = in this process). With --dask local: Dask workers.")
-@click.option("--dask", metavar="ADDRESS|local", default=None, help="Run on a Dask scheduler (tcp://host:8786) or a LocalCluster ('local').")
+@click.option("--dask", metavar="ADDRESS|local", default=None, help="Run on a Dask scheduler (tcp://host:8786 or host:8786) or a LocalCluster ('local').")
 @click.option("--store", type=click.Path(dir_okay=False), default=None, help="Results store (default results/<sweep name>.duckdb).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of the base scenario, before the axes.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Runs per task (default: adaptive, about 0.2 s of work).")
@@ -381,6 +509,7 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         click.echo(f"{len(failed)} runs of this sweep are recorded as failed (--retry-failed runs them again); the first:", err=True)
         for r in failed[:5]:
             click.echo(f"  {', '.join(r['overrides']) or '(base)'} seed {r['seed']}: {r['error']}", err=True)
+        sys.exit(1)  # every run is stored, but not every run gave results (docs/sweeps.md, "Exit status")
 
 
 def _exportable(df):
@@ -394,10 +523,23 @@ def _exportable(df):
     return df
 
 
+#: The tables `tcplab results` summarises and the columns it summarises by default.
+RESULT_COLUMNS = {
+    "connections": ["goodput_bps", "retransmits", "timeouts"],
+    "links": ["drop_rate", "utilization", "avg_queue_delay_s"],
+    "transfers": ["transfer_time_s", "retransmits", "timeouts"],
+    "objects": ["transfer_time_s", "bytes_delivered", "retransmits"],
+    "pages": ["delay_s", "bytes"],
+    "udp": ["mean_bps", "delivered_pkts", "dropped_pkts"],
+}
+
+
 @main.command("results")
 @click.argument("store", type=click.Path(dir_okay=False))
-@click.option("--columns", default="goodput_bps,retransmits,timeouts", show_default=True, help="Columns summarised per grid point (mean, spread over the seeds).")
-@click.option("--table", type=click.Choice(["connections", "links", "transfers"]), default="connections", show_default=True, help="Table the columns are taken from.")
+@click.option("--columns", default=None, help="Columns summarised per grid point (mean, spread over the seeds); default per table: "
+              + "; ".join(f"{t}: {','.join(c)}" for t, c in RESULT_COLUMNS.items()) + ".")
+@click.option("--table", type=click.Choice(list(RESULT_COLUMNS)), default=None,
+              help="Table the columns are taken from (default: connections, or when the runs have none, the first of objects, udp, links with rows).")
 @click.option("--sweep", "sweep_name", default=None, help="The sweep to read, by name, when the store holds more than one.")
 @click.option("--to", "fmt", type=click.Choice(["parquet", "csv"]), default=None, help="Export every table in this format.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Directory to export to (default: the store's path without .duckdb).")
@@ -424,7 +566,12 @@ def results_cmd(store: str, columns: str, table: str, sweep_name, fmt, out) -> N
         axes = res.axes
         if axes:
             click.echo(f"axes: {', '.join(axes)}")
-        cols = [c.strip() for c in columns.split(",") if c.strip()]
+        if table is None:
+            table = next((t for t in ("connections", "objects", "udp", "links") if len(getattr(res, t))), "connections")
+        elif not len(getattr(res, table)) and len(res.runs):
+            have = [t for t in RESULT_COLUMNS if len(getattr(res, t))]
+            _fail(f"{store}: the runs have no {table} rows; tables with rows: {', '.join(have) or 'none'} (--table NAME)")
+        cols = [c.strip() for c in (columns or ",".join(RESULT_COLUMNS[table])).split(",") if c.strip()]
         try:
             summ = summarise(getattr(res, table), axes, cols, table)
         except ValueError as e:
@@ -447,7 +594,19 @@ def results_cmd(store: str, columns: str, table: str, sweep_name, fmt, out) -> N
 
 
 def _summary_table(summ, axes: list, cols: list, table: str) -> str:
-    """Per grid point: the axis values, then each column as `mean ± std [min, max]`, then n."""
+    """Per grid point: the axis values, then each column as `mean ± std [min, max]`, then n.
+    When every point ran more than one seed and each gave the same values (a scenario with nothing
+    random: no loss, random sizes or times), the values alone, and a title that says so."""
+    stats = {f"{c}_{s}" for c in cols for s in ("mean", "std", "min", "max")}
+    keys = [k for k in summ.columns if k not in stats and k != "n"]
+    records = summ.to_dict("records")
+    same = bool(records) and all(r["n"] > 1 for r in records) and all(
+        r[f"{c}_min"] == r[f"{c}_max"] or (r[f"{c}_min"] != r[f"{c}_min"] and r[f"{c}_max"] != r[f"{c}_max"]) for r in records for c in cols)
+    if same:
+        rows = [{**{k: r[k] for k in keys}, **{c: _fmt(r[f"{c}_mean"]) for c in cols}, "n": r["n"]} for r in records]
+        spec = [(k, k, 1) for k in keys] + [(c, c, 1) for c in cols] + [("n", "n", 1)]
+        return _table(f"per point ({table}): every seed gave the same values (nothing in the scenario is random: "
+                      "no loss rate, random sizes or start times), so the replicates add nothing", rows, spec)
     rows = []
     for r in summ.to_dict("records"):
         row = {k: r[k] for k in summ.columns if not any(k == f"{c}_{s}" for c in cols for s in ("mean", "std", "min", "max"))}
@@ -546,6 +705,8 @@ def trace_cmd(capture: str, as_json: bool, flows: bool, strict: bool) -> None:
         click.echo(json.dumps(rep, indent=2))
     else:
         click.echo(_trace.render(rep, flows=flows))
+        if not flows and rep["connections"]:
+            click.echo(TRACE_LEGEND)
     if stopped:
         click.echo(f"warning: {stopped} (--strict makes this an error)", err=True)
 
@@ -709,7 +870,7 @@ def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, as_json
         if sim == "all":
             names = list(_variants()) + list(_profiles())
             res = {n: _tbit.run(sim=n, tests=sel, runs=runs, url=url) for n in names}
-            click.echo(json.dumps(res, indent=2) if as_json else _report.matrix(res))
+            click.echo(json.dumps(res, indent=2) if as_json else _report.matrix(res) + "\n" + TBIT_LEGEND)
             return
         kw = {k: v for k, v in {"src": src, "iface": iface, "netns": netns}.items() if v and host}
         rows = _tbit.run(sim=sim, host=host, url=url, tests=sel, runs=runs, **kw)
@@ -721,6 +882,7 @@ def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, as_json
         click.echo(json.dumps(rows, indent=2))
         return
     click.echo(_report.one(rows, f"simulated {sim}" if sim else f"{host}{url}"))
+    click.echo(TBIT_LEGEND)
 
 
 if __name__ == "__main__":

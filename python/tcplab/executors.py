@@ -568,13 +568,14 @@ class DaskExecutor:
                 n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
             )
             self.client = self._own_client = distributed.Client(self._cluster)
-        elif isinstance(dask, str) and "://" in dask:
+        elif isinstance(dask, str) and ("://" in dask or ":" in dask):
+            # As Dask takes it: `tcp://host:8786`, or `host:8786` (tcp:// understood).
             try:
                 self.client = self._own_client = distributed.Client(dask, timeout="20s")
             except OSError as e:
                 raise ExecutorError(f"cannot reach the Dask scheduler at {dask}: {e}") from None
         else:
-            raise ExecutorError(f"--dask takes a scheduler address (tcp://host:8786) or 'local', got {dask!r}")
+            raise ExecutorError(f"--dask takes a scheduler address (tcp://host:8786 or host:8786) or 'local', got {dask!r}")
         threads = sum(w.get("nthreads", 1) for w in self.client.scheduler_info().get("workers", {}).values())
         self.parallelism = max(1, threads)
         self._inflight: dict = {}  # future -> batch id

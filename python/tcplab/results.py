@@ -20,7 +20,7 @@ def _empty_frame():
     return pd.DataFrame()
 
 
-@dataclass
+@dataclass(repr=False)
 class SweepResult:
     """The runs of a sweep as tidy tables. `connections` has one row per run and flow, `links` one
     per run and link direction, `transfers` one per run and transfer, `objects`, `pages` and
@@ -38,6 +38,48 @@ class SweepResult:
     udp: pd.DataFrame = field(default_factory=lambda: _empty_frame())
     stats: dict = field(default_factory=dict)
     series_dir: Optional[str] = None
+
+    _TABLES = ("connections", "links", "transfers", "objects", "pages", "udp")
+
+    def _counts(self) -> tuple:
+        runs = self.runs if self.runs is not None else _empty_frame()
+        status = runs["status"].value_counts().to_dict() if "status" in runs else {}
+        tables = {t: len(getattr(self, t)) for t in self._TABLES if getattr(self, t) is not None and len(getattr(self, t))}
+        return len(runs), status, tables
+
+    def __repr__(self) -> str:
+        n, status, tables = self._counts()
+        st = ", ".join(f"{v} {k}" for k, v in sorted(status.items())) or "none"
+        axes = ", ".join(self.axes) or "no axes"
+        rows = ", ".join(f"{t} {v}" for t, v in tables.items()) or "no rows"
+        where = f", store {self.store}" if self.store else ""
+        return f"<tcplab.SweepResult {n} runs ({st}); axes: {axes}; rows: {rows}{where}>"
+
+    def _repr_html_(self) -> str:
+        """A short summary for notebooks: the runs and their status, the axes and their values,
+        the rows of each table, and the first failures."""
+        import html as _html
+
+        esc = lambda v: _html.escape(str(v))  # noqa: E731
+        n, status, tables = self._counts()
+        out = [f"<div><b>tcplab sweep</b> · {n} runs (" + esc(", ".join(f"{v} {k}" for k, v in sorted(status.items())) or "none") + ")"
+               + (f" · store <code>{esc(self.store)}</code>" if self.store else "")]
+        if self.axes:
+            out.append("<table><thead><tr><th>axis</th><th>values</th></tr></thead><tbody>")
+            for a in self.axes:
+                vals = [json.dumps(v) if isinstance(v, (list, dict)) else str(v) for v in pd_unique(self.runs[a])]
+                shown = ", ".join(vals[:6]) + (f", … ({len(vals)} values)" if len(vals) > 6 else "")
+                out.append(f"<tr><td><code>{esc(a)}</code></td><td>{esc(shown)}</td></tr>")
+            out.append("</tbody></table>")
+        out.append("<p>" + (", ".join(f"<code>.{t}</code> {v} rows" for t, v in tables.items()) or "no result rows")
+                   + "; <code>.summary(columns, table=...)</code>: mean, std, min and max over the seeds per grid point.</p>")
+        failed = self.failed if self.runs is not None and "status" in self.runs else None
+        if failed is not None and len(failed):
+            first = failed.head(3)
+            out.append("<p>failed runs (first " + str(len(first)) + f" of {len(failed)}):</p><ul>"
+                       + "".join(f"<li><code>{esc(r.get('key'))}</code> {esc(r.get('status'))}: {esc(str(r.get('error'))[:200])}</li>"
+                                 for r in first.to_dict("records")) + "</ul>")
+        return "".join(out) + "</div>"
 
     def series(self, table: str = "tcp") -> "pd.DataFrame":
         """One time-series table (`tcp`, `segments`, `queue`, `drops`, or `connections`) of every
@@ -81,6 +123,17 @@ class SweepResult:
         return summarise(getattr(self, table), self.axes, columns, table)
 
 
+def pd_unique(column) -> list:
+    """The distinct values of a column in order of first appearance (lists and dicts by their text)."""
+    seen, out = set(), []
+    for v in column.tolist():
+        k = json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v
+        if k not in seen:
+            seen.add(k)
+            out.append(v)
+    return out
+
+
 def identifier(axis: str) -> str:
     """An axis key path as a Python identifier: every character that cannot be in one becomes `_`."""
     out = re.sub(r"\W", "_", axis)
@@ -92,12 +145,16 @@ def summarise(df: "pd.DataFrame", axes: Sequence[str], columns: Union[str, Seque
     import pandas as pd
 
     cols = [columns] if isinstance(columns, str) else list(columns)
+    if df.empty and not len(df.columns):
+        raise ValueError(f"{table} has no rows (the runs have none)")
     missing = [c for c in cols if c not in df.columns]
     if missing:
         numeric = [c for c in df.columns if c not in axes and pd.api.types.is_numeric_dtype(df[c]) and c not in ("replicate", "seed")]
         raise ValueError(f"{table} has no column {', '.join(map(repr, missing))}; its numeric columns: {', '.join(numeric)}")
     by = [a for a in axes if a in df.columns]
-    for extra in ("name", "link"):
+    # Per flow, link direction or application (`client` holds an application's name in stores
+    # written before `app_name`).
+    for extra in ("name", "link", "app_name" if "app_name" in df.columns else "client"):
         if extra in df.columns and df[extra].nunique() > 1:
             by.append(extra)
     if df.empty:

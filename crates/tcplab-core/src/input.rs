@@ -438,8 +438,83 @@ pub fn refusal(message: &str, root: &Tree, path: String) -> ScenarioError {
         let path = if path.is_empty() { field.to_string() } else { format!("{path}.{field}") };
         return ScenarioError { path, message: "required, and missing".into() };
     }
-    let message = plain_words(message, root, &path);
+    let message = match unknown_name(message) {
+        Some((kind, word, candidates)) => {
+            let mut extra = String::new();
+            if let Some(note) = not_modelled(word) {
+                extra = format!(" ({note})");
+            } else if let Some(near) = did_you_mean(word, &candidates) {
+                extra = format!(" (did you mean `{near}`?)");
+            }
+            let head = format!("unknown {kind} `{word}`");
+            format!("{head}{extra}{}", &message[head.len()..])
+        }
+        None => plain_words(message, root, &path),
+    };
     ScenarioError { path, message }
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant ..."): its kind
+/// (`field`, `variant`), the word and the names it expected.
+fn unknown_name(message: &str) -> Option<(&str, &str, Vec<&str>)> {
+    let (kind, rest) = message.strip_prefix("unknown field `").map(|r| ("field", r)).or_else(|| message.strip_prefix("unknown variant `").map(|r| ("variant", r)))?;
+    let (word, rest) = rest.split_once('`')?;
+    let candidates = rest.split('`').skip(1).step_by(2).collect();
+    Some((kind, word, candidates))
+}
+
+/// Levenshtein distance between two short names (by character).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for j in 0..b.len() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != b[j])).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The name of `candidates` nearest to `word` when it is near enough to be a slip (at most a
+/// third of its length away, and at least 1), else None; a name that contains the word, or is
+/// contained in it (`sack` for `sackblocks`), counts too.
+pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    let limit = (w.chars().count() / 3).max(1);
+    let best = candidates.iter().map(|c| (edit_distance(&w, &c.to_ascii_lowercase()), *c)).min_by_key(|(d, _)| *d)?;
+    if best.0 <= limit {
+        return Some(best.1);
+    }
+    let norm = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
+    candidates.iter().find(|c| norm(c) == norm(&w)).copied()
+}
+
+/// TCP mechanisms people look for that the simulator does not model, by the names they try
+/// (a key or a variant), with where to look instead.
+pub fn not_modelled(word: &str) -> Option<String> {
+    const REAL: &str = "`tcplab testbed` runs the real Linux stack beside a simulation (docs/testbed.md)";
+    let w = word.to_ascii_lowercase().replace('-', "_");
+    let cc = ["cubic", "bbr", "bbr2", "bbrv2", "bbr3", "bic", "vegas", "westwood", "htcp", "hybla", "dctcp", "compound", "illinois", "highspeed", "scalable", "yeah", "veno", "cdg"];
+    let msg = if cc.contains(&w.as_str()) {
+        format!("{} is not modelled: the simulator's congestion control is the loss-based Tahoe, Reno, NewReno, SACK and FACK family; {REAL} with `--congctl {w}`", word.to_uppercase())
+    } else {
+        match w.as_str() {
+            "cc" | "congestion_control" | "congctl" | "congestion" | "algorithm" | "cc_algo" => format!(
+                "the congestion control is chosen by `variant` (or a `preset`); CUBIC and BBR are not modelled, {REAL} with `--congctl`"
+            ),
+            "ecn" | "ecn_enabled" => format!("ECN is not modelled: no ECT or CE marks, RED queues drop; {REAL}"),
+            "pacing" | "pace" => format!("pacing is not modelled: segments leave as the window allows, bounded by `max_burst`; {REAL}"),
+            "timestamps" | "timestamp" | "tsopt" => "TCP timestamps are not modelled (RTT samples follow Karn's rule, `karn`)".to_string(),
+            "window_scaling" | "wscale" | "window_scale" => "window scaling is not modelled: set the receive window with `rwnd` (any size)".to_string(),
+            "tlp" | "rack" | "prr" | "frto" | "f_rto" | "dsack" | "d_sack" | "hystart" => format!("{} is not modelled; {REAL}", word.to_uppercase()),
+            _ => return None,
+        }
+    };
+    Some(msg)
 }
 
 /// serde's generic refusals in plain words, with the value as written: "invalid type: floating
@@ -516,6 +591,21 @@ mod tests {
         assert_eq!(t["tcp"]["variant"].as_str(), Some("reno"));
         let e = apply_override(&mut t, "tcp.mss=1\nrwnd = 5").unwrap_err();
         assert_eq!(e.path, "tcp.mss");
+    }
+
+    #[test]
+    fn unknown_names_get_a_suggestion_or_a_not_modelled_note() {
+        let t = Tree::Table(Default::default());
+        let e = refusal("unknown field `varient`, expected one of `profile`, `variant`, `sack`", &t, "tcp".into());
+        assert_eq!(e.message, "unknown field `varient` (did you mean `variant`?), expected one of `profile`, `variant`, `sack`");
+        let e = refusal("unknown variant `cubic`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
+        assert!(e.message.starts_with("unknown variant `cubic` (CUBIC is not modelled:") && e.message.contains("tcplab testbed") && e.message.ends_with("expected one of `reno`, `newreno`"), "{}", e.message);
+        let e = refusal("unknown field `ecn`, expected one of `variant`", &t, "tcp".into());
+        assert!(e.message.contains("ECN is not modelled"), "{}", e.message);
+        let e = refusal("unknown field `zzzzzz`, expected one of `variant`, `sack`", &t, "tcp".into());
+        assert_eq!(e.message, "unknown field `zzzzzz`, expected one of `variant`, `sack`");
+        assert_eq!(did_you_mean("dumbel", &["single_link", "dumbbell", "custom"]), Some("dumbbell"));
+        assert_eq!(did_you_mean("initialwindow", &["initial_window", "mss"]), Some("initial_window"));
     }
 
     #[test]

@@ -382,7 +382,12 @@ impl LinkRow {
 pub struct ObjectRow {
     /// The application's index (its label: after the flows) and name.
     pub app: usize,
+    /// The application's name (kept under this name for existing readers; `app_name` is the same).
     pub client: String,
+    /// The application's name.
+    pub app_name: String,
+    /// The node the application's client runs on (its `client`, or a UDP source's `from`).
+    pub client_node: String,
     /// 1-based number of the object among the application's.
     pub object: u32,
     /// A web client's page the object belongs to (1-based); None for plain exchanges.
@@ -421,7 +426,11 @@ pub struct ObjectRow {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PageRow {
     pub app: usize,
+    /// The application's name (as `app_name`; see `ObjectRow::client`).
     pub client: String,
+    pub app_name: String,
+    /// The node the web client runs on.
+    pub client_node: String,
     /// 1-based number of the page among the client's.
     pub page: u32,
     /// The primary object's connection was opened.

@@ -1184,15 +1184,23 @@ impl Scenario {
         let profile = spec.profile.clone().unwrap_or_else(|| "rfc".into());
         let mut tcp = TcpConfig::profile(&profile).ok_or_else(|| ScenarioError {
             path: if own.profile.is_some() { format!("{path}.tcp.profile") } else { "tcp.profile".into() },
-            message: format!("unknown profile {profile:?}; expected one of: {}", crate::tcp::config::PROFILES.join(", ")),
+            message: format!(
+                "unknown profile {profile:?}{}; expected one of: {}",
+                crate::input::did_you_mean(&profile, crate::tcp::config::PROFILES).map(|n| format!(" (did you mean {n:?}?)")).unwrap_or_default(),
+                crate::tcp::config::PROFILES.join(", ")
+            ),
         })?;
         if let Some(name) = &spec.preset {
             let p = crate::tcp::config::preset(name).ok_or_else(|| ScenarioError {
                 path: if own.preset.is_some() { format!("{path}.tcp.preset") } else { "tcp.preset".into() },
-                message: format!(
-                    "unknown preset {name:?}; expected one of: {}",
-                    crate::tcp::config::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-                ),
+                message: {
+                    let names: Vec<&str> = crate::tcp::config::PRESETS.iter().map(|p| p.name).collect();
+                    let hint = crate::input::not_modelled(name)
+                        .map(|n| format!(" ({n})"))
+                        .or_else(|| crate::input::did_you_mean(name, &names).map(|n| format!(" (did you mean {n:?}?)")))
+                        .unwrap_or_default();
+                    format!("unknown preset {name:?}{hint}; expected one of: {}", names.join(", "))
+                },
             })?;
             (p.apply)(&mut tcp);
         }

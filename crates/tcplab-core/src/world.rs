@@ -80,6 +80,9 @@ pub struct World {
     /// The flows of the scenario (their TCP configurations are reported with the results),
     /// shared with their applications and with the scenario's kept expansion.
     flows: Arc<Vec<ResolvedFlow>>,
+    /// Per application label (flows first, empty for them): the node its client runs on, for the
+    /// `client_node` of its `objects` and `pages` rows.
+    app_clients: Vec<String>,
     /// What a connection sent during one call, and what applications sent during a callback.
     out: Vec<OutSeg>,
     outgoing: Vec<Outgoing>,
@@ -243,6 +246,7 @@ impl World {
             active: apps.len(),
             apps,
             flows: e.flows.clone(),
+            app_clients: flows.iter().map(|_| String::new()).chain(app_specs.iter().map(|a| net.nodes[a.client].clone())).collect(),
             out: Vec::with_capacity(64),
             outgoing: Vec::new(),
             touched: Vec::new(),
@@ -738,6 +742,15 @@ impl World {
             };
             let mut rec = Records { nodes: &self.node_names, from, end, connections: &mut conns, transfers: &mut transfers, objects: &mut objects, pages: &mut pages, udp: &mut udp };
             self.apps[a].finish(&mut cx, &mut rec);
+        }
+        // The applications' names and client nodes (the rows are made with the name in `client`).
+        for o in &mut objects {
+            o.app_name = o.client.clone();
+            o.client_node = self.app_clients.get(o.app).cloned().unwrap_or_default();
+        }
+        for p in &mut pages {
+            p.app_name = p.client.clone();
+            p.client_node = self.app_clients.get(p.app).cloned().unwrap_or_default();
         }
         // The objects and pages of the warmup are left out (they started before instruments count).
         if self.warmup.is_some() {

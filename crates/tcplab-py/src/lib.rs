@@ -96,7 +96,8 @@ fn to_py(e: Failure) -> PyErr {
 /// `series::Series::info`) and `tables` (name -> column -> (numpy dtype, little-endian bytes));
 /// without it, the scenario's `[[series]]` are not recorded. With `columns`, the result is a dict
 /// instead of JSON text (`ColumnResult`): the tables as columns, not records. `pcap`: a capture
-/// file given by the user (not by the scenario), written at the first flow's sending node; unlike
+/// file given by the user (not by the scenario), written at the first flow's sending node (without
+/// flows, at the first application's client node); unlike
 /// a scenario's `[[capture]]` path it may name any place.
 #[pyfunction]
 #[pyo3(signature = (text, fmt="toml", seed=None, sets=vec![], max_wall_s=None, max_events=None, series=false, columns=false, pcap=None))]
@@ -124,7 +125,23 @@ fn run_scenario_inner(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>, 
             guarded(|| {
                 let mut s = parse(&text, &fmt, &sets)?;
                 if let Some(path) = pcap {
-                    s.capture.push(tcplab_core::trace::CaptureSpec { path, node: None, link: None, point: None, payload: false, format: Default::default(), trusted: true });
+                    // At the first flow's sending node; without flows, at the first application's
+                    // client (a UDP source's sending node).
+                    let node = if s.flows.is_empty() {
+                        let e = s.expanded(seed.unwrap_or(s.seed))?;
+                        match e.apps.first() {
+                            Some(a) => Some(e.net.nodes[a.client].clone()),
+                            None => {
+                                return Err(CoreScenarioError {
+                                    path: "pcap".into(),
+                                    message: "the scenario has no flow or application to take the capture at; write a [[capture]] with `node` or `link` instead".into(),
+                                })
+                            }
+                        }
+                    } else {
+                        None
+                    };
+                    s.capture.push(tcplab_core::trace::CaptureSpec { path, node, link: None, point: None, payload: false, format: Default::default(), trusted: true });
                 }
                 if !series {
                     s.series.clear();
