@@ -132,3 +132,31 @@ def test_cli_lab_quick():
     assert {x["config"] for x in rows} == {"initcwnd 2", "initcwnd 4", "tcp_sack 0", "tcp_syn_linear_timeouts 0"}
     assert all(x["match"] is not False for x in rows), [x for x in rows if x["match"] is False]
     assert r.exit_code == 0
+
+
+def test_cli_lab_initcwnd():
+    # An initial window the fixed configurations do not have: the route in the server's
+    # namespace gets it, and ICW reads it from the real kernel.
+    from click.testing import CliRunner
+
+    from tcplab.cli import main
+
+    r = CliRunner().invoke(main, ["tbit", "--lab", "--initcwnd", "6", "--tests", "icw", "--runs", "2", "--json"])
+    import json
+
+    assert r.output.lstrip().startswith("["), r.output[:2000]
+    rows = json.loads(r.output)
+    assert [(x["config"], x["test"], x["configured"]) for x in rows] == [("initcwnd 6", "icw", "6")]
+    assert rows[0]["verdict"] == "6" and rows[0]["match"] is True, rows
+    assert r.exit_code == 0
+
+
+def test_cli_lab_initcwnd_refusals():
+    from click.testing import CliRunner
+
+    from tcplab.cli import main
+
+    for args, says in [(["--lab", "--initcwnd", "6", "--quick"], "alternatives"), (["--sim", "rfc", "--initcwnd", "6"], "applies to --lab"),
+                       (["--lab", "--initcwnd", "0"], "0")]:
+        r = CliRunner().invoke(main, ["tbit", *args])
+        assert r.exit_code != 0 and says in r.output, (args, r.output)

@@ -12,7 +12,7 @@
     tcplab trace CAPTURE [--json] [--flows] [--strict]
     tcplab plot tsg CAPTURE|SCENARIO [-o FILE] [--conn N] [--dir a2b|b2a]
     tcplab plot cwnd|queue SCENARIO [-o FILE] [--seed N] [--set KEY=VALUE]
-    tcplab tbit (--sim PRESET_OR_PROFILE|all | --host ADDR[:PORT] --src ADDR --url /path | --lab) [--tests a,b] [--runs 5] [--json]
+    tcplab tbit (--sim PRESET_OR_PROFILE|all | --host ADDR[:PORT] --src ADDR --url /path | --lab [--initcwnd N]) [--tests a,b] [--runs 5] [--json]
 
 Only the commands that need them import pandas and matplotlib: `run`, `validate` and `trace`
 start in well under 0.1 s.
@@ -853,8 +853,10 @@ def plot_tsg_cmd(capture: str, out, conn, direction, strict: bool, seed, sets) -
 @click.option("--netns", default=None, help="--host: probe from this network namespace.")
 @click.option("--lab", is_flag=True, help="Probe the real Linux kernel in namespaces made for it, in the configurations of docs/tbit.md (root).")
 @click.option("--quick", is_flag=True, help="--lab: initcwnd 2 and 4, SACK off, linear SYN timeouts off only.")
+@click.option("--initcwnd", type=click.IntRange(min=1, max=100), default=None, metavar="N",
+              help="--lab: only the configuration 'initcwnd N' (the server route's initial window; --tests narrows it).")
 @click.option("--json", "as_json", is_flag=True, help="The rows as JSON.")
-def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, as_json) -> None:
+def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, initcwnd, as_json) -> None:
     """Infer a TCP sender's behaviour by probing it (TBIT: Padhye & Floyd 2001, Ladha et al. 2004)."""
     from . import tbit as _tbit
     from .tbit import report as _report
@@ -865,7 +867,14 @@ def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, as_json
     if lab:
         from .tbit import linux as _linux
 
-        sys.exit(_linux.main(["--runs", str(runs)] + (["--json"] if as_json else []) + (["--quick"] if quick else [])))
+        if initcwnd is not None and quick:
+            _fail("--initcwnd and --quick are alternatives: --initcwnd N runs the one configuration 'initcwnd N'")
+        if tests and initcwnd is None:
+            _fail("--lab runs fixed configurations: --tests applies with --initcwnd N")
+        extra = (["--initcwnd", str(initcwnd)] if initcwnd is not None else []) + (["--tests", tests] if tests else [])
+        sys.exit(_linux.main(["--runs", str(runs)] + (["--json"] if as_json else []) + (["--quick"] if quick else []) + extra))
+    if initcwnd is not None:
+        _fail("--initcwnd applies to --lab (a simulated stack's initial window comes from its preset or profile)")
     try:
         if sim == "all":
             names = list(_variants()) + list(_profiles())

@@ -2,6 +2,7 @@
 each should give, and a runner that probes them in a `real.Lab` (docs/tbit.md, "Real Linux").
 
     tcplab tbit --lab [--quick] [--json]       (root; or python -m tcplab.tbit.linux)
+    tcplab tbit --lab --initcwnd 6 [--tests icw]  (one configuration: the route's initcwnd 6)
 
 What each configuration should give is read from the kernel's documentation of the knob
 (Documentation/networking/ip-sysctl.rst; ip-route(8) for initcwnd and congctl) and from how the
@@ -94,6 +95,18 @@ def probe_config(lab, c: Config, runs: int = 5, syn_runs: int = 2, tests=None) -
     return rows
 
 
+#: What `initcwnd_config` runs unless told: the tests an initial window changes.
+INITCWND_TESTS = ("icw", "lt", "abc", "abc_l")
+
+
+def initcwnd_config(n: int, tests=None) -> Config:
+    """The configuration "initcwnd N": the server's route gets `initcwnd N`, and ICW should
+    read N (the kernel takes the route's value as the initial window, in segments; ip-route(8))."""
+    if not 1 <= n <= 100:
+        raise ValueError(f"initcwnd must be 1..100 segments, got {n}")
+    return Config(f"initcwnd {n}", initcwnd=n, expect={"icw": str(n)}, tests=tuple(tests or INITCWND_TESTS))
+
+
 def main(argv=None) -> int:
     import argparse
 
@@ -103,7 +116,14 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="initcwnd 2 and 4, SACK off, two SYN timeouts without linear ones, one SYN run")
     ap.add_argument("--runs", type=int, default=5, choices=range(1, 51), metavar="1..50")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--initcwnd", type=int, default=None, metavar="N",
+                    help="only the configuration 'initcwnd N' (the server route's initial window, 1..100)")
+    ap.add_argument("--tests", default=None, metavar="a,b", help="with --initcwnd: these tests (default: icw, lt, abc, abc_l)")
     a = ap.parse_args(argv)
+    if a.initcwnd is not None and not 1 <= a.initcwnd <= 100:
+        ap.error(f"--initcwnd must be 1..100, got {a.initcwnd}")
+    if a.initcwnd is not None and a.quick:
+        ap.error("--initcwnd and --quick are alternatives")
     why = missing()
     if why:
         print(f"cannot run: {why}", file=sys.stderr)
@@ -113,6 +133,9 @@ def main(argv=None) -> int:
         # Two SYN timeouts instead of three: 3 s instead of 7.
         syn = Config("tcp_syn_linear_timeouts 0", sysctls={"tcp_syn_linear_timeouts": 0}, expect={"rto_syn": "1 2"}, tests=("rto_syn",), timer_intervals=2)
         configs = [c for c in CONFIGS if c.name in ("initcwnd 2", "initcwnd 4", "tcp_sack 0")] + [syn]
+    if a.initcwnd is not None:
+        sel = [t.strip() for t in a.tests.split(",") if t.strip()] if a.tests else None
+        configs = [initcwnd_config(a.initcwnd, sel)]
     out = []
     t0 = time.time()
     with Lab() as lab:
