@@ -115,7 +115,7 @@ def test_cwnd_and_queue_plots(overflow, tmp_path):
     matplotlib.use("Agg")
     ax = tcplab.plot.cwnd(overflow)
     labels = set(ax.get_legend_handles_labels()[1])
-    assert {"cwnd", "ssthresh", "flight size", "recovery"} <= labels
+    assert {"cwnd", "ssthresh", "flight size", "fast recovery"} <= labels
     cw = [l for l in ax.get_lines() if l.get_label() == "cwnd"][0]
     assert cw.get_ydata().max() == overflow.connections.cwnd_max_bytes[0]
     ax = tcplab.plot.queue(overflow.series.queue)
