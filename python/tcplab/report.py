@@ -203,6 +203,45 @@ class Report:
     checks: List[Check] = field(default_factory=list)
     #: What produced the report, shown at its top: (label, text) pairs (`provenance()`).
     provenance: List[tuple] = field(default_factory=list)
+    #: The scale the report was run at, and the checks its grid weakens against the full one:
+    #: (what, reason) for each check whose comparison needs points or seeds this scale does not
+    #: run (`mark_scale_limits`).
+    scale: str = ""
+    study: str = ""
+    scale_limited: List[tuple] = field(default_factory=list)
+
+    def mark_scale_limits(self, limits: Sequence[Tuple[str, str]]) -> None:
+        """`limits`: (regular expression over a check's `what`, reason) pairs: how this scale's
+        grid differs from the full one for those checks. Each matching check gets the reason in
+        its note ("<scale> grid: reason"), and the report says which of its misses come from
+        the grid."""
+        import re
+
+        for c in self.checks:
+            for pattern, reason in limits:
+                if re.search(pattern, c.what):
+                    text = f"{self.scale} grid: {reason}"
+                    c.note = f"{c.note}; {text}" if c.note else text
+                    self.scale_limited.append((c.what, reason))
+                    break
+
+    def _scale_paragraph(self) -> str:
+        """Which misses the scale's grid may explain, for the report's top."""
+        if not self.scale or self.scale == "full":
+            return ""
+        limited = {w for w, _ in self.scale_limited}
+        missed = [c for c in self.checks if c.ok is False]
+        from_grid = [c for c in missed if c.what in limited]
+        if not missed:
+            return f"Scale {self.scale}: no misses; the full scale runs the paper's grids and seeds."
+        own = len(missed) - len(from_grid)
+        if not from_grid:
+            return (f"Scale {self.scale}: none of the {len(missed)} misses is of a check this scale's grid weakens "
+                    "(each would miss at the full scale too, as far as the grids go).")
+        return (f"Scale {self.scale}: {len(from_grid)} of the {len(missed)} misses are of checks whose comparison needs points or seeds "
+                f"the {self.scale} grid does not run ('{self.scale} grid:' in their notes; `--full` runs them): "
+                + "; ".join(c.what for c in from_grid) + "."
+                + (f" The other {own} would be misses at the full scale too, as far as the grids go." if own else ""))
 
     def heading(self, text: str, level: int = 2) -> None:
         self.blocks.append(("h", level, text))
@@ -241,7 +280,9 @@ class Report:
         for k in KINDS:
             j, w = count(k)
             by_kind[k] = {"checks": len(j), "within": w, "shown": sum(1 for c in self.checks if c.kind == k)}
-        return {"checks": len(judged), "within": within, "missed": [c.what for c in judged if not c.ok], "by_kind": by_kind}
+        limited = {w for w, _ in self.scale_limited}
+        return {"checks": len(judged), "within": within, "missed": [c.what for c in judged if not c.ok], "by_kind": by_kind,
+                "missed_from_scale": [c.what for c in self.checks if c.ok is False and c.what in limited]}
 
     def _kind_blocks(self) -> list:
         """The sections of the non-paper checks, appended after the report's own blocks."""
@@ -279,6 +320,8 @@ class Report:
             lines += ["  \n".join(f"**{k}:** {v}" for k, v in self.provenance), ""]
         s = self.summary()
         lines += [f"**{self._headline()}**" + (f" Missed: {'; '.join(s['missed'])}." if s["missed"] else ""), ""]
+        if self._scale_paragraph():
+            lines += [self._scale_paragraph(), ""]
         for b in self.blocks + self._kind_blocks():
             if b[0] == "h":
                 lines += ["#" * b[1] + " " + b[2], ""]
@@ -314,6 +357,8 @@ class Report:
         s = self.summary()
         missed = f" Missed: {html.escape('; '.join(s['missed']))}." if s["missed"] else ""
         parts.append(f"<p><b>{html.escape(self._headline())}</b>{missed}</p>")
+        if self._scale_paragraph():
+            parts.append(f"<p>{html.escape(self._scale_paragraph())}</p>")
         for b in self.blocks + self._kind_blocks():
             if b[0] == "h":
                 parts.append(f"<h{b[1]}>{html.escape(b[2])}</h{b[1]}>")
@@ -400,6 +445,8 @@ def study_report(study: str, title: str, out, scale: str, scales: Sequence[str],
     out = Path(out)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     report = Report(f"{title} — tcplab reproduction ({scale})")
+    report.scale = scale
+    report.study = study
     if command is None:
         command = [f"tcplab.experiments.{study}.reproduce({str(out)!r}, scale={scale!r})"]
     report.provenance = provenance(command, seeds())

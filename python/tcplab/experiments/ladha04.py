@@ -47,6 +47,13 @@ def scenario_path() -> Path:
     return scenario_file("topologies", "ladha04.toml")
 
 
+#: How the quick grid differs from the full one, per check it weakens (report.mark_scale_limits).
+SCALE_LIMITS = {"quick": [
+    (r"^L[1-5]|^L3/L5", "every variant, size and load, but 3 seeds instead of 10: each mean and share rests on fewer transfers"),
+    (r"^L[67] ", "the 10 MB transfers with 2 seeds instead of 5"),
+]}
+
+
 def _grid(scale: str):
     if scale == "tiny":
         return ("newreno", "sack-iw-lt-abc1-er"), ("20KB",), (0, 600, 1000), 1

@@ -77,9 +77,24 @@ def table(report: Report, df, out: Path, stem: str, caption: str) -> Path:
     return csv
 
 
+def scale_limits(study: str, scale: str) -> list:
+    """The study's `SCALE_LIMITS[scale]`: (pattern over a check's name, how this scale's grid
+    differs from the full one for it) pairs; [] for the full scale or a study without them."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(f"{__package__}.{study}")
+    except ImportError:
+        return []
+    return list(getattr(mod, "SCALE_LIMITS", {}).get(scale, []))
+
+
 def finish(report: Report, out: Path, t0: float) -> dict:
-    """The closing lines: write the report (report.md, report.html, checks.csv) under `out` and
-    return its paths, the summary (with the elapsed time), `out` and the checks."""
+    """The closing lines: mark the checks the scale's grid weakens (the study's `SCALE_LIMITS`),
+    write the report (report.md, report.html, checks.csv) under `out` and return its paths, the
+    summary (with the elapsed time), `out` and the checks."""
+    if getattr(report, "scale", "") and report.scale != "full":
+        report.mark_scale_limits(scale_limits(getattr(report, "study", ""), report.scale))
     paths = report.write(out)
     summary = report.summary()
     summary["elapsed_s"] = time.perf_counter() - t0
