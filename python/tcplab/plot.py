@@ -3,12 +3,12 @@ time, and queues over time.
 
     >>> import tcplab
     >>> pk = tcplab.trace.packets("run.pcap")
-    >>> ax = tcplab.plot.tsg(pk)                  # the busiest connection's data direction
+    >>> ax = tcplab.plot.tsg(pk)                  # every connection's data direction (up to 8), overlaid
     >>> ax.figure.savefig("tsg.png")
     >>> r = tcplab.run("scenario.toml", series=True)
-    >>> tcplab.plot.tsg(r.series.segments)       # the same graph from the simulation's series
-    >>> tcplab.plot.cwnd(r.series.tcp)
-    >>> tcplab.plot.queue(r.series.queue)
+    >>> tcplab.plot.tsg(r)                        # from the simulation's series, drops and RTOs marked
+    >>> tcplab.plot.cwnd(r, flows="flow0", segments=True, t_from=1, t_to=3)
+    >>> tcplab.plot.queue(r)                      # the bottleneck (most drops), its drops marked
 
 The plots take DataFrames, not files: `tsg` reads the columns of `tcplab.trace.packets()` (below),
 which a simulation's `segments` series also has, so that one function draws a capture and a
