@@ -208,3 +208,155 @@ fn info_reports_the_rfc_793_states_of_a_handshake_and_close() {
     assert_eq!(h.info().state, TcpState::Closed);
     assert_eq!(h.info().min_rtt, Some(ms(100)));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Moved from tcp_packet.rs, where they drove a bare sender or receiver: the same assertions on a
+// whole connection.
+
+/// The peer's data segment `k` (1-based).
+fn peer_data(k: u64) -> Seg {
+    seg!(seq = 1 + (k - 1) * MSS, ..DATA)
+}
+
+#[test]
+fn slow_start_adds_one_mss_per_ack() {
+    let mut h = Harness::established(|_| {});
+    h.write(0, 1 << 40);
+    h.recv(0, [data(1)]); // IW = 1 segment
+    // RFC 5681 §3.1 eq. 2: each ACK of one segment adds SMSS, so two new segments go out.
+    h.send(ms(100), ack(1 + MSS));
+    assert_eq!(h.info().cwnd, 2 * MSS);
+    h.recv(ms(100), datas([2, 3]));
+    h.send(ms(200), ack(1 + 2 * MSS));
+    h.recv(ms(200), datas([4, 5]));
+    h.send(ms(200), ack(1 + 3 * MSS));
+    h.recv(ms(200), datas([6, 7]));
+    assert_eq!(h.info().cwnd, 4 * MSS);
+    // A cumulative ACK of two segments still adds one SMSS (one ACK, one SMSS: RFC 5681 §3.1).
+    h.send(ms(300), ack(1 + 5 * MSS));
+    assert_eq!(h.info().cwnd, 5 * MSS);
+    h.recv(ms(300), datas([8, 9, 10]));
+}
+
+#[test]
+fn reno_inflates_per_dupack_and_deflates_on_new_ack() {
+    let mut h = Harness::sending(10, |c| c.variant = Variant::Reno);
+    // Segment 1 lost: duplicate ACKs of 1. RFC 5681 §3.2 step 2–3: the third one retransmits
+    // segment 1, and that is all that goes out.
+    for t in 0..3 {
+        h.send(ms(100 + t), ack(1));
+    }
+    h.recv(ms(102), [data(1)]);
+    h.send(ms(103), ack(1));
+    h.recv_nothing();
+    let base = h.info().cwnd;
+    assert_eq!(base, 5000 + 3 * MSS + MSS, "ssthresh 5 + 3 + one more duplicate");
+    // RFC 5681 §3.2 step 4: each further duplicate adds one SMSS; new data goes out once cwnd
+    // exceeds the 10 segments outstanding.
+    h.send(ms(110), ack(1));
+    h.send(ms(111), ack(1));
+    assert_eq!(h.info().cwnd, base + 2 * MSS);
+    h.recv(ms(111), [data(11)]); // cwnd 11 > 10 outstanding: one new segment
+    // RFC 5681 §3.2 step 6: the ACK of the retransmission (covering everything) deflates cwnd
+    // to ssthresh.
+    h.send(ms(200), ack(1 + 11 * MSS));
+    assert_eq!(h.info().cwnd, 5000);
+    assert_ne!(h.info().ca_state, CaState::Recovery);
+}
+
+#[test]
+fn reno_partial_ack_leaves_recovery() {
+    let mut h = Harness::sending(10, |c| c.variant = Variant::Reno);
+    for t in 0..3 {
+        h.send(ms(100 + t), ack(1));
+    }
+    h.recv(ms(102), [data(1)]);
+    // RFC 5681 §3.2 step 6 (Reno, no RFC 6582): any ACK of new data, partial or not, ends fast
+    // recovery with cwnd = ssthresh.
+    h.send(ms(200), ack(1 + 3 * MSS));
+    assert_ne!(h.info().ca_state, CaState::Recovery);
+    assert_eq!(h.info().cwnd, 5000);
+    assert!(h.take_sent().iter().all(|(_, s)| s.seq != data(4).seq), "Reno does not retransmit segment 4 on the partial ACK");
+}
+
+#[test]
+fn tahoe_returns_to_one_segment_and_slow_starts() {
+    let mut h = Harness::sending(8, |c| c.variant = Variant::Tahoe);
+    for t in 0..3 {
+        h.send(ms(100 + t), ack(1));
+    }
+    // Tahoe (RFC 5681 §3.2's fast retransmit without fast recovery): cwnd = 1 segment, and
+    // one segment goes out: the hole.
+    assert_eq!(h.info().cwnd, MSS);
+    h.recv(ms(102), [data(1)]);
+    assert_ne!(h.info().ca_state, CaState::Recovery, "Tahoe has no fast recovery");
+    // More duplicates change nothing.
+    h.send(ms(104), ack(1));
+    assert_eq!(h.info().cwnd, MSS);
+    h.recv_nothing();
+    // The ACK of the retransmission: slow start (cwnd 2) from the hole, going back N.
+    h.send(ms(200), ack(1 + MSS));
+    assert_eq!(h.info().cwnd, 2 * MSS);
+    h.recv(ms(200), datas([2, 3])); // go-back-N resends 2 and 3
+    assert_eq!(h.info().ssthresh, 4000, "FlightSize 8 / 2");
+}
+
+#[test]
+fn rto_restarts_on_new_ack_and_stops_when_all_acked() {
+    let mut h = Harness::established(|c| c.initial_window = InitialWindow::Segments(2));
+    h.write(0, 2 * MSS);
+    h.recv(0, datas([1, 2]));
+    h.send(ms(100), ack(1 + MSS));
+    // RFC 6298 §2.2: first sample 100 ms gives RTO = max(1 s, 100 + 4·50 ms) = 1 s (§2.4's
+    // minimum), restarted at the ACK (§5.3).
+    assert_eq!(h.info().rto, SEC);
+    assert_eq!(h.deadline(TimerKind::Rto), Some(ms(100) + SEC));
+    h.send(ms(150), ack(1 + 2 * MSS));
+    assert_eq!(h.deadline(TimerKind::Rto), None, "RFC 6298 §5.2: all data acknowledged, timer off");
+}
+
+#[test]
+fn delayed_ack_every_second_segment() {
+    let mut h = Harness::established(|_| {});
+    // RFC 1122 §4.2.3.2 / RFC 5681 §4.2: the first segment's ACK is delayed (200 ms here) ...
+    h.send(0, peer_data(1));
+    h.recv_nothing();
+    assert_eq!(h.deadline(TimerKind::DelAck), Some(ms(200)));
+    // ... and the second full-sized segment is acknowledged now, covering both.
+    h.send(ms(10), peer_data(2));
+    h.recv(ms(10), [ack(1 + 2 * MSS)]);
+    assert_eq!(h.deadline(TimerKind::DelAck), None);
+    h.send(ms(20), peer_data(3));
+    h.recv_nothing();
+    h.send(ms(30), peer_data(4));
+    h.recv(ms(30), [ack(1 + 4 * MSS)]);
+}
+
+#[test]
+fn out_of_order_and_hole_filling_segments_are_acked_at_once() {
+    let mut h = Harness::established(|_| {});
+    h.send(0, peer_data(1));
+    h.recv_nothing();
+    // RFC 5681 §4.2: "an immediate ACK SHOULD be generated when an out-of-order segment arrives"
+    // (a duplicate ACK of 1) ...
+    h.send(ms(1), peer_data(3));
+    h.recv(ms(1), [ack(1 + MSS)]);
+    h.send(ms(2), peer_data(4));
+    h.recv(ms(2), [ack(1 + MSS)]);
+    // ... "and when a segment fills in all or part of a gap".
+    h.send(ms(3), peer_data(2));
+    h.recv(ms(3), [ack(1 + 4 * MSS)]);
+    assert_eq!(h.info().bytes_received, 4 * MSS);
+    // A duplicate is acknowledged at once.
+    h.send(ms(4), peer_data(2));
+    h.recv(ms(4), [ack(1 + 4 * MSS)]);
+}
+
+#[test]
+fn without_delayed_acks_every_segment_is_acked() {
+    let mut h = Harness::established(|c| c.delayed_ack = false);
+    for k in 1..=5 {
+        h.send(ms(k), peer_data(k));
+        h.recv(ms(k), [ack(1 + k * MSS)]);
+    }
+}
