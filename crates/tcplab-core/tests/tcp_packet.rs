@@ -1,7 +1,8 @@
 //! Packet-level tests of the TCP rules tcplab claims, in the style of smoltcp's: build an endpoint
 //! in a given state, feed it exact segments at exact virtual times, and assert exactly what it
-//! sends back (tests of a whole `TcpConn` in that style live in tcp_rules.rs). Whole-path timing rules (slow start's log2 growth, the delayed-ACK penalty, a lost
-//! SYN) run through the world with drop filters on exact packets.
+//! sends back (tests of a whole `TcpConn` in that style live in tcp_rules.rs). Whole-path timing
+//! rules (slow start's log2 growth, the delayed-ACK penalty, a lost SYN) run through the world
+//! with drop filters on exact packets.
 
 use tcplab_core::net::{PacketTag, Segment, FLAG_ACK, FLAG_FIN, FLAG_SYN};
 use tcplab_core::tcp::config::{InitialWindow, Limit, Unlimited};
