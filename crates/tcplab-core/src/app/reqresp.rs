@@ -227,7 +227,7 @@ impl Exchange {
 }
 
 fn delivered(cx: &Ctx, id: ConnId) -> u64 {
-    cx.endpoint(id).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered)
+    cx.endpoint(id).and_then(|e| e.tcp()).map_or(0, |t| t.bytes_delivered())
 }
 
 /// What the ends of an object's connections tell about it: `[c, s, rs, rc]` are the request's
@@ -235,15 +235,15 @@ fn delivered(cx: &Ctx, id: ConnId) -> u64 {
 /// when both messages share one connection). Data retransmissions and timeouts are those of the
 /// request's sender and the response's sender.
 fn fill_row(row: &mut ObjectRow, [c, s, rs, rc]: [&TcpConn; 4]) {
-    let (cs, ss) = (&c.snd.core.stats, &rs.snd.core.stats);
-    row.first_byte_s = rc.rcv.first_byte_at.map(to_secs);
-    row.bytes_delivered = rc.rcv.stats.bytes_delivered;
-    row.request_delivered = s.rcv.stats.bytes_delivered;
-    row.retransmits = cs.retransmits + ss.retransmits;
-    row.timeouts = cs.timeouts + ss.timeouts;
-    row.handshake_retransmitted = cs.syn_retransmits > 0 || s.rcv.stats.synack_retransmits > 0;
-    row.request_retransmitted = cs.retransmits > 0;
-    row.aborted = [c, s, rs, rc].iter().any(|e| e.snd.phase() == crate::tcp::SenderPhase::Aborted);
+    let [c, s, rs, rc] = [c, s, rs, rc].map(TcpConn::info);
+    row.first_byte_s = rc.first_byte_at.map(to_secs);
+    row.bytes_delivered = rc.bytes_received;
+    row.request_delivered = s.bytes_received;
+    row.retransmits = c.retrans + rs.retrans;
+    row.timeouts = c.timeouts + rs.timeouts;
+    row.handshake_retransmitted = c.syn_retrans > 0 || s.synack_retrans > 0;
+    row.request_retransmitted = c.retrans > 0;
+    row.aborted = [c, s, rs, rc].iter().any(|e| e.failed);
     row.transfer_time_s = match (row.acked_s, row.request_s) {
         (Some(a), Some(r)) => Some(a - r),
         _ => None,

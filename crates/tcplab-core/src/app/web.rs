@@ -337,7 +337,7 @@ struct Counters {
 }
 
 fn counters(cx: &Ctx, p: &Persistent) -> Counters {
-    let stats = |id| cx.endpoint(id).and_then(|e| e.tcp()).map(|t| (t.snd.core.stats.retransmits, t.snd.core.stats.timeouts)).unwrap_or_default();
+    let stats = |id| cx.endpoint(id).and_then(|e| e.tcp()).map(|t| { let i = t.info(); (i.retrans, i.timeouts) }).unwrap_or_default();
     let (c, s) = (stats(p.client), stats(p.server));
     Counters { retransmits: c.0 + s.0, timeouts: c.1 + s.1, client_retransmits: c.0 }
 }
@@ -428,7 +428,7 @@ impl Http11 {
 
     /// Server-side bookkeeping on any of its events: T_LAST_ACK of the responses now acknowledged.
     fn server_acks(cx: &Ctx, p: &mut Persistent, rows: &mut [ObjectRow], server: ConnId) {
-        let una = cx.endpoint(server).and_then(|e| e.tcp()).map_or(0, |t| t.snd.core.snd_una);
+        let una = cx.endpoint(server).and_then(|e| e.tcp()).map_or(0, |t| t.snd_una());
         let now = to_secs(cx.now);
         while let Some(&(end, i)) = p.unacked.first() {
             if una < end {
@@ -508,13 +508,13 @@ impl App for Http11 {
                 self.request_next(cx);
                 // The connection's handshake belongs to its first object.
                 let p = self.conn.as_ref().expect("open");
-                let syn = cx.endpoint(p.client).and_then(|e| e.tcp()).is_some_and(|t| t.snd.core.stats.syn_retransmits > 0);
-                let synack = cx.endpoint(p.server).and_then(|e| e.tcp()).is_some_and(|t| t.rcv.stats.synack_retransmits > 0);
+                let syn = cx.endpoint(p.client).and_then(|e| e.tcp()).is_some_and(|t| t.info().syn_retrans > 0);
+                let synack = cx.endpoint(p.server).and_then(|e| e.tcp()).is_some_and(|t| t.info().synack_retrans > 0);
                 self.core.rows[first].handshake_retransmitted = syn || synack;
                 self.core.rows[first].start_s = to_secs(self.core.page_start);
             }
             ConnEvent::Delivered(_) if !at_client && p.owed => {
-                let got = cx.endpoint(id).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
+                let got = cx.endpoint(id).and_then(|e| e.tcp()).map_or(0, |t| t.bytes_delivered());
                 if got >= p.requested {
                     p.owed = false;
                     let i = p.current.expect("a request is under way");
@@ -524,7 +524,7 @@ impl App for Http11 {
                 }
             }
             ConnEvent::Delivered(_) if at_client => {
-                let got = cx.endpoint(id).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
+                let got = cx.endpoint(id).and_then(|e| e.tcp()).map_or(0, |t| t.bytes_delivered());
                 if let Some(i) = p.current {
                     let row = &mut self.core.rows[i];
                     if got > p.answered && row.first_byte_s.is_none() {
@@ -543,9 +543,9 @@ impl App for Http11 {
                     let row = &mut self.core.rows[i];
                     count_object(row, counters(cx, &p), p.base);
                     row.aborted = true;
-                    let got = cx.endpoint(p.client).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
+                    let got = cx.endpoint(p.client).and_then(|e| e.tcp()).map_or(0, |t| t.bytes_delivered());
                     row.bytes_delivered = got.saturating_sub(p.answered);
-                    let asked = cx.endpoint(p.server).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
+                    let asked = cx.endpoint(p.server).and_then(|e| e.tcp()).map_or(0, |t| t.bytes_delivered());
                     row.request_delivered = asked.saturating_sub(p.requested - row.request_bytes);
                 }
                 self.to_request = 0;
@@ -563,7 +563,7 @@ impl App for Http11 {
             if let Some(i) = p.current {
                 let row = &mut self.core.rows[i];
                 count_object(row, counters(cx, &p), p.base);
-                let asked = cx.endpoint(p.server).and_then(|e| e.tcp()).map_or(0, |t| t.rcv.stats.bytes_delivered);
+                let asked = cx.endpoint(p.server).and_then(|e| e.tcp()).map_or(0, |t| t.bytes_delivered());
                 row.request_delivered = asked.saturating_sub(p.requested - row.request_bytes);
             }
         }

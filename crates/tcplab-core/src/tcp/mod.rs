@@ -5,6 +5,7 @@
 pub mod cc;
 pub mod config;
 pub mod conn;
+pub mod info;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
@@ -16,6 +17,7 @@ pub mod state;
 pub mod stats;
 
 pub use conn::{ConnEvent, TcpConn, TimerKind};
+pub use info::{CaState, TcpInfo, TcpState};
 pub use config::{InitialWindow, TcpConfig, TcpSpec, Variant};
 pub use receiver::{RxTimer, TcpReceiver};
 pub use sender::TcpSender;
