@@ -23,6 +23,16 @@ from pathlib import Path
 
 import tcplab
 
+
+def run_in(scenario, sets, cwd):
+    """`tcplab.run` in `cwd`: a scenario's capture path is relative to the current directory."""
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return tcplab.run(scenario, sets=sets)
+    finally:
+        os.chdir(here)
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -44,7 +54,7 @@ def main() -> int:
     path = args.keep or Path(tmp) / "bench.pcap"
     try:
         t0 = time.perf_counter()
-        r = tcplab.run(HERE / "scenarios" / "trace_capture.toml", sets=[f'capture=[{{ path = "{path}", link = "bottleneck" }}]'])
+        r = run_in(HERE / "scenarios" / "trace_capture.toml", sets=[f'capture=[{{ path = "{path.name}", link = "bottleneck" }}]'], cwd=path.parent)
         sim_s = time.perf_counter() - t0
         size = path.stat().st_size
         with open(path, "rb") as f:  # into the page cache

@@ -29,6 +29,16 @@ from pathlib import Path
 
 import tcplab
 
+
+def run_in(scenario, sets, cwd):
+    """`tcplab.run` in `cwd`: a scenario's capture path is relative to the current directory."""
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return tcplab.run(scenario, sets=sets)
+    finally:
+        os.chdir(here)
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -68,7 +78,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="tcplab-bench-cli-"))
     try:
         full = tmp / "full.pcap"
-        tcplab.run(HERE / "scenarios" / "trace_capture.toml", sets=[f'capture=[{{ path = "{full}", link = "bottleneck" }}]'])
+        run_in(HERE / "scenarios" / "trace_capture.toml", sets=[f'capture=[{{ path = "{full.name}", link = "bottleneck" }}]'], cwd=full.parent)
         # Start-up: the interpreter alone (with this machine's site-packages), then tcplab's.
         py = min(timed([sys.executable, "-c", "pass"]) for _ in range(args.reps))
         start = min(timed(me + ["--version"]) for _ in range(args.reps))

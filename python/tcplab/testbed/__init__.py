@@ -12,7 +12,9 @@ is created; it needs root, `ip`, tcpdump, nft and ethtool (`missing()` says what
 
 from __future__ import annotations
 
+
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -69,8 +71,15 @@ def simulate(scenario, workdir, hosts: Sequence[str], sets: Sequence[str] = (), 
     from .. import api
 
     d = dict(_load(scenario))
-    d["capture"] = [{"path": str(Path(workdir) / f"sim-{h}.pcap"), "node": h} for h in hosts]
-    return api.run(d, seed=seed, sets=list(sets))
+    # A scenario's captures are written inside the current directory (docs/traces.md): the run
+    # takes place in `workdir`, with the captures' names relative to it.
+    d["capture"] = [{"path": f"sim-{h}.pcap", "node": h} for h in hosts]
+    here = os.getcwd()
+    os.chdir(workdir)
+    try:
+        return api.run(d, seed=seed, sets=list(sets))
+    finally:
+        os.chdir(here)
 
 
 @dataclass
