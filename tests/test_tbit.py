@@ -221,3 +221,95 @@ def test_every_preset_over_every_profile_with_knobs_infers_its_configuration():
         wrong += [(st, r["test"], r["verdict"], r["configured"]) for r in run(sim=st, runs=1) if not r["match"]]
     assert not wrong, wrong[:5]
     assert refused == (len(profiles) * 2 * 2 if "sack-rh" in presets else 0)
+
+
+# -- the real transport's frame parser: malformed frames are dropped and counted, never raised --
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tcplab.tbit.real import RawTransport  # noqa: E402
+from tcplab.tbit.transport import Seg  # noqa: E402
+
+SERVER, ALIAS, SPORT, DPORT = "10.9.0.2", "10.9.0.50", 80, 40000
+
+
+def parser() -> RawTransport:
+    """A RawTransport with no socket, receiving for ALIAS:DPORT from SERVER:SPORT."""
+    tr = RawTransport.__new__(RawTransport)
+    tr.src, tr.dst, tr.port, tr.sport = ALIAS, SERVER, SPORT, DPORT
+    tr.peer_mode, tr.peer_port, tr.isn, tr.server_isn, tr.malformed = False, 80, 0, None, 0
+    return tr
+
+
+def server_frame(flags=SYN | ACK, seq=1000, payload=b"", opts=b"\x02\x04\x05\xb4\x04\x02\x01\x01") -> bytes:
+    """A frame the server would send, built by the transport's own frame writer."""
+    w = RawTransport.__new__(RawTransport)
+    w.src, w.my_mac, w.hop_mac, w.id = SERVER, "02:00:00:00:00:01", "02:00:00:00:00:02", 0
+    return w._frame(flags, seq, 0, 65535, payload, opts, ALIAS, SPORT, DPORT)
+
+
+def test_valid_frames_parse_and_the_short_frame_of_the_report_is_counted():
+    tr = parser()
+    s = tr._parse(server_frame(), 0.0)
+    assert s is not None and s.syn and s.mss == 1460 and s.sack_permitted and s.seq == 0
+    d = tr._parse(server_frame(ACK, 1001, b"x" * 100, b""), 0.1)
+    assert d is not None and d.seq == 1 and d.length == 100
+    # The reproducer: a frame from the probed address cut inside its TCP header.
+    assert tr._parse(server_frame()[:40], 0.2) is None
+    assert tr.malformed == 1
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=120))
+def test_random_bytes_never_raise(data):
+    # Random bytes alone, and after a valid Ethernet + IPv4 prefix so they reach the TCP parser:
+    # a segment or None, and at most one frame counted per frame.
+    for frame in (data, server_frame()[:34] + data):
+        tr = parser()
+        s = tr._parse(frame, 0.0)
+        assert s is None or isinstance(s, Seg)
+        assert tr.malformed in (0, 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 200), st.binary(max_size=40).map(lambda b: b[: len(b) // 4 * 4]), st.binary(max_size=60))
+def test_truncations_of_valid_frames_never_raise(cut, opts, payload):
+    frame = server_frame(opts=opts, payload=payload)
+    whole = parser()
+    s = whole._parse(frame, 0.0)  # random option bytes: parsed, or dropped as malformed
+    assert (s is None) == (whole.malformed == 1)
+    if cut < len(frame):  # every truncation cuts inside the IP total length: malformed
+        tr = parser()
+        assert tr._parse(frame[:cut], 0.0) is None and tr.malformed == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 15), st.integers(0, 15), st.integers(0, 0xFFFF))
+def test_bad_ihl_data_offset_and_total_length_never_raise(ihl, doff, tot):
+    frame = bytearray(server_frame())
+    frame[14] = 0x40 | ihl
+    frame[14 + 20 + 12] = doff << 4
+    frame[16:18] = tot.to_bytes(2, "big")
+    tr = parser()
+    s = tr._parse(bytes(frame), 0.0)
+    valid_ip = ihl == 5 and 40 <= tot <= len(frame) - 14
+    if not valid_ip or doff < 5 or doff * 4 > tot - 20:
+        assert s is None and tr.malformed == 1
+    elif ihl == 5 and tot == len(frame) - 14 and doff == 7:
+        assert s is not None and s.mss == 1460
+
+
+def test_the_probe_reports_malformed_frames_per_test():
+    from tcplab.tbit.report import one
+
+    class Bad(SimTransport):
+        malformed = 0
+
+        def recv(self, timeout):
+            self.malformed += 1  # as if a malformed frame arrived before each segment
+            return super().recv(timeout)
+
+    rows = probe.run_suite(Bad({"preset": "sack"}), ["sack_advertised"], runs=1)
+    assert rows[0]["malformed"] >= 1
+    assert "malformed frame(s) dropped" in one(rows, "x")

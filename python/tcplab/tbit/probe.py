@@ -601,6 +601,7 @@ def run_suite(tr: Transport, tests=None, runs: int = 5, path: str = "/", runs_fo
         t = TESTS[name]
         n = (runs_for or {}).get(name, runs)
         verdicts, obs = [], []
+        bad0 = getattr(tr, "malformed", None)
         for _ in range(n):
             v, o = run_once(t, tr, ctx)
             verdicts.append(v)
@@ -618,5 +619,8 @@ def run_suite(tr: Transport, tests=None, runs: int = 5, path: str = "/", runs_fo
         row = {"test": name, "title": t.title, "verdict": verdict, "agree": votes, "runs": n, "verdicts": verdicts}
         if med is not None:
             row["intervals"] = med
+        if bad0 is not None:
+            # Frames the transport dropped as malformed during this test's runs.
+            row["malformed"] = tr.malformed - bad0
         rows.append(row)
     return rows

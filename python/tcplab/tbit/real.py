@@ -104,6 +104,7 @@ class RawTransport(Transport):
         self.snd_nxt = 0
         self.server_isn = None
         self.id = random.randint(0, 65535)
+        self.malformed = 0
 
     def _ns_mac(self, iface: str) -> str:
         r = subprocess.run(["ip", "-n", self.netns, "-j", "link", "show", iface], capture_output=True, text=True, timeout=10, check=True)
@@ -189,9 +190,18 @@ class RawTransport(Transport):
         body = struct.pack("!HHBBH", 1, ETH_P_IP, 6, 4, 2) + _mac(self.my_mac) + tpa + sha + spa
         self.sock.send(sha + _mac(self.my_mac) + struct.pack("!H", ETH_P_ARP) + body)
 
+    #: Frames dropped as malformed (a truncated or inconsistent IPv4/TCP header or TCP option),
+    #: counted as smoltcp counts them; a probe reports the count (`RawTransport.malformed`).
+    malformed = 0
+
+    def _drop(self) -> None:
+        self.malformed += 1
+
     def _parse(self, frame: bytes, t: float) -> Seg | None:
-        if len(frame) < 34:
-            return None
+        """The server's segment in `frame`, or None: frames not for this connection are ignored,
+        malformed ones (any length or offset that does not fit) are dropped and counted."""
+        if len(frame) < 14:
+            return self._drop()
         etype = struct.unpack("!H", frame[12:14])[0]
         if etype == ETH_P_ARP:
             self._arp_reply(frame)
@@ -199,13 +209,22 @@ class RawTransport(Transport):
         if etype != ETH_P_IP:
             return None
         ip = frame[14:]
+        if len(ip) < 20 or ip[0] >> 4 != 4:
+            return self._drop()
         ihl = (ip[0] & 0x0F) * 4
+        tot = struct.unpack("!H", ip[2:4])[0]
+        # Ethernet may pad a frame beyond the IP total length, never cut it short.
+        if ihl < 20 or tot < ihl or tot > len(ip):
+            return self._drop()
         if ip[9] != 6 or ip[12:16] != socket.inet_aton(self.dst) or ip[16:20] != socket.inet_aton(self.src):
             return None
-        tot = struct.unpack("!H", ip[2:4])[0]
         tcp = ip[ihl:tot]
+        if len(tcp) < 20:
+            return self._drop()
         sport, dport, seq, ack, off, flags, wnd = struct.unpack("!HHIIBBH", tcp[:16])
         hl = (off >> 4) * 4
+        if hl < 20 or hl > len(tcp):
+            return self._drop()
         if self.peer_mode:
             if dport != self.peer_port:
                 return None
@@ -221,16 +240,21 @@ class RawTransport(Transport):
             if kind == 1:
                 i += 1
                 continue
-            if i + 1 >= len(opts) or opts[i + 1] < 2:
-                break
+            # RFC 9293 §3.1: every other option has a length octet, at least 2, within the header.
+            if i + 1 >= len(opts) or opts[i + 1] < 2 or i + opts[i + 1] > len(opts):
+                return self._drop()
             ln = opts[i + 1]
             val = opts[i + 2 : i + ln]
-            if kind == 2 and ln == 4:
+            if kind == 2:
+                if ln != 4:
+                    return self._drop()
                 mss = struct.unpack("!H", val)[0]
             elif kind == 4:
                 sack_ok = True
             elif kind == 5:
-                blocks = [struct.unpack("!II", val[j : j + 8]) for j in range(0, len(val) - 7, 8)]
+                if (ln - 2) % 8:
+                    return self._drop()
+                blocks = [struct.unpack("!II", val[j : j + 8]) for j in range(0, len(val), 8)]
             i += ln
         if flags & SYN and not self.peer_mode:
             self.server_isn = seq

@@ -22,7 +22,11 @@ def one(rows: list[dict], target: str) -> str:
         if sim:
             line += [r["configured"], "yes" if r["match"] else "NO"]
         body.append(line)
-    return f"TBIT: {target}\n" + _table(heads, body)
+    out = f"TBIT: {target}\n" + _table(heads, body)
+    bad = sum(r.get("malformed", 0) for r in rows)
+    if bad:
+        out += f"\n{bad} malformed frame(s) dropped (truncated or inconsistent IPv4/TCP headers)"
+    return out
 
 
 SHORT = {"sack_advertised": "SACK adv", "icw": "ICW", "rto_data": "data RTOs", "sack_used": "SACK used", "lt": "LT", "abc": "ABC",
