@@ -61,6 +61,18 @@ def test_what_linux_cannot_honour_is_refused_with_the_key_path(sets, path, words
     assert words in msg and "cannot run this on Linux" in msg
 
 
+@pytest.mark.parametrize("sets, path, words", [
+    # The reproducer: a reordering the simulator models, which the testbed used to ignore and run.
+    (["flows.0.delays=[{kind=\"data\", segment=3, by=\"30ms\"}]"], "flows[0].delays", "reordered"),
+    (["apps.0.server_tcp={initial_window=4}"], "apps[0].server_tcp", "server's end"),
+    (["apps.0.kind=\"http10\"", "apps.0.page_spacing=\"start_to_start\""], "apps[0].page_spacing", "end of a page"),
+])
+def test_keys_the_testbed_would_ignore_are_refused_by_key_path(sets, path, words):
+    p, msg = refused(SCENARIO, sets)
+    assert p == path, msg
+    assert words in msg and "cannot run this on Linux" in msg
+
+
 def test_a_flow_without_the_linux_profile_is_told_to_use_it():
     path, msg = refused(dict(SCENARIO, tcp={"delayed_ack": False}))
     assert path.startswith("tcp.") and "profile 'rfc'" in msg and 'write profile = "linux"' in msg, msg

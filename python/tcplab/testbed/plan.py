@@ -50,6 +50,30 @@ def refuse(path: str, why: str) -> Exception:
     return api._scenario_error(path, f"the testbed cannot run this on Linux: {why}")
 
 
+#: The keys of a flow, an application and their drop rules that the testbed honours; any other
+#: key a validated scenario carries (it leaves out unset and default ones) is refused by its key
+#: path instead of being ignored.
+FLOW_KEYS = {"name", "from", "to", "count", "start", "start_spacing", "bytes", "repeat", "think", "tcp", "drops"}
+FLOW_DROP_KEYS = {"kind", "segment", "number", "transmissions", "transfer"}
+APP_KEYS = {"kind", "name", "client", "server", "mode", "start", "request", "response", "count", "pages", "embedded", "think",
+            "tcp", "drops", "instances", "objects"}  # fmt: skip
+APP_DROP_KEYS = {"kind", "object", "segment", "transmissions"}
+#: Why a key is refused, where there is more to say than "not modelled on Linux".
+WHY_NOT = {
+    "delays": "delayed (reordered) segments are simulator-only; the delay box forwards in order",
+    "server_tcp": "one set of TCP knobs per host pair: the server's end cannot differ from the client's (use tcp)",
+    "page_spacing": "`think` runs from the end of a page only",
+    "keep_alive": "http11 is simulator-only",
+    "transfer": "http11 is simulator-only",
+}
+
+
+def _only(entry: dict, allowed: set, base: str) -> None:
+    for k in entry:
+        if k not in allowed:
+            raise refuse(f"{base}.{k}", WHY_NOT.get(k, f"`{k}` has no counterpart in the testbed (docs/testbed.md lists what it runs)"))
+
+
 _DUR = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
 _SIZE = {"": 1, "B": 1, "bytes": 1, "KB": 1024, "KiB": 1024, "kB": 1000, "MB": 1 << 20, "MiB": 1 << 20, "GB": 1 << 30, "GiB": 1 << 30}
 _RATE = {"bps": 1, "b/s": 1, "bit/s": 1, "kbps": 1e3, "Kbps": 1e3, "kb/s": 1e3, "kbit/s": 1e3, "Mbps": 1e6, "Mb/s": 1e6,
@@ -350,6 +374,9 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
     conn_order = []
     for i, f in enumerate(d.get("flows", [])):
         base = f"flows[{i}]"
+        _only(f, FLOW_KEYS, base)
+        for j, dr in enumerate(f.get("drops") or []):
+            _only(dr, FLOW_DROP_KEYS, f"{base}.drops[{j}]")
         rtcp = resolved["flows"][i]["tcp"]
         st = _settings(d, f, rtcp, base, linux, stock, congctl)
         if f.get("bytes") == "unlimited":
@@ -383,6 +410,9 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
         kind = a.get("kind")
         if kind not in ("reqresp", "http10"):
             raise refuse(base + ".kind", f"{kind!r}: the testbed runs reqresp and http10 clients (and bulk [[flows]])")
+        _only(a, APP_KEYS, base)
+        for j, dr in enumerate(a.get("drops") or []):
+            _only(dr, APP_DROP_KEYS, f"{base}.drops[{j}]")
         if a.get("mode", "twoway") != "twoway":
             raise refuse(base + ".mode", "one-way exchanges have no real counterpart")
         if int(a.get("instances", 1)) != 1:
