@@ -313,3 +313,25 @@ def test_the_probe_reports_malformed_frames_per_test():
     rows = probe.run_suite(Bad({"preset": "sack"}), ["sack_advertised"], runs=1)
     assert rows[0]["malformed"] >= 1
     assert "malformed frame(s) dropped" in one(rows, "x")
+
+
+def test_a_transport_that_cannot_make_the_server_connect_skips_rto_syn_with_the_reason():
+    class NoPeer(SimTransport):
+        def can_peer_connect(self):
+            return False
+
+        def peer_connect(self):
+            raise OSError("this transport cannot make the server open a connection (only inside a Lab)")
+
+    rows = probe.run_suite(NoPeer({"preset": "sack"}), ["icw", "rto_syn"], runs=1)
+    by = {r["test"]: r for r in rows}
+    assert by["icw"]["verdict"] == "1"
+    assert by["rto_syn"]["verdict"].startswith("skipped: ") and "--lab" in by["rto_syn"]["verdict"] and by["rto_syn"]["runs"] == 0
+
+
+def test_a_raw_transport_outside_a_lab_cannot_make_the_server_connect():
+    tr = parser()
+    tr._on_peer_connect = None
+    assert tr.can_peer_connect() is False
+    tr._on_peer_connect = lambda: None
+    assert tr.can_peer_connect() is True

@@ -160,3 +160,69 @@ def test_cli_lab_initcwnd_refusals():
                        (["--lab", "--initcwnd", "0"], "0")]:
         r = CliRunner().invoke(main, ["tbit", *args])
         assert r.exit_code != 0 and says in r.output, (args, r.output)
+
+
+def test_cli_host_skips_what_the_transport_cannot_do_and_prints_the_rest(lab):
+    # A real server probed with --host (here the lab's, from its client namespace): rto_syn needs
+    # the server to open a connection, which only a lab can make it do; it is skipped with the
+    # reason, and the other verdicts are printed.
+    from click.testing import CliRunner
+
+    from tcplab.cli import main
+
+    lab.configure(sysctls=RESET)
+    args = ["tbit", "--host", f"{lab.server_ip}:{lab.port}", "--src", lab.alias, "--netns", lab.C, "--tests", "sack_advertised,rto_syn", "--runs", "1"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "skipped: this transport cannot make the server open a connection" in r.output, r.output
+    assert "SACK advertised" in r.output and "yes" in r.output, r.output
+
+
+KILLED_LAB = """
+import os, sys, time
+from tcplab.tbit.real import Lab
+lab = Lab().__enter__()
+print(" ".join([lab.C, lab.R, lab.S, str(lab.procs[0].pid)]), flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_killed_lab_is_removed_by_testbed_cleanup_and_its_server_dies_with_it():
+    import os
+    import signal
+    import sys
+    import time
+
+    from click.testing import CliRunner
+
+    from tcplab.cli import main
+
+    p = subprocess.Popen([sys.executable, "-c", KILLED_LAB], stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        line = p.stdout.readline().split()
+        assert len(line) == 4, "the lab did not come up"
+        names, server = line[:3], int(line[3])
+    finally:
+        p.kill()  # SIGKILL: no handler, no atexit
+        p.wait(10)
+    try:
+        # PR_SET_PDEATHSIG: the HTTP server dies with the process that started it.
+        for _ in range(100):
+            if not os.path.exists(f"/proc/{server}") or open(f"/proc/{server}/stat").read().split()[2] == "Z":
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the lab's HTTP server outlived its parent")
+        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert all(n in left for n in names), "SIGKILL left the namespaces (what cleanup is for)"
+        r = CliRunner().invoke(main, ["testbed", "cleanup"])
+        assert r.exit_code == 0 and all(n in r.output for n in names), r.output
+        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert not any(n in left for n in names), left
+    finally:  # whatever an assertion says, nothing is left behind
+        if os.path.exists(f"/proc/{server}"):
+            os.kill(server, signal.SIGKILL)
+        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        for n in names:
+            if n in left:
+                subprocess.run(["ip", "netns", "del", n], capture_output=True, timeout=15)

@@ -22,6 +22,7 @@ import ctypes
 import json
 import os
 import random
+import re
 import select
 import shutil
 import signal
@@ -336,6 +337,9 @@ class RawTransport(Transport):
             self.sock.send(self._frame(RST, self.isn + self.snd_nxt, 0, 0, b"", b"", self.dst, self.sport, self.port))
         self.server_isn = None
 
+    def can_peer_connect(self) -> bool:
+        return self._on_peer_connect is not None
+
     def peer_connect(self) -> bool:
         if self._on_peer_connect is None:
             raise OSError("this transport cannot make the server open a connection (only inside a Lab)")
@@ -373,6 +377,48 @@ def missing() -> str | None:
     return None
 
 
+#: The lab's namespace names: tcplabtbit<pid>n<k><c|r|s> (the pid of the process that made them).
+NS_PREFIX = "tcplabtbit"
+_NS_NAME = re.compile(NS_PREFIX + r"(\d+)n\d+[crs]")
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """`preexec_fn` of the lab's helper processes: SIGKILL when the process that started them
+    dies (prctl PR_SET_PDEATHSIG, Linux), so a killed prober leaves no server behind."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def namespaces() -> list:
+    """The namespaces of TBIT labs (by their names), whatever process made them."""
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=15)
+    names = [ln.split()[0] for ln in r.stdout.splitlines() if ln.split()]
+    return [n for n in names if _NS_NAME.fullmatch(n)]
+
+
+def cleanup_stale() -> list:
+    """Remove the namespaces of TBIT labs whose process is gone, killing what runs in them (the
+    HTTP server); `tcplab testbed cleanup` calls it with the testbed's own cleanup."""
+    gone = []
+    for ns in namespaces():
+        pid = int(_NS_NAME.fullmatch(ns).group(1))
+        if pid != os.getpid() and os.path.exists(f"/proc/{pid}"):
+            continue
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=15).stdout.split()
+        for p in pids:
+            try:
+                os.kill(int(p), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        for _ in range(50):
+            if not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=15).stdout.split():
+                break
+            time.sleep(0.02)
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=15)
+        gone.append(ns)
+    return gone
+
+
 class Lab:
     """client — router — server namespaces; the stack under test is the server's kernel."""
 
@@ -382,7 +428,7 @@ class Lab:
 
     def __init__(self, page_bytes: int = 200_000, port: int = 8080):
         Lab._made += 1
-        tag = f"tb{os.getpid() % 100000}n{Lab._made}"
+        tag = f"{NS_PREFIX}{os.getpid()}n{Lab._made}"
         self.C, self.R, self.S = f"{tag}c", f"{tag}r", f"{tag}s"
         self.client_ip, self.alias = f"{self.NET_C}.2", f"{self.NET_C}.50"
         self.server_ip, self.port, self.page_bytes = f"{self.NET_S}.2", port, page_bytes
@@ -449,7 +495,7 @@ class Lab:
         self.configure()
         server = Path(__file__).with_name("server.py")
         p = subprocess.Popen(["ip", "netns", "exec", S, sys.executable, str(server), "--port", str(self.port), "--size", str(self.page_bytes)],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=_die_with_parent)  # fmt: skip
         self.procs.append(p)
         ready, _, _ = select.select([p.stdout], [], [], 10)
         if not ready or "listening" not in p.stdout.readline():
@@ -487,7 +533,8 @@ class Lab:
                 p.wait(5)
         self.procs = self.procs[:1]
         code = f"import socket; s = socket.socket(); s.settimeout(60); s.connect(({self.alias!r}, {self.tr.peer_port}))"
-        self.procs.append(subprocess.Popen(["ip", "netns", "exec", self.S, sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self.procs.append(subprocess.Popen(["ip", "netns", "exec", self.S, sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                           preexec_fn=_die_with_parent))  # fmt: skip
 
     def close(self) -> None:
         for p in self.procs:

@@ -74,6 +74,11 @@ class Transport(ABC):
         through `recv`); False if the stack sends no SYN at all."""
         ...
 
+    def can_peer_connect(self) -> bool:
+        """Whether `peer_connect` can work here (a real server only opens a connection to the
+        prober inside a lab)."""
+        return True
+
     def request(self, path: str = "/", byte_range: tuple[int, int] | None = None) -> bytes:
         host = getattr(self, "host_header", "tbit")
         lines = [f"GET {path} HTTP/1.1", f"Host: {host}", "User-Agent: tcplab-tbit", "Accept: */*"]

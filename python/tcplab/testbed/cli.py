@@ -78,10 +78,12 @@ def compare_cmd(directory, figure, seed, as_json) -> None:
 
 @testbed_group.command("cleanup")
 def cleanup_cmd() -> None:
-    """Remove the namespaces and processes left by testbed runs that were killed."""
+    """Remove the namespaces and processes left by testbed runs and `tcplab tbit --lab` labs
+    that were killed."""
+    from ..tbit import real as _tbit_real
     from . import cleanup_stale
 
-    gone = cleanup_stale()
+    gone = cleanup_stale() + _tbit_real.cleanup_stale()
     click.echo(f"removed {len(gone)} namespace(s)" + (": " + ", ".join(gone) if gone else ""))
 
 
