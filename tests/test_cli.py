@@ -196,6 +196,20 @@ def test_example_lists_and_writes_a_shipped_scenario(tmp_path):
     assert typo.returncode == 2 and "did you mean 'dumbbell'?" in typo.stderr
 
 
+def test_the_installed_package_ships_every_example_and_study_scenario():
+    """The wheel carries the same scenario files as the source tree (CI installs the package, not
+    an editable copy, so this reads what a user's `pip install` gets)."""
+    import tcplab
+
+    installed = Path(tcplab.__file__).parent
+    source = Path(__file__).resolve().parents[1] / "python" / "tcplab"
+    for sub in ("examples", "experiments"):
+        want = sorted(str(p.relative_to(source)) for p in (source / sub).rglob("*.toml"))
+        got = sorted(str(p.relative_to(installed)) for p in (installed / sub).rglob("*.toml"))
+        assert want, sub
+        assert got == want, f"{sub}: missing from the package: {sorted(set(want) - set(got))}"
+
+
 def test_trace_and_tbit_print_a_legend_under_their_tables(tmp_path):
     cap = tmp_path / "demo.pcap"
     assert subprocess.run([sys.executable, "-m", "tcplab.cli", "run", str(EXAMPLES / "demo.toml"), "--pcap", str(cap)],

@@ -88,6 +88,19 @@ def test_subset_refusals_name_the_key():
     assert refused(ftp)[0] == "apps[0].kind"
 
 
+def test_the_comparison_says_loudly_when_the_real_side_runs_another_algorithm():
+    from tcplab.testbed.sidebyside import differences
+
+    assert differences({"stock": False, "congctl": None, "default_congctl": "cubic"}) == []
+    assert differences({"stock": False, "congctl": "reno"}) == []
+    cubic = differences({"stock": False, "congctl": "cubic"})
+    assert len(cubic) == 1 and "'cubic'" in cubic[0] and cubic[0].startswith("warning:")
+    stock = differences({"stock": True, "congctl": None, "default_congctl": "cubic"})
+    assert len(stock) == 2 and "'cubic'" in stock[0] and "tail-loss probes" in stock[1]
+    # --stock with reno asked for: the algorithm matches, the other mechanisms still differ.
+    assert len(differences({"stock": True, "congctl": "reno", "default_congctl": "cubic"})) == 1
+
+
 def test_the_plan_maps_knobs_to_linux():
     plan, _ = testbed.build(SCENARIO, sets=["tcp.initial_window=4", "tcp.rto_min=\"300ms\"", "tcp.clock_granularity=\"300ms\"", "tcp.mss=1000"])
     snd = plan.routes[("sender", "receiver")]

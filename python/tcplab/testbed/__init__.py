@@ -113,6 +113,6 @@ def compare(workdir, figure: Optional[str] = "tsg.png", seed: Optional[int] = No
         if r and s:
             fig = cmp.figure(caps[c["sender"]], workdir / f"sim-{c['sender']}.pcap", workdir / figure, conn_real=r["conn"],
                              conn_sim=s["conn"], title=c["label"])
-    text = cmp.render(table) + "\n" + cmp.render_counters(rec.get("kernel") or {}, res)
+    text = "\n".join(cmp.differences(rec) + [cmp.render(table), cmp.render_counters(rec.get("kernel") or {}, res)])
     (workdir / "compare.txt").write_text(text + "\n")
     return Comparison(table=table, text=text, figure=fig)

@@ -150,6 +150,27 @@ def render(table) -> str:
     return "\n".join(lines)
 
 
+#: What the simulator models today, for the warnings of `differences`: every variant grows and
+#: cuts its window by Reno's AIMD (docs/tcp.md), with none of Linux's own recovery timers.
+SIMULATED_CC = "reno"
+STOCK_MECHANISMS = "tail-loss probes, RACK, F-RTO and linear SYN timeouts"
+
+
+def differences(rec: dict) -> list:
+    """Loud lines for what the two sides of a testbed run do differently by construction: the real
+    side's congestion control when it is not the Reno AIMD the simulator models, and Linux's own
+    mechanisms when the run was `--stock`. Read from the run's record (`testbed.json`)."""
+    out = []
+    real_cc = rec.get("congctl") or (rec.get("default_congctl") if rec.get("stock") else SIMULATED_CC)
+    if real_cc and real_cc != SIMULATED_CC:
+        out.append(f"warning: the real side ran congestion control {real_cc!r}; the simulated side models "
+                   f"{SIMULATED_CC!r} (AIMD): window growth and reductions differ by construction")
+    if rec.get("stock"):
+        out.append(f"warning: --stock: Linux's own {STOCK_MECHANISMS} were on; the simulated profile "
+                   "models none of them")
+    return out
+
+
 def render_counters(kernel: dict, result) -> str:
     """Retransmissions by kind as each side counted them itself: the kernel's counters of each
     host (all its connections) beside the simulator's instruments of the flows sent from it."""
