@@ -28,16 +28,8 @@ import time
 from pathlib import Path
 
 import tcplab
+from bench_trace import run_in  # the scenario's capture path is relative to the working directory
 
-
-def run_in(scenario, sets, cwd):
-    """`tcplab.run` in `cwd`: a scenario's capture path is relative to the current directory."""
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return tcplab.run(scenario, sets=sets)
-    finally:
-        os.chdir(here)
 
 HERE = Path(__file__).resolve().parent
 

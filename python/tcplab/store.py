@@ -165,6 +165,9 @@ class Store:
             raise StoreError(f"{self.path}: not a DuckDB results store ({msg})") from None
         try:
             self._tables = self._check_or_create()
+        except duckdb.Error as e:
+            self.con.close()
+            raise StoreError(f"{self.path}: a damaged or unreadable results store ({e})") from None
         except BaseException:
             self.con.close()
             raise
@@ -426,5 +429,12 @@ def load(path: Union[str, os.PathLike], sweep: Optional[str] = None, mixed: bool
 
     A store holding more than one sweep is refused (a StoreError listing them) instead of mixing
     their runs: `sweep="name"` picks one, `mixed=True` takes every run."""
+    import duckdb
+
     with Store(path, read_only=True) as st:
-        return st.load(sweep=sweep, mixed=mixed)
+        try:
+            return st.load(sweep=sweep, mixed=mixed)
+        except duckdb.Error as e:
+            # A file damaged past its header (a cut transfer, a bad disk): DuckDB finds it out
+            # only when it reads the pages; say so about the store, not as DuckDB's own error.
+            raise StoreError(f"{os.fspath(path)}: a damaged or unreadable results store ({e})") from None

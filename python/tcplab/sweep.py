@@ -187,6 +187,10 @@ def _plain(v: Any, where: str) -> Any:
         v = v.item()
     if isinstance(v, float) and not math.isfinite(v):
         raise SweepError(f"{where}: {v!r} is not a finite number")
+    try:
+        toml_literal(v)  # a value the override cannot write (None, an object) is refused here, by axis
+    except SweepError as e:
+        raise SweepError(f"{where}: {e}") from None
     return v
 
 
@@ -340,6 +344,8 @@ def _replicate_seeds(table: Mapping, scenario: Mapping, points: int = 1) -> list
         out = []
         for s in seeds:
             try:
+                if s is None:
+                    raise ValueError("seed must be a non-negative integer, got None")
                 out.append(_seed(s))
             except ValueError as e:
                 raise SweepError(f"sweep.seeds: {e}") from None
@@ -355,6 +361,8 @@ def _replicate_seeds(table: Mapping, scenario: Mapping, points: int = 1) -> list
         raise SweepError(f"sweep.replicates: {n} replicates x {points} points = {n * points} runs, more than the limit of {MAX_RUNS} runs (docs/sweeps.md)")
     base = table.get("seed", scenario.get("seed", DEFAULT_SCENARIO_SEED))
     try:
+        if base is None:
+            raise ValueError("seed must be a non-negative integer, got None")
         base = _seed(base)
     except ValueError as e:
         raise SweepError(f"sweep.seed: {e}") from None
