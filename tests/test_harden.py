@@ -247,3 +247,38 @@ def test_replicates_past_the_limit_are_refused(tmp_path):
 def test_a_generator_of_non_finite_values_is_refused_by_axis(gen):
     with pytest.raises(tcplab.SweepError, match=r"^sweep\.axes\.topology\.delay\.(log|lin)space: .* not a finite number"):
         tcplab.sweep(tiny_sweep("nf", 1, axes=f'"topology.delay" = {gen}'), store=":memory:", workers=0, progress=False)
+
+
+def _under_address_limit(limit_bytes: int, *args: str, cwd=None):
+    """Run `python -m tcplab.cli ARGS` with RLIMIT_AS set (as `ulimit -v` does)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    env = {k: v for k, v in os.environ.items() if k != "TCPLAB_MAX_MEMORY"}
+    return subprocess.run([sys.executable, "-m", "tcplab.cli", *args], capture_output=True, text=True, preexec_fn=limit,
+                          env=env, cwd=cwd, timeout=120)
+
+
+def test_an_address_space_limit_refuses_a_world_that_would_not_fit(tmp_path):
+    """Issue reproducer: `ulimit -v 4194304; tcplab run` of a dumbbell of 10^6 pairs aborted with a
+    failed allocation (exit 134). The memory limit now takes the room left under RLIMIT_AS."""
+    scen = tmp_path / "big.toml"
+    scen.write_text('[topology]\nkind = "dumbbell"\npairs = 1000000\n[[flows]]\nbytes = 1000\n')
+    p = _under_address_limit(4 << 30, "run", str(scen), cwd=tmp_path)
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    assert "topology.pairs" in p.stderr and "RLIMIT_AS" in p.stderr, p.stderr
+
+
+def test_a_queue_that_outgrows_the_memory_limit_stops_the_run_naming_it(monkeypatch):
+    """An unlimited queue fed by a CBR source every nanosecond grows while the run goes on: the
+    run stops with a RunLimitError whose `.limit` is "memory", instead of aborting the process."""
+    scen = {"duration": "10s", "topology": {"kind": "single_link", "rate": "1Mbps", "delay": "10ms"},
+            "apps": [{"kind": "cbr", "name": "flood", "interval": "1ns", "packet": "1000B"}]}
+    monkeypatch.setenv("TCPLAB_MAX_MEMORY", "64MB")
+    with pytest.raises(tcplab.RunLimitError) as e:
+        tcplab.run(scen)
+    assert e.value.limit == "memory" and "queue" in str(e.value)

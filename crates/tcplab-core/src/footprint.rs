@@ -156,13 +156,19 @@ impl Footprint {
 
     /// Refuse a world above `limit` bytes.
     pub fn check(&self, limit: u64) -> Result<(), ScenarioError> {
-        if self.bytes > limit as u128 {
+        self.check_within(&MemoryLimit { bytes: limit, source: "TCPLAB_MAX_MEMORY".into() })
+    }
+
+    /// Refuse a world above `limit`, naming where the limit comes from.
+    pub fn check_within(&self, limit: &MemoryLimit) -> Result<(), ScenarioError> {
+        if self.bytes > limit.bytes as u128 {
             return err(
                 self.driver_path(""),
                 format!(
-                    "the world would take about {} of memory, above the limit of {} (TCPLAB_MAX_MEMORY); {}",
+                    "the world would take about {} of memory, above the limit of {} ({}); {}",
                     show_bytes(self.bytes),
-                    show_bytes(limit as u128),
+                    show_bytes(limit.bytes as u128),
+                    limit.source,
                     self.summary()
                 ),
             );
@@ -206,18 +212,61 @@ fn show_bytes(b: u128) -> String {
 /// Count the world of `s` and refuse it above the memory limit: what every entry point calls
 /// before anything sized by the scenario is allocated.
 pub fn check(s: &Scenario) -> Result<Footprint, ScenarioError> {
-    let fp = Footprint::of(s)?;
-    fp.check(memory_limit()?)?;
-    Ok(fp)
+    Ok(check_limit(s)?.0)
 }
 
-/// The memory a world may take: `TCPLAB_MAX_MEMORY` (a size: `"4GB"`, bytes) if set, else half
-/// of the machine's memory (`MemTotal` of /proc/meminfo), else 8 GiB.
+/// `check`, also giving the limit that applied: the run bounds what grows while it runs (queued
+/// packets) by what the limit leaves above the built world (`World::bound_growth`).
+pub fn check_limit(s: &Scenario) -> Result<(Footprint, MemoryLimit), ScenarioError> {
+    let fp = Footprint::of(s)?;
+    let limit = memory_limit_with_source()?;
+    fp.check_within(&limit)?;
+    Ok((fp, limit))
+}
+
+/// A memory limit in bytes and where it comes from (for the message that refuses a world).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryLimit {
+    pub bytes: u64,
+    pub source: String,
+}
+
+/// Of a limit that applies to the whole process (an address space or a container), the share a
+/// world may take of the room left: the rest is for the interpreter, the result's records and
+/// the allocator's slack.
+const HEADROOM_SHARE: (u64, u64) = (3, 4);
+
+/// The memory a world may take: `TCPLAB_MAX_MEMORY` (a size: `"4GB"`, bytes) if set; else the
+/// smallest of half of the machine's memory (`MemTotal` of /proc/meminfo), three quarters of the
+/// address space left under `RLIMIT_AS` (`ulimit -v`; /proc/self/limits less VmSize), and three
+/// quarters of the room left in the cgroup (v2 `memory.max` less `memory.current`); else 8 GiB.
 pub fn memory_limit() -> Result<u64, ScenarioError> {
+    Ok(memory_limit_with_source()?.bytes)
+}
+
+pub fn memory_limit_with_source() -> Result<MemoryLimit, ScenarioError> {
     if let Ok(v) = std::env::var("TCPLAB_MAX_MEMORY") {
-        return parse_size(&v).map_err(|m| ScenarioError { path: "TCPLAB_MAX_MEMORY".into(), message: m });
+        let bytes = parse_size(&v).map_err(|m| ScenarioError { path: "TCPLAB_MAX_MEMORY".into(), message: m })?;
+        return Ok(MemoryLimit { bytes, source: "TCPLAB_MAX_MEMORY".into() });
     }
-    Ok(machine_memory().map_or(FALLBACK_LIMIT, |m| m / 2))
+    let share = |room: u64| room / HEADROOM_SHARE.1 * HEADROOM_SHARE.0;
+    let mut best = match machine_memory() {
+        Some(m) => MemoryLimit { bytes: m / 2, source: "half of the machine's memory; TCPLAB_MAX_MEMORY sets another".into() },
+        None => MemoryLimit { bytes: FALLBACK_LIMIT, source: "the default when the machine's memory is unknown; TCPLAB_MAX_MEMORY sets another".into() },
+    };
+    let procs = |f: &str| std::fs::read_to_string(f).ok();
+    let address_room = procs("/proc/self/limits").and_then(|l| rlimit_as(&l)).map(|lim| lim.saturating_sub(procs("/proc/self/status").and_then(|s| vm_size(&s)).unwrap_or(0)));
+    if let Some(room) = address_room {
+        if share(room) < best.bytes {
+            best = MemoryLimit { bytes: share(room), source: "3/4 of the address space left under RLIMIT_AS (ulimit -v)".into() };
+        }
+    }
+    if let Some(room) = cgroup_room() {
+        if share(room) < best.bytes {
+            best = MemoryLimit { bytes: share(room), source: "3/4 of the room left in the cgroup's memory.max".into() };
+        }
+    }
+    Ok(best)
 }
 
 fn machine_memory() -> Option<u64> {
@@ -225,6 +274,28 @@ fn machine_memory() -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
+}
+
+/// The soft `Max address space` of /proc/self/limits, bytes; None when unlimited or unreadable.
+fn rlimit_as(limits: &str) -> Option<u64> {
+    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    line["Max address space".len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// `VmSize` of /proc/self/status, bytes.
+fn vm_size(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok()?.checked_mul(1024)
+}
+
+/// Room left under the cgroup v2 `memory.max` of this process (None: no cgroup v2, or `max`).
+fn cgroup_room() -> Option<u64> {
+    let rel = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = rel.lines().find_map(|l| l.strip_prefix("0::"))?.trim().to_string();
+    let dir = format!("/sys/fs/cgroup{path}");
+    let max: u64 = std::fs::read_to_string(format!("{dir}/memory.max")).ok()?.trim().parse().ok()?;
+    let current: u64 = std::fs::read_to_string(format!("{dir}/memory.current")).ok().and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+    Some(max.saturating_sub(current))
 }
 
 #[cfg(test)]
@@ -236,6 +307,16 @@ mod tests {
         format!(
             "[topology]\nkind = \"dumbbell\"\npairs = {pairs}\naccess_rate = \"100Mbps\"\naccess_delay = \"1ms\"\nbottleneck_rate = \"10Mbps\"\nbottleneck_delay = \"10ms\"\n[[flows]]\nfrom = \"s1\"\nto = \"r1\"\nbytes = 1000\n"
         )
+    }
+
+    #[test]
+    fn address_space_and_status_lines_are_read() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max stack size            8388608              unlimited            bytes     \n\
+                      Max address space         4294967296           unlimited            bytes     \n";
+        assert_eq!(rlimit_as(limits), Some(4 << 30));
+        assert_eq!(rlimit_as("Max address space         unlimited            unlimited            bytes\n"), None);
+        assert_eq!(vm_size("Name:\tpython3\nVmPeak:\t  20000 kB\nVmSize:\t   10240 kB\n"), Some(10240 * 1024));
     }
 
     #[test]

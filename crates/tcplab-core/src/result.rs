@@ -440,7 +440,15 @@ pub struct PageRow {
     pub complete_s: Option<f64>,
     /// RFC 2415's web page delay: complete_s − start_s.
     pub delay_s: Option<f64>,
-    /// Objects of the page (the primary and the embedded ones) and the response bytes delivered.
+    /// Objects of the page (the primary and the embedded ones) delivered in full, and their
+    /// response bytes.
     pub objects: u32,
     pub bytes: u64,
+    /// Objects of the page started (their rows are in `objects`), and the response bytes that
+    /// reached the client, a partial object's included: what a page cut short by the end of
+    /// the run, or given up, did get.
+    pub started: u32,
+    pub bytes_delivered: u64,
+    /// Every object of the page arrived (`complete_s` is set).
+    pub complete: bool,
 }

@@ -59,6 +59,10 @@ impl std::ops::Deref for NodeNames {
     }
 }
 
+/// Memory of a packet held by a run: its pool slot, its index in a queue or an in-flight FIFO
+/// entry (arrival time, insertion number, index).
+const PACKET_BYTES: usize = std::mem::size_of::<Packet>() + 32;
+
 pub struct World {
     q: EventQueue<Ev>,
     node_names: NodeNames,
@@ -74,6 +78,9 @@ pub struct World {
     /// (generation, start), `NO_PATH` until its first packet.
     conn_path: Vec<(u32, u32)>,
     pool: Vec<Packet>,
+    /// The pool may grow to this many packets (`bound_growth`); past it `overgrown` is set.
+    max_pool: usize,
+    overgrown: bool,
     free: Vec<u32>,
     conns: ConnTable,
     apps: Vec<Box<dyn App>>,
@@ -241,6 +248,8 @@ impl World {
             paths: Paths::default(),
             conn_path: Vec::new(),
             pool: Vec::with_capacity(1024),
+            max_pool: usize::MAX,
+            overgrown: false,
             free: Vec::new(),
             conns: ConnTable::default(),
             active: apps.len(),
@@ -315,7 +324,7 @@ impl World {
     /// so the per-event path is the same loop as `run`'s. A run that would need more than
     /// `max_events` events, or is still going at the deadline, stops where it is.
     pub fn run_with(&mut self, budget: &Budget) -> Result<(), LimitHit> {
-        if budget.is_unlimited() {
+        if budget.is_unlimited() && self.max_pool == usize::MAX {
             self.run();
             return Ok(());
         }
@@ -335,10 +344,22 @@ impl World {
                 }
             }
             done += slice;
+            if self.overgrown {
+                let mut hit = budget.hit(Limit::Memory, done, to_secs(self.now()));
+                hit.allowed = (self.max_pool * PACKET_BYTES) as f64;
+                return Err(hit);
+            }
             if budget.wall_exceeded() {
                 return Err(budget.hit(Limit::MaxWall, done, to_secs(self.now())));
             }
         }
+    }
+
+    /// Bound what the run may hold at once to `bytes` (what the memory limit leaves above the
+    /// built world): past it, `run_with` stops the run with `Limit::Memory` instead of letting
+    /// an unlimited queue fed faster than it drains take the process down.
+    pub fn bound_growth(&mut self, bytes: u64) {
+        self.max_pool = (bytes / PACKET_BYTES as u64).max(1024).try_into().unwrap_or(usize::MAX);
     }
 
     /// Process one event; false when the run is over.
@@ -477,6 +498,9 @@ impl World {
                 i
             }
             None => {
+                // The pool grows only when every slot is taken: the one place where what a run
+                // holds at once (queued and in-flight packets) grows, so the one place to bound it.
+                self.overgrown |= self.pool.len() >= self.max_pool;
                 self.pool.push(p);
                 (self.pool.len() - 1) as u32
             }
@@ -841,8 +865,9 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
 /// Run a scenario with a seed within `budget`; a run that hits a limit gives `RunError::Limit`
 /// with where it had got to (its capture, if any, keeps the packets seen until then).
 pub fn run_limited(scenario: &Scenario, seed: u64, budget: &Budget) -> Result<RunResult, RunError> {
-    crate::footprint::check(scenario)?;
+    let (fp, limit) = crate::footprint::check_limit(scenario)?;
     let mut w = World::build(scenario, seed)?;
+    w.bound_growth(limit.bytes.saturating_sub(fp.bytes.min(u64::MAX as u128) as u64));
     let outcome = w.run_with(budget);
     let capture = w.capture.take();
     let r = outcome.map(|()| w.finish());

@@ -61,3 +61,27 @@ fn a_run_of_hours_stops_at_its_wall_deadline() {
     // Bounded by the deadline plus one slice of events, not by the simulated year.
     assert!(t0.elapsed() < Duration::from_secs(30));
 }
+
+/// Issue reproducer: a CBR source with `interval = "1ns"` feeding a slow link whose queue has no
+/// limit grows without bound while it runs. With what the memory limit leaves above the world
+/// bounded (`World::bound_growth`), the run stops with `Limit::Memory` and says what grew,
+/// instead of a failed allocation aborting the process.
+#[test]
+fn run_time_growth_past_the_memory_limit_stops_the_run_with_its_cause() {
+    let text = "duration = \"10s\"\n[topology]\nkind = \"single_link\"\nrate = \"1Mbps\"\ndelay = \"10ms\"\n\
+                [[apps]]\nkind = \"cbr\"\nname = \"flood\"\ninterval = \"1ns\"\npacket = \"1000B\"\n";
+    let s = Scenario::from_toml(text, &[]).unwrap();
+    let mut w = tcplab_core::World::build(&s, 1).unwrap();
+    w.bound_growth(8 << 20);
+    let hit = w.run_with(&Budget::default()).unwrap_err();
+    assert_eq!(hit.limit, Limit::Memory);
+    assert_eq!(hit.limit.name(), "memory");
+    let msg = hit.to_string();
+    assert!(msg.contains("memory limit") && msg.contains("queue"), "{msg}");
+    assert!(hit.sim_time_s < 0.01, "{hit}");
+    // The same source with a queue limit runs to its end within the same bound.
+    let bounded = text.replace("delay = \"10ms\"\n", "delay = \"10ms\"\nqueue = 100\n").replace("10s", "50ms");
+    let mut w = tcplab_core::World::build(&Scenario::from_toml(&bounded, &[]).unwrap(), 1).unwrap();
+    w.bound_growth(8 << 20);
+    assert!(w.run_with(&Budget::default()).is_ok());
+}

@@ -385,3 +385,24 @@ fn objects_rounding_up_is_ns2s_page_size() {
     let x = Scenario::from_toml(&format!("{NET}[[apps]]\nkind = \"http10\"\nresponse = \"1KB\"\nobjects = 2\nobjects_rounding = \"down\"\n"), &[]).unwrap_err();
     assert_eq!(x.path, "apps[0].objects_rounding");
 }
+
+/// A page cut by the end of the run still shows what it started and what arrived (`started`,
+/// `bytes_delivered`), and says it is not complete; complete pages' counts agree with their
+/// objects'. Reproducer: an `http10` page on a slow link with a `duration` shorter than the page.
+#[test]
+fn a_page_cut_by_the_end_of_the_run_counts_its_started_objects_and_bytes() {
+    let net = "duration = \"3s\"\n[topology]\nkind = \"single_link\"\nrate = \"200kbps\"\ndelay = \"20ms\"\nqueue = 100\n[tcp]\nmss = 1000\n";
+    let apps = "[[apps]]\nkind = \"http10\"\nresponse = \"20KB\"\nembedded = 4\npages = 3\nthink = \"100ms\"\n";
+    let r = run(&scenario_with(net, apps), 1).unwrap();
+    let last = r.pages.last().expect("a page began");
+    assert!(!last.complete && last.complete_s.is_none(), "{last:?}");
+    let objs: Vec<_> = r.objects.iter().filter(|o| o.page == Some(last.page)).collect();
+    assert!(!objs.is_empty());
+    assert_eq!(last.started as usize, objs.len(), "{last:?}");
+    assert_eq!(last.bytes_delivered, objs.iter().map(|o| o.bytes_delivered).sum::<u64>(), "{last:?}");
+    assert!(last.bytes_delivered > 0, "{last:?}");
+    for p in r.pages.iter().filter(|p| p.complete) {
+        assert_eq!((p.started, p.bytes_delivered), (p.objects, p.bytes), "{p:?}");
+    }
+    assert_eq!(r.pages.iter().map(|p| p.started as usize).sum::<usize>(), r.objects.len());
+}

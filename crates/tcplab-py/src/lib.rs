@@ -14,7 +14,7 @@ use tcplab_core::{Scenario, ScenarioError as CoreScenarioError};
 create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid; the message starts with the key path.");
 create_exception!(_core, CoreError, PyRuntimeError, "The simulator failed internally (a bug): please report it with the scenario and seed.");
 create_exception!(_core, TraceError, PyValueError, "A capture file cannot be read; the message starts with the byte offset.");
-create_exception!(_core, RunLimitError, PyRuntimeError, "A run stopped at its limit (max_wall, max_events) before it was over; `.limit` names which.");
+create_exception!(_core, RunLimitError, PyRuntimeError, "A run stopped at its limit (max_wall, max_events, memory) before it was over; `.limit` names which.");
 
 enum Failure {
     Scenario(CoreScenarioError),

@@ -24,8 +24,9 @@ pub struct Bulk {
     /// (Boxed, and made at the first transfer's end: a flow's state stays small until it runs.)
     total: Option<Box<ConnStats>>,
     transfers: Vec<TransferRow>,
-    /// The flow's counters when the warmup ended.
-    base: Option<Box<ConnStats>>,
+    /// The flow's counters when the warmup ended, and the bytes its receiver then held out of
+    /// order.
+    base: Option<Box<(ConnStats, u64)>>,
 }
 
 impl Bulk {
@@ -110,11 +111,13 @@ impl App for Bulk {
     fn warmup(&mut self, cx: &mut Ctx) {
         let now = cx.now;
         let mut total = self.total.as_deref().cloned().unwrap_or_default();
+        let mut held = 0;
         if let Some((s, r)) = self.live.and_then(|l| Bulk::halves(cx, l)) {
             s.finish(now);
             total.add(&merge(s, r));
+            held = r.ooo.iter().map(|&(l, h)| h - l).sum::<u64>();
         }
-        self.base = Some(Box::new(total));
+        self.base = Some(Box::new((total, held)));
     }
 
     fn finish(&mut self, cx: &mut Ctx, rec: &mut Records) {
@@ -125,11 +128,22 @@ impl App for Bulk {
             tr.fill(s, r, None);
             total.add(&merge(s, r));
         }
-        let counted = match &self.base {
-            Some(b) => total.since(b),
-            None => total,
+        let (counted, held) = match self.base.as_deref() {
+            Some((b, held)) => (total.since(b), *held),
+            None => (total, 0),
         };
-        rec.connections.push(ConnRow::measured(self.index as usize, &self.flows[self.index as usize], rec.nodes, &counted, &self.transfers, rec.from, rec.end));
+        let mut row = ConnRow::measured(self.index as usize, &self.flows[self.index as usize], rec.nodes, &counted, &self.transfers, rec.from, rec.end);
+        if held > 0 && counted.bytes_delivered > 0 {
+            // Data held out of order at the receiver when the warmup ended had crossed the path
+            // before it: `bytes_delivered` counts it when the hole fills (so that the counters
+            // of a run with warmup W are those of the whole run less those of its prefix up to
+            // W), but goodput is the bytes that arrived after the warmup; else a hole filled just
+            // after it counted a whole held window in the measured interval, above the link's
+            // rate.
+            let share = counted.bytes_delivered.saturating_sub(held) as f64 / counted.bytes_delivered as f64;
+            row.goodput_bps *= share;
+        }
+        rec.connections.push(row);
         rec.transfers.append(&mut self.transfers);
     }
 }

@@ -111,7 +111,20 @@ impl Pages {
         ObjectRow { app: self.index as usize, client: self.spec.name.clone(), page: Some(page), ..Default::default() }
     }
 
+    /// Hand the records over at the end of the run. A page's `started` and `bytes` are counted
+    /// from its objects' rows, so a page cut short by the end of the run (or given up) still
+    /// shows the objects it started and the response bytes that arrived (issue: pages cut by the
+    /// end of a run read 0 objects and 0 bytes although their objects are in `objects`).
     fn records(&mut self, rec: &mut Records) {
+        for r in &self.rows {
+            if let Some(p) = r.page.and_then(|k| self.pages.get_mut(k as usize - 1)) {
+                p.started += 1;
+                p.bytes_delivered += r.bytes_delivered;
+            }
+        }
+        for p in &mut self.pages {
+            p.complete = p.complete_s.is_some();
+        }
         rec.objects.append(&mut self.rows);
         rec.pages.append(&mut self.pages);
     }

@@ -54,6 +54,7 @@ impl Budget {
                 _ => 0.0,
             },
             Limit::MaxEvents => self.max_events.unwrap_or(0) as f64,
+            Limit::Memory => 0.0,
         };
         LimitHit { limit, allowed, events, sim_time_s, wall_time_s }
     }
@@ -64,6 +65,9 @@ impl Budget {
 pub enum Limit {
     MaxWall,
     MaxEvents,
+    /// What the run holds at once (queued and in-flight packets) grew past what the memory
+    /// limit (footprint.rs) leaves above the built world.
+    Memory,
 }
 
 impl Limit {
@@ -71,6 +75,7 @@ impl Limit {
         match self {
             Limit::MaxWall => "max_wall",
             Limit::MaxEvents => "max_events",
+            Limit::Memory => "memory",
         }
     }
 }
@@ -92,6 +97,12 @@ impl fmt::Display for LimitHit {
         let what = match self.limit {
             Limit::MaxWall => format!("its wall-time limit of {} s", self.allowed),
             Limit::MaxEvents => format!("its limit of {} events", self.allowed),
+            Limit::Memory => format!(
+                "its memory limit: the packets held in queues and on links outgrew the {:.0} MiB the memory limit leaves \
+                 above the world (TCPLAB_MAX_MEMORY, or the machine's, address-space or cgroup limit); a queue without a \
+                 limit is fed faster than it drains: give it a `queue` size",
+                self.allowed / (1u64 << 20) as f64
+            ),
         };
         write!(
             f,
