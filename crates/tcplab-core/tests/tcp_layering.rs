@@ -98,3 +98,20 @@ fn congestion_control_imports_nothing_of_the_sender() {
         }
     }
 }
+
+#[test]
+fn every_send_loop_asks_the_one_send_gate() {
+    let root = tcp_dir();
+    // send_available; RFC 6675 (C); ns-2 Sack1, FACK-RH, ns-2 Fack, SackRH send_much().
+    for f in ["state.rs", "sackrec.rs", "legacy/sack1.rs", "legacy/fack_rh.rs", "legacy/fack_ns2.rs", "legacy/sackrh.rs"] {
+        let text = std::fs::read_to_string(root.join(f)).unwrap();
+        assert!(text.contains(".send_gate("), "src/tcp/{f} sends without the gate");
+    }
+    // The burst limit and the window comparison of the send loops live in the gate alone.
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    for f in files.iter().filter(|f| !f.ends_with("gate.rs")) {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(!text.contains("cfg.max_burst") && !text.contains("burst_done("), "{}: max_burst outside the gate", f.display());
+    }
+}

@@ -6,6 +6,7 @@
 pub mod cc;
 pub mod config;
 pub mod conn;
+pub mod gate;
 pub mod info;
 pub mod legacy;
 pub mod receiver;

@@ -22,6 +22,7 @@
 //! `Sack1`, `FackRh` and `FackNs2` are ns-2's agents, kept whole in `tcp/legacy/`.
 
 use super::cc::CongestionEvent;
+use super::gate::{Ask, Limit};
 use super::recovery::Recovery;
 use super::state::{OutSeg, SenderCore};
 
@@ -101,7 +102,7 @@ impl Rfc6675 {
     /// RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, send what NextSeg() gives.
     fn send_loop(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         let mut pipe = self.pipe(s);
-        while s.cwnd >= pipe + s.mss {
+        while s.send_gate(0, Ask { used: pipe, need: s.mss, limit: Limit::Cwnd, burst: false }) {
             let sent = match self.next_seg(s) {
                 None => break,
                 Some(Next::Retx(seq)) => {
@@ -162,7 +163,7 @@ impl Recovery for Rfc6675 {
             // (3) Limited Transmit governed by pipe: HighRxt = HighACK, then send new data while
             // cwnd − pipe ≥ 1 SMSS.
             self.high_rxt = s.snd_una;
-            while s.can_send_new() && s.snd_max < s.data_end && s.cwnd >= self.pipe(s) + s.mss {
+            while s.can_send_new() && s.snd_max < s.data_end && s.send_gate(0, Ask { used: self.pipe(s), need: s.mss, limit: Limit::Cwnd, burst: false }) {
                 s.stats.limited_transmits += 1;
                 let len = s.send_new(out);
                 s.limited_transmit_bytes += len;

@@ -6,6 +6,7 @@
 
 use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, Reno, Window};
 use super::config::TcpConfig;
+use super::gate::{Ask, Limit};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::stats::ConnStats;
@@ -471,7 +472,8 @@ impl SenderCore {
         }
         let mut burst = 0u32;
         loop {
-            if self.burst_done(burst) {
+            // The burst limit (the window is asked below, once the segment is known).
+            if !self.send_gate(burst, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: true }) {
                 break;
             }
             // After a timeout, go-back-N skips what the receiver has SACKed since (RFC 6675 §5.1).
@@ -482,10 +484,10 @@ impl SenderCore {
                     continue;
                 }
             }
-            let win = self.cwnd.min(self.peer_wnd);
             if self.snd_nxt < self.data_end {
                 let len = self.mss.min(self.data_end - self.snd_nxt);
-                if self.snd_nxt + len > self.snd_una + win || self.nagle_holds(self.snd_nxt, len) {
+                let ask = Ask { used: self.snd_nxt - self.snd_una, need: len, limit: Limit::CwndRwnd, burst: false };
+                if !self.send_gate(burst, ask) || self.nagle_holds(self.snd_nxt, len) {
                     break;
                 }
                 self.transmit(self.snd_nxt, out);
@@ -497,12 +499,6 @@ impl SenderCore {
                 break;
             }
         }
-    }
-
-    /// `max_burst` segments have gone out in this reply (ns-2 `maxburst_`: `if (maxburst &&
-    /// npackets == maxburst) break;` in send_much(), tcp/tcp.cc).
-    pub fn burst_done(&self, sent: u32) -> bool {
-        self.cfg.max_burst > 0 && sent >= self.cfg.max_burst
     }
 
     /// RFC 3042 §2: on each of the first two duplicate ACKs send one previously unsent segment,

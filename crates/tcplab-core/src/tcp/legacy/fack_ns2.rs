@@ -4,6 +4,7 @@
 //! rule awnd = snd.nxt − snd.fack + retran_data < cwnd.
 
 use super::Rtx;
+use crate::tcp::gate::{Ask, Limit};
 use crate::tcp::recovery::Recovery;
 use crate::tcp::state::{OutSeg, SenderCore};
 
@@ -118,13 +119,12 @@ impl Recovery for FackNs2 {
         // send_much(): while t_seqno_ ≤ fack_ + win − retran_data_, the next hole below snd.fack,
         // else new data; nothing once a retransmission is known lost (`timeout_`).
         let mut burst = 0;
-        while !self.stalled && !s.burst_done(burst) {
-            burst += 1;
-            let win = s.cwnd.min(s.peer_wnd);
+        while !self.stalled {
             let awnd = s.snd_max.saturating_sub(s.fack()) + self.retran_data(s);
-            if awnd + s.mss > win {
+            if !s.send_gate(burst, Ask { used: awnd, need: s.mss, limit: Limit::CwndRwnd, burst: true }) {
                 break;
             }
+            burst += 1;
             if let Some(p) = self.next_hole(s) {
                 let nxt = s.snd_max;
                 let len = s.retransmit_hole(p, out);

@@ -3,6 +3,7 @@
 //! transmission after the fast retransmission), and retransmission of every hole below the
 //! highest SACKed byte in order.
 
+use crate::tcp::gate::{Ask, Limit};
 use crate::tcp::recovery::Recovery;
 use crate::tcp::state::{OutSeg, SenderCore};
 
@@ -83,7 +84,8 @@ impl Recovery for Sack1 {
             return;
         }
         let mut burst = 0;
-        while self.pipe < s.cwnd as i64 && !s.burst_done(burst) {
+        // ns-2 send_much() while pipe_ < cwnd_ (segments, any fraction): one byte of window.
+        while s.send_gate(burst, Ask { used: self.pipe.max(0) as u64, need: 1, limit: Limit::Cwnd, burst: true }) {
             burst += 1;
             let top = s.fack();
             let hole = s.sb.next_unsacked(self.rtx_next.max(s.snd_una));
