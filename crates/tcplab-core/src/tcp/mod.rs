@@ -1,17 +1,19 @@
 //! TCP: the sender and receiver state machines of a connection, split the way ns-3 and Linux split
-//! them — the connection (segments, ACK processing, timers) calls a congestion-control trait (how
-//! cwnd grows and shrinks) and a recovery strategy (what to retransmit when).
+//! them — the connection (segments, ACK processing, timers) calls a congestion controller (`cc/`:
+//! the only writer of cwnd and ssthresh) and a recovery strategy (what to retransmit when); the
+//! ns-2 agents whose window arithmetic is their own are kept whole in `legacy/`.
 
 pub mod cc;
 pub mod config;
 pub mod conn;
+pub mod gate;
 pub mod info;
+pub mod legacy;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
 pub mod sack;
 pub mod sackrec;
-pub mod sackrh;
 pub mod sender;
 pub mod state;
 pub mod stats;

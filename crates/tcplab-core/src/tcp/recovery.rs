@@ -2,16 +2,16 @@
 //! is repaired. Tahoe, Reno (RFC 5681 §3.2) and NewReno (RFC 6582); SACK-based strategies plug in
 //! behind the same trait.
 
-use super::cc::CongestionControl;
+use super::cc::CongestionEvent;
 use super::state::{OutSeg, SenderCore};
 
 pub trait Recovery: Send {
     fn name(&self) -> &'static str;
     /// A duplicate ACK arrived; `s.dupacks` already counts it.
-    fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>);
+    fn on_dupack(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>);
     /// New data was acknowledged while `s.in_recovery` (snd_una already advanced by `acked`).
     /// Returns whether the retransmission timer is restarted (RFC 6298 §5.3).
-    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64, out: &mut Vec<OutSeg>) -> bool;
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, out: &mut Vec<OutSeg>) -> bool;
     /// The retransmission timer expired (the core has already reset cwnd and recovery state).
     fn on_timeout(&mut self, _s: &mut SenderCore) {}
     /// Duplicate ACKs are RFC 6675's (new SACK information) rather than RFC 5681's.
@@ -47,9 +47,9 @@ pub trait Recovery: Send {
 /// With `grow_on_recovery_exit`, the ACK that ends fast recovery opens the window as any new ACK
 /// does: ns-2's Reno and NewReno call `recv_newack_helper()` → `opencwnd()` on it (tcp/tcp.cc,
 /// tcp/tcp-reno.cc, tcp/tcp-newreno.cc). RFC 5681 §3.2 step 6 only deflates.
-fn grow_on_exit(s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64) {
+fn grow_on_exit(s: &mut SenderCore, acked: u64) {
     if s.cfg.grow_on_recovery_exit {
-        cc.on_ack(s, acked);
+        s.cc_on_ack(acked);
     }
 }
 
@@ -64,22 +64,22 @@ impl Recovery for Tahoe {
         "tahoe"
     }
 
-    fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
+    fn on_dupack(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         if s.dupacks != s.dupthresh() || s.snd_una <= s.recover && s.recover > 0 {
             return;
         }
         s.count_fast_retransmit();
-        s.ssthresh = cc.ssthresh_after_loss(s);
+        s.cc_event(CongestionEvent::FastRetransmit(s.loss_context()));
         s.recover = s.snd_max;
         s.loss_reduction(false, true);
         s.restart_rto();
         let mss = s.mss;
-        s.set_cwnd(mss);
+        s.set_recovery_window(mss);
         s.snd_nxt = s.snd_una;
         s.send_available(out);
     }
 
-    fn on_ack_in_recovery(&mut self, _s: &mut SenderCore, _cc: &mut dyn CongestionControl, _acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+    fn on_ack_in_recovery(&mut self, _s: &mut SenderCore, _acked: u64, _out: &mut Vec<OutSeg>) -> bool {
         unreachable!("Tahoe has no fast recovery state")
     }
 }
@@ -95,23 +95,23 @@ impl Recovery for Reno {
         "reno"
     }
 
-    fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
+    fn on_dupack(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         if !s.in_recovery && s.dupacks == s.dupthresh() {
             if !s.cfg.recover_guard || s.snd_una > s.recover {
-                s.enter_fast_recovery(cc, out);
+                s.enter_fast_recovery(out);
             }
         } else if s.in_recovery {
             // RFC 5681 §3.2 step 4: each further duplicate ACK, cwnd += SMSS (a segment left).
-            s.set_cwnd(s.cwnd + s.mss);
+            s.set_recovery_window(s.cwnd + s.mss);
         }
     }
 
-    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, _out: &mut Vec<OutSeg>) -> bool {
         // §3.2 step 6: on the next ACK of new data, cwnd = ssthresh ("deflating" the window).
-        s.set_cwnd(s.ssthresh);
+        s.set_recovery_window(s.ssthresh);
         s.in_recovery = false;
         s.dupacks = 0;
-        grow_on_exit(s, cc, acked);
+        grow_on_exit(s, acked);
         true
     }
 }
@@ -129,7 +129,7 @@ impl Recovery for NewReno {
         "newreno"
     }
 
-    fn on_dupack(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, out: &mut Vec<OutSeg>) {
+    fn on_dupack(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         if !s.in_recovery && s.dupacks == s.dupthresh() {
             // RFC 6582 §3.2 step 2: enter only if the cumulative ACK covers more than `recover`,
             // which avoids a second fast retransmit for losses in a window already being repaired
@@ -141,15 +141,15 @@ impl Recovery for NewReno {
             let ack_heuristic = s.cfg.newreno_ack_heuristic && s.cwnd > s.mss && s.snd_una - s.prev_una <= s.cfg.dupthresh as u64 * s.mss;
             if s.snd_una > s.recover || !s.cfg.newreno_recover_guard || less_careful || ack_heuristic {
                 self.partial_seen = false;
-                s.enter_fast_recovery(cc, out);
+                s.enter_fast_recovery(out);
             }
         } else if s.in_recovery {
             // RFC 5681 §3.2 step 4 (kept by RFC 6582): cwnd += SMSS per additional duplicate ACK.
-            s.set_cwnd(s.cwnd + s.mss);
+            s.set_recovery_window(s.cwnd + s.mss);
         }
     }
 
-    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, cc: &mut dyn CongestionControl, acked: u64, out: &mut Vec<OutSeg>) -> bool {
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, out: &mut Vec<OutSeg>) -> bool {
         if s.snd_una >= s.recover {
             // RFC 6582 §3.2 step 3, full acknowledgment: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)
             // (the first of the two options; it avoids a burst when little is in flight).
@@ -161,10 +161,10 @@ impl Recovery for NewReno {
                 // (`dupwnd_`) is dropped, cwnd_ (ssthresh, or less after partial deflation) kept.
                 s.cwnd.min(s.ssthresh)
             };
-            s.set_cwnd(cwnd);
+            s.set_recovery_window(cwnd);
             s.in_recovery = false;
             s.dupacks = 0;
-            grow_on_exit(s, cc, acked);
+            grow_on_exit(s, acked);
             true
         } else {
             // RFC 6582 §3.2 step 3, partial acknowledgment: retransmit the first unacknowledged segment,
@@ -180,7 +180,7 @@ impl Recovery for NewReno {
                 // ns-2 `partial_window_deflation_` 0 (tcp/tcp-newreno.cc): dupwnd_ = 0.
                 s.ssthresh
             };
-            s.set_cwnd(cwnd);
+            s.set_recovery_window(cwnd);
             // RFC 6582 §4: Slow-but-Steady restarts the timer on every partial ACK (ns-2
             // `newreno_changes1_` 0), Impatient only on the first.
             first_partial || s.cfg.slow_but_steady

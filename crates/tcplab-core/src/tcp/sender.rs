@@ -6,11 +6,11 @@
 //! that data segment k always covers bytes ((k−1)·MSS, k·MSS] of the transfer). The FIN takes the
 //! sequence number after the last data byte.
 
-use super::cc::{Aimd, CongestionControl};
+use super::cc::CongestionEvent;
 use super::config::{TcpConfig, Variant};
 use super::recovery::{NewReno, Recovery, Reno, Tahoe};
-use super::sackrec::{FackNs2, FackRh, Rfc6675, Sack1};
-use super::sackrh::SackRh;
+use super::legacy::{FackNs2, FackRh, Sack1, SackRh};
+use super::sackrec::Rfc6675;
 pub use super::state::{OutSeg, SenderCore, SenderPhase, SYN_OPTION_BYTES, UNLIMITED};
 use super::state::sample_rtt;
 use crate::net::{PacketTag, Segment, FLAG_ACK};
@@ -18,7 +18,6 @@ use crate::units::{Time, SEC};
 
 pub struct TcpSender {
     pub core: SenderCore,
-    pub cc: Box<dyn CongestionControl>,
     pub rec: Box<dyn Recovery>,
 }
 
@@ -40,7 +39,7 @@ impl TcpSender {
         let rec: Box<dyn Recovery> = if cfg.variant.needs_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
         let mut core = SenderCore::new(cfg, bytes);
         core.gbn_skips_sacked = rec.gbn_skips_sacked();
-        TcpSender { core, cc: Box::new(Aimd::default()), rec }
+        TcpSender { core, rec }
     }
 
     /// The send half of a new connection: nothing written yet, not closed (the application
@@ -84,8 +83,7 @@ impl TcpSender {
         if c.cfg.handshake {
             // RFC 5681 §3.1: a lost SYN-ACK makes the passive end's IW one segment too.
             if iw_one_segment(&c.cfg, synack_retransmits) {
-                let mss = c.mss;
-                c.set_cwnd(mss);
+                c.cc_event(CongestionEvent::HandshakeLoss);
             }
             c.sack_ok = c.cfg.sack && peer_sack;
             if !c.sack_ok && c.cfg.variant.needs_sack() {
@@ -166,8 +164,7 @@ impl TcpSender {
         // RFC 5681 §3.1 / RFC 3390 §2: if the SYN or SYN-ACK was lost, the IW is one segment
         // (after `iw_one_after` retransmissions of our SYN: Linux waits for the second).
         if iw_one_segment(&c.cfg, c.syn_tx.saturating_sub(1)) {
-            let mss = c.mss;
-            c.set_cwnd(mss);
+            c.cc_event(CongestionEvent::HandshakeLoss);
         }
         c.begin_data(out);
         if c.snd_max == 1 && !c.fin_pending() {
@@ -189,6 +186,8 @@ impl TcpSender {
         let advanced = seg.ack > c.snd_una;
         // RFC 6675 §3 Update(): record the SACK blocks first.
         let newly_sacked = if c.sack_ok && !c.sack_ignored { c.sb.update(seg.ack.max(c.snd_una), c.snd_max, seg.sack_blocks()) } else { 0 };
+        c.ack_sacked = newly_sacked;
+        c.ack_rtt = None;
         if advanced {
             c.sack_ignored = false;
         }
@@ -208,7 +207,7 @@ impl TcpSender {
             if c.cfg.limited_transmit && !self.rec.own_limited_transmit() && !c.in_recovery && c.dupacks <= 2 && c.dupacks < c.cfg.dupthresh && (!c.sack_ok || newly_sacked > 0) {
                 c.limited_transmit(out);
             }
-            self.rec.on_dupack(c, &mut *self.cc, out);
+            self.rec.on_dupack(c, out);
         }
         // ns-2 `recv()`: send_much() after a valid ACK (at or above snd_una), or after any with
         // `aggressive_maxburst_` (tcp/tcp.cc).
@@ -225,10 +224,12 @@ impl TcpSender {
         // If the receiver window or the application held the sender back, cwnd does not grow
         // (RFC 7661 §4.3, as RFC 2861 and Linux): an unused window is not a validated one.
         let cwnd_limited = c.flight_size() + c.mss > c.cwnd;
+        c.ack_app_limited = !cwnd_limited;
         if let Some((end, sent)) = c.timed {
             if ack >= end {
                 let now = c.now;
                 sample_rtt(c, sent, now);
+                c.ack_rtt = Some(now - sent);
                 c.timed = None;
             }
         }
@@ -258,11 +259,11 @@ impl TcpSender {
             }
         }
         let restart = if c.in_recovery {
-            self.rec.on_ack_in_recovery(c, &mut *self.cc, acked, out)
+            self.rec.on_ack_in_recovery(c, acked, out)
         } else {
             c.dupacks = 0;
             if cwnd_limited {
-                self.cc.on_ack(c, acked);
+                c.cc_on_ack(acked);
             }
             true
         };
@@ -292,11 +293,7 @@ impl TcpSender {
             SenderPhase::SynSent => {
                 // RFC 6298 §5.5 backoff applies to the SYN too (RFC 1122 §4.2.3.1).
                 c.stats.syn_retransmits += 1;
-                if c.cfg.syn_timeout_ssthresh {
-                    // ns-2 timeout() with the SYN outstanding: slowdown(CLOSE_SSTHRESH_HALF) of a
-                    // one-segment window, floored at 2 segments (tcp/tcp.cc).
-                    c.ssthresh = 2 * c.mss;
-                }
+                c.cc_event(CongestionEvent::SynTimeout);
                 c.rtt.back_off();
                 c.transmit_syn(out);
             }
@@ -305,29 +302,14 @@ impl TcpSender {
                 if let Some(t0) = c.recovery_since.take() {
                     c.stats.recovery_ns += (now - t0) as u128;
                 }
-                // RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS), but held constant when the
-                // segment has already been retransmitted by the timer. If the window was already
-                // reduced inside this window of data (a timeout during fast recovery), ssthresh is
-                // not raised again: FlightSize then counts everything the window inflation sent,
-                // much of it already held by the receiver. The result stays within eq. 4's bound
-                // ("no more than"); Linux's tcp_enter_loss makes the same choice.
-                if c.cfg.timeout_halves_window {
-                    // ns-2 timeout(): slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) on every
-                    // expiry, from the window now (tcp/tcp.cc).
-                    c.ssthresh = c.half_window();
-                } else if c.consecutive_timeouts == 0 {
-                    let eq4 = self.cc.ssthresh_after_loss(c);
-                    let reduced_in_window = c.episode.is_some_and(|e| e.reductions > 0);
-                    c.ssthresh = if reduced_in_window { c.ssthresh.min(eq4) } else { eq4 };
-                }
+                // RFC 5681 §3.1: a new ssthresh (held on a repeated expiry) and the loss window
+                // of one segment; the controller decides (cc/reno.rs).
+                let reduced_in_window = c.episode.is_some_and(|e| e.reductions > 0);
+                c.cc_event(CongestionEvent::Timeout { ctx: c.loss_context(), first: c.consecutive_timeouts == 0, reduced_in_window });
                 c.consecutive_timeouts += 1;
-                // RFC 5681 §3.1: the loss window is one segment.
-                let mss = c.mss;
-                c.set_cwnd(mss);
                 c.loss_reduction(true, c.consecutive_timeouts == 1);
                 c.slow_start_after_rto = true;
                 c.limited_transmit_bytes = 0;
-                self.cc.on_timeout();
                 c.in_recovery = false;
                 c.dupacks = 0;
                 // RFC 6582 §3.2 step 4 (and RFC 6675 §5.1): after a timeout, recover = HighData.

@@ -1,10 +1,12 @@
 //! The state every congestion-control and recovery strategy reads and changes: the send half's
 //! sequence space, window, scoreboard, timers and instruments (`SenderCore`), the segments it
 //! hands out (`OutSeg`), and the rules shared by every strategy (RFC 5681, RFC 6298, RFC 3042,
-//! RFC 5827). `cc.rs`, `recovery.rs` and `sackrec.rs` import this module, never `sender.rs`.
+//! RFC 5827). `recovery.rs`, `sackrec.rs` and `legacy/` import this module, never `sender.rs`;
+//! `cc/` imports neither (the controller sees the window and an `AckSample`, not the sender).
 
-use super::cc::CongestionControl;
+use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, Reno, Window};
 use super::config::TcpConfig;
+use super::gate::{Ask, Limit};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::stats::ConnStats;
@@ -71,8 +73,17 @@ pub struct SenderCore {
     /// The acknowledgment number our segments carry: the receive half's RCV.NXT once it is
     /// synchronised (the connection keeps it current; 1 after a handshake, 0 before any).
     pub ack_no: u64,
+    /// The congestion window and slow-start threshold. Written only by the congestion
+    /// controller (`cc`, through `commit_window`) and by the ns-2 agents in `tcp/legacy/`.
     pub cwnd: u64,
     pub ssthresh: u64,
+    /// The congestion controller (tcp/cc/).
+    pub cc: Box<dyn CongestionControl>,
+    /// Of the ACK being processed: bytes it newly SACKed, the RTT it measured, whether the
+    /// window was not the limit when it came (the controller's `AckSample`).
+    pub(super) ack_sacked: u64,
+    pub(super) ack_rtt: Option<Time>,
+    pub(super) ack_app_limited: bool,
     /// The receiver's advertised window.
     pub peer_wnd: u64,
     pub dupacks: u32,
@@ -140,6 +151,10 @@ impl SenderCore {
             ack_no: cfg.handshake as u64,
             cwnd: cfg.initial_window.bytes(mss as u32),
             ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
+            cc: Box::new(Reno::new(&cfg)),
+            ack_sacked: 0,
+            ack_rtt: None,
+            ack_app_limited: false,
             peer_wnd: cfg.rwnd.get().unwrap_or(u64::MAX / 4),
             dupacks: 0,
             recover: 0,
@@ -195,6 +210,11 @@ impl SenderCore {
         self.rto_timer.cancel();
     }
 
+    /// The forward-most SACKed byte + 1 (FACK's snd.fack), at least snd_una.
+    pub fn fack(&self) -> u64 {
+        self.sb.highest().unwrap_or(self.snd_una).max(self.snd_una)
+    }
+
     /// RFC 5681 FlightSize: data sent but not yet cumulatively acknowledged.
     pub fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
@@ -204,19 +224,75 @@ impl SenderCore {
     /// (tcp/tcp.cc), which halves `window()`; with `ssthresh_whole_segments` in whole segments
     /// as ns-2 does, ⌊⌊W⌋/2⌋ (a window of 15.6 segments gives 7).
     pub fn half_window(&self) -> u64 {
-        let w = self.cwnd.min(self.peer_wnd);
-        if self.cfg.ssthresh_whole_segments {
-            (w / self.mss / 2).max(2) * self.mss
-        } else {
-            (w / 2).max(2 * self.mss)
+        self.half_window_of(self.cwnd)
+    }
+
+    /// `half_window()` of a congestion window `cwnd` other than the present one.
+    pub fn half_window_of(&self, cwnd: u64) -> u64 {
+        cc::half_window(cwnd, self.peer_wnd, self.mss, self.cfg.ssthresh_whole_segments)
+    }
+
+    /// The window as the controller sees it.
+    fn window(&self) -> Window {
+        Window { cwnd: self.cwnd, ssthresh: self.ssthresh }
+    }
+
+    /// Take the window a controller hook returned, keeping the instruments (maximum, time
+    /// integral) right: the one place outside `tcp/cc/` and `tcp/legacy/` where cwnd and
+    /// ssthresh are assigned.
+    fn commit_window(&mut self, w: Window) {
+        self.ssthresh = w.ssthresh; // the controller's window, committed
+        if w.cwnd != self.cwnd {
+            self.integrate_cwnd();
+            self.cwnd = w.cwnd; // the controller's window, committed
+            self.stats.cwnd_max = self.stats.cwnd_max.max(w.cwnd);
         }
     }
 
-    /// Change cwnd, keeping the instruments (maximum, time integral) right.
-    pub fn set_cwnd(&mut self, cwnd: u64) {
-        self.integrate_cwnd();
-        self.cwnd = cwnd;
-        self.stats.cwnd_max = self.stats.cwnd_max.max(cwnd);
+    /// What the controller needs to know of a loss.
+    pub fn loss_context(&self) -> LossContext {
+        LossContext { flight: self.flight_size(), limited_transmit: self.limited_transmit_bytes, rwnd: self.peer_wnd }
+    }
+
+    /// The controller's `on_ack` for `acked` bytes newly acknowledged by the ACK being processed.
+    pub fn cc_on_ack(&mut self, acked: u64) {
+        let a = AckSample {
+            now: self.now,
+            acked,
+            sacked: self.ack_sacked,
+            rtt: self.ack_rtt,
+            in_flight: self.flight_size(),
+            delivered: self.stats.bytes_acked,
+            app_limited: self.ack_app_limited,
+            after_rto: self.slow_start_after_rto,
+        };
+        let mut w = self.window();
+        self.cc.on_ack(&mut w, &a);
+        self.commit_window(w);
+    }
+
+    /// The controller's `on_congestion_event`.
+    pub fn cc_event(&mut self, ev: CongestionEvent) {
+        let mut w = self.window();
+        self.cc.on_congestion_event(&mut w, ev);
+        self.commit_window(w);
+    }
+
+    /// The window a recovery strategy repairs with (through the controller).
+    pub fn set_recovery_window(&mut self, cwnd: u64) {
+        let mut w = self.window();
+        self.cc.set_recovery_window(&mut w, cwnd);
+        self.commit_window(w);
+    }
+
+    /// The ns-2 agents' own window arithmetic (tcp/legacy/ only): set cwnd.
+    pub fn legacy_set_cwnd(&mut self, cwnd: u64) {
+        self.commit_window(Window { cwnd, ssthresh: self.ssthresh });
+    }
+
+    /// The ns-2 agents' own window arithmetic (tcp/legacy/ only): set ssthresh.
+    pub fn legacy_set_ssthresh(&mut self, ssthresh: u64) {
+        self.commit_window(Window { cwnd: self.cwnd, ssthresh });
     }
 
     pub(super) fn integrate_cwnd(&mut self) {
@@ -392,12 +468,12 @@ impl SenderCore {
         // RFC 5681 §4.1: after an idle period longer than the RTO, start again from the restart
         // window RW = min(IW, cwnd).
         if self.cfg.restart_after_idle && self.snd_una == self.snd_max && self.snd_nxt < self.data_end && self.stats.segs_sent > 0 && self.now - self.last_send_at > self.rtt.rto() {
-            let rw = self.cfg.initial_window.bytes(self.mss as u32).min(self.cwnd);
-            self.set_cwnd(rw);
+            self.cc_event(CongestionEvent::IdleRestart);
         }
         let mut burst = 0u32;
         loop {
-            if self.burst_done(burst) {
+            // The burst limit (the window is asked below, once the segment is known).
+            if !self.send_gate(burst, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: true }) {
                 break;
             }
             // After a timeout, go-back-N skips what the receiver has SACKed since (RFC 6675 §5.1).
@@ -408,10 +484,10 @@ impl SenderCore {
                     continue;
                 }
             }
-            let win = self.cwnd.min(self.peer_wnd);
             if self.snd_nxt < self.data_end {
                 let len = self.mss.min(self.data_end - self.snd_nxt);
-                if self.snd_nxt + len > self.snd_una + win || self.nagle_holds(self.snd_nxt, len) {
+                let ask = Ask { used: self.snd_nxt - self.snd_una, need: len, limit: Limit::CwndRwnd, burst: false };
+                if !self.send_gate(burst, ask) || self.nagle_holds(self.snd_nxt, len) {
                     break;
                 }
                 self.transmit(self.snd_nxt, out);
@@ -423,12 +499,6 @@ impl SenderCore {
                 break;
             }
         }
-    }
-
-    /// `max_burst` segments have gone out in this reply (ns-2 `maxburst_`: `if (maxburst &&
-    /// npackets == maxburst) break;` in send_much(), tcp/tcp.cc).
-    pub fn burst_done(&self, sent: u32) -> bool {
-        self.cfg.max_burst > 0 && sent >= self.cfg.max_burst
     }
 
     /// RFC 3042 §2: on each of the first two duplicate ACKs send one previously unsent segment,
@@ -534,16 +604,16 @@ impl SenderCore {
 
     /// Fast retransmit with the window halved: the common entry of Reno and NewReno
     /// (RFC 5681 §3.2 steps 2–3, RFC 6582 §3.2 step 2).
-    pub fn enter_fast_recovery(&mut self, cc: &dyn CongestionControl, out: &mut Vec<OutSeg>) {
+    pub fn enter_fast_recovery(&mut self, out: &mut Vec<OutSeg>) {
         self.count_fast_retransmit();
-        self.ssthresh = cc.ssthresh_after_loss(self);
+        self.cc_event(CongestionEvent::FastRetransmit(self.loss_context()));
         self.recover = self.snd_max;
         self.loss_reduction(false, true);
         self.restart_rto();
         self.retransmit_una(out);
         // RFC 5681 §3.2 step 3: inflate by the segments that have left the network, one per
         // duplicate ACK (three at the standard threshold, fewer after an Early Retransmit).
-        self.set_cwnd(self.ssthresh + self.dupacks as u64 * self.mss);
+        self.set_recovery_window(self.ssthresh + self.dupacks as u64 * self.mss);
         self.in_recovery = true;
     }
 }

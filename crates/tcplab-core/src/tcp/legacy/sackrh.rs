@@ -37,9 +37,9 @@
 //! is read from the scoreboard (the receiver reports a block whenever it holds data above
 //! snd_una, RFC 2018 §4), and the highest block from the scoreboard's top. ECN is not modelled.
 
-use super::cc::CongestionControl;
-use super::recovery::Recovery;
-use super::state::{OutSeg, SenderCore, SenderPhase};
+use crate::tcp::gate::{Ask, Limit};
+use crate::tcp::recovery::Recovery;
+use crate::tcp::state::{OutSeg, SenderCore, SenderPhase};
 use std::collections::BTreeMap;
 
 /// Rate-Halving's state (`rh_state_`).
@@ -230,19 +230,20 @@ impl SackRh {
     fn bound_parms(&self, s: &mut SenderCore) {
         let half = self.prior_cwnd / 2;
         if s.cwnd > half {
-            s.set_cwnd(half);
+            s.legacy_set_cwnd(half);
         }
         let mss = s.mss;
-        s.ssthresh = s.cwnd / mss * mss;
-        if 4 * s.ssthresh < self.prior_cwnd {
-            s.ssthresh = self.prior_cwnd / (4 * mss) * mss;
+        let mut ssthresh = s.cwnd / mss * mss;
+        if 4 * ssthresh < self.prior_cwnd {
+            ssthresh = self.prior_cwnd / (4 * mss) * mss;
         }
+        s.legacy_set_ssthresh(ssthresh);
     }
 
     /// 7.13 `estadjust()`: cwnd = (prior_cwnd − retransmissions)/2.
     fn est_adjust(&self, s: &mut SenderCore) {
         let w = (self.prior_cwnd as i64 - self.num_retrans * s.mss as i64).max(0) as u64 / 2;
-        s.set_cwnd(w);
+        s.legacy_set_cwnd(w);
     }
 
     /// ns-2 `opencwnd()` (tcp/tcp.cc, `wnd_option_` 1): one segment per ACK below ssthresh,
@@ -250,12 +251,12 @@ impl SackRh {
     fn open_cwnd(&mut self, s: &mut SenderCore) {
         let mss = s.mss;
         if s.cwnd < s.ssthresh {
-            s.set_cwnd(s.cwnd + mss);
+            s.legacy_set_cwnd(s.cwnd + mss);
         } else {
             let num = mss * mss + self.ca_remainder;
             let w = s.cwnd.max(1);
             self.ca_remainder = num % w;
-            s.set_cwnd(s.cwnd + num / w);
+            s.legacy_set_cwnd(s.cwnd + num / w);
         }
     }
 
@@ -283,10 +284,10 @@ impl SackRh {
     fn send_much(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         let mss = s.mss;
         let mut n = 0;
-        while !s.burst_done(n) {
-            let cw = (s.cwnd / mss) as i64;
+        loop {
+            // ⌊cwnd⌋ ≥ need (segments) ⇔ cwnd ≥ need·SMSS bytes.
             let need = Self::segs(s.snd_nxt as i64 - self.fack, mss) + 1 + self.retran_data;
-            if cw < need {
+            if !s.send_gate(n, Ask { used: need.max(0) as u64 * mss, need: 0, limit: Limit::Cwnd, burst: true }) {
                 break;
             }
             let una = s.snd_una;
@@ -345,7 +346,7 @@ impl SackRh {
         if !self.retran_flag && ((self.state == RhState::Exact && !sack_present) || (self.state == RhState::Est && advanced)) {
             self.state = RhState::Incr;
             let prior = self.prior_cwnd;
-            s.set_cwnd(prior);
+            s.legacy_set_cwnd(prior);
             self.rhclear();
             self.compute_fack(s);
         }
@@ -403,12 +404,12 @@ impl SackRh {
                 // 7.6: half of what left the network (the forward ACK's advance and new holes).
                 let d = Self::segs(self.fack - old_fack, s.mss).max(0) + new_holes;
                 let w = s.cwnd.saturating_sub(d as u64 * s.mss / 2);
-                s.set_cwnd(w);
+                s.legacy_set_cwnd(w);
             }
             RhState::Est => {
                 // 7.7: half a segment per ACK.
                 let w = s.cwnd.saturating_sub(s.mss / 2);
-                s.set_cwnd(w);
+                s.legacy_set_cwnd(w);
             }
             RhState::EstRepair => {}
         }
@@ -429,7 +430,7 @@ impl Recovery for SackRh {
         true
     }
 
-    fn on_dupack(&mut self, s: &mut SenderCore, _cc: &mut dyn CongestionControl, _out: &mut Vec<OutSeg>) {
+    fn on_dupack(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
         self.dup = true;
         // ns-2's newack() runs on every ACK: newtimer() restarts the timer.
         if s.snd_una < s.snd_max {
@@ -437,7 +438,7 @@ impl Recovery for SackRh {
         }
     }
 
-    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, _cc: &mut dyn CongestionControl, acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, _out: &mut Vec<OutSeg>) -> bool {
         let _ = acked;
         s.dupacks = 0;
         true
@@ -448,10 +449,8 @@ impl Recovery for SackRh {
         // halving is then of the window before it (ns-2 `slowdown()` after cwnd_ = prior_cwnd_).
         if self.state != RhState::Incr {
             if s.cfg.timeout_halves_window {
-                let cur = s.cwnd;
-                s.cwnd = self.prior_cwnd;
-                s.ssthresh = s.half_window();
-                s.cwnd = cur;
+                let half = s.half_window_of(self.prior_cwnd);
+                s.legacy_set_ssthresh(half);
             }
             self.rhclear();
             self.state = RhState::Incr;

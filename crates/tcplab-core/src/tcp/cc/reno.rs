@@ -1,0 +1,129 @@
+//! Reno's congestion control, RFC 5681: slow start and congestion avoidance (classic per-ACK
+//! counting, or Appropriate Byte Counting, RFC 3465, when `abc` = L > 0), ssthresh =
+//! max(FlightSize/2, 2·SMSS) on a loss, the loss window of one segment after a timeout; and the
+//! ns-2 `slowdown()` variants the `ns2` profile selects.
+
+use super::{half_window, AckSample, CongestionControl, CongestionEvent, LossContext, Window};
+use crate::tcp::config::TcpConfig;
+
+pub struct Reno {
+    mss: u64,
+    /// RFC 3465's L (0: per-ACK counting).
+    abc: u64,
+    /// The initial window, bytes (RFC 5681 §4.1's restart window is min(IW, cwnd)).
+    iw: u64,
+    /// ns-2 keeps ssthresh in whole segments, half of `window()` (`slowdown()`).
+    ssthresh_whole_segments: bool,
+    /// ns-2 `timeout()`: ssthresh = half the window on every expiry.
+    timeout_halves_window: bool,
+    /// ns-2 `timeout()` with the SYN outstanding: ssthresh = 2 segments.
+    syn_timeout_ssthresh: bool,
+    /// RFC 3465 §2.1 bytes_acked: bytes acknowledged in congestion avoidance not yet turned
+    /// into a window increase.
+    bytes_acked: u64,
+    /// Congestion avoidance without ABC: the remainder of SMSS²/cwnd carried between ACKs.
+    ca_remainder: u64,
+}
+
+impl Reno {
+    pub fn new(cfg: &TcpConfig) -> Self {
+        let mss = cfg.mss.0;
+        Reno {
+            mss,
+            abc: cfg.abc as u64,
+            iw: cfg.initial_window.bytes(mss as u32),
+            ssthresh_whole_segments: cfg.ssthresh_whole_segments,
+            timeout_halves_window: cfg.timeout_halves_window,
+            syn_timeout_ssthresh: cfg.syn_timeout_ssthresh,
+            bytes_acked: 0,
+            ca_remainder: 0,
+        }
+    }
+
+    /// ssthresh after a loss.
+    fn ssthresh_after_loss(&self, w: &Window, c: &LossContext) -> u64 {
+        if self.ssthresh_whole_segments {
+            return half_window(w.cwnd, c.rwnd, self.mss, true);
+        }
+        // RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS); §3.2 step 2: data sent
+        // by Limited Transmit is not included in FlightSize here.
+        ((c.flight - c.limited_transmit) / 2).max(2 * self.mss)
+    }
+}
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        let mss = self.mss;
+        let abc = self.abc;
+        if w.cwnd < w.ssthresh {
+            self.bytes_acked = 0;
+            if abc > 0 {
+                // RFC 3465 §2.2: cwnd += min(N, L·SMSS); L = 1·SMSS in slow start after an RTO.
+                let l = if a.after_rto { 1 } else { abc };
+                w.cwnd += a.acked.min(l * mss);
+            } else {
+                // Classic per-ACK counting (4.3BSD, ns-2): one SMSS for every ACK of new data,
+                // however little it acknowledges — what TBIT's ABC test (Ladha et al. §3) tells
+                // apart from byte counting. (RFC 5681 eq. 2's min(N, SMSS) differs only for ACKs
+                // of less than one SMSS; abc = 1 gives it.)
+                w.cwnd += mss;
+            }
+        } else if abc > 0 {
+            // RFC 3465 §2.1: one SMSS per cwnd bytes acknowledged.
+            self.bytes_acked += a.acked;
+            if self.bytes_acked >= w.cwnd {
+                self.bytes_acked -= w.cwnd;
+                w.cwnd += mss;
+            }
+        } else {
+            // RFC 5681 §3.1 eq. 3: congestion avoidance, cwnd += SMSS·SMSS/cwnd per ACK. The
+            // division's remainder is carried to the next ACK, so the growth is exact (whole
+            // bytes would lose up to one byte an ACK: 3 % of the growth at a window of 50
+            // segments), and never stalls (the RFC's note on integer arithmetic).
+            let num = mss * mss + self.ca_remainder;
+            self.ca_remainder = num % w.cwnd;
+            w.cwnd += num / w.cwnd;
+        }
+    }
+
+    fn on_congestion_event(&mut self, w: &mut Window, ev: CongestionEvent) {
+        match ev {
+            CongestionEvent::FastRetransmit(c) => w.ssthresh = self.ssthresh_after_loss(w, &c),
+            CongestionEvent::Timeout { ctx, first, reduced_in_window } => {
+                // RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS), but held constant when the
+                // segment has already been retransmitted by the timer. If the window was already
+                // reduced inside this window of data (a timeout during fast recovery), ssthresh is
+                // not raised again: FlightSize then counts everything the window inflation sent,
+                // much of it already held by the receiver. The result stays within eq. 4's bound
+                // ("no more than"); Linux's tcp_enter_loss makes the same choice.
+                if self.timeout_halves_window {
+                    // ns-2 timeout(): slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) on every
+                    // expiry, from the window now (tcp/tcp.cc).
+                    w.ssthresh = half_window(w.cwnd, ctx.rwnd, self.mss, self.ssthresh_whole_segments);
+                } else if first {
+                    let eq4 = self.ssthresh_after_loss(w, &ctx);
+                    w.ssthresh = if reduced_in_window { w.ssthresh.min(eq4) } else { eq4 };
+                }
+                // RFC 5681 §3.1: the loss window is one segment.
+                w.cwnd = self.mss;
+                self.bytes_acked = 0;
+            }
+            CongestionEvent::SynTimeout => {
+                if self.syn_timeout_ssthresh {
+                    // ns-2 timeout() with the SYN outstanding: slowdown(CLOSE_SSTHRESH_HALF) of a
+                    // one-segment window, floored at 2 segments (tcp/tcp.cc).
+                    w.ssthresh = 2 * self.mss;
+                }
+            }
+            // RFC 5681 §3.1 / RFC 3390 §2: if the SYN or SYN-ACK was lost, the IW is one segment.
+            CongestionEvent::HandshakeLoss => w.cwnd = self.mss,
+            // RFC 5681 §4.1: after an idle period longer than the RTO, start again from the
+            // restart window RW = min(IW, cwnd).
+            CongestionEvent::IdleRestart => w.cwnd = self.iw.min(w.cwnd),
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! The send gate: the one place that decides whether a segment may leave now. Every sender's
+//! send loop asks it once per segment (`SenderCore::send_gate`; `grep -rn "send_gate(" src/tcp`
+//! lists them): the connection's own (`send_available`), RFC 6675's (C) loop (`sackrec.rs`) and
+//! the ns-2 agents' `send_much()`s (`legacy/`).
+//!
+//! A sender measures what it holds to be in the network its own way (RFC 6675's pipe, ns-2
+//! Sack1's counted pipe, FACK's awnd, SND.NXT − SND.UNA) and says what the next segment needs;
+//! the gate compares that with the window it names and counts the burst (ns-2 `maxburst_`). A
+//! pacer (a controller's `pacing_rate()`) will be one more condition here, for every sender at
+//! once.
+
+use super::state::SenderCore;
+
+/// Which window bounds a sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// cwnd alone (the receiver's window is checked where new data is chosen).
+    Cwnd,
+    /// min(cwnd, the receiver's advertised window).
+    CwndRwnd,
+    /// No window: the sender's own clock decides (Rate-Halving's one segment per two ACKs; the
+    /// FIN, which takes no window here, as in ns-2).
+    Clocked,
+}
+
+/// One question to the gate: may a segment needing `need` bytes of window go out when `used`
+/// are taken?
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ask {
+    pub used: u64,
+    pub need: u64,
+    pub limit: Limit,
+    /// `max_burst` applies (ns-2 `send_much()`; RFC 6675's loop has no burst limit).
+    pub burst: bool,
+}
+
+impl SenderCore {
+    /// May the next segment leave now? `sent`: segments this send loop has already sent in
+    /// reply to the present event.
+    #[inline]
+    pub fn send_gate(&self, sent: u32, a: Ask) -> bool {
+        // ns-2 `maxburst_`: `if (maxburst && npackets == maxburst) break;` in send_much()
+        // (tcp/tcp.cc).
+        if a.burst && self.cfg.max_burst > 0 && sent >= self.cfg.max_burst {
+            return false;
+        }
+        match a.limit {
+            Limit::Cwnd => a.used + a.need <= self.cwnd,
+            Limit::CwndRwnd => a.used + a.need <= self.cwnd.min(self.peer_wnd),
+            Limit::Clocked => true,
+        }
+    }
+}

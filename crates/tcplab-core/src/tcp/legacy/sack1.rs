@@ -1,0 +1,104 @@
+//! The ns "Sack1" sender of Fall & Floyd 1996 (tcp/tcp-sack1.cc) used by the Mathis study:
+//! Reno's window halving, a *counted* pipe (−1 per duplicate ACK, −2 per partial ACK, +1 per
+//! transmission after the fast retransmission), and retransmission of every hole below the
+//! highest SACKed byte in order.
+
+use crate::tcp::gate::{Ask, Limit};
+use crate::tcp::recovery::Recovery;
+use crate::tcp::state::{OutSeg, SenderCore};
+
+#[derive(Default)]
+pub struct Sack1 {
+    /// The counted pipe, bytes (ns-2's pipe_, in segments there).
+    pipe: i64,
+    /// Holes below this have been retransmitted in the current recovery.
+    rtx_next: u64,
+}
+
+impl Recovery for Sack1 {
+    fn name(&self) -> &'static str {
+        "sack1"
+    }
+
+    fn on_dupack(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
+        let mss = s.mss as i64;
+        if !s.in_recovery {
+            // tcp/tcp-sack1.cc: `++dupacks_ == numdupacks(cwnd_)`, with `numdupacksFrac_`
+            // max(numdupacks_, ⌊⌊cwnd_⌋/numdupacksFrac_⌋) (tcp/tcp.cc).
+            let frac = s.cfg.dupthresh_frac as u64;
+            let thresh = if frac > 0 { (s.dupthresh() as u64).max(s.cwnd / s.mss / frac) } else { s.dupthresh() as u64 };
+            if s.dupacks as u64 == thresh && s.snd_una > s.recover {
+                s.count_fast_retransmit();
+                s.recover = s.snd_max;
+                // ns-2 slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF): half the window, not
+                // of FlightSize; at least 2 segments.
+                let half = s.half_window();
+                s.legacy_set_ssthresh(half);
+                s.legacy_set_cwnd(half);
+                s.loss_reduction(false, true);
+                s.in_recovery = true;
+                s.restart_rto();
+                // tcp/tcp-sack1.cc dupack_action(): pipe_ = maxseq_ − highest_ack_ − numdupacks,
+                // the packets outstanding less the duplicate ACKs. The fast retransmission is
+                // sent by output(), outside send_much(), so it is not counted in pipe_.
+                self.pipe = s.flight_size() as i64 - s.dupacks as i64 * mss;
+                let una = s.snd_una;
+                let len = s.retransmit_hole(una, out);
+                self.rtx_next = una + len;
+            }
+        } else {
+            self.pipe -= mss;
+        }
+    }
+
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, _acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+        if s.snd_una >= s.recover {
+            s.in_recovery = false;
+            s.dupacks = 0;
+            let ss = s.ssthresh;
+            s.legacy_set_cwnd(ss);
+        } else {
+            // A partial ACK: the retransmission and the original have both left the network.
+            self.pipe -= 2 * s.mss as i64;
+        }
+        true
+    }
+
+    fn on_timeout(&mut self, s: &mut SenderCore) {
+        self.rtx_next = 0;
+        self.pipe = 0;
+        // tcp/tcp-sack1.cc timeout(): the scoreboard is cleared and `timeout_` set; until a new
+        // cumulative ACK clears it, duplicate ACKs leave the scoreboard alone.
+        s.sack_ignored = true;
+    }
+
+    fn gbn_skips_sacked(&self) -> bool {
+        // ns-2's Sack1 goes back N over everything after a timeout (`t_seqno_ = highest_ack_ + 1`
+        // in reset_rtx_timer(), tcp/tcp.cc, with an empty scoreboard).
+        false
+    }
+
+    fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
+        if !s.in_recovery {
+            s.send_available(out);
+            return;
+        }
+        let mut burst = 0;
+        // ns-2 send_much() while pipe_ < cwnd_ (segments, any fraction): one byte of window.
+        while s.send_gate(burst, Ask { used: self.pipe.max(0) as u64, need: 1, limit: Limit::Cwnd, burst: true }) {
+            burst += 1;
+            let top = s.fack();
+            let hole = s.sb.next_unsacked(self.rtx_next.max(s.snd_una));
+            let len = if hole < top {
+                let len = s.retransmit_hole(hole, out);
+                self.rtx_next = hole + len;
+                len
+            } else if s.can_send_new() {
+                s.send_new(out)
+            } else {
+                break;
+            };
+            self.pipe += len.max(1) as i64;
+        }
+    }
+}
