@@ -1,0 +1,111 @@
+"""Differential runs: generated small scenarios in the subset ns-2 expresses, with deterministic
+drops, run in tcplab and in ns-2 and compared packet by packet (docs/ns2.md).
+
+    python -m tcplab.ns2.diff --n 250            # the counts of docs/ns2.md
+    python -m tcplab.ns2.diff --n 20 --show      # each case's first divergence
+
+Each case: a single link or three nodes (sender, router, receiver), one of the `tahoe`, `reno`,
+`newreno`, `sack1`, `fack` presets over the `ns2` profile, IW 1-4, delayed ACKs on or off, 0-4
+chosen data segments dropped, a 30-segment transfer, sometimes a queue small enough to overflow.
+The agents start with ns-2.35's default SYN (`syn_`, tcplab's `handshake = true` with
+`syn_options = 0`, ns-2's packet 0 being 40 bytes); `--profile-as-is` keeps the profile's own
+start (no handshake) instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections import Counter
+from typing import Optional
+
+VARIANTS = ("tahoe", "reno", "newreno", "sack1", "fack")
+SEGMENTS = 30
+
+
+def case(i: int, seed: int = 1, as_is: bool = False) -> dict:
+    """The i-th generated scenario (a dict), a pure function of (i, seed)."""
+    rng = random.Random(seed * 1_000_003 + i)
+    variant = VARIANTS[i % len(VARIANTS)]
+    three = rng.random() < 0.5
+    overflow = rng.random() < 0.25
+    queue = rng.choice((4, 6, 8)) if overflow else 30
+    if three:
+        topo = {"kind": "custom", "nodes": ["sender", "router", "receiver"], "links": [
+            {"name": "access", "a": "sender", "b": "router", "rate": "10Mbps", "delay": "1ms", "queue": 100},
+            {"name": "bottleneck", "a": "router", "b": "receiver", "rate": rng.choice(("800kbps", "1500kbps")),
+             "delay": rng.choice(("10ms", "40ms")), "queue": queue}]}
+    else:
+        topo = {"kind": "single_link", "rate": rng.choice(("1500kbps", "10Mbps")), "delay": rng.choice(("10ms", "35ms")), "queue": queue}
+    ndrops = rng.randint(0, 4)
+    segs = sorted(rng.sample(range(1, 21), ndrops))
+    tcp = {"profile": "ns2", "preset": variant, "initial_window": rng.randint(1, 4), "delayed_ack": rng.random() < 0.5}
+    if not as_is:
+        tcp.update({"handshake": True, "syn_options": 0})
+    return {"name": f"ns2diff-{i}", "topology": topo, "tcp": tcp,
+            "flows": [{"name": "bulk", **({"from": "sender", "to": "receiver"} if three else {}), "bytes": f"{SEGMENTS * 1000}B", "drops": [{"kind": "data", "segment": k} for k in segs]}]}
+
+
+def classify(sc: dict, cmp) -> str:
+    """The named cause of a difference, from the scenario and the first divergence; the rules
+    and the ns-2 functions behind them are in docs/ns2.md. "unclassified" when no rule applies."""
+    if cmp.identical:
+        return "identical"
+    tcp = sc["tcp"]
+    _, a, b = cmp.divergence
+    if not tcp.get("handshake"):
+        return "no SYN: packet 0 without header, first ACK does not open cwnd"
+    if tcp["preset"] in ("sack1", "fack") and a is not None and b is not None and a[3] == b[3] == "b2a" and a[0] > b[0] \
+            and a[1:] == b[1:]:
+        return "SACK option size"
+    if tcp["preset"] == "fack" and tcp["initial_window"] > 1:
+        return "Fack initial window"
+    return "unclassified"
+
+
+def main(argv: Optional[list] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tcplab.ns2.diff", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=50, help="cases (default 50)")
+    ap.add_argument("--seed", type=int, default=1, help="the generator's seed (default 1)")
+    ap.add_argument("--profile-as-is", action="store_true", help="keep the ns2 profile's start (no handshake)")
+    ap.add_argument("--show", action="store_true", help="print each differing case's first divergence")
+    args = ap.parse_args(argv)
+    from .compare import compare, describe
+    from .run import Ns2NotFound
+
+    ident, core = Counter(), Counter()
+    total = Counter()
+    classes = Counter()
+    try:
+        for i in range(args.n):
+            sc = case(i, args.seed, args.profile_as_is)
+            v = sc["tcp"]["preset"]
+            c = compare(sc)
+            total[v] += 1
+            ident[v] += c.identical
+            core[v] += c.core
+            cl = classify(sc, c)
+            classes[cl] += 1
+            if args.show and not c.identical:
+                t, a, b = c.divergence
+                print(f"case {i} ({v}, IW {sc['tcp']['initial_window']}, delack {sc['tcp']['delayed_ack']}, "
+                      f"drops {[d['segment'] for d in sc['flows'][0]['drops']]}, {sc['topology']['kind']}): {cl}; core {'yes' if c.core else 'no'}")
+                print(f"    at {t / 1e6:.6f} s only tcplab: {describe(a)}\n    at {t / 1e6:.6f} s only ns-2:   {describe(b)}")
+    except Ns2NotFound as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    n = sum(total.values())
+    print(f"{n} cases (seed {args.seed}{', profile as is' if args.profile_as_is else ''}): "
+          f"{sum(ident.values())} packet-identical, {sum(core.values())} agreeing at the core")
+    for v in VARIANTS:
+        if total[v]:
+            print(f"  {v:<8} {ident[v]:>3}/{total[v]} identical, {core[v]:>3}/{total[v]} core")
+    print("first-divergence classes:")
+    for cl, k in classes.most_common():
+        print(f"  {cl}: {k}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,515 @@
+"""From a scenario to an ns-2 (ns-2.35) Tcl script: nodes and duplex links, DropTail and RED
+queues, random loss (`ErrorModel`), drops of chosen packets (`ErrorModel/List` behind an
+`ErrorModule Fid`, as ns-2's own validation suites drop packets), ns-2's one-way agents
+(`Agent/TCP`, `/Reno`, `/Newreno`, `/Sack1`, `/Fack`, `/SackRH` with `Agent/TCPSink`,
+`/Sack1`, `/DelAck`) and FTP. The scenario is read as the core validated it (every default written
+out) and each flow's TCP settings as the core resolved them (`tcplab.validate(tcp=True)`);
+whatever ns-2 cannot express is refused here with its key path, never silently dropped
+(docs/ns2.md lists the subset).
+
+A drop of a chosen packet ("data segment k, transmission n") has no counterpart in ns-2, whose
+error models count packets, not sequence numbers: the script drops the packet at the position
+that packet has in tcplab's own run of the scenario, among the packets of its flow offered to its
+first link (`ErrorModel/List` counts from 0). Both simulators therefore drop the same packet as
+long as they agree up to it; where they do not, the first divergence comes before the drop, and
+`compare` shows it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .. import api
+from .. import limits as _limits
+
+#: ns-2 agents for tcplab's variants (`tcl/lib/ns-default.tcl`, `tcp/tcp*.cc`).
+AGENTS = {
+    "tahoe": "Agent/TCP",
+    "reno": "Agent/TCP/Reno",
+    "newreno": "Agent/TCP/Newreno",
+    "sack1": "Agent/TCP/Sack1",
+    "fack": "Agent/TCP/Fack",
+    "sack-rh": "Agent/TCP/SackRH",
+}
+SACK_VARIANTS = ("sack1", "fack", "sack-rh")
+
+#: The TCP knobs and what the export does with them. "ns-2: X" is the agent variable set from the
+#: knob; "fixed: v" means ns-2's agents behave as the knob's value v and other values are refused.
+KNOB_MAP = {
+    "variant": "ns-2: the agent class (tahoe Agent/TCP, reno /Reno, newreno /Newreno, sack1 /Sack1, fack /Fack, sack-rh /SackRH)",
+    "sack": "ns-2: the sink class (TCPSink/Sack1 with a SACK variant)",
+    "sack_blocks": "ns-2: the sink's maxSackBlocks_",
+    "mss": "ns-2: packetSize_ (payload bytes; the 40-byte header is added on the wire)",
+    "initial_window": "ns-2: windowInit_ (whole segments)",
+    "restart_after_idle": "ns-2: slow_start_restart_",
+    "initial_ssthresh": "ns-2: ssthresh_ (whole segments; unlimited leaves ns-2's 0, no limit)",
+    "rwnd": "ns-2: window_ (whole segments)",
+    "dupthresh": "ns-2: numdupacks_",
+    "dupthresh_frac": "ns-2: numdupacksFrac_ (0 is ns-2's -1, off)",
+    "recover_guard": "ns-2: bugFix_ of Agent/TCP and /Reno",
+    "newreno_recover_guard": "ns-2: bugFix_ of /Newreno",
+    "newreno_less_careful": "ns-2: lessCareful_",
+    "newreno_ack_heuristic": "ns-2: bugFix_ack_",
+    "exit_recovery_fix": "ns-2: exit_recovery_fix_ (/Newreno)",
+    "partial_window_deflation": "ns-2: partial_window_deflation_ (/Newreno)",
+    "slow_but_steady": "ns-2: newreno_changes1_ = not slow_but_steady (/Newreno)",
+    "limited_transmit": "ns-2: singledup_ (with limited_transmit_send_one, ns-2's send_one())",
+    "limited_transmit_send_one": "ns-2: singledup_ (see limited_transmit)",
+    "max_burst": "ns-2: maxburst_",
+    "aggressive_maxburst": "ns-2: aggressive_maxburst_",
+    "handshake": "ns-2: syn_ (a 40-byte packet 0 the sink acknowledges)",
+    "delayed_ack": "ns-2: the sink class (TCPSink/DelAck, TCPSink/Sack1/DelAck)",
+    "delack_timeout": "ns-2: the DelAck sink's interval_",
+    "delack_fill_immediate": "ns-2: the sink's RFC2581_immediate_ack_",
+    "rto_initial": "ns-2: rtxcur_init_",
+    "rto_min": "ns-2: minrto_",
+    "rto_max": "ns-2: maxrto_",
+    "timer_tick": "ns-2: tcpTick_",
+    "clock_granularity": "fixed: = timer_tick (ns-2's RTO is counted in ticks of tcpTick_)",
+    "rto_model": "fixed: ns2 (rtt_update(), rtt_timeout() of tcp/tcp.cc)",
+    "rto_backoff": "fixed: 2.0 (rtt_backoff() doubles)",
+    "karn": "fixed: true",
+    "fin": "fixed: false (one-way agents send no FIN)",
+    "nagle": "fixed: false",
+    "delack_bytes": "fixed: false (the DelAck sink counts packets)",
+    "delack_segments": "fixed: 2 (the DelAck sink acknowledges every second packet)",
+    "delack_tick": "fixed: 0s (the DelAck sink's timer runs from the packet)",
+    "abc": "fixed: 0 (opencwnd() counts ACKs)",
+    "early_retransmit": "fixed: false",
+    "ssthresh_whole_segments": "fixed: true (slowdown())",
+    "timeout_halves_window": "fixed: true (timeout())",
+    "syn_timeout_ssthresh": "fixed: true (timeout() with the SYN outstanding)",
+    "grow_on_recovery_exit": "fixed: true (recv_newack_helper())",
+    "syn_timeout_rto_3s": "fixed: false",
+    "iw_one_after": "fixed: 1 (bugfix_ss_)",
+    "syn_options": "ns-2's SYN carries no options: its packet 0 is 40 bytes (a difference, docs/ns2.md)",
+    "handshake_rtt_sample": "ns-2 times the SYN like any packet",
+    "synack_on_dup_syn": "no SYN-ACK in one-way agents (ignored)",
+    "syn_retries": "ns-2 retries without limit (the difference shows only after this many timeouts)",
+    "data_retries": "ns-2 retries without limit (the difference shows only after this many timeouts)",
+}
+FIXED = {
+    "rto_model": "ns2", "rto_backoff": 2.0, "karn": True, "fin": False, "nagle": False, "delack_bytes": False,
+    "abc": 0, "early_retransmit": False, "ssthresh_whole_segments": True, "timeout_halves_window": True,
+    "syn_timeout_ssthresh": True, "grow_on_recovery_exit": True, "syn_timeout_rto_3s": False, "iw_one_after": 1,
+}
+DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s"}
+
+#: A queue without a limit: ns-2's queue-limit cannot be infinite.
+UNLIMITED_QUEUE = 1_000_000
+FLOW_KEYS = {"name", "from", "to", "count", "start", "start_spacing", "bytes", "repeat", "think", "tcp", "drops"}
+DROP_KEYS = {"kind", "segment", "number", "transmissions", "transfer"}
+
+
+def refuse(path: str, why: str) -> Exception:
+    return api._scenario_error(path, f"ns-2 cannot express this: {why}")
+
+
+_RATE = {"bps": 1.0, "kbps": 1e3, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}
+_NUM = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]*)\s*$")
+
+
+def _q(v: Any, units: dict, path: str, what: str, default_unit: Optional[str] = None) -> float:
+    """A validated quantity (the core writes units out) as a number in the table's base unit."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and default_unit:
+        return float(v) * units[default_unit]
+    m = _NUM.match(str(v)) if isinstance(v, str) else None
+    if not m or (m.group(2) or default_unit) not in units:
+        raise refuse(path, f"expected a constant {what}, got {v!r} (random variables are not exported)")
+    return float(m.group(1)) * units[m.group(2) or default_unit]
+
+
+def seconds(v, path) -> float:
+    return _q(v, _limits.TIME_UNITS, path, "duration", "s")
+
+
+def nbytes(v, path) -> int:
+    return int(round(_q(v, _limits.SIZE_UNITS, path, "size", "B")))
+
+
+def bps(v, path) -> float:
+    return _q(v, _RATE, path, "rate")
+
+
+def _g(x: float) -> str:
+    """A number as Tcl reads it back exactly (repr round-trips a double)."""
+    return repr(float(x)) if not float(x).is_integer() else str(int(x))
+
+
+@dataclass
+class Link:
+    name: str
+    a: str
+    b: str
+    rate_bps: float
+    delay_s: float
+    queue: dict
+    reverse_queue: dict
+    loss: float
+    reverse_loss: float
+    path: str
+
+
+@dataclass
+class Conn:
+    """One TCP connection of the script: tcplab's connection `conn` is ns-2's flow id `conn`."""
+    conn: int
+    flow: str
+    src: str
+    dst: str
+    agent: str
+    sink: str
+    mss: int
+    syn: bool
+    packets: Optional[int]       # None: unlimited (FTP start)
+    start_s: float
+    path: str
+
+
+@dataclass
+class Script:
+    """An exported scenario: the Tcl text (its first argument names the trace file) and what the
+    trace reader needs to map ns-2's packets back to tcplab's columns."""
+    tcl: str
+    nodes: list                  # node names, ns-2 node id = index
+    links: list                  # Link
+    conns: list                  # Conn, by tcplab connection index
+    horizon_s: float
+    notes: list = field(default_factory=list)
+
+
+def _queue(q: Any, path: str) -> dict:
+    if q is None:
+        return {"kind": "droptail", "packets": None}
+    if not isinstance(q, dict):
+        raise refuse(path, f"expected a queue table, got {q!r}")
+    if q.get("bytes") is not None:
+        raise refuse(path + ".bytes", "byte limits are not exported (ns-2's queue-limit counts packets)")
+    kind = q.get("kind", "droptail")
+    if kind not in ("droptail", "red"):
+        raise refuse(path + ".kind", f"{kind!r}: ns-2 queues exported are DropTail and RED")
+    out = {"kind": kind, "packets": q.get("packets")}
+    if kind == "red":
+        red = q.get("red") or {}
+        if red.get("byte_mode") or red.get("queue_in_bytes"):
+            raise refuse(path + ".red", "RED in byte mode is not exported")
+        out["red"] = red
+    return out
+
+
+def _links(t: dict) -> tuple:
+    kind = t.get("kind")
+    if t.get("groups"):
+        raise refuse("topology.groups", "host groups are not exported (list the nodes in a custom topology)")
+    if t.get("loss_pattern", "random") != "random":
+        raise refuse("topology.loss_pattern", "only random loss (ErrorModel with a uniform variable) is exported")
+    links = []
+    if kind == "single_link":
+        nodes = ["sender", "receiver"]
+        q = _queue(t.get("queue"), "topology.queue")
+        links.append(Link("link", "sender", "receiver", bps(t["rate"], "topology.rate"), seconds(t["delay"], "topology.delay"),
+                          q, q, float(t.get("loss", 0)), float(t.get("reverse_loss", 0)), "topology"))
+    elif kind == "custom":
+        nodes = list(t["nodes"])
+        for i, lk in enumerate(t["links"]):
+            p = f"topology.links[{i}]"
+            q = _queue(lk.get("queue"), p + ".queue")
+            rq = _queue(lk["reverse_queue"], p + ".reverse_queue") if lk.get("reverse_queue") is not None else q
+            links.append(Link(lk.get("name") or f"link{i}", lk["a"], lk["b"], bps(lk["rate"], p + ".rate"), seconds(lk["delay"], p + ".delay"),
+                              q, rq, float(lk.get("loss", 0)), float(lk.get("reverse_loss", 0)), p))
+    elif kind == "dumbbell":
+        n = int(t["pairs"])
+        ad = t["access_delay"]
+        ads = [seconds(x, f"topology.access_delay[{i}]") for i, x in enumerate(ad)] if isinstance(ad, list) else [seconds(ad, "topology.access_delay")] * n
+        ar = bps(t["access_rate"], "topology.access_rate")
+        aq = _queue(t.get("access_queue"), "topology.access_queue")
+        nodes = [f"s{i}" for i in range(1, n + 1)] + ["left", "right"] + [f"r{i}" for i in range(1, n + 1)]
+        q = _queue(t.get("queue"), "topology.queue")
+        links.append(Link("bottleneck", "left", "right", bps(t["bottleneck_rate"], "topology.bottleneck_rate"),
+                          seconds(t["bottleneck_delay"], "topology.bottleneck_delay"), q, q, float(t.get("loss", 0)),
+                          float(t.get("reverse_loss", 0)), "topology"))
+        for i in range(n):
+            links.append(Link(f"access_s{i + 1}", f"s{i + 1}", "left", ar, ads[i], aq, aq, 0.0, 0.0, "topology"))
+            links.append(Link(f"access_r{i + 1}", "right", f"r{i + 1}", ar, ads[i], aq, aq, 0.0, 0.0, "topology"))
+    else:
+        raise refuse("topology.kind", f"{kind!r}: exported topologies are single_link, dumbbell and custom")
+    return nodes, links
+
+
+def route(nodes: list, links: list, src: str, dst: str) -> list:
+    """The (from, to) hops of the path with the fewest hops, ties to the link declared first (the
+    core's rule; ns-2's static routing agrees on the topologies exported)."""
+    adj = {n: [] for n in nodes}
+    for lk in links:
+        adj[lk.a].append(lk.b)
+        adj[lk.b].append(lk.a)
+    prev = {src: None}
+    todo = [src]
+    while todo:
+        nxt = []
+        for v in todo:
+            for w in adj[v]:
+                if w not in prev:
+                    prev[w] = v
+                    nxt.append(w)
+        todo = nxt
+    if dst not in prev:
+        return []
+    path, v = [], dst
+    while prev[v] is not None:
+        path.insert(0, (prev[v], v))
+        v = prev[v]
+    return path
+
+
+def _check_tcp(k: dict, own: dict, base: str) -> None:
+    def path(name):
+        return f"{base}.{name}" if name in own else f"tcp.{name}"
+
+    for name, v in FIXED.items():
+        if k.get(name, v) != v:
+            raise refuse(path(name), f"{name} = {k[name]!r}: ns-2's one-way agents behave as {name} = {v!r} ({KNOB_MAP[name]})")
+    if k["delayed_ack"]:
+        for name, v in DELACK_FIXED.items():
+            if k[name] != v:
+                raise refuse(path(name), f"{name} = {k[name]!r}: {KNOB_MAP[name]}")
+    if k["variant"] not in AGENTS:
+        raise refuse(path("variant"), f"{k['variant']!r}: the exported agents are {', '.join(AGENTS)} (ns-2's one-way agents)")
+    if k["sack"] and k["variant"] not in SACK_VARIANTS:
+        raise refuse(path("sack"), f"SACK with variant {k['variant']!r}: ns-2's SACK agents are Sack1, Fack and SackRH")
+    if k["limited_transmit"] != k["limited_transmit_send_one"]:
+        raise refuse(path("limited_transmit"), "ns-2's Limited Transmit is send_one() (singledup_): limited_transmit and limited_transmit_send_one together")
+    if abs(seconds(k["clock_granularity"], path("clock_granularity")) - seconds(k["timer_tick"], path("timer_tick"))) > 1e-12:
+        raise refuse(path("clock_granularity"), f"{KNOB_MAP['clock_granularity']}")
+    if k["rwnd"] == "unlimited":
+        raise refuse(path("rwnd"), "ns-2's agents need a window_ in packets")
+
+
+def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
+    def path(name):
+        return f"{base}.{name}" if name in own else f"tcp.{name}"
+
+    iw = k["initial_window"]
+    if isinstance(iw, bool) or not isinstance(iw, int):
+        raise refuse(path("initial_window"), f"{iw!r}: ns-2's windowInit_ is a number of segments (write an integer)")
+    rwnd = nbytes(k["rwnd"], path("rwnd"))
+    if rwnd % mss:
+        raise refuse(path("rwnd"), f"{rwnd} B is not a whole number of {mss}-byte segments (ns-2's window_ counts packets)")
+    sets = {
+        "packetSize_": mss, "window_": rwnd // mss, "windowInit_": iw, "syn_": int(bool(k["handshake"])),
+        "numdupacks_": int(k["dupthresh"]), "numdupacksFrac_": int(k["dupthresh_frac"]) or -1,
+        "maxburst_": int(k["max_burst"]), "aggressive_maxburst_": int(bool(k["aggressive_maxburst"])),
+        "singledup_": int(bool(k["limited_transmit"])), "slow_start_restart_": int(bool(k["restart_after_idle"])),
+        "rtxcur_init_": _g(seconds(k["rto_initial"], path("rto_initial"))), "minrto_": _g(seconds(k["rto_min"], path("rto_min"))),
+        "maxrto_": _g(seconds(k["rto_max"], path("rto_max"))), "tcpTick_": _g(seconds(k["timer_tick"], path("timer_tick"))),
+        "lessCareful_": int(bool(k["newreno_less_careful"])), "bugFix_ack_": int(bool(k["newreno_ack_heuristic"])),
+    }
+    sets["bugFix_"] = int(bool(k["newreno_recover_guard"] if v == "newreno" else k["recover_guard"]))
+    if k["initial_ssthresh"] != "unlimited":
+        ss = nbytes(k["initial_ssthresh"], path("initial_ssthresh"))
+        sets["ssthresh_"] = max(1, ss // mss)
+    if v == "newreno":
+        sets["exit_recovery_fix_"] = int(bool(k["exit_recovery_fix"]))
+        sets["partial_window_deflation_"] = int(bool(k["partial_window_deflation"]))
+        sets["newreno_changes1_"] = int(not k["slow_but_steady"])
+    return [f"$tcp({{}}) set {name} {val}" for name, val in sets.items()]
+
+
+def _drop_positions(scenario, sets, conns_n: int) -> dict:
+    """Where tcplab's run dropped chosen packets: {(conn, dir): [position among that
+    connection's packets in that direction as they leave their host, from 0]}."""
+    r = api.run(scenario, sets=sets, series=["segments", "drops"])
+    seg, drops = r.series.segments, r.series.drops
+    out: dict = {}
+    if drops is None or len(drops) == 0:
+        return out
+    dr = drops[drops["reason"] == "filter"]
+    tx = seg[seg["event"] == "tx"]
+    for (c, d), grp in tx.groupby(["conn", "dir"], observed=True):
+        keys = list(zip(grp["time_s"].round(12), grp["seq"], grp["tx"], grp["syn"], grp["ack"].fillna(-1)))
+        mine = dr[(dr["conn"] == c) & (dr["dir"] == d)]
+        for t, seq, txn, syn in zip(mine["time_s"].round(12), mine["seq"], mine["tx"], mine["syn"]):
+            pos = next((i for i, kk in enumerate(keys) if kk[0] == t and kk[1] == seq and kk[2] == txn and kk[3] == syn), None)
+            if pos is not None:
+                out.setdefault((int(c), str(d)), []).append(pos)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def export(scenario, sets=(), seed: Optional[int] = None) -> Script:
+    """The ns-2 script of `scenario` (a path, TOML text or dict), or a ScenarioError naming the
+    key ns-2 cannot express."""
+    sets = api._sets(sets)
+    d = api.validate(scenario, sets=sets)
+    resolved = api.validate(scenario, sets=sets, tcp=True)
+    for k in ("apps", "udp", "capture", "warmup"):
+        if d.get(k):
+            raise refuse(k, {"apps": "applications (request/response, web) are not exported yet: bulk [[flows]] only",
+                             "udp": "UDP sources are not exported yet", "capture": "ns-2 writes its own trace (tcplab ns2 run)",
+                             "warmup": "ns-2 has no warm-up window; the trace covers the whole run"}[k])
+    for k in d:
+        if k not in ("name", "description", "seed", "duration", "topology", "tcp", "flows", "series"):
+            raise refuse(k, f"`{k}` has no ns-2 counterpart here (docs/ns2.md lists what is exported)")
+    nodes, links = _links(d["topology"])
+    single = d["topology"]["kind"] == "single_link"
+    lines = [
+        "# ns-2.35 script written by `tcplab ns2 export` (docs/ns2.md). Argument: the trace file.",
+        f"# scenario: {d.get('name') or '(unnamed)'}",
+        "set ns [new Simulator]",
+        "set tracefile [expr {[llength $argv] > 0 ? [lindex $argv 0] : \"out.tr\"}]",
+        "set tf [open $tracefile w]",
+        "$ns trace-all $tf",
+    ]
+    for i, n in enumerate(nodes):
+        lines.append(f"set n({i}) [$ns node] ;# {n}")
+    idx = {n: i for i, n in enumerate(nodes)}
+
+    def qlines(a: str, b: str, q: dict) -> list:
+        lim = q["packets"] if q["packets"] is not None else UNLIMITED_QUEUE
+        out = [f"$ns queue-limit $n({idx[a]}) $n({idx[b]}) {int(lim)}"]
+        if q["kind"] == "red":
+            red = q["red"]
+            qo = f"[[$ns link $n({idx[a]}) $n({idx[b]})] queue]"
+            # Queue/RED's parameters (queue/red.cc): thresholds in packets, linterm_ = 1/max_p.
+            for name, val in (("thresh_", red["min_th"]), ("maxthresh_", red["max_th"]), ("q_weight_", red["w_q"]),
+                              ("linterm_", 1.0 / float(red["max_p"])), ("wait_", int(bool(red["wait"]))),
+                              ("gentle_", int(bool(red["gentle"]))), ("mean_pktsize_", nbytes(red["mean_pktsize"], "red.mean_pktsize")),
+                              ("bytes_", 0), ("queue_in_bytes_", 0), ("setbit_", 0)):
+                out.append(f"{qo} set {name} {_g(val) if isinstance(val, float) else val}")
+        return out
+
+    for lk in links:
+        qt = "RED" if lk.queue["kind"] == "red" else "DropTail"
+        if lk.reverse_queue["kind"] != lk.queue["kind"]:
+            raise refuse(lk.path + ".reverse_queue", "both directions of an exported link have the same queue discipline")
+        lines.append(f"$ns duplex-link $n({idx[lk.a]}) $n({idx[lk.b]}) {_g(lk.rate_bps)} {_g(lk.delay_s)} {qt} ;# {lk.name}")
+        lines += qlines(lk.a, lk.b, lk.queue) + qlines(lk.b, lk.a, lk.reverse_queue)
+
+    # Flows: one agent pair per connection, ns-2 flow id = tcplab connection index.
+    conns: list = []
+    horizon = 0.0
+    for i, f in enumerate(d.get("flows", [])):
+        base = f"flows[{i}]"
+        for k in f:
+            if k not in FLOW_KEYS:
+                raise refuse(f"{base}.{k}", f"`{k}` is not exported (delays, per-flow series, ...)")
+        for j, dr in enumerate(f.get("drops") or []):
+            for k in dr:
+                if k not in DROP_KEYS:
+                    raise refuse(f"{base}.drops[{j}].{k}", f"`{k}` is not exported")
+            if dr["kind"] not in ("data", "ack", "syn"):
+                raise refuse(f"{base}.drops[{j}].kind", f"{dr['kind']!r}: one-way agents have no SYN-ACK or FIN")
+        if f.get("repeat", 1) != 1:
+            raise refuse(base + ".repeat", "one transfer per connection (ns-2's one-way agents do not reconnect)")
+        own = f.get("tcp") or {}
+        k = resolved["flows"][i]["tcp"]
+        _check_tcp(k, own, base + ".tcp")
+        mss = nbytes(k["mss"], f"{base}.tcp.mss" if "mss" in own else "tcp.mss")
+        if k["variant"] in SACK_VARIANTS and not k["sack"]:
+            raise refuse((f"{base}.tcp" if "sack" in own else "tcp") + ".sack", f"variant {k['variant']!r} without SACK: ns-2's SACK agents need a SACK sink")
+        if f["bytes"] == "unlimited":
+            pkts = None
+            if d.get("duration") is None:
+                raise refuse(base + ".bytes", "an unlimited flow needs `duration`")
+        else:
+            nb = nbytes(f["bytes"], base + ".bytes")
+            if nb % mss:
+                raise refuse(base + ".bytes", f"{nb} B is not a whole number of {mss}-byte segments: ns-2's one-way agents send whole packets of packetSize_")
+            pkts = nb // mss
+        start, spacing = seconds(f.get("start", "0s"), base + ".start"), seconds(f.get("start_spacing", "0s"), base + ".start_spacing")
+        for c in range(int(f.get("count", 1))):
+            num = str(c + 1)
+            src = (f.get("from") or "").replace("{i}", num) or ("sender" if single else None)
+            dst = (f.get("to") or "").replace("{i}", num) or ("receiver" if single else None)
+            if src not in idx or dst not in idx:
+                raise refuse(base + (".from" if src not in idx else ".to"), f"{src if src not in idx else dst!r} is not a node")
+            v = k["variant"]
+            sink = "Agent/TCPSink/Sack1" if k["sack"] else "Agent/TCPSink"
+            if k["delayed_ack"]:
+                sink += "/DelAck"
+            n = len(conns)
+            t0 = start + c * spacing
+            conns.append(Conn(n, f.get("name") or f"flow{i}", src, dst, AGENTS[v], sink, mss, bool(k["handshake"]), pkts, t0, base))
+            horizon = max(horizon, t0)
+            lines.append(f"# connection {n}: {base} #{c + 1} ({f.get('name') or ''}) {src} -> {dst}")
+            lines.append(f"set tcp({n}) [new {AGENTS[v]}]")
+            lines += [s.format(n) for s in _agent_lines(v, k, mss, base + ".tcp", own)]
+            lines.append(f"$tcp({n}) set fid_ {n}")
+            lines.append(f"set sink({n}) [new {sink}]")
+            if k["sack"]:
+                lines.append(f"$sink({n}) set maxSackBlocks_ {int(k['sack_blocks'])}")
+            lines.append(f"$sink({n}) set RFC2581_immediate_ack_ {int(bool(k['delack_fill_immediate']))}")
+            if k["delayed_ack"]:
+                lines.append(f"$sink({n}) set interval_ {_g(seconds(k['delack_timeout'], 'tcp.delack_timeout'))}")
+            lines.append(f"$ns attach-agent $n({idx[src]}) $tcp({n})")
+            lines.append(f"$ns attach-agent $n({idx[dst]}) $sink({n})")
+            lines.append(f"$ns connect $tcp({n}) $sink({n})")
+            lines.append(f"set ftp({n}) [$tcp({n}) attach-app FTP]")
+            lines.append(f"$ns at {_g(t0)} \"$ftp({n}) {'start' if pkts is None else f'produce {pkts}'}\"")
+
+    # Chosen drops, at the head of each flow's first link (before the queue, as tcplab drops them),
+    # and random loss: one ErrorModule per link direction that needs one.
+    positions = _drop_positions(scenario, sets, len(conns)) if any((f.get("drops") for f in d.get("flows", []))) else {}
+    modules: dict = {}
+
+    def module(a: str, b: str) -> str:
+        key = (a, b)
+        if key not in modules:
+            name = f"em_{idx[a]}_{idx[b]}"
+            modules[key] = name
+            lines.append(f"set {name} [new ErrorModule Fid]")
+            lines.append(f"[$ns link $n({idx[a]}) $n({idx[b]})] errormodule ${name}")
+        return modules[key]
+
+    for (c, dirn), pos in sorted(positions.items()):
+        cn = conns[c]
+        a, b = (cn.src, cn.dst) if dirn == "a2b" else (cn.dst, cn.src)
+        hops = route(nodes, links, a, b)
+        em = module(*hops[0])
+        lines.append(f"set el_{c}_{dirn} [new ErrorModel/List]")
+        lines.append(f"$el_{c}_{dirn} droplist {{{' '.join(str(p) for p in pos)}}}")
+        lines.append(f"${em} insert $el_{c}_{dirn}")
+        lines.append(f"${em} bind $el_{c}_{dirn} {c}")
+    for lk in links:
+        for a, b, p, key in ((lk.a, lk.b, lk.loss, "loss"), (lk.b, lk.a, lk.reverse_loss, "reverse_loss")):
+            if p <= 0:
+                continue
+            if (a, b) in modules:
+                raise refuse(f"{lk.path}.{key}", "random loss on a link where chosen packets are dropped is not exported")
+            em = module(a, b)
+            lines += [f"set lm_{idx[a]}_{idx[b]} [new ErrorModel]", f"$lm_{idx[a]}_{idx[b]} unit pkt",
+                      f"$lm_{idx[a]}_{idx[b]} set rate_ {_g(p)}", f"$lm_{idx[a]}_{idx[b]} ranvar [new RandomVariable/Uniform]",
+                      f"${em} insert $lm_{idx[a]}_{idx[b]}", f"${em} default $lm_{idx[a]}_{idx[b]}"]
+    for key, em in modules.items():
+        if not any(lk for lk in links if (lk.a, lk.b) == key and lk.loss > 0 or (lk.b, lk.a) == key and lk.reverse_loss > 0):
+            lines.append(f"${em} default pass")
+
+    end = d.get("duration")
+    end_s = seconds(end, "duration") if end is not None else None
+    lines += [
+        "proc finish {} { global ns tf; $ns flush-trace; close $tf; exit 0 }",
+        "proc done {} {",
+        "    global tcp",
+        # The last packet's number: packet 0 is the SYN with syn_, so the data ends one later.
+        *[f"    if {{[$tcp({c.conn}) set ack_] < {c.packets - 1 + int(c.syn)}}} {{ return 0 }}" for c in conns if c.packets is not None],
+        "    return 1",
+        "}",
+    ]
+    if end_s is not None:
+        lines.append(f"$ns at {_g(end_s)} \"finish\"")
+    else:
+        # Without a duration the run ends when every transfer is acknowledged, as tcplab's does:
+        # a poll every millisecond of simulated time (it adds no packet and changes no agent).
+        lines += [
+            "proc poll {} { global ns; if {[done]} { finish } else { $ns at [expr [$ns now] + 0.001] poll } }",
+            f"$ns at {_g(horizon)} poll",
+        ]
+    lines.append("$ns run")
+    notes = []
+    if any(c.syn for c in conns) and any(resolved["flows"][i]["tcp"]["syn_options"] for i in range(len(d.get("flows", [])))):
+        notes.append("ns-2's packet 0 (syn_) is 40 bytes; tcplab's SYN carries syn_options bytes more")
+    if any(not c.syn for c in conns):
+        notes.append("without syn_ ns-2 sends packet 0 without its 40-byte header (TcpAgent::output())")
+    return Script("\n".join(lines) + "\n", nodes, links, conns, horizon, notes)
