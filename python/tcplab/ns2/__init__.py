@@ -4,8 +4,8 @@ packet by packet (`compare`)."""
 
 from __future__ import annotations
 
-from .compare import Comparison, compare
-from .export import Script, export
-from .run import INSTALL_HINT, Ns2Error, Ns2NotFound, Ns2Run, run
+from .pair import Comparison, compare
+from .script import Script, export
+from .runner import INSTALL_HINT, Ns2Error, Ns2NotFound, Ns2Run, run
 
 __all__ = ["export", "run", "compare", "Script", "Ns2Run", "Comparison", "Ns2Error", "Ns2NotFound", "INSTALL_HINT"]

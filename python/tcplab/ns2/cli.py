@@ -17,7 +17,7 @@ def _fail(msg: str, code: int = 2) -> None:
 def _guard(fn):
     """Run `fn`, turning the refusals and ns-2's absence into a message and exit status 2."""
     from .. import _core
-    from .run import Ns2Error, Ns2NotFound
+    from .runner import Ns2Error, Ns2NotFound
 
     try:
         return fn()
@@ -44,7 +44,7 @@ def ns2_group() -> None:
 def export_cmd(scenario, out, sets) -> None:
     """Write SCENARIO as an ns-2 Tcl script (its argument: the trace file to write). What ns-2
     cannot express is refused with its key path."""
-    from .export import export
+    from .script import export
 
     s = _guard(lambda: export(scenario, sets=sets))
     if out:
@@ -65,8 +65,8 @@ def export_cmd(scenario, out, sets) -> None:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write the packets (the segments series' columns) as CSV.")
 def run_cmd(scenario, sets, max_wall, keep, csv_path) -> None:
     """Run SCENARIO in ns-2 and print, per connection, what its trace shows."""
-    from .compare import conn_summary, link_drops
-    from .run import run
+    from .pair import conn_summary, link_drops
+    from .runner import run
 
     r = _guard(lambda: run(scenario, sets=sets, max_wall=max_wall, keep=keep))
     summ = conn_summary(r.segments, r.drops)
@@ -94,7 +94,7 @@ def compare_cmd(scenario, sets, seed, max_wall, plot_path, keep) -> None:
     """Run SCENARIO in tcplab and in ns-2; print both side by side (per connection and per
     link), the first packet where they diverge, and whether they agree at the core. Exit status
     0 whether they agree or not; 2 when ns-2 is missing or the scenario cannot be expressed."""
-    from .compare import compare
+    from .pair import compare
 
     c = _guard(lambda: compare(scenario, sets=sets, seed=seed, max_wall=max_wall, figure=plot_path, keep=keep))
     click.echo(c.text)

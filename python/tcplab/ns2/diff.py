@@ -71,8 +71,8 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--profile-as-is", action="store_true", help="keep the ns2 profile's start (no handshake)")
     ap.add_argument("--show", action="store_true", help="print each differing case's first divergence")
     args = ap.parse_args(argv)
-    from .compare import compare, describe
-    from .run import Ns2NotFound
+    from .pair import compare, describe
+    from .runner import Ns2NotFound
 
     ident, core = Counter(), Counter()
     total = Counter()

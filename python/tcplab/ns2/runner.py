@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .export import Script, export
+from .script import Script, export
 
 #: How to get `ns` where it is missing (exit status 2 from the command line).
 INSTALL_HINT = ("ns-2 (the `ns` program) is not installed: on Debian or Ubuntu `sudo apt-get install ns2` "

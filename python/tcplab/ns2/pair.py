@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .. import api
-from .run import DEFAULT_WALL_S, Ns2Run, run as ns2_run
+from .runner import DEFAULT_WALL_S, Ns2Run, run as ns2_run
 
 #: Data segments sent may differ by this fraction and still agree at the core.
 CORE_NTX_TOLERANCE = 0.03

@@ -79,7 +79,7 @@ KNOB_MAP = {
     "delack_tick": "fixed: 0s (the DelAck sink's timer runs from the packet)",
     "abc": "fixed: 0 (opencwnd() counts ACKs)",
     "early_retransmit": "fixed: false",
-    "ssthresh_whole_segments": "fixed: true (slowdown())",
+    "ssthresh_whole_segments": "fixed: true (slowdown() with precisionReduce_ false: ssthresh_ and cwnd_ = ⌊window()/2⌋)",
     "timeout_halves_window": "fixed: true (timeout())",
     "syn_timeout_ssthresh": "fixed: true (timeout() with the SYN outstanding)",
     "grow_on_recovery_exit": "fixed: true (recv_newack_helper())",
@@ -306,6 +306,10 @@ def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
         "rtxcur_init_": _g(seconds(k["rto_initial"], path("rto_initial"))), "minrto_": _g(seconds(k["rto_min"], path("rto_min"))),
         "maxrto_": _g(seconds(k["rto_max"], path("rto_max"))), "tcpTick_": _g(seconds(k["timer_tick"], path("timer_tick"))),
         "lessCareful_": int(bool(k["newreno_less_careful"])), "bugFix_ack_": int(bool(k["newreno_ack_heuristic"])),
+        # ssthresh_whole_segments: slowdown() halves the whole-packet window() and sets cwnd_ to
+        # that whole number, as ns-2 did before precision_reduce_ (true since 2006, when cwnd_
+        # becomes windowd()/2 unrounded while ssthresh_ is truncated), tcp/tcp.cc.
+        "precisionReduce_": 0,
     }
     sets["bugFix_"] = int(bool(k["newreno_recover_guard"] if v == "newreno" else k["recover_guard"]))
     if k["initial_ssthresh"] != "unlimited":
