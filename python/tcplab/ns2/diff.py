@@ -47,20 +47,43 @@ def case(i: int, seed: int = 1, as_is: bool = False) -> dict:
             "flows": [{"name": "bulk", **({"from": "sender", "to": "receiver"} if three else {}), "bytes": f"{SEGMENTS * 1000}B", "drops": [{"kind": "data", "segment": k} for k in segs]}]}
 
 
+#: The classes of first divergence, each with the ns-2 function behind it (docs/ns2.md).
+CLASSES = {
+    "identical": "packet-identical",
+    "no SYN": "without syn_, TcpAgent::output() sends packet 0 without its header and recv() (last_ack_ == 0 && "
+              "delay_growth_) resets cwnd_ to windowInit_ on its ACK (tcp/tcp.cc)",
+    "Fack initial window": "FackTcpAgent::recv_newack_helper() opens cwnd_ on the SYN's ACK, without TcpAgent::recv()'s reset "
+                           "to windowInit_: data starts at cwnd 2 whatever windowInit_ (tcp/tcp-fack.cc)",
+    "SACK option size": "the Sack1 sink adds 8 bytes per SACK block (Sacker::append_ack(), tcp/tcp-sink.cc); tcplab's option "
+                        "is 4 + 8n bytes (kind, length, two NOPs): each SACK-carrying ACK arrives 32 bits' time later",
+    "same-instant order": "ns-2's clock is a double: a packet arriving as a link finishes sending is enqueued before or after "
+                          "the link takes its next packet as the two floating-point times round (Scheduler, common/scheduler.cc); "
+                          "tcplab's integer clock makes them simultaneous and orders them by scheduling",
+    "unclassified": "no rule above explains it (printed with --show)",
+}
+
+
+def _later(e: tuple, others: list, within_us: int = 1000) -> bool:
+    """Whether `others` holds the same event up to `within_us` later."""
+    return any(o[1:] == e[1:] and e[0] < o[0] <= e[0] + within_us for o in others)
+
+
 def classify(sc: dict, cmp) -> str:
-    """The named cause of a difference, from the scenario and the first divergence; the rules
-    and the ns-2 functions behind them are in docs/ns2.md. "unclassified" when no rule applies."""
+    """The named cause of a difference (a key of CLASSES), from the scenario and the first
+    divergence. "unclassified" when no rule applies."""
     if cmp.identical:
         return "identical"
     tcp = sc["tcp"]
-    _, a, b = cmp.divergence
+    t, a, b = cmp.divergence
     if not tcp.get("handshake"):
-        return "no SYN: packet 0 without header, first ACK does not open cwnd"
-    if tcp["preset"] in ("sack1", "fack") and a is not None and b is not None and a[3] == b[3] == "b2a" and a[0] > b[0] \
-            and a[1:] == b[1:]:
-        return "SACK option size"
-    if tcp["preset"] == "fack" and tcp["initial_window"] > 1:
+        return "no SYN"
+    first_data = min((e[0] for e in cmp.events_ns2 if e[1] == 0 and e[3] == "a2b" and e[5] > 0), default=None)
+    if tcp["preset"] == "fack" and tcp["initial_window"] != 2 and first_data is not None and t <= first_data:
         return "Fack initial window"
+    if tcp["preset"] in ("sack1", "fack") and a is None and b is not None and _later(b, cmp.events_tcplab):
+        return "SACK option size"
+    if (a is None) != (b is None) and (a or b)[1] == 2:
+        return "same-instant order"
     return "unclassified"
 
 
@@ -103,7 +126,7 @@ def main(argv: Optional[list] = None) -> int:
             print(f"  {v:<8} {ident[v]:>3}/{total[v]} identical, {core[v]:>3}/{total[v]} core")
     print("first-divergence classes:")
     for cl, k in classes.most_common():
-        print(f"  {cl}: {k}")
+        print(f"  {cl}: {k}  ({CLASSES[cl]})")
     return 0
 
 

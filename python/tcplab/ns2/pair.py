@@ -147,6 +147,8 @@ class Comparison:
     links_ns2: dict
     sim_segments: object = None
     ns2_run: Optional[Ns2Run] = None
+    events_tcplab: list = field(default_factory=list)
+    events_ns2: list = field(default_factory=list)
     figure: Optional[str] = None
     notes: list = field(default_factory=list)
 
@@ -216,7 +218,7 @@ def compare(scenario, sets=(), seed: Optional[int] = None, max_wall: float = DEF
     div = first_divergence(ea, eb)
     a, b = conn_summary(seg, drops), conn_summary(nr.segments, nr.drops)
     c = Comparison(div is None, core_agrees(a, b), div, a, b, link_drops(drops), link_drops(nr.drops), sim_segments=seg,
-                   ns2_run=nr, notes=list(nr.notes))
+                   ns2_run=nr, events_tcplab=ea, events_ns2=eb, notes=list(nr.notes))
     if figure:
         c.figure = plot(seg, nr.segments, figure)
     return c

@@ -371,8 +371,14 @@ def export(scenario, sets=(), seed: Optional[int] = None) -> Script:
     idx = {n: i for i, n in enumerate(nodes)}
 
     def qlines(a: str, b: str, q: dict) -> list:
-        lim = q["packets"] if q["packets"] is not None else UNLIMITED_QUEUE
-        out = [f"$ns queue-limit $n({idx[a]}) $n({idx[b]}) {int(lim)}"]
+        lim = int(q["packets"]) if q["packets"] is not None else UNLIMITED_QUEUE
+        # tcplab's limit counts the packets waiting (not the one being sent). ns-2's DropTail
+        # drops an arrival when length + 1 >= qlim_ (DropTail::enque(), queue/drop-tail.cc): it
+        # holds qlim_ − 1 waiting, so the same queue is queue-limit N + 1. Queue/RED drops when
+        # the length before the arrival reaches qlim_ (REDQueue::enque(), queue/red.cc): N.
+        if q["kind"] == "droptail":
+            lim += 1
+        out = [f"$ns queue-limit $n({idx[a]}) $n({idx[b]}) {lim}"]
         if q["kind"] == "red":
             red = q["red"]
             qo = f"[[$ns link $n({idx[a]}) $n({idx[b]})] queue]"
