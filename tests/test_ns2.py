@@ -56,7 +56,7 @@ def scenario(**over) -> dict:
 
 @pytest.mark.parametrize("over, path", [
     ({"tcp": {"preset": "sack"}}, "tcp.variant"),
-    ({"tcp": {"rwnd": "unlimited"}}, "tcp.rwnd"),
+    ({"tcp": {"rwnd": "20500B"}}, "tcp.rwnd"),
     ({"tcp": {"abc": 1}}, "tcp.abc"),
     ({"tcp": {"rto_model": "rfc6298"}}, "tcp.rto_model"),
     ({"tcp": {"fin": True}}, "tcp.fin"),

@@ -46,7 +46,7 @@ KNOB_MAP = {
     "initial_window": "ns-2: windowInit_ (whole segments)",
     "restart_after_idle": "ns-2: slow_start_restart_",
     "initial_ssthresh": "ns-2: ssthresh_ (whole segments; unlimited leaves ns-2's 0, no limit)",
-    "rwnd": "ns-2: window_ (whole segments)",
+    "rwnd": "ns-2: window_ (whole segments; unlimited: 100000)",
     "dupthresh": "ns-2: numdupacks_",
     "dupthresh_frac": "ns-2: numdupacksFrac_ (0 is ns-2's -1, off)",
     "recover_guard": "ns-2: bugFix_ of Agent/TCP and /Reno",
@@ -100,6 +100,8 @@ DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s"}
 
 #: A queue without a limit: ns-2's queue-limit cannot be infinite.
 UNLIMITED_QUEUE = 1_000_000
+#: An unlimited receive window: ns-2's window_ must be a number of packets.
+UNLIMITED_WINDOW = 100_000
 FLOW_KEYS = {"name", "from", "to", "count", "start", "start_spacing", "bytes", "repeat", "think", "tcp", "drops"}
 DROP_KEYS = {"kind", "segment", "number", "transmissions", "transfer"}
 
@@ -284,8 +286,6 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
         raise refuse(path("limited_transmit"), "ns-2's Limited Transmit is send_one() (singledup_): limited_transmit and limited_transmit_send_one together")
     if abs(seconds(k["clock_granularity"], path("clock_granularity")) - seconds(k["timer_tick"], path("timer_tick"))) > 1e-12:
         raise refuse(path("clock_granularity"), f"{KNOB_MAP['clock_granularity']}")
-    if k["rwnd"] == "unlimited":
-        raise refuse(path("rwnd"), "ns-2's agents need a window_ in packets")
 
 
 def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
@@ -295,7 +295,8 @@ def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
     iw = k["initial_window"]
     if isinstance(iw, bool) or not isinstance(iw, int):
         raise refuse(path("initial_window"), f"{iw!r}: ns-2's windowInit_ is a number of segments (write an integer)")
-    rwnd = nbytes(k["rwnd"], path("rwnd"))
+    # ns-2's window_ is a number of packets; "unlimited" is one no run reaches.
+    rwnd = UNLIMITED_WINDOW * mss if k["rwnd"] == "unlimited" else nbytes(k["rwnd"], path("rwnd"))
     if rwnd % mss:
         raise refuse(path("rwnd"), f"{rwnd} B is not a whole number of {mss}-byte segments (ns-2's window_ counts packets)")
     sets = {
@@ -348,13 +349,14 @@ def export(scenario, sets=(), seed: Optional[int] = None) -> Script:
     sets = api._sets(sets)
     d = api.validate(scenario, sets=sets)
     resolved = api.validate(scenario, sets=sets, tcp=True)
-    for k in ("apps", "udp", "capture", "warmup"):
+    for k in ("apps", "udp", "capture"):
         if d.get(k):
             raise refuse(k, {"apps": "applications (request/response, web) are not exported yet: bulk [[flows]] only",
-                             "udp": "UDP sources are not exported yet", "capture": "ns-2 writes its own trace (tcplab ns2 run)",
-                             "warmup": "ns-2 has no warm-up window; the trace covers the whole run"}[k])
+                             "udp": "UDP sources are not exported yet", "capture": "ns-2 writes its own trace (tcplab ns2 run)"}[k])
     for k in d:
-        if k not in ("name", "description", "seed", "duration", "topology", "tcp", "flows", "series"):
+        # `warmup` only narrows tcplab's instruments; the packets are the same (the comparison
+        # covers the whole run).
+        if k not in ("name", "description", "seed", "duration", "warmup", "topology", "tcp", "flows", "series"):
             raise refuse(k, f"`{k}` has no ns-2 counterpart here (docs/ns2.md lists what is exported)")
     nodes, links = _links(d["topology"])
     single = d["topology"]["kind"] == "single_link"
