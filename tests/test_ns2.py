@@ -168,6 +168,7 @@ KNOWN = {
     3: "SACK option size",        # sack1, 4 drops
     9: "Fack initial window",     # fack, IW 3
     27: "same-instant order",     # newreno, a queue overflow at the instant the link frees
+    90: "DelAck duplicate",       # tahoe with DelAck: a go-back-N copy of the highest in-order packet
 }
 
 
@@ -187,6 +188,21 @@ def test_known_classes_of_difference_show_as_named(i, cls):
     c = ns2.compare(sc)
     assert not c.identical
     assert diff.classify(sc, c) == cls, c.text
+
+
+@needs_ns
+def test_a_timeout_in_recovery_halves_the_uninflated_window_in_ns2():
+    """A lost fast retransmission: the timer fires in Reno's recovery. ns-2's RenoTcpAgent::timeout()
+    zeroes dupwnd_ first (ssthresh 5 here), tcplab halves the inflated window (ssthresh 10): after
+    the timeout tcplab's slow start runs longer, so it sends a segment ns-2 does not, at the same
+    core (one timeout, the same two retransmissions)."""
+    sc = scenario(tcp={"initial_window": 4}, flow={"bytes": "60000B", "drops": [{"kind": "data", "segment": 20, "transmissions": [1, 2]}]})
+    c = ns2.compare(sc)
+    assert diff.classify(sc, c) == "timeout in recovery", c.text
+    assert c.core and c.tcplab[0]["timeouts"] == c.ns2[0]["timeouts"] == 1
+    r = tcplab.run(sc, series=["tcp"])
+    t = r.series.tcp
+    assert int(t[t["state"] == "loss"]["ssthresh"].iloc[0]) == 10000
 
 
 @needs_ns

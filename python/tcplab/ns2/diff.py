@@ -56,6 +56,10 @@ CLASSES = {
                            "to windowInit_: data starts at cwnd 2 whatever windowInit_ (tcp/tcp-fack.cc)",
     "SACK option size": "the Sack1 sink adds 8 bytes per SACK block (Sacker::append_ack(), tcp/tcp-sink.cc); tcplab's option "
                         "is 4 + 8n bytes (kind, length, two NOPs): each SACK-carrying ACK arrives 32 bits' time later",
+    "DelAck duplicate": "the DelAck sink delays the ACK of a retransmitted copy of its highest in-order packet, taking it "
+                        "for an in-order arrival (DelAckSink::recv(), tcp/tcp-sink.cc); tcplab acknowledges a duplicate at once",
+    "timeout in recovery": "RenoTcpAgent::timeout() (and NewReno's, inherited) zeroes dupwnd_ before TcpAgent::timeout() halves "
+                           "the window: ssthresh is half the uninflated cwnd_ (tcp/tcp-reno.cc); tcplab halves the inflated window",
     "same-instant order": "ns-2's clock is a double: a packet arriving as a link finishes sending is enqueued before or after "
                           "the link takes its next packet as the two floating-point times round (Scheduler, common/scheduler.cc); "
                           "tcplab's integer clock makes them simultaneous and orders them by scheduling",
@@ -82,6 +86,13 @@ def classify(sc: dict, cmp) -> str:
         return "Fack initial window"
     if tcp["preset"] in ("sack1", "fack") and a is None and b is not None and _later(b, cmp.events_tcplab):
         return "SACK option size"
+    if tcp.get("delayed_ack") and b is None and a is not None and a[1] == 0 and a[3] == "b2a":
+        acked = max((e[7] for e in cmp.events_tcplab if e[0] < t and e[1] == 0 and e[3] == "b2a"), default=-1)
+        if any(e[0] == t and e[1] == 1 and e[3] == "a2b" and e[5] > 0 and e[4] + e[5] <= acked for e in cmp.events_tcplab):
+            return "DelAck duplicate"
+    lost_rexmit = any(max(d.get("transmissions", [1])) > 1 for f in sc["flows"] for d in f.get("drops", []))
+    if tcp["preset"] in ("reno", "newreno") and lost_rexmit and b is None and a is not None and a[1] == 0 and a[3] == "a2b":
+        return "timeout in recovery"
     if (a is None) != (b is None) and (a or b)[1] == 2:
         return "same-instant order"
     return "unclassified"
