@@ -343,9 +343,9 @@ def _drop_positions(scenario, sets, conns_n: int) -> dict:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def export(scenario, sets=(), seed: Optional[int] = None) -> Script:
+def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) -> Script:
     """The ns-2 script of `scenario` (a path, TOML text or dict), or a ScenarioError naming the
-    key ns-2 cannot express."""
+    key ns-2 cannot express. Without `trace` the script writes no trace (for timing ns-2)."""
     sets = api._sets(sets)
     d = api.validate(scenario, sets=sets)
     resolved = api.validate(scenario, sets=sets, tcp=True)
@@ -364,10 +364,13 @@ def export(scenario, sets=(), seed: Optional[int] = None) -> Script:
         "# ns-2.35 script written by `tcplab ns2 export` (docs/ns2.md). Argument: the trace file.",
         f"# scenario: {d.get('name') or '(unnamed)'}",
         "set ns [new Simulator]",
-        "set tracefile [expr {[llength $argv] > 0 ? [lindex $argv 0] : \"out.tr\"}]",
-        "set tf [open $tracefile w]",
-        "$ns trace-all $tf",
     ]
+    if trace:
+        lines += [
+            "set tracefile [expr {[llength $argv] > 0 ? [lindex $argv 0] : \"out.tr\"}]",
+            "set tf [open $tracefile w]",
+            "$ns trace-all $tf",
+        ]
     for i, n in enumerate(nodes):
         lines.append(f"set n({i}) [$ns node] ;# {n}")
     idx = {n: i for i, n in enumerate(nodes)}
@@ -501,7 +504,7 @@ def export(scenario, sets=(), seed: Optional[int] = None) -> Script:
     end = d.get("duration")
     end_s = seconds(end, "duration") if end is not None else None
     lines += [
-        "proc finish {} { global ns tf; $ns flush-trace; close $tf; exit 0 }",
+        "proc finish {} { global ns tf; $ns flush-trace; close $tf; exit 0 }" if trace else "proc finish {} { exit 0 }",
         "proc done {} {",
         "    global tcp",
         # The last packet's number: packet 0 is the SYN with syn_, so the data ends one later.
