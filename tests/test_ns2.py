@@ -59,7 +59,8 @@ def scenario(**over) -> dict:
     ({"tcp": {"rwnd": "20500B"}}, "tcp.rwnd"),
     ({"tcp": {"abc": 1}}, "tcp.abc"),
     ({"tcp": {"rto_model": "rfc6298"}}, "tcp.rto_model"),
-    ({"tcp": {"fin": True}}, "tcp.fin"),
+    ({"tcp": {"fin": True, "handshake": False}}, "tcp.handshake"),
+    ({"tcp": {"profile": "ns2-full", "preset": "fack"}}, "tcp.variant"),
     ({"tcp": {"initial_window": "rfc3390"}}, "tcp.initial_window"),
     ({"tcp": {"limited_transmit": True}}, "tcp.limited_transmit"),
     ({"flow": {"bytes": "20500B"}}, "flows[0].bytes"),
@@ -203,6 +204,28 @@ def test_a_timeout_in_recovery_halves_the_uninflated_window_in_ns2():
     r = tcplab.run(sc, series=["tcp"])
     t = r.series.tcp
     assert int(t[t["state"] == "loss"]["ssthresh"].iloc[0]) == 10000
+
+
+def test_ns2_full_flows_export_as_two_fulltcp_agents():
+    tcl = export(scenario(tcp={"profile": "ns2-full", "preset": "newreno", "handshake": True, "syn_options": 0}, flow={"bytes": "3000B"})).tcl
+    for line in ("set tcp(0) [new Agent/TCP/FullTcp/Newreno]", "set sink(0) [new Agent/TCP/FullTcp/Newreno]", "$sink(0) listen",
+                 "$tcp(0) set segsize_ 536", "$sink(0) set segsperack_ 1", "$sink(0) set interval_ 0.1", "$tcp(0) set nodelay_ 0",
+                 "$tcp(0) set tcprexmtthresh_ 3", "advance-bytes 3000; $tcp(0) set close_on_empty_ true", "Trace set show_tcphdr_ 1"):
+        assert line in tcl, line
+
+
+@needs_ns
+def test_ns2_full_first_divergence_is_the_handshakes_own_ack():
+    """ns-2's FullTcp sends the handshake's ACK as a packet of its own before the data; the trace
+    reader reads FullTcp's byte sequence, ACK numbers and flags (FIN on the last data segment)."""
+    sc = scenario(tcp={"profile": "ns2-full", "preset": "reno"}, flow={"bytes": "3000B"})
+    c = ns2.compare(sc)
+    assert diff.classify(sc, c) == "FullTcp handshake ACK", c.text
+    assert c.core
+    seg = c.ns2_run.segments
+    tx = seg[(seg["event"] == "tx") & (seg["dir"] == "a2b")]
+    assert [int(x) for x in tx["seq"]] == [0, 1, 1, 537, 1073, 1609, 2145, 2681, 3002]
+    assert list(tx["tcp_flags"])[-2] == "FA" and int(tx["len"].iloc[-2]) == 320
 
 
 @needs_ns

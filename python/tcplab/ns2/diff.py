@@ -60,6 +60,8 @@ CLASSES = {
                         "for an in-order arrival (DelAckSink::recv(), tcp/tcp-sink.cc); tcplab acknowledges a duplicate at once",
     "timeout in recovery": "RenoTcpAgent::timeout() (and NewReno's, inherited) zeroes dupwnd_ before TcpAgent::timeout() halves "
                            "the window: ssthresh is half the uninflated cwnd_ (tcp/tcp-reno.cc); tcplab halves the inflated window",
+    "FullTcp handshake ACK": "FullTcpAgent::recv() in SYN_SENT sets TF_ACKNOW on a SYN-ACK without data: the handshake's ACK "
+                             "leaves on its own before the first data segment (tcp/tcp-full.cc); tcplab's first data segment carries it",
     "same-instant order": "ns-2's clock is a double: a packet arriving as a link finishes sending is enqueued before or after "
                           "the link takes its next packet as the two floating-point times round (Scheduler, common/scheduler.cc); "
                           "tcplab's integer clock makes them simultaneous and orders them by scheduling",
@@ -79,6 +81,8 @@ def classify(sc: dict, cmp) -> str:
         return "identical"
     tcp = sc["tcp"]
     t, a, b = cmp.divergence
+    if b is not None and a is None and b[1] == 0 and b[3] == "a2b" and b[5] == 0 and not b[6] and b[7] == 1:
+        return "FullTcp handshake ACK"
     if not tcp.get("handshake"):
         return "no SYN"
     first_data = min((e[0] for e in cmp.events_ns2 if e[1] == 0 and e[3] == "a2b" and e[5] > 0), default=None)

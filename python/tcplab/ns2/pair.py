@@ -34,15 +34,16 @@ def _us(t: float) -> int:
 def events(seg, drops) -> list:
     """Every packet event as a comparable tuple, in time order (microseconds); events of one
     microsecond in a canonical order, since the two simulators may log simultaneous events in
-    different orders. The ACK number is compared for ACKs only (one-way agents carry none on
-    data)."""
+    different orders. The ACK number is compared on packets without data only (ns-2's one-way
+    agents carry none on data)."""
     out = []
-    for t, ev, c, d, seq, ln, syn, ack in zip(seg["time_s"], seg["event"], seg["conn"], seg["dir"], seg["seq"], seg["len"], seg["syn"], seg["ack"]):
-        a = -1 if (d == "a2b" or ack is None or ack is _NA()) else int(ack)
-        out.append((_us(float(t)), 0 if ev == "tx" else 1, int(c), str(d), int(seq), int(ln), bool(syn), a))
+    for t, ev, c, d, seq, ln, syn, ack, fin in zip(seg["time_s"], seg["event"], seg["conn"], seg["dir"], seg["seq"], seg["len"], seg["syn"],
+                                                   seg["ack"], seg["fin"]):
+        a = -1 if (ln > 0 or ack is None or ack is _NA()) else int(ack)
+        out.append((_us(float(t)), 0 if ev == "tx" else 1, int(c), str(d), int(seq), int(ln), bool(syn), a, bool(fin)))
     if drops is not None:
-        for t, c, d, seq, ln, syn in zip(drops["time_s"], drops["conn"], drops["dir"], drops["seq"], drops["len"], drops["syn"]):
-            out.append((_us(float(t)), 2, int(c), str(d), int(seq), int(ln), bool(syn), -1))
+        for t, c, d, seq, ln, syn, fin in zip(drops["time_s"], drops["conn"], drops["dir"], drops["seq"], drops["len"], drops["syn"], drops["fin"]):
+            out.append((_us(float(t)), 2, int(c), str(d), int(seq), int(ln), bool(syn), -1, bool(fin)))
     out.sort()
     return out
 
@@ -59,8 +60,11 @@ EVENT_NAMES = {0: "sent", 1: "received", 2: "dropped"}
 def describe(e: Optional[tuple]) -> str:
     if e is None:
         return "(no other event at this microsecond)"
-    t, k, c, d, seq, ln, syn, ack = e
+    t, k, c, d, seq, ln, syn, ack, fin = e
     what = "SYN" if syn and d == "a2b" else "SYN-ACK" if syn else (f"data seq {seq} len {ln}" if ln else f"ACK {ack}")
+    if fin:
+        what += " with FIN" if ln else "" if what.startswith("ACK") else ""
+        what = what if ln else f"FIN seq {seq}"
     return f"{t / 1e6:.6f} s  conn {c} {d}  {what} {EVENT_NAMES[k]}"
 
 

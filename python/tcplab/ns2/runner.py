@@ -98,7 +98,29 @@ def read_trace(path: str, script: Script):
             if ev == "+":
                 enq.add((uid, a, b))
             first = uid not in seen and ev in ("+", "d") and a == src
-            if first:
+            if first and c.full:
+                # FullTcp: byte sequence numbers from 0 (the SYN), the ACK number and flags from
+                # the TCP header fields (`Trace set show_tcphdr_ 1`): ackno, flags, header length.
+                ackno, flg, hlen = int(f[12]), int(f[13], 16), int(f[14])
+                d = "a2b" if node_of.get(src) == c.src else "b2a"
+                syn, fin = bool(flg & 0x02), bool(flg & 0x01)
+                ln = size - hlen
+                ack = ackno if flg & 0x10 else None
+                if ln > 0 or syn or fin:
+                    k = (fid, d, seqno, syn, fin)
+                    sent[k] = sent.get(k, 0) + 1
+                    txn, dup = sent[k], False
+                else:
+                    txn = 0
+                    dup = last_ack.get((fid, d)) == ack
+                if ack is not None and ln == 0 and not syn and not fin:
+                    last_ack[(fid, d)] = ack
+                letters = "".join(ch for bit, ch in ((0x02, "S"), (0x01, "F"), (0x04, "R"), (0x10, "A")) if flg & bit)
+                seen[uid] = dict(conn=fid, dir=d, seq=seqno, len=ln, end=seqno + ln + int(syn) + int(fin), ack=ack, tcp_flags=letters,
+                                 syn=syn, fin=fin, rst=bool(flg & 0x04), retx=txn > 1, dup_ack=dup, sack=(), tx=txn, flow=c.flow,
+                                 wire_bytes=size)
+                rows.append(dict(seen[uid], time_s=t, event="tx"))
+            elif first:
                 s = int(c.syn)
                 if kind == "tcp":
                     d, syn = "a2b", c.syn and seqno == 0
@@ -136,7 +158,7 @@ def read_trace(path: str, script: Script):
             elif ev == "d":
                 reason = "queue" if (uid, a, b) in enq else "filter"
                 drops.append(dict(time_s=t, link=link_name.get((node_of[a], node_of[b]), f"{a}->{b}"), reason=reason, conn=fid,
-                                  dir=info["dir"], seq=info["seq"], len=info["len"], syn=info["syn"], fin=False, retx=info["retx"],
+                                  dir=info["dir"], seq=info["seq"], len=info["len"], syn=info["syn"], fin=info["fin"], retx=info["retx"],
                                   tx=info["tx"], wire_bytes=size))
     cols = ["conn", "dir", "time_s", "seq", "len", "end", "ack", "tcp_flags", "syn", "fin", "rst", "retx", "dup_ack", "sack",
             "event", "tx", "flow", "wire_bytes"]

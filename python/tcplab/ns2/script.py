@@ -35,6 +35,13 @@ AGENTS = {
     "sack-rh": "Agent/TCP/SackRH",
 }
 SACK_VARIANTS = ("sack1", "fack", "sack-rh")
+#: ns-2's two-way agents (`tcp/tcp-full.cc`), for connections with a FIN (the `ns2-full` profile).
+FULL_AGENTS = {
+    "tahoe": "Agent/TCP/FullTcp/Tahoe",
+    "reno": "Agent/TCP/FullTcp",
+    "newreno": "Agent/TCP/FullTcp/Newreno",
+    "sack1": "Agent/TCP/FullTcp/Sack",
+}
 
 #: The TCP knobs and what the export does with them. "ns-2: X" is the agent variable set from the
 #: knob; "fixed: v" means ns-2's agents behave as the knob's value v and other values are refused.
@@ -100,6 +107,8 @@ DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s"}
 
 #: A queue without a limit: ns-2's queue-limit cannot be infinite.
 UNLIMITED_QUEUE = 1_000_000
+#: Without `duration`, a run with FullTcp connections ends this long after the last start.
+FULL_HORIZON_S = 600.0
 #: An unlimited receive window: ns-2's window_ must be a number of packets.
 UNLIMITED_WINDOW = 100_000
 FLOW_KEYS = {"name", "from", "to", "count", "start", "start_spacing", "bytes", "repeat", "think", "tcp", "drops"}
@@ -169,6 +178,7 @@ class Conn:
     packets: Optional[int]       # None: unlimited (FTP start)
     start_s: float
     path: str
+    full: bool = False           # two-way FullTcp: byte sequence numbers, ACK numbers and flags in the trace
 
 
 @dataclass
@@ -267,20 +277,42 @@ def route(nodes: list, links: list, src: str, dst: str) -> list:
     return path
 
 
+#: What differs for the two-way FullTcp agents (`fin = true`, the `ns2-full` profile): these knobs
+#: map onto FullTcp's own variables instead of being fixed.
+FULL_FREE = ("fin", "nagle", "delack_bytes")
+
+
+def _check_full(k: dict, path) -> None:
+    if not k["handshake"]:
+        raise refuse(path("handshake"), "ns-2's FullTcp always opens with a SYN (handshake = true with fin = true)")
+    if k["variant"] not in FULL_AGENTS:
+        raise refuse(path("variant"), f"{k['variant']!r}: ns-2's FullTcp agents are {', '.join(FULL_AGENTS)}")
+    if k["delayed_ack"]:
+        if not k["delack_bytes"] or seconds(k["delack_timeout"], path("delack_timeout")) != 0:
+            raise refuse(path("delayed_ack"), "FullTcp delays ACKs by bytes (delack_bytes) on its periodic timer (delack_timeout = 0s, delack_tick = interval_)")
+    if k["sack"] != (k["variant"] == "sack1"):
+        raise refuse(path("sack"), "FullTcp/Sack is the SACK agent: sack = true with variant sack1 only")
+
+
 def _check_tcp(k: dict, own: dict, base: str) -> None:
     def path(name):
         return f"{base}.{name}" if name in own else f"tcp.{name}"
 
+    full = bool(k["fin"])
+    if full:
+        _check_full(k, path)
     for name, v in FIXED.items():
+        if full and name in FULL_FREE:
+            continue
         if k.get(name, v) != v:
             raise refuse(path(name), f"{name} = {k[name]!r}: ns-2's one-way agents behave as {name} = {v!r} ({KNOB_MAP[name]})")
-    if k["delayed_ack"]:
+    if k["delayed_ack"] and not full:
         for name, v in DELACK_FIXED.items():
             if k[name] != v:
                 raise refuse(path(name), f"{name} = {k[name]!r}: {KNOB_MAP[name]}")
-    if k["variant"] not in AGENTS:
+    if not full and k["variant"] not in AGENTS:
         raise refuse(path("variant"), f"{k['variant']!r}: the exported agents are {', '.join(AGENTS)} (ns-2's one-way agents)")
-    if k["sack"] and k["variant"] not in SACK_VARIANTS:
+    if not full and k["sack"] and k["variant"] not in SACK_VARIANTS:
         raise refuse(path("sack"), f"SACK with variant {k['variant']!r}: ns-2's SACK agents are Sack1, Fack and SackRH")
     if k["limited_transmit"] != k["limited_transmit_send_one"]:
         raise refuse(path("limited_transmit"), "ns-2's Limited Transmit is send_one() (singledup_): limited_transmit and limited_transmit_send_one together")
@@ -316,6 +348,14 @@ def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
     if k["initial_ssthresh"] != "unlimited":
         ss = nbytes(k["initial_ssthresh"], path("initial_ssthresh"))
         sets["ssthresh_"] = max(1, ss // mss)
+    if k["fin"]:
+        # FullTcp (tcp/tcp-full.cc): segsize_ is its MSS, tcprexmtthresh_ its dupthresh, ACKs
+        # every segsperack_ segments' bytes or on the interval_ timer, Nagle unless nodelay_.
+        del sets["packetSize_"], sets["syn_"], sets["numdupacks_"], sets["numdupacksFrac_"], sets["singledup_"]
+        sets.update({"segsize_": mss, "tcprexmtthresh_": int(k["dupthresh"]), "iss_": 0, "data_on_syn_": 0,
+                     "nodelay_": int(not k["nagle"]),
+                     "segsperack_": int(k["delack_segments"]) if k["delayed_ack"] else 1,
+                     "interval_": _g(seconds(k["delack_tick"], path("delack_tick"))) if k["delayed_ack"] else 0})
     if v == "newreno":
         sets["exit_recovery_fix_"] = int(bool(k["exit_recovery_fix"]))
         sets["partial_window_deflation_"] = int(bool(k["partial_window_deflation"]))
@@ -364,6 +404,7 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
         "# ns-2.35 script written by `tcplab ns2 export` (docs/ns2.md). Argument: the trace file.",
         f"# scenario: {d.get('name') or '(unnamed)'}",
         "set ns [new Simulator]",
+        "Trace set show_tcphdr_ 1 ;# ACK numbers and flags of FullTcp's packets",
     ]
     if trace:
         lines += [
@@ -414,7 +455,7 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
             for k in dr:
                 if k not in DROP_KEYS:
                     raise refuse(f"{base}.drops[{j}].{k}", f"`{k}` is not exported")
-            if dr["kind"] not in ("data", "ack", "syn"):
+            if dr["kind"] not in ("data", "ack", "syn") and not resolved["flows"][i]["tcp"]["fin"]:
                 raise refuse(f"{base}.drops[{j}].kind", f"{dr['kind']!r}: one-way agents have no SYN-ACK or FIN")
         if f.get("repeat", 1) != 1:
             raise refuse(base + ".repeat", "one transfer per connection (ns-2's one-way agents do not reconnect)")
@@ -430,9 +471,11 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
                 raise refuse(base + ".bytes", "an unlimited flow needs `duration`")
         else:
             nb = nbytes(f["bytes"], base + ".bytes")
-            if nb % mss:
+            full = bool(k["fin"])
+            if nb % mss and not full:
                 raise refuse(base + ".bytes", f"{nb} B is not a whole number of {mss}-byte segments: ns-2's one-way agents send whole packets of packetSize_")
-            pkts = nb // mss
+            pkts = nb if full else nb // mss      # FullTcp sends bytes
+        full = bool(k["fin"])
         start, spacing = seconds(f.get("start", "0s"), base + ".start"), seconds(f.get("start_spacing", "0s"), base + ".start_spacing")
         for c in range(int(f.get("count", 1))):
             num = str(c + 1)
@@ -446,12 +489,26 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
                 sink += "/DelAck"
             n = len(conns)
             t0 = start + c * spacing
-            conns.append(Conn(n, f.get("name") or f"flow{i}", src, dst, AGENTS[v], sink, mss, bool(k["handshake"]), pkts, t0, base))
+            agent = FULL_AGENTS[v] if full else AGENTS[v]
+            if full:
+                sink = agent
+            conns.append(Conn(n, f.get("name") or f"flow{i}", src, dst, agent, sink, mss, bool(k["handshake"]), pkts, t0, base, full))
             horizon = max(horizon, t0)
             lines.append(f"# connection {n}: {base} #{c + 1} ({f.get('name') or ''}) {src} -> {dst}")
-            lines.append(f"set tcp({n}) [new {AGENTS[v]}]")
+            lines.append(f"set tcp({n}) [new {agent}]")
             lines += [s.format(n) for s in _agent_lines(v, k, mss, base + ".tcp", own)]
             lines.append(f"$tcp({n}) set fid_ {n}")
+            if full:
+                # Both ends are FullTcp agents with the same knobs; the passive one listens.
+                lines.append(f"set sink({n}) [new {agent}]")
+                lines += [s.replace("$tcp({})", "$sink({})").format(n) for s in _agent_lines(v, k, mss, base + ".tcp", own)]
+                lines += [f"$sink({n}) set fid_ {n}", f"$ns attach-agent $n({idx[src]}) $tcp({n})",
+                          f"$ns attach-agent $n({idx[dst]}) $sink({n})", f"$ns connect $tcp({n}) $sink({n})", f"$sink({n}) listen"]
+                # advance-bytes opens the connection (reset() clears close_on_empty_), then the FIN
+                # goes once the data has all been sent (tcp/tcp-full.cc, send_much()).
+                send = "set infinite_send_ 1" if pkts is None else f"advance-bytes {pkts}; $tcp({n}) set close_on_empty_ true"
+                lines.append(f"$ns at {_g(t0)} \"$tcp({n}) {send}\"")
+                continue
             lines.append(f"set sink({n}) [new {sink}]")
             if k["sack"]:
                 lines.append(f"$sink({n}) set maxSackBlocks_ {int(k['sack_blocks'])}")
@@ -480,6 +537,10 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
 
     for (c, dirn), pos in sorted(positions.items()):
         cn = conns[c]
+        if cn.full and dirn == "a2b":
+            # FullTcp sends the handshake's ACK on its own before any data (tcplab's first data
+            # segment carries it): every later packet of the client is one further on.
+            pos = [p + 1 if p >= 1 else p for p in pos]
         a, b = (cn.src, cn.dst) if dirn == "a2b" else (cn.dst, cn.src)
         hops = route(nodes, links, a, b)
         em = module(*hops[0])
@@ -508,12 +569,16 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
         "proc done {} {",
         "    global tcp",
         # The last packet's number: packet 0 is the SYN with syn_, so the data ends one later.
-        *[f"    if {{[$tcp({c.conn}) set ack_] < {c.packets - 1 + int(c.syn)}}} {{ return 0 }}" for c in conns if c.packets is not None],
+        *[f"    if {{[$tcp({c.conn}) set ack_] < {c.packets - 1 + int(c.syn)}}} {{ return 0 }}" for c in conns if c.packets is not None and not c.full],
         "    return 1",
         "}",
     ]
     if end_s is not None:
         lines.append(f"$ns at {_g(end_s)} \"finish\"")
+    elif any(c.full for c in conns):
+        # FullTcp keeps no counter the script can poll: the run ends well after the last start,
+        # with nothing on the wire once the connections have closed.
+        lines.append(f"$ns at {_g(horizon + FULL_HORIZON_S)} \"finish\"")
     else:
         # Without a duration the run ends when every transfer is acknowledged, as tcplab's does:
         # a poll every millisecond of simulated time (it adds no packet and changes no agent).
