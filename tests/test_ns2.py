@@ -69,7 +69,10 @@ def scenario(**over) -> dict:
     ({"flow": {"tcp": {"variant": "fack-rh", "sack": True}}}, "flows[0].tcp.variant"),
     ({"topology": {"kind": "single_link", "rate": "1Mbps", "delay": "10ms", "queue": {"bytes": "20KB"}}}, "topology.queue.bytes"),
     ({"topology": {"kind": "single_link", "rate": "1Mbps", "delay": "10ms", "loss": 0.01, "loss_pattern": "periodic"}}, "topology.loss_pattern"),
-    ({"apps": [{"kind": "reqresp", "response": "10KB"}]}, "apps"),
+    ({"apps": [{"kind": "reqresp", "response": "10KB"}]}, "apps[0].kind"),
+    ({"apps": [{"kind": "cbr", "rate": "100kbps"}]}, "apps[0].packet"),
+    ({"apps": [{"kind": "onoff", "rate": "100kbps", "packet": "200B", "on": {"pareto": {"shape": 1.5, "mean": "1s"}},
+                "off": {"exponential": "1s"}}]}, "apps[0].on"),
 ])
 def test_export_refuses_what_ns2_cannot_express_by_key_path(over, path):
     with pytest.raises(tcplab.ScenarioError) as e:
@@ -226,6 +229,28 @@ def test_ns2_full_first_divergence_is_the_handshakes_own_ack():
     tx = seg[(seg["event"] == "tx") & (seg["dir"] == "a2b")]
     assert [int(x) for x in tx["seq"]] == [0, 1, 1, 537, 1073, 1609, 2145, 2681, 3002]
     assert list(tx["tcp_flags"])[-2] == "FA" and int(tx["len"].iloc[-2]) == 320
+
+
+CBR = {"kind": "cbr", "rate": "500kbps", "packet": "500B", "start": "100ms", "stop": "2s"}
+
+
+def test_udp_sources_export_as_ns2_traffic_generators():
+    pareto = {"kind": "onoff", "rate": "400kbps", "packet": "210B", "on": {"pareto": {"shape": 1.5, "mean": "100ms"}},
+              "off": {"pareto": {"shape": 1.5, "mean": "200ms"}}, "stop": "3s"}
+    tcl = export(scenario(apps=[CBR, pareto])).tcl
+    for line in ("set app(0) [new Application/Traffic/CBR]", "$app(0) set rate_ 500000", "$app(0) set packetSize_ 500",
+                 '$ns at 2 "$app(0) stop"', "set app(1) [new Application/Traffic/Pareto]", "$app(1) set shape_ 1.5",
+                 "$app(1) set burst_time_ 0.1", "$app(1) set idle_time_ 0.2", "$app(1) set rate_ 400000"):
+        assert line in tcl, line
+
+
+@needs_ns
+def test_tcp_beside_cbr_cross_traffic_is_packet_identical():
+    """A CBR source (deterministic in both) sharing the link with a Reno transfer: the same TCP
+    packets and the same drops on the link, the datagrams' among them."""
+    c = ns2.compare(scenario(flow={"bytes": "100000B"}, apps=[CBR]))
+    assert c.identical, c.text
+    assert c.links_tcplab == c.links_ns2 and sum(c.links_ns2.values()) > c.ns2[0]["drops"]   # UDP drops too
 
 
 @needs_ns

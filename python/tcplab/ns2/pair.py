@@ -43,6 +43,8 @@ def events(seg, drops) -> list:
         out.append((_us(float(t)), 0 if ev == "tx" else 1, int(c), str(d), int(seq), int(ln), bool(syn), a, bool(fin)))
     if drops is not None:
         for t, c, d, seq, ln, syn, fin in zip(drops["time_s"], drops["conn"], drops["dir"], drops["seq"], drops["len"], drops["syn"], drops["fin"]):
+            if c is None or c is _NA() or c != c:   # a UDP datagram: counted per link only
+                continue
             out.append((_us(float(t)), 2, int(c), str(d), int(seq), int(ln), bool(syn), -1, bool(fin)))
     out.sort()
     return out
@@ -114,7 +116,7 @@ def conn_summary(seg, drops) -> dict:
             "retx_set": frozenset(int(x) for x in rtx["seq"]),
             "transfer_s": dur,
             "goodput_bps": unique * 8 / dur if dur > 0 else 0.0,
-            "drops": int((drops["conn"] == c).sum()) if drops is not None and len(drops) else 0,
+            "drops": int((drops["conn"].astype("float64") == c).sum()) if drops is not None and len(drops) else 0,
         }
     return out
 

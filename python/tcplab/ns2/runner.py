@@ -88,10 +88,19 @@ def read_trace(path: str, script: Script):
     with open(path) as fh:
         for line in fh:
             f = line.split()
-            if len(f) < 12 or f[4] not in ("tcp", "ack"):
+            if len(f) < 12:
                 continue
             ev, t, a, b, kind, size = f[0], float(f[1]), int(f[2]), int(f[3]), f[4], int(f[5])
             fid, src, dst, seqno, uid = int(f[7]), int(f[8].split(".")[0]), int(f[9].split(".")[0]), int(f[10]), int(f[11])
+            if kind not in ("tcp", "ack"):
+                # A UDP datagram: its drops count per link (conn <NA>, as in tcplab's drops series).
+                if ev == "+":
+                    enq.add((uid, a, b))
+                elif ev == "d":
+                    drops.append(dict(time_s=t, link=link_name.get((node_of[a], node_of[b]), f"{a}->{b}"),
+                                      reason="queue" if (uid, a, b) in enq else "loss", conn=None, dir=None, seq=seqno, len=size,
+                                      syn=False, fin=False, retx=False, tx=1, wire_bytes=size))
+                continue
             c = conns.get(fid)
             if c is None:
                 continue

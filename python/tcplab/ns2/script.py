@@ -363,6 +363,78 @@ def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
     return [f"$tcp({{}}) set {name} {val}" for name, val in sets.items()]
 
 
+UDP_KINDS = ("cbr", "onoff")
+#: ns-2 flow ids of UDP sources: UDP_FID_BASE + the application's index (TCP connections use 0...).
+UDP_FID_BASE = 100_000
+UDP_KEYS = {"kind", "name", "from", "to", "start", "stop", "rate", "mean_rate", "aggregate_rate", "packet", "on", "off", "interval",
+            "jitter", "count", "instances", "embedded", "think", "tcp"}
+
+
+def _udp_lines(scenario, sets, d: dict, idx: dict, single: bool) -> list:
+    """The UDP sources: `Agent/UDP` to an `Agent/Null`, driven by `Application/Traffic/CBR`
+    (`cbr`), `/Pareto` (`onoff` with Pareto ON and OFF of one shape) or `/Exponential` (`onoff`
+    with exponential ON and OFF). The ON rate is the core's (the run's `udp` record, derived
+    there from `mean_rate` or `aggregate_rate`). ns-2 draws from its own random streams: compare
+    such runs as statistics."""
+    rates = {}
+    r = api.run(scenario, sets=sets)
+    # One row per source, in the order of [[apps]] (each entry is one instance here).
+    for i, row in enumerate(r.udp.to_dict("records") if len(r.udp) else []):
+        rates[i] = float(row["rate_bps"])
+    out = []
+    for i, a in enumerate(d["apps"]):
+        base = f"apps[{i}]"
+        for k in a:
+            if k not in UDP_KEYS:
+                raise refuse(f"{base}.{k}", f"`{k}` is not exported for UDP sources")
+        if int(a.get("instances", 1)) != 1:
+            raise refuse(base + ".instances", "one source per entry")
+        if a.get("packet") is None:
+            raise refuse(base + ".packet", "write the packet size: the export takes only what the validated scenario writes out")
+        size = nbytes(a["packet"], base + ".packet")
+        src = a.get("from") or ("sender" if single else None)
+        dst = a.get("to") or ("receiver" if single else None)
+        for key, n in ((".from", src), (".to", dst)):
+            if n not in idx:
+                raise refuse(base + key, f"{n!r} is not a node")
+        fid = UDP_FID_BASE + i
+        out += [f"# UDP source {base} ({a['kind']}) {src} -> {dst}",
+                f"set udp({i}) [new Agent/UDP]", f"$udp({i}) set fid_ {fid}", f"$udp({i}) set packetSize_ {size}",
+                f"set null({i}) [new Agent/Null]", f"$ns attach-agent $n({idx[src]}) $udp({i})", f"$ns attach-agent $n({idx[dst]}) $null({i})",
+                f"$ns connect $udp({i}) $null({i})"]
+        rate = rates.get(i)
+        if rate is None:
+            raise refuse(base, "the core reported no rate for this source")
+        if a["kind"] == "cbr":
+            # CBR_Traffic (tools/cbr_traffic.cc): rate_ and packetSize_, random_ for the jitter.
+            out += [f"set app({i}) [new Application/Traffic/CBR]", f"$app({i}) set packetSize_ {size}", f"$app({i}) set rate_ {_g(rate)}",
+                    f"$app({i}) set random_ {int(bool(a.get('jitter', False)))}"]
+        else:
+            on, off = a.get("on"), a.get("off")
+            if on is None or off is None:
+                raise refuse(base + (".on" if on is None else ".off"), "write the ON and OFF distributions: the export takes only what the validated scenario writes out")
+            if isinstance(on, dict) and isinstance(off, dict) and "pareto" in on and "pareto" in off:
+                pon, poff = on["pareto"], off["pareto"]
+                if "mean" not in pon or "mean" not in poff or pon.get("shape") != poff.get("shape"):
+                    raise refuse(base + ".off", "Application/Traffic/Pareto takes one shape_ and the two means")
+                out += [f"set app({i}) [new Application/Traffic/Pareto]", f"$app({i}) set shape_ {_g(float(pon['shape']))}",
+                        f"$app({i}) set burst_time_ {_g(seconds(pon['mean'], base + '.on'))}",
+                        f"$app({i}) set idle_time_ {_g(seconds(poff['mean'], base + '.off'))}"]
+            elif isinstance(on, dict) and isinstance(off, dict) and "exponential" in on and "exponential" in off:
+                out += [f"set app({i}) [new Application/Traffic/Exponential]",
+                        f"$app({i}) set burst_time_ {_g(seconds(on['exponential'], base + '.on'))}",
+                        f"$app({i}) set idle_time_ {_g(seconds(off['exponential'], base + '.off'))}"]
+            else:
+                raise refuse(base + ".on", "ns-2's ON/OFF sources are Pareto (both ON and OFF) or exponential (both)")
+            out += [f"$app({i}) set packetSize_ {size}", f"$app({i}) set rate_ {_g(rate)}"]
+        if a.get("count") not in (None, "unlimited"):
+            out.append(f"$app({i}) set maxpkts_ {int(a['count'])}")
+        out += [f"$app({i}) attach-agent $udp({i})", f"$ns at {_g(seconds(a.get('start', '0s'), base + '.start'))} \"$app({i}) start\""]
+        if a.get("stop") is not None:
+            out.append(f"$ns at {_g(seconds(a['stop'], base + '.stop'))} \"$app({i}) stop\"")
+    return out
+
+
 def _drop_positions(scenario, sets, conns_n: int) -> dict:
     """Where tcplab's run dropped chosen packets: {(conn, dir): [position among that
     connection's packets in that direction as they leave their host, from 0]}."""
@@ -389,14 +461,16 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
     sets = api._sets(sets)
     d = api.validate(scenario, sets=sets)
     resolved = api.validate(scenario, sets=sets, tcp=True)
-    for k in ("apps", "udp", "capture"):
-        if d.get(k):
-            raise refuse(k, {"apps": "applications (request/response, web) are not exported yet: bulk [[flows]] only",
-                             "udp": "UDP sources are not exported yet", "capture": "ns-2 writes its own trace (tcplab ns2 run)"}[k])
+    if d.get("capture"):
+        raise refuse("capture", "ns-2 writes its own trace (tcplab ns2 run)")
+    for i, a in enumerate(d.get("apps") or []):
+        if a.get("kind") not in UDP_KINDS:
+            raise refuse(f"apps[{i}].kind", f"{a.get('kind')!r}: request/response and web clients are not exported yet "
+                                            "(bulk [[flows]], and the UDP sources cbr and onoff, are)")
     for k in d:
         # `warmup` only narrows tcplab's instruments; the packets are the same (the comparison
         # covers the whole run).
-        if k not in ("name", "description", "seed", "duration", "warmup", "topology", "tcp", "flows", "series"):
+        if k not in ("name", "description", "seed", "duration", "warmup", "topology", "tcp", "flows", "apps", "series"):
             raise refuse(k, f"`{k}` has no ns-2 counterpart here (docs/ns2.md lists what is exported)")
     nodes, links = _links(d["topology"])
     single = d["topology"]["kind"] == "single_link"
@@ -520,6 +594,9 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
             lines.append(f"$ns connect $tcp({n}) $sink({n})")
             lines.append(f"set ftp({n}) [$tcp({n}) attach-app FTP]")
             lines.append(f"$ns at {_g(t0)} \"$ftp({n}) {'start' if pkts is None else f'produce {pkts}'}\"")
+
+    if d.get("apps"):
+        lines += _udp_lines(scenario, sets, d, idx, single)
 
     # Chosen drops, at the head of each flow's first link (before the queue, as tcplab drops them),
     # and random loss: one ErrorModule per link direction that needs one.
