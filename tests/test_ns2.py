@@ -154,6 +154,13 @@ def test_a_refusal_is_one_error_line_with_exit_2(tmp_path, cli):
 
 
 @needs_ns
+def test_ns2_is_stopped_at_its_wall_time():
+    sc = scenario(topology=DUMBBELL, flows=[{"from": "s{i}", "to": "r{i}", "count": 2, "bytes": "unlimited"}], duration="300s")
+    with pytest.raises(ns2.Ns2Error, match="wall time"):
+        ns2.run(sc, max_wall=0.2)
+
+
+@needs_ns
 def test_trace_maps_packet_numbers_to_tcplab_bytes():
     r = ns2.run(scenario(tcp={"initial_window": 2}, flow={"bytes": "5000B"}))
     seg = r.segments
@@ -183,6 +190,23 @@ def test_generated_cases_are_packet_identical(i):
     c = ns2.compare(sc)
     assert c.identical, f"case {i}: {c.text}"
     assert c.core and c.tcplab == c.ns2
+
+
+DUMBBELL = {"kind": "dumbbell", "pairs": 2, "access_rate": "10Mbps", "access_delay": "1ms", "bottleneck_rate": "1500kbps",
+            "bottleneck_delay": "20ms", "queue": 10}
+
+
+@needs_ns
+@pytest.mark.parametrize("over", [
+    {"flow": {"drops": [{"kind": "syn"}]}},                                            # the SYN timeout (ssthresh 2, IW 1)
+    {"flow": {"drops": [{"kind": "ack", "number": k} for k in (2, 3, 4)]}},            # ACKs lost on the way back
+    {"tcp": {"preset": "newreno"}, "flow": {"drops": [{"kind": "data", "segment": 4, "transmissions": [1, 2]}]}},
+    {"topology": DUMBBELL, "tcp": {"preset": "newreno"},                                # two flows through one bottleneck
+     "flows": [{"from": "s{i}", "to": "r{i}", "count": 2, "bytes": "50000B", "start_spacing": "30ms", "drops": [{"kind": "data", "segment": 5}]}]},
+], ids=["syn-drop", "ack-drops", "lost-retransmission", "dumbbell-two-flows"])
+def test_drop_kinds_and_topologies_are_packet_identical(over):
+    c = ns2.compare(scenario(**over))
+    assert c.identical, c.text
 
 
 @needs_ns

@@ -218,7 +218,7 @@ def plot(sim_seg, ns_seg, path: str, title: str = "") -> str:
 def compare(scenario, sets=(), seed: Optional[int] = None, max_wall: float = DEFAULT_WALL_S, figure: Optional[str] = None,
             keep: Optional[str] = None) -> Comparison:
     """Run `scenario` in tcplab and in ns-2 and compare them packet by packet."""
-    nr = ns2_run(scenario, sets=sets, max_wall=max_wall, keep=keep)
+    nr = ns2_run(scenario, sets=sets, max_wall=max_wall, keep=keep, seed=seed)
     seg, drops, _ = sim_run(scenario, sets=sets, seed=seed)
     ea, eb = events(seg, drops), events(nr.segments, nr.drops)
     div = first_divergence(ea, eb)

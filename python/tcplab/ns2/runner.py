@@ -180,13 +180,13 @@ def read_trace(path: str, script: Script):
     return seg, pd.DataFrame(drops, columns=dcols)
 
 
-def run(scenario, sets=(), max_wall: float = DEFAULT_WALL_S, keep: Optional[str] = None) -> Ns2Run:
+def run(scenario, sets=(), max_wall: float = DEFAULT_WALL_S, keep: Optional[str] = None, seed: Optional[int] = None) -> Ns2Run:
     """Export `scenario`, run it in ns-2 with at most `max_wall` seconds of wall time, and read
     the trace back. `keep` names a directory where the script and trace stay (else a temporary
     one is removed)."""
     import time
 
-    script = export(scenario, sets=sets)
+    script = export(scenario, sets=sets, seed=seed)
     ns_binary()
     tmp = None
     if keep is None:

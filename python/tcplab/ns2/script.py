@@ -370,14 +370,14 @@ UDP_KEYS = {"kind", "name", "from", "to", "start", "stop", "rate", "mean_rate", 
             "jitter", "count", "instances", "embedded", "think", "tcp"}
 
 
-def _udp_lines(scenario, sets, d: dict, idx: dict, single: bool) -> list:
+def _udp_lines(scenario, sets, seed, d: dict, idx: dict, single: bool) -> list:
     """The UDP sources: `Agent/UDP` to an `Agent/Null`, driven by `Application/Traffic/CBR`
     (`cbr`), `/Pareto` (`onoff` with Pareto ON and OFF of one shape) or `/Exponential` (`onoff`
     with exponential ON and OFF). The ON rate is the core's (the run's `udp` record, derived
     there from `mean_rate` or `aggregate_rate`). ns-2 draws from its own random streams: compare
     such runs as statistics."""
     rates = {}
-    r = api.run(scenario, sets=sets)
+    r = api.run(scenario, sets=sets, seed=seed)
     # One row per source, in the order of [[apps]] (each entry is one instance here).
     for i, row in enumerate(r.udp.to_dict("records") if len(r.udp) else []):
         rates[i] = float(row["rate_bps"])
@@ -435,10 +435,10 @@ def _udp_lines(scenario, sets, d: dict, idx: dict, single: bool) -> list:
     return out
 
 
-def _drop_positions(scenario, sets, conns_n: int) -> dict:
+def _drop_positions(scenario, sets, seed) -> dict:
     """Where tcplab's run dropped chosen packets: {(conn, dir): [position among that
     connection's packets in that direction as they leave their host, from 0]}."""
-    r = api.run(scenario, sets=sets, series=["segments", "drops"])
+    r = api.run(scenario, sets=sets, seed=seed, series=["segments", "drops"])
     seg, drops = r.series.segments, r.series.drops
     out: dict = {}
     if drops is None or len(drops) == 0:
@@ -457,7 +457,9 @@ def _drop_positions(scenario, sets, conns_n: int) -> dict:
 
 def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) -> Script:
     """The ns-2 script of `scenario` (a path, TOML text or dict), or a ScenarioError naming the
-    key ns-2 cannot express. Without `trace` the script writes no trace (for timing ns-2)."""
+    key ns-2 cannot express. `seed` is that of tcplab's run that places chosen drops and reads the
+    UDP sources' rates (default: the scenario's). Without `trace` the script writes no trace (for
+    timing ns-2)."""
     sets = api._sets(sets)
     d = api.validate(scenario, sets=sets)
     resolved = api.validate(scenario, sets=sets, tcp=True)
@@ -596,11 +598,11 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
             lines.append(f"$ns at {_g(t0)} \"$ftp({n}) {'start' if pkts is None else f'produce {pkts}'}\"")
 
     if d.get("apps"):
-        lines += _udp_lines(scenario, sets, d, idx, single)
+        lines += _udp_lines(scenario, sets, seed, d, idx, single)
 
     # Chosen drops, at the head of each flow's first link (before the queue, as tcplab drops them),
     # and random loss: one ErrorModule per link direction that needs one.
-    positions = _drop_positions(scenario, sets, len(conns)) if any((f.get("drops") for f in d.get("flows", []))) else {}
+    positions = _drop_positions(scenario, sets, seed) if any((f.get("drops") for f in d.get("flows", []))) else {}
     modules: dict = {}
 
     def module(a: str, b: str) -> str:
