@@ -92,9 +92,10 @@ def first_divergence(ea: list, eb: list) -> Optional[tuple]:
 
 def conn_summary(seg, drops) -> dict:
     """Per connection, from the packets alone (the same rules on both simulators): data
-    segments sent, retransmissions, timeouts (retransmissions sent at an instant when no packet
-    reached the sender: a timer fired), the set of retransmitted sequence numbers, transfer time
-    (first packet sent to the last ACK received) and goodput."""
+    segments sent, retransmissions by kind (sent on an arriving ACK, or at an instant when no
+    packet reached the sender: a timer fired), timeouts (the instants of the latter), the set of
+    retransmitted sequence numbers, transfer time (first packet sent to the last ACK received)
+    and goodput."""
     out = {}
     for c in sorted(set(int(x) for x in seg["conn"])):
         s = seg[seg["conn"] == c]
@@ -102,7 +103,9 @@ def conn_summary(seg, drops) -> dict:
         data = tx[tx["len"] > 0]
         rx_at_sender = set(_us(float(t)) for t in s[(s["event"] == "rx") & (s["dir"] == "b2a")]["time_s"])
         rtx = data[data["retx"]]
-        timeouts = sorted(set(_us(float(t)) for t in rtx["time_s"]) - rx_at_sender)
+        rtx_us = [_us(float(t)) for t in rtx["time_s"]]
+        timeouts = sorted(set(rtx_us) - rx_at_sender)
+        on_timer = sum(1 for u in rtx_us if u not in rx_at_sender)
         acks = s[(s["event"] == "rx") & (s["dir"] == "b2a")]
         # Times at ns-2's trace resolution, so that equal runs give equal figures.
         t0 = _us(float(tx["time_s"].min())) / 1e6 if len(tx) else 0.0
@@ -112,6 +115,8 @@ def conn_summary(seg, drops) -> dict:
         out[c] = {
             "data_segs": int(len(data)),
             "retransmits": int(len(rtx)),
+            "retx_timer": on_timer,                   # sent when no packet arrived: a timer fired
+            "retx_ack": int(len(rtx)) - on_timer,     # sent on an arriving ACK (fast retransmit, recovery)
             "timeouts": len(timeouts),
             "retx_set": frozenset(int(x) for x in rtx["seq"]),
             "transfer_s": dur,
@@ -165,7 +170,8 @@ class Comparison:
 
 def render(c: Comparison) -> str:
     lines = ["per connection          tcplab        ns-2"]
-    names = [("data_segs", "data segments", "{:d}"), ("retransmits", "retransmissions", "{:d}"), ("timeouts", "timeouts", "{:d}"),
+    names = [("data_segs", "data segments", "{:d}"), ("retransmits", "retransmissions", "{:d}"),
+             ("retx_ack", "  on an ACK", "{:d}"), ("retx_timer", "  on a timer", "{:d}"), ("timeouts", "timeouts", "{:d}"),
              ("transfer_s", "transfer time (s)", "{:.6f}"), ("goodput_bps", "goodput (b/s)", "{:.0f}")]
     for conn in sorted(set(c.tcplab) | set(c.ns2)):
         lines.append(f"connection {conn}")
