@@ -299,13 +299,13 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
         return f"{base}.{name}" if name in own else f"tcp.{name}"
 
     full = bool(k["fin"])
-    if full:
-        _check_full(k, path)
     for name, v in FIXED.items():
         if full and name in FULL_FREE:
             continue
         if k.get(name, v) != v:
-            raise refuse(path(name), f"{name} = {k[name]!r}: ns-2's one-way agents behave as {name} = {v!r} ({KNOB_MAP[name]})")
+            raise refuse(path(name), f"{name} = {k[name]!r}: ns-2's agents behave as {name} = {v!r} ({KNOB_MAP[name]})")
+    if full:
+        _check_full(k, path)
     if k["delayed_ack"] and not full:
         for name, v in DELACK_FIXED.items():
             if k[name] != v:
@@ -537,7 +537,14 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
             raise refuse(base + ".repeat", "one transfer per connection (ns-2's one-way agents do not reconnect)")
         own = f.get("tcp") or {}
         k = resolved["flows"][i]["tcp"]
-        _check_tcp(k, own, base + ".tcp")
+        try:
+            _check_tcp(k, own, base + ".tcp")
+        except api._core.ScenarioError as e:
+            profile = own.get("profile") or (d.get("tcp") or {}).get("profile") or "rfc"
+            if profile in ("ns2", "ns2-full"):
+                raise
+            raise api._scenario_error(e.path, f"{e.reason} (profile {profile!r}: ns-2's agents are the `ns2` profile's, "
+                                              "or `ns2-full`'s for FullTcp; write one of them in [tcp])") from None
         mss = nbytes(k["mss"], f"{base}.tcp.mss" if "mss" in own else "tcp.mss")
         if k["variant"] in SACK_VARIANTS and not k["sack"]:
             raise refuse((f"{base}.tcp" if "sack" in own else "tcp") + ".sack", f"variant {k['variant']!r} without SACK: ns-2's SACK agents need a SACK sink")
