@@ -278,6 +278,21 @@ def test_tcp_beside_cbr_cross_traffic_is_packet_identical():
 
 
 @needs_ns
+def test_sackrh_also_starts_at_cwnd_2_after_the_syn():
+    sc = scenario(tcp={"preset": "sack-rh"}, flow={"bytes": "30000B", "drops": [{"kind": "data", "segment": 7}]})
+    c = ns2.compare(sc)
+    assert diff.classify(sc, c) == "Fack initial window", c.text
+    t, a, b = c.divergence
+    assert a is None and b[3] == "a2b" and b[4] == 1001   # ns-2's second data segment, with the first
+
+
+def test_a_refusal_under_another_profile_says_which_to_write():
+    with pytest.raises(tcplab.ScenarioError) as e:
+        export({"topology": BASE["topology"], "flows": [{"bytes": "10000B"}]})
+    assert e.value.path == "tcp.rto_model" and "write one of them" in str(e.value)
+
+
+@needs_ns
 def test_without_a_syn_packet_0_is_40_bytes_short():
     """The `ns2` profile as it is (no handshake): ns-2's packet 0 leaves without its header."""
     sc = diff.case(0, as_is=True)

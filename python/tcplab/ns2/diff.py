@@ -53,7 +53,8 @@ CLASSES = {
     "no SYN": "without syn_, TcpAgent::output() sends packet 0 without its header and recv() (last_ack_ == 0 && "
               "delay_growth_) resets cwnd_ to windowInit_ on its ACK (tcp/tcp.cc)",
     "Fack initial window": "FackTcpAgent::recv_newack_helper() opens cwnd_ on the SYN's ACK, without TcpAgent::recv()'s reset "
-                           "to windowInit_: data starts at cwnd 2 whatever windowInit_ (tcp/tcp-fack.cc)",
+                           "to windowInit_: data starts at cwnd 2 whatever windowInit_ (tcp/tcp-fack.cc; SackRHTcpAgent::recv() "
+                           "alike, tcp/tcp-sack-rh.cc)",
     "SACK option size": "the Sack1 sink adds 8 bytes per SACK block (Sacker::append_ack(), tcp/tcp-sink.cc); tcplab's option "
                         "is 4 + 8n bytes (kind, length, two NOPs): each SACK-carrying ACK arrives 32 bits' time later",
     "DelAck duplicate": "the DelAck sink delays the ACK of a retransmitted copy of its highest in-order packet, taking it "
@@ -86,7 +87,7 @@ def classify(sc: dict, cmp) -> str:
     if not tcp.get("handshake"):
         return "no SYN"
     first_data = min((e[0] for e in cmp.events_ns2 if e[1] == 0 and e[3] == "a2b" and e[5] > 0), default=None)
-    if tcp["preset"] == "fack" and tcp["initial_window"] != 2 and first_data is not None and t <= first_data:
+    if tcp["preset"] in ("fack", "sack-rh") and tcp.get("initial_window", 1) != 2 and first_data is not None and t <= first_data:
         return "Fack initial window"
     if tcp["preset"] in ("sack1", "fack") and a is None and b is not None and _later(b, cmp.events_tcplab):
         return "SACK option size"
