@@ -278,6 +278,13 @@ def test_tcp_beside_cbr_cross_traffic_is_packet_identical():
 
 
 @needs_ns
+def test_an_unlimited_fulltcp_transfer_runs_to_the_duration():
+    sc = scenario(tcp={"profile": "ns2-full", "preset": "reno"}, flow={"bytes": "unlimited"}, duration="3s")
+    c = ns2.compare(sc)
+    assert c.core and c.ns2[0]["data_segs"] == c.tcplab[0]["data_segs"] > 900, c.text
+
+
+@needs_ns
 def test_sackrh_also_starts_at_cwnd_2_after_the_syn():
     sc = scenario(tcp={"preset": "sack-rh"}, flow={"bytes": "30000B", "drops": [{"kind": "data", "segment": 7}]})
     c = ns2.compare(sc)

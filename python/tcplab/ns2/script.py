@@ -589,8 +589,11 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
                           f"$ns attach-agent $n({idx[dst]}) $sink({n})", f"$ns connect $tcp({n}) $sink({n})", f"$sink({n}) listen"]
                 # advance-bytes opens the connection (reset() clears close_on_empty_), then the FIN
                 # goes once the data has all been sent (tcp/tcp-full.cc, send_much()).
-                send = "set infinite_send_ 1" if pkts is None else f"advance-bytes {pkts}; $tcp({n}) set close_on_empty_ true"
-                lines.append(f"$ns at {_g(t0)} \"$tcp({n}) {send}\"")
+                if pkts is None:
+                    # An unlimited transfer: FTP's start sends without end (FullTcp's infinite_send_).
+                    lines += [f"set ftp({n}) [$tcp({n}) attach-app FTP]", f"$ns at {_g(t0)} \"$ftp({n}) start\""]
+                else:
+                    lines.append(f"$ns at {_g(t0)} \"$tcp({n}) advance-bytes {pkts}; $tcp({n}) set close_on_empty_ true\"")
                 continue
             lines.append(f"set sink({n}) [new {sink}]")
             if k["sack"]:
