@@ -278,6 +278,19 @@ def test_tcp_beside_cbr_cross_traffic_is_packet_identical():
 
 
 @needs_ns
+def test_random_loss_and_red_run_in_ns2():
+    """ns-2 draws from its own streams: these compare as statistics; here, that they run and drop."""
+    topo = {"kind": "custom", "nodes": ["sender", "router", "receiver"], "links": [
+        {"a": "sender", "b": "router", "rate": "10Mbps", "delay": "1ms"},
+        {"a": "router", "b": "receiver", "rate": "1500kbps", "delay": "20ms", "loss": 0.05,
+         "queue": {"kind": "red", "packets": 30, "red": {"min_th": 3, "max_th": 9, "max_p": 0.1, "w_q": 0.02}}}]}
+    r = ns2.run(scenario(topology=topo, tcp={"initial_window": 4}, flows=[{"from": "sender", "to": "receiver", "bytes": "200000B"}]))
+    assert len(r.drops) > 0 and set(r.drops["link"]) == {"link1:router->receiver"}
+    tx = r.segments[(r.segments["event"] == "tx") & (r.segments["dir"] == "a2b")]
+    assert int(tx["end"].max()) == 200001   # every byte sent, the transfer complete
+
+
+@needs_ns
 def test_an_unlimited_fulltcp_transfer_runs_to_the_duration():
     sc = scenario(tcp={"profile": "ns2-full", "preset": "reno"}, flow={"bytes": "unlimited"}, duration="3s")
     c = ns2.compare(sc)

@@ -643,13 +643,14 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
                 continue
             if (a, b) in modules:
                 raise refuse(f"{lk.path}.{key}", "random loss on a link where chosen packets are dropped is not exported")
-            em = module(a, b)
-            lines += [f"set lm_{idx[a]}_{idx[b]} [new ErrorModel]", f"$lm_{idx[a]}_{idx[b]} unit pkt",
-                      f"$lm_{idx[a]}_{idx[b]} set rate_ {_g(p)}", f"$lm_{idx[a]}_{idx[b]} ranvar [new RandomVariable/Uniform]",
-                      f"${em} insert $lm_{idx[a]}_{idx[b]}", f"${em} default $lm_{idx[a]}_{idx[b]}"]
+            # The error model alone at the head of the link direction (SimpleLink errormodule):
+            # every packet offered is dropped with probability p, before the queue.
+            lm = f"lm_{idx[a]}_{idx[b]}"
+            lines += [f"set {lm} [new ErrorModel]", f"${lm} unit pkt", f"${lm} set rate_ {_g(p)}",
+                      f"${lm} ranvar [new RandomVariable/Uniform]", f"${lm} drop-target [new Agent/Null]",
+                      f"[$ns link $n({idx[a]}) $n({idx[b]})] errormodule ${lm}"]
     for key, em in modules.items():
-        if not any(lk for lk in links if (lk.a, lk.b) == key and lk.loss > 0 or (lk.b, lk.a) == key and lk.reverse_loss > 0):
-            lines.append(f"${em} default pass")
+        lines.append(f"${em} default pass")
 
     end = d.get("duration")
     end_s = seconds(end, "duration") if end is not None else None
