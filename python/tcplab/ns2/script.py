@@ -17,7 +17,6 @@ long as they agree up to it; where they do not, the first divergence comes befor
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
