@@ -263,10 +263,11 @@ TBIT_LEGEND = (
 
 
 class _Main(click.Group):
-    """The command group, with the real-stack testbed's commands (docs/testbed.md) loaded only
-    when named or listed: `run`, `validate` and `trace` do not import them."""
+    """The command group, with the real-stack testbed's commands (docs/testbed.md) and the
+    scripted tests (docs/script.md) loaded only when named or listed: `run`, `validate` and
+    `trace` do not import them."""
 
-    _LAZY = {"testbed": ("tcplab.testbed.cli", "testbed_group")}
+    _LAZY = {"testbed": ("tcplab.testbed.cli", "testbed_group"), "script": ("tcplab.script.cli", "script_cmd")}
 
     def list_commands(self, ctx):
         return sorted({*super().list_commands(ctx), *self._LAZY})
