@@ -183,12 +183,14 @@ def test_sim_timing_outside_the_tolerance_fails():
     assert r.status == "fail" and "timing" in r.reason and r.line == 13, r.text()
 
 
-def test_sim_unexpected_packet_fails_at_the_next_line():
+def test_sim_unexpected_packet_fails_the_next_outbound_line():
     r = sim_run(HEAD + """
    +0 write(4, ..., 1000) = 1000
    +1 < . 1:1(0) ack 1001 win 1000
+   +0 close(4) = 0
+   +0 > F. 1001:1001(0) ack 1
 """)
-    assert r.status == "fail" and r.line == 12 and "unexpected packet" in r.reason and "1:1001(1000)" in r.got, r.text()
+    assert r.status == "fail" and r.line == 14 and "1:1001(1000)" in r.got and "flags . instead of F." in r.reason, r.text()
 
 
 def test_sim_wrong_return_value_and_failed_assertion():

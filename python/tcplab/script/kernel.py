@@ -23,6 +23,7 @@ import select
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 
@@ -149,6 +150,8 @@ class KernelStack(Stack):
         self.conn_fd = None
         self.ts_val = 0  # the kernel's latest TSval, echoed in the script's TS ecr
         self._pending: list = []
+        self._ops: list = []
+        self._finished: list = []
         self._lock = threading.Lock()
 
     def start(self, script) -> None:
@@ -172,11 +175,19 @@ class KernelStack(Stack):
 
         try:
             if on:
+                # A blocking call's thread must get the interpreter soon after the kernel wakes
+                # it, not after the default 5 ms switch interval.
+                self._switch = sys.getswitchinterval()
+                sys.setswitchinterval(0.0002)
                 self._sched = os.sched_getscheduler(0), os.sched_getparam(0)
                 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
-            elif getattr(self, "_sched", None) is not None:
-                os.sched_setscheduler(0, self._sched[0], self._sched[1])
-                self._sched = None
+            else:
+                if getattr(self, "_switch", None) is not None:
+                    sys.setswitchinterval(self._switch)
+                    self._switch = None
+                if getattr(self, "_sched", None) is not None:
+                    os.sched_setscheduler(0, self._sched[0], self._sched[1])
+                    self._sched = None
         except (OSError, AttributeError) as e:
             note = f"no real-time priority for the runner ({e}): timing may suffer on a loaded machine"
             if on and note not in self.notes:
@@ -192,20 +203,32 @@ class KernelStack(Stack):
     def now(self) -> float:
         return self.tr.now()
 
-    def pump(self, until: float) -> list:
+    def pump(self, until: float, first: bool = False) -> list:
         out = []
         while True:
+            if first and out:
+                # Return with what has come as soon as something came (and what came with it).
+                seg = self.tr.recv(0.0002)
+                if seg is None:
+                    break
+                out.append(self._out(seg))
+                continue
+            if self._ops:
+                self._progress()
             left = until - self.tr.now()
-            seg = self.tr.recv(max(left, 0.0005))
+            seg = self.tr.recv(min(max(left, 0.0005), 0.0005) if self._ops else max(left, 0.0005))
             if seg is None:
                 if left <= 0:
                     break
                 continue
-            for o in seg.options:
-                if o[0] == "TS":
-                    self.ts_val = o[1]
-            out.append(Out(seg.t, seg.flags, seg.seq, seg.ack, seg.length, seg.wnd, tuple(seg.options)))
+            out.append(self._out(seg))
         return out
+
+    def _out(self, seg) -> Out:
+        for o in seg.options:
+            if o[0] == "TS":
+                self.ts_val = o[1]
+        return Out(seg.t, seg.flags, seg.seq, seg.ack, seg.length, seg.wnd, tuple(seg.options))
 
     def inject(self, pkt, ev) -> None:
         if pkt.seq is None:
@@ -283,6 +306,8 @@ class KernelStack(Stack):
             return -1, "EBADF"
         fn = self._op(ev, c.name, a, s, fd)
         box: dict = {}
+        if c.name in _BLOCKING and s.gettimeout() != 0.0:
+            return self._start(ev, c.name, a, s, fd)
         if self._instant(c.name, s):
             # A call that cannot block runs here and now: a helper thread costs milliseconds on
             # a loaded machine, which the script's timing would see.
@@ -306,13 +331,86 @@ class KernelStack(Stack):
 
         th = threading.Thread(target=work, daemon=True)
         th.start()
-        th.join(0.02)
+        # A moment for a call that returns at once; the script goes on while one blocks (its
+        # return is checked when it comes), as packetdrill runs blocking calls on a thread.
+        th.join(0.001)
         if "fail" in box:
             raise box["fail"]
         if "r" in box:
             return box["r"]
         self._pending.append((ev, th, box))
         return None
+
+    # Blocking calls run without threads: the socket is made non-blocking underneath, the call
+    # is tried again each time the runner's loop wakes (every 0.5 ms at most while one is
+    # outstanding), and its return is stamped when it completes. A thread would be woken
+    # milliseconds late on a loaded machine (the interpreter lock), which the script's timing
+    # of the call's return would see.
+    def _start(self, ev, name, a, s, fd):
+        n = _int(a[2]) if len(a) > 2 else None
+        if name in ("write", "send", "read", "recv") and n is None:
+            raise Unsupported(f"{name} of an unknown length (line {ev.line})")
+        s.setblocking(False)
+        op = {"ev": ev, "kind": name, "s": s, "fd": fd, "n": n, "sent": 0}
+        if name == "connect":
+            kport = random.randint(30000, 39999)
+            s.bind((f"{NET}.2", kport))
+            self.tr.port, self.tr.sport = kport, PORT
+            self.conn_fd = fd
+            err = s.connect_ex((f"{NET}.50", PORT))
+            if err not in (0, _errno.EINPROGRESS):
+                s.setblocking(True)
+                return -1, _errno.errorcode.get(err, str(err))
+        r = self._try(op) if name != "connect" else None
+        if r is not None:
+            s.setblocking(True)
+            return r
+        self._ops.append(op)
+        return None
+
+    def _try(self, op):
+        """One non-blocking attempt at an outstanding call: its (ret, errno), or None."""
+        s, kind = op["s"], op["kind"]
+        try:
+            if kind == "connect":
+                if not select.select([], [s], [], 0)[1]:
+                    return None
+                err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                return (0, None) if err == 0 else (-1, _errno.errorcode.get(err, str(err)))
+            if kind == "accept":
+                conn, _ = s.accept()
+                conn.setblocking(True)
+                want = op["ev"].body.ret
+                k = want if want is not None and want >= 0 and want not in self.socks else self.next_fd
+                self.next_fd = max(self.next_fd, k) + 1
+                self.socks[k] = conn
+                self.conn_fd = k
+                return k, None
+            if kind in ("read", "recv"):
+                return len(s.recv(op["n"])), None
+            while op["sent"] < op["n"]:  # write, send: a blocking write returns when all is queued
+                op["sent"] += s.send(bytes(min(op["n"] - op["sent"], 1 << 20)))
+            return op["sent"], None
+        except BlockingIOError:
+            return None
+        except OSError as e:
+            if kind in ("write", "send") and op["sent"]:
+                return op["sent"], None
+            return -1, _errno.errorcode.get(e.errno, str(e.errno))
+
+    def _progress(self) -> None:
+        keep = []
+        for op in self._ops:
+            r = self._try(op)
+            if r is None:
+                keep.append(op)
+                continue
+            try:
+                op["s"].setblocking(True)
+            except OSError:
+                pass
+            self._finished.append((op["ev"], r[0], r[1], self.tr.now()))
+        self._ops = keep
 
     @staticmethod
     def _instant(name: str, s) -> bool:
@@ -426,7 +524,10 @@ class KernelStack(Stack):
         raise Unsupported(f"call {name}")
 
     def completed(self) -> list:
-        done, keep = [], []
+        if self._ops:
+            self._progress()
+        done, keep = self._finished, []
+        self._finished = []
         for ev, th, box in self._pending:
             if "fail" in box:
                 raise box["fail"]
@@ -439,7 +540,7 @@ class KernelStack(Stack):
         return done
 
     def pending(self) -> list:
-        return [p[0] for p in self._pending]
+        return [p[0] for p in self._pending] + [op["ev"] for op in self._ops]
 
     def info(self) -> dict:
         s = self.socks.get(self.conn_fd)
@@ -472,6 +573,11 @@ class KernelStack(Stack):
             self.lab.close()
             self.lab = None
 
+
+#: Calls that may block on a blocking socket (run by `_start`, without a thread). A blocking
+#: write stays a real blocking call on a thread: the kernel wakes it only when a third of the
+#: send buffer is free (sk_stream_wspace), which polling for any space would not reproduce.
+_BLOCKING = {"connect", "accept", "read", "recv"}
 
 _CONSTS = {
     "SOL_SOCKET": socket.SOL_SOCKET, "IPPROTO_TCP": socket.IPPROTO_TCP, "SOL_TCP": socket.IPPROTO_TCP, "IPPROTO_IP": socket.IPPROTO_IP,

@@ -7,8 +7,9 @@ paper describe them):
 - an outbound (`>`) line must be the next packet the stack sends, within the timing tolerance of
   max(tolerance_usecs, 12.5 % of the time since the previous event) (default 4 ms), with its
   flags, seq:end(len), ack, and options; the window only when written; `<...>` means any options;
-- a packet the stack sends before a later non-packet event (earlier than that event's time by more
-  than the tolerance) is unexpected, and fails the script;
+- a packet the stack sends is compared with the next `>` line whenever it came: one that no line
+  expects fails that line (as packetdrill sniffs only for its outbound events, packets after the
+  script's last `>` line are not checked);
 - a socket call's return value (and errno) must be what the script says; a blocking call returns
   later (`start...end` times that return);
 - `%{ }%` blocks run as Python over the socket's `tcpi_*` values.
@@ -116,7 +117,8 @@ class Stack:
     def start(self, script: Script) -> None: ...
     def shell(self, pairs: list) -> None: ...
     def now(self) -> float: ...
-    def pump(self, until: float) -> list: ...
+    def pump(self, until: float, first: bool = False) -> list:
+        """What the stack sent up to `until` (with `first`: return once something came)."""
     def inject(self, pkt: Packet, ev: Event) -> None: ...
     def call(self, ev: Event, t_end: float | None):  # -> (ret, errno) or None when it blocks
         ...
@@ -204,7 +206,7 @@ def _check_supported(script: Script, stack: Stack) -> None:
         elif ev.kind == "shell":
             commands(ev.body.commands)
     for k in script.options:
-        if k not in ("tolerance_usecs", "ip_version", "mss"):
+        if k not in ("tolerance_usecs", "ip_version"):  # --mss: packetdrill cooks GRO packets
             raise Unsupported(f"--{k}")
     if script.options.get("ip_version", "ipv4") not in ("ipv4", "ipv4-mapped-ipv6"):
         raise Unsupported(f"--ip_version={script.options['ip_version']}")
@@ -232,7 +234,7 @@ def _play(script: Script, stack: Stack, tol_abs: float) -> None:
 
     def take(deadline: float) -> Out | None:
         if not queue:
-            queue.extend(stack.pump(deadline))
+            queue.extend(stack.pump(deadline, first=True))
         return queue.pop(0) if queue else None
 
     def settle(now_t: float) -> None:
@@ -260,21 +262,20 @@ def _play(script: Script, stack: Stack, tol_abs: float) -> None:
             settle(deadline)
             if got is None:
                 raise Fail(ev, f"no packet by {deadline:.6f}", _expected_text(p), "nothing")
+            # What came first, then when: a packet no line expects is named as such.
+            n = _match(ev, p, got, stack, take, tol)
             if got.t < lo - tol or got.t > hi + tol:
                 when = f"{lo:.6f}" if lo == hi else f"{lo:.6f}~{hi:.6f}"
                 raise Fail(ev, f"timing: the packet came at {got.t:.6f}, expected at {when} (tolerance {tol * 1e3:.1f} ms)", _expected_text(p), got.text())
-            n = _match(ev, p, got, stack, take, tol)
             if n > 1:
                 pieces_note += 1
             prev = got.t
             continue
-        # Anything the stack sent well before this event's time was not expected by the script.
+        # What the stack sends meanwhile stays queued for the next `>` line (packetdrill sniffs
+        # outbound packets only for its outbound events: a packet no line expects fails the
+        # next `>` line, and packets after the last one are not checked).
         until = lo if math.isfinite(lo) else prev
         queue.extend(stack.pump(until))
-        tol = max(tol_abs, TOLERANCE_FRACTION * max(0.0, lo - prev))
-        early = [o for o in queue if o.t < until - tol]
-        if early:
-            raise Fail(ev, "unexpected packet before this line", "(no packet)", early[0].text())
         settle(until)
         # A stack on a real clock acts a little after the script's time: later relative times
         # count from when the action really happened (as after an outbound packet).
@@ -398,14 +399,28 @@ def _tcpi_text(info: dict, code: str) -> str:
 
 # ------------------------------------------------------------------------------------------
 
-def run_file(path, stack_factory, tolerance_s: float | None = None) -> Result:
-    """Parse and run one script; a parse error is a result (status "error") naming line and column."""
+#: Failures that only say something came at the wrong time (or not within its window): on a
+#: loaded machine the kernel's softirq work and the runner's own wake-ups jitter by milliseconds.
+TIMING_FAILURES = ("timing:", "no packet by", "the call returned at")
+
+
+def run_file(path, stack_factory, tolerance_s: float | None = None, retries: int = 0) -> Result:
+    """Parse and run one script; a parse error is a result (status "error") naming line and column.
+    `retries`: run a script that failed on timing alone up to this many more times (the result
+    says so in its notes)."""
     path = Path(path)
     try:
         script = parse(path.read_text(errors="replace"), str(path))
     except ScriptError as e:
         return Result(str(path), "-", "error", e.line, e.col, reason=e.reason)
-    return run(script, stack_factory(), tolerance_s)
+    r = run(script, stack_factory(), tolerance_s)
+    for k in range(retries):
+        if not (r.status == "fail" and r.reason.startswith(TIMING_FAILURES)):
+            break
+        first = f"line {r.line}: {r.reason}"
+        r = run(script, stack_factory(), tolerance_s)
+        r.notes.append(f"run {k + 2}: the previous run failed on timing ({first})")
+    return r
 
 
 def scripts_in(root) -> list:

@@ -75,7 +75,7 @@ class SimStack(Stack):
     def now(self) -> float:
         return self.sim.now() if self.sim is not None else self._now
 
-    def pump(self, until: float) -> list:
+    def pump(self, until: float, first: bool = False) -> list:
         if self.sim is None:
             self._now = max(self._now, until)
             return []
@@ -187,6 +187,8 @@ class SimStack(Stack):
             n = _int(a[2]) if len(a) > 2 else None
             if n is None or self.sim is None or fd != self.conn_fd:
                 raise Unsupported(f"{name} without a connected socket or a length (line {ev.line})")
+            if self.fds[fd].get("closed_wr"):
+                return -1, "EPIPE"  # RFC 9293 §3.10.2: SEND after CLOSE is an error
             self.sim.write(n)
             return n, None
         if name in ("read", "recv"):
@@ -209,6 +211,7 @@ class SimStack(Stack):
         if name == "shutdown":
             if len(a) > 1 and a[1] == "SHUT_WR" and fd == self.conn_fd:
                 self.sim.close()
+                sock["closed_wr"] = True
                 return 0, None
             raise Unsupported(f"shutdown {a[1] if len(a) > 1 else ''}")
         raise Unsupported(f"call {name}")
