@@ -123,12 +123,24 @@ def test_parser_fuzz_mutated_scripts(at, junk):
         assert 1 <= e.line <= HEAD.count("\n") + junk.count("\n") + 2
 
 
+def test_call_arguments_may_span_lines_and_descriptors_are_the_scripts():
+    s = parse("0 setsockopt(3, SOL_SOCKET,\n      SO_SNDBUF, [1000], 4) = 0\n+0 close(3) = 0\n")
+    assert s.events[0].body.args == ("3", "SOL_SOCKET", "SO_SNDBUF", "[1000]", "4") and s.events[1].line == 3
+    r = sim_run(HEAD.replace("= 3", "= 7").replace("(3,", "(7,").replace("= 4", "= 9") + "   +0 write(9, ..., 1000) = 1000\n   +0 > P. 1:1001(1000) ack 1\n")
+    assert r.status == "pass", r.text()
+
+
 def test_shell_whitelist_and_sim_mapping():
     assert commands(["sysctl -q net.ipv4.tcp_sack=0 net.ipv4.tcp_rmem=\"4096 1 2\""]) == [("tcp_sack", "0"), ("tcp_rmem", "4096 1 2")]
     assert commands(["../../common/defaults.sh", "/tmp/sysctl_restore_${PPID}.sh"]) == [("defaults", None)]
     for bad in ("rm -rf /", "sysctl -q net.core.somaxconn=5", "sysctl -q net.ipv4.tcp_bogus=1", "tc qdisc replace dev tun0 root fq"):
         with pytest.raises(Unsupported):
             commands([bad])
+    # packetdrill's tun qdisc maps onto the kernel's veth; a blocking `limit 0` has no model.
+    assert commands(["tc qdisc replace dev tun0 root pfifo limit 0"]) == [("qdisc", "pfifo limit 0")]
+    with pytest.raises(Unsupported):
+        sim_overrides([("qdisc", "pfifo limit 0")])
+    assert sim_overrides([("qdisc", "pfifo")]) == ({}, [])
     knobs, notes = sim_overrides([("tcp_sack", "0"), ("tcp_slow_start_after_idle", "1"), ("tcp_congestion_control", "cubic")])
     assert knobs == {"sack": False, "restart_after_idle": True}
     assert any("Reno" in n for n in notes)

@@ -121,6 +121,9 @@ class _Lab:
     def sysctl(self, kv: dict) -> None:
         args = []
         for k, v in kv.items():
+            if k == "qdisc":
+                self.sh("tc", "qdisc", "replace", "dev", "s0", "root", *v.split(), ns=self.S)
+                continue
             if k == "tcp_congestion_control":
                 # A namespace may only make reno or bbr its default here (KERNEL_LAB): the route
                 # sets any available one for the connections it carries.
@@ -195,7 +198,8 @@ class KernelStack(Stack):
 
     def shell(self, pairs) -> None:
         t = time.time()
-        self.lab.sysctl(dict(expand(pairs)))
+        for k, v in expand(pairs):
+            self.lab.sysctl({k: v})
         # The script's clock stands still while a set-up command runs (it takes milliseconds
         # here, none in packetdrill's process).
         self.tr.t0 += time.time() - t

@@ -117,8 +117,13 @@ def commands(shell_cmds) -> list:
                         raise Unsupported(f"sysctl {k}")
                     out.append((name, v))
                 continue
-            if head == "tc" and "pfifo" in words and "fq" not in words:
-                continue  # packetdrill pins pfifo on its tun device; the lab's veths have no pacing qdisc
+            if head == "tc" and words[1:2] == ["qdisc"] and "root" in words and words[-1:] != ["fq"]:
+                # packetdrill's tun device: pfifo (no pacing), or `pfifo limit 0`, which blocks
+                # every local send (a congested qdisc). Mapped onto the kernel's veth.
+                tail = words[words.index("root") + 1 :]
+                if tail == ["pfifo"] or (len(tail) == 3 and tail[:2] == ["pfifo", "limit"] and tail[2].isdigit()):
+                    out.append(("qdisc", " ".join(tail)))
+                    continue
             if head == "ip" and words[1:3] == ["tcp_metrics", "flush"]:
                 continue  # each script runs in a fresh namespace: no cached metrics
             raise Unsupported(f"shell {part!r}")
@@ -140,6 +145,10 @@ def sim_overrides(pairs) -> tuple[dict, list]:
     """Knob overrides for the simulated stack and the notes on what has no counterpart."""
     knobs, notes = {}, []
     for k, v in expand(pairs):
+        if k == "qdisc":
+            if v != "pfifo":
+                raise Unsupported(f"tc qdisc {v} on the simulator (no local queue in the model)")
+            continue
         if v.strip() in SIM_REFUSE.get(k, ()):
             raise Unsupported(f"sysctl net.ipv4.{k}={v} on the simulator")
         m = SIM_MAP[k]

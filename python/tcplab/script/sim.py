@@ -140,8 +140,9 @@ class SimStack(Stack):
         name, a = c.name, c.args
         fd = _int(a[0]) if a else None
         if name == "socket":
-            n = self.next_fd
-            self.next_fd += 1
+            # The script names the descriptor it expects; the runner's table maps it.
+            n = c.ret if c.ret is not None and c.ret >= 0 and c.ret not in self.fds else self.next_fd
+            self.next_fd = max(self.next_fd, n) + 1
             self.fds[n] = {"nonblock": "SOCK_NONBLOCK" in "".join(a)}
             return n, None
         if fd not in self.fds:
@@ -169,7 +170,7 @@ class SimStack(Stack):
             raise Unsupported(f"fcntl {cmd}")
         if name == "accept":
             if self.sim is not None and self.sim.established() and not sock.get("accepted"):
-                return self._accepted(sock), None
+                return self._accepted(sock, c.ret), None
             if sock["nonblock"]:
                 return -1, "EAGAIN"
             self._pending.append((ev, "accept", sock))
@@ -216,10 +217,10 @@ class SimStack(Stack):
             raise Unsupported(f"shutdown {a[1] if len(a) > 1 else ''}")
         raise Unsupported(f"call {name}")
 
-    def _accepted(self, sock) -> int:
+    def _accepted(self, sock, want=None) -> int:
         sock["accepted"] = True
-        n = self.next_fd
-        self.next_fd += 1
+        n = want if want is not None and want >= 0 and want not in self.fds else self.next_fd
+        self.next_fd = max(self.next_fd, n) + 1
         self.fds[n] = {"nonblock": False}
         self.conn_fd = n
         return n
@@ -248,7 +249,7 @@ class SimStack(Stack):
         keep = []
         for ev, kind, x in self._pending:
             if kind == "accept" and self.sim.established():
-                self._done.append((ev, self._accepted(x), None, self.sim.now()))
+                self._done.append((ev, self._accepted(x, ev.body.ret), None, self.sim.now()))
             elif kind == "connect" and self.sim.established():
                 self._done.append((ev, 0, None, self.sim.now()))
             elif kind == "read" and (self.sim.readable() > 0 or self.sim.peer_closed()):
