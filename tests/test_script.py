@@ -243,8 +243,8 @@ def test_active_open_on_the_sim():
    +0 > S 0:0(0) <mss 1460,sackOK>
   +.1 < S. 0:0(0) ack 1 win 5000 <mss 1000,sackOK>
    +0 > . 1:1(0) ack 1
-   +0 write(3, ..., 1000) = 1000
-   +0 > . 1:1001(1000) ack 1
+   +0 write(3, ..., 2000) = 2000
+   +0 > . 1:2001(2000) ack 1
   +.3 > . 1:1001(1000) ack 1
 """)
     assert r.status == "pass", r.text()

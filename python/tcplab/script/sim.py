@@ -40,7 +40,10 @@ class SimStack(Stack):
 
     # -- set-up --------------------------------------------------------------------------
     def start(self, script) -> None:
+        self.synack_mss = None
         for ev in script.events:
+            if ev.kind == "packet" and ev.body.direction == "<" and set("S.") <= set(ev.body.flags) and self.synack_mss is None:
+                self.synack_mss = next((o.values[0] for o in ev.body.options or () if o != "..." and o.name == "mss"), None)
             if ev.kind == "packet":
                 for o in ev.body.options or ():
                     if o != "..." and o.name == "TS":
@@ -58,7 +61,9 @@ class SimStack(Stack):
         spec = {**self.tcp, **knobs, **self.knobs}
         sim = _core.ScriptSim(json.dumps(spec))
         cfg = json.loads(sim.config())
-        self.own_mss = int(str(cfg.get("mss", 1460)).rstrip("B"))
+        if probe:
+            # The MSS the stack advertises in its SYN: the profile's, whatever the peer allows.
+            self.own_mss = int(str(cfg.get("mss", 1460)).rstrip("B"))
         if not probe:
             sim.advance(self._now)  # the connection is made at the script's time, not at 0
             self.sim = sim
@@ -177,6 +182,10 @@ class SimStack(Stack):
             return None
         if name == "connect":
             if self.sim is None:
+                if self.synack_mss is not None:
+                    # The model fixes its MSS when it connects; the script's SYN-ACK (read ahead)
+                    # says what the peer allows (RFC 9293 §3.7.1), as a kernel learns it then.
+                    self.knobs["mss"] = min(self.own_mss or self.synack_mss, self.synack_mss)
                 self._make()
             self.sim.connect()
             self.conn_fd = fd
