@@ -138,6 +138,7 @@ def test_shell_whitelist_and_sim_mapping():
             commands([bad])
     # packetdrill's tun qdisc maps onto the kernel's veth; a blocking `limit 0` has no model.
     assert commands(["tc qdisc replace dev tun0 root pfifo limit 0"]) == [("qdisc", "pfifo limit 0")]
+    assert commands(["tc qdisc delete dev tun0 root 2>/dev/null"]) == [("qdisc", "delete")]
     with pytest.raises(Unsupported):
         sim_overrides([("qdisc", "pfifo limit 0")])
     assert sim_overrides([("qdisc", "pfifo")]) == ({}, [])
@@ -203,6 +204,11 @@ def test_sim_unexpected_packet_fails_the_next_outbound_line():
    +0 > F. 1001:1001(0) ack 1
 """)
     assert r.status == "fail" and r.line == 14 and "1:1001(1000)" in r.got and "flags . instead of F." in r.reason, r.text()
+
+
+def test_code_blocks_span_lines_with_backslashes():
+    r = sim_run(HEAD + "   +0 %{ assert tcpi_snd_cwnd == 10; \\\n\t assert tcpi_snd_mss == 1000, tcpi_snd_mss }%\n")
+    assert r.status == "pass", r.text()
 
 
 def test_sim_wrong_return_value_and_failed_assertion():

@@ -122,7 +122,10 @@ class _Lab:
         args = []
         for k, v in kv.items():
             if k == "qdisc":
-                self.sh("tc", "qdisc", "replace", "dev", "s0", "root", *v.split(), ns=self.S)
+                if v == "delete":
+                    self.sh("tc", "qdisc", "del", "dev", "s0", "root", ns=self.S, check=False)  # none to delete is fine
+                else:
+                    self.sh("tc", "qdisc", "replace", "dev", "s0", "root", *v.split(), ns=self.S)
                 continue
             if k == "tcp_congestion_control":
                 # A namespace may only make reno or bbr its default here (KERNEL_LAB): the route
@@ -420,7 +423,7 @@ class KernelStack(Stack):
     def _instant(name: str, s) -> bool:
         if name in ("bind", "listen", "close", "shutdown", "fcntl", "setsockopt", "getsockopt"):
             return True
-        if s.gettimeout() == 0.0 and name != "connect":
+        if s.gettimeout() == 0.0:  # a non-blocking call returns at once, EINPROGRESS or EAGAIN included
             return True
         if name in ("accept", "read", "recv"):
             return bool(select.select([s], [], [], 0)[0])
@@ -586,7 +589,7 @@ _BLOCKING = {"connect", "accept", "read", "recv"}
 _CONSTS = {
     "SOL_SOCKET": socket.SOL_SOCKET, "IPPROTO_TCP": socket.IPPROTO_TCP, "SOL_TCP": socket.IPPROTO_TCP, "IPPROTO_IP": socket.IPPROTO_IP,
     "SO_REUSEADDR": socket.SO_REUSEADDR, "SO_REUSEPORT": getattr(socket, "SO_REUSEPORT", 15), "SO_SNDBUF": socket.SO_SNDBUF, "SO_RCVBUF": socket.SO_RCVBUF,
-    "SO_KEEPALIVE": socket.SO_KEEPALIVE, "SO_LINGER": socket.SO_LINGER, "SO_RCVLOWAT": socket.SO_RCVLOWAT, "SO_SNDLOWAT": socket.SO_SNDLOWAT,
+    "SO_KEEPALIVE": socket.SO_KEEPALIVE, "SO_ERROR": socket.SO_ERROR, "SO_LINGER": socket.SO_LINGER, "SO_RCVLOWAT": socket.SO_RCVLOWAT, "SO_SNDLOWAT": socket.SO_SNDLOWAT,
     "TCP_NODELAY": socket.TCP_NODELAY, "TCP_MAXSEG": socket.TCP_MAXSEG, "TCP_CORK": 3, "TCP_KEEPIDLE": 4, "TCP_KEEPINTVL": 5, "TCP_KEEPCNT": 6,
     "TCP_SYNCNT": 7, "TCP_LINGER2": 8, "TCP_DEFER_ACCEPT": 9, "TCP_WINDOW_CLAMP": 10, "TCP_INFO": TCP_INFO, "TCP_QUICKACK": 12,
     "TCP_CONGESTION": TCP_CONGESTION, "TCP_THIN_LINEAR_TIMEOUTS": 16, "TCP_USER_TIMEOUT": 18, "TCP_NOTSENT_LOWAT": 25,

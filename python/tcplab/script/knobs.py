@@ -121,8 +121,12 @@ def commands(shell_cmds) -> list:
                 # packetdrill's tun device: pfifo (no pacing), or `pfifo limit 0`, which blocks
                 # every local send (a congested qdisc). Mapped onto the kernel's veth.
                 tail = words[words.index("root") + 1 :]
+                tail = [w for w in tail if w not in ("2>/dev/null", ">/dev/null")]
                 if tail == ["pfifo"] or (len(tail) == 3 and tail[:2] == ["pfifo", "limit"] and tail[2].isdigit()):
                     out.append(("qdisc", " ".join(tail)))
+                    continue
+                if words[2] in ("del", "delete") and tail == []:
+                    out.append(("qdisc", "delete"))  # back to the device's default
                     continue
             if head == "ip" and words[1:3] == ["tcp_metrics", "flush"]:
                 continue  # each script runs in a fresh namespace: no cached metrics
@@ -146,7 +150,7 @@ def sim_overrides(pairs) -> tuple[dict, list]:
     knobs, notes = {}, []
     for k, v in expand(pairs):
         if k == "qdisc":
-            if v != "pfifo":
+            if v not in ("pfifo", "delete"):
                 raise Unsupported(f"tc qdisc {v} on the simulator (no local queue in the model)")
             continue
         if v.strip() in SIM_REFUSE.get(k, ()):

@@ -389,6 +389,7 @@ def _assert(ev: Event, info: dict) -> None:
 
 def _dedent(text: str) -> str:
     """The block's Python: its first line (on the `%{` line) stripped, the rest dedented."""
+    text = text.replace("\\\n", " ")  # backslash continuations: one logical line
     first, _, rest = text.partition("\n")
     return (first.strip() + "\n" + textwrap.dedent(rest)).strip("\n") + "\n"
 
