@@ -1,7 +1,7 @@
 """The real Linux kernel as the stack of scripted tests (`tcplab script --kernel`).
 
 The runner makes two network namespaces per script, S (the kernel under test, address
-10.204.1.2) and C (the script's side), joined by a veth pair with offloads off (KERNEL_LAB: no
+10.204.1.2) and C (the script's side), joined by a veth pair with offloads off (no
 TSO/GSO/GRO, so a TSO super-segment is seen as its MSS-sized pieces). The script's packets are
 raw frames from an alias address (10.204.1.50) that no kernel owns, through TBIT's raw transport
 (`tbit.real.RawTransport`): a static neighbour entry in S points the alias at C's veth, where the
@@ -128,7 +128,8 @@ class _Lab:
                     self.sh("tc", "qdisc", "replace", "dev", "s0", "root", *v.split(), ns=self.S)
                 continue
             if k == "tcp_congestion_control":
-                # A namespace may only make reno or bbr its default here (KERNEL_LAB): the route
+                # A namespace may only make a congestion control of tcp_allowed_congestion_control its
+                # default (reno or bbr on the project's machines): the route
                 # sets any available one for the connections it carries.
                 self.route(congctl=v)
                 continue

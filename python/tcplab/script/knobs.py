@@ -3,7 +3,7 @@ helpers), each mapped onto the kernel (set in the runner's namespace) and onto t
 (a profile knob, or a named difference the report lists). Anything else is "not supported".
 
 packetdrill's `defaults.sh` is not run: its values (google/packetdrill
-gtests/net/common/defaults.sh, as shared/LINUX_TCP.md §2 summarises them) are applied as sysctls.
+gtests/net/common/defaults.sh) are applied as sysctls.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """The script runner: plays a parsed script against a stack (`SimStack` or `KernelStack`) with
-packetdrill's semantics (google/packetdrill run.c, run_packet.c, as shared/LINUX_TCP.md §2 and the
-paper describe them):
+packetdrill's semantics (google/packetdrill run.c, run_packet.c, and the paper):
 
 - events run in order at their times; a relative time counts from the previous event, and after an
   outbound packet from the time it actually came (packetdrill adjusts relative times so);
