@@ -15,6 +15,7 @@ Needs Linux and root.
 
 from __future__ import annotations
 
+import atexit
 import errno as _errno
 import fcntl
 import json
@@ -88,6 +89,9 @@ class _Lab:
         return r
 
     def build(self) -> str:
+        # Removed after the script (KernelStack.stop), at interpreter exit, or by `tcplab testbed
+        # cleanup` once the process is gone (the names are those of TBIT's labs).
+        atexit.register(self.close)
         C, S = self.C, self.S
         for ns in (C, S):
             self.sh("ip", "netns", "add", ns)
@@ -143,6 +147,7 @@ class _Lab:
         for ns in reversed(self.made):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=15)
         self.made = []
+        atexit.unregister(self.close)
 
 
 class KernelStack(Stack):
