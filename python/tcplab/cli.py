@@ -263,11 +263,12 @@ TBIT_LEGEND = (
 
 
 class _Main(click.Group):
-    """The command group, with the real-stack testbed's commands (docs/testbed.md) and ns-2's
-    (docs/ns2.md) loaded only when named or listed: `run`, `validate` and `trace` do not import
-    them."""
+    """The command group, with the real-stack testbed's commands (docs/testbed.md), ns-2's
+    (docs/ns2.md) and the scripted tests (docs/script.md) loaded only when named or listed: `run`,
+    `validate` and `trace` do not import them."""
 
-    _LAZY = {"testbed": ("tcplab.testbed.cli", "testbed_group"), "ns2": ("tcplab.ns2.cli", "ns2_group")}
+    _LAZY = {"testbed": ("tcplab.testbed.cli", "testbed_group"), "ns2": ("tcplab.ns2.cli", "ns2_group"),
+             "script": ("tcplab.script.cli", "script_cmd")}
 
     def list_commands(self, ctx):
         return sorted({*super().list_commands(ctx), *self._LAZY})

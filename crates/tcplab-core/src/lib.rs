@@ -11,6 +11,7 @@ pub mod footprint;
 pub mod input;
 pub mod net;
 pub mod scenario;
+pub mod scripted;
 pub mod series;
 pub mod tcp;
 pub mod template;

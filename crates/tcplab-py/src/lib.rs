@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 mod columns;
 mod delaybox;
+mod script;
 
 use tcplab_core::{Scenario, ScenarioError as CoreScenarioError};
 
@@ -435,6 +436,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_class::<TbitSim>()?;
+    script::register(m)?;
     m.add_function(wrap_pyfunction!(delay_box, m)?)?;
     Ok(())
 }

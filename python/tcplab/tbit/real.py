@@ -231,14 +231,16 @@ class RawTransport(Transport):
                 return None
         elif sport != self.port or dport != self.sport:
             return None
-        mss, sack_ok, blocks = None, False, []
+        mss, sack_ok, blocks, wire = None, False, [], []
         opts = tcp[20:hl]
         i = 0
         while i < len(opts):
             kind = opts[i]
             if kind == 0:
+                wire.append(("eol",))
                 break
             if kind == 1:
+                wire.append(("nop",))
                 i += 1
                 continue
             # RFC 9293 §3.1: every other option has a length octet, at least 2, within the header.
@@ -250,12 +252,21 @@ class RawTransport(Transport):
                 if ln != 4:
                     return self._drop()
                 mss = struct.unpack("!H", val)[0]
+                wire.append(("mss", mss))
             elif kind == 4:
                 sack_ok = True
+                wire.append(("sackOK",))
             elif kind == 5:
                 if (ln - 2) % 8:
                     return self._drop()
                 blocks = [struct.unpack("!II", val[j : j + 8]) for j in range(0, len(val), 8)]
+                wire.append(("sack", None))  # filled with relative edges below
+            elif kind == 3 and ln == 3:
+                wire.append(("wscale", val[0]))
+            elif kind == 8 and ln == 10:
+                wire.append(("TS", *struct.unpack("!II", val)))
+            else:
+                wire.append(("kind", kind))
             i += ln
         if flags & SYN and not self.peer_mode:
             self.server_isn = seq
@@ -264,8 +275,10 @@ class RawTransport(Transport):
             return None
         rel = (seq - base) & 0xFFFFFFFF
         rack = (ack - self.isn) & 0xFFFFFFFF if flags & ACK else 0
-        rblocks = tuple(((a - base) & 0xFFFFFFFF, (b - base) & 0xFFFFFFFF) for a, b in blocks)
-        return Seg(t, flags, rel, rack, len(tcp) - hl, wnd, sack_ok, rblocks, mss)
+        # RFC 2018 §3: the server's SACK blocks name the prober's data: relative to our ISN.
+        rblocks = tuple(((a - self.isn) & 0xFFFFFFFF, (b - self.isn) & 0xFFFFFFFF) for a, b in blocks)
+        wire = tuple(("sack", rblocks) if o[0] == "sack" else o for o in wire)
+        return Seg(t, flags, rel, rack, len(tcp) - hl, wnd, sack_ok, rblocks, mss, wire)
 
     # -- the Transport interface -------------------------------------------------------------
 

@@ -31,6 +31,10 @@ class Seg:
     sack_permitted: bool = False
     sack: tuple = ()
     mss: int | None = None
+    #: Every TCP option in wire order, as (name, values...): ("mss", 1460), ("sackOK",),
+    #: ("nop",), ("wscale", 7), ("sack", ((a, b), ...)), ("TS", val, ecr), ("eol",), or
+    #: ("kind", number). Filled by the raw transport; scripted tests compare it.
+    options: tuple = ()
 
     @property
     def syn(self) -> bool:

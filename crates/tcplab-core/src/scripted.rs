@@ -1,0 +1,285 @@
+//! The simulated stack of scripted tests (`tcplab script`, in packetdrill's language): one
+//! `TcpConn` of any profile or preset behind a socket-like face (listen, connect, write, read,
+//! close), fed the script's inbound segments at their times and reporting what it sends, in
+//! virtual time over a zero-delay path (packetdrill's tun device is local to the stack under test).
+//! The script language, the matching of packets and the tolerance live once, in Python
+//! (`tcplab.script`); this module only moves segments and answers socket calls.
+//!
+//! Sequence numbers are relative on both sides, as packetdrill writes them: a SYN takes 0, data
+//! starts at 1. `info()` reads `TcpConn::info()` in the units of Linux's `struct tcp_info`
+//! (include/uapi/linux/tcp.h; `tcp_get_info()` in net/ipv4/tcp.c): packets, microseconds.
+
+use crate::net::Segment;
+use crate::tcp::info::{CaState, TcpState};
+use crate::tcp::{ConnEvent, OutSeg, TcpConfig, TcpConn, TimerKind};
+use crate::units::{Size, Time};
+
+/// Most timer events one `advance` may handle: a bound against a runaway loop, far above what
+/// any script's connection needs.
+const MAX_STEPS: u64 = 1_000_000;
+
+/// Linux's `TCP_INFINITE_SSTHRESH` (include/net/tcp.h): what `tcpi_snd_ssthresh` reads before
+/// any reduction.
+const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
+
+pub struct ScriptedConn {
+    cfg: TcpConfig,
+    now: Time,
+    conn: Option<TcpConn>,
+    listening: bool,
+    timers: Vec<(Time, TimerKind)>,
+    out: Vec<OutSeg>,
+    sent: Vec<(Time, Segment)>,
+    established: bool,
+    /// Bytes delivered in order and not yet read by the script.
+    readable: u64,
+    peer_closed: bool,
+    steps: u64,
+}
+
+impl ScriptedConn {
+    pub fn new(cfg: TcpConfig) -> ScriptedConn {
+        ScriptedConn { cfg, now: 0, conn: None, listening: false, timers: Vec::new(), out: Vec::new(), sent: Vec::new(), established: false, readable: 0, peer_closed: false, steps: 0 }
+    }
+
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// `listen()`: the next SYN opens a connection (passive open).
+    pub fn listen(&mut self) {
+        self.listening = true;
+    }
+
+    /// `connect()`: the SYN goes out now (active open).
+    pub fn connect(&mut self) {
+        let mut out = std::mem::take(&mut self.out);
+        self.conn = Some(TcpConn::connect(self.cfg.clone(), self.now, &mut out));
+        self.out = out;
+        self.flush();
+    }
+
+    /// The script's segment arrives now; `mss` is its MSS option (on a SYN). False when nothing
+    /// takes it (no listener and no connection: a real stack would answer with a RST).
+    pub fn inject(&mut self, seg: Segment, mss: Option<u64>) -> bool {
+        if self.conn.is_none() {
+            if !(self.listening && seg.syn() && !seg.has_ack()) {
+                return false;
+            }
+            let mut cfg = self.cfg.clone();
+            if let Some(m) = mss {
+                // RFC 9293 §3.7.1: the sender's MSS is at most what the peer's SYN allows.
+                cfg.mss = Size(cfg.mss.0.min(m).max(1));
+            }
+            let mut out = std::mem::take(&mut self.out);
+            self.conn = Some(TcpConn::listen(cfg, self.now, &mut out));
+            self.out = out;
+        } else if seg.syn() && !seg.has_ack() && !self.cfg.handshake {
+            return true;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        let conn = self.conn.as_mut().expect("open");
+        conn.on_segment(self.now, &seg, &mut out);
+        self.out = out;
+        self.flush();
+        true
+    }
+
+    /// The application writes `bytes` more.
+    pub fn write(&mut self, bytes: u64) -> bool {
+        let Some(conn) = self.conn.as_mut() else { return false };
+        let mut out = std::mem::take(&mut self.out);
+        conn.write(self.now, bytes, &mut out);
+        self.out = out;
+        self.flush();
+        true
+    }
+
+    /// The application reads up to `max` bytes: how many it got.
+    pub fn read(&mut self, max: u64) -> u64 {
+        let n = self.readable.min(max);
+        self.readable -= n;
+        n
+    }
+
+    /// The application closes: a FIN follows the data written.
+    pub fn close(&mut self) -> bool {
+        let Some(conn) = self.conn.as_mut() else { return false };
+        let mut out = std::mem::take(&mut self.out);
+        conn.close(self.now, &mut out);
+        self.out = out;
+        self.flush();
+        true
+    }
+
+    pub fn established(&self) -> bool {
+        self.established
+    }
+
+    pub fn readable(&self) -> u64 {
+        self.readable
+    }
+
+    pub fn peer_closed(&self) -> bool {
+        self.peer_closed
+    }
+
+    /// Run the connection's timers due up to `until` (inclusive) and move the clock there; the
+    /// segments sent since the last call, with their send times, oldest first.
+    pub fn advance(&mut self, until: Time) -> Vec<(Time, Segment)> {
+        while self.steps < MAX_STEPS {
+            let Some((i, &(t, kind))) = self.timers.iter().enumerate().min_by_key(|(_, x)| x.0) else { break };
+            if t > until {
+                break;
+            }
+            self.steps += 1;
+            self.timers.swap_remove(i);
+            self.now = self.now.max(t);
+            if let Some(conn) = self.conn.as_mut() {
+                let mut out = std::mem::take(&mut self.out);
+                if let Some(again) = conn.on_timer(self.now, kind, &mut out) {
+                    self.timers.push((again, kind));
+                }
+                self.out = out;
+            }
+            self.flush();
+        }
+        self.now = self.now.max(until);
+        std::mem::take(&mut self.sent)
+    }
+
+    /// The earliest pending timer, if any.
+    pub fn next_timer(&self) -> Option<Time> {
+        self.timers.iter().map(|t| t.0).min()
+    }
+
+    fn flush(&mut self) {
+        if let Some(conn) = self.conn.as_mut() {
+            let timers = &mut self.timers;
+            conn.take_timers(|k, t| timers.push((t, k)));
+            for e in conn.take_events() {
+                match e {
+                    ConnEvent::Established => self.established = true,
+                    ConnEvent::Delivered(n) => self.readable += n,
+                    ConnEvent::PeerClosed => self.peer_closed = true,
+                    _ => {}
+                }
+            }
+        }
+        for o in self.out.drain(..) {
+            self.sent.push((self.now, o.seg));
+        }
+    }
+
+    /// The connection's `tcp_info` in Linux's units (`tcp_get_info()`): counts in packets, times
+    /// in microseconds, states by Linux's numbers. Fields the model does not keep are left out,
+    /// so that an assertion on one of them is reported as not supported rather than passing.
+    pub fn info(&self) -> serde_json::Value {
+        let Some(conn) = self.conn.as_ref() else {
+            return serde_json::json!({ "tcpi_state": if self.listening { 10 } else { 7 } });
+        };
+        let i = conn.info();
+        let us = |t: Time| t / 1_000;
+        // include/net/tcp_states.h
+        let state = match i.state {
+            TcpState::Established => 1,
+            TcpState::SynSent => 2,
+            TcpState::SynReceived => 3,
+            TcpState::FinWait1 => 4,
+            TcpState::FinWait2 => 5,
+            TcpState::Closed => 7,
+            TcpState::CloseWait => 8,
+            TcpState::LastAck => 9,
+            TcpState::Listen => 10,
+        };
+        // enum tcp_ca_state (include/uapi/linux/tcp.h)
+        let ca = match i.ca_state {
+            CaState::Open => 0,
+            CaState::Disorder => 1,
+            CaState::Recovery => 3,
+            CaState::Loss => 4,
+        };
+        let ssthresh = if i.ssthresh >= u64::MAX / 8 { INFINITE_SSTHRESH } else { i.ssthresh / i.mss.max(1) };
+        let mut v = serde_json::json!({
+            "tcpi_state": state,
+            "tcpi_ca_state": ca,
+            "tcpi_snd_mss": i.mss,
+            "tcpi_snd_cwnd": i.cwnd_segs(),
+            "tcpi_snd_ssthresh": ssthresh,
+            "tcpi_rto": us(i.rto),
+            "tcpi_rttvar": us(i.rttvar),
+            "tcpi_unacked": i.unacked_segs(),
+            "tcpi_sacked": i.sacked_segs(),
+            "tcpi_total_retrans": i.retrans,
+            "tcpi_bytes_acked": i.bytes_acked,
+            "tcpi_bytes_received": i.bytes_received,
+            "tcpi_bytes_sent": i.bytes_sent,
+            "tcpi_bytes_retrans": i.retrans_bytes,
+            "tcpi_delivered": i.segs(i.delivered) + u64::from(i.snd_una > 0 || i.snd_max > 0),
+            "tcpi_snd_wnd": i.peer_wnd.min(u32::MAX as u64),
+        });
+        let m = v.as_object_mut().expect("an object");
+        if let Some(s) = i.srtt {
+            m.insert("tcpi_rtt".into(), us(s).into());
+        }
+        if let Some(r) = i.min_rtt {
+            m.insert("tcpi_min_rtt".into(), us(r).into());
+        }
+        if let Some(l) = i.lost {
+            m.insert("tcpi_lost".into(), i.segs(l).into());
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{FLAG_ACK, FLAG_SYN};
+    use crate::tbit::resolve;
+    use crate::units::MS;
+
+    fn seg(flags: u8, seq: u64, ack: u64, len: u32) -> Segment {
+        Segment { seq, ack, len, flags, wnd: 65535, sack_permitted: true, ..Default::default() }
+    }
+
+    /// Passive open, a write of 10 segments with IW10 (RFC 6928 §2), and the info in packets.
+    #[test]
+    fn listen_accept_write_iw10() {
+        let mut c = ScriptedConn::new(resolve(r#"{"profile": "linux"}"#).unwrap());
+        c.listen();
+        assert!(c.inject(seg(FLAG_SYN, 0, 0, 0), Some(1000)));
+        let synack = c.advance(0);
+        assert_eq!(synack.len(), 1);
+        assert!(synack[0].1.syn() && synack[0].1.has_ack() && synack[0].1.ack == 1);
+        c.advance(100 * MS);
+        assert!(c.inject(seg(FLAG_ACK, 1, 1, 0), None));
+        assert!(c.established());
+        assert!(c.write(20_000));
+        let data = c.advance(100 * MS);
+        assert_eq!(data.iter().map(|x| x.1.len).collect::<Vec<_>>(), vec![1000; 10]);
+        assert_eq!(data[0].1.seq, 1);
+        let info = c.info();
+        assert_eq!(info["tcpi_snd_cwnd"], 10);
+        assert_eq!(info["tcpi_unacked"], 10);
+        assert_eq!(info["tcpi_state"], 1);
+        assert_eq!(info["tcpi_snd_ssthresh"], INFINITE_SSTHRESH);
+    }
+
+    /// Nothing listens: the segment is refused; an RTO retransmits after the initial 1 s.
+    #[test]
+    fn refused_and_timer() {
+        let mut c = ScriptedConn::new(resolve(r#"{"profile": "linux"}"#).unwrap());
+        assert!(!c.inject(seg(FLAG_SYN, 0, 0, 0), None));
+        c.connect();
+        let syn = c.advance(0);
+        assert_eq!(syn.len(), 1);
+        let again = c.advance(1500 * MS);
+        assert_eq!(again.len(), 1, "one SYN retransmission by 1.5 s");
+        assert_eq!(again[0].0, crate::units::SEC);
+    }
+}

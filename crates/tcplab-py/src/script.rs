@@ -1,0 +1,105 @@
+//! Binding of the simulated stack of scripted tests (`tcplab_core::scripted::ScriptedConn`):
+//! thin, no logic; the script runner is `tcplab.script`.
+
+use pyo3::prelude::*;
+
+use crate::{secs, shielded, ScenarioError};
+
+fn guard<T>(f: impl FnOnce() -> T) -> PyResult<T> {
+    shielded("the simulated stack of a script", || Ok(f()))
+}
+
+type PySeg = (f64, u8, u64, u64, u32, u32, bool, Vec<(u64, u64)>);
+
+/// One simulated connection of a TCP stack (`tcp_json`: a flow's `tcp` table as JSON) behind a
+/// socket-like face, in virtual time over a zero-delay path. Relative sequence numbers.
+#[pyclass(module = "tcplab._core", unsendable)]
+pub struct ScriptSim {
+    c: tcplab_core::scripted::ScriptedConn,
+}
+
+#[pymethods]
+impl ScriptSim {
+    #[new]
+    fn new(tcp_json: &str) -> PyResult<Self> {
+        shielded("the simulated stack of a script", || {
+            let cfg = tcplab_core::tbit::resolve(tcp_json).map_err(ScenarioError::new_err)?;
+            Ok(ScriptSim { c: tcplab_core::scripted::ScriptedConn::new(cfg) })
+        })
+    }
+
+    /// The resolved configuration, every knob, as JSON.
+    fn config(&self) -> PyResult<String> {
+        guard(|| self.c.config().to_json_full().to_string())
+    }
+
+    fn listen(&mut self) -> PyResult<()> {
+        guard(|| self.c.listen())
+    }
+
+    fn connect(&mut self) -> PyResult<()> {
+        guard(|| self.c.connect())
+    }
+
+    /// The script's segment arrives now; False when nothing takes it.
+    #[pyo3(signature = (flags, seq, ack, wnd, length=0, sack=vec![], sack_permitted=false, mss=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn inject(&mut self, flags: u8, seq: u64, ack: u64, wnd: u32, length: u32, sack: Vec<(u64, u64)>, sack_permitted: bool, mss: Option<u64>) -> PyResult<bool> {
+        guard(|| self.c.inject(tcplab_core::tbit::segment(flags, seq, ack, length, wnd, &sack, sack_permitted), mss))
+    }
+
+    fn write(&mut self, n: u64) -> PyResult<bool> {
+        guard(|| self.c.write(n))
+    }
+
+    fn read(&mut self, n: u64) -> PyResult<u64> {
+        guard(|| self.c.read(n))
+    }
+
+    fn close(&mut self) -> PyResult<bool> {
+        guard(|| self.c.close())
+    }
+
+    /// Run the timers due up to `until_s` and return the segments sent since the last call:
+    /// (time_s, flags, seq, ack, len, wnd, sack_permitted, sack blocks).
+    fn advance(&mut self, until_s: f64) -> PyResult<Vec<PySeg>> {
+        let t = secs("until_s", until_s)?;
+        guard(|| {
+            self.c
+                .advance(t)
+                .into_iter()
+                .map(|(t, s)| (t as f64 / 1e9, s.flags, s.seq, s.ack, s.len, s.wnd, s.sack_permitted, s.sack_blocks().iter().map(|b| (b.left, b.right)).collect()))
+                .collect()
+        })
+    }
+
+    /// The earliest pending timer, seconds, or None.
+    fn next_timer(&self) -> PyResult<Option<f64>> {
+        guard(|| self.c.next_timer().map(|t| t as f64 / 1e9))
+    }
+
+    fn now(&self) -> PyResult<f64> {
+        guard(|| self.c.now() as f64 / 1e9)
+    }
+
+    fn established(&self) -> PyResult<bool> {
+        guard(|| self.c.established())
+    }
+
+    fn readable(&self) -> PyResult<u64> {
+        guard(|| self.c.readable())
+    }
+
+    fn peer_closed(&self) -> PyResult<bool> {
+        guard(|| self.c.peer_closed())
+    }
+
+    /// `tcp_info` in Linux's units, as JSON (fields the model does not keep are absent).
+    fn info(&self) -> PyResult<String> {
+        guard(|| self.c.info().to_string())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ScriptSim>()
+}
