@@ -24,7 +24,7 @@ _LAZY_MODULES = (
 # is not needed to run, validate or trace, the store (DuckDB) only for sweeps and their results.
 _LAZY_NAMES = {
     "sweep": ".sweep", "SweepResult": ".results", "StoreError": ".store", "load": ".store",
-    "run": ".api", "Result": ".api", "load_scenario": ".api", "profiles": ".api", "validate": ".api", "variants": ".api",
+    "run": ".api", "Result": ".api", "load_scenario": ".api", "profiles": ".api", "validate": ".api", "resolve": ".api", "variants": ".api",
 }  # fmt: skip
 
 
@@ -43,7 +43,7 @@ def __dir__() -> list:
 
 
 __all__ = [
-    "run", "validate", "profiles", "variants", "load_scenario", "Result", "ScenarioError", "CoreError", "RunLimitError", "TraceError",
+    "run", "validate", "resolve", "profiles", "variants", "load_scenario", "Result", "ScenarioError", "CoreError", "RunLimitError", "TraceError",
     "trace", "plot", "series",
     "__version__", "sweep", "load", "SweepResult", "SweepError", "StoreError", "ExecutorError", "models", "analysis", "tbit",
 ]  # fmt: skip

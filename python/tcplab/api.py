@@ -567,6 +567,18 @@ def validate(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = (), tcp: 
     return d
 
 
+def resolve(scenario: ScenarioLike, sets: Union[str, Sequence[str]] = (), seed: Optional[int] = None) -> dict:
+    """The resolved plan of a scenario for a run with `seed` (default: the scenario's own), as the
+    core builds it: `nodes`; `links` (`rate_bps`, `delay_ns`, each direction's queue, loss);
+    `flows` and `apps` with their nodes, start times in ns and each end's TCP configuration with
+    every knob written out (`tcp.sender`/`tcp.receiver` of a flow, `tcp.client`/`tcp.server` of
+    an application), their drop and delay rules; `captures` and `series`. Units, templates,
+    counts, host groups, profiles and presets are resolved once, in the core: a front end
+    translates this plan, never the raw scenario."""
+    text, fmt = load_scenario(scenario)
+    return json.loads(_core.resolve(text, fmt, _sets(sets), seed))
+
+
 def profiles() -> dict:
     """The named TCP profiles (`rfc`, `ns2`, `bsd`, ...) and every knob they set."""
     return json.loads(_core.profiles())

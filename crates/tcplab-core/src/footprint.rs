@@ -5,7 +5,8 @@
 
 use crate::net::link::LinkDir;
 use crate::result::TransferRow;
-use crate::scenario::{err, Count, ResolvedFlow, Scenario, ScenarioError, TopologyKind};
+use crate::error::{err, ScenarioError};
+use crate::scenario::{Count, ResolvedFlow, Scenario, TopologyKind};
 use crate::units::parse_size;
 
 /// Memory of a link direction beyond its struct: its name twice (results, routing), the queue's
@@ -84,6 +85,7 @@ impl Footprint {
         let (mut flows, mut transfers): (u128, u128) = (0, 0);
         // An application instance costs about what a flow does (its state, its endpoints).
         for (i, a) in s.apps.iter().enumerate() {
+            let a = &a.fields();
             let n = a.instances.unwrap_or(1) as u128;
             flows += n;
             drivers.push((n, format!("apps[{i}].instances = {n}")));
@@ -105,6 +107,7 @@ impl Footprint {
         let (mut app_endpoints, mut object_rows): (u128, u128) = (0, 0);
         for (i, a) in s.apps.iter().enumerate() {
             use crate::app::spec::{AppKind, Mode};
+            let a = &a.fields();
             let web = matches!(a.kind, AppKind::Http10 | AppKind::Http11);
             let per_page: u128 = match &a.objects {
                 Some(o) => {

@@ -6,7 +6,7 @@
 //! Why not `serde_json::Value`: it cannot hold NaN or ±inf (serde_json writes them as `null`,
 //! which an optional key reads as "unset"), so `loss = nan` used to run with no loss at all.
 
-use crate::scenario::{err, ScenarioError};
+use crate::error::{err, ScenarioError};
 use crate::units::show_number;
 use toml::Value;
 
@@ -434,6 +434,9 @@ fn describe(v: &Value) -> String {
 /// A refusal of the typed reading at `path`, in plain words: a missing key is named as the path
 /// itself (`flows[0].bytes: required`), not as its table.
 pub fn refusal(message: &str, root: &Tree, path: String) -> ScenarioError {
+    if let Some((inner, message)) = crate::error::split_nested(message) {
+        return refusal(message, root, crate::error::join_path(&path, inner));
+    }
     if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
         let path = if path.is_empty() { field.to_string() } else { format!("{path}.{field}") };
         return ScenarioError { path, message: "required, and missing".into() };

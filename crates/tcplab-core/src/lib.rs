@@ -7,6 +7,7 @@
 pub mod app;
 pub mod conns;
 pub mod engine;
+pub mod error;
 pub mod footprint;
 pub mod input;
 pub mod net;
@@ -23,7 +24,8 @@ pub mod rv;
 pub mod world;
 
 pub use result::RunResult;
-pub use scenario::{Scenario, ScenarioError};
+pub use error::ScenarioError;
+pub use scenario::Scenario;
 pub use engine::{Budget, Limit, LimitHit, RunError};
 pub use world::{run, run_limited, World};
 

@@ -15,7 +15,7 @@
 
 use crate::net::link::{DropReason, LinkDir};
 use crate::net::{Dir, Label, Packet, PacketTag, Payload};
-use crate::scenario::ScenarioError;
+use crate::error::ScenarioError;
 use crate::tcp::{SenderPhase, TcpConn};
 use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};

@@ -851,6 +851,8 @@ impl AppCase {
             drops.join(", ")
         )
         .replace("embedded = { uniform = [0, 3] }\n", if web && !extra.contains("objects") { "embedded = { uniform = [0, 3] }\n" } else { "" })
+        // `mode` is a key of reqresp and http10 only (refused on the other kinds at any value).
+        .replace("mode = \"twoway\"\n", if matches!(kind, "reqresp" | "http10") { "mode = \"twoway\"\n" } else { "" })
     }
 }
 

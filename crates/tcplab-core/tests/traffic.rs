@@ -310,7 +310,7 @@ fn instances_start_as_drawn() {
     let starts = |t: &str, seed: u64| {
         let s = scenario(t);
         let net = s.network_for(seed).unwrap();
-        tcplab_core::app::spec::resolve(&s, &net, seed).unwrap().iter().map(|a| a.start).collect::<Vec<_>>()
+        tcplab_core::scenario::resolve_apps(&s, &net, seed).unwrap().iter().map(|a| a.start).collect::<Vec<_>>()
     };
     let spaced = text("start = \"50s\"\nstart_spacing = { uniform = [\"0s\", \"2s\"] }");
     let s1 = starts(&spaced, 1);

@@ -296,6 +296,19 @@ fn resolve_tcp(text: &str, fmt: &str, sets: Vec<String>) -> PyResult<String> {
     .map_err(to_py)
 }
 
+/// The resolved plan of a scenario (nodes, links, flows and applications with each end's TCP
+/// configuration, drops, captures, series) for a run with `seed` (default: the scenario's), as
+/// JSON: what a front end that does not run the simulator translates.
+#[pyfunction]
+#[pyo3(signature = (text, fmt="toml", sets=vec![], seed=None))]
+fn resolve(text: &str, fmt: &str, sets: Vec<String>, seed: Option<u64>) -> PyResult<String> {
+    guarded(|| {
+        let s = parse(text, fmt, &sets)?;
+        Ok(s.plan(seed.unwrap_or(s.seed))?.to_string())
+    })
+    .map_err(to_py)
+}
+
 /// The named TCP profiles and their settings, as JSON.
 #[pyfunction]
 fn profiles() -> PyResult<String> {
@@ -431,6 +444,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_tcp, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_notes, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

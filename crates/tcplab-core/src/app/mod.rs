@@ -5,6 +5,7 @@
 
 pub mod bulk;
 pub mod reqresp;
+pub mod resolved;
 pub mod spec;
 pub mod traffic;
 pub mod web;

@@ -12,7 +12,8 @@
 //! response on a new connection server → client (ns-2 launches it from the request agent's
 //! `done`, with no message to the server: a model, not a protocol).
 
-use super::spec::{Mode, ResolvedApp};
+use super::resolved::ResolvedApp;
+use super::spec::Mode;
 use super::{App, Ctx, Records};
 use crate::engine::RngStream;
 use crate::net::{ConnId, Label, NodeId};

@@ -32,13 +32,15 @@
 //! `"app:{name}:off"`, packet sizes from `"app:{name}:packet"` and CBR dither from
 //! `"app:{name}:jitter"`, so no change to TCP, to another source or to the network moves them.
 
-use super::spec::{AppKind, AppSpec, ResolvedApp};
+pub use super::resolved::{Pattern, TrafficSpec};
+use super::resolved::ResolvedApp;
+use super::spec::{AppFields, AppKind};
 use super::{App, Ctx, Records};
 use crate::engine::RngStream;
 use crate::net::{ConnId, Datagram, Label, NodeId, UDP_HEADER_BYTES};
 use crate::result::UdpRow;
 use crate::rv::{RandomDuration, RandomSize};
-use crate::scenario::{err, ScenarioError};
+use crate::error::{err, ScenarioError};
 use crate::tcp::ConnEvent;
 use crate::units::{to_secs, Time};
 
@@ -55,35 +57,13 @@ pub const MAX_PACKET: u64 = 65_535;
 /// 0.1 %; see `mean_burst_packets`).
 const CALIBRATION_DRAWS: usize = 20_000;
 
-/// How a source spaces its packets.
-#[derive(Clone, Debug)]
-pub enum Pattern {
-    OnOff { on: RandomDuration, off: RandomDuration },
-    Cbr { interval: Option<Time>, jitter: bool },
-}
-
-/// A UDP source entry, resolved: its pattern, its ON rate and what its mean rate should be.
-#[derive(Clone, Debug)]
-pub struct TrafficSpec {
-    pub pattern: Pattern,
-    /// Sending rate while ON (CBR: always), bit/s; 0 is a silent source.
-    pub rate: u64,
-    /// IP packet size, headers included.
-    pub packet: RandomSize,
-    pub stop: Option<Time>,
-    /// The mean rate asked for (`mean_rate`, or `aggregate_rate` / instances), bit/s.
-    pub target_bps: Option<f64>,
-    /// The long-run mean rate the pattern gives at `rate`, bit/s.
-    pub expected_bps: f64,
-}
-
 fn pareto_default() -> RandomDuration {
     RandomDuration::pareto_with_mean(NS2_SHAPE, NS2_ON_OFF_MEAN_NS as f64)
 }
 
 impl TrafficSpec {
     /// Check a UDP source entry's keys and derive its ON rate.
-    pub fn resolve(a: &AppSpec, path: &str, instances: u32) -> Result<TrafficSpec, ScenarioError> {
+    pub fn resolve(a: &AppFields, path: &str, instances: u32) -> Result<TrafficSpec, ScenarioError> {
         let kind = if a.kind == AppKind::Onoff { "\"onoff\"" } else { "\"cbr\"" };
         let packet = a.packet.clone().unwrap_or_else(|| RandomSize::constant(NS2_PACKET_BYTES));
         let packet_mean = packet.mean().ok_or_else(|| ScenarioError { path: format!("{path}.packet"), message: "the packet size has no finite mean".into() })?;
@@ -110,11 +90,6 @@ impl TrafficSpec {
         let stop = a.stop.map(|d| d.0);
         match a.kind {
             AppKind::Onoff => {
-                for (key, g) in [("interval", a.interval.is_some()), ("jitter", a.jitter)] {
-                    if g {
-                        return err(format!("{path}.{key}"), format!("applies to kind = \"cbr\" only, not to kind = {kind}"));
-                    }
-                }
                 let on = a.on.clone().unwrap_or_else(pareto_default);
                 let off = a.off.clone().unwrap_or_else(pareto_default);
                 let means = (on.mean(), off.mean());
@@ -142,11 +117,6 @@ impl TrafficSpec {
                 Ok(TrafficSpec { pattern: Pattern::OnOff { on, off }, rate, packet, stop, target_bps: target, expected_bps })
             }
             _ => {
-                for (key, g) in [("on", a.on.is_some()), ("off", a.off.is_some())] {
-                    if g {
-                        return err(format!("{path}.{key}"), format!("applies to kind = \"onoff\" only, not to kind = {kind}"));
-                    }
-                }
                 if a.interval.is_some_and(|d| d.0 == 0) {
                     return err(format!("{path}.interval"), "expected a duration above zero");
                 }

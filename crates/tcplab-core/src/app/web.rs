@@ -12,7 +12,8 @@
 //! WebTraf when Seddigh et al. used it), in which case pages may overlap (`spec::PageSpacing`).
 
 use super::reqresp::{Draws, Exchange, Progress};
-use super::spec::{Http11Transfer, PageSpacing, ResolvedApp, Rounding};
+use super::resolved::ResolvedApp;
+use super::spec::{Http11Transfer, PageSpacing, Rounding};
 use super::{App, Ctx, Records};
 use crate::engine::RngStream;
 use crate::net::{ConnId, Label, NodeId};

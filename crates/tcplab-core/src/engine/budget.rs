@@ -115,12 +115,12 @@ impl fmt::Display for LimitHit {
 /// Why a limited run gave no result: its scenario is invalid, or it hit a limit.
 #[derive(Clone, Debug)]
 pub enum RunError {
-    Invalid(crate::scenario::ScenarioError),
+    Invalid(crate::error::ScenarioError),
     Limit(LimitHit),
 }
 
-impl From<crate::scenario::ScenarioError> for RunError {
-    fn from(e: crate::scenario::ScenarioError) -> Self {
+impl From<crate::error::ScenarioError> for RunError {
+    fn from(e: crate::error::ScenarioError) -> Self {
         RunError::Invalid(e)
     }
 }

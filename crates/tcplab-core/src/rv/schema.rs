@@ -147,6 +147,16 @@ impl<Q: Quantity> QtySeed<Q> {
         if r.whole && v.fract() != 0.0 {
             return Err(E::custom(format!("a constant {} is a whole number, got {v}", Q::KIND)));
         }
+        // A constant is not a draw: one beyond the largest draw would be clamped to it silently
+        // (`think = "480h"` ran as 312.7 h), so it is refused where it is written.
+        if r.whole && v > super::MAX_DRAW {
+            return Err(E::custom(format!(
+                "a constant {} is at most 2^50 base units ({}), the largest value a draw takes; got {}",
+                Q::KIND,
+                fmt(super::MAX_DRAW),
+                fmt(v)
+            )));
+        }
         if let Some((lo, key)) = r.at_least {
             if v < lo {
                 return Err(E::custom(format!("must not be below the previous {key} ({})", fmt(lo))));
@@ -174,6 +184,10 @@ impl<'de, Q: Quantity> Visitor<'de> for QtySeed<Q> {
         f.write_str(Q::EXPECTING)
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<f64, E> {
+        // A count is a plain number, as `pages` and `count` are: `"3"` is refused alike.
+        if Q::KIND == "count" {
+            return Err(E::custom(format!("expected {}, got the string {v:?} (write a count as a number, without quotes)", Q::EXPECTING)));
+        }
         self.check(Q::parse_str(v))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {

@@ -10,7 +10,6 @@
 //! with the page size (Ladha et al. 2004 §3: TBIT's ER test asks for a byte range).
 
 use crate::net::{SackBlock, Segment, FLAG_ACK, FLAG_SYN, MAX_SACK_BLOCKS};
-use crate::tcp::config::{preset, PRESETS, PROFILES};
 use crate::tcp::{ConnEvent, OutSeg, TcpConfig, TcpConn, TcpSpec, TimerKind};
 use crate::units::{Size, Time};
 use std::collections::VecDeque;
@@ -22,16 +21,7 @@ pub const HEADER_BYTES: u64 = 200;
 /// `tcp` table) into the configuration the server runs with; the error names the bad key.
 pub fn resolve(spec_json: &str) -> Result<TcpConfig, String> {
     let spec: TcpSpec = serde_json::from_str(spec_json).map_err(|e| format!("tcp: {e}"))?;
-    let prof = spec.profile.clone().unwrap_or_else(|| "rfc".into());
-    let mut c = TcpConfig::profile(&prof).ok_or_else(|| format!("tcp.profile: unknown profile {prof:?}; expected one of: {}", PROFILES.join(", ")))?;
-    if let Some(p) = &spec.preset {
-        let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-        let p = preset(p).ok_or_else(|| format!("tcp.preset: unknown preset {p:?}; expected one of: {}", names.join(", ")))?;
-        (p.apply)(&mut c);
-    }
-    spec.apply_to(&mut c);
-    c.validate().map_err(|(k, m)| format!("tcp.{k}: {m}"))?;
-    Ok(c)
+    crate::scenario::resolve_tcp(&spec).map_err(|e| format!("tcp.{}: {}", e.knob, e.message))
 }
 
 /// A segment as the prober sees it, with its arrival time.

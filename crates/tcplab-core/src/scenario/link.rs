@@ -1,0 +1,131 @@
+//! A link of the generic form and its queues, the one shape every topology's links take (a
+//! `single_link`, a dumbbell's bottleneck and access links, a host group's access links, a
+//! custom link), and the queue forms a scenario may write.
+
+use crate::error::ScenarioError;
+use crate::net::{QueueLimit, RedSpec};
+use crate::units::{Duration, Rate, Size};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A link of the generic form: full duplex between nodes `a` and `b`; "forward" is a → b.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    pub a: String,
+    pub b: String,
+    pub rate: Rate,
+    pub delay: Duration,
+    /// Queue of both directions (default unlimited); `reverse_queue` overrides b → a.
+    #[serde(default, deserialize_with = "QueueTable::de")]
+    pub queue: QueueSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "QueueTable::de_opt")]
+    pub reverse_queue: Option<QueueSpec>,
+    /// Bernoulli loss probability a → b (a plain `f64` for the link code; read as a `Probability`).
+    #[serde(default, deserialize_with = "crate::units::de_probability")]
+    pub loss: f64,
+    /// Bernoulli loss probability b → a.
+    #[serde(default, deserialize_with = "crate::units::de_probability")]
+    pub reverse_loss: f64,
+}
+
+/// A queue: `100` (packets), `"unlimited"`, or `{ packets = 100, bytes = "64KB" }` (DropTail);
+/// a `red` table (or `kind = "red"`, RED with its defaults) puts RED in front of the limit:
+/// `{ packets = 100, red = { min_th = 40, max_th = 80 } }`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueTable {
+    /// `droptail`, or `red` when `red` is set.
+    #[serde(default)]
+    pub kind: QueueKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<RedSpec>,
+}
+
+pub type QueueSpec = QueueTable;
+
+struct QueueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for QueueVisitor {
+    type Value = QueueTable;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a queue: a packet count such as 100, \"unlimited\", or a table such as { packets = 100, bytes = \"64KB\" } or { packets = 100, red = { min_th = 5, max_th = 15 } }")
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<QueueTable, E> {
+        Ok(QueueTable { packets: Some(v), ..Default::default() })
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<QueueTable, E> {
+        if v < 0 {
+            return Err(E::custom(format!("expected a non-negative packet count, got {v}")));
+        }
+        self.visit_u64(v as u64)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<QueueTable, E> {
+        match v {
+            "unlimited" => Ok(QueueTable::default()),
+            _ => Err(E::custom(format!("expected a packet count, \"unlimited\" or a table, got {v:?}"))),
+        }
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<QueueTable, A::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct T {
+            #[serde(default)]
+            kind: Option<QueueKind>,
+            #[serde(default)]
+            packets: Option<u64>,
+            #[serde(default)]
+            bytes: Option<Size>,
+            #[serde(default)]
+            red: Option<RedSpec>,
+        }
+        let t = T::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+        let red = match (t.kind, t.red) {
+            (Some(QueueKind::Droptail), Some(_)) => {
+                return Err(serde::de::Error::custom("a `red` table needs kind = \"red\" (or no `kind`)"));
+            }
+            (Some(QueueKind::Red), None) => Some(RedSpec::default()),
+            (_, red) => red,
+        };
+        let kind = if red.is_some() { QueueKind::Red } else { QueueKind::Droptail };
+        Ok(QueueTable { kind, packets: t.packets, bytes: t.bytes, red })
+    }
+}
+
+impl QueueTable {
+    pub(crate) fn de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<QueueTable, D::Error> {
+        d.deserialize_any(QueueVisitor)
+    }
+    pub(crate) fn de_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<QueueTable>, D::Error> {
+        Self::de(d).map(Some)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueKind {
+    #[default]
+    Droptail,
+    /// Random Early Detection (Floyd & Jacobson 1993) in front of the limit; see `net/red.rs`.
+    Red,
+}
+
+impl QueueSpec {
+    pub fn limit(&self) -> QueueLimit {
+        QueueLimit { packets: self.packets, bytes: self.bytes.map(|s| s.0) }
+    }
+
+    /// Check the RED parameters; `path` is the queue's key path.
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        match &self.red {
+            Some(r) => r.validate().map_err(|(k, m)| ScenarioError { path: format!("{path}.red.{k}"), message: m }),
+            None => Ok(()),
+        }
+    }
+}
