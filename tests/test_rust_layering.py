@@ -142,11 +142,7 @@ def cycles(g: Dict[tuple, Set[tuple]]) -> List[List[tuple]]:
 
 # Cycles known and owned by work under way, each with the reason; an entry that no longer
 # matches a cycle fails the test, so that it is removed once the cycle is gone.
-KNOWN = {
-    # The congestion-control hooks take the sender's state and the state holds its controller;
-    # the split of tcp/ into cc, loss and recovery seams removes it.
-    ("tcp/cc", "tcp/state"): "tcp/ seams",
-}
+KNOWN: dict = {}
 
 
 def test_the_rust_core_has_no_file_import_cycle():

@@ -1,5 +1,6 @@
 //! The send gate: the one place that decides whether a segment may leave now. Every sender's
-//! send loop asks it once per segment (`SenderCore::send_gate`; `grep -rn "send_gate(" src/tcp`
+//! send loop asks it once per segment (`SenderCore::send_gate`, which hands its window to `may_send`
+//! here; `grep -rn "send_gate(" src/tcp`
 //! lists them): the connection's own (`send_available`), RFC 6675's (C) loop (`sackrec.rs`) and
 //! the ns-2 agents' `send_much()`s (`legacy/`).
 //!
@@ -8,8 +9,6 @@
 //! the gate compares that with the window it names and counts the burst (ns-2 `maxburst_`). A
 //! pacer (a controller's `pacing_rate()`) will be one more condition here, for every sender at
 //! once.
-
-use super::state::SenderCore;
 
 /// Which window bounds a sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,20 +33,27 @@ pub struct Ask {
     pub burst: bool,
 }
 
-impl SenderCore {
-    /// May the next segment leave now? `sent`: segments this send loop has already sent in
-    /// reply to the present event.
-    #[inline]
-    pub fn send_gate(&self, sent: u32, a: Ask) -> bool {
-        // ns-2 `maxburst_`: `if (maxburst && npackets == maxburst) break;` in send_much()
-        // (tcp/tcp.cc).
-        if a.burst && self.cfg.max_burst > 0 && sent >= self.cfg.max_burst {
-            return false;
-        }
-        match a.limit {
-            Limit::Cwnd => a.used + a.need <= self.cwnd,
-            Limit::CwndRwnd => a.used + a.need <= self.cwnd.min(self.peer_wnd),
-            Limit::Clocked => true,
-        }
+/// What the gate weighs a question against: the sender's windows and its burst limit. Plain
+/// values, so that the gate depends on nothing of the sender's (no import circle with `state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub cwnd: u64,
+    pub peer_wnd: u64,
+    pub max_burst: u32,
+}
+
+/// May the next segment leave now? `sent`: segments this send loop has already sent in reply to
+/// the present event.
+#[inline]
+pub fn may_send(w: Window, sent: u32, a: Ask) -> bool {
+    // ns-2 `maxburst_`: `if (maxburst && npackets == maxburst) break;` in send_much()
+    // (tcp/tcp.cc).
+    if a.burst && w.max_burst > 0 && sent >= w.max_burst {
+        return false;
+    }
+    match a.limit {
+        Limit::Cwnd => a.used + a.need <= w.cwnd,
+        Limit::CwndRwnd => a.used + a.need <= w.cwnd.min(w.peer_wnd),
+        Limit::Clocked => true,
     }
 }

@@ -6,7 +6,7 @@
 
 use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, Reno, Window};
 use super::config::TcpConfig;
-use super::gate::{Ask, Limit};
+use super::gate::{may_send, Ask, Limit, Window};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::stats::ConnStats;
@@ -131,6 +131,14 @@ pub struct SenderCore {
 }
 
 impl SenderCore {
+    /// May the next segment leave now? The one send gate (`gate.rs`): every send loop asks it
+    /// once per segment. `sent`: segments this send loop has already sent in reply to the
+    /// present event.
+    #[inline]
+    pub fn send_gate(&self, sent: u32, a: Ask) -> bool {
+        may_send(Window { cwnd: self.cwnd, peer_wnd: self.peer_wnd, max_burst: self.cfg.max_burst }, sent, a)
+    }
+
     pub(super) fn new(cfg: std::sync::Arc<TcpConfig>, bytes: Option<u64>) -> Self {
         let mss = cfg.mss.0;
         let mut rtt = RttEstimator::new(cfg.rto_initial.0, cfg.rto_min.0, cfg.rto_max.0, cfg.clock_granularity.0, cfg.timer_tick.0, cfg.rto_backoff);
