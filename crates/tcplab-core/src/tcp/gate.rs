@@ -36,7 +36,7 @@ pub struct Ask {
 /// What the gate weighs a question against: the sender's windows and its burst limit. Plain
 /// values, so that the gate depends on nothing of the sender's (no import circle with `state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Window {
+pub struct SendWindow {
     pub cwnd: u64,
     pub peer_wnd: u64,
     pub max_burst: u32,
@@ -45,7 +45,7 @@ pub struct Window {
 /// May the next segment leave now? `sent`: segments this send loop has already sent in reply to
 /// the present event.
 #[inline]
-pub fn may_send(w: Window, sent: u32, a: Ask) -> bool {
+pub fn may_send(w: SendWindow, sent: u32, a: Ask) -> bool {
     // ns-2 `maxburst_`: `if (maxburst && npackets == maxburst) break;` in send_much()
     // (tcp/tcp.cc).
     if a.burst && w.max_burst > 0 && sent >= w.max_burst {

@@ -6,7 +6,7 @@
 
 use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, Reno, Window};
 use super::config::TcpConfig;
-use super::gate::{may_send, Ask, Limit, Window};
+use super::gate::{may_send, Ask, Limit, SendWindow};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::stats::ConnStats;
@@ -136,7 +136,7 @@ impl SenderCore {
     /// present event.
     #[inline]
     pub fn send_gate(&self, sent: u32, a: Ask) -> bool {
-        may_send(Window { cwnd: self.cwnd, peer_wnd: self.peer_wnd, max_burst: self.cfg.max_burst }, sent, a)
+        may_send(SendWindow { cwnd: self.cwnd, peer_wnd: self.peer_wnd, max_burst: self.cfg.max_burst }, sent, a)
     }
 
     pub(super) fn new(cfg: std::sync::Arc<TcpConfig>, bytes: Option<u64>) -> Self {
