@@ -1,0 +1,269 @@
+"""ns-2.35's own validation suites (`tcl/test/test-suite-*.tcl`) run live: each test written as a
+tcplab scenario, run in tcplab's `ns2` profile and in `ns` through `tcplab.ns2.compare`, and
+counted per suite (docs/ns2.md).
+
+    python -m tcplab.ns2.suites                   # the counts of docs/ns2.md
+    python -m tcplab.ns2.suites --show            # each differing test's first divergence
+    python -m tcplab.ns2.suites --test onedrop_reno --test twodrops_sack
+
+The scenarios are our own transcription of each test's setup (topology, agent, knobs, the packets
+its `ErrorModel/List` drops); no ns-2 code is copied. A test whose setup tcplab cannot express (or
+whose transcription is not written yet) is listed with the reason, never run under a different
+setup.
+
+A suite's `ErrorModel/List` counts the packets of fid 1 that reach the lossy link, from 0
+(`ListErrorModel::corrupt()`, `queue/errmodel.cc`). The scenarios name the dropped packets as
+tcplab's data segments; `drops_as_in_suite` checks, for each test, that the position list the
+export derives from tcplab's run is the suite's list, so the two runs drop what the suite drops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Optional
+
+#: The suites of issue 30, in the order printed. Tests of a suite not transcribed yet are not
+#: counted as expressible (the report says so).
+SUITES = ("tcpVariants", "tcp-init-win", "LimTransmit", "rfc2581", "newreno", "sack", "simple", "tcp")
+
+# --- test-suite-tcpVariants.tcl -------------------------------------------------------------
+
+#: Topology/net4: s1, s2 -- r1 at 8 Mb/s, 0 ms; r1 -- k1 at 800 kb/s, 100 ms, queue-limit 8 both
+#: ways (tcplab: 7 waiting, docs/ns2.md "Queue limits"); the feeders keep ns-2's default
+#: queue-limit 50 (49 waiting). The error module sits on r1 -> k1.
+NET4 = {
+    "kind": "custom",
+    "nodes": ["s1", "s2", "r1", "k1"],
+    "links": [
+        {"name": "s1r1", "a": "s1", "b": "r1", "rate": "8Mbps", "delay": "0ms", "queue": 49},
+        {"name": "s2r1", "a": "s2", "b": "r1", "rate": "8Mbps", "delay": "0ms", "queue": 49},
+        {"name": "r1k1", "a": "r1", "b": "k1", "rate": "800kbps", "delay": "100ms", "queue": 7},
+    ],
+}
+
+#: The drop lists of the suite's tests (`setup TYPE {list}`): one-way agents / FullTcp.
+VARIANTS_DROPS = {
+    "onedrop": ([14], [16]),
+    "twodrops": ([14, 28], [16, 30]),
+    "threedrops": ([14, 26, 28], [16, 28, 30]),
+    "fourdrops": ([14, 24, 26, 28], [16, 26, 28, 30]),
+    "multiple": ([11, 12, 13, 14, 16, 17, 18, 19], None),
+    "multiple2": ([11, 12, 13, 14, 16], None),
+}
+#: Test-name suffix -> tcplab preset (one-way agents, `create-connection TCP/...`).
+VARIANTS_AGENTS = {"tahoe": "tahoe", "reno": "reno", "newreno": "newreno", "sack": "sack1", "fack": "fack", "sackRH": "sack-rh"}
+#: FullTcp tests: suffix -> preset under `ns2-full` (`FullTcp` is Reno, `FullTcp/Sack` Sack1).
+VARIANTS_FULL = {"tahoe": "tahoe", "reno": "reno", "newreno": "newreno", "sack": "sack1"}
+#: Which variants each drop pattern has (the suite's classes), plain / _SA_ / _full / partial_ack.
+VARIANTS_HAS = {
+    "onedrop": (("tahoe", "reno", "newreno", "sack", "fack", "sackRH"), ("tahoe", "reno", "newreno", "sack"), ("tahoe", "reno", "newreno", "sack"), ()),
+    "twodrops": (("tahoe", "reno", "newreno", "sack", "fack", "sackRH"), ("tahoe", "reno", "newreno", "sack"), ("tahoe", "reno", "newreno", "sack"), ()),
+    "threedrops": (("tahoe", "reno", "newreno", "sack", "fack", "sackRH"), ("tahoe", "reno", "newreno", "sack"), ("tahoe", "reno", "newreno", "sack"), ()),
+    "fourdrops": (("tahoe", "reno", "newreno", "sack", "fack", "sackRH"), ("tahoe", "reno", "newreno", "sack"), ("tahoe", "reno", "newreno", "sack"), ()),
+    "multiple": (("tahoe", "reno", "newreno", "sack"), ("tahoe", "reno", "newreno", "sack"), (), ("sack",)),
+    "multiple2": (("tahoe", "reno", "newreno", "sack"), ("tahoe", "reno", "newreno", "sack"), (), ("sack",)),
+}
+
+
+@dataclass
+class SuiteTest:
+    suite: str
+    name: str
+    scenario: Optional[dict]            # None: not expressible (see `reason`)
+    drops: list = field(default_factory=list)   # the suite's ErrorModel/List positions
+    reason: str = ""                     # why not expressible
+
+
+def _variants_tcp(preset: str, limited: bool, full: bool) -> dict:
+    """The suite's global settings (`Agent/TCP set ...` at its top) as tcplab knobs."""
+    tcp = {
+        "profile": "ns2-full" if full else "ns2",
+        "preset": preset,
+        "handshake": True,             # ns-2.35's default syn_ (one-way); FullTcp always opens with a SYN
+        "syn_options": 0,              # ns-2's packet 0 is a bare 40-byte header
+        "rto_initial": "6s",           # rtxcur_init_ 6.0
+        "rto_min": "1s",               # minrto_ 1
+        # window_ 28, in packets: of packetSize_ 1000 (one-way agents), of FullTcp's segsize_ 536.
+        "rwnd": f"{28 * (536 if full else 1000)}B",
+        "limited_transmit": limited,   # singledup_ (0, or 1 in the _SA_ tests)
+        "limited_transmit_send_one": limited,
+    }
+    if preset == "newreno" and not full:
+        tcp["slow_but_steady"] = True               # newreno_changes1_ 0
+        tcp["partial_window_deflation"] = False     # partial_window_deflation_ 0
+    return tcp
+
+
+def tcp_variants() -> list:
+    """The tests of test-suite-tcpVariants.tcl: an FTP from s1 to k1 from 1 s, run to 6 s, with
+    chosen packets dropped on r1 -> k1."""
+    out = []
+    for pattern, (one_way, limited_t, full_t, partial_t) in VARIANTS_HAS.items():
+        drops, full_drops = VARIANTS_DROPS[pattern]
+        for kind, names in (("", one_way), ("_SA", limited_t), ("_full", full_t), ("_partial_ack", partial_t)):
+            for v in names:
+                name = f"{pattern}{'_SA' if kind == '_SA' else '_partial_ack' if kind == '_partial_ack' else ''}_{v}{'_full' if kind == '_full' else ''}"
+                if kind == "_partial_ack":
+                    out.append(SuiteTest("tcpVariants", name, None, drops,
+                                         "Agent/TCP partial_ack_ 1 (a retransmission on every partial ACK) has no tcplab knob"))
+                    continue
+                full = kind == "_full"
+                preset = (VARIANTS_FULL if full else VARIANTS_AGENTS)[v]
+                lst = full_drops if full else drops
+                sc = {
+                    "name": f"tcpVariants/{name}",
+                    "topology": copy.deepcopy(NET4),
+                    "tcp": _variants_tcp(preset, kind == "_SA", full),
+                    "flows": [{"name": "ftp", "from": "s1", "to": "k1", "bytes": "unlimited", "start": "1s"}],
+                    "duration": "6s",
+                }
+                sc["flows"][0]["drops"] = drops_at_positions(sc, lst, full)
+                out.append(SuiteTest("tcpVariants", name, sc, list(lst)))
+    return out
+
+
+def drops_at_positions(sc: dict, positions: list, full: bool = False) -> list:
+    """tcplab's drops (data segment k, its n-th transmission) of the packets at `positions`
+    among connection 0's packets leaving its host, from 0, as a suite's `ErrorModel/List`
+    counts them. Found one at a time: a drop changes only what follows it. FullTcp's packet 1 is
+    the handshake's ACK, which tcplab's first data segment carries, so tcplab's position is one
+    less after the SYN (the export shifts it back)."""
+    from .. import api
+    from .script import nbytes
+
+    out: list = []
+    mss = None
+    for p in positions:
+        trial = copy.deepcopy(sc)
+        trial["flows"][0]["drops"] = list(out)
+        r = api.run(trial, series=["segments"])
+        seg = r.series.segments
+        tx = seg[(seg["event"] == "tx") & (seg["dir"] == "a2b") & (seg["conn"] == 0)]
+        q = p - 1 if full and p >= 1 else p
+        if q >= len(tx):
+            raise ValueError(f"{sc.get('name')}: the flow sends {len(tx)} packets, none at position {p}")
+        row = tx.iloc[q]
+        if int(row["len"]) == 0:
+            raise ValueError(f"{sc.get('name')}: position {p} is a packet without data")
+        if mss is None:
+            mss = nbytes(api.validate(sc, tcp=True)["flows"][0]["tcp"]["mss"], "tcp.mss")
+        k = (int(row["seq"]) - 1) // mss + 1
+        out.append({"kind": "data", "segment": k, "transmissions": [int(row["tx"])]})
+    # One entry per segment, its transmissions together.
+    merged: dict = {}
+    for d in out:
+        merged.setdefault(d["segment"], []).extend(d["transmissions"])
+    return [{"kind": "data", "segment": k, "transmissions": sorted(v)} for k, v in sorted(merged.items())]
+
+
+#: Suites whose tests are not transcribed yet: the reason printed in place of their counts.
+NOT_TRANSCRIBED = {s: "not transcribed yet" for s in SUITES if s != "tcpVariants"}
+
+
+def tests(suite: Optional[str] = None) -> list:
+    """Every transcribed test (of one suite)."""
+    all_ = tcp_variants()
+    return [t for t in all_ if suite is None or t.suite == suite]
+
+
+def drops_as_in_suite(t: SuiteTest) -> Optional[bool]:
+    """Whether the export drops the packets at the suite's positions (None: nothing dropped or
+    not expressible)."""
+    from .script import export
+
+    if t.scenario is None or not t.drops:
+        return None
+    tcl = export(t.scenario).tcl
+    m = re.search(r"droplist \{([0-9 ]*)\}", tcl)
+    return m is not None and [int(x) for x in m.group(1).split()] == t.drops
+
+
+@dataclass
+class Outcome:
+    test: SuiteTest
+    expressible: bool
+    identical: bool = False
+    core: bool = False
+    cls: str = ""                 # a key of tcplab.ns2.diff.CLASSES, or the refusal
+    faithful_drops: Optional[bool] = None
+    comparison: object = None
+
+
+def run_test(t: SuiteTest, max_wall: float = 60.0) -> Outcome:
+    import tcplab
+
+    from .diff import classify
+    from .pair import compare
+
+    if t.scenario is None:
+        return Outcome(t, False, cls=t.reason)
+    try:
+        faithful = drops_as_in_suite(t)
+        c = compare(t.scenario, max_wall=max_wall)
+    except tcplab.ScenarioError as e:
+        return Outcome(t, False, cls=f"refused: {e}")
+    return Outcome(t, True, c.identical, c.core, classify(t.scenario, c), faithful, c)
+
+
+def main(argv: Optional[list] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tcplab.ns2.suites", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--suite", action="append", help="only this suite (repeatable)")
+    ap.add_argument("--test", action="append", help="only this test (repeatable)")
+    ap.add_argument("--show", action="store_true", help="print each differing test's first divergence")
+    args = ap.parse_args(argv)
+    from .diff import CLASSES
+    from .pair import describe
+    from .runner import Ns2NotFound
+
+    sel = [t for t in tests() if (not args.suite or t.suite in args.suite) and (not args.test or t.name in args.test)]
+    per: dict = {}
+    causes: dict = {}
+    try:
+        for t in sel:
+            o = run_test(t)
+            row = per.setdefault(t.suite, Counter())
+            row["tests"] += 1
+            row["expressible"] += o.expressible
+            row["identical"] += o.identical
+            row["core"] += o.core
+            if o.expressible and not o.identical:
+                causes.setdefault(t.suite, Counter())[o.cls] += 1
+            if o.faithful_drops is False:
+                row["drops differ"] += 1
+            if args.show and not o.identical:
+                line = f"{t.suite}/{t.name}: "
+                if not o.expressible:
+                    print(line + f"not expressible: {o.cls}")
+                    continue
+                tt, a, b = o.comparison.divergence
+                print(line + f"{o.cls}; core {'yes' if o.core else 'no'}"
+                      + ("" if o.faithful_drops is not False else "; the export's drop positions differ from the suite's"))
+                print(f"    only tcplab: {describe(a)}\n    only ns-2:   {describe(b)}")
+    except Ns2NotFound as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"{'suite':<14}{'tests':>6}{'expressible':>13}{'identical':>11}{'core':>6}")
+    tot = Counter()
+    for s in SUITES:
+        if s in per:
+            r = per[s]
+            tot.update(r)
+            print(f"{s:<14}{r['tests']:>6}{r['expressible']:>13}{r['identical']:>11}{r['core']:>6}"
+                  + (f"   ({r['drops differ']} with the drop positions not the suite's)" if r["drops differ"] else ""))
+        elif s in NOT_TRANSCRIBED and not args.test:
+            print(f"{s:<14}  {NOT_TRANSCRIBED[s]}")
+    print(f"{'all':<14}{tot['tests']:>6}{tot['expressible']:>13}{tot['identical']:>11}{tot['core']:>6}")
+    for s, cs in causes.items():
+        print(f"{s}: differences by first-divergence class")
+        for cl, k in cs.most_common():
+            print(f"  {cl}: {k}" + (f"  ({CLASSES[cl]})" if cl in CLASSES else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
