@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import re
 import sys
 from collections import Counter
@@ -99,7 +100,8 @@ def _variants_tcp(preset: str, limited: bool, full: bool) -> dict:
     return tcp
 
 
-def tcp_variants() -> list:
+@functools.lru_cache(maxsize=None)
+def tcp_variants() -> tuple:
     """The tests of test-suite-tcpVariants.tcl: an FTP from s1 to k1 from 1 s, run to 6 s, with
     chosen packets dropped on r1 -> k1."""
     out = []
@@ -124,7 +126,7 @@ def tcp_variants() -> list:
                 }
                 sc["flows"][0]["drops"] = drops_at_positions(sc, lst, full)
                 out.append(SuiteTest("tcpVariants", name, sc, list(lst)))
-    return out
+    return tuple(out)
 
 
 def drops_at_positions(sc: dict, positions: list, full: bool = False) -> list:
