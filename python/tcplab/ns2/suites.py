@@ -81,7 +81,8 @@ class SuiteTest:
 
 
 def _variants_tcp(preset: str, limited: bool, full: bool) -> dict:
-    """The suite's global settings (`Agent/TCP set ...` at its top) as tcplab knobs."""
+    """test-suite-tcpVariants.tcl's global settings (`Agent/TCP set ...` at its top) as tcplab
+    knobs."""
     tcp = {
         "profile": "ns2-full" if full else "ns2",
         "preset": preset,
@@ -89,8 +90,6 @@ def _variants_tcp(preset: str, limited: bool, full: bool) -> dict:
         "syn_options": 0,              # ns-2's packet 0 is a bare 40-byte header
         "rto_initial": "6s",           # rtxcur_init_ 6.0
         "rto_min": "1s",               # minrto_ 1
-        # window_ 28, in packets: of packetSize_ 1000 (one-way agents), of FullTcp's segsize_ 536.
-        "rwnd": f"{28 * (536 if full else 1000)}B",
         "limited_transmit": limited,   # singledup_ (0, or 1 in the _SA_ tests)
         "limited_transmit_send_one": limited,
     }
@@ -98,6 +97,30 @@ def _variants_tcp(preset: str, limited: bool, full: bool) -> dict:
         tcp["slow_but_steady"] = True               # newreno_changes1_ 0
         tcp["partial_window_deflation"] = False     # partial_window_deflation_ 0
     return tcp
+
+
+def _net4_test(suite: str, name: str, tcp: dict, positions: list, net: str = "net4", stop: float = 6.0, window: int = 28,
+               full: bool = False) -> SuiteTest:
+    """A test of the suites built on Topology/net4 (tcpVariants, newreno): an FTP from s1 to k1
+    from 1 s to `stop`, `window_` `window` packets, the packets at `positions` of fid 1 dropped
+    on r1 -> k1. net4a has queue-limit 80, net4b a 200 ms bottleneck."""
+    topo = copy.deepcopy(NET4)
+    if net == "net4a":
+        topo["links"][2]["queue"] = 79
+    elif net == "net4b":
+        topo["links"][2]["delay"] = "200ms"
+    tcp = dict(tcp)
+    # window_ counts packets: of packetSize_ 1000 (one-way agents), of FullTcp's segsize_ 536.
+    tcp["rwnd"] = f"{window * (536 if full else 1000)}B"
+    sc = {
+        "name": f"{suite}/{name}",
+        "topology": topo,
+        "tcp": tcp,
+        "flows": [{"name": "ftp", "from": "s1", "to": "k1", "bytes": "unlimited", "start": "1s"}],
+        "duration": f"{stop:g}s",
+    }
+    sc["flows"][0]["drops"] = drops_at_positions(sc, positions, full)
+    return SuiteTest(suite, name, sc, list(positions))
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,16 +139,86 @@ def tcp_variants() -> tuple:
                     continue
                 full = kind == "_full"
                 preset = (VARIANTS_FULL if full else VARIANTS_AGENTS)[v]
-                lst = full_drops if full else drops
-                sc = {
-                    "name": f"tcpVariants/{name}",
-                    "topology": copy.deepcopy(NET4),
-                    "tcp": _variants_tcp(preset, kind == "_SA", full),
-                    "flows": [{"name": "ftp", "from": "s1", "to": "k1", "bytes": "unlimited", "start": "1s"}],
-                    "duration": "6s",
-                }
-                sc["flows"][0]["drops"] = drops_at_positions(sc, lst, full)
-                out.append(SuiteTest("tcpVariants", name, sc, list(lst)))
+                out.append(_net4_test("tcpVariants", name, _variants_tcp(preset, kind == "_SA", full), full_drops if full else drops,
+                                      full=full))
+    return tuple(out)
+
+
+# --- test-suite-newreno.tcl -----------------------------------------------------------------
+
+_L14 = [14, 26, 28]
+_L1 = [14, 15, 16, 17, 18, 19, 20, 21, 25]
+_L1A = [24, 25, 26, 27, 28, 29, 31, 33, 36]
+_L2 = [24, 25, 26, 28, 31, 35, 40, 45, 46, 47, 48]
+_LRTO = list(range(15, 31)) + [37]
+_LDUP = _L2 + [51]
+
+#: The suite's tests: name -> (agent, drop list, knobs, net, stop, window). Knobs: LT singledup_
+#: (ns-2.35's default 1 where a test does not set it), BF bugFix_ (default true), C1
+#: newreno_changes1_ (the suite's global 0), PWD partial_window_deflation_ (global 0), ERF
+#: exit_recovery_fix_, LC lessCareful_, ACKH bugFix_ack_.
+NEWRENO_TESTS = {
+    "reno": ("reno", _L14, "LT BF0"), "reno_noLT": ("reno", _L14, "LT0 BF0"),
+    "newreno": ("newreno", _L14, "LT BF0"), "newreno_noLT": ("newreno", _L14, "LT0 BF0"),
+    "newreno_B": ("newreno", _L14, "LT BF0 C1 PWD ERF"), "newreno_B_noLT": ("newreno", _L14, "LT0 BF0 C1 PWD ERF"),
+    "reno1": ("reno", _L1, "BF0"), "newreno1": ("newreno", _L1, "BF0"), "newreno1_BF": ("newreno", _L1, ""),
+    "newreno1_A": ("newreno", _L1, "LT BF0 C1"), "newreno1_A_noLT": ("newreno", _L1, "LT0 BF0 C1"),
+    "newreno1_A_BF": ("newreno", _L1, "LT C1"), "newreno1_A_BF_LC": ("newreno", _L1, "LT C1 LC"),
+    "newreno1_B0": ("newreno", _L1, "BF0 PWD ERF"), "newreno1_B": ("newreno", _L1, "LT BF0 C1 PWD ERF"),
+    "newreno1_B_BF": ("newreno", _L1, "LT C1 PWD ERF"),
+    "newreno1_B_BF_LC": ("newreno", _L1, "LT C1 PWD ERF"),   # (its guide says Less Careful; the test sets none)
+    "newreno1_B_noLT": ("reno", _L14, "LT0 BF0"),           # (runs Test/reno's body)
+    "newreno1A_A": ("newreno", _L1A, "LT BF0 C1"), "newreno1A_A_BF": ("newreno", _L1A, "LT C1"),
+    "newreno1A_A_BF_LC": ("newreno", _L1A, "LT C1 LC"), "newreno1A_A_noLT": ("newreno", _L1A, "LT0 BF0 C1"),
+    "reno2": ("reno", _L2, "LT BF0"), "reno2_noLT": ("reno", _L2, "LT0 BF0"), "reno2_bugfix": ("reno", _L2, "LT"),
+    "reno2_bugfix_noLT": ("reno", _L2, "LT0"),
+    "newreno2_A": ("newreno", _L2, "LT BF0 C1"), "newreno2_A_noLT": ("newreno", _L2, "LT0 BF0 C1"),
+    "newreno2_A_bugfix": ("newreno", _L2, "C1"), "newreno2_A_bugfix_LC": ("newreno", _L2, "C1 LC"),
+    "newreno2_B": ("newreno", _L2, "LT BF0 C1 PWD ERF"), "newreno2_B_noLT": ("newreno", _L2, "LT0 BF0 C1 PWD ERF"),
+    "newreno2_B_bugfix": ("newreno", _L2, "C1 PWD ERF"), "newreno2_B_bugfix_LC": ("newreno", _L2, "LC C1 PWD ERF"),
+    "newreno6": ("newreno", _L14 + [33], "LT BF0"),
+    "newreno_rto_loss": ("newreno", _LRTO, "C1 PWD"), "newreno_rto_loss_ack": ("newreno", _LRTO, "C1 PWD ACKH"),
+    "newreno_rto_dup": ("newreno", _LDUP, ""), "newreno_rto_dup_ack": ("newreno", _LDUP, "ACKH"),
+    "impatient1": ("newreno", list(range(15, 28)), "net4b 10 16 C1 PWD LT"),
+    "slow1": ("newreno", list(range(15, 28)), "net4b 10 16 PWD LT"),
+    "impatient2": ("newreno", list(range(15, 20)), "net4b 10 16 C1 PWD LT"),
+    "slow2": ("newreno", list(range(15, 20)), "net4b 10 16 PWD LT"),
+    "impatient3": ("newreno", [15, 16, 17, 18, 19, 22, 27], "net4b 10 16 C1 PWD LT"),
+    "slow3": ("newreno", [15, 16, 17, 18, 19, 22, 27], "net4b 10 16 PWD LT"),
+    "impatient4": ("newreno", list(range(30, 56)), "net4b 20 32 C1 PWD LT"),
+    "slow4": ("newreno", list(range(30, 56)), "net4b 20 32 PWD LT"),
+}
+_REORDER = "reordering (an ErrorModel with delay_pkt_ delays packet 25 on s1 -> r1 by 50 ms): flows[i].delays, which the export refuses"
+_TS = "timestamps_ (the timestamp option, bugFix_ts_): the export maps no timestamp knob"
+NEWRENO_REFUSED = {
+    **{n: _REORDER for n in ("newreno5", "sack5", "newreno5_LC", "newreno5_noLT", "newreno5_noLT_LC", "newreno5_noBF",
+                             "newreno5_noLT_noBF", "reno5", "reno5_noBF", "reno5_noLT_noBF", "reno5a", "reno5a_noLT_noBF")},
+    "newreno_rto_loss_ts": _TS, "newreno_rto_loss_tsh": _TS, "newreno_rto_dup_ts": _TS, "newreno_rto_dup_tsh": _TS,
+    "newreno_rto_loss_ackf": "ACKs dropped by position on k1 -> r1 (drop_acks): not transcribed",
+}
+
+
+def _newreno_tcp(agent: str, knobs: str) -> dict:
+    k = knobs.split()
+    lt = "LT0" not in k            # ns-2.35's default singledup_ 1
+    bf = "BF0" not in k            # ns-2.35's default bugFix_ true
+    tcp = {"profile": "ns2", "preset": agent, "handshake": True, "syn_options": 0, "rto_initial": "6s", "rto_min": "1s",
+           "limited_transmit": lt, "limited_transmit_send_one": lt, "recover_guard": bf}
+    if agent == "newreno":
+        tcp.update({"newreno_recover_guard": bf, "slow_but_steady": "C1" not in k, "partial_window_deflation": "PWD" in k,
+                    "exit_recovery_fix": "ERF" in k, "newreno_less_careful": "LC" in k, "newreno_ack_heuristic": "ACKH" in k})
+    return tcp
+
+
+@functools.lru_cache(maxsize=None)
+def newreno() -> tuple:
+    """The tests of test-suite-newreno.tcl (Topology/net4 and its variants, as tcpVariants)."""
+    out = []
+    for name, (agent, lst, knobs) in NEWRENO_TESTS.items():
+        k = knobs.split()
+        net, stop, window = ("net4b", float(k[1]), int(k[2])) if k and k[0] == "net4b" else ("net4", 6.0, 28)
+        out.append(_net4_test("newreno", name, _newreno_tcp(agent, knobs), lst, net=net, stop=stop, window=window))
+    out += [SuiteTest("newreno", n, None, reason=r) for n, r in NEWRENO_REFUSED.items()]
     return tuple(out)
 
 
@@ -163,13 +256,15 @@ def drops_at_positions(sc: dict, positions: list, full: bool = False) -> list:
     return [{"kind": "data", "segment": k, "transmissions": sorted(v)} for k, v in sorted(merged.items())]
 
 
+#: The suites transcribed, each a function returning its tests.
+TRANSCRIBED = {"tcpVariants": tcp_variants, "newreno": newreno}
 #: Suites whose tests are not transcribed yet: the reason printed in place of their counts.
-NOT_TRANSCRIBED = {s: "not transcribed yet" for s in SUITES if s != "tcpVariants"}
+NOT_TRANSCRIBED = {s: "not transcribed yet" for s in SUITES if s not in TRANSCRIBED}
 
 
 def tests(suite: Optional[str] = None) -> list:
     """Every transcribed test (of one suite)."""
-    all_ = tcp_variants()
+    all_ = [t for s, f in TRANSCRIBED.items() if suite in (None, s) for t in f()]
     return [t for t in all_ if suite is None or t.suite == suite]
 
 
@@ -183,6 +278,69 @@ def drops_as_in_suite(t: SuiteTest) -> Optional[bool]:
     tcl = export(t.scenario).tcl
     m = re.search(r"droplist \{([0-9 ]*)\}", tcl)
     return m is not None and [int(x) for x in m.group(1).split()] == t.drops
+
+
+def _timeouts(ev: list, before: int) -> list:
+    """The instants before `before` (µs) at which connection 0 retransmitted with no packet
+    arriving (a timer fired), from the packets alone (as pair.conn_summary counts them)."""
+    rx_at = set(e[0] for e in ev if e[1] == 1 and e[3] == "b2a")
+    seen: set = set()
+    out = []
+    for e in ev:
+        if e[0] >= before:
+            break
+        if e[1] == 0 and e[3] == "a2b" and e[2] == 0 and e[5] > 0:
+            if e[4] in seen and e[0] not in rx_at and e[0] not in out:
+                out.append(e[0])
+            seen.add(e[4])
+    return out
+
+
+def classify(sc: dict, cmp) -> str:
+    """tcplab.ns2.diff.classify, and three rules for the suites' many-drop recoveries, read from
+    the packets and tcplab's own `tcp` series (its sender's state):
+    - "timeout in recovery": both time out at the same instant before the divergence, tcplab's
+      sender in fast recovery then, and after it tcplab sends more (its ssthresh is half the
+      inflated window);
+    - "NewReno recovery burst": on an ACK in NewReno's recovery ns-2 sends 2 new packets and
+      tcplab more;
+    - "small-window halving": tcplab enters fast recovery at the divergence with ssthresh 2
+      segments and sends new data there, where ns-2's cwnd_ is 1 (slowdown(), tcp/tcp.cc)."""
+    from .. import api
+    from .diff import classify as first
+    from .script import nbytes
+
+    cl = first(sc, cmp)
+    if cl != "unclassified":
+        return cl
+    t, a, b = cmp.divergence
+    if not (a is not None and b is None and a[1] == 0 and a[3] == "a2b" and a[5] > 0):
+        return cl
+    preset = sc["tcp"]["preset"]
+
+    def new_at(ev):
+        sent_before = max((e[4] for e in ev if e[0] < t and e[1] == 0 and e[3] == "a2b" and e[5] > 0), default=0)
+        return [e for e in ev if e[0] == t and e[1] == 0 and e[3] == "a2b" and e[5] > 0 and e[4] > sent_before]
+
+    acked_at_t = any(e[0] == t and e[1] == 1 and e[3] == "b2a" for e in cmp.events_ns2)
+    if preset == "newreno" and acked_at_t and len(new_at(cmp.events_ns2)) == 2 and len(new_at(cmp.events_tcplab)) > 2:
+        return "NewReno recovery burst"
+    if preset not in ("reno", "newreno"):
+        return cl
+    mss = nbytes(api.validate(sc, tcp=True)["flows"][0]["tcp"]["mss"], "tcp.mss")
+    st = api.run(sc, series=["tcp"]).series.tcp
+    st = st[(st["conn"] == 0) & (st["dir"] == "a2b")]
+    us = (st["time_s"].astype("float64") * 1e6 + 0.5).astype("int64")
+    at_t = st[us == t]
+    if len(at_t) and at_t["state"].iloc[-1] == "recovery" and int(at_t["ssthresh"].iloc[-1]) == 2 * mss \
+            and (st[us < t]["state"].iloc[-1] if (us < t).any() else "") != "recovery":
+        return "small-window halving"
+    tos_a, tos_b = _timeouts(cmp.events_tcplab, t), _timeouts(cmp.events_ns2, t)
+    if tos_b and tos_a == tos_b:
+        before = st[us < tos_b[-1]]
+        if len(before) and before["state"].iloc[-1] == "recovery":
+            return "timeout in recovery"
+    return cl
 
 
 @dataclass
@@ -199,7 +357,6 @@ class Outcome:
 def run_test(t: SuiteTest, max_wall: float = 60.0) -> Outcome:
     import tcplab
 
-    from .diff import classify
     from .pair import compare
 
     if t.scenario is None:
