@@ -359,25 +359,44 @@ def test_tcp_variants_suite_is_transcribed_with_its_drop_lists():
 #: Suite tests and what they show today: packet-identical, or the named class of their first
 #: divergence (docs/ns2.md), with whether they still agree at the core.
 SUITE_TESTS = {
-    "onedrop_reno": ("identical", True),
-    "twodrops_SA_newreno": ("identical", True),
-    "multiple2_tahoe": ("identical", True),
-    "onedrop_sack": ("SACK option size", True),
-    "onedrop_fack": ("Fack initial window", False),
-    "twodrops_reno": ("timeout in recovery", False),
-    "onedrop_newreno_full": ("FullTcp handshake ACK", True),
+    ("tcpVariants", "onedrop_reno"): ("identical", True),
+    ("tcpVariants", "twodrops_SA_newreno"): ("identical", True),
+    ("tcpVariants", "multiple2_tahoe"): ("identical", True),
+    ("tcpVariants", "onedrop_sack"): ("SACK option size", True),
+    ("tcpVariants", "onedrop_fack"): ("Fack initial window", False),
+    ("tcpVariants", "twodrops_reno"): ("timeout in recovery", False),
+    ("tcpVariants", "onedrop_newreno_full"): ("FullTcp handshake ACK", True),
+    ("newreno", "newreno1_BF"): ("identical", True),
+    ("newreno", "newreno_rto_dup"): ("NewReno recovery burst", True),
+    ("newreno", "reno1"): ("small-window halving", False),
+    ("newreno", "impatient1"): ("timeout in recovery", False),
 }
 
 
+def test_newreno_suite_is_transcribed_with_its_refusals():
+    ts = {t.name: t for t in suites.tests("newreno")}
+    assert len(ts) == 64 and sum(t.scenario is not None for t in ts.values()) == 47
+    assert "delay_pkt_" in ts["newreno5"].reason and "timestamps_" in ts["newreno_rto_dup_ts"].reason
+    tcp = ts["newreno1_A_BF_LC"].scenario["tcp"]
+    assert (tcp["limited_transmit"], tcp["newreno_recover_guard"], tcp["slow_but_steady"], tcp["newreno_less_careful"]) == (True, True, False, True)
+    assert ts["impatient4"].scenario["duration"] == "20s" and ts["impatient4"].scenario["tcp"]["rwnd"] == "32000B"
+    assert suites.drops_as_in_suite(ts["newreno_rto_loss"]) is True
+
+
 @needs_ns
-@pytest.mark.parametrize("name", sorted(SUITE_TESTS))
-def test_suite_tests_show_as_named(name):
-    t = next(t for t in suites.tests("tcpVariants") if t.name == name)
+@pytest.mark.parametrize("suite, name", sorted(SUITE_TESTS))
+def test_suite_tests_show_as_named(suite, name):
+    t = next(t for t in suites.tests(suite) if t.name == name)
     o = suites.run_test(t)
-    cls, core = SUITE_TESTS[name]
+    cls, core = SUITE_TESTS[(suite, name)]
     assert o.expressible and o.faithful_drops is True
     assert (o.cls, o.core) == (cls, core), o.comparison.text
     assert o.identical == (cls == "identical")
+    if name == "newreno_rto_dup":
+        # ns-2 sends 2 new packets on the divergence's ACK (send_much(0, 0, 2)), tcplab more.
+        t_us = o.comparison.divergence[0]
+        new = [e for e in o.comparison.events_ns2 if e[0] == t_us and e[1] == 0 and e[3] == "a2b" and e[5] > 0]
+        assert len(new) == 3   # the partial ACK's retransmission and 2 new packets
     if name == "twodrops_reno":
         # Both time out once; after it ns-2's window restarts from half the uninflated window.
         a, b = o.comparison.tcplab[0], o.comparison.ns2[0]
