@@ -355,8 +355,7 @@ class Outcome:
 
 
 def run_test(t: SuiteTest, max_wall: float = 60.0) -> Outcome:
-    import tcplab
-
+    from .. import api
     from .pair import compare
 
     if t.scenario is None:
@@ -364,7 +363,7 @@ def run_test(t: SuiteTest, max_wall: float = 60.0) -> Outcome:
     try:
         faithful = drops_as_in_suite(t)
         c = compare(t.scenario, max_wall=max_wall)
-    except tcplab.ScenarioError as e:
+    except api._core.ScenarioError as e:
         return Outcome(t, False, cls=f"refused: {e}")
     return Outcome(t, True, c.identical, c.core, classify(t.scenario, c), faithful, c)
 
