@@ -381,6 +381,10 @@ def test_newreno_suite_is_transcribed_with_its_refusals():
     assert (tcp["limited_transmit"], tcp["newreno_recover_guard"], tcp["slow_but_steady"], tcp["newreno_less_careful"]) == (True, True, False, True)
     assert ts["impatient4"].scenario["duration"] == "20s" and ts["impatient4"].scenario["tcp"]["rwnd"] == "32000B"
     assert suites.drops_as_in_suite(ts["newreno_rto_loss"]) is True
+    # LimTransmit and rfc2581 run without TCP/IP headers (useHeaders_ false): none expressible.
+    for suite, n in (("LimTransmit", 4), ("rfc2581", 8)):
+        ts = suites.tests(suite)
+        assert len(ts) == n and all(t.scenario is None and "useHeaders_ false" in t.reason for t in ts)
 
 
 @needs_ns

@@ -256,8 +256,28 @@ def drops_at_positions(sc: dict, positions: list, full: bool = False) -> list:
     return [{"kind": "data", "segment": k, "transmissions": sorted(v)} for k, v in sorted(merged.items())]
 
 
+# --- test-suite-LimTransmit.tcl and test-suite-rfc2581.tcl --------------------------------
+
+_NO_HEADERS = ("Agent/TCP useHeaders_ false (the suite's global): ns-2's packets carry no 40-byte TCP/IP header, "
+               "tcplab's always do (the suite also sets rfc2988_ false, which the export does not write)")
+LIMTRANSMIT_TESTS = ("onedrop_sack", "onedrop_SA_sack", "onedrop_ECN_sack", "nodrop_sack")
+RFC2581_TESTS = tuple(f"{p}{v}" for v in ("", "Reno", "NewReno", "Sack") for p in ("immediateAck", "noImmediateAck"))
+
+
+@functools.lru_cache(maxsize=None)
+def lim_transmit() -> tuple:
+    """The tests of test-suite-LimTransmit.tcl: none expressible (useHeaders_ false)."""
+    return tuple(SuiteTest("LimTransmit", n, None, reason=_NO_HEADERS + ("; and ecn_" if "ECN" in n else "")) for n in LIMTRANSMIT_TESTS)
+
+
+@functools.lru_cache(maxsize=None)
+def rfc2581() -> tuple:
+    """The tests of test-suite-rfc2581.tcl: none expressible (useHeaders_ false)."""
+    return tuple(SuiteTest("rfc2581", n, None, reason=_NO_HEADERS) for n in RFC2581_TESTS)
+
+
 #: The suites transcribed, each a function returning its tests.
-TRANSCRIBED = {"tcpVariants": tcp_variants, "newreno": newreno}
+TRANSCRIBED = {"tcpVariants": tcp_variants, "LimTransmit": lim_transmit, "rfc2581": rfc2581, "newreno": newreno}
 #: Suites whose tests are not transcribed yet: the reason printed in place of their counts.
 NOT_TRANSCRIBED = {s: "not transcribed yet" for s in SUITES if s not in TRANSCRIBED}
 
