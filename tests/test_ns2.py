@@ -414,3 +414,15 @@ def test_suites_command_without_ns_exits_2(tmp_path):
                          env=env, timeout=120)
     assert out.returncode == 2, out.stderr
     assert "apt-get install ns2" in out.stderr
+
+
+@needs_ns
+def test_suites_command_prints_the_counts(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "tcplab.ns2.suites", "--test", "onedrop_reno", "--test", "onedrop_sack"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = {ln.split()[0]: ln.split()[1:5] for ln in out.stdout.splitlines() if ln.startswith(("tcpVariants", "all"))}
+    assert rows["tcpVariants"] == ["2", "2", "1", "2"]
+    assert "  SACK option size: 1" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "tcplab.ns2.suites", "--test", "nosuchtest"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "nosuchtest" in bad.stderr

@@ -416,7 +416,17 @@ def main(argv: Optional[list] = None) -> int:
     from .pair import describe
     from .runner import Ns2NotFound
 
-    sel = [t for t in tests() if (not args.suite or t.suite in args.suite) and (not args.test or t.name in args.test)]
+    for s in args.suite or ():
+        if s not in SUITES:
+            print(f"error: --suite {s!r}: the suites are {', '.join(SUITES)}", file=sys.stderr)
+            return 2
+    everything = tests()
+    unknown = sorted(set(args.test or ()) - {t.name for t in everything})
+    if unknown:
+        print(f"error: --test {', '.join(unknown)}: no such transcribed test (python -m tcplab.ns2.suites --show lists them)",
+              file=sys.stderr)
+        return 2
+    sel = [t for t in everything if (not args.suite or t.suite in args.suite) and (not args.test or t.name in args.test)]
     per: dict = {}
     causes: dict = {}
     try:
