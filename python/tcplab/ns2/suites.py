@@ -28,15 +28,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-#: The suites of issue 30, in the order printed. Tests of a suite not transcribed yet are not
-#: counted as expressible (the report says so).
+#: The suites compared, in the order printed. Tests of a suite not transcribed yet are not
+#: counted (the output says so).
 SUITES = ("tcpVariants", "tcp-init-win", "LimTransmit", "rfc2581", "newreno", "sack", "simple", "tcp")
 
 # --- test-suite-tcpVariants.tcl -------------------------------------------------------------
 
 #: Topology/net4: s1, s2 -- r1 at 8 Mb/s, 0 ms; r1 -- k1 at 800 kb/s, 100 ms, queue-limit 8 both
 #: ways (tcplab: 7 waiting, docs/ns2.md "Queue limits"); the feeders keep ns-2's default
-#: queue-limit 50 (49 waiting). The error module sits on r1 -> k1.
+#: queue-limit 50 (49 waiting). The suite's error module sits on r1 -> k1; the export puts it at
+#: the flow's first link, s1 -> r1, which counts the same packets (docs/ns2.md).
 NET4 = {
     "kind": "custom",
     "nodes": ["s1", "s2", "r1", "k1"],
