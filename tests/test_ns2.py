@@ -334,3 +334,95 @@ def test_compare_command_prints_the_table_and_draws_the_figure(tmp_path, cli):
     assert "packet-identical" in out.stdout and "retransmissions" in out.stdout and fig.stat().st_size > 0
     out = cli("ns2", "run", scen, "--csv", tmp_path / "p.csv", timeout=120)
     assert out.returncode == 0 and "1 retransmissions" in out.stdout
+
+
+# --- ns-2.35's validation suites run live (tcplab.ns2.suites) ---
+
+from tcplab.ns2 import suites  # noqa: E402
+
+
+def test_tcp_variants_suite_is_transcribed_with_its_drop_lists():
+    # No ns needed: the scenarios, and the packets their drops hit, come from tcplab's own runs.
+    ts = {t.name: t for t in suites.tests("tcpVariants")}
+    assert len(ts) == 74
+    refused = sorted(n for n, t in ts.items() if t.scenario is None)
+    assert refused == ["multiple2_partial_ack_sack", "multiple_partial_ack_sack"]
+    assert "partial_ack_" in ts["multiple_partial_ack_sack"].reason
+    # The second drop of twodrops_reno ({14 28}) is packet 28: the fast retransmission of 14.
+    assert ts["twodrops_reno"].scenario["flows"][0]["drops"] == [{"kind": "data", "segment": 14, "transmissions": [1, 2]}]
+    # FullTcp's packet 1 is the handshake's ACK: packet 16 carries data segment 15.
+    assert ts["onedrop_reno_full"].scenario["flows"][0]["drops"] == [{"kind": "data", "segment": 15, "transmissions": [1]}]
+    for n in ("onedrop_reno", "twodrops_reno", "fourdrops_sack", "onedrop_reno_full", "multiple_tahoe"):
+        assert suites.drops_as_in_suite(ts[n]) is True, n
+
+
+#: Suite tests and what they show today: packet-identical, or the named class of their first
+#: divergence (docs/ns2.md), with whether they still agree at the core.
+SUITE_TESTS = {
+    ("tcpVariants", "onedrop_reno"): ("identical", True),
+    ("tcpVariants", "twodrops_SA_newreno"): ("identical", True),
+    ("tcpVariants", "multiple2_tahoe"): ("identical", True),
+    ("tcpVariants", "onedrop_sack"): ("SACK option size", True),
+    ("tcpVariants", "onedrop_fack"): ("Fack initial window", False),
+    ("tcpVariants", "twodrops_reno"): ("timeout in recovery", False),
+    ("tcpVariants", "onedrop_newreno_full"): ("FullTcp handshake ACK", True),
+    ("newreno", "newreno1_BF"): ("identical", True),
+    ("newreno", "newreno_rto_dup"): ("NewReno recovery burst", True),
+    ("newreno", "reno1"): ("small-window halving", False),
+    ("newreno", "impatient1"): ("timeout in recovery", False),
+}
+
+
+def test_newreno_suite_is_transcribed_with_its_refusals():
+    ts = {t.name: t for t in suites.tests("newreno")}
+    assert len(ts) == 64 and sum(t.scenario is not None for t in ts.values()) == 47
+    assert "delay_pkt_" in ts["newreno5"].reason and "timestamps_" in ts["newreno_rto_dup_ts"].reason
+    tcp = ts["newreno1_A_BF_LC"].scenario["tcp"]
+    assert (tcp["limited_transmit"], tcp["newreno_recover_guard"], tcp["slow_but_steady"], tcp["newreno_less_careful"]) == (True, True, False, True)
+    assert ts["impatient4"].scenario["duration"] == "20s" and ts["impatient4"].scenario["tcp"]["rwnd"] == "32000B"
+    assert suites.drops_as_in_suite(ts["newreno_rto_loss"]) is True
+    # LimTransmit and rfc2581 run without TCP/IP headers (useHeaders_ false): none expressible.
+    for suite, n, why in (("LimTransmit", 4, "useHeaders_ false"), ("rfc2581", 8, "useHeaders_ false"), ("sack", 17, "precisionReduce_ true")):
+        ts = suites.tests(suite)
+        assert len(ts) == n and all(t.scenario is None and why in t.reason for t in ts)
+
+
+@needs_ns
+@pytest.mark.parametrize("suite, name", sorted(SUITE_TESTS))
+def test_suite_tests_show_as_named(suite, name):
+    t = next(t for t in suites.tests(suite) if t.name == name)
+    o = suites.run_test(t)
+    cls, core = SUITE_TESTS[(suite, name)]
+    assert o.expressible and o.faithful_drops is True
+    assert (o.cls, o.core) == (cls, core), o.comparison.text
+    assert o.identical == (cls == "identical")
+    if name == "newreno_rto_dup":
+        # ns-2 sends 2 new packets on the divergence's ACK (send_much(0, 0, 2)), tcplab more.
+        t_us = o.comparison.divergence[0]
+        new = [e for e in o.comparison.events_ns2 if e[0] == t_us and e[1] == 0 and e[3] == "a2b" and e[5] > 0]
+        assert len(new) == 3   # the partial ACK's retransmission and 2 new packets
+    if name == "twodrops_reno":
+        # Both time out once; after it ns-2's window restarts from half the uninflated window.
+        a, b = o.comparison.tcplab[0], o.comparison.ns2[0]
+        assert a["timeouts"] == b["timeouts"] == 1 and a["retx_set"] == b["retx_set"]
+        assert a["data_segs"] > 1.03 * b["data_segs"]
+
+
+def test_suites_command_without_ns_exits_2(tmp_path):
+    env = {**os.environ, "PATH": str(tmp_path)}   # no `ns` there
+    out = subprocess.run([sys.executable, "-m", "tcplab.ns2.suites", "--test", "onedrop_reno"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert "apt-get install ns2" in out.stderr
+
+
+@needs_ns
+def test_suites_command_prints_the_counts(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "tcplab.ns2.suites", "--test", "onedrop_reno", "--test", "onedrop_sack"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = {ln.split()[0]: ln.split()[1:5] for ln in out.stdout.splitlines() if ln.startswith(("tcpVariants", "all"))}
+    assert rows["tcpVariants"] == ["2", "2", "1", "2"]
+    assert "  SACK option size: 1" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "tcplab.ns2.suites", "--test", "nosuchtest"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "nosuchtest" in bad.stderr

@@ -63,6 +63,12 @@ CLASSES = {
                            "the window: ssthresh is half the uninflated cwnd_ (tcp/tcp-reno.cc); tcplab halves the inflated window",
     "FullTcp handshake ACK": "FullTcpAgent::recv() in SYN_SENT sets TF_ACKNOW on a SYN-ACK without data: the handshake's ACK "
                              "leaves on its own before the first data segment (tcp/tcp-full.cc); tcplab's first data segment carries it",
+    "NewReno recovery burst": "in fast recovery (dupacks_ >= numdupacks_, newreno_changes_ 0) NewRenoTcpAgent::recv() sends with "
+                              "send_much(0, 0, 2): at most 2 packets per ACK besides a partial ACK's retransmission "
+                              "(tcp/tcp-newreno.cc); tcplab sends all its window allows",
+    "small-window halving": "slowdown() floors ssthresh_ at 2 but sets cwnd_ to half the window unfloored: from a window of 2 "
+                            "or 3, cwnd_ 1, so the Reno and NewReno recovery window is 1 + 3 duplicate ACKs (tcp/tcp.cc); tcplab's is "
+                            "ssthresh + 3 = 5 and sends one more packet",
     "same-instant order": "ns-2's clock is a double: a packet arriving as a link finishes sending is enqueued before or after "
                           "the link takes its next packet as the two floating-point times round (Scheduler, common/scheduler.cc); "
                           "tcplab's integer clock makes them simultaneous and orders them by scheduling",
