@@ -10,6 +10,8 @@
 //! pacer (a controller's `pacing_rate()`) will be one more condition here, for every sender at
 //! once.
 
+use super::config::TcpConfig;
+
 /// Which window bounds a sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
@@ -33,22 +35,22 @@ pub struct Ask {
     pub burst: bool,
 }
 
-/// What the gate weighs a question against: the sender's windows and its burst limit. Plain
-/// values, so that the gate depends on nothing of the sender's (no import circle with `state`).
+/// What the gate weighs a question against: the sender's windows. Plain values (and the
+/// configuration's burst limit), so that the gate depends on nothing of the sender's (no import
+/// circle with `state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SendWindow {
     pub cwnd: u64,
     pub peer_wnd: u64,
-    pub max_burst: u32,
 }
 
 /// May the next segment leave now? `sent`: segments this send loop has already sent in reply to
 /// the present event.
 #[inline]
-pub fn may_send(w: SendWindow, sent: u32, a: Ask) -> bool {
+pub fn may_send(cfg: &TcpConfig, w: SendWindow, sent: u32, a: Ask) -> bool {
     // ns-2 `maxburst_`: `if (maxburst && npackets == maxburst) break;` in send_much()
     // (tcp/tcp.cc).
-    if a.burst && w.max_burst > 0 && sent >= w.max_burst {
+    if a.burst && cfg.max_burst > 0 && sent >= cfg.max_burst {
         return false;
     }
     match a.limit {

@@ -136,7 +136,7 @@ impl SenderCore {
     /// present event.
     #[inline]
     pub fn send_gate(&self, sent: u32, a: Ask) -> bool {
-        may_send(SendWindow { cwnd: self.cwnd, peer_wnd: self.peer_wnd, max_burst: self.cfg.max_burst }, sent, a)
+        may_send(&self.cfg, SendWindow { cwnd: self.cwnd, peer_wnd: self.peer_wnd }, sent, a)
     }
 
     pub(super) fn new(cfg: std::sync::Arc<TcpConfig>, bytes: Option<u64>) -> Self {
