@@ -2,9 +2,10 @@
 # Set-up check of README's two commands and of CI (.ci/run), so that a newcomer's machine is set up
 # as CI's is.
 #   scripts/setup.sh           # the main job: Python >= 3.9 with pip, a Rust toolchain >= 1.85
-#   scripts/setup.sh --tools   # the tests too: Rust >= 1.88, and the programs of the trace and
-#                              # real-kernel tests (tcpdump, nft, tshark, tcptrace, ethtool, curl),
-#                              # installed with apt-get when run as root, else named
+#   scripts/setup.sh --tools   # the tests too: Rust >= 1.88, and the programs of the trace,
+#                              # real-kernel and ns-2 tests (tcpdump, nft, tshark, tcptrace, ethtool,
+#                              # curl, ns from the ns2 package), installed with apt-get when run as
+#                              # root, else named
 # Exits 1 when Python or Rust is missing or too old (nothing can be built); a missing test program
 # is a warning only: the tests that need it skip and say why.
 set -euo pipefail
@@ -39,10 +40,11 @@ fi
 [ "$fail" = 0 ] || exit 1
 
 if [ "$tools" = 1 ]; then
-    # Programs of the trace tests (tests/test_trace.py, tests/test_kernel_trace.py) and the
-    # real-stack tests (tests/test_testbed.py, tests/test_tbit_linux.py): command:package.
+    # Programs of the trace tests (tests/test_trace.py, tests/test_kernel_trace.py), the
+    # real-stack tests (tests/test_testbed.py, tests/test_tbit_linux.py) and the ns-2 tests
+    # (tests/test_ns2.py: ns-2.35's `ns`): command:package.
     need=""
-    for tool in tcpdump:tcpdump nft:nftables tshark:tshark tcptrace:tcptrace ethtool:ethtool curl:curl; do
+    for tool in tcpdump:tcpdump nft:nftables tshark:tshark tcptrace:tcptrace ethtool:ethtool curl:curl ns:ns2; do
         command -v "${tool%%:*}" > /dev/null || need="$need ${tool#*:}"
     done
     if [ -n "$need" ]; then

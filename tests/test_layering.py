@@ -15,9 +15,10 @@ The layers, lowest first (a module may import its own layer and those below it):
               `executors` (worker pools), `store` (DuckDB)
   2 sweep     `sweep` (grids over the store and the executors)
   3 reading   `analysis`, `models`, `report`, `plot`, `tbit.*` (the TCP behaviour inference tool),
-              `testbed.*` (the namespace test bed, except its front below)
+              `testbed.*` (the namespace test bed, except its front below), `ns2.*` (the same
+              scenario in ns-2, except its front below)
   4 studies   `experiments.*` (the reproductions, on the frame `experiments.study`)
-  5 front     `cli`, `testbed.cli`, and the package `tcplab` itself (its lazy attribute lookup)
+  5 front     `cli`, `testbed.cli`, `ns2.cli`, and the package `tcplab` itself (its lazy attribute lookup)
 
 A module missing from the map fails the test too, so that a new module is given its place.
 """
@@ -35,9 +36,9 @@ LAYERS = {
     0: ["_core", "errors", "limits", "progress"],
     1: ["api", "trace", "series", "results", "executors", "store"],
     2: ["sweep"],
-    3: ["analysis", "models", "report", "plot", "tbit", "tbit.*", "testbed", "testbed.*"],
+    3: ["analysis", "models", "report", "plot", "tbit", "tbit.*", "testbed", "testbed.*", "ns2", "ns2.*"],
     4: ["experiments", "experiments.*"],
-    5: ["cli", "testbed.cli", ""],
+    5: ["cli", "testbed.cli", "ns2.cli", ""],
 }
 
 

@@ -263,10 +263,11 @@ TBIT_LEGEND = (
 
 
 class _Main(click.Group):
-    """The command group, with the real-stack testbed's commands (docs/testbed.md) loaded only
-    when named or listed: `run`, `validate` and `trace` do not import them."""
+    """The command group, with the real-stack testbed's commands (docs/testbed.md) and ns-2's
+    (docs/ns2.md) loaded only when named or listed: `run`, `validate` and `trace` do not import
+    them."""
 
-    _LAZY = {"testbed": ("tcplab.testbed.cli", "testbed_group")}
+    _LAZY = {"testbed": ("tcplab.testbed.cli", "testbed_group"), "ns2": ("tcplab.ns2.cli", "ns2_group")}
 
     def list_commands(self, ctx):
         return sorted({*super().list_commands(ctx), *self._LAZY})

@@ -1,0 +1,206 @@
+"""Run an exported scenario in ns-2 (`ns`, ns-2.35) with a bounded wall time and read its trace
+(`$ns trace-all`: one line per enqueue `+`, dequeue `-`, receive `r` and drop `d` at every link)
+back into the columns of tcplab's `segments` series and `drops` series (docs/series.md), so that
+one analysis reads both simulators.
+
+A packet's `tx` row is its first trace event (its enqueue at its host's first link, or its drop
+there by an error model); its `rx` row is its arrival at its destination node. ns-2's one-way
+agents number packets, not bytes: packet n carries bytes 1 + (n − s)·MSS … (n − s + 1)·MSS, s = 1
+when packet 0 is the SYN (`syn_`), and an ACK of packet a acknowledges 1 + (a + 1 − s)·MSS; the
+SYN's ACK stands as the SYN-ACK. ns-2 writes times rounded to the microsecond.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .script import Script, export
+
+#: How to get `ns` where it is missing (exit status 2 from the command line).
+INSTALL_HINT = ("ns-2 (the `ns` program) is not installed: on Debian or Ubuntu `sudo apt-get install ns2` "
+                "(or scripts/setup.sh --tools as root); elsewhere build ns-allinone-2.35")
+DEFAULT_WALL_S = 120.0
+
+
+class Ns2NotFound(RuntimeError):
+    """`ns` is not on PATH."""
+
+
+class Ns2Error(RuntimeError):
+    """`ns` failed, or ran out of its wall time."""
+
+
+def ns_binary() -> str:
+    ns = shutil.which("ns")
+    if ns is None:
+        raise Ns2NotFound(INSTALL_HINT)
+    return ns
+
+
+@dataclass
+class Ns2Run:
+    """One ns-2 run: the script, its trace, and the trace as tcplab's columns."""
+    script: Script
+    segments: object               # pandas DataFrame, the `segments` series' columns
+    drops: object                  # pandas DataFrame, the `drops` series' columns
+    wall_time_s: float
+    trace_path: Optional[str] = None
+    notes: list = field(default_factory=list)
+
+
+def run_tcl(tcl: str, workdir: str, max_wall: float = DEFAULT_WALL_S) -> str:
+    """Run `tcl` in `workdir` with `ns`; returns the trace file's path."""
+    ns = ns_binary()
+    p = Path(workdir)
+    (p / "scenario.tcl").write_text(tcl)
+    try:
+        out = subprocess.run([ns, "scenario.tcl", "trace.tr"], cwd=p, capture_output=True, text=True, timeout=max_wall)
+    except subprocess.TimeoutExpired:
+        raise Ns2Error(f"ns ran longer than its wall time of {max_wall:g} s (stopped)") from None
+    if out.returncode != 0 or not (p / "trace.tr").is_file():
+        tail = (out.stderr or out.stdout).strip().splitlines()[-8:]
+        raise Ns2Error("ns failed (exit status %d): %s" % (out.returncode, " | ".join(tail)))
+    return str(p / "trace.tr")
+
+
+def read_trace(path: str, script: Script):
+    """The trace at `path` as (segments, drops) DataFrames."""
+    import pandas as pd
+
+    conns = {c.conn: c for c in script.conns}
+    node_of = {i: n for i, n in enumerate(script.nodes)}
+    link_name = {}
+    for lk in script.links:
+        link_name[(lk.a, lk.b)] = f"{lk.name}:{lk.a}->{lk.b}"
+        link_name[(lk.b, lk.a)] = f"{lk.name}:{lk.b}->{lk.a}"
+    rows, drops = [], []
+    seen: dict = {}          # uid -> the row index of its tx (its columns)
+    enq: set = set()         # (uid, from, to) enqueued
+    sent: dict = {}          # (conn, dir, seq, syn) -> transmissions so far
+    last_ack: dict = {}      # conn -> the last ACK number the sink sent
+    data_sent: dict = {}     # conn -> whether a data packet has been sent
+    with open(path) as fh:
+        for line in fh:
+            f = line.split()
+            if len(f) < 12:
+                continue
+            ev, t, a, b, kind, size = f[0], float(f[1]), int(f[2]), int(f[3]), f[4], int(f[5])
+            fid, src, dst, seqno, uid = int(f[7]), int(f[8].split(".")[0]), int(f[9].split(".")[0]), int(f[10]), int(f[11])
+            if kind not in ("tcp", "ack"):
+                # A UDP datagram: its drops count per link (conn <NA>, as in tcplab's drops series).
+                if ev == "+":
+                    enq.add((uid, a, b))
+                elif ev == "d":
+                    drops.append(dict(time_s=t, link=link_name.get((node_of[a], node_of[b]), f"{a}->{b}"),
+                                      reason="queue" if (uid, a, b) in enq else "loss", conn=None, dir=None, seq=seqno, len=size,
+                                      syn=False, fin=False, retx=False, tx=1, wire_bytes=size))
+                continue
+            c = conns.get(fid)
+            if c is None:
+                continue
+            if ev == "+":
+                enq.add((uid, a, b))
+            first = uid not in seen and ev in ("+", "d") and a == src
+            if first and c.full:
+                # FullTcp: byte sequence numbers from 0 (the SYN), the ACK number and flags from
+                # the TCP header fields (`Trace set show_tcphdr_ 1`): ackno, flags, header length.
+                ackno, flg, hlen = int(f[12]), int(f[13], 16), int(f[14])
+                d = "a2b" if node_of.get(src) == c.src else "b2a"
+                syn, fin = bool(flg & 0x02), bool(flg & 0x01)
+                ln = size - hlen
+                ack = ackno if flg & 0x10 else None
+                if ln > 0 or syn or fin:
+                    k = (fid, d, seqno, syn, fin)
+                    sent[k] = sent.get(k, 0) + 1
+                    txn, dup = sent[k], False
+                else:
+                    txn = 0
+                    dup = last_ack.get((fid, d)) == ack
+                if ack is not None and ln == 0 and not syn and not fin:
+                    last_ack[(fid, d)] = ack
+                letters = "".join(ch for bit, ch in ((0x02, "S"), (0x01, "F"), (0x04, "R"), (0x10, "A")) if flg & bit)
+                seen[uid] = dict(conn=fid, dir=d, seq=seqno, len=ln, end=seqno + ln + int(syn) + int(fin), ack=ack, tcp_flags=letters,
+                                 syn=syn, fin=fin, rst=bool(flg & 0x04), retx=txn > 1, dup_ack=dup, sack=(), tx=txn, flow=c.flow,
+                                 wire_bytes=size)
+                rows.append(dict(seen[uid], time_s=t, event="tx"))
+            elif first:
+                s = int(c.syn)
+                if kind == "tcp":
+                    d, syn = "a2b", c.syn and seqno == 0
+                    data_sent[fid] = data_sent.get(fid, False) or not syn
+                    seq = 0 if syn else 1 + (seqno - s) * c.mss
+                    ln = 0 if syn else c.mss
+                    ack = None
+                    k = (fid, d, seq, syn)
+                    sent[k] = sent.get(k, 0) + 1
+                    txn, dup = sent[k], False
+                else:
+                    d = "b2a"
+                    # The sink's ACK of packet 0 stands as the SYN-ACK until data was sent; a
+                    # later ACK of packet 0 is a duplicate ACK (data segment 1 missing).
+                    syn = c.syn and seqno == 0 and not data_sent.get(fid)
+                    seq, ln = 0 if syn else 1, 0
+                    ack = 1 + (seqno + 1 - s) * c.mss
+                    if syn:
+                        k = (fid, d, 0, True)
+                        sent[k] = sent.get(k, 0) + 1
+                        txn = sent[k]
+                    else:
+                        txn = 0
+                    dup = not syn and last_ack.get(fid) == ack
+                    last_ack[fid] = ack
+                seen[uid] = dict(conn=fid, dir=d, seq=seq, len=ln, end=seq + ln + int(syn), ack=ack,
+                                 tcp_flags=("S" if syn and d == "a2b" else "SA" if syn else "A"), syn=syn, fin=False, rst=False,
+                                 retx=txn > 1, dup_ack=dup, sack=(), tx=txn, flow=c.flow, wire_bytes=size)
+                rows.append(dict(seen[uid], time_s=t, event="tx"))
+            info = seen.get(uid)
+            if info is None:
+                continue
+            if ev == "r" and node_of.get(b) == (c.dst if info["dir"] == "a2b" else c.src):
+                rows.append(dict(info, time_s=t, event="rx"))
+            elif ev == "d":
+                reason = "queue" if (uid, a, b) in enq else "filter"
+                drops.append(dict(time_s=t, link=link_name.get((node_of[a], node_of[b]), f"{a}->{b}"), reason=reason, conn=fid,
+                                  dir=info["dir"], seq=info["seq"], len=info["len"], syn=info["syn"], fin=info["fin"], retx=info["retx"],
+                                  tx=info["tx"], wire_bytes=size))
+    cols = ["conn", "dir", "time_s", "seq", "len", "end", "ack", "tcp_flags", "syn", "fin", "rst", "retx", "dup_ack", "sack",
+            "event", "tx", "flow", "wire_bytes"]
+    seg = pd.DataFrame(rows, columns=cols)
+    seg["ack"] = pd.array(seg["ack"], dtype="Int64")
+    for col in ("conn", "seq", "len", "end", "tx", "wire_bytes"):
+        seg[col] = seg[col].astype("int64")
+    seg["dir"] = pd.Categorical(seg["dir"], ["a2b", "b2a"])
+    dcols = ["time_s", "link", "reason", "conn", "dir", "seq", "len", "syn", "fin", "retx", "tx", "wire_bytes"]
+    return seg, pd.DataFrame(drops, columns=dcols)
+
+
+def run(scenario, sets=(), max_wall: float = DEFAULT_WALL_S, keep: Optional[str] = None, seed: Optional[int] = None) -> Ns2Run:
+    """Export `scenario`, run it in ns-2 with at most `max_wall` seconds of wall time, and read
+    the trace back. `keep` names a directory where the script and trace stay (else a temporary
+    one is removed)."""
+    import time
+
+    script = export(scenario, sets=sets, seed=seed)
+    ns_binary()
+    tmp = None
+    if keep is None:
+        tmp = tempfile.mkdtemp(prefix="tcplab-ns2-")
+        work = tmp
+    else:
+        os.makedirs(keep, exist_ok=True)
+        work = keep
+    try:
+        t0 = time.perf_counter()
+        trace = run_tcl(script.tcl, work, max_wall)
+        wall = time.perf_counter() - t0
+        seg, drops = read_trace(trace, script)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return Ns2Run(script, seg, drops, wall, trace_path=None if tmp else trace, notes=list(script.notes))

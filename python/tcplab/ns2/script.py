@@ -1,0 +1,684 @@
+"""From a scenario to an ns-2 (ns-2.35) Tcl script: nodes and duplex links, DropTail and RED
+queues, random loss (`ErrorModel`), drops of chosen packets (`ErrorModel/List` behind an
+`ErrorModule Fid`, as ns-2's own validation suites drop packets), ns-2's one-way agents
+(`Agent/TCP`, `/Reno`, `/Newreno`, `/Sack1`, `/Fack`, `/SackRH` with `Agent/TCPSink`,
+`/Sack1`, `/DelAck`) and FTP. The scenario is read as the core validated it (every default written
+out) and each flow's TCP settings as the core resolved them (`tcplab.validate(tcp=True)`);
+whatever ns-2 cannot express is refused here with its key path, never silently dropped
+(docs/ns2.md lists the subset).
+
+A drop of a chosen packet ("data segment k, transmission n") has no counterpart in ns-2, whose
+error models count packets, not sequence numbers: the script drops the packet at the position
+that packet has in tcplab's own run of the scenario, among the packets of its flow offered to its
+first link (`ErrorModel/List` counts from 0). Both simulators therefore drop the same packet as
+long as they agree up to it; where they do not, the first divergence comes before the drop, and
+`compare` shows it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .. import api
+from .. import limits as _limits
+
+#: ns-2 agents for tcplab's variants (`tcl/lib/ns-default.tcl`, `tcp/tcp*.cc`).
+AGENTS = {
+    "tahoe": "Agent/TCP",
+    "reno": "Agent/TCP/Reno",
+    "newreno": "Agent/TCP/Newreno",
+    "sack1": "Agent/TCP/Sack1",
+    "fack": "Agent/TCP/Fack",
+    "sack-rh": "Agent/TCP/SackRH",
+}
+SACK_VARIANTS = ("sack1", "fack", "sack-rh")
+#: ns-2's two-way agents (`tcp/tcp-full.cc`), for connections with a FIN (the `ns2-full` profile).
+FULL_AGENTS = {
+    "tahoe": "Agent/TCP/FullTcp/Tahoe",
+    "reno": "Agent/TCP/FullTcp",
+    "newreno": "Agent/TCP/FullTcp/Newreno",
+    "sack1": "Agent/TCP/FullTcp/Sack",
+}
+
+#: The TCP knobs and what the export does with them. "ns-2: X" is the agent variable set from the
+#: knob; "fixed: v" means ns-2's agents behave as the knob's value v and other values are refused.
+KNOB_MAP = {
+    "variant": "ns-2: the agent class (tahoe Agent/TCP, reno /Reno, newreno /Newreno, sack1 /Sack1, fack /Fack, sack-rh /SackRH)",
+    "sack": "ns-2: the sink class (TCPSink/Sack1 with a SACK variant)",
+    "sack_blocks": "ns-2: the sink's maxSackBlocks_",
+    "mss": "ns-2: packetSize_ (payload bytes; the 40-byte header is added on the wire)",
+    "initial_window": "ns-2: windowInit_ (whole segments)",
+    "restart_after_idle": "ns-2: slow_start_restart_",
+    "initial_ssthresh": "ns-2: ssthresh_ (whole segments; unlimited leaves ns-2's 0, no limit)",
+    "rwnd": "ns-2: window_ (whole segments; unlimited: 100000)",
+    "dupthresh": "ns-2: numdupacks_",
+    "dupthresh_frac": "ns-2: numdupacksFrac_ (0 is ns-2's -1, off)",
+    "recover_guard": "ns-2: bugFix_ of Agent/TCP and /Reno",
+    "newreno_recover_guard": "ns-2: bugFix_ of /Newreno",
+    "newreno_less_careful": "ns-2: lessCareful_",
+    "newreno_ack_heuristic": "ns-2: bugFix_ack_",
+    "exit_recovery_fix": "ns-2: exit_recovery_fix_ (/Newreno)",
+    "partial_window_deflation": "ns-2: partial_window_deflation_ (/Newreno)",
+    "slow_but_steady": "ns-2: newreno_changes1_ = not slow_but_steady (/Newreno)",
+    "limited_transmit": "ns-2: singledup_ (with limited_transmit_send_one, ns-2's send_one())",
+    "limited_transmit_send_one": "ns-2: singledup_ (see limited_transmit)",
+    "max_burst": "ns-2: maxburst_",
+    "aggressive_maxburst": "ns-2: aggressive_maxburst_",
+    "handshake": "ns-2: syn_ (a 40-byte packet 0 the sink acknowledges)",
+    "delayed_ack": "ns-2: the sink class (TCPSink/DelAck, TCPSink/Sack1/DelAck)",
+    "delack_timeout": "ns-2: the DelAck sink's interval_",
+    "delack_fill_immediate": "ns-2: the sink's RFC2581_immediate_ack_",
+    "rto_initial": "ns-2: rtxcur_init_",
+    "rto_min": "ns-2: minrto_",
+    "rto_max": "ns-2: maxrto_",
+    "timer_tick": "ns-2: tcpTick_",
+    "clock_granularity": "fixed: = timer_tick (ns-2's RTO is counted in ticks of tcpTick_)",
+    "rto_model": "fixed: ns2 (rtt_update(), rtt_timeout() of tcp/tcp.cc)",
+    "rto_backoff": "fixed: 2.0 (rtt_backoff() doubles)",
+    "karn": "fixed: true",
+    "fin": "fixed: false (one-way agents send no FIN)",
+    "nagle": "fixed: false",
+    "delack_bytes": "fixed: false (the DelAck sink counts packets)",
+    "delack_segments": "fixed: 2 (the DelAck sink acknowledges every second packet)",
+    "delack_tick": "fixed: 0s (the DelAck sink's timer runs from the packet)",
+    "abc": "fixed: 0 (opencwnd() counts ACKs)",
+    "early_retransmit": "fixed: false",
+    "ssthresh_whole_segments": "fixed: true (slowdown() with precisionReduce_ false: ssthresh_ and cwnd_ = ⌊window()/2⌋)",
+    "timeout_halves_window": "fixed: true (timeout())",
+    "syn_timeout_ssthresh": "fixed: true (timeout() with the SYN outstanding)",
+    "grow_on_recovery_exit": "fixed: true (recv_newack_helper())",
+    "syn_timeout_rto_3s": "fixed: false",
+    "iw_one_after": "fixed: 1 (bugfix_ss_)",
+    "syn_options": "ns-2's SYN carries no options: its packet 0 is 40 bytes (a difference, docs/ns2.md)",
+    "handshake_rtt_sample": "ns-2 times the SYN like any packet",
+    "synack_on_dup_syn": "no SYN-ACK in one-way agents (ignored)",
+    "syn_retries": "ns-2 retries without limit (the difference shows only after this many timeouts)",
+    "data_retries": "ns-2 retries without limit (the difference shows only after this many timeouts)",
+}
+FIXED = {
+    "rto_model": "ns2", "rto_backoff": 2.0, "karn": True, "fin": False, "nagle": False, "delack_bytes": False,
+    "abc": 0, "early_retransmit": False, "ssthresh_whole_segments": True, "timeout_halves_window": True,
+    "syn_timeout_ssthresh": True, "grow_on_recovery_exit": True, "syn_timeout_rto_3s": False, "iw_one_after": 1,
+}
+DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s"}
+
+#: A queue without a limit: ns-2's queue-limit cannot be infinite.
+UNLIMITED_QUEUE = 1_000_000
+#: Without `duration`, a run with FullTcp connections ends this long after the last start.
+FULL_HORIZON_S = 600.0
+#: An unlimited receive window: ns-2's window_ must be a number of packets.
+UNLIMITED_WINDOW = 100_000
+FLOW_KEYS = {"name", "from", "to", "count", "start", "start_spacing", "bytes", "repeat", "think", "tcp", "drops"}
+DROP_KEYS = {"kind", "segment", "number", "transmissions", "transfer"}
+
+
+def refuse(path: str, why: str) -> Exception:
+    return api._scenario_error(path, f"ns-2 cannot express this: {why}")
+
+
+_RATE = {"bps": 1.0, "kbps": 1e3, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}
+_NUM = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]*)\s*$")
+
+
+def _q(v: Any, units: dict, path: str, what: str, default_unit: Optional[str] = None) -> float:
+    """A validated quantity (the core writes units out) as a number in the table's base unit."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and default_unit:
+        return float(v) * units[default_unit]
+    m = _NUM.match(str(v)) if isinstance(v, str) else None
+    if not m or (m.group(2) or default_unit) not in units:
+        raise refuse(path, f"expected a constant {what}, got {v!r} (random variables are not exported)")
+    return float(m.group(1)) * units[m.group(2) or default_unit]
+
+
+def seconds(v, path) -> float:
+    return _q(v, _limits.TIME_UNITS, path, "duration", "s")
+
+
+def nbytes(v, path) -> int:
+    return int(round(_q(v, _limits.SIZE_UNITS, path, "size", "B")))
+
+
+def bps(v, path) -> float:
+    return _q(v, _RATE, path, "rate")
+
+
+def _g(x: float) -> str:
+    """A number as Tcl reads it back exactly (repr round-trips a double)."""
+    return repr(float(x)) if not float(x).is_integer() else str(int(x))
+
+
+@dataclass
+class Link:
+    name: str
+    a: str
+    b: str
+    rate_bps: float
+    delay_s: float
+    queue: dict
+    reverse_queue: dict
+    loss: float
+    reverse_loss: float
+    path: str
+
+
+@dataclass
+class Conn:
+    """One TCP connection of the script: tcplab's connection `conn` is ns-2's flow id `conn`."""
+    conn: int
+    flow: str
+    src: str
+    dst: str
+    agent: str
+    sink: str
+    mss: int
+    syn: bool
+    packets: Optional[int]       # None: unlimited (FTP start)
+    start_s: float
+    path: str
+    full: bool = False           # two-way FullTcp: byte sequence numbers, ACK numbers and flags in the trace
+
+
+@dataclass
+class Script:
+    """An exported scenario: the Tcl text (its first argument names the trace file) and what the
+    trace reader needs to map ns-2's packets back to tcplab's columns."""
+    tcl: str
+    nodes: list                  # node names, ns-2 node id = index
+    links: list                  # Link
+    conns: list                  # Conn, by tcplab connection index
+    horizon_s: float
+    notes: list = field(default_factory=list)
+
+
+def _queue(q: Any, path: str) -> dict:
+    if q is None:
+        return {"kind": "droptail", "packets": None}
+    if not isinstance(q, dict):
+        raise refuse(path, f"expected a queue table, got {q!r}")
+    if q.get("bytes") is not None:
+        raise refuse(path + ".bytes", "byte limits are not exported (ns-2's queue-limit counts packets)")
+    kind = q.get("kind", "droptail")
+    if kind not in ("droptail", "red"):
+        raise refuse(path + ".kind", f"{kind!r}: ns-2 queues exported are DropTail and RED")
+    out = {"kind": kind, "packets": q.get("packets")}
+    if kind == "red":
+        red = q.get("red") or {}
+        if red.get("byte_mode") or red.get("queue_in_bytes"):
+            raise refuse(path + ".red", "RED in byte mode is not exported")
+        out["red"] = red
+    return out
+
+
+def _links(t: dict) -> tuple:
+    kind = t.get("kind")
+    if t.get("groups"):
+        raise refuse("topology.groups", "host groups are not exported (list the nodes in a custom topology)")
+    if t.get("loss_pattern", "random") != "random":
+        raise refuse("topology.loss_pattern", "only random loss (ErrorModel with a uniform variable) is exported")
+    links = []
+    if kind == "single_link":
+        nodes = ["sender", "receiver"]
+        q = _queue(t.get("queue"), "topology.queue")
+        links.append(Link("link", "sender", "receiver", bps(t["rate"], "topology.rate"), seconds(t["delay"], "topology.delay"),
+                          q, q, float(t.get("loss", 0)), float(t.get("reverse_loss", 0)), "topology"))
+    elif kind == "custom":
+        nodes = list(t["nodes"])
+        for i, lk in enumerate(t["links"]):
+            p = f"topology.links[{i}]"
+            q = _queue(lk.get("queue"), p + ".queue")
+            rq = _queue(lk["reverse_queue"], p + ".reverse_queue") if lk.get("reverse_queue") is not None else q
+            links.append(Link(lk.get("name") or f"link{i}", lk["a"], lk["b"], bps(lk["rate"], p + ".rate"), seconds(lk["delay"], p + ".delay"),
+                              q, rq, float(lk.get("loss", 0)), float(lk.get("reverse_loss", 0)), p))
+    elif kind == "dumbbell":
+        n = int(t["pairs"])
+        ad = t["access_delay"]
+        ads = [seconds(x, f"topology.access_delay[{i}]") for i, x in enumerate(ad)] if isinstance(ad, list) else [seconds(ad, "topology.access_delay")] * n
+        ar = bps(t["access_rate"], "topology.access_rate")
+        aq = _queue(t.get("access_queue"), "topology.access_queue")
+        nodes = [f"s{i}" for i in range(1, n + 1)] + ["left", "right"] + [f"r{i}" for i in range(1, n + 1)]
+        q = _queue(t.get("queue"), "topology.queue")
+        links.append(Link("bottleneck", "left", "right", bps(t["bottleneck_rate"], "topology.bottleneck_rate"),
+                          seconds(t["bottleneck_delay"], "topology.bottleneck_delay"), q, q, float(t.get("loss", 0)),
+                          float(t.get("reverse_loss", 0)), "topology"))
+        for i in range(n):
+            links.append(Link(f"access_s{i + 1}", f"s{i + 1}", "left", ar, ads[i], aq, aq, 0.0, 0.0, "topology"))
+            links.append(Link(f"access_r{i + 1}", "right", f"r{i + 1}", ar, ads[i], aq, aq, 0.0, 0.0, "topology"))
+    else:
+        raise refuse("topology.kind", f"{kind!r}: exported topologies are single_link, dumbbell and custom")
+    return nodes, links
+
+
+def route(nodes: list, links: list, src: str, dst: str) -> list:
+    """The (from, to) hops of the path with the fewest hops, ties to the link declared first (the
+    core's rule; ns-2's static routing agrees on the topologies exported)."""
+    adj = {n: [] for n in nodes}
+    for lk in links:
+        adj[lk.a].append(lk.b)
+        adj[lk.b].append(lk.a)
+    prev = {src: None}
+    todo = [src]
+    while todo:
+        nxt = []
+        for v in todo:
+            for w in adj[v]:
+                if w not in prev:
+                    prev[w] = v
+                    nxt.append(w)
+        todo = nxt
+    if dst not in prev:
+        return []
+    path, v = [], dst
+    while prev[v] is not None:
+        path.insert(0, (prev[v], v))
+        v = prev[v]
+    return path
+
+
+#: What differs for the two-way FullTcp agents (`fin = true`, the `ns2-full` profile): these knobs
+#: map onto FullTcp's own variables instead of being fixed.
+FULL_FREE = ("fin", "nagle", "delack_bytes")
+
+
+def _check_full(k: dict, path) -> None:
+    if not k["handshake"]:
+        raise refuse(path("handshake"), "ns-2's FullTcp always opens with a SYN (handshake = true with fin = true)")
+    if k["variant"] not in FULL_AGENTS:
+        raise refuse(path("variant"), f"{k['variant']!r}: ns-2's FullTcp agents are {', '.join(FULL_AGENTS)}")
+    if k["delayed_ack"]:
+        if not k["delack_bytes"] or seconds(k["delack_timeout"], path("delack_timeout")) != 0:
+            raise refuse(path("delayed_ack"), "FullTcp delays ACKs by bytes (delack_bytes) on its periodic timer (delack_timeout = 0s, delack_tick = interval_)")
+    if k["sack"] != (k["variant"] == "sack1"):
+        raise refuse(path("sack"), "FullTcp/Sack is the SACK agent: sack = true with variant sack1 only")
+
+
+def _check_tcp(k: dict, own: dict, base: str) -> None:
+    def path(name):
+        return f"{base}.{name}" if name in own else f"tcp.{name}"
+
+    full = bool(k["fin"])
+    for name, v in FIXED.items():
+        if full and name in FULL_FREE:
+            continue
+        if k.get(name, v) != v:
+            raise refuse(path(name), f"{name} = {k[name]!r}: ns-2's agents behave as {name} = {v!r} ({KNOB_MAP[name]})")
+    if full:
+        _check_full(k, path)
+    if k["delayed_ack"] and not full:
+        for name, v in DELACK_FIXED.items():
+            if k[name] != v:
+                raise refuse(path(name), f"{name} = {k[name]!r}: {KNOB_MAP[name]}")
+    if not full and k["variant"] not in AGENTS:
+        raise refuse(path("variant"), f"{k['variant']!r}: the exported agents are {', '.join(AGENTS)} (ns-2's one-way agents)")
+    if not full and k["sack"] and k["variant"] not in SACK_VARIANTS:
+        raise refuse(path("sack"), f"SACK with variant {k['variant']!r}: ns-2's SACK agents are Sack1, Fack and SackRH")
+    if k["limited_transmit"] != k["limited_transmit_send_one"]:
+        raise refuse(path("limited_transmit"), "ns-2's Limited Transmit is send_one() (singledup_): limited_transmit and limited_transmit_send_one together")
+    if abs(seconds(k["clock_granularity"], path("clock_granularity")) - seconds(k["timer_tick"], path("timer_tick"))) > 1e-12:
+        raise refuse(path("clock_granularity"), f"{KNOB_MAP['clock_granularity']}")
+
+
+def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
+    def path(name):
+        return f"{base}.{name}" if name in own else f"tcp.{name}"
+
+    iw = k["initial_window"]
+    if isinstance(iw, bool) or not isinstance(iw, int):
+        raise refuse(path("initial_window"), f"{iw!r}: ns-2's windowInit_ is a number of segments (write an integer)")
+    # ns-2's window_ is a number of packets; "unlimited" is one no run reaches.
+    rwnd = UNLIMITED_WINDOW * mss if k["rwnd"] == "unlimited" else nbytes(k["rwnd"], path("rwnd"))
+    if rwnd % mss:
+        raise refuse(path("rwnd"), f"{rwnd} B is not a whole number of {mss}-byte segments (ns-2's window_ counts packets)")
+    sets = {
+        "packetSize_": mss, "window_": rwnd // mss, "windowInit_": iw, "syn_": int(bool(k["handshake"])),
+        "numdupacks_": int(k["dupthresh"]), "numdupacksFrac_": int(k["dupthresh_frac"]) or -1,
+        "maxburst_": int(k["max_burst"]), "aggressive_maxburst_": int(bool(k["aggressive_maxburst"])),
+        "singledup_": int(bool(k["limited_transmit"])), "slow_start_restart_": int(bool(k["restart_after_idle"])),
+        "rtxcur_init_": _g(seconds(k["rto_initial"], path("rto_initial"))), "minrto_": _g(seconds(k["rto_min"], path("rto_min"))),
+        "maxrto_": _g(seconds(k["rto_max"], path("rto_max"))), "tcpTick_": _g(seconds(k["timer_tick"], path("timer_tick"))),
+        "lessCareful_": int(bool(k["newreno_less_careful"])), "bugFix_ack_": int(bool(k["newreno_ack_heuristic"])),
+        # ssthresh_whole_segments: slowdown() halves the whole-packet window() and sets cwnd_ to
+        # that whole number, as ns-2 did before precision_reduce_ (true since 2006, when cwnd_
+        # becomes windowd()/2 unrounded while ssthresh_ is truncated), tcp/tcp.cc.
+        "precisionReduce_": 0,
+    }
+    sets["bugFix_"] = int(bool(k["newreno_recover_guard"] if v == "newreno" else k["recover_guard"]))
+    if k["initial_ssthresh"] != "unlimited":
+        ss = nbytes(k["initial_ssthresh"], path("initial_ssthresh"))
+        sets["ssthresh_"] = max(1, ss // mss)
+    if k["fin"]:
+        # FullTcp (tcp/tcp-full.cc): segsize_ is its MSS, tcprexmtthresh_ its dupthresh, ACKs
+        # every segsperack_ segments' bytes or on the interval_ timer, Nagle unless nodelay_.
+        del sets["packetSize_"], sets["syn_"], sets["numdupacks_"], sets["numdupacksFrac_"], sets["singledup_"]
+        sets.update({"segsize_": mss, "tcprexmtthresh_": int(k["dupthresh"]), "iss_": 0, "data_on_syn_": 0,
+                     "nodelay_": int(not k["nagle"]),
+                     "segsperack_": int(k["delack_segments"]) if k["delayed_ack"] else 1,
+                     "interval_": _g(seconds(k["delack_tick"], path("delack_tick"))) if k["delayed_ack"] else 0})
+    if v == "newreno":
+        sets["exit_recovery_fix_"] = int(bool(k["exit_recovery_fix"]))
+        sets["partial_window_deflation_"] = int(bool(k["partial_window_deflation"]))
+        sets["newreno_changes1_"] = int(not k["slow_but_steady"])
+    return [f"$tcp({{}}) set {name} {val}" for name, val in sets.items()]
+
+
+UDP_KINDS = ("cbr", "onoff")
+#: ns-2 flow ids of UDP sources: UDP_FID_BASE + the application's index (TCP connections use 0...).
+UDP_FID_BASE = 100_000
+UDP_KEYS = {"kind", "name", "from", "to", "start", "stop", "rate", "mean_rate", "aggregate_rate", "packet", "on", "off", "interval",
+            "jitter", "count", "instances", "embedded", "think", "tcp"}
+
+
+def _udp_lines(scenario, sets, seed, d: dict, idx: dict, single: bool) -> list:
+    """The UDP sources: `Agent/UDP` to an `Agent/Null`, driven by `Application/Traffic/CBR`
+    (`cbr`), `/Pareto` (`onoff` with Pareto ON and OFF of one shape) or `/Exponential` (`onoff`
+    with exponential ON and OFF). The ON rate is the core's (the run's `udp` record, derived
+    there from `mean_rate` or `aggregate_rate`). ns-2 draws from its own random streams: compare
+    such runs as statistics."""
+    rates = {}
+    r = api.run(scenario, sets=sets, seed=seed)
+    # One row per source, in the order of [[apps]] (each entry is one instance here).
+    for i, row in enumerate(r.udp.to_dict("records") if len(r.udp) else []):
+        rates[i] = float(row["rate_bps"])
+    out = []
+    for i, a in enumerate(d["apps"]):
+        base = f"apps[{i}]"
+        for k in a:
+            if k not in UDP_KEYS:
+                raise refuse(f"{base}.{k}", f"`{k}` is not exported for UDP sources")
+        if int(a.get("instances", 1)) != 1:
+            raise refuse(base + ".instances", "one source per entry")
+        if a.get("packet") is None:
+            raise refuse(base + ".packet", "write the packet size: the export takes only what the validated scenario writes out")
+        size = nbytes(a["packet"], base + ".packet")
+        src = a.get("from") or ("sender" if single else None)
+        dst = a.get("to") or ("receiver" if single else None)
+        for key, n in ((".from", src), (".to", dst)):
+            if n not in idx:
+                raise refuse(base + key, f"{n!r} is not a node")
+        fid = UDP_FID_BASE + i
+        out += [f"# UDP source {base} ({a['kind']}) {src} -> {dst}",
+                f"set udp({i}) [new Agent/UDP]", f"$udp({i}) set fid_ {fid}", f"$udp({i}) set packetSize_ {size}",
+                f"set null({i}) [new Agent/Null]", f"$ns attach-agent $n({idx[src]}) $udp({i})", f"$ns attach-agent $n({idx[dst]}) $null({i})",
+                f"$ns connect $udp({i}) $null({i})"]
+        rate = rates.get(i)
+        if rate is None:
+            raise refuse(base, "the core reported no rate for this source")
+        if a["kind"] == "cbr":
+            # CBR_Traffic (tools/cbr_traffic.cc): rate_ and packetSize_, random_ for the jitter.
+            out += [f"set app({i}) [new Application/Traffic/CBR]", f"$app({i}) set packetSize_ {size}", f"$app({i}) set rate_ {_g(rate)}",
+                    f"$app({i}) set random_ {int(bool(a.get('jitter', False)))}"]
+        else:
+            on, off = a.get("on"), a.get("off")
+            if on is None or off is None:
+                raise refuse(base + (".on" if on is None else ".off"), "write the ON and OFF distributions: the export takes only what the validated scenario writes out")
+            if isinstance(on, dict) and isinstance(off, dict) and "pareto" in on and "pareto" in off:
+                pon, poff = on["pareto"], off["pareto"]
+                if "mean" not in pon or "mean" not in poff or pon.get("shape") != poff.get("shape"):
+                    raise refuse(base + ".off", "Application/Traffic/Pareto takes one shape_ and the two means")
+                out += [f"set app({i}) [new Application/Traffic/Pareto]", f"$app({i}) set shape_ {_g(float(pon['shape']))}",
+                        f"$app({i}) set burst_time_ {_g(seconds(pon['mean'], base + '.on'))}",
+                        f"$app({i}) set idle_time_ {_g(seconds(poff['mean'], base + '.off'))}"]
+            elif isinstance(on, dict) and isinstance(off, dict) and "exponential" in on and "exponential" in off:
+                out += [f"set app({i}) [new Application/Traffic/Exponential]",
+                        f"$app({i}) set burst_time_ {_g(seconds(on['exponential'], base + '.on'))}",
+                        f"$app({i}) set idle_time_ {_g(seconds(off['exponential'], base + '.off'))}"]
+            else:
+                raise refuse(base + ".on", "ns-2's ON/OFF sources are Pareto (both ON and OFF) or exponential (both)")
+            out += [f"$app({i}) set packetSize_ {size}", f"$app({i}) set rate_ {_g(rate)}"]
+        if a.get("count") not in (None, "unlimited"):
+            out.append(f"$app({i}) set maxpkts_ {int(a['count'])}")
+        out += [f"$app({i}) attach-agent $udp({i})", f"$ns at {_g(seconds(a.get('start', '0s'), base + '.start'))} \"$app({i}) start\""]
+        if a.get("stop") is not None:
+            out.append(f"$ns at {_g(seconds(a['stop'], base + '.stop'))} \"$app({i}) stop\"")
+    return out
+
+
+def _drop_positions(scenario, sets, seed) -> dict:
+    """Where tcplab's run dropped chosen packets: {(conn, dir): [position among that
+    connection's packets in that direction as they leave their host, from 0]}."""
+    r = api.run(scenario, sets=sets, seed=seed, series=["segments", "drops"])
+    seg, drops = r.series.segments, r.series.drops
+    out: dict = {}
+    if drops is None or len(drops) == 0:
+        return out
+    dr = drops[drops["reason"] == "filter"]
+    tx = seg[seg["event"] == "tx"]
+    for (c, d), grp in tx.groupby(["conn", "dir"], observed=True):
+        keys = list(zip(grp["time_s"].round(12), grp["seq"], grp["tx"], grp["syn"], grp["ack"].fillna(-1)))
+        mine = dr[(dr["conn"] == c) & (dr["dir"] == d)]
+        for t, seq, txn, syn in zip(mine["time_s"].round(12), mine["seq"], mine["tx"], mine["syn"]):
+            pos = next((i for i, kk in enumerate(keys) if kk[0] == t and kk[1] == seq and kk[2] == txn and kk[3] == syn), None)
+            if pos is not None:
+                out.setdefault((int(c), str(d)), []).append(pos)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) -> Script:
+    """The ns-2 script of `scenario` (a path, TOML text or dict), or a ScenarioError naming the
+    key ns-2 cannot express. `seed` is that of tcplab's run that places chosen drops and reads the
+    UDP sources' rates (default: the scenario's). Without `trace` the script writes no trace (for
+    timing ns-2)."""
+    sets = api._sets(sets)
+    d = api.validate(scenario, sets=sets)
+    resolved = api.validate(scenario, sets=sets, tcp=True)
+    if d.get("capture"):
+        raise refuse("capture", "ns-2 writes its own trace (tcplab ns2 run)")
+    for i, a in enumerate(d.get("apps") or []):
+        if a.get("kind") not in UDP_KINDS:
+            raise refuse(f"apps[{i}].kind", f"{a.get('kind')!r}: request/response and web clients are not exported yet "
+                                            "(bulk [[flows]], and the UDP sources cbr and onoff, are)")
+    for k in d:
+        # `warmup` only narrows tcplab's instruments; the packets are the same (the comparison
+        # covers the whole run).
+        if k not in ("name", "description", "seed", "duration", "warmup", "topology", "tcp", "flows", "apps", "series"):
+            raise refuse(k, f"`{k}` has no ns-2 counterpart here (docs/ns2.md lists what is exported)")
+    nodes, links = _links(d["topology"])
+    single = d["topology"]["kind"] == "single_link"
+    lines = [
+        "# ns-2.35 script written by `tcplab ns2 export` (docs/ns2.md). Argument: the trace file.",
+        f"# scenario: {d.get('name') or '(unnamed)'}",
+        "set ns [new Simulator]",
+        "Trace set show_tcphdr_ 1 ;# ACK numbers and flags of FullTcp's packets",
+    ]
+    if trace:
+        lines += [
+            "set tracefile [expr {[llength $argv] > 0 ? [lindex $argv 0] : \"out.tr\"}]",
+            "set tf [open $tracefile w]",
+            "$ns trace-all $tf",
+        ]
+    for i, n in enumerate(nodes):
+        lines.append(f"set n({i}) [$ns node] ;# {n}")
+    idx = {n: i for i, n in enumerate(nodes)}
+
+    def qlines(a: str, b: str, q: dict) -> list:
+        lim = int(q["packets"]) if q["packets"] is not None else UNLIMITED_QUEUE
+        # tcplab's limit counts the packets waiting (not the one being sent). ns-2's DropTail
+        # drops an arrival when length + 1 >= qlim_ (DropTail::enque(), queue/drop-tail.cc): it
+        # holds qlim_ − 1 waiting, so the same queue is queue-limit N + 1. Queue/RED drops when
+        # the length before the arrival reaches qlim_ (REDQueue::enque(), queue/red.cc): N.
+        if q["kind"] == "droptail":
+            lim += 1
+        out = [f"$ns queue-limit $n({idx[a]}) $n({idx[b]}) {lim}"]
+        if q["kind"] == "red":
+            red = q["red"]
+            qo = f"[[$ns link $n({idx[a]}) $n({idx[b]})] queue]"
+            # Queue/RED's parameters (queue/red.cc): thresholds in packets, linterm_ = 1/max_p.
+            for name, val in (("thresh_", red["min_th"]), ("maxthresh_", red["max_th"]), ("q_weight_", red["w_q"]),
+                              ("linterm_", 1.0 / float(red["max_p"])), ("wait_", int(bool(red["wait"]))),
+                              ("gentle_", int(bool(red["gentle"]))), ("mean_pktsize_", nbytes(red["mean_pktsize"], "red.mean_pktsize")),
+                              ("bytes_", 0), ("queue_in_bytes_", 0), ("setbit_", 0)):
+                out.append(f"{qo} set {name} {_g(val) if isinstance(val, float) else val}")
+        return out
+
+    for lk in links:
+        qt = "RED" if lk.queue["kind"] == "red" else "DropTail"
+        if lk.reverse_queue["kind"] != lk.queue["kind"]:
+            raise refuse(lk.path + ".reverse_queue", "both directions of an exported link have the same queue discipline")
+        lines.append(f"$ns duplex-link $n({idx[lk.a]}) $n({idx[lk.b]}) {_g(lk.rate_bps)} {_g(lk.delay_s)} {qt} ;# {lk.name}")
+        lines += qlines(lk.a, lk.b, lk.queue) + qlines(lk.b, lk.a, lk.reverse_queue)
+
+    # Flows: one agent pair per connection, ns-2 flow id = tcplab connection index.
+    conns: list = []
+    horizon = 0.0
+    for i, f in enumerate(d.get("flows", [])):
+        base = f"flows[{i}]"
+        for k in f:
+            if k not in FLOW_KEYS:
+                raise refuse(f"{base}.{k}", f"`{k}` is not exported (delays, per-flow series, ...)")
+        for j, dr in enumerate(f.get("drops") or []):
+            for k in dr:
+                if k not in DROP_KEYS:
+                    raise refuse(f"{base}.drops[{j}].{k}", f"`{k}` is not exported")
+            if dr["kind"] not in ("data", "ack", "syn") and not resolved["flows"][i]["tcp"]["fin"]:
+                raise refuse(f"{base}.drops[{j}].kind", f"{dr['kind']!r}: one-way agents have no SYN-ACK or FIN")
+        if f.get("repeat", 1) != 1:
+            raise refuse(base + ".repeat", "one transfer per connection (ns-2's one-way agents do not reconnect)")
+        own = f.get("tcp") or {}
+        k = resolved["flows"][i]["tcp"]
+        try:
+            _check_tcp(k, own, base + ".tcp")
+        except api._core.ScenarioError as e:
+            profile = own.get("profile") or (d.get("tcp") or {}).get("profile") or "rfc"
+            if profile in ("ns2", "ns2-full"):
+                raise
+            raise api._scenario_error(e.path, f"{e.reason} (profile {profile!r}: ns-2's agents are the `ns2` profile's, "
+                                              "or `ns2-full`'s for FullTcp; write one of them in [tcp])") from None
+        mss = nbytes(k["mss"], f"{base}.tcp.mss" if "mss" in own else "tcp.mss")
+        if k["variant"] in SACK_VARIANTS and not k["sack"]:
+            raise refuse((f"{base}.tcp" if "sack" in own else "tcp") + ".sack", f"variant {k['variant']!r} without SACK: ns-2's SACK agents need a SACK sink")
+        if f["bytes"] == "unlimited":
+            pkts = None
+            if d.get("duration") is None:
+                raise refuse(base + ".bytes", "an unlimited flow needs `duration`")
+        else:
+            nb = nbytes(f["bytes"], base + ".bytes")
+            full = bool(k["fin"])
+            if nb % mss and not full:
+                raise refuse(base + ".bytes", f"{nb} B is not a whole number of {mss}-byte segments: ns-2's one-way agents send whole packets of packetSize_")
+            pkts = nb if full else nb // mss      # FullTcp sends bytes
+        full = bool(k["fin"])
+        start, spacing = seconds(f.get("start", "0s"), base + ".start"), seconds(f.get("start_spacing", "0s"), base + ".start_spacing")
+        for c in range(int(f.get("count", 1))):
+            num = str(c + 1)
+            src = (f.get("from") or "").replace("{i}", num) or ("sender" if single else None)
+            dst = (f.get("to") or "").replace("{i}", num) or ("receiver" if single else None)
+            if src not in idx or dst not in idx:
+                raise refuse(base + (".from" if src not in idx else ".to"), f"{src if src not in idx else dst!r} is not a node")
+            v = k["variant"]
+            sink = "Agent/TCPSink/Sack1" if k["sack"] else "Agent/TCPSink"
+            if k["delayed_ack"]:
+                sink += "/DelAck"
+            n = len(conns)
+            t0 = start + c * spacing
+            agent = FULL_AGENTS[v] if full else AGENTS[v]
+            if full:
+                sink = agent
+            conns.append(Conn(n, f.get("name") or f"flow{i}", src, dst, agent, sink, mss, bool(k["handshake"]), pkts, t0, base, full))
+            horizon = max(horizon, t0)
+            lines.append(f"# connection {n}: {base} #{c + 1} ({f.get('name') or ''}) {src} -> {dst}")
+            lines.append(f"set tcp({n}) [new {agent}]")
+            lines += [s.format(n) for s in _agent_lines(v, k, mss, base + ".tcp", own)]
+            lines.append(f"$tcp({n}) set fid_ {n}")
+            if full:
+                # Both ends are FullTcp agents with the same knobs; the passive one listens.
+                lines.append(f"set sink({n}) [new {agent}]")
+                lines += [s.replace("$tcp({})", "$sink({})").format(n) for s in _agent_lines(v, k, mss, base + ".tcp", own)]
+                lines += [f"$sink({n}) set fid_ {n}", f"$ns attach-agent $n({idx[src]}) $tcp({n})",
+                          f"$ns attach-agent $n({idx[dst]}) $sink({n})", f"$ns connect $tcp({n}) $sink({n})", f"$sink({n}) listen"]
+                # advance-bytes opens the connection (reset() clears close_on_empty_), then the FIN
+                # goes once the data has all been sent (tcp/tcp-full.cc, send_much()).
+                if pkts is None:
+                    # An unlimited transfer: FTP's start sends without end (FullTcp's infinite_send_).
+                    lines += [f"set ftp({n}) [$tcp({n}) attach-app FTP]", f"$ns at {_g(t0)} \"$ftp({n}) start\""]
+                else:
+                    lines.append(f"$ns at {_g(t0)} \"$tcp({n}) advance-bytes {pkts}; $tcp({n}) set close_on_empty_ true\"")
+                continue
+            lines.append(f"set sink({n}) [new {sink}]")
+            if k["sack"]:
+                lines.append(f"$sink({n}) set maxSackBlocks_ {int(k['sack_blocks'])}")
+            lines.append(f"$sink({n}) set RFC2581_immediate_ack_ {int(bool(k['delack_fill_immediate']))}")
+            if k["delayed_ack"]:
+                lines.append(f"$sink({n}) set interval_ {_g(seconds(k['delack_timeout'], 'tcp.delack_timeout'))}")
+            lines.append(f"$ns attach-agent $n({idx[src]}) $tcp({n})")
+            lines.append(f"$ns attach-agent $n({idx[dst]}) $sink({n})")
+            lines.append(f"$ns connect $tcp({n}) $sink({n})")
+            lines.append(f"set ftp({n}) [$tcp({n}) attach-app FTP]")
+            lines.append(f"$ns at {_g(t0)} \"$ftp({n}) {'start' if pkts is None else f'produce {pkts}'}\"")
+
+    if d.get("apps"):
+        lines += _udp_lines(scenario, sets, seed, d, idx, single)
+
+    # Chosen drops, at the head of each flow's first link (before the queue, as tcplab drops them),
+    # and random loss: one ErrorModule per link direction that needs one.
+    positions = _drop_positions(scenario, sets, seed) if any((f.get("drops") for f in d.get("flows", []))) else {}
+    modules: dict = {}
+
+    def module(a: str, b: str) -> str:
+        key = (a, b)
+        if key not in modules:
+            name = f"em_{idx[a]}_{idx[b]}"
+            modules[key] = name
+            lines.append(f"set {name} [new ErrorModule Fid]")
+            lines.append(f"[$ns link $n({idx[a]}) $n({idx[b]})] errormodule ${name}")
+        return modules[key]
+
+    for (c, dirn), pos in sorted(positions.items()):
+        cn = conns[c]
+        if cn.full and dirn == "a2b":
+            # FullTcp sends the handshake's ACK on its own before any data (tcplab's first data
+            # segment carries it): every later packet of the client is one further on.
+            pos = [p + 1 if p >= 1 else p for p in pos]
+        a, b = (cn.src, cn.dst) if dirn == "a2b" else (cn.dst, cn.src)
+        hops = route(nodes, links, a, b)
+        em = module(*hops[0])
+        lines.append(f"set el_{c}_{dirn} [new ErrorModel/List]")
+        lines.append(f"$el_{c}_{dirn} droplist {{{' '.join(str(p) for p in pos)}}}")
+        lines.append(f"${em} insert $el_{c}_{dirn}")
+        lines.append(f"${em} bind $el_{c}_{dirn} {c}")
+    for lk in links:
+        for a, b, p, key in ((lk.a, lk.b, lk.loss, "loss"), (lk.b, lk.a, lk.reverse_loss, "reverse_loss")):
+            if p <= 0:
+                continue
+            if (a, b) in modules:
+                raise refuse(f"{lk.path}.{key}", "random loss on a link where chosen packets are dropped is not exported")
+            # The error model alone at the head of the link direction (SimpleLink errormodule):
+            # every packet offered is dropped with probability p, before the queue.
+            lm = f"lm_{idx[a]}_{idx[b]}"
+            lines += [f"set {lm} [new ErrorModel]", f"${lm} unit pkt", f"${lm} set rate_ {_g(p)}",
+                      f"${lm} ranvar [new RandomVariable/Uniform]", f"${lm} drop-target [new Agent/Null]",
+                      f"[$ns link $n({idx[a]}) $n({idx[b]})] errormodule ${lm}"]
+    for key, em in modules.items():
+        lines.append(f"${em} default pass")
+
+    end = d.get("duration")
+    end_s = seconds(end, "duration") if end is not None else None
+    lines += [
+        "proc finish {} { global ns tf; $ns flush-trace; close $tf; exit 0 }" if trace else "proc finish {} { exit 0 }",
+        "proc done {} {",
+        "    global tcp",
+        # The last packet's number: packet 0 is the SYN with syn_, so the data ends one later.
+        *[f"    if {{[$tcp({c.conn}) set ack_] < {c.packets - 1 + int(c.syn)}}} {{ return 0 }}" for c in conns if c.packets is not None and not c.full],
+        "    return 1",
+        "}",
+    ]
+    if end_s is not None:
+        lines.append(f"$ns at {_g(end_s)} \"finish\"")
+    elif any(c.full for c in conns):
+        # FullTcp keeps no counter the script can poll: the run ends well after the last start,
+        # with nothing on the wire once the connections have closed.
+        lines.append(f"$ns at {_g(horizon + FULL_HORIZON_S)} \"finish\"")
+    else:
+        # Without a duration the run ends when every transfer is acknowledged, as tcplab's does:
+        # a poll every millisecond of simulated time (it adds no packet and changes no agent).
+        lines += [
+            "proc poll {} { global ns; if {[done]} { finish } else { $ns at [expr [$ns now] + 0.001] poll } }",
+            f"$ns at {_g(horizon)} poll",
+        ]
+    lines.append("$ns run")
+    notes = []
+    if any(c.syn for c in conns) and any(resolved["flows"][i]["tcp"]["syn_options"] for i in range(len(d.get("flows", [])))):
+        notes.append("ns-2's packet 0 (syn_) is 40 bytes; tcplab's SYN carries syn_options bytes more")
+    if any(not c.syn for c in conns):
+        notes.append("without syn_ ns-2 sends packet 0 without its 40-byte header (TcpAgent::output())")
+    return Script("\n".join(lines) + "\n", nodes, links, conns, horizon, notes)
