@@ -133,31 +133,68 @@ fn ssthresh_is_half_the_window_in_whole_segments() {
 }
 
 /// ns-2 `timeout()` (tcp/tcp.cc) calls slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) on every
-/// expiry: ssthresh = half the window at the time (for Reno the inflated window, `window()` adds
-/// `dupwnd_`, tcp/tcp-reno.cc), and a repeated timeout halves a one-segment window (floor 2).
+/// expiry: ssthresh = half the window at the time, and a repeated timeout halves a one-segment
+/// window (floor 2). In fast recovery `RenoTcpAgent::timeout()` (tcp/tcp-reno.cc, NewReno
+/// inherits it) zeroes `dupwnd_` first, so the window halved is cwnd_ without the inflation.
 /// RFC 5681 here: min(ssthresh, FlightSize/2) inside a reduced window, held on a repeat.
 #[test]
-fn timeout_after_fast_retransmit_halves_the_window_again() {
-    for ns2 in [false, true] {
-        let mut h = in_flight(Variant::Reno, ns2, 10);
-        for t in 0..3 {
-            h.ack_seg(ms(100 + t), 0);
+fn timeout_in_fast_recovery_halves_the_uninflated_window() {
+    for variant in [Variant::Reno, Variant::Newreno] {
+        for ns2 in [false, true] {
+            let mut h = in_flight(variant, ns2, 20);
+            for t in 0..3 {
+                h.ack_seg(ms(100 + t), 0);
+            }
+            assert_eq!(h.sent_segs(), [1]);
+            assert_eq!(h.ssthresh_segs(), 10.0);
+            // Seven more duplicate ACKs inflate the window to 10 + 3 + 7 = 20 segments.
+            for t in 0..7 {
+                h.ack_seg(ms(110 + t), 0);
+            }
+            assert_eq!(h.cwnd_segs(), 20.0);
+            assert!(h.sent_segs().is_empty());
+            h.rto();
+            assert_eq!(h.sent_segs(), [1], "go-back-N from the hole");
+            assert_eq!(h.cwnd_segs(), 1.0);
+            // ns-2: ⌊10 / 2⌋ = 5 (not ⌊20 / 2⌋ = 10, the inflated window); RFC 5681:
+            // min(ssthresh 10, FlightSize 20 / 2).
+            assert_eq!(h.ssthresh_segs(), if ns2 { 5.0 } else { 10.0 }, "first timeout, {variant:?} ns2 = {ns2}");
+            h.rto();
+            assert_eq!(h.ssthresh_segs(), if ns2 { 2.0 } else { 10.0 }, "repeated timeout, {variant:?} ns2 = {ns2}");
         }
-        assert_eq!(h.sent_segs(), [1]);
-        assert_eq!(h.ssthresh_segs(), 5.0);
-        // Seven more duplicate ACKs inflate the window to 5 + 3 + 7 = 15 segments.
-        for t in 0..7 {
-            h.ack_seg(ms(110 + t), 0);
-        }
-        assert_eq!(h.cwnd_segs(), 15.0);
-        assert_eq!(h.sent_segs(), [11, 12, 13, 14, 15]);
-        h.rto();
-        assert_eq!(h.sent_segs(), [1], "go-back-N from the hole");
-        assert_eq!(h.cwnd_segs(), 1.0);
-        assert_eq!(h.ssthresh_segs(), if ns2 { 7.0 } else { 5.0 }, "first timeout, ns2 = {ns2}");
-        h.rto();
-        assert_eq!(h.ssthresh_segs(), if ns2 { 2.0 } else { 5.0 }, "repeated timeout, ns2 = {ns2}");
     }
+}
+
+/// NewReno's partial ACK deflates ns-2's `dupwnd_` before `cwnd_` (`partialnewack()`,
+/// tcp/tcp-newreno.cc): a partial ACK of more than the inflation leaves cwnd_ = window − 1
+/// segment (dupwnd_ = 1), and a timeout then halves that cwnd_ (`RenoTcpAgent::timeout()`).
+#[test]
+fn timeout_after_a_deep_partial_ack_halves_ns2_cwnd() {
+    let mut h = in_flight(Variant::Newreno, true, 20);
+    for t in 0..3 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.sent_segs(), [1]);
+    // window 13 (cwnd_ 10 + dupwnd_ 3). A partial ACK of 8 segments: dupwnd_ 3 ≤ 8, so
+    // cwnd_ = 10 − (8 − 3) = 5, dupwnd_ = 1: window 6 = 13 − 8 + 1.
+    h.ack_seg(ms(200), 8);
+    assert_eq!(h.cwnd_segs(), 6.0);
+    h.sent_segs();
+    h.rto();
+    // ⌊5 / 2⌋ = 2 (the inflated window 6 would give 3).
+    assert_eq!(h.ssthresh_segs(), 2.0);
+    // A partial ACK of less than the inflation takes it from dupwnd_ alone (cwnd_ stays 10).
+    let mut h = in_flight(Variant::Newreno, true, 20);
+    for t in 0..10 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.cwnd_segs(), 20.0);
+    // dupwnd_ 10 > 2: dupwnd_ = 10 − 2 + 1 = 9, window 19.
+    h.ack_seg(ms(200), 2);
+    assert_eq!(h.cwnd_segs(), 19.0);
+    h.sent_segs();
+    h.rto();
+    assert_eq!(h.ssthresh_segs(), 5.0);
 }
 
 /// A lost SYN (ns-2 one-way TCP with `syn_` true): timeout() halves the one-segment window,
