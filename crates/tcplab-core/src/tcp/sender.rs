@@ -166,6 +166,7 @@ impl TcpSender {
         if iw_one_segment(&c.cfg, c.syn_tx.saturating_sub(1)) {
             c.cc_event(CongestionEvent::HandshakeLoss);
         }
+        self.rec.on_handshake_done(c);
         c.begin_data(out);
         if c.snd_max == 1 && !c.fin_pending() {
             // Nothing to send: acknowledge the SYN-ACK with a pure ACK.
