@@ -692,3 +692,48 @@ fn fack_and_sackrh_start_data_at_two_segments_after_the_handshake() {
         assert_eq!(h.sent_segs(), want, "{preset}");
     }
 }
+
+/// ns-2's `DelAckSink::recv()` (tcp/tcp-sink.cc): a packet whose seqno equals `acker_->Seqno()`
+/// (the highest in-order packet: a copy of the last one received) with no delayed-ACK timer
+/// pending is handled as an in-order arrival, its ACK delayed `interval_`; with the timer pending
+/// it is acknowledged at once. RFC 5681 (`delack_dup_immediate`, the default): at once.
+#[test]
+fn delack_sink_delays_the_ack_of_a_copy_of_its_highest_in_order_packet() {
+    use tcplab_core::tcp::TcpReceiver;
+    for immediate in [true, false] {
+        let mut c = cfg(Variant::Reno, true);
+        c.delayed_ack = true;
+        c.delack_dup_immediate = immediate;
+        c.delack_timeout = tcplab_core::units::Duration(ms(100));
+        let mut r = TcpReceiver::new(c);
+        let mut out = Vec::new();
+        let mut timers: Vec<Option<Time>> = Vec::new();
+        // The ACKs sent; `timers` gets the delayed-ACK deadline after each segment.
+        let mut data = |t: Time, k: u64, out: &mut Vec<OutSeg>, timers: &mut Vec<Option<Time>>| {
+            let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
+            r.on_segment(t, &seg, out);
+            let _ = r.take_timer_events().count();
+            timers.push(r.delack_timer.deadline());
+            out.drain(..).map(|o| (o.seg.ack - 1) / MSS).collect::<Vec<_>>()
+        };
+        assert_eq!(data(0, 1, &mut out, &mut timers), Vec::<u64>::new(), "1: delayed");
+        assert_eq!(data(ms(1), 2, &mut out, &mut timers), [2], "2: the second, ACK at once");
+        timers.clear();
+        // A copy of 2 (the highest in order), no timer pending.
+        let dup = data(ms(50), 2, &mut out, &mut timers);
+        if immediate {
+            assert_eq!(dup, [2], "RFC: a duplicate at once");
+            assert_eq!(timers, [None]);
+        } else {
+            assert_eq!(dup, Vec::<u64>::new(), "ns-2: delayed as an in-order arrival");
+            assert_eq!(timers, [Some(ms(150))], "interval_ 100 ms from the copy");
+            // A second copy with the timer pending: ACK at once (and the timer cancelled).
+            assert_eq!(data(ms(60), 2, &mut out, &mut timers), [2]);
+            assert_eq!(timers[1], None);
+        }
+        // A copy of 1 (below the highest in order): at once in both.
+        assert_eq!(data(ms(70), 1, &mut out, &mut timers), [2]);
+    }
+    assert!(TcpConfig::rfc().delack_dup_immediate && !TcpConfig::profile("ns2").unwrap().delack_dup_immediate);
+    assert!(TcpConfig::profile("ns2-full").unwrap().delack_dup_immediate);
+}

@@ -70,6 +70,7 @@ KNOB_MAP = {
     "delayed_ack": "ns-2: the sink class (TCPSink/DelAck, TCPSink/Sack1/DelAck)",
     "delack_timeout": "ns-2: the DelAck sink's interval_",
     "delack_fill_immediate": "ns-2: the sink's RFC2581_immediate_ack_",
+    "delack_dup_immediate": "fixed: false with delayed ACKs (DelAckSink::recv() delays the ACK of a copy of its highest in-order packet)",
     "rto_initial": "ns-2: rtxcur_init_",
     "rto_min": "ns-2: minrto_",
     "rto_max": "ns-2: maxrto_",
@@ -102,7 +103,7 @@ FIXED = {
     "abc": 0, "early_retransmit": False, "ssthresh_whole_segments": True, "timeout_halves_window": True,
     "syn_timeout_ssthresh": True, "grow_on_recovery_exit": True, "syn_timeout_rto_3s": False, "iw_one_after": 1,
 }
-DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s"}
+DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s", "delack_dup_immediate": False}
 
 #: A queue without a limit: ns-2's queue-limit cannot be infinite.
 UNLIMITED_QUEUE = 1_000_000
