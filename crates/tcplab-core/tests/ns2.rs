@@ -737,3 +737,29 @@ fn delack_sink_delays_the_ack_of_a_copy_of_its_highest_in_order_packet() {
     assert!(TcpConfig::rfc().delack_dup_immediate && !TcpConfig::profile("ns2").unwrap().delack_dup_immediate);
     assert!(TcpConfig::profile("ns2-full").unwrap().delack_dup_immediate);
 }
+
+/// ns-2's `Sacker::append_ack()` (tcp/tcp-sink.cc) adds 8 bytes per SACK block to the ACK's
+/// size, no kind, length or padding: 48 bytes with one block, 56 with two. RFC 2018 §3 (the
+/// `sack_option_header` default): kind, length and two NOPs, 4 + 8n bytes (52, 60).
+#[test]
+fn sack_option_size_on_the_wire_as_ns2_sacker() {
+    use tcplab_core::tcp::TcpReceiver;
+    for header in [true, false] {
+        let mut c = cfg(Variant::Reno, true);
+        c.sack = true;
+        c.sack_option_header = header;
+        c.delayed_ack = false;
+        let mut r = TcpReceiver::new(c);
+        let mut out = Vec::new();
+        let mut data = |k: u64, out: &mut Vec<OutSeg>| {
+            let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
+            r.on_segment(ms(k), &seg, out);
+            let _ = r.take_timer_events().count();
+            out.drain(..).map(|o| (o.seg.n_sack, o.seg.wire_bytes())).collect::<Vec<_>>()
+        };
+        assert_eq!(data(1, &mut out), [(0, 40)]);
+        assert_eq!(data(3, &mut out), [(1, if header { 52 } else { 48 })]);
+        assert_eq!(data(5, &mut out), [(2, if header { 60 } else { 56 })]);
+    }
+    assert!(TcpConfig::rfc().sack_option_header && !TcpConfig::profile("ns2").unwrap().sack_option_header);
+}

@@ -350,6 +350,11 @@ tcp_knobs! {
     /// Most SACK blocks in one ACK (RFC 2018 §3: 4, or 3 with the timestamp option; ns-2's
     /// Sack1 sink: 3).
     sack_blocks: u32,
+    /// The SACK option's size on the wire counts its kind and length bytes and two NOPs (4 +
+    /// 8 bytes a block, RFC 2018 §3). Off: 8 bytes a block and nothing else, as ns-2's
+    /// `Sacker::append_ack()` (tcp/tcp-sink.cc) adds to the ACK's size; captures still write a
+    /// valid option (4 + 8n bytes).
+    sack_option_header: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// Sender maximum segment size, payload bytes (SMSS, RFC 5681 §2).
     mss: Size,
     /// Initial window: segments, `"rfc3390"`, `"rfc6928"`, a byte limit, or
@@ -636,6 +641,7 @@ impl TcpConfig {
             variant: Variant::Newreno,
             sack: false,
             sack_blocks: 4,
+            sack_option_header: true,
             mss: Size(1460),
             initial_window: InitialWindow::Rule(IwRule::Rfc3390),
             restart_after_idle: true,
@@ -726,6 +732,8 @@ impl TcpConfig {
                 // DelAckSink::recv() (tcp/tcp-sink.cc) delays the ACK of a copy of its highest
                 // in-order packet.
                 c.delack_dup_immediate = false;
+                // Sacker::append_ack() (tcp/tcp-sink.cc): 8 bytes a SACK block, no kind/length.
+                c.sack_option_header = false;
             }
             // ns-2's two-way `Agent/TCP/FullTcp` (tcp/tcp-full.cc, tcl/lib/ns-default.tcl), the TCP
             // of RFC 2415, over the `ns2` profile's `Agent/TCP` timers and Reno response (its
@@ -763,6 +771,7 @@ impl TcpConfig {
                 c.delack_bytes = true;
                 // FullTcp acknowledges old data at once (`recv()`'s dropafterack, tcp/tcp-full.cc).
                 c.delack_dup_immediate = true;
+                c.sack_option_header = true;
                 c.nagle = true;
                 c.restart_after_idle = true;
             }
@@ -882,6 +891,7 @@ impl TcpConfig {
             ("slow_but_steady", serde_json::json!(self.slow_but_steady)),
             ("delack_fill_immediate", serde_json::json!(self.delack_fill_immediate)),
             ("delack_dup_immediate", serde_json::json!(self.delack_dup_immediate)),
+            ("sack_option_header", serde_json::json!(self.sack_option_header)),
             ("limited_transmit_send_one", serde_json::json!(self.limited_transmit_send_one)),
             ("max_burst", serde_json::json!(self.max_burst)),
             ("newreno_recover_guard", serde_json::json!(self.newreno_recover_guard)),

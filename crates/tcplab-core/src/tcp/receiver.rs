@@ -177,6 +177,7 @@ impl TcpReceiver {
             blocks[k] = SackBlock { left: l, right: r };
         }
         seg.set_sack_blocks(&blocks[..n]);
+        seg.sack_bare = !self.cfg.sack_option_header;
     }
 
     fn send_synack(&mut self, out: &mut Vec<OutSeg>) {
