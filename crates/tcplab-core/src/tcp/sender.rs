@@ -92,6 +92,9 @@ impl TcpSender {
             if let Some(sent) = synack_sent.filter(|_| c.cfg.handshake_rtt_sample) {
                 sample_rtt(c, sent, now);
             }
+            // The passive end's send half starts as the active end's does (an ns-2 agent's
+            // window after the handshake, tcp/legacy/): a flow and a response send alike.
+            self.rec.on_handshake_done(c);
         }
         let c = &mut self.core;
         c.begin_data(out);
