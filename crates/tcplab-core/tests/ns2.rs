@@ -673,26 +673,6 @@ fn newreno_ack_heuristic_tells_a_new_loss_from_go_back_n_duplicates() {
     assert!(!TcpConfig::rfc().newreno_ack_heuristic && !TcpConfig::profile("ns2").unwrap().newreno_ack_heuristic);
 }
 
-/// ns-2's Fack and SackRH with `syn_`: reset() starts cwnd_ at 1 (`delay_growth_`, tcp/tcp.cc);
-/// `FackTcpAgent::recv_newack_helper()` (tcp/tcp-fack.cc) and `SackRHTcpAgent::recv()`
-/// (tcp/tcp-sack-rh.cc) open it on the SYN's ACK without `TcpAgent::recv()`'s reset to
-/// `initial_window()`: data starts at 2 segments whatever `windowInit_`. Sack1 (TcpAgent::recv())
-/// starts at the IW.
-#[test]
-fn fack_and_sackrh_start_data_at_two_segments_after_the_handshake() {
-    for (preset, want) in [("fack", vec![1, 2]), ("sack-rh", vec![1, 2]), ("sack1", vec![1, 2, 3, 4])] {
-        let mut c = cfg(Variant::Reno, true);
-        (tcplab_core::tcp::config::preset(preset).unwrap().apply)(&mut c);
-        c.handshake = true;
-        c.initial_window = InitialWindow::Segments(4);
-        let mut h = Snd::new(c, None);
-        h.out.clear();
-        let synack = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: u32::MAX, sack_permitted: true, ..Default::default() };
-        h.s.on_segment(ms(100), &synack, &mut h.out);
-        assert_eq!(h.sent_segs(), want, "{preset}");
-    }
-}
-
 /// ns-2's `DelAckSink::recv()` (tcp/tcp-sink.cc): a packet whose seqno equals `acker_->Seqno()`
 /// (the highest in-order packet: a copy of the last one received) with no delayed-ACK timer
 /// pending is handled as an in-order arrival, its ACK delayed `interval_`; with the timer pending

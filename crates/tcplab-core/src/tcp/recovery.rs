@@ -14,9 +14,6 @@ pub trait Recovery: Send {
     fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, out: &mut Vec<OutSeg>) -> bool;
     /// The retransmission timer expired (the core has already reset cwnd and recovery state).
     fn on_timeout(&mut self, _s: &mut SenderCore) {}
-    /// The handshake has completed and data is about to start (the core has set the initial
-    /// window). ns-2's agents that open cwnd on the SYN's ACK set their own (tcp/legacy/).
-    fn on_handshake_done(&mut self, _s: &mut SenderCore) {}
     /// The bytes by which the strategy has inflated cwnd in the fast recovery now under way
     /// (ns-2's `dupwnd_`, which `RenoTcpAgent::window()` adds to `cwnd_`, tcp/tcp-reno.cc); 0
     /// outside recovery and for strategies that do not inflate. Asked when the timer expires.

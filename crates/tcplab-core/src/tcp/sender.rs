@@ -92,9 +92,6 @@ impl TcpSender {
             if let Some(sent) = synack_sent.filter(|_| c.cfg.handshake_rtt_sample) {
                 sample_rtt(c, sent, now);
             }
-            // The passive end's send half starts as the active end's does (an ns-2 agent's
-            // window after the handshake, tcp/legacy/): a flow and a response send alike.
-            self.rec.on_handshake_done(c);
         }
         let c = &mut self.core;
         c.begin_data(out);
@@ -169,7 +166,6 @@ impl TcpSender {
         if iw_one_segment(&c.cfg, c.syn_tx.saturating_sub(1)) {
             c.cc_event(CongestionEvent::HandshakeLoss);
         }
-        self.rec.on_handshake_done(c);
         c.begin_data(out);
         if c.snd_max == 1 && !c.fin_pending() {
             // Nothing to send: acknowledge the SYN-ACK with a pure ACK.

@@ -61,14 +61,6 @@ impl FackNs2 {
 }
 
 impl Recovery for FackNs2 {
-    /// ns-2's reset() starts a `syn_` agent at cwnd_ = 1 (with `delay_growth_`, tcp/tcp.cc), and
-    /// `FackTcpAgent::recv_newack_helper()` (tcp/tcp-fack.cc) opens it on the SYN's ACK without
-    /// `TcpAgent::recv()`'s reset to `initial_window()`: data starts at 2 segments whatever
-    /// `windowInit_`.
-    fn on_handshake_done(&mut self, s: &mut SenderCore) {
-        s.legacy_set_cwnd(2 * s.mss);
-    }
-
     fn name(&self) -> &'static str {
         "fack"
     }

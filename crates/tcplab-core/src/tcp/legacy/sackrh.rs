@@ -418,14 +418,6 @@ impl SackRh {
 }
 
 impl Recovery for SackRh {
-    /// ns-2's reset() starts a `syn_` agent at cwnd_ = 1 (with `delay_growth_`, tcp/tcp.cc), and
-    /// `SackRHTcpAgent::recv()` (tcp/tcp-sack-rh.cc) opens it on the SYN's ACK (case 7.2,
-    /// `opencwnd()`) without `TcpAgent::recv()`'s reset to `initial_window()`: data starts at 2
-    /// segments whatever `windowInit_`.
-    fn on_handshake_done(&mut self, s: &mut SenderCore) {
-        s.legacy_set_cwnd(2 * s.mss);
-    }
-
     fn name(&self) -> &'static str {
         "sack-rh"
     }
