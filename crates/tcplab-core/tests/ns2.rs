@@ -133,31 +133,68 @@ fn ssthresh_is_half_the_window_in_whole_segments() {
 }
 
 /// ns-2 `timeout()` (tcp/tcp.cc) calls slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) on every
-/// expiry: ssthresh = half the window at the time (for Reno the inflated window, `window()` adds
-/// `dupwnd_`, tcp/tcp-reno.cc), and a repeated timeout halves a one-segment window (floor 2).
+/// expiry: ssthresh = half the window at the time, and a repeated timeout halves a one-segment
+/// window (floor 2). In fast recovery `RenoTcpAgent::timeout()` (tcp/tcp-reno.cc, NewReno
+/// inherits it) zeroes `dupwnd_` first, so the window halved is cwnd_ without the inflation.
 /// RFC 5681 here: min(ssthresh, FlightSize/2) inside a reduced window, held on a repeat.
 #[test]
-fn timeout_after_fast_retransmit_halves_the_window_again() {
-    for ns2 in [false, true] {
-        let mut h = in_flight(Variant::Reno, ns2, 10);
-        for t in 0..3 {
-            h.ack_seg(ms(100 + t), 0);
+fn timeout_in_fast_recovery_halves_the_uninflated_window() {
+    for variant in [Variant::Reno, Variant::Newreno] {
+        for ns2 in [false, true] {
+            let mut h = in_flight(variant, ns2, 20);
+            for t in 0..3 {
+                h.ack_seg(ms(100 + t), 0);
+            }
+            assert_eq!(h.sent_segs(), [1]);
+            assert_eq!(h.ssthresh_segs(), 10.0);
+            // Seven more duplicate ACKs inflate the window to 10 + 3 + 7 = 20 segments.
+            for t in 0..7 {
+                h.ack_seg(ms(110 + t), 0);
+            }
+            assert_eq!(h.cwnd_segs(), 20.0);
+            assert!(h.sent_segs().is_empty());
+            h.rto();
+            assert_eq!(h.sent_segs(), [1], "go-back-N from the hole");
+            assert_eq!(h.cwnd_segs(), 1.0);
+            // ns-2: ⌊10 / 2⌋ = 5 (not ⌊20 / 2⌋ = 10, the inflated window); RFC 5681:
+            // min(ssthresh 10, FlightSize 20 / 2).
+            assert_eq!(h.ssthresh_segs(), if ns2 { 5.0 } else { 10.0 }, "first timeout, {variant:?} ns2 = {ns2}");
+            h.rto();
+            assert_eq!(h.ssthresh_segs(), if ns2 { 2.0 } else { 10.0 }, "repeated timeout, {variant:?} ns2 = {ns2}");
         }
-        assert_eq!(h.sent_segs(), [1]);
-        assert_eq!(h.ssthresh_segs(), 5.0);
-        // Seven more duplicate ACKs inflate the window to 5 + 3 + 7 = 15 segments.
-        for t in 0..7 {
-            h.ack_seg(ms(110 + t), 0);
-        }
-        assert_eq!(h.cwnd_segs(), 15.0);
-        assert_eq!(h.sent_segs(), [11, 12, 13, 14, 15]);
-        h.rto();
-        assert_eq!(h.sent_segs(), [1], "go-back-N from the hole");
-        assert_eq!(h.cwnd_segs(), 1.0);
-        assert_eq!(h.ssthresh_segs(), if ns2 { 7.0 } else { 5.0 }, "first timeout, ns2 = {ns2}");
-        h.rto();
-        assert_eq!(h.ssthresh_segs(), if ns2 { 2.0 } else { 5.0 }, "repeated timeout, ns2 = {ns2}");
     }
+}
+
+/// NewReno's partial ACK deflates ns-2's `dupwnd_` before `cwnd_` (`partialnewack()`,
+/// tcp/tcp-newreno.cc): a partial ACK of more than the inflation leaves cwnd_ = window − 1
+/// segment (dupwnd_ = 1), and a timeout then halves that cwnd_ (`RenoTcpAgent::timeout()`).
+#[test]
+fn timeout_after_a_deep_partial_ack_halves_ns2_cwnd() {
+    let mut h = in_flight(Variant::Newreno, true, 20);
+    for t in 0..3 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.sent_segs(), [1]);
+    // window 13 (cwnd_ 10 + dupwnd_ 3). A partial ACK of 8 segments: dupwnd_ 3 ≤ 8, so
+    // cwnd_ = 10 − (8 − 3) = 5, dupwnd_ = 1: window 6 = 13 − 8 + 1.
+    h.ack_seg(ms(200), 8);
+    assert_eq!(h.cwnd_segs(), 6.0);
+    h.sent_segs();
+    h.rto();
+    // ⌊5 / 2⌋ = 2 (the inflated window 6 would give 3).
+    assert_eq!(h.ssthresh_segs(), 2.0);
+    // A partial ACK of less than the inflation takes it from dupwnd_ alone (cwnd_ stays 10).
+    let mut h = in_flight(Variant::Newreno, true, 20);
+    for t in 0..10 {
+        h.ack_seg(ms(100 + t), 0);
+    }
+    assert_eq!(h.cwnd_segs(), 20.0);
+    // dupwnd_ 10 > 2: dupwnd_ = 10 − 2 + 1 = 9, window 19.
+    h.ack_seg(ms(200), 2);
+    assert_eq!(h.cwnd_segs(), 19.0);
+    h.sent_segs();
+    h.rto();
+    assert_eq!(h.ssthresh_segs(), 5.0);
 }
 
 /// A lost SYN (ns-2 one-way TCP with `syn_` true): timeout() halves the one-segment window,
@@ -634,4 +671,75 @@ fn newreno_ack_heuristic_tells_a_new_loss_from_go_back_n_duplicates() {
         assert_eq!(h.s.core.stats.fast_retransmits, fr, "newreno_ack_heuristic = {heuristic}, ACK to {advance_to}");
     }
     assert!(!TcpConfig::rfc().newreno_ack_heuristic && !TcpConfig::profile("ns2").unwrap().newreno_ack_heuristic);
+}
+
+/// ns-2's `DelAckSink::recv()` (tcp/tcp-sink.cc): a packet whose seqno equals `acker_->Seqno()`
+/// (the highest in-order packet: a copy of the last one received) with no delayed-ACK timer
+/// pending is handled as an in-order arrival, its ACK delayed `interval_`; with the timer pending
+/// it is acknowledged at once. RFC 5681 (`delack_dup_immediate`, the default): at once.
+#[test]
+fn delack_sink_delays_the_ack_of_a_copy_of_its_highest_in_order_packet() {
+    use tcplab_core::tcp::TcpReceiver;
+    for immediate in [true, false] {
+        let mut c = cfg(Variant::Reno, true);
+        c.delayed_ack = true;
+        c.delack_dup_immediate = immediate;
+        c.delack_timeout = tcplab_core::units::Duration(ms(100));
+        let mut r = TcpReceiver::new(c);
+        let mut out = Vec::new();
+        let mut timers: Vec<Option<Time>> = Vec::new();
+        // The ACKs sent; `timers` gets the delayed-ACK deadline after each segment.
+        let mut data = |t: Time, k: u64, out: &mut Vec<OutSeg>, timers: &mut Vec<Option<Time>>| {
+            let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
+            r.on_segment(t, &seg, out);
+            let _ = r.take_timer_events().count();
+            timers.push(r.delack_timer.deadline());
+            out.drain(..).map(|o| (o.seg.ack - 1) / MSS).collect::<Vec<_>>()
+        };
+        assert_eq!(data(0, 1, &mut out, &mut timers), Vec::<u64>::new(), "1: delayed");
+        assert_eq!(data(ms(1), 2, &mut out, &mut timers), [2], "2: the second, ACK at once");
+        timers.clear();
+        // A copy of 2 (the highest in order), no timer pending.
+        let dup = data(ms(50), 2, &mut out, &mut timers);
+        if immediate {
+            assert_eq!(dup, [2], "RFC: a duplicate at once");
+            assert_eq!(timers, [None]);
+        } else {
+            assert_eq!(dup, Vec::<u64>::new(), "ns-2: delayed as an in-order arrival");
+            assert_eq!(timers, [Some(ms(150))], "interval_ 100 ms from the copy");
+            // A second copy with the timer pending: ACK at once (and the timer cancelled).
+            assert_eq!(data(ms(60), 2, &mut out, &mut timers), [2]);
+            assert_eq!(timers[1], None);
+        }
+        // A copy of 1 (below the highest in order): at once in both.
+        assert_eq!(data(ms(70), 1, &mut out, &mut timers), [2]);
+    }
+    assert!(TcpConfig::rfc().delack_dup_immediate && !TcpConfig::profile("ns2").unwrap().delack_dup_immediate);
+    assert!(TcpConfig::profile("ns2-full").unwrap().delack_dup_immediate);
+}
+
+/// ns-2's `Sacker::append_ack()` (tcp/tcp-sink.cc) adds 8 bytes per SACK block to the ACK's
+/// size, no kind, length or padding: 48 bytes with one block, 56 with two. RFC 2018 §3 (the
+/// `sack_option_header` default): kind, length and two NOPs, 4 + 8n bytes (52, 60).
+#[test]
+fn sack_option_size_on_the_wire_as_ns2_sacker() {
+    use tcplab_core::tcp::TcpReceiver;
+    for header in [true, false] {
+        let mut c = cfg(Variant::Reno, true);
+        c.sack = true;
+        c.sack_option_header = header;
+        c.delayed_ack = false;
+        let mut r = TcpReceiver::new(c);
+        let mut out = Vec::new();
+        let mut data = |k: u64, out: &mut Vec<OutSeg>| {
+            let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
+            r.on_segment(ms(k), &seg, out);
+            let _ = r.take_timer_events().count();
+            out.drain(..).map(|o| (o.seg.n_sack, o.seg.wire_bytes())).collect::<Vec<_>>()
+        };
+        assert_eq!(data(1, &mut out), [(0, 40)]);
+        assert_eq!(data(3, &mut out), [(1, if header { 52 } else { 48 })]);
+        assert_eq!(data(5, &mut out), [(2, if header { 60 } else { 56 })]);
+    }
+    assert!(TcpConfig::rfc().sack_option_header && !TcpConfig::profile("ns2").unwrap().sack_option_header);
 }

@@ -48,6 +48,7 @@ KNOB_MAP = {
     "variant": "ns-2: the agent class (tahoe Agent/TCP, reno /Reno, newreno /Newreno, sack1 /Sack1, fack /Fack, sack-rh /SackRH)",
     "sack": "ns-2: the sink class (TCPSink/Sack1 with a SACK variant)",
     "sack_blocks": "ns-2: the sink's maxSackBlocks_",
+    "sack_option_header": "fixed: false with SACK (Sacker::append_ack() adds 8 bytes a block)",
     "mss": "ns-2: packetSize_ (payload bytes; the 40-byte header is added on the wire)",
     "initial_window": "ns-2: windowInit_ (whole segments)",
     "restart_after_idle": "ns-2: slow_start_restart_",
@@ -70,6 +71,7 @@ KNOB_MAP = {
     "delayed_ack": "ns-2: the sink class (TCPSink/DelAck, TCPSink/Sack1/DelAck)",
     "delack_timeout": "ns-2: the DelAck sink's interval_",
     "delack_fill_immediate": "ns-2: the sink's RFC2581_immediate_ack_",
+    "delack_dup_immediate": "fixed: false with delayed ACKs (DelAckSink::recv() delays the ACK of a copy of its highest in-order packet)",
     "rto_initial": "ns-2: rtxcur_init_",
     "rto_min": "ns-2: minrto_",
     "rto_max": "ns-2: maxrto_",
@@ -102,7 +104,7 @@ FIXED = {
     "abc": 0, "early_retransmit": False, "ssthresh_whole_segments": True, "timeout_halves_window": True,
     "syn_timeout_ssthresh": True, "grow_on_recovery_exit": True, "syn_timeout_rto_3s": False, "iw_one_after": 1,
 }
-DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s"}
+DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s", "delack_dup_immediate": False}
 
 #: A queue without a limit: ns-2's queue-limit cannot be infinite.
 UNLIMITED_QUEUE = 1_000_000
@@ -313,6 +315,8 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
         raise refuse(path("variant"), f"{k['variant']!r}: the exported agents are {', '.join(AGENTS)} (ns-2's one-way agents)")
     if not full and k["sack"] and k["variant"] not in SACK_VARIANTS:
         raise refuse(path("sack"), f"SACK with variant {k['variant']!r}: ns-2's SACK agents are Sack1, Fack and SackRH")
+    if not full and k["sack"] and k.get("sack_option_header", False):
+        raise refuse(path("sack_option_header"), f"sack_option_header = true: {KNOB_MAP['sack_option_header']}")
     if k["limited_transmit"] != k["limited_transmit_send_one"]:
         raise refuse(path("limited_transmit"), "ns-2's Limited Transmit is send_one() (singledup_): limited_transmit and limited_transmit_send_one together")
     if abs(seconds(k["clock_granularity"], path("clock_granularity")) - seconds(k["timer_tick"], path("timer_tick"))) > 1e-12:

@@ -122,6 +122,9 @@ pub struct Segment {
     pub n_sack: u8,
     /// The SACK-permitted option (RFC 2018 §2), meaningful on SYN and SYN-ACK only.
     pub sack_permitted: bool,
+    /// The SACK option counts 8 bytes a block only, without kind, length and padding (ns-2's
+    /// `Sacker::append_ack()`, tcp/tcp-sink.cc; the `sack_option_header` knob off).
+    pub sack_bare: bool,
 }
 
 impl Segment {
@@ -159,7 +162,8 @@ impl Segment {
     }
     /// Bytes on the wire: payload + 40 header bytes + options.
     pub fn wire_bytes(&self) -> u32 {
-        self.len + HEADER_BYTES + self.opt_len as u32 + sack_option_bytes(self.n_sack as usize)
+        let sack = if self.sack_bare { 8 * self.n_sack as u32 } else { sack_option_bytes(self.n_sack as usize) };
+        self.len + HEADER_BYTES + self.opt_len as u32 + sack
     }
 }
 

@@ -350,6 +350,11 @@ tcp_knobs! {
     /// Most SACK blocks in one ACK (RFC 2018 §3: 4, or 3 with the timestamp option; ns-2's
     /// Sack1 sink: 3).
     sack_blocks: u32,
+    /// The SACK option's size on the wire counts its kind and length bytes and two NOPs (4 +
+    /// 8 bytes a block, RFC 2018 §3). Off: 8 bytes a block and nothing else, as ns-2's
+    /// `Sacker::append_ack()` (tcp/tcp-sink.cc) adds to the ACK's size; captures still write a
+    /// valid option (4 + 8n bytes).
+    sack_option_header: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// Sender maximum segment size, payload bytes (SMSS, RFC 5681 §2).
     mss: Size,
     /// Initial window: segments, `"rfc3390"`, `"rfc6928"`, a byte limit, or
@@ -475,6 +480,10 @@ tcp_knobs! {
     /// §4.2; ns-2's `RFC2581_immediate_ack_` true). Off: ns-2's sink with the flag false
     /// (tcp/tcp-sink.cc) delays it when the in-order data still ends at it.
     delack_fill_immediate: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// With delayed ACKs, a duplicate segment is acknowledged at once. Off: ns-2's DelAck sink
+    /// (`DelAckSink::recv()`, tcp/tcp-sink.cc) takes a copy of its highest in-order packet,
+    /// with no delayed-ACK timer pending, for an in-order arrival and delays its ACK.
+    delack_dup_immediate: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// Initial RTO (RFC 6298 §2.1: 1 s; RFC 2988 / RFC 1122: 3 s).
     rto_initial: Duration,
     /// Lower bound on the RTO (RFC 6298 §2.4: 1 s).
@@ -632,6 +641,7 @@ impl TcpConfig {
             variant: Variant::Newreno,
             sack: false,
             sack_blocks: 4,
+            sack_option_header: true,
             mss: Size(1460),
             initial_window: InitialWindow::Rule(IwRule::Rfc3390),
             restart_after_idle: true,
@@ -666,6 +676,7 @@ impl TcpConfig {
             delack_segments: 2,
             delack_bytes: false,
             delack_fill_immediate: true,
+            delack_dup_immediate: true,
             rto_initial: Duration(SEC),
             rto_min: Duration(SEC),
             rto_max: Duration(60 * SEC),
@@ -718,6 +729,11 @@ impl TcpConfig {
                 c.rto_model = RtoModel::Ns2;
                 c.syn_timeout_rto_3s = false;
                 c.restart_after_idle = false;
+                // DelAckSink::recv() (tcp/tcp-sink.cc) delays the ACK of a copy of its highest
+                // in-order packet.
+                c.delack_dup_immediate = false;
+                // Sacker::append_ack() (tcp/tcp-sink.cc): 8 bytes a SACK block, no kind/length.
+                c.sack_option_header = false;
             }
             // ns-2's two-way `Agent/TCP/FullTcp` (tcp/tcp-full.cc, tcl/lib/ns-default.tcl), the TCP
             // of RFC 2415, over the `ns2` profile's `Agent/TCP` timers and Reno response (its
@@ -753,6 +769,9 @@ impl TcpConfig {
                 c.delack_tick = Duration(100 * MS);
                 c.delack_segments = 1;
                 c.delack_bytes = true;
+                // FullTcp acknowledges old data at once (`recv()`'s dropafterack, tcp/tcp-full.cc).
+                c.delack_dup_immediate = true;
+                c.sack_option_header = true;
                 c.nagle = true;
                 c.restart_after_idle = true;
             }
@@ -871,6 +890,8 @@ impl TcpConfig {
             ("partial_window_deflation", serde_json::json!(self.partial_window_deflation)),
             ("slow_but_steady", serde_json::json!(self.slow_but_steady)),
             ("delack_fill_immediate", serde_json::json!(self.delack_fill_immediate)),
+            ("delack_dup_immediate", serde_json::json!(self.delack_dup_immediate)),
+            ("sack_option_header", serde_json::json!(self.sack_option_header)),
             ("limited_transmit_send_one", serde_json::json!(self.limited_transmit_send_one)),
             ("max_burst", serde_json::json!(self.max_burst)),
             ("newreno_recover_guard", serde_json::json!(self.newreno_recover_guard)),

@@ -177,6 +177,7 @@ impl TcpReceiver {
             blocks[k] = SackBlock { left: l, right: r };
         }
         seg.set_sack_blocks(&blocks[..n]);
+        seg.sack_bare = !self.cfg.sack_option_header;
     }
 
     fn send_synack(&mut self, out: &mut Vec<OutSeg>) {
@@ -251,6 +252,25 @@ impl TcpReceiver {
         if end <= self.rcv_nxt || (seg.fin() && self.fin_received) || self.holds(start, end) {
             // Nothing new: a duplicate. Acknowledge at once so the sender learns rcv_nxt.
             self.stats.dup_segments += 1;
+            // ns-2's DelAckSink::recv() (tcp/tcp-sink.cc): with no delayed-ACK timer pending, a
+            // packet whose seqno is the highest in order (`acker_->Seqno()`, a copy of the last
+            // in-order packet) is taken for an in-order arrival and its ACK delayed (unless
+            // `RFC2581_immediate_ack_` and data is held above a hole, `Maxseen()`).
+            let ns2_delayed = !self.cfg.delack_dup_immediate
+                && self.cfg.delayed_ack
+                && !seg.fin()
+                && seg.len > 0
+                && end == self.rcv_nxt
+                && !self.delack_timer.is_set()
+                && !(self.cfg.delack_fill_immediate && !self.ooo.is_empty());
+            if ns2_delayed {
+                self.unacked_segs += 1;
+                let d = delack_deadline(self.now, self.cfg.delack_timeout.0, self.cfg.delack_tick.0);
+                if let Some(t) = self.delack_timer.set(d) {
+                    self.timer_events.push((RxTimer::DelAck, t));
+                }
+                return;
+            }
             self.send_ack(out);
             return;
         }

@@ -14,6 +14,12 @@ pub trait Recovery: Send {
     fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, out: &mut Vec<OutSeg>) -> bool;
     /// The retransmission timer expired (the core has already reset cwnd and recovery state).
     fn on_timeout(&mut self, _s: &mut SenderCore) {}
+    /// The bytes by which the strategy has inflated cwnd in the fast recovery now under way
+    /// (ns-2's `dupwnd_`, which `RenoTcpAgent::window()` adds to `cwnd_`, tcp/tcp-reno.cc); 0
+    /// outside recovery and for strategies that do not inflate. Asked when the timer expires.
+    fn window_inflation(&self, _s: &SenderCore) -> u64 {
+        0
+    }
     /// Duplicate ACKs are RFC 6675's (new SACK information) rather than RFC 5681's.
     fn sack_dupacks(&self) -> bool {
         false
@@ -114,6 +120,16 @@ impl Recovery for Reno {
         grow_on_exit(s, acked);
         true
     }
+
+    fn window_inflation(&self, s: &SenderCore) -> u64 {
+        // cwnd = ssthresh + one SMSS per duplicate ACK from the fast retransmit on (RFC 5681 §3.2
+        // steps 2–4; ns-2's cwnd_ halved and dupwnd_ = numdupacks_, then ++dupwnd_).
+        if s.in_recovery {
+            s.cwnd.saturating_sub(s.ssthresh)
+        } else {
+            0
+        }
+    }
 }
 
 /// NewReno, RFC 6582 §3.2: fast recovery lasts until the ACK that covers `recover`; each partial
@@ -122,6 +138,9 @@ impl Recovery for Reno {
 pub struct NewReno {
     /// A partial ACK has been seen in the current recovery (only the first restarts the timer).
     partial_seen: bool,
+    /// The part of cwnd that is the recovery's inflation, bytes: ns-2's `dupwnd_`
+    /// (tcp/tcp-reno.cc, tcp/tcp-newreno.cc), kept as ns-2 keeps it through partial deflation.
+    dupwnd: u64,
 }
 
 impl Recovery for NewReno {
@@ -142,10 +161,13 @@ impl Recovery for NewReno {
             if s.snd_una > s.recover || !s.cfg.newreno_recover_guard || less_careful || ack_heuristic {
                 self.partial_seen = false;
                 s.enter_fast_recovery(out);
+                // ns-2 dupack_action(): dupwnd_ = numdupacks_ on top of the halved cwnd_.
+                self.dupwnd = s.cwnd.saturating_sub(s.ssthresh);
             }
         } else if s.in_recovery {
             // RFC 5681 §3.2 step 4 (kept by RFC 6582): cwnd += SMSS per additional duplicate ACK.
             s.set_recovery_window(s.cwnd + s.mss);
+            self.dupwnd += s.mss;
         }
     }
 
@@ -175,15 +197,27 @@ impl Recovery for NewReno {
             s.retransmit_una(out);
             let cwnd = if s.cfg.partial_window_deflation {
                 let add = if acked >= s.mss { s.mss } else { 0 };
+                // ns-2 partialnewack() (tcp/tcp-newreno.cc) deflates dupwnd_ first: dupwnd_ -=
+                // deflate − 1 if dupwnd_ > deflate, else cwnd_ gives the rest and dupwnd_ = 1.
+                self.dupwnd = if self.dupwnd > acked { self.dupwnd - acked + add } else { s.mss };
                 s.cwnd.saturating_sub(acked).max(s.mss) + add
             } else {
                 // ns-2 `partial_window_deflation_` 0 (tcp/tcp-newreno.cc): dupwnd_ = 0.
+                self.dupwnd = 0;
                 s.ssthresh
             };
             s.set_recovery_window(cwnd);
             // RFC 6582 §4: Slow-but-Steady restarts the timer on every partial ACK (ns-2
             // `newreno_changes1_` 0), Impatient only on the first.
             first_partial || s.cfg.slow_but_steady
+        }
+    }
+
+    fn window_inflation(&self, s: &SenderCore) -> u64 {
+        if s.in_recovery {
+            self.dupwnd.min(s.cwnd.saturating_sub(s.mss))
+        } else {
+            0
         }
     }
 }

@@ -305,7 +305,8 @@ impl TcpSender {
                 // RFC 5681 §3.1: a new ssthresh (held on a repeated expiry) and the loss window
                 // of one segment; the controller decides (cc/reno.rs).
                 let reduced_in_window = c.episode.is_some_and(|e| e.reductions > 0);
-                c.cc_event(CongestionEvent::Timeout { ctx: c.loss_context(), first: c.consecutive_timeouts == 0, reduced_in_window });
+                let inflation = self.rec.window_inflation(c);
+                c.cc_event(CongestionEvent::Timeout { ctx: c.loss_context(), first: c.consecutive_timeouts == 0, reduced_in_window, inflation });
                 c.consecutive_timeouts += 1;
                 c.loss_reduction(true, c.consecutive_timeouts == 1);
                 c.slow_start_after_rto = true;

@@ -65,8 +65,10 @@ pub enum CongestionEvent {
     FastRetransmit(LossContext),
     /// The retransmission timer expired with data outstanding. `first`: the first expiry of a
     /// run of timeouts (RFC 5681 §3.1: ssthresh held on a repeat); `reduced_in_window`: the
-    /// window was already reduced in this window of data.
-    Timeout { ctx: LossContext, first: bool, reduced_in_window: bool },
+    /// window was already reduced in this window of data; `inflation`: the bytes by which fast
+    /// recovery has inflated cwnd at expiry (Reno's and NewReno's duplicate-ACK inflation, ns-2's
+    /// `dupwnd_`; 0 outside recovery and for strategies that do not inflate).
+    Timeout { ctx: LossContext, first: bool, reduced_in_window: bool, inflation: u64 },
     /// The SYN's retransmission timer expired.
     SynTimeout,
     /// The SYN or SYN-ACK was retransmitted: the initial window is one segment (RFC 5681 §3.1).

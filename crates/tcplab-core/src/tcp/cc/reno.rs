@@ -93,7 +93,7 @@ impl CongestionControl for Reno {
     fn on_congestion_event(&mut self, w: &mut Window, ev: CongestionEvent) {
         match ev {
             CongestionEvent::FastRetransmit(c) => w.ssthresh = self.ssthresh_after_loss(w, &c),
-            CongestionEvent::Timeout { ctx, first, reduced_in_window } => {
+            CongestionEvent::Timeout { ctx, first, reduced_in_window, inflation } => {
                 // RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS), but held constant when the
                 // segment has already been retransmitted by the timer. If the window was already
                 // reduced inside this window of data (a timeout during fast recovery), ssthresh is
@@ -102,8 +102,11 @@ impl CongestionControl for Reno {
                 // ("no more than"); Linux's tcp_enter_loss makes the same choice.
                 if self.timeout_halves_window {
                     // ns-2 timeout(): slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART) on every
-                    // expiry, from the window now (tcp/tcp.cc).
-                    w.ssthresh = half_window(w.cwnd, ctx.rwnd, self.mss, self.ssthresh_whole_segments);
+                    // expiry, from the window now (tcp/tcp.cc). RenoTcpAgent::timeout()
+                    // (tcp/tcp-reno.cc, inherited by NewReno) zeroes dupwnd_ first, so in fast
+                    // recovery it is the window without the recovery's inflation that is halved.
+                    let uninflated = w.cwnd.saturating_sub(inflation).max(self.mss);
+                    w.ssthresh = half_window(uninflated, ctx.rwnd, self.mss, self.ssthresh_whole_segments);
                 } else if first {
                     let eq4 = self.ssthresh_after_loss(w, &ctx);
                     w.ssthresh = if reduced_in_window { w.ssthresh.min(eq4) } else { eq4 };
