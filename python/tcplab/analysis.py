@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import units
+
 __all__ = [
     "Fit", "fit_c", "fit_ck", "fit_c_ls", "fit_ck_ls", "halving_share", "share_at", "jain_index", "network_power",
     "quantiles", "median", "ecdf", "interpolate_at",
@@ -422,11 +424,7 @@ def _window_s(result) -> float:
 
 
 def _duration_s(text) -> float:
-    units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-    for u in sorted(units, key=len, reverse=True):
-        if isinstance(text, str) and text.endswith(u):
-            return float(text[: -len(u)]) * units[u]
-    raise ValueError(f"cannot read the duration {text!r}")
+    return units.seconds(text, "warmup")
 
 
 def _useful_bytes(result, objects):

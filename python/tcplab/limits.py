@@ -11,6 +11,7 @@ import operator
 import re
 from typing import Any, Optional
 
+from . import units
 from ._core import RunLimitError
 
 __all__ = ["RunLimitError", "seconds", "size_bytes", "events", "MAX_SECONDS"]
@@ -19,22 +20,22 @@ __all__ = ["RunLimitError", "seconds", "size_bytes", "events", "MAX_SECONDS"]
 # `--run-timeout`): 10^9 s, about 31 years. The clock cannot hold a deadline past about 9.2e18 s.
 MAX_SECONDS = 1e9
 
-# The units of scenario durations and sizes (crates/tcplab-core/src/units.rs).
-TIME_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
-SIZE_UNITS = {"B": 1, "KB": 1024, "KiB": 1024, "MB": 1024**2, "MiB": 1024**2, "GB": 1024**3, "GiB": 1024**3, "TB": 1024**4, "TiB": 1024**4}
-_QUANTITY = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]*)\s*")
-
-
-def _quantity(value: Any, units: dict, default_unit: str, what: str, example: str) -> float:
+def _quantity(value: Any, read, what: str, example: str) -> float:
+    """A positive quantity: a number in the base unit (seconds, bytes), or a string with a unit
+    read by the core's own parser (`tcplab.units`), so `"2GB"` means here what it means in a
+    scenario."""
     if isinstance(value, bool):
         raise ValueError(f"{what}: expected a number or a string such as {example!r}, got {value!r}")
     if isinstance(value, (int, float)) or (hasattr(value, "item") and not isinstance(value, str)):
         x = float(value)
     elif isinstance(value, str):
-        m = _QUANTITY.fullmatch(value)
-        if not m or (m.group(2) or default_unit) not in units:
-            raise ValueError(f"{what}: {value!r} is not a quantity such as {example!r} (units: {', '.join(units)})")
-        x = float(m.group(1)) * units[m.group(2) or default_unit]
+        try:
+            x = float(value)
+        except ValueError:
+            try:
+                x = read(value.strip(), what)
+            except ValueError as e:
+                raise ValueError(f"{what}: {value!r} is not a quantity such as {example!r} ({str(e).removeprefix(what + ': ')})") from None
     else:
         raise ValueError(f"{what}: expected a number or a string such as {example!r}, got {value!r}")
     if not math.isfinite(x) or x <= 0:
@@ -46,7 +47,12 @@ def seconds(value: Any, what: str) -> Optional[float]:
     """A duration in seconds: a number of seconds, or a string with a unit (`"10s"`, `"2min"`)."""
     if value is None:
         return None
-    x = _quantity(value, TIME_UNITS, "s", what, "10s")
+    try:
+        x = _quantity(value, units.seconds, what, "10s")
+    except ValueError as e:
+        if "beyond the largest" not in str(e):
+            raise
+        x = math.inf  # past what the core's clock holds: past MAX_SECONDS too
     if x > MAX_SECONDS:
         raise ValueError(f"{what}: at most {MAX_SECONDS:g} s (about 31 years), got {value!r}")
     return x
@@ -56,7 +62,7 @@ def size_bytes(value: Any, what: str) -> Optional[int]:
     """A size in bytes: a number of bytes, or a string with a unit (`"2GB"`, 1 KB = 1024 B)."""
     if value is None:
         return None
-    return int(_quantity(value, SIZE_UNITS, "B", what, "2GB"))
+    return int(_quantity(value, units.size_bytes, what, "2GB"))
 
 
 def events(value: Any, what: str = "max_events") -> Optional[int]:

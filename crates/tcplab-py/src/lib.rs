@@ -309,6 +309,20 @@ fn resolve(text: &str, fmt: &str, sets: Vec<String>, seed: Option<u64>) -> PyRes
     .map_err(to_py)
 }
 
+/// One quantity of a scenario read as the core reads it: `kind` is "duration" (nanoseconds),
+/// "size" (bytes) or "rate" (bit/s); the unit rules and limits are `units.rs`'s, so Python never
+/// parses units itself. A bad value raises `ValueError` with the core's message.
+#[pyfunction]
+fn quantity(kind: &str, text: &str) -> PyResult<u64> {
+    let r = match kind {
+        "duration" => tcplab_core::units::parse_duration(text),
+        "size" => tcplab_core::units::parse_size(text),
+        "rate" => tcplab_core::units::parse_rate(text),
+        _ => return Err(PyValueError::new_err(format!("kind must be \"duration\", \"size\" or \"rate\", got {kind:?}"))),
+    };
+    r.map_err(PyValueError::new_err)
+}
+
 /// The named TCP profiles and their settings, as JSON.
 #[pyfunction]
 fn profiles() -> PyResult<String> {
@@ -445,6 +459,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_tcp, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_notes, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

@@ -17,12 +17,11 @@ long as they agree up to it; where they do not, the first divergence comes befor
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .. import api
-from .. import limits as _limits
+from .. import units
 
 #: ns-2 agents for tcplab's variants (`tcl/lib/ns-default.tcl`, `tcp/tcp*.cc`).
 AGENTS = {
@@ -120,30 +119,28 @@ def refuse(path: str, why: str) -> Exception:
     return api._scenario_error(path, f"ns-2 cannot express this: {why}")
 
 
-_RATE = {"bps": 1.0, "kbps": 1e3, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}
-_NUM = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]*)\s*$")
-
-
-def _q(v: Any, units: dict, path: str, what: str, default_unit: Optional[str] = None) -> float:
-    """A validated quantity (the core writes units out) as a number in the table's base unit."""
-    if isinstance(v, (int, float)) and not isinstance(v, bool) and default_unit:
-        return float(v) * units[default_unit]
-    m = _NUM.match(str(v)) if isinstance(v, str) else None
-    if not m or (m.group(2) or default_unit) not in units:
-        raise refuse(path, f"expected a constant {what}, got {v!r} (random variables are not exported)")
-    return float(m.group(1)) * units[m.group(2) or default_unit]
+def _q(read, v: Any, path: str, what: str, number_scale: Optional[float]) -> float:
+    """A validated quantity (the core writes units out) in the table's base unit, read by the
+    core's own parser (`tcplab.units`); a plain number is taken as `number_scale` base units
+    where the scenario allows one."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and number_scale is not None:
+        return float(v) * number_scale
+    try:
+        return float(read(v, path))
+    except ValueError:
+        raise refuse(path, f"expected a constant {what}, got {v!r} (random variables are not exported)") from None
 
 
 def seconds(v, path) -> float:
-    return _q(v, _limits.TIME_UNITS, path, "duration", "s")
+    return _q(units.seconds, v, path, "duration", 1.0)
 
 
 def nbytes(v, path) -> int:
-    return int(round(_q(v, _limits.SIZE_UNITS, path, "size", "B")))
+    return int(round(_q(units.size_bytes, v, path, "size", 1.0)))
 
 
 def bps(v, path) -> float:
-    return _q(v, _RATE, path, "rate")
+    return _q(units.rate_bps, v, path, "rate", None)
 
 
 def _g(x: float) -> str:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .. import api
+from .. import api, units
 
 #: Every TCP knob of the simulator, and what the testbed does with it on Linux.
 #: "mapped": set on Linux (how: docs/testbed.md); "linux": must hold the `linux` profile's value,
@@ -74,36 +74,23 @@ def _only(entry: dict, allowed: set, base: str) -> None:
             raise refuse(f"{base}.{k}", WHY_NOT.get(k, f"`{k}` has no counterpart in the testbed (docs/testbed.md lists what it runs)"))
 
 
-_DUR = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
-_SIZE = {"": 1, "B": 1, "bytes": 1, "KB": 1024, "KiB": 1024, "kB": 1000, "MB": 1 << 20, "MiB": 1 << 20, "GB": 1 << 30, "GiB": 1 << 30}
-_RATE = {"bps": 1, "b/s": 1, "bit/s": 1, "kbps": 1e3, "Kbps": 1e3, "kb/s": 1e3, "kbit/s": 1e3, "Mbps": 1e6, "Mb/s": 1e6,
-         "Mbit/s": 1e6, "Gbps": 1e9, "Gb/s": 1e9, "Gbit/s": 1e9}
-_NUM = re.compile(r"^\s*([0-9.eE+_-]+)\s*([^\s]*)\s*$")
-
-
-def _quantity(v: Any, units: dict, path: str, what: str) -> float:
-    if isinstance(v, bool) or isinstance(v, dict) or isinstance(v, list):
+def _quantity(read, v: Any, path: str, what: str):
+    """A constant quantity of the resolved plan, read by the core's parser (`tcplab.units`); a
+    random variable is refused by its key path."""
+    if isinstance(v, (bool, dict, list)):
         raise refuse(path, f"expected a constant {what}, got {v!r} (random variables are simulator-only)")
-    if isinstance(v, (int, float)):
-        if "" in units:
-            return float(v)
-        raise refuse(path, f"expected a {what} with a unit, got {v!r}")
-    m = _NUM.match(str(v))
-    if not m or m.group(2) not in units:
-        raise refuse(path, f"expected a {what}, got {v!r}")
-    return float(m.group(1).replace("_", "")) * units[m.group(2)]
+    try:
+        return read(v, path)
+    except ValueError as e:
+        raise refuse(path, str(e)) from None
 
 
 def dur(v, path) -> float:
-    return _quantity(v, _DUR, path, "duration")
+    return _quantity(units.seconds, v, path, "duration")
 
 
 def size(v, path) -> int:
-    return int(round(_quantity(v, _SIZE, path, "size")))
-
-
-def rate(v, path) -> float:
-    return _quantity(v, _RATE, path, "rate")
+    return _quantity(units.size_bytes, v, path, "size")
 
 
 @dataclass
@@ -151,75 +138,68 @@ class Plan:
         return "02:74:62:00:00:%02x" % (self.hosts.index(host) + 1)
 
 
-def _queue(q, path) -> tuple:
-    if q is None or q == "unlimited":
-        return None, None
-    if isinstance(q, bool):
-        raise refuse(path, f"expected a queue, got {q!r}")
-    if isinstance(q, int):
-        return q, None
-    if isinstance(q, dict):
-        if "red" in q or q.get("kind") == "red":
-            raise refuse(path + ".red", "RED is simulator-only (the delay box queues drop-tail)")
-        p = q.get("packets")
-        b = q.get("bytes")
-        return (int(p) if p is not None else None), (size(b, path + ".bytes") if b is not None else None)
-    raise refuse(path, f"expected a queue, got {q!r}")
+def _queue(q: dict, path: str) -> tuple:
+    """A resolved queue: (packets, bytes) limits, None where unlimited."""
+    if q.get("kind", "droptail") != "droptail":
+        raise refuse(path + "." + q["kind"], f"{q['kind'].upper()} is simulator-only (the delay box queues drop-tail)")
+    p, b = q.get("packets"), q.get("bytes")
+    return (int(p) if p is not None else None), (size(b, path + ".bytes") if b is not None else None)
 
 
-def _topology(t: dict):
+def _topology(t: dict, plan: dict):
+    """Hosts, link directions, paths and random loss from the resolved plan's nodes and links
+    (rates, delays and queues in the core's units); the scenario's `topology` only names the kind
+    and the keys a refusal points at."""
     kind = t.get("kind")
-    for k in ("groups",):
-        if t.get(k):
-            raise refuse(f"topology.{k}", "host groups are simulator-only")
-    if t.get("loss_pattern", "random") != "random":
-        raise refuse("topology.loss_pattern", "only random loss (nftables numgen) is available")
-    links, paths = [], {}
-
-    def both(name, a, b, r, d, q, qpath, rq=None):
-        lp, lb = _queue(q, qpath)
-        rp, rb = (lp, lb) if rq is None else _queue(rq, qpath)
-        links.append(LinkDir(f"{name}:{a}->{b}", r, d, lp, lb))
-        links.append(LinkDir(f"{name}:{b}->{a}", r, d, rp, rb))
-        return len(links) - 2, len(links) - 1
-
-    if kind == "single_link":
-        hosts = ["sender", "receiver"]
-        f, r = both("link", "sender", "receiver", rate(t["rate"], "topology.rate"), dur(t["delay"], "topology.delay"), t.get("queue"), "topology.queue")
-        paths[("sender", "receiver")] = [f]
-        paths[("receiver", "sender")] = [r]
-        loss = [(["sender"], ["receiver"], float(t.get("loss", 0)), "topology.loss"),
-                (["receiver"], ["sender"], float(t.get("reverse_loss", 0)), "topology.reverse_loss")]
-    elif kind == "dumbbell":
-        n = int(t["pairs"])
-        if n > MAX_PAIRS:
-            raise refuse("topology.pairs", f"at most {MAX_PAIRS} pairs (a namespace and a delay-box port each)")
-        ad = t["access_delay"]
-        ads = [dur(x, f"topology.access_delay[{i}]") for i, x in enumerate(ad)] if isinstance(ad, list) else [dur(ad, "topology.access_delay")] * n
-        ar = rate(t["access_rate"], "topology.access_rate")
-        left = [f"s{i}" for i in range(1, n + 1)]
-        right = [f"r{i}" for i in range(1, n + 1)]
-        hosts = left + right
-        acc = {}
-        for i in range(n):
-            acc[left[i]] = both(f"access_s{i + 1}", left[i], "left", ar, ads[i], t.get("access_queue"), "topology.access_queue")
-            acc[right[i]] = both(f"access_r{i + 1}", "right", right[i], ar, ads[i], t.get("access_queue"), "topology.access_queue")
-        bf, bb = both("bottleneck", "left", "right", rate(t["bottleneck_rate"], "topology.bottleneck_rate"),
-                      dur(t["bottleneck_delay"], "topology.bottleneck_delay"), t.get("queue"), "topology.queue")
-        for a in hosts:
-            for b in hosts:
-                if a == b:
-                    continue
-                up = acc[a][0] if a in left else acc[a][1]        # host -> its router
-                down = acc[b][1] if b in left else acc[b][0]      # router -> host
-                if (a in left) == (b in left):
-                    paths[(a, b)] = [up, down]
-                else:
-                    paths[(a, b)] = [up, bf if a in left else bb, down]
-        loss = [(left, right, float(t.get("loss", 0)), "topology.loss"), (right, left, float(t.get("reverse_loss", 0)), "topology.reverse_loss")]
-    else:
+    if kind not in ("single_link", "dumbbell"):
         raise refuse("topology.kind", f"{kind!r}: the testbed runs single_link and dumbbell topologies")
-    return hosts, links, paths, [x for x in loss if x[2] > 0]
+    if t.get("groups"):
+        raise refuse("topology.groups", "host groups are simulator-only")
+    if plan.get("loss_pattern", "random") != "random":
+        raise refuse("topology.loss_pattern", "only random loss (nftables numgen) is available")
+    if kind == "dumbbell" and int(t["pairs"]) > MAX_PAIRS:
+        raise refuse("topology.pairs", f"at most {MAX_PAIRS} pairs (a namespace and a delay-box port each)")
+    routers = {"left", "right"} if kind == "dumbbell" else set()
+    links, adj = [], {}
+    shared = "topology.queue" if kind == "single_link" else None
+    for l in plan["links"]:
+        a, b, name = l["a"], l["b"], l["name"]
+        qpath = shared or ("topology.queue" if name == "bottleneck" else "topology.access_queue")
+        for (x, y, q) in ((a, b, l["queue"]), (b, a, l["reverse_queue"])):
+            lp, lb = _queue(q, qpath)
+            links.append(LinkDir(f"{name}:{x}->{y}", float(l["rate_bps"]), l["delay_ns"] / 1e9, lp, lb))
+            adj.setdefault(x, []).append((y, len(links) - 1))
+    # End hosts in the order of the links that attach them: the left (sending) side first.
+    hosts = [n for n in plan["nodes"] if n not in routers]
+    if routers:
+        side = {n: ("left" if any(y == "left" for y, _ in adj[n]) else "right") for n in hosts}
+        hosts = [h for h in hosts if side[h] == "left"] + [h for h in hosts if side[h] == "right"]
+    paths = {}
+    for src in hosts:
+        # Breadth-first over the link directions: through routers only, the fewest hops.
+        seen, frontier = {src: []}, [src]
+        while frontier:
+            nxt = []
+            for n in frontier:
+                if n != src and n not in routers:
+                    continue
+                for y, li in adj.get(n, []):
+                    if y not in seen:
+                        seen[y] = seen[n] + [li]
+                        nxt.append(y)
+            frontier = nxt
+        for dst in hosts:
+            if dst != src and dst in seen:
+                paths[(src, dst)] = seen[dst]
+    loss = []
+    for l in plan["links"]:
+        for (x, y, p, key) in ((l["a"], l["b"], l["loss"], "topology.loss"), (l["b"], l["a"], l["reverse_loss"], "topology.reverse_loss")):
+            if p > 0:
+                li = next(i for i, d in enumerate(links) if d.name == f"{l['name']}:{x}->{y}")
+                frm = [h for h in hosts if any(li in paths.get((h, d), []) for d in hosts)]
+                to = [h for h in hosts if any(li in paths.get((s_, h), []) for s_ in hosts)]
+                loss.append((frm, to, float(p), key))
+    return hosts, links, paths, loss
 
 
 def _iw_segments(iw, mss: int, path: str) -> int:
@@ -325,14 +305,14 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
     every route (default: reno, or Linux's default with `stock`), for experiments beyond what the
     simulator models."""
     d = api.validate(scenario, sets=sets)
-    resolved = api.validate(scenario, sets=sets, tcp=True)
-    for k in ("duration", "warmup"):
+    resolved = api.resolve(scenario, sets=sets)
+    for k in ("warmup", "duration"):
         if d.get(k) is not None:
             raise refuse(k, "the testbed runs finite transfers to their end")
     if d.get("capture"):
         raise refuse("capture", "the testbed captures at each data sender itself")
     linux = api.profiles()["linux"]
-    hosts, links, paths, loss = _topology(d["topology"])
+    hosts, links, paths, loss = _topology(d["topology"], resolved)
     single = d["topology"]["kind"] == "single_link"
     plan = Plan(hosts=hosts, links=links, paths=paths, sysctls={h: dict(BASE_SYSCTLS) for h in hosts}, routes={},
                 jobs={h: [] for h in hosts}, servers={h: set() for h in hosts}, conns=[], drops=[], loss=loss,
@@ -361,50 +341,50 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
                     raise refuse(where, f"route {key} {v} from {a} to {b}, where another transfer needs {cur[key]}")
                 cur[key] = v
 
-    def node(v, path, default):
-        n = v if v is not None else default
+    def node(n, path):
         if n not in hosts:
             raise refuse(path, f"{n!r} is not an end host here (hosts: {', '.join(hosts)}; routers are the delay box)")
         return n
 
-    nflows = 0
-    for i, f in enumerate(d.get("flows", [])):
-        nflows += int(f.get("count", 1))
-    fi = 0
+    def capture(*hs):
+        for h in hs:
+            if h not in plan.capture_hosts:
+                plan.capture_hosts.append(h)
+
+    # The resolved flows are the scenario's, each `count` times, in order: the core's numbering,
+    # which gives the simulator's sender ports (trace/capture.rs).
+    rflows = resolved["flows"]
+    nflows = len(rflows)
     conn_order = []
+    fi = 0
     for i, f in enumerate(d.get("flows", [])):
         base = f"flows[{i}]"
         _only(f, FLOW_KEYS, base)
         for j, dr in enumerate(f.get("drops") or []):
             _only(dr, FLOW_DROP_KEYS, f"{base}.drops[{j}]")
-        rtcp = resolved["flows"][i]["tcp"]
-        st = _settings(d, f, rtcp, base, linux, stock, congctl)
         if f.get("bytes") == "unlimited":
             raise refuse(base + ".bytes", "the testbed runs finite transfers")
         if f.get("repeat") == "unlimited":
             raise refuse(base + ".repeat", "the testbed runs finite transfers")
-        nbytes = size(f["bytes"], base + ".bytes")
-        count, repeat = int(f.get("count", 1)), int(f.get("repeat", 1))
-        start, spacing, think = dur(f.get("start", "0s"), base + ".start"), dur(f.get("start_spacing", "0s"), base + ".start_spacing"), dur(f.get("think", "0s"), base + ".think")
-        for c in range(count):
-            num = str(c + 1)
-            src = node((f.get("from") or "").replace("{i}", num) or None, base + ".from", "sender" if single else None)
-            dst = node((f.get("to") or "").replace("{i}", num) or None, base + ".to", "receiver" if single else None)
+        for c in range(int(f.get("count", 1))):
+            rf = rflows[fi]
+            st = _settings(d, f, rf["tcp"]["sender"], base, linux, stock, congctl)
+            src, dst = node(rf["from"], base + ".from"), node(rf["to"], base + ".to")
             apply(st, src, dst, base + ".tcp")
+            repeat = int(rf["repeat"])
             ports = [FLOW_PORT_BASE + (fi + (t * nflows)) % 55536 for t in range(repeat)]
-            t0 = start + c * spacing
-            plan.jobs[src].append({"kind": "bulk", "dst": plan.ip(dst), "dport": SINK_PORT, "sports": ports, "bytes": nbytes,
-                                   "start": t0, "think": think, "label": f"{base}#{c + 1}"})
+            t0 = rf["start_ns"] / 1e9
+            plan.jobs[src].append({"kind": "bulk", "dst": plan.ip(dst), "dport": SINK_PORT, "sports": ports, "bytes": int(rf["bytes"]),
+                                   "start": t0, "think": rf["think_ns"] / 1e9, "label": f"{base}#{c + 1}"})
             plan.servers[dst].add(SINK_PORT)
             for t, p in enumerate(ports):
                 conn_order.append((t0, Conn(f"{base}#{c + 1} transfer {t + 1}", src, dst, p, SINK_PORT, src)))
             plan.horizon_s = max(plan.horizon_s, t0)
-            for h in (src, dst):
-                if h not in plan.capture_hosts:
-                    plan.capture_hosts.append(h)
-            for j, dr in enumerate(f.get("drops") or []):
+            capture(src, dst)
+            for j, dr in enumerate(rf["drops"]):
                 _flow_drop(plan, dr, f"{base}.drops[{j}]", src, dst, ports, st["mss"])
             fi += 1
+    rapps = iter(resolved["apps"])
     for i, a in enumerate(d.get("apps", [])):
         base = f"apps[{i}]"
         kind = a.get("kind")
@@ -419,27 +399,22 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
             raise refuse(base + ".instances", "one instance per entry")
         if a.get("objects") is not None:
             raise refuse(base + ".objects", "pages of `objects` (ns-2's PagePool) are simulator-only; use embedded")
-        srv = a.get("server")
-        if isinstance(srv, list):
+        if isinstance(a.get("server"), list):
             raise refuse(base + ".server", "one server per application")
-        cli = node(a.get("client"), base + ".client", "receiver" if single else None)
-        srv = node(srv, base + ".server", "sender" if single else None)
-        rtcp = api.validate({"topology": d["topology"], "tcp": d.get("tcp", {}), "flows": [{"from": srv, "to": cli, "bytes": 1, "tcp": a.get("tcp") or {}}]}, tcp=True)["flows"][0]["tcp"]
-        st = _settings(d, a, rtcp, base, linux, stock, congctl)
+        ra = next(rapps)
+        cli, srv = node(ra["client"], base + ".client"), node(ra["server"], base + ".server")
+        st = _settings(d, a, ra["tcp"]["client"], base, linux, stock, congctl)
         apply(st, srv, cli, base + ".tcp")
-        req = size(a.get("request", "300B"), base + ".request")
-        resp = size(a["response"], base + ".response")
-        start, think = dur(a.get("start", "0s"), base + ".start"), dur(a.get("think", "0s"), base + ".think")
+        req = size(ra["request"], base + ".request")
+        resp = size(ra["response"], base + ".response")
+        start, think = ra["start_ns"] / 1e9, dur(ra["think"], base + ".think")
+        n = ra["count"]
+        if n is None or n == "unlimited":
+            raise refuse(base + (".count" if kind == "reqresp" else ".pages"), f"the testbed runs a finite number of {'exchanges' if kind == 'reqresp' else 'pages'}")
         if kind == "reqresp":
-            n = a.get("count", 1)
-            if n == "unlimited":
-                raise refuse(base + ".count", "the testbed runs a finite number of exchanges")
             pages, per = int(n), 1
         else:
-            n = a.get("pages", 1)
-            if n == "unlimited":
-                raise refuse(base + ".pages", "the testbed runs a finite number of pages")
-            emb = a.get("embedded", 3)
+            emb = ra["embedded"]
             if isinstance(emb, (dict, list, str)):
                 raise refuse(base + ".embedded", "a constant number of embedded objects")
             pages, per = int(n), 1 + int(emb)
@@ -453,10 +428,8 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
         for o, p in enumerate(ports):
             conn_order.append((start, Conn(f"{base} object {o + 1}", cli, srv, p, APP_PORT, srv)))
         plan.horizon_s = max(plan.horizon_s, start)
-        for h in (srv, cli):
-            if h not in plan.capture_hosts:
-                plan.capture_hosts.append(h)
-        for j, dr in enumerate(a.get("drops") or []):
+        capture(srv, cli)
+        for j, dr in enumerate(ra["drops"]):
             _app_drop(plan, dr, f"{base}.drops[{j}]", cli, srv, ports, per, req, st["mss"])
     plan.conns = [c for _, c in sorted(conn_order, key=lambda x: x[0])]
     return plan, d
