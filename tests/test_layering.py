@@ -30,6 +30,8 @@ import ast
 from pathlib import Path
 from typing import Dict, List, Optional, Set
 
+from graphs import strongly_connected
+
 PKG = "tcplab"
 ROOT = Path(__file__).resolve().parent.parent / "python" / PKG
 
@@ -123,36 +125,7 @@ def graph() -> Dict[str, Set[str]]:
 
 def cycles(g: Dict[str, Set[str]]) -> List[List[str]]:
     """One cycle through each strongly connected component of more than one module (Tarjan)."""
-    index: Dict[str, int] = {}
-    low: Dict[str, int] = {}
-    on: Set[str] = set()
-    stack: List[str] = []
-    comps: List[List[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(g.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                comps.append(comp)
-
-    for v in sorted(g):
-        if v not in index:
-            visit(v)
+    comps = strongly_connected(g)
     out = []
     for comp in comps:
         members = set(comp)

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Set
 
+from graphs import strongly_connected
+
 SRC = Path(__file__).resolve().parent.parent / "crates" / "tcplab-core" / "src"
 PATH_RE = re.compile(r"\bcrate((?:::[A-Za-z_][A-Za-z0-9_]*)+)(::\{[^;]*?\})?")
 SUPER_RE = re.compile(r"\bsuper((?:::[A-Za-z_][A-Za-z0-9_]*)+)(::\{[^;]*?\})?")
@@ -104,40 +106,8 @@ def graph() -> Dict[tuple, Set[tuple]]:
 
 
 def cycles(g: Dict[tuple, Set[tuple]]) -> List[List[tuple]]:
-    """The strongly connected components with more than one file (Tarjan)."""
-    index: Dict[tuple, int] = {}
-    low: Dict[tuple, int] = {}
-    stack: List[tuple] = []
-    on: Set[tuple] = set()
-    out: List[List[tuple]] = []
-    counter = [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(g[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(g):
-        if v not in index:
-            visit(v)
-    return out
+    """The strongly connected components with more than one file."""
+    return [sorted(c) for c in strongly_connected(g)]
 
 
 # Cycles known and owned by work under way, each with the reason; an entry that no longer

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import _core
 
-__all__ = ["duration_ns", "seconds", "size_bytes", "rate_bps"]
+__all__ = ["duration_ns", "seconds", "size_bytes", "rate_bps", "initial_window_segments"]
 
 
 def _text(value: Any, what: str, example: str) -> str:
@@ -51,5 +51,17 @@ def rate_bps(value: Any, what: str = "rate") -> int:
     """A scenario rate (`"10Mbps"`, `"28.8kbps"`) in bits per second."""
     try:
         return _core.quantity("rate", _text(value, what, "10Mbps"))
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
+
+
+def initial_window_segments(value: Any, mss: int, what: str = "initial_window") -> int:
+    """The whole segments of a resolved `initial_window` (`10`, `"rfc3390"`, `"4380B"`,
+    `{"segments": 4, "bytes": "4KB"}`) at this MSS, as the core's sender computes them
+    (`InitialWindow::bytes`: RFC 3390, RFC 6928, Allman et al.'s lesser of two limits)."""
+    import json
+
+    try:
+        return _core.initial_window_bytes(json.dumps(value), int(mss)) // int(mss)
     except ValueError as e:
         raise ValueError(f"{what}: {e}") from None

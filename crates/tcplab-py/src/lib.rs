@@ -323,6 +323,19 @@ fn quantity(kind: &str, text: &str) -> PyResult<u64> {
     r.map_err(PyValueError::new_err)
 }
 
+/// The initial window in bytes the core gives `initial_window` (as a resolved configuration
+/// writes it, JSON: `10`, `"rfc3390"`, `"4380B"`, `{"segments": 4, "bytes": "4096B"}`) at this MSS
+/// (`InitialWindow::bytes`), so a front end never re-derives RFC 3390 or Allman's rule.
+#[pyfunction]
+fn initial_window_bytes(value_json: &str, mss: u32) -> PyResult<u64> {
+    if mss == 0 {
+        return Err(PyValueError::new_err("mss must be at least 1 byte"));
+    }
+    let iw: tcplab_core::tcp::config::InitialWindow =
+        serde_json::from_str(value_json).map_err(|e| PyValueError::new_err(format!("initial_window: {e}")))?;
+    Ok(iw.bytes(mss))
+}
+
 /// The named TCP profiles and their settings, as JSON.
 #[pyfunction]
 fn profiles() -> PyResult<String> {
@@ -460,6 +473,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_tcp, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(initial_window_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_notes, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

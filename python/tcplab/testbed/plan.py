@@ -203,17 +203,11 @@ def _topology(t: dict, plan: dict):
 
 
 def _iw_segments(iw, mss: int, path: str) -> int:
-    if isinstance(iw, int):
-        return iw
-    if iw == "rfc3390":
-        return min(4 * mss, max(2 * mss, 4380)) // mss
-    if iw == "rfc6928":
-        return min(10 * mss, max(2 * mss, 14600)) // mss
-    if isinstance(iw, dict):
-        s, b = int(iw.get("segments", 0)), size(iw.get("bytes", 0), path + ".bytes")
-        cands = [x for x in (s, b // mss if b else 0) if x]
-        return max(1, min(cands)) if cands else 1
-    return max(1, size(iw, path) // mss)
+    """Whole segments of the initial window, as the core's sender computes them."""
+    try:
+        return units.initial_window_segments(iw, mss, path)
+    except ValueError as e:
+        raise refuse(path, str(e)) from None
 
 
 def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool, congctl: Optional[str] = None) -> dict:

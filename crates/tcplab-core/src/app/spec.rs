@@ -616,254 +616,150 @@ impl AppSpec {
     }
 
     /// The flat view of every key (`AppFields`), with the defaults of the keys this kind does
-    /// not take.
+    /// not take. The entry is written out as its kind's table and read back as the flat view, so
+    /// a new key needs no line here: its field in each kind's struct and in `AppFields` carry it.
     pub fn fields(&self) -> AppFields {
-        let mut f = AppFields::defaults(self.kind());
-        match self {
-            AppSpec::Reqresp(a) => {
-                f.name = a.name.clone();
-                f.instances = a.instances.clone();
-                f.start = a.start.clone();
-                f.start_spacing = a.start_spacing.clone();
-                f.client = a.client.clone();
-                f.server = a.server.clone();
-                f.mode = a.mode.clone();
-                f.request = a.request.clone();
-                f.response = a.response.clone();
-                f.count = a.count.clone();
-                f.think = a.think.clone();
-                f.tcp = a.tcp.clone();
-                f.server_tcp = a.server_tcp.clone();
-                f.drops = a.drops.clone();
-            }
-            AppSpec::Http10(a) => {
-                f.name = a.name.clone();
-                f.instances = a.instances.clone();
-                f.start = a.start.clone();
-                f.start_spacing = a.start_spacing.clone();
-                f.client = a.client.clone();
-                f.server = a.server.clone();
-                f.mode = a.mode.clone();
-                f.request = a.request.clone();
-                f.response = a.response.clone();
-                f.pages = a.pages.clone();
-                f.embedded = a.embedded.clone();
-                f.objects = a.objects.clone();
-                f.objects_rounding = a.objects_rounding.clone();
-                f.interobject = a.interobject.clone();
-                f.think = a.think.clone();
-                f.page_spacing = a.page_spacing.clone();
-                f.tcp = a.tcp.clone();
-                f.server_tcp = a.server_tcp.clone();
-                f.drops = a.drops.clone();
-            }
-            AppSpec::Http11(a) => {
-                f.name = a.name.clone();
-                f.instances = a.instances.clone();
-                f.start = a.start.clone();
-                f.start_spacing = a.start_spacing.clone();
-                f.client = a.client.clone();
-                f.server = a.server.clone();
-                f.request = a.request.clone();
-                f.response = a.response.clone();
-                f.pages = a.pages.clone();
-                f.embedded = a.embedded.clone();
-                f.keep_alive = a.keep_alive.clone();
-                f.transfer = a.transfer.clone();
-                f.think = a.think.clone();
-                f.page_spacing = a.page_spacing.clone();
-                f.tcp = a.tcp.clone();
-                f.server_tcp = a.server_tcp.clone();
-                f.drops = a.drops.clone();
-            }
-            AppSpec::Ftp(a) => {
-                f.name = a.name.clone();
-                f.instances = a.instances.clone();
-                f.start = a.start.clone();
-                f.start_spacing = a.start_spacing.clone();
-                f.client = a.client.clone();
-                f.server = a.server.clone();
-                f.file = a.file.clone();
-                f.direction = a.direction.clone();
-                f.count = a.count.clone();
-                f.think = a.think.clone();
-                f.tcp = a.tcp.clone();
-                f.server_tcp = a.server_tcp.clone();
-                f.drops = a.drops.clone();
-            }
-            AppSpec::Onoff(a) => {
-                f.name = a.name.clone();
-                f.instances = a.instances.clone();
-                f.start = a.start.clone();
-                f.start_spacing = a.start_spacing.clone();
-                f.from = a.from.clone();
-                f.to = a.to.clone();
-                f.rate = a.rate.clone();
-                f.mean_rate = a.mean_rate.clone();
-                f.aggregate_rate = a.aggregate_rate.clone();
-                f.on = a.on.clone();
-                f.off = a.off.clone();
-                f.packet = a.packet.clone();
-                f.count = a.count.clone();
-                f.stop = a.stop.clone();
-            }
-            AppSpec::Cbr(a) => {
-                f.name = a.name.clone();
-                f.instances = a.instances.clone();
-                f.start = a.start.clone();
-                f.start_spacing = a.start_spacing.clone();
-                f.from = a.from.clone();
-                f.to = a.to.clone();
-                f.rate = a.rate.clone();
-                f.mean_rate = a.mean_rate.clone();
-                f.aggregate_rate = a.aggregate_rate.clone();
-                f.packet = a.packet.clone();
-                f.interval = a.interval.clone();
-                f.jitter = a.jitter.clone();
-                f.count = a.count.clone();
-                f.stop = a.stop.clone();
-            }
-        }
+        let table = serde_json::to_value(self).expect("an application entry serialises");
+        let mut f: AppFields = serde_json::from_value(table).expect("an application entry reads back as the flat view (AppFields has every key of every kind)");
+        f.kind = self.kind();
         f
     }
 }
 
 /// Every key of an application entry, of whichever kind, in one flat view with the defaults of
 /// the keys its kind does not take (`AppSpec::fields`): what the resolution reads. Only the
-/// schema (`AppSpec`) decides which keys a kind takes.
-#[derive(Clone, Debug, PartialEq)]
+/// schema (`AppSpec`) decides which keys a kind takes; each key's default is the one written
+/// here (`#[serde(default)]`: the type's own, or the function named), read when the kind's table
+/// leaves the key out.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct AppFields {
+    #[serde(skip_deserializing, default = "unset_kind")]
     pub kind: AppKind,
     /// Name of the application in the records (default `app{index}`).
+    #[serde(default)]
     pub name: String,
     /// The node that opens the connections and sends the requests.
+    #[serde(default)]
     pub client: String,
     /// The node that listens and answers, or a list of nodes: each page (exchange, file) picks
     /// one at random.
+    #[serde(default)]
     pub server: Servers,
     /// `reqresp`, `http10`: `"twoway"` (default) or `"oneway"` (ns-2's one-way web model).
+    #[serde(default)]
     pub mode: Mode,
     /// When the first exchange starts; a random duration is drawn per instance.
+    #[serde(default)]
     pub start: RandomDuration,
     /// With `instances`: member k starts `start_spacing` after member k − 1 (drawn per member:
     /// `{ uniform = ["0s", "2s"] }` is Seddigh et al.'s inter-session time).
+    #[serde(default)]
     pub start_spacing: Option<RandomDuration>,
     /// Bytes of each request (drawn per exchange when random; default 300B; not for `ftp`).
+    #[serde(default)]
     pub request: Option<RandomSize>,
     /// Bytes of each response (drawn per exchange when random; required; not for `ftp`).
+    #[serde(default)]
     pub response: Option<RandomSize>,
     /// `ftp`: bytes of each file (required).
+    #[serde(default)]
     pub file: Option<RandomSize>,
     /// `ftp`: `"download"` (server → client, default) or `"upload"`.
+    #[serde(default)]
     pub direction: Direction,
     /// `reqresp`: exchanges made one after another (default 1; `"unlimited"` needs a `duration`).
+    #[serde(default)]
     pub count: Option<Count>,
     /// Web clients: pages fetched one after another (default 1; `"unlimited"` needs a `duration`).
+    #[serde(default)]
     pub pages: Option<Count>,
     /// Web clients: embedded objects per page, drawn per page (default 3, RFC 2415).
+    #[serde(default = "default_embedded")]
     pub embedded: RandomCount,
     /// `http10`: a page is this many objects (drawn per page, at least 1), none of them primary,
     /// started `interobject` apart: ns-2's `PagePool/WebTraf` page (Seddigh et al.'s model 1).
+    #[serde(default)]
     pub objects: Option<RandomCount>,
     /// `http10` with `objects`: `"nearest"` (default) or `"up"` (ns-2's page size). See `Rounding`.
+    #[serde(default)]
     pub objects_rounding: Rounding,
     /// `http10` with `objects`: from one object's start to the next one's, within a page
     /// (default 0s: all at once).
+    #[serde(default)]
     pub interobject: Option<RandomDuration>,
     /// `http11`: keep the persistent connection open from page to page (default false: one
     /// connection per page, as RFC 2415's model).
+    #[serde(default)]
     pub keep_alive: bool,
     /// `http11`: `"objects"` (default: the page's objects in turn, one exchange each) or
     /// `"page"` (RFC 2415's model: one request, one response of the whole page's bytes).
+    #[serde(default)]
     pub transfer: Http11Transfer,
     /// Pause after one exchange (a web client: one page) ends before the next starts; with
     /// `page_spacing = "start_to_start"`, from one page's start to the next one's.
+    #[serde(default)]
     pub think: RandomDuration,
     /// Web clients: `"end_to_start"` (default: `think` runs from the end of a page, closed loop)
     /// or, `http10` only, `"start_to_start"` (from the start of a page, open loop; ns-2's
     /// `interPageOption_` 0). See `PageSpacing`.
+    #[serde(default)]
     pub page_spacing: PageSpacing,
     /// TCP knobs of this application's connections, over the scenario's `[tcp]`.
+    #[serde(default)]
     pub tcp: TcpSpec,
     /// TCP knobs of the server's end only, over `tcp`: a client and a server of different stacks
     /// (Seddigh §3: a Linux 2.2 client fetching from a VxWorks server).
+    #[serde(default)]
     pub server_tcp: Option<TcpSpec>,
     /// Deterministic drops of this application's packets.
+    #[serde(default)]
     pub drops: Vec<AppDropSpec>,
     /// Copies of this entry (default 1): member k (from 1) takes the entry's names with `{i}`
     /// replaced by k (`template.rs`: `"web{i}"`, `"c{i%4}"`, `"x{i/8+2}"`) and draws its random
     /// variables from streams of its own name.
+    #[serde(default)]
     pub instances: Option<u32>,
     /// UDP sources: the sending node and the receiving node (its sink counts what arrives).
+    #[serde(default)]
     pub from: String,
+    #[serde(default)]
     pub to: String,
     /// UDP sources: the sending rate while ON (`onoff`) or always (`cbr`), counting whole IP
     /// packets.
+    #[serde(default)]
     pub rate: Option<crate::units::Rate>,
     /// UDP sources: the long-run mean rate each source should have; tcplab derives its `rate`
     /// (`traffic::on_rate_for`). Zero makes the source silent.
+    #[serde(default)]
     pub mean_rate: Option<crate::units::Load>,
     /// UDP sources: the mean rate of all the entry's `instances` together, shared equally.
+    #[serde(default)]
     pub aggregate_rate: Option<crate::units::Load>,
     /// `onoff`: length of a burst (default ns-2's: Pareto, shape 1.5, mean 500 ms).
+    #[serde(default)]
     pub on: Option<RandomDuration>,
     /// `onoff`: length of a silence (default ns-2's: Pareto, shape 1.5, mean 500 ms).
+    #[serde(default)]
     pub off: Option<RandomDuration>,
     /// UDP sources: size of each IP packet, headers included (default 210 B, ns-2's; at least
     /// 28 B, the IPv4 and UDP headers), drawn per packet when random.
+    #[serde(default)]
     pub packet: Option<RandomSize>,
     /// `cbr`: time between packets, instead of `rate`.
+    #[serde(default)]
     pub interval: Option<Duration>,
     /// `cbr`: dither each interval by a uniform ±50 % (ns-2's `random_`).
+    #[serde(default)]
     pub jitter: bool,
     /// UDP sources: when the source falls silent for good (default: the end of the run).
+    #[serde(default)]
     pub stop: Option<Duration>,
 }
 
-impl AppFields {
-    /// Every key at its default, for an entry of `kind`.
-    pub fn defaults(kind: AppKind) -> AppFields {
-        AppFields {
-            kind,
-            name: String::new(),
-            client: String::new(),
-            server: Servers::default(),
-            mode: Mode::default(),
-            start: RandomDuration::default(),
-            start_spacing: None,
-            request: None,
-            response: None,
-            file: None,
-            direction: Direction::default(),
-            count: None,
-            pages: None,
-            embedded: default_embedded(),
-            objects: None,
-            objects_rounding: Rounding::default(),
-            interobject: None,
-            keep_alive: false,
-            transfer: Http11Transfer::default(),
-            think: RandomDuration::default(),
-            page_spacing: PageSpacing::default(),
-            tcp: TcpSpec::default(),
-            server_tcp: None,
-            drops: Vec::new(),
-            instances: None,
-            from: String::new(),
-            to: String::new(),
-            rate: None,
-            mean_rate: None,
-            aggregate_rate: None,
-            on: None,
-            off: None,
-            packet: None,
-            interval: None,
-            jitter: false,
-            stop: None,
-        }
-    }
+/// `AppFields::kind` before `AppSpec::fields` sets it from the entry.
+fn unset_kind() -> AppKind {
+    AppKind::Reqresp
 }
-
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
