@@ -31,6 +31,38 @@ pub struct LinkSpec {
     pub reverse_loss: f64,
 }
 
+impl LinkSpec {
+    /// The one builder every topology's links go through: a link `a` → `b` with an unlimited
+    /// queue each way and no loss; `queues` and `lossy` set the rest.
+    pub fn new(name: impl Into<String>, a: impl Into<String>, b: impl Into<String>, rate: Rate, delay: Duration) -> LinkSpec {
+        LinkSpec {
+            name: name.into(),
+            a: a.into(),
+            b: b.into(),
+            rate,
+            delay,
+            queue: QueueSpec::default(),
+            reverse_queue: None,
+            loss: 0.0,
+            reverse_loss: 0.0,
+        }
+    }
+
+    /// The queue of both directions, and of b → a if `reverse` is given.
+    pub fn queues(mut self, queue: QueueSpec, reverse: Option<QueueSpec>) -> LinkSpec {
+        self.queue = queue;
+        self.reverse_queue = reverse;
+        self
+    }
+
+    /// Bernoulli loss a → b and b → a.
+    pub fn lossy(mut self, loss: f64, reverse_loss: f64) -> LinkSpec {
+        self.loss = loss;
+        self.reverse_loss = reverse_loss;
+        self
+    }
+}
+
 /// A queue: `100` (packets), `"unlimited"`, or `{ packets = 100, bytes = "64KB" }` (DropTail);
 /// a `red` table (or `kind = "red"`, RED with its defaults) puts RED in front of the limit:
 /// `{ packets = 100, red = { min_th = 40, max_th = 80 } }`.

@@ -71,17 +71,9 @@ impl Scenario {
         let net = match t.kind {
             TopologyKind::SingleLink => Network {
                 nodes: vec!["sender".into(), "receiver".into()],
-                links: vec![LinkSpec {
-                    name: "link".into(),
-                    a: "sender".into(),
-                    b: "receiver".into(),
-                    rate: req(t.rate, "rate")?,
-                    delay: reqd(t.delay, "delay")?,
-                    queue: t.queue.unwrap_or_default(),
-                    reverse_queue: None,
-                    loss: t.loss.map_or(0.0, |p| p.0),
-                    reverse_loss: t.reverse_loss.map_or(0.0, |p| p.0),
-                }],
+                links: vec![LinkSpec::new("link", "sender", "receiver", req(t.rate, "rate")?, reqd(t.delay, "delay")?)
+                    .queues(t.queue.unwrap_or_default(), None)
+                    .lossy(t.loss.map_or(0.0, |p| p.0), t.reverse_loss.map_or(0.0, |p| p.0))],
                 ends: vec![(0, 1)],
             },
             TopologyKind::Dumbbell => {
@@ -102,29 +94,13 @@ impl Scenario {
                 let mut nodes = Vec::with_capacity(2 + 2 * n as usize);
                 nodes.extend(["left".to_string(), "right".to_string()]);
                 let mut links = Vec::with_capacity(1 + 2 * n as usize);
-                links.push(LinkSpec {
-                    name: "bottleneck".into(),
-                    a: "left".into(),
-                    b: "right".into(),
-                    rate: req(t.bottleneck_rate, "bottleneck_rate")?,
-                    delay: reqd(t.bottleneck_delay, "bottleneck_delay")?,
-                    queue: t.queue.unwrap_or_default(),
-                    reverse_queue: None,
-                    loss: t.loss.map_or(0.0, |p| p.0),
-                    reverse_loss: t.reverse_loss.map_or(0.0, |p| p.0),
-                });
+                links.push(
+                    LinkSpec::new("bottleneck", "left", "right", req(t.bottleneck_rate, "bottleneck_rate")?, reqd(t.bottleneck_delay, "bottleneck_delay")?)
+                        .queues(t.queue.unwrap_or_default(), None)
+                        .lossy(t.loss.map_or(0.0, |p| p.0), t.reverse_loss.map_or(0.0, |p| p.0)),
+                );
                 // Pair i: s{i} -> left and right -> r{i}, links named access_s{i}, access_r{i}.
-                let access = |name: String, a: String, b: String, i: usize| LinkSpec {
-                    name,
-                    a,
-                    b,
-                    rate: access_rate,
-                    delay: delay(i),
-                    queue: access_queue,
-                    reverse_queue: None,
-                    loss: 0.0,
-                    reverse_loss: 0.0,
-                };
+                let access = |name: String, a: String, b: String, i: usize| LinkSpec::new(name, a, b, access_rate, delay(i)).queues(access_queue, None);
                 let mut ends = Vec::with_capacity(links.capacity());
                 ends.push((0, 1));
                 for i in 1..=n as usize {
@@ -207,7 +183,7 @@ fn add_group(net: &mut Network, g: &HostGroup, path: &str, seed: u64) -> Result<
             return err(format!("{path}.link"), format!("link name {name:?} (member {k1}) is used twice"));
         }
         let delay = g.delay.sample(&mut rng);
-        links.push(LinkSpec { name, a: m.clone(), b: router, rate: g.rate, delay: Duration(delay), queue: g.queue, reverse_queue: g.reverse_queue, loss: g.loss, reverse_loss: g.reverse_loss });
+        links.push(LinkSpec::new(name, m.clone(), router, g.rate, Duration(delay)).queues(g.queue, g.reverse_queue).lossy(g.loss, g.reverse_loss));
         ends.push(((base + k) as u32, at as u32));
     }
     drop((known, link_names, seen));
