@@ -376,8 +376,11 @@ class Report:
         ours = [c.what for c in sided if c.side.startswith("tcplab")]
         theirs = [c.what for c in sided if not c.side.startswith("tcplab")]
         with_ns2 = sum(1 for c in self.checks if c.kind == "paper" and c.ns2_value is not None)
-        text = (f"ns-2: {with_ns2} paper comparisons have ns-2's value beside tcplab's (the same scenarios run in ns-2.35). "
-                f"Of the {len(missed)} misses, {len(sided)} have an ns-2 value: {len(ours)} where tcplab differs from ns-2"
+        def n(k, one, many):
+            return f"{k} {one if k == 1 else many}"
+
+        text = (f"ns-2: {n(with_ns2, 'paper comparison has', 'paper comparisons have')} ns-2's value beside tcplab's (the same scenarios run in ns-2.35). "
+                f"Of the {n(len(missed), 'miss', 'misses')}, {len(sided)} {'has' if len(sided) == 1 else 'have'} an ns-2 value: {len(ours)} where tcplab differs from ns-2"
                 + (f" ({'; '.join(ours)})" if ours else "") + f", {len(theirs)} where ns-2 also differs from the paper"
                 + (f" ({'; '.join(theirs)})" if theirs else "") + ".")
         return text
