@@ -146,3 +146,52 @@ def test_m3_rerun_reads_ns2_from_its_cache(tiny_m3, monkeypatch):
     monkeypatch.setattr(runner, "run", must_not_run)
     again = m97.reproduce(out, scale="tiny", only=["m3"], workers=0, progress=False, log=lambda m: None)
     assert [c.ns2 for c in again["checks"]] == [c.ns2 for c in res["checks"]]
+
+
+def _segments(rows):
+    cols = ["conn", "event", "dir", "time_s", "seq", "len", "end", "ack", "retx"]
+    return pd.DataFrame([dict(zip(cols, r)) for r in rows], columns=cols)
+
+
+def _trace(second_repair: bool):
+    """A connection (MSS 1000) with one RTT sample, a fast retransmit repaired within its episode
+    (with `second_repair`, a second ACK-clocked retransmission in it), then a timeout."""
+    tx = lambda t, seq, retx=False: (0, "tx", "a2b", t, seq, 1000, seq + 1000, None, retx)  # noqa: E731
+    ack = lambda t, a: [(0, "tx", "b2a", t - 0.05, 1, 0, 1, a, False), (0, "rx", "b2a", t, 1, 0, 1, a, False)]  # noqa: E731
+    rows = [tx(0.0, 1), tx(0.1, 1001), *ack(0.2, 1001), tx(0.3, 2001), tx(0.3, 3001), tx(0.3, 4001), *ack(0.5, 2001),
+            *ack(0.6, 2001), *ack(0.61, 2001), *ack(0.62, 2001), tx(0.62, 2001, True)]
+    if second_repair:
+        rows += [*ack(0.7, 3001), tx(0.7, 3001, True)]
+    rows += [*ack(0.8, 5001), tx(1.0, 5001), tx(2.5, 5001, True), *ack(2.7, 6001)]
+    return _segments(rows)
+
+
+def test_ns2_instruments_from_packets():
+    c = m97._ns2_conn_cells(_trace(False), 0, 1000, 0.0, 3.0)
+    # One RTTM sample (the first segment; the next timed one meets a retransmission: Karn).
+    assert c["tcp_rtt"] == pytest.approx(200.0)
+    # The fast retransmit's episode ends at ACK 5001: a CA event; the timeout's is not.
+    assert (c["ca_events"], c["non_ca_events"], c["timeouts"], c["other_losses"]) == (1, 1, 1, 0)
+    assert c["losses"] == "1+1+0" and c["packets"] == 6 and c["p"] == pytest.approx(1 / 6)
+    assert c["bw"] == pytest.approx(6000 * 8 / 3.0 / 1000)
+    # A second ACK-clocked retransmission in the episode: SACK's repair ("other"), or Reno's
+    # second fast retransmit (a second reduction: the episode is not a CA event).
+    sack = m97._ns2_conn_cells(_trace(True), 0, 1000, 0.0, 3.0)
+    reno = m97._ns2_conn_cells(_trace(True), 0, 1000, 0.0, 3.0, each_retx_reduces=True)
+    assert (sack["ca_events"], sack["non_ca_events"], sack["other_losses"]) == (1, 1, 1)
+    assert (reno["ca_events"], reno["non_ca_events"], reno["other_losses"]) == (0, 2, 0)
+    # Counted from the warmup's end: the first episode ended before it.
+    late = m97._ns2_conn_cells(_trace(False), 0, 1000, 0.9, 3.0)
+    assert (late["ca_events"], late["non_ca_events"], late["timeouts"]) == (0, 1, 1)
+
+
+def test_m2_tiny_has_ns2_values(tmp_path):
+    if not HAVE_NS:
+        pytest.skip("ns-2 (`ns`) is not installed: `sudo apt-get install ns2` (CI installs it)")
+    res = m97.reproduce(tmp_path, scale="tiny", only=["m2"], workers=0, progress=False, log=lambda m: None)
+    m2 = [c for c in res["checks"] if c.what.startswith("M2:")]
+    assert len(m2) == 2 and all(isinstance(c.ns2, float) for c in m2)
+    t = pd.read_csv(tmp_path / "tables" / "m2_ns2.csv")
+    assert len(t) == len([r for r in m97.m2_rows("tiny") if float(r["topology.rate"].removesuffix("bps")) <= m97.M2_NS2_MAX_RATE])
+    assert (t["p ns-2"] > 0).all() and t["C ns-2"].between(0.3, 3).all()
+    assert len(list((tmp_path / "ns2").glob("m2_*.json"))) == len(t)

@@ -379,6 +379,9 @@ class Report:
         def n(k, one, many):
             return f"{k} {one if k == 1 else many}"
 
+        if not missed:
+            return (f"ns-2: {n(with_ns2, 'paper comparison has', 'paper comparisons have')} ns-2's value beside tcplab's "
+                    "(the same scenarios run in ns-2.35); no miss to attribute.")
         text = (f"ns-2: {n(with_ns2, 'paper comparison has', 'paper comparisons have')} ns-2's value beside tcplab's (the same scenarios run in ns-2.35). "
                 f"Of the {n(len(missed), 'miss', 'misses')}, {len(sided)} {'has' if len(sided) == 1 else 'have'} an ns-2 value: {len(ours)} where tcplab differs from ns-2"
                 + (f" ({'; '.join(ours)})" if ours else "") + f", {len(theirs)} where ns-2 also differs from the paper"
