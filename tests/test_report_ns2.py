@@ -195,3 +195,15 @@ def test_m2_tiny_has_ns2_values(tmp_path):
     assert len(t) == len([r for r in m97.m2_rows("tiny") if float(r["topology.rate"].removesuffix("bps")) <= m97.M2_NS2_MAX_RATE])
     assert (t["p ns-2"] > 0).all() and t["C ns-2"].between(0.3, 3).all()
     assert len(list((tmp_path / "ns2").glob("m2_*.json"))) == len(t)
+
+
+def test_studies_without_ns2_say_why_from_the_export(tmp_path):
+    from tcplab.experiments import study
+
+    # The reasons are the export's own refusals, by key path, written as prose (no reprs).
+    assert "topology.groups" in study.ns2_refusals("ladha04")
+    assert "apps[0].kind" in study.ns2_refusals("rfc2415") and "'" not in study.ns2_refusals("rfc2415")
+    assert study.ns2_refusal(m97.scenario_dir() / "m3_phase.toml") == ""
+    report, _ = study.begin("ladha04", "t", tmp_path, "tiny", None, lambda: "1", "s", [])
+    text = report.write(tmp_path)["markdown"].read_text()
+    assert "ns-2: not expressible (ladha04.toml: topology.groups:" in text
