@@ -11,6 +11,12 @@ paper's model; a **calibration** check shows a value the reproduction was tuned 
 check is an identity or a property of the simulator. Only paper checks count in a report's
 headline; the others are shown in their own section. `Check.can_fail()` probes a check's rule over
 the values its quantity can plausibly take, so a paper check whose band covers them all is caught.
+
+A check may also carry ns-2's value of the same quantity (`Check.ns2`, from the same scenario run
+in ns-2.35): the report then reads paper / ns-2 / tcplab, and each missed check with an ns-2 value
+says which side the miss is on (`Check.side`): tcplab differs from ns-2 (a fidelity bug), or ns-2
+differs from the paper too (a detail the paper does not give). The headline counts paper
+comparisons only, with or without ns-2.
 """
 
 from __future__ import annotations
@@ -54,6 +60,9 @@ class Check:
     kind: str = "paper"
     why: str = ""
     plausible: Optional[Tuple[float, float]] = None
+    #: ns-2's value of the quantity (the same scenario run in ns-2.35), or a reason it has none
+    #: (a text: "ns-2 not installed", "ns-2: not expressible (...)"); None: not run.
+    ns2: object = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -91,6 +100,43 @@ class Check:
             if self.verdict_for(lo + (hi - lo) * i / (n - 1)) is False:
                 return True
         return False
+
+    @property
+    def ns2_value(self) -> object:
+        """ns-2's value when it has one to compare (a number, or a value such as a name that a
+        rule compares), else None (not run, or a reason it was not)."""
+        v = self.ns2
+        if v is None or isinstance(v, bool):
+            return None
+        if isinstance(v, (int, float)):
+            return None if math.isnan(float(v)) else v
+        if isinstance(v, str) and v.startswith("ns-2"):
+            return None  # a reason, not a value
+        return v
+
+    @property
+    def side(self) -> str:
+        """For a missed check with an ns-2 value, which side the miss is on: "tcplab differs from
+        ns-2" when tcplab is beyond the check's tolerance relative to ns-2's value (with a rule:
+        ns-2's value meets the rule and tcplab's does not), else "ns-2 also differs from the
+        paper". Empty for a check that is not missed or has no ns-2 value."""
+        n = self.ns2_value
+        if self.ok is not False or n is None:
+            return ""
+        ns2_ok = self.verdict_for(n)
+        if self.rule is not None:
+            return "tcplab differs from ns-2" if ns2_ok else "ns-2 also differs from the paper"
+        try:
+            t, nv = float(self.ours), float(n)
+        except (TypeError, ValueError):
+            return "tcplab differs from ns-2"
+        if math.isnan(t) or abs(t - nv) > self.tol * abs(nv):
+            return "tcplab differs from ns-2"
+        if ns2_ok is False:
+            return "ns-2 also differs from the paper"
+        # tcplab within the tolerance of ns-2, ns-2 within the paper's: the two sit on either
+        # side of the band's edge; neither simulator is the cause on its own.
+        return "ns-2 also differs from the paper (marginally: ns-2 is within, tcplab within tolerance of ns-2)"
 
     @property
     def diff(self) -> str:
@@ -180,6 +226,7 @@ def number(v) -> float:
 CHECK_HEADERS = {
     "quantity": "quantity",
     "paper": "paper's value",
+    "ns2": "ns-2's value",
     "tcplab": "tcplab's value",
     "difference": "difference, (tcplab − paper) / paper",
     "tolerance": "within if",
@@ -282,7 +329,8 @@ class Report:
             by_kind[k] = {"checks": len(j), "within": w, "shown": sum(1 for c in self.checks if c.kind == k)}
         limited = {w for w, _ in self.scale_limited}
         return {"checks": len(judged), "within": within, "missed": [c.what for c in judged if not c.ok], "by_kind": by_kind,
-                "missed_from_scale": [c.what for c in self.checks if c.ok is False and c.what in limited]}
+                "missed_from_scale": [c.what for c in self.checks if c.ok is False and c.what in limited],
+                "missed_sides": {c.what: c.side for c in judged if not c.ok and c.side}}
 
     def _kind_blocks(self) -> list:
         """The sections of the non-paper checks, appended after the report's own blocks."""
@@ -299,17 +347,49 @@ class Report:
         return (f"{s['within']} of {s['checks']} paper comparisons within tolerance."
                 + (f" Not counted (own sections below): {rest} checks." if rest else ""))
 
-    @staticmethod
-    def _checks_frame(checks: Sequence[Check]) -> pd.DataFrame:
-        return pd.DataFrame(
-            [{"kind": c.kind, "quantity": c.what, "paper": _fmt(c.paper), "tcplab": _fmt(c.ours), "difference": c.diff, "tolerance": c.tolerance,
-              "why": c.why, "verdict": c.verdict, "note": c.note} for c in checks],
-            columns=["kind", "quantity", "paper", "tcplab", "difference", "tolerance", "why", "verdict", "note"],
-        )
+    @property
+    def has_ns2(self) -> bool:
+        """Whether any check of the report carries an ns-2 value or reason (then every checks
+        table shows the ns-2 column)."""
+        return any(c.ns2 is not None for c in self.checks)
 
     @staticmethod
-    def _shown_frame(checks: Sequence[Check]) -> pd.DataFrame:
-        df = Report._checks_frame(checks).drop(columns=["kind"])
+    def _note(c: Check) -> str:
+        side = c.side
+        return f"{side}; {c.note}" if side and c.note else side or c.note
+
+    @staticmethod
+    def _checks_frame(checks: Sequence[Check], ns2: bool = False) -> pd.DataFrame:
+        cols = ["kind", "quantity", "paper"] + (["ns2"] if ns2 else []) + ["tcplab", "difference", "tolerance", "why", "verdict", "note"]
+        return pd.DataFrame(
+            [{"kind": c.kind, "quantity": c.what, "paper": _fmt(c.paper), "ns2": "—" if c.ns2 is None else _fmt(c.ns2), "tcplab": _fmt(c.ours),
+              "difference": c.diff, "tolerance": c.tolerance, "why": c.why, "verdict": c.verdict, "note": Report._note(c)} for c in checks],
+            columns=cols,
+        )
+
+    def _ns2_paragraph(self) -> str:
+        """Which side each miss with an ns-2 value is on, for the report's top."""
+        if not self.has_ns2:
+            return ""
+        missed = [c for c in self.checks if c.kind == "paper" and c.ok is False]
+        sided = [c for c in missed if c.side]
+        ours = [c.what for c in sided if c.side.startswith("tcplab")]
+        theirs = [c.what for c in sided if not c.side.startswith("tcplab")]
+        with_ns2 = sum(1 for c in self.checks if c.kind == "paper" and c.ns2_value is not None)
+        def n(k, one, many):
+            return f"{k} {one if k == 1 else many}"
+
+        if not missed:
+            return (f"ns-2: {n(with_ns2, 'paper comparison has', 'paper comparisons have')} ns-2's value beside tcplab's "
+                    "(the same scenarios run in ns-2.35); no miss to attribute.")
+        text = (f"ns-2: {n(with_ns2, 'paper comparison has', 'paper comparisons have')} ns-2's value beside tcplab's (the same scenarios run in ns-2.35). "
+                f"Of the {n(len(missed), 'miss', 'misses')}, {len(sided)} {'has' if len(sided) == 1 else 'have'} an ns-2 value: {len(ours)} where tcplab differs from ns-2"
+                + (f" ({'; '.join(ours)})" if ours else "") + f", {len(theirs)} where ns-2 also differs from the paper"
+                + (f" ({'; '.join(theirs)})" if theirs else "") + ".")
+        return text
+
+    def _shown_frame(self, checks: Sequence[Check]) -> pd.DataFrame:
+        df = Report._checks_frame(checks, self.has_ns2).drop(columns=["kind"])
         if not df["why"].astype(bool).any():
             df = df.drop(columns=["why"])
         return df.rename(columns=CHECK_HEADERS)
@@ -322,6 +402,8 @@ class Report:
         lines += [f"**{self._headline()}**" + (f" Missed: {'; '.join(s['missed'])}." if s["missed"] else ""), ""]
         if self._scale_paragraph():
             lines += [self._scale_paragraph(), ""]
+        if self._ns2_paragraph():
+            lines += [self._ns2_paragraph(), ""]
         for b in self.blocks + self._kind_blocks():
             if b[0] == "h":
                 lines += ["#" * b[1] + " " + b[2], ""]
@@ -359,6 +441,8 @@ class Report:
         parts.append(f"<p><b>{html.escape(self._headline())}</b>{missed}</p>")
         if self._scale_paragraph():
             parts.append(f"<p>{html.escape(self._scale_paragraph())}</p>")
+        if self._ns2_paragraph():
+            parts.append(f"<p>{html.escape(self._ns2_paragraph())}</p>")
         for b in self.blocks + self._kind_blocks():
             if b[0] == "h":
                 parts.append(f"<h{b[1]}>{html.escape(b[2])}</h{b[1]}>")
@@ -382,7 +466,7 @@ class Report:
         page = out / f"{stem}.html"
         page.write_text(self.html())
         checks = out / "checks.csv"
-        self._checks_frame(self.checks).to_csv(checks, index=False)
+        self._checks_frame(self.checks, self.has_ns2).to_csv(checks, index=False)
         return {"markdown": md, "html": page, "checks": checks}
 
 

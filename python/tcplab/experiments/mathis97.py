@@ -39,7 +39,7 @@ import pandas as pd
 from .. import analysis, models
 from ..report import Check, Report, number, pairs, provenance, words
 from . import figures
-from .study import SCALES, check_scale, finish, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, check_scale, finish, ns2_refusal, run_sweep, scenario_file, table  # noqa: F401
 
 EXPERIMENTS = ("t1", "m1", "m2", "m3", "m4")
 
@@ -111,6 +111,13 @@ def _random_loss_point(mss: int, delay_s: float, p: float, cycles: float) -> Dic
     measured = max(cycles * cyc, 200 * rtt, 20.0)
     return {"tcp.mss": mss, "topology.delay": f"{delay_s * 1000:g}ms", "topology.loss": float(f"{p:.4g}"),
             "topology.rate": f"{int(rate)}bps", "warmup": f"{warmup:.3f}s", "duration": f"{warmup + measured:.3f}s"}
+
+
+def _set_texts(row: Dict[str, object]) -> List[str]:
+    """A grid row as the override strings a sweep passes (`key=<TOML value>`)."""
+    from ..sweep import toml_literal
+
+    return [f"{k}={toml_literal(v)}" for k, v in row.items()]
 
 
 def _zip(rows: List[Dict[str, object]]) -> Dict[str, list]:
@@ -327,6 +334,7 @@ def run_t1(report: Report, scale: str, out: Path, workers, progress) -> None:
             rows_t.append({"ACK": "DA" if da else "every", "p": r["p"], "window": r["window"], "C": r["C_run"], "Table 1": target, "timeouts": r["timeouts"]})
             checks.append(Check(f"Table 1 periodic C, {'DA' if da else 'no DA'}, p = {r['topology.loss']:g}", round(target, 3), r["C_run"], tol=0.10,
                                 why="the closed form holds for large windows; ±10 % is the lossy round and its detection, which it leaves out"))
+    report.text(f"ns-2: not expressible ({ns2_refusal(scenario_dir() / 'm1_random_loss.toml', _set_texts(rows[0]))}).")
     df = pd.DataFrame(rows_t)
     table(report, df, out, "t1_periodic", "Table 1: C measured with periodic loss")
     report.compare(checks, "Table 1 against the closed form")
@@ -341,6 +349,8 @@ def run_m1(report: Report, scale: str, out: Path, workers, progress) -> None:
         f"p from {min(r['topology.loss'] for r in rows):g} to {max(r['topology.loss'] for r in rows):g} (log-spaced). "
         "Open markers: runs with timeouts after the warmup."
     )
+    report.text(f"ns-2: not expressible ({ns2_refusal(scenario_dir() / 'm1_random_loss.toml', _set_texts(rows[0]))}); "
+                "ns-2's random loss would in any case be compared as statistics, from its own random stream.")
     low = c[c["clean"] & (c["p"] < 0.01)]
     fit3 = analysis.fit_c(low["window"], low["p"]) if len(low) >= 1 else None
     fit5 = analysis.fit_ck(low["window"], low["p"]) if len(low) >= 2 else None
@@ -383,7 +393,41 @@ def run_m1(report: Report, scale: str, out: Path, workers, progress) -> None:
     report.compare(checks, "M1 against the paper")
 
 
-def run_m2(report: Report, scale: str, out: Path, workers, progress) -> None:
+#: M2's rows run in ns-2 too: those up to this link rate (at full scale 28 of the 40; each of the
+#: three fastest rates carries 0.2–1.5 M packets a run, up to 50 s each to read back from ns-2's
+#: trace). The runs near p = 0.01, where C is read, are all among them.
+M2_NS2_MAX_RATE = 1.1e6
+
+
+def _ns2_m2_cells(run, warmup: float, duration: float) -> dict:
+    """One M2 run's instruments from ns-2's packets (Reno: each ACK-clocked retransmission is a
+    fast retransmit)."""
+    c = run.script.conns[0]
+    return _ns2_conn_cells(run.segments, c.conn, c.mss, warmup, duration, each_retx_reduces=True)
+
+
+def _m2_ns2(rows, seed: int, out: Path):
+    """The ns-2 runs of M2 (`M2_NS2_MAX_RATE`) as a frame like `_derive`'s (rate, queue, p,
+    window, C_run, timeouts, clean), and the reasons of rows ns-2 did not run."""
+    sub = [r for r in rows if number(r["topology.rate"]) <= M2_NS2_MAX_RATE]
+    got = _ns2_runs("m2_droptail.toml", sub, seed, out, lambda r: f"m2_{int(number(r['topology.rate']))}_{r['topology.queue']}", _ns2_m2_cells)
+    recs, reasons = [], set()
+    for r, g in zip(sub, got):
+        if isinstance(g, str):
+            reasons.add(g)
+            continue
+        bw_Bps = g["bw"] * 1000 / 8
+        mss = 1024
+        rtt = g["tcp_rtt"] / 1000
+        recs.append({"topology.rate": r["topology.rate"], "topology.queue": r["topology.queue"], "p": g["p"], "timeouts": g["timeouts"],
+                     "window": bw_Bps * rtt / mss, "window_fixed": bw_Bps * 0.06 / mss})
+    n = pd.DataFrame(recs, columns=["topology.rate", "topology.queue", "p", "timeouts", "window", "window_fixed"])
+    n["C_run"] = n["window"] * np.sqrt(n["p"])
+    n["clean"] = (n["timeouts"] == 0) & (n["p"] > 0) & n["window"].notna()
+    return n, len(sub), sorted(reasons)
+
+
+def run_m2(report: Report, scale: str, out: Path, workers, progress, ns2: bool = True) -> None:
     rows = m2_rows(scale)
     s, c = _experiment(report, "m2", "m2_droptail.toml", rows, scale, out, workers, progress, "M2 — drop-tail bottleneck (Figs. 5–6)")
     c["window_fixed"] = c["bw_Bps"] * 0.06 / c["mss"]
@@ -408,12 +452,36 @@ def run_m2(report: Report, scale: str, out: Path, workers, progress) -> None:
     report.figure(png, "M2: window against p with the fixed RTT (left) and with the measured RTT (right).", svg)
     near = ok[(ok["p"] > 0.005) & (ok["p"] < 0.02)]
     c_near = float(np.exp(np.log(near["C_run"]).mean())) if len(near) else math.nan
+    ns2_c = ns2_resid = None
+    if ns2:
+        seed = int(min(s.runs["seed"])) if len(s.runs) else 1
+        n, tried, reasons = _m2_ns2(rows, seed, out)
+        nok = n[n["clean"]]
+        nnear = nok[(nok["p"] > 0.005) & (nok["p"] < 0.02)]
+        g5 = analysis.fit_c(nok["window_fixed"], nok["p"]) if len(nok) else None
+        g6 = analysis.fit_c(nok["window"], nok["p"]) if len(nok) else None
+        if reasons and not len(n):
+            ns2_c = ns2_resid = reasons[0]
+        else:
+            ns2_c = float(np.exp(np.log(nnear["C_run"]).mean())) if len(nnear) else math.nan
+            ns2_resid = round(g6.rms_log - g5.rms_log, 4) if g5 and g6 else math.nan
+        report.text(f"ns-2: the {tried} runs at link rates up to {M2_NS2_MAX_RATE / 1e6:g} Mb/s (of {len(rows)}; the faster ones carry too many "
+                    "packets to read back in reasonable time) run in ns-2.35 too, their p, RTTM RTT and timeouts from ns-2's packets by the "
+                    f"rules of tcplab's instruments; runs without timeouts: {len(nnear)} with 0.005 < p < 0.02 (ns-2's value of the first check), "
+                    f"{len(nok)} in all (the second)." + (f" Not run: {'; '.join(reasons)}." if reasons else ""))
+        if len(n):
+            both = n.merge(c[["topology.rate", "topology.queue", "p", "C_run", "timeouts"]], on=["topology.rate", "topology.queue"], suffixes=(" ns-2", " tcplab"))
+            both = both[["topology.rate", "topology.queue", "p ns-2", "p tcplab", "C_run ns-2", "C_run tcplab", "timeouts ns-2", "timeouts tcplab"]]
+            table(report, both.rename(columns={"topology.rate": "rate", "topology.queue": "queue", "C_run ns-2": "C ns-2", "C_run tcplab": "C tcplab"}),
+                  out, "m2_ns2", "M2: the runs ns-2 ran, ns-2 beside tcplab (p = CA events per acknowledged segment, C = BW·RTT/MSS·√p)")
     checks = [
-        Check("M2: C near p = 0.01 from the RTTM fit (Fig. 6)", 0.8, c_near, tol=0.15, why="read off Fig. 6 to one digit (0.8), ±0.1 of it", note=f"{len(near)} runs with 0.005 < p < 0.02"),
+        Check("M2: C near p = 0.01 from the RTTM fit (Fig. 6)", 0.8, c_near, tol=0.15, why="read off Fig. 6 to one digit (0.8), ±0.1 of it", note=f"{len(near)} runs with 0.005 < p < 0.02",
+              ns2=ns2_c),
         Check("M2: the RTTM RTT fits better than the fixed RTT (rms of log residuals, Fig. 6 vs 5)", "better",
               round(f6.rms_log - f5.rms_log, 4) if f5 and f6 else math.nan,
               rule=lambda o, p: float(o) < 0, tol_text="Fig. 6 residual − Fig. 5 residual below 0", plausible=(-0.5, 0.5),
-              note=f"rms of log residuals {f6.rms_log:.3f} (RTTM) vs {f5.rms_log:.3f} (fixed)" if f5 and f6 else "", why="the paper's claim is an order: either fit may be the better"),
+              note=f"rms of log residuals {f6.rms_log:.3f} (RTTM) vs {f5.rms_log:.3f} (fixed)" + ("; ns-2's over its runs only" if ns2 else "") if f5 and f6 else "",
+              why="the paper's claim is an order: either fit may be the better", ns2=ns2_resid),
     ]
     report.compare(checks, "M2 against the paper")
 
@@ -439,7 +507,7 @@ def _m3_tables(s) -> Dict[tuple, dict]:
             packets = r["segs_acked"]
             p = r["ca_events"] / packets if packets else math.nan
             rtt = r["rtt_avg_s"]
-            min_rtt = 2 * ((0.005 if i == 1 else 0.0099) + 0.1) + (mss + 40) * 8 / 0.8e6 + 40 * 8 / 0.8e6 + (mss + 40) * 8 / 8e6 + 40 * 8 / 8e6
+            min_rtt = _m3_min_rtt(mss, 0.005 if i == 1 else 0.0099)
             rtt_est = min_rtt + L["queue_delay_equiv_s"]
             bw = r["goodput_bps"] / 1000
             cells[name] = {
@@ -451,6 +519,206 @@ def _m3_tables(s) -> Dict[tuple, dict]:
             }
         out[(limit, aqm)] = cells
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# M3 in ns-2: the same four configurations run in ns-2.35 (tcplab.ns2.runner), and the Table 2/3
+# cells computed from its packets with the rules of tcplab's instruments (docs/tcp.md,
+# "Instruments per connection"), so that the tables read paper / ns-2 / tcplab.
+
+#: The wall time one ns-2 run of M3 may take (a 600 s run takes about 15 s).
+NS2_WALL_S = 300.0
+#: Bumped when the cells computed from ns-2's packets change meaning (old cache files are ignored).
+NS2_CELLS_VERSION = 1
+
+
+def _us(t: float) -> int:
+    return int(round(t * 1e6))
+
+
+def _ns2_conn_cells(seg: pd.DataFrame, conn: int, mss: int, t0: float, t1: float, each_retx_reduces: bool = False) -> dict:
+    """One connection's instruments between t0 (the warmup's end) and t1 (the run's end), from
+    its packets in ns-2's trace (the segments series' columns), by the rules of tcplab's own:
+
+    - a retransmission sent at an instant when no ACK reached the sender is a timeout (the rule of
+      `tcplab.ns2.pair.conn_summary`); one sent on an arriving ACK is a fast retransmit or a repair;
+    - a loss episode runs from its first retransmission until everything sent by then (and by any
+      later timeout in it) is acknowledged; one without a timeout is a CA event (Sack1 halves once
+      per episode), one with a timeout a non-CA event; every retransmission in an episode but the
+      first and a first timeout is an "other loss". With `each_retx_reduces` (Reno without
+      `bugFix_`, whose only ACK-clocked retransmission is a fast retransmit: `RenoTcpAgent::recv()`,
+      tcp/tcp-reno.cc) a later one in an episode is a second reduction, which makes it a non-CA
+      event. Episodes ending after t0 are counted;
+    - the RTT is RTTM's (RFC 1323 §4: one segment timed at a time, a new one once it is
+      acknowledged, Karn's rule: a retransmission stops the timing), exact;
+    - bandwidth is what the receiver acknowledged between t0 and t1 (its cumulative ACK), the
+      packets what the sender saw acknowledged."""
+    s = seg[seg["conn"] == conn]
+    data = s[(s["event"] == "tx") & (s["dir"] == "a2b") & (s["len"] > 0)]
+    acks_in = s[(s["event"] == "rx") & (s["dir"] == "b2a")]
+    acks_out = s[(s["event"] == "tx") & (s["dir"] == "b2a")]
+    events = sorted([(float(t), 0, int(a), 0, False) for t, a in zip(acks_in["time_s"], acks_in["ack"])]
+                    + [(float(t), 1, int(q), int(e), bool(r)) for t, q, e, r in zip(data["time_s"], data["seq"], data["end"], data["retx"])])
+    ack_instants = {_us(float(t)) for t in acks_in["time_s"]}
+    una, high = 1, 1                # cumulative ACK seen by the sender; highest byte sent + 1
+    una_t0 = None
+    episode = None                  # {"recover": byte, "timeout": bool}
+    ca = non_ca = other = timeouts = 0
+    timing = None                   # (end, sent at)
+    rtts = []
+    for t, kind, a, b, retx in events:
+        if una_t0 is None and t >= t0:
+            una_t0 = una
+        if t > t1:
+            break
+        if kind == 0:
+            una = max(una, a)
+            if timing and una >= timing[0]:
+                if timing[1] >= t0:
+                    rtts.append(t - timing[1])
+                timing = None
+            if episode and una >= episode["recover"]:
+                if t >= t0:
+                    ca, non_ca = ca + (not episode["timeout"]), non_ca + episode["timeout"]
+                episode = None
+            continue
+        high = max(high, b)
+        if not retx:
+            if timing is None:
+                timing = (b, t)
+            continue
+        timing = None               # Karn: a retransmission stops the timing
+        on_timer = _us(t) not in ack_instants
+        if on_timer and t >= t0:
+            timeouts += 1
+        if episode is None:
+            episode = {"recover": high, "timeout": on_timer}
+        elif on_timer and not episode["timeout"]:
+            episode["timeout"], episode["recover"] = True, high
+        elif each_retx_reduces and not on_timer:
+            episode["timeout"], episode["recover"] = True, high   # a second reduction: non-CA
+        else:
+            other += t >= t0
+    if una_t0 is None:
+        una_t0 = una
+    dur = t1 - t0
+    rcv = acks_out[(acks_out["time_s"] <= t1)]["ack"].dropna()
+    rcv0 = acks_out[(acks_out["time_s"] <= t0)]["ack"].dropna()
+    delivered = (int(rcv.max()) if len(rcv) else 1) - (int(rcv0.max()) if len(rcv0) else 1)
+    packets = (una - una_t0) // mss
+    return {"bw": delivered * 8 / dur / 1000, "packets": int(packets), "p": ca / packets if packets else math.nan,
+            "tcp_rtt": float(np.mean(rtts)) * 1000 if rtts else math.nan, "timeouts": timeouts, "ca_events": ca,
+            "non_ca_events": non_ca, "other_losses": other, "losses": f"{ca}+{timeouts}+{other}"}
+
+
+def _ns2_link_cells(seg: pd.DataFrame, drops: pd.DataFrame, script, link: str, t0: float, t1: float) -> dict:
+    """The bottleneck direction `link` ("L:r1->k1") between t0 and t1 from ns-2's packets: each
+    data packet's arrival at the link's queue is found by running its host's access link (a FIFO
+    of its own flow only, so exact) forward from its send time; its service began one packet time
+    before it reached the far end less the link's delay. Queueing delay is the average queue as
+    time at the link rate (tcplab's `queue_delay_equiv_s`): the sum of each packet's wait times
+    its bytes over the interval (Little's law), in bits over the rate; p = drops / offered."""
+    name, ends = link.split(":")
+    a, b = ends.split("->")
+    L = next(x for x in script.links if x.name == name)
+    waits, sent_pkts, sent_bytes, offered = 0.0, 0, 0, 0
+    for c in script.conns:
+        acc = next(x for x in script.links if {x.a, x.b} == {c.src, a})
+        s = seg[seg["conn"] == c.conn]
+        data = s[(s["event"] == "tx") & (s["dir"] == "a2b")].sort_values("time_s", kind="stable")
+        rx = s[(s["event"] == "rx") & (s["dir"] == "a2b")]
+        arrive = {}
+        free = -1.0
+        for t, q, n, w in zip(data["time_s"], data["seq"], data["tx"], data["wire_bytes"]):
+            free = max(float(t), free) + w * 8 / acc.rate_bps
+            arrive[(int(q), int(n))] = free + acc.delay_s
+        offered += sum(1 for v in arrive.values() if t0 <= v < t1)
+        for t, q, n, w in zip(rx["time_s"], rx["seq"], rx["tx"], rx["wire_bytes"]):
+            start = float(t) - L.delay_s - w * 8 / L.rate_bps
+            at = arrive.get((int(q), int(n)))
+            if at is None or not (t0 <= at < t1):
+                continue
+            waits += max(0.0, start - at) * w
+            if start < t1:
+                sent_pkts, sent_bytes = sent_pkts + 1, sent_bytes + int(w)
+    d = drops[(drops["link"] == link) & (drops["time_s"] >= t0) & (drops["time_s"] < t1)] if len(drops) else drops
+    dur = t1 - t0
+    return {"bw": sent_bytes * 8 / dur / 1000, "packets": sent_pkts, "p": len(d) / max(1, offered),
+            "link_delay": waits * 8 / L.rate_bps / dur * 1000, "losses": str(len(d))}
+
+
+def _ns2_m3_cells(run, warmup: float, duration: float) -> dict:
+    """The Table 2/3 cells of one configuration from its ns-2 run (the shape `_m3_tables` gives)."""
+    t0, t1 = warmup, duration
+    link = _ns2_link_cells(run.segments, run.drops, run.script, "L:r1->k1", t0, t1)
+    cells = {"link": link}
+    L = next(x for x in run.script.links if x.name == "L")
+    for c in run.script.conns:
+        acc = next(x for x in run.script.links if {x.a, x.b} == {c.src, "r1"})
+        cell = _ns2_conn_cells(run.segments, c.conn, c.mss, t0, t1)
+        min_rtt = _m3_min_rtt(c.mss, acc.delay_s, acc.rate_bps, L.rate_bps, L.delay_s)
+        rtt_est = min_rtt + link["link_delay"] / 1000
+        cell["rtt_est"] = rtt_est * 1000
+        cell["link_model"] = models.mathis_bw(c.mss, rtt_est, link["p"], C_M3) * 8 / 1000 if link["p"] > 0 else math.nan
+        rtt = cell["tcp_rtt"] / 1000
+        cell["tcp_model"] = models.mathis_bw(c.mss, rtt, cell["p"], C_M3) * 8 / 1000 if cell["p"] > 0 else math.nan
+        cells[c.flow] = cell
+    return cells
+
+
+def _m3_min_rtt(mss: int, access_delay: float, access_bps: float = 8e6, link_bps: float = 0.8e6, link_delay: float = 0.1) -> float:
+    """The round trip of an empty path: both delays twice, a data packet and an ACK serialised on
+    each link."""
+    return 2 * (access_delay + link_delay) + (mss + 40) * 8 / link_bps + 40 * 8 / link_bps + (mss + 40) * 8 / access_bps + 40 * 8 / access_bps
+
+
+def _ns2_runs(file: str, rows: Sequence[Dict[str, object]], seed: int, out: Path, tag, cells) -> List[object]:
+    """Each row of an experiment run in ns-2 (or read from its cache file `out/ns2/<tag(row)>_<key>.json`,
+    keyed by the exported Tcl script: the scenario, its overrides and the seed as ns-2 runs them),
+    as `cells(run, warmup_s, duration_s)`; a row ns-2 could not run has the reason instead ("ns-2
+    not installed", or ns-2's error)."""
+    import hashlib
+    import json
+
+    from ..ns2 import runner, script as ns2script
+
+    res: List[object] = []
+    folder = out / "ns2"
+    for r in rows:
+        sets = _set_texts(r)
+        tcl = ns2script.export(scenario_dir() / file, sets=sets, seed=seed).tcl
+        digest = hashlib.sha256(f"{NS2_CELLS_VERSION}\n{tcl}".encode()).hexdigest()[:16]
+        cache = folder / f"{tag(r)}_{digest}.json"
+        if cache.is_file():
+            res.append(json.loads(cache.read_text())["cells"])
+            continue
+        try:
+            run = runner.run(scenario_dir() / file, sets, max_wall=NS2_WALL_S, seed=seed)
+        except runner.Ns2NotFound:
+            res.append("ns-2 not installed")
+            continue
+        except runner.Ns2Error as e:
+            res.append(f"ns-2 failed: {e}")
+            continue
+        warmup = float(str(r["warmup"]).removesuffix("s"))
+        duration = float(str(r["duration"]).removesuffix("s"))
+        c = cells(run, warmup, duration)
+        folder.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"scenario": file, "sets": sets, "seed": seed, "ns_wall_s": round(run.wall_time_s, 3), "cells": c},
+                                    indent=1, default=float))
+        res.append(c)
+    return res
+
+
+def _m3_key(r: Dict[str, object]) -> tuple:
+    q = r["topology.links.2.queue"]
+    return (int(q["packets"]), "red" if "red" in q else "dt")
+
+
+def _ns2_m3(rows: Sequence[Dict[str, object]], seed: int, out: Path) -> Dict[tuple, object]:
+    """M3's configurations in ns-2: {(queue, "dt"|"red"): cells, or the reason it has none}."""
+    got = _ns2_runs("m3_phase.toml", rows, seed, out, lambda r: "m3_%d_%s" % _m3_key(r), _ns2_m3_cells)
+    return {_m3_key(r): c for r, c in zip(rows, got)}
 
 
 def _parse_queue(q):
@@ -468,68 +736,106 @@ ROWS = [("bw", "Bandwidth (kb/s)"), ("losses", "losses (CA+timo+other)"), ("pack
         ("link_delay", "Link Delay (ms)"), ("rtt_est", "RTT Estimate (ms)"), ("link_model", "Link Model (kb/s)"), ("tcp_model", "TCP Model (kb/s)")]
 
 
-def _m3_frame(cells: dict, q: int) -> pd.DataFrame:
+def _m3_frame(cells: dict, q: int, ns2: Optional[dict] = None) -> pd.DataFrame:
+    """Table 2 or 3: each cell's paper value, then ns-2's (when `ns2` is given: its cells, or the
+    reason it has none) and tcplab's."""
+    def shown(c: Optional[dict], who: str, key: str):
+        v = c[who].get(key) if c else None
+        if key in ("link_model", "tcp_model") and v is not None and not (isinstance(v, float) and math.isnan(v)):
+            v = f"{v:.0f} ({models.model_percent(v, c[who]['bw']):.0f} %)"
+        return "–" if v is None else (f"{v:.4g}" if isinstance(v, float) else v)
+
     rows = []
     for key, label in ROWS:
         row = {"row": label}
         for aqm in ("dt", "red"):
             paper = TABLE23[(q, aqm)][key]
             ours = cells.get((q, aqm))
+            theirs = ns2.get((q, aqm)) if ns2 is not None else None
             for j, who in enumerate(("link", "tcp1", "tcp2")):
                 col = f"{aqm.upper()} {who}"
-                pv = paper[j]
-                ov = ours[who].get(key) if ours else None
-                if key in ("link_model", "tcp_model") and ov is not None and not (isinstance(ov, float) and math.isnan(ov)):
-                    bw = ours[who]["bw"]
-                    ov = f"{ov:.0f} ({models.model_percent(ov, bw):.0f} %)"
-                row[f"{col} paper"] = "–" if pv is None else pv
-                row[f"{col} tcplab"] = "–" if ov is None else (f"{ov:.4g}" if isinstance(ov, float) else ov)
+                row[f"{col} paper"] = "–" if paper[j] is None else paper[j]
+                if ns2 is not None:
+                    row[f"{col} ns-2"] = shown(theirs, who, key) if isinstance(theirs, dict) else (theirs or "–")
+                row[f"{col} tcplab"] = shown(ours, who, key)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def run_m3(report: Report, scale: str, out: Path, workers, progress) -> None:
+def _ns2_value(ns2: Dict[tuple, object], key: tuple, f):
+    """A check's ns-2 value: `f(cells)` of configuration `key`, or the reason it has none."""
+    c = ns2.get(key)
+    if not isinstance(c, dict):
+        return c if c is not None else "ns-2: not run"
+    try:
+        return f(c)
+    except (KeyError, TypeError, ZeroDivisionError):
+        return math.nan
+
+
+def run_m3(report: Report, scale: str, out: Path, workers, progress, ns2: bool = True) -> None:
     rows = m3_rows(scale)
     s = _sweep("m3_phase.toml", f"mathis97_m3_{scale}", rows, out / "store", workers, progress)
     cells = _m3_tables(s)
+    seed = int(min(s.runs["seed"])) if len(s.runs) else 1
+    theirs = _ns2_m3(rows, seed, out) if ns2 else {}
     report.heading("M3 — phase effects (Fig. 7, Tables 2–3)")
     _failures(report, s)
     report.text("Two Sack1 connections share the 0.8 Mb/s, 100 ms link; their access delays are 5 ms and δ = 9.9 ms. "
                 f"Queue 15 (Table 2) and 100 (Table 3), drop-tail (DT) and RED (ns-1 defaults: {pairs(RED_NS1)}); "
                 f"{rows[0]['duration']} runs measured after a {rows[0]['warmup']} warmup. Models: eq. 3 with C = {C_M3}.")
+    reasons = sorted({v for v in theirs.values() if isinstance(v, str)})
+    report.text("The ns-2 columns: each configuration run in ns-2.35 (the same scenario, overrides and seed, exported by "
+                "`tcplab.ns2`; ns-2 draws RED's randomness from its own stream), its cells computed from ns-2's packets by the rules "
+                "of tcplab's instruments (a retransmission at an instant no ACK arrived is a timeout; loss episodes, RTTM with "
+                "Karn's rule; the bottleneck's average queue as time, by Little's law from each packet's wait). ns-2's runs are kept "
+                "in ns2/ next to the store, keyed by the exported script."
+                + (f" Not run here: {'; '.join(reasons)}." if reasons else ""))
     for q, name in ((15, "Table 2"), (100, "Table 3")):
-        df = _m3_frame(cells, q)
+        df = _m3_frame(cells, q, theirs if ns2 else None)
         csv = out / "tables" / f"m3_{name.lower().replace(' ', '')}.csv"
         df.to_csv(csv, index=False)
-        report.table(df, f"{name}: queue limit {q}, δ = 9.9 ms — paper beside tcplab", csv)
+        report.table(df, f"{name}: queue limit {q}, δ = 9.9 ms — paper, ns-2 and tcplab", csv)
+    n2 = (lambda key, f: _ns2_value(theirs, key, f)) if ns2 else (lambda key, f: None)
+    pct = models.model_percent
     checks = []
     dt = cells.get((15, "dt"))
     if dt:
         ratio = dt["tcp2"]["bw"] / max(dt["tcp1"]["bw"], 1e-9)
         checks += [
-            Check("T2 DT: TCP2/TCP1 bandwidth ('several times')", 648 / 133, ratio, rule=lambda o, p: o >= 2.0, tol_text="≥ 2", plausible=(0.5, 8), why="the paper's words 'several times' as at least twice"),
-            Check("T2 DT: TCP1 has timeouts", 37, dt["tcp1"]["timeouts"], rule=lambda o, p: o > 0, tol_text="> 0", plausible=(0, 74), why="the paper's 37 as a presence: timeouts vary run to run"),
-            Check("T2 DT: TCP model from TCP2's instruments vs its bandwidth", 0.0, models.model_percent(dt["tcp2"]["tcp_model"], dt["tcp2"]["bw"]),
+            Check("T2 DT: TCP2/TCP1 bandwidth ('several times')", 648 / 133, ratio, rule=lambda o, p: o >= 2.0, tol_text="≥ 2", plausible=(0.5, 8), why="the paper's words 'several times' as at least twice",
+                  ns2=n2((15, "dt"), lambda c: c["tcp2"]["bw"] / max(c["tcp1"]["bw"], 1e-9))),
+            Check("T2 DT: TCP1 has timeouts", 37, dt["tcp1"]["timeouts"], rule=lambda o, p: o > 0, tol_text="> 0", plausible=(0, 74), why="the paper's 37 as a presence: timeouts vary run to run",
+                  ns2=n2((15, "dt"), lambda c: c["tcp1"]["timeouts"])),
+            Check("T2 DT: TCP model from TCP2's instruments vs its bandwidth", 0.0, pct(dt["tcp2"]["tcp_model"], dt["tcp2"]["bw"]),
                   rule=lambda o, p: o <= 10, tol_text="≤ 10 % error", note="paper: 2 %", plausible=(0, 120),
-                  why="the paper's errors are 1–2 % for the TCP model and up to 118 % for the link model"),
+                  why="the paper's errors are 1–2 % for the TCP model and up to 118 % for the link model",
+                  ns2=n2((15, "dt"), lambda c: pct(c["tcp2"]["tcp_model"], c["tcp2"]["bw"]))),
         ]
     red = cells.get((15, "red"))
     if red:
         a, b = red["tcp1"]["bw"], red["tcp2"]["bw"]
         checks += [
-            Check("T2 RED: the two connections' bandwidths (difference)", (430 - 368) / 430, abs(a - b) / max(a, b), rule=lambda o, p: o <= 0.15, tol_text="≤ 15 %", plausible=(0, 1), why="the paper's own difference, 14 %"),
-            Check("T2 RED: TCP model vs TCP1", 0.0, models.model_percent(red["tcp1"]["tcp_model"], a), rule=lambda o, p: o <= 10, tol_text="≤ 10 % error", note="paper: 1 %", plausible=(0, 120),
-                  why="the paper's errors are 1–2 % for the TCP model and up to 118 % for the link model"),
-            Check("T2 RED: TCP model vs TCP2", 0.0, models.model_percent(red["tcp2"]["tcp_model"], b), rule=lambda o, p: o <= 10, tol_text="≤ 10 % error", note="paper: 1 %", plausible=(0, 120),
-                  why="the paper's errors are 1–2 % for the TCP model and up to 118 % for the link model"),
-            Check("T2 RED: link delay (ms)", 77.47, red["link"]["link_delay"], tol=0.25, why="one 500 s run a cell in the paper; our seeds move queue delays by about a quarter"),
-            Check("T2 RED: link p", 0.0028, red["link"]["p"], tol=0.25, why="one 500 s run a cell in the paper; our seeds move queue delays by about a quarter"),
+            Check("T2 RED: the two connections' bandwidths (difference)", (430 - 368) / 430, abs(a - b) / max(a, b), rule=lambda o, p: o <= 0.15, tol_text="≤ 15 %", plausible=(0, 1), why="the paper's own difference, 14 %",
+                  ns2=n2((15, "red"), lambda c: abs(c["tcp1"]["bw"] - c["tcp2"]["bw"]) / max(c["tcp1"]["bw"], c["tcp2"]["bw"]))),
+            Check("T2 RED: TCP model vs TCP1", 0.0, pct(red["tcp1"]["tcp_model"], a), rule=lambda o, p: o <= 10, tol_text="≤ 10 % error", note="paper: 1 %", plausible=(0, 120),
+                  why="the paper's errors are 1–2 % for the TCP model and up to 118 % for the link model",
+                  ns2=n2((15, "red"), lambda c: pct(c["tcp1"]["tcp_model"], c["tcp1"]["bw"]))),
+            Check("T2 RED: TCP model vs TCP2", 0.0, pct(red["tcp2"]["tcp_model"], b), rule=lambda o, p: o <= 10, tol_text="≤ 10 % error", note="paper: 1 %", plausible=(0, 120),
+                  why="the paper's errors are 1–2 % for the TCP model and up to 118 % for the link model",
+                  ns2=n2((15, "red"), lambda c: pct(c["tcp2"]["tcp_model"], c["tcp2"]["bw"]))),
+            Check("T2 RED: link delay (ms)", 77.47, red["link"]["link_delay"], tol=0.25, why="one 500 s run a cell in the paper; our seeds move queue delays by about a quarter",
+                  ns2=n2((15, "red"), lambda c: c["link"]["link_delay"])),
+            Check("T2 RED: link p", 0.0028, red["link"]["p"], tol=0.25, why="one 500 s run a cell in the paper; our seeds move queue delays by about a quarter",
+                  ns2=n2((15, "red"), lambda c: c["link"]["p"])),
         ]
     dt3 = cells.get((100, "dt"))
     if dt3:
         checks += [
-            Check("T3 DT: link delay (ms), ~80 packets", 801.03, dt3["link"]["link_delay"], rule=lambda o, p: 400 <= o <= 1000, tol_text="hundreds of ms (400–1000)", plausible=(0, 1600), why="an 80-packet standing queue at 0.8 Mb/s is 800 ms; half to 1.25 of it"),
-            Check("T3 DT: TCP RTT of TCP1 (ms)", 1029, dt3["tcp1"]["tcp_rtt"], tol=0.25, why="one 500 s run a cell in the paper; our seeds move queue delays by about a quarter"),
+            Check("T3 DT: link delay (ms), ~80 packets", 801.03, dt3["link"]["link_delay"], rule=lambda o, p: 400 <= o <= 1000, tol_text="hundreds of ms (400–1000)", plausible=(0, 1600), why="an 80-packet standing queue at 0.8 Mb/s is 800 ms; half to 1.25 of it",
+                  ns2=n2((100, "dt"), lambda c: c["link"]["link_delay"])),
+            Check("T3 DT: TCP RTT of TCP1 (ms)", 1029, dt3["tcp1"]["tcp_rtt"], tol=0.25, why="one 500 s run a cell in the paper; our seeds move queue delays by about a quarter",
+                  ns2=n2((100, "dt"), lambda c: c["tcp1"]["tcp_rtt"])),
         ]
     report.compare(checks, "M3 against the paper")
 
@@ -587,6 +893,8 @@ def run_m4(report: Report, scale: str, out: Path, workers, progress) -> None:
                 "'each loss was considered to be a congestion signal'). Beside it, 'eq3 C (LS, p CA)' changes only p to the TCP's "
                 "CA events per acknowledged segment, and 'eq3 C (log, p CA)' / 'eq5 k (log, p CA)' fit ln(window), every run "
                 "weighing the same. C falls slowly with p in every TCP, so the log fit reads C higher in p than the paper's fit does.")
+    report.text(f"ns-2: FACK-RH is not expressible ({ns2_refusal(scenario_dir() / 'm1_random_loss.toml', _set_texts(rows[0]))}); "
+                "the other four TCPs export (random loss as ns-2's own ErrorModel, to compare as statistics) but are not run in ns-2 yet.")
     t4 = _m4_table(c)
     table(report, t4, out, "m4_table4", "Table 4: fits of eq. 3 and eq. 5 and the proportion of successful W/2 adjustments — tcplab beside the paper")
     plt = figures.plt()

@@ -16,6 +16,7 @@ the report's opening and closing, and the table writer.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Tuple
@@ -66,7 +67,45 @@ def begin(study: str, title: str, out, scale: str, command: Optional[Sequence[st
           choices: Sequence[str], silent: str = "the paper", scales: Sequence[str] = SCALES) -> Tuple[Report, float]:
     """The report's shared opening (see report.study_report) and the start time of the run."""
     report = study_report(study, title, out, scale, scales, command, seeds, sources, choices, silent=silent)
+    why = ns2_refusals(study)
+    if why:
+        report.text(f"ns-2: not expressible ({why}), so this report has no ns-2 column (docs/ns2.md lists what the export refuses).")
     return report, time.perf_counter()
+
+
+#: The base scenarios of each study without an ns-2 column, tried in `tcplab.ns2`'s export: the
+#: report says why each is refused (the export's own key path and reason, never a text kept here).
+NS2_SCENARIOS = {
+    "allman98": (("allman98", "modem.toml"), ("allman98", "internet.toml")),
+    "ladha04": (("topologies", "ladha04.toml"),),
+    "rfc2415": (("topologies", "rfc2415.toml"),),
+    "seddigh01": (("seddigh01", "model1.toml"), ("seddigh01", "model2.toml")),
+}
+
+
+def ns2_refusal(scenario, sets: Sequence[str] = ()) -> str:
+    """Why `scenario` (with `sets`) cannot run in ns-2: the export's refusal, "key path: reason";
+    "" when it exports."""
+    from .._core import ScenarioError
+    from ..ns2.script import export
+
+    try:
+        export(scenario, sets=sets, trace=False)
+    except ScenarioError as e:  # the export's refusal, naming the key path
+        # Prose, not a repr: a quoted value is written as code (`fack-rh`).
+        return re.sub(r"'([\w.+-]+)'", r"`\1`", str(e).replace("ns-2 cannot express this: ", "").split(" (")[0])
+    return ""
+
+
+def ns2_refusals(study: str) -> str:
+    """Why the study's base scenarios cannot run in ns-2, from the export's refusals: "file: key
+    path: reason" for each refused one; "" when every one exports (or the study lists none)."""
+    out = []
+    for parts in NS2_SCENARIOS.get(study, ()):
+        why = ns2_refusal(scenario_file(*parts))
+        if why:
+            out.append(f"{parts[-1]}: {why}")
+    return "; ".join(out)
 
 
 def table(report: Report, df, out: Path, stem: str, caption: str) -> Path:
