@@ -395,7 +395,7 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
     import importlib
     import os
 
-    mod = importlib.import_module(f".experiments.{study}", __package__)
+    mod = importlib.import_module(f"..experiments.{study}", __package__)
     scale = scale or ("quick" if quick else "full")
     out = out or f"results/{study}" + ("" if scale == "full" else f"-{scale}")
     n = workers if workers is not None else (os.cpu_count() or 1)
