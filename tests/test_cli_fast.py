@@ -98,3 +98,17 @@ def test_fast_run_imports_no_click(small_file):
     p = subprocess.run([sys.executable, "-c", code, str(small_file)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.rstrip().endswith("CLICK False")
+
+
+def test_console_ends_the_process_after_the_fast_path_with_everything_written(small_file, tmp_path):
+    # `python -m tcplab.cli` is the console script: after the fast path it leaves with os._exit,
+    # so its output must already be complete: the tables, and the capture the core wrote.
+    cap = tmp_path / "c.pcap"
+    p = _fast(["run", small_file, "--pcap", cap])
+    assert p.returncode == 0 and p.stderr == ""
+    code, out, _ = _click(["run", str(small_file)])
+    assert _no_wall(p.stdout) == _no_wall(out) and p.stdout.endswith("\n")
+    from tcplab.trace import report
+
+    rep = report(cap, strict=True)  # strict: a capture cut short is an error
+    assert len(rep["connections"]) == 1 and not rep["reader"].get("stopped") and rep["reader"]["packets"] > 0

@@ -32,13 +32,42 @@ _SUBMODULES = ("app", "common", "run")
 
 
 def entry(argv: list | None = None):
-    """The `tcplab` console script (and `python -m tcplab.cli`)."""
+    """Run the command line on ARGV (default: the process's arguments): a plain `tcplab run` on
+    the fast path, everything else through click. Returns the exit status when it does not exit."""
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] == "run":
         from .run import fast_run
 
         if fast_run(args[1:]):
             return 0
+    from .app import main
+
+    return main(args)
+
+
+def console():
+    """The `tcplab` console script (and `python -m tcplab.cli`): `entry` on the process's arguments.
+    When the fast path of `tcplab run` has printed its result, the process ends there, its output
+    flushed, without the interpreter's finalisation (tearing down every module that start-up
+    imported: a tenth to a sixth of a short `tcplab run` process, bench/README.md). Nothing is
+    left to finalise: the core has written and closed any capture before the run returned, and
+    tcplab registers no exit handlers. A reader that closed the pipe early (`tcplab run F | head`)
+    ends it quietly with status 1, as click does."""
+    import os
+
+    args = sys.argv[1:]
+    if args and args[0] == "run":
+        from .run import fast_run
+
+        try:
+            done = fast_run(args[1:])
+            if done:
+                sys.stdout.flush()
+                sys.stderr.flush()
+        except BrokenPipeError:
+            os._exit(1)
+        if done:
+            os._exit(0)
     from .app import main
 
     return main(args)

@@ -2,6 +2,6 @@
 
 import sys
 
-from . import entry
+from . import console
 
-sys.exit(entry())
+sys.exit(console())
