@@ -15,8 +15,15 @@ measured together are compared):
    the tables) against the in-process time, the `tcplab.run(FILE, sets=...)` call timed in this
    process after a warm-up run, interleaved (process, call, process, ...), medians.
 
+3. Against ns-2.35 (when `ns` is installed; otherwise the reason is printed and the part skipped):
+   the 1-flow bench dumbbell over the `ns2` profile (the scenario of bench/vs_ns2.py, 100 s
+   simulated unless --duration), as whole processes: `tcplab run FILE --set ...` against
+   `ns FILE.tcl` (the script `tcplab ns2 export` writes, without a trace), interleaved, the
+   median of the per-pair ratios.
+
 Targets (issue "Scale"): a fresh `tcplab run` of a tiny scenario under 0.2 s of wall time, and the
-whole-process run of the 64-flow bench within 3x of the in-process time.
+whole-process run of the 64-flow bench within 3x of the in-process time. Issue "speed against
+ns-2": the whole `tcplab run` of the 1-flow dumbbell at most 0.5x the whole `ns` process.
 """
 
 from __future__ import annotations
@@ -52,6 +59,31 @@ def timed(cmd: list[str]) -> float:
     t0 = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
     return time.perf_counter() - t0
+
+
+def ns2_whole_process(cmd: list[str], reps: int, duration: float | None):
+    """Whole `ns` against whole `tcplab run` on the 1-flow dumbbell of bench/vs_ns2.py, interleaved:
+    (ns-2 walls, tcplab walls, per-pair ratios tcplab / ns-2); None (with the reason printed) without `ns`."""
+    import shutil
+
+    if shutil.which("ns") is None:
+        print("\nns-2 comparison skipped: ns-2's `ns` is not installed (sudo apt-get install ns2).")
+        return None
+    from tcplab.ns2.script import export
+    from vs_ns2 import sets_for
+
+    sets = sets_for(1, duration if duration is not None else 100.0)
+    with tempfile.TemporaryDirectory() as tmp:
+        tcl = Path(tmp) / "dumbbell1.tcl"
+        tcl.write_text(export(SCENARIO, sets=sets, trace=False).tcl, encoding="utf-8")
+        ns_cmd = [shutil.which("ns"), str(tcl)]
+        tl_cmd = [*cmd, "run", str(SCENARIO), *(x for s in sets for x in ("--set", s))]
+        timed(ns_cmd), timed(tl_cmd)  # warm-up
+        nw, tw = [], []
+        for _ in range(max(reps, 5)):
+            nw.append(timed(ns_cmd))
+            tw.append(timed(tl_cmd))
+    return nw, tw, [t / n for t, n in zip(tw, nw)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,6 +147,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| in-process `tcplab.run()` | {i:.3f} ({min(inproc):.3f}–{max(inproc):.3f}) |")
     print(f"| ratio | {w / i:.2f}x |")
     print()
+    ns2 = ns2_whole_process(cmd, reps, duration)
+    if ns2 is not None:
+        nw, tw, ratios = ns2
+        r = statistics.median(ratios)
+        print()
+        print(f"| bench dumbbell, 1 flow, ns2 profile, {sim} simulated | wall s |")
+        print("|---|---|")
+        print(f"| whole process `ns FILE.tcl` (ns-2.35) | {statistics.median(nw):.3f} ({min(nw):.3f}–{max(nw):.3f}) |")
+        print(f"| whole process `tcplab run FILE` | {statistics.median(tw):.3f} ({min(tw):.3f}–{max(tw):.3f}) |")
+        print(f"| tcplab / ns-2 (median of the {len(ratios)} interleaved pairs) | {r:.2f}x |")
+        print()
+        print(f"whole `tcplab run` at most 0.5x `ns`: {'met' if r <= 0.5 else 'NOT met'} ({r:.2f}x)")
     tiny_ok = med["tcplab run tiny.toml"] < 0.2
     print(f"tiny `tcplab run` under 0.2 s: {'met' if tiny_ok else 'NOT met'} ({med['tcplab run tiny.toml']:.3f} s); "
           f"whole process within 3x of in-process: {'met' if w <= 3 * i else 'NOT met'} ({w / i:.2f}x)")

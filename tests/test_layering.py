@@ -19,7 +19,7 @@ The layers, lowest first (a module may import its own layer and those below it):
               scenario in ns-2, except its front below), `script.*` (scripted tests in
               packetdrill's language, except its front below)
   4 studies   `experiments.*` (the reproductions, on the frame `experiments.study`)
-  5 front     `cli`, `testbed.cli`, `ns2.cli`, `script.cli`, and the package `tcplab` itself (its lazy attribute lookup)
+  5 front     `cli` (the package `cli.*`), `testbed.cli`, `ns2.cli`, `script.cli`, and the package `tcplab` itself (its lazy attribute lookup)
 
 A module missing from the map fails the test too, so that a new module is given its place.
 """
@@ -41,7 +41,7 @@ LAYERS = {
     2: ["sweep"],
     3: ["analysis", "models", "report", "plot", "tbit", "tbit.*", "testbed", "testbed.*", "ns2", "ns2.*", "script", "script.*"],
     4: ["experiments", "experiments.*"],
-    5: ["cli", "testbed.cli", "ns2.cli", "script.cli", ""],
+    5: ["cli", "cli.*", "testbed.cli", "ns2.cli", "script.cli", ""],
 }
 
 

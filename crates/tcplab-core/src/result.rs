@@ -8,13 +8,15 @@ use crate::scenario::ResolvedFlow;
 use crate::tcp::{ConnStats, TcpReceiver, TcpSender};
 use crate::units::{to_secs, Time, SEC};
 use serde::Serialize;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResult {
     /// The scenario as run, every default written out.
     pub scenario: serde_json::Value,
-    /// The resolved TCP configuration of each flow.
-    pub flows_tcp: Vec<serde_json::Value>,
+    /// The resolved TCP configuration of each flow (flows that share one are given the same
+    /// `Arc`; it serialises as the value itself).
+    pub flows_tcp: Vec<Arc<serde_json::Value>>,
     pub meta: Meta,
     pub connections: Vec<ConnRow>,
     pub links: Vec<LinkRow>,

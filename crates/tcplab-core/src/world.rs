@@ -803,7 +803,22 @@ impl World {
                 sc.seed = self.seed;
                 sc.to_json()
             },
-            flows_tcp: self.flows.iter().map(|f| serde_json::to_value(&*f.tcp).expect("serialisable")).collect(),
+            flows_tcp: {
+                // The flows of one `[[flows]]` entry share their configuration (one `Arc`): it is
+                // written out once and shared, not once a flow (10^5 flows, one configuration).
+                let mut last: Option<(*const crate::tcp::TcpConfig, Arc<serde_json::Value>)> = None;
+                self.flows
+                    .iter()
+                    .map(|f| match &last {
+                        Some((p, v)) if *p == Arc::as_ptr(&f.tcp) => v.clone(),
+                        _ => {
+                            let v = Arc::new(serde_json::to_value(&*f.tcp).expect("serialisable"));
+                            last = Some((Arc::as_ptr(&f.tcp), v.clone()));
+                            v
+                        }
+                    })
+                    .collect()
+            },
             meta: Meta {
                 seed: self.seed,
                 version: crate::VERSION.into(),

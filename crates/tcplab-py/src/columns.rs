@@ -190,7 +190,7 @@ impl RowSer<'_> {
         let t = &mut *self.t;
         if self.row == 0 {
             t.names.push(key);
-            t.cols.push(Vec::new());
+            t.cols.push(Vec::with_capacity(t.rows));
         } else if t.names.get(self.field) != Some(&key) {
             return Err(Error(format!("row {} has field {key:?} where the first row had {:?}", self.row, t.names.get(self.field))));
         }

@@ -219,15 +219,22 @@ impl ColumnResult {
         }
         let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         let mut distinct: Vec<String> = Vec::new();
+        // Flows that share a configuration share its `Arc`: each is written out once.
+        let mut last: Option<(*const serde_json::Value, usize)> = None;
         let tcp_index = r
             .flows_tcp
             .iter()
-            .map(|v| {
-                let text = serde_json::to_string(v).expect("serialisable");
-                *seen.entry(text).or_insert_with_key(|k| {
-                    distinct.push(k.clone());
-                    distinct.len() - 1
-                })
+            .map(|v| match last {
+                Some((p, i)) if p == std::sync::Arc::as_ptr(v) => i,
+                _ => {
+                    let text = serde_json::to_string(v).expect("serialisable");
+                    let i = *seen.entry(text).or_insert_with_key(|k| {
+                        distinct.push(k.clone());
+                        distinct.len() - 1
+                    });
+                    last = Some((std::sync::Arc::as_ptr(v), i));
+                    i
+                }
             })
             .collect();
         let tcp = format!("[{}]", distinct.join(","));

@@ -1,23 +1,5 @@
-"""The `tcplab` command line.
-
-    tcplab run FILE [--seed N] [--set key=value ...] [--json] [--pcap PATH] [--max-wall 10s] [--max-events N]
-    tcplab validate FILE [--set key=value ...]
-    tcplab example [NAME] [-o FILE] [--force]
-    tcplab profiles
-    tcplab variants [--profile P] [--json]
-    tcplab sweep FILE [--workers N] [--dask ADDRESS|local] [--store PATH] [--set key=value ...]
-                      [--run-timeout 60s] [--run-memory 2GB] [--retry-failed]
-    tcplab results STORE [--columns goodput_bps,...] [--table connections] [--sweep NAME] [--to parquet|csv] [--out DIR]
-    tcplab reproduce STUDY [--quick] [--out DIR] [--workers N] [--only m1,m2]
-    tcplab trace CAPTURE [--json] [--flows] [--strict]
-    tcplab plot tsg CAPTURE|SCENARIO [-o FILE] [--conn N | --flow NAME...] [--dir a2b|b2a] [--segments] [--from S] [--to S]
-    tcplab plot cwnd SCENARIO [-o FILE] [--flow NAME...] [--segments] [--from S] [--to S] [--seed N] [--set KEY=VALUE]
-    tcplab plot queue SCENARIO [-o FILE] [--link NAME...|all] [--bytes] [--from S] [--to S] [--seed N] [--set KEY=VALUE]
-    tcplab tbit (--sim PRESET_OR_PROFILE|all | --host ADDR[:PORT] --src ADDR --url /path | --lab [--initcwnd N]) [--tests a,b] [--runs 5] [--json]
-
-Only the commands that need them import pandas and matplotlib: `run`, `validate` and `trace`
-start in well under 0.1 s.
-"""
+"""The click application of the `tcplab` command line: every command, its options and its help
+(the package's docstring, cli/__init__.py, lists them)."""
 
 from __future__ import annotations
 
@@ -27,222 +9,17 @@ from pathlib import Path
 
 import click
 
-from . import _core
-from . import limits as _limits
-from .api import profiles as _profiles
-from .api import variants as _variants
-from .api import run as _run
-from .api import validate as _validate
-from .api import notes as _notes
-from .errors import ExecutorError
-from .errors import SweepError
-
-
-def _fail(msg: str) -> None:
-    """Print one line `error: ...` on stderr and exit 2 (messages from the TOML parser span lines)."""
-    one_line = "; ".join(part.strip() for part in str(msg).splitlines() if part.strip())
-    click.echo(f"error: {one_line}", err=True)
-    sys.exit(2)
-
-
-def _load_error(scenario: str, e: Exception) -> None:
-    """A scenario file that cannot be read (missing, a directory, unreadable, not UTF-8)."""
-    if isinstance(e, UnicodeDecodeError):
-        _fail(f"{scenario}: not a UTF-8 text file ({e.reason} at byte {e.start})")
-    if getattr(e, "filename", None) is None:
-        _fail(str(e))  # tcplab's own message names the file
-    _fail(f"{scenario}: {getattr(e, 'strerror', None) or e}")
-
-
-def _fmt(v) -> str:
-    if v is None or (isinstance(v, float) and v != v):
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
-def _table(title: str, rows: list[dict], cols: list[tuple[str, str, float]]) -> str:
-    """A plain aligned text table; cols are (key, header, scale)."""
-    head = [h for _, h, _ in cols]
-    body = []
-    for r in rows:
-        line = []
-        for k, _, scale in cols:
-            v = r.get(k)
-            if isinstance(v, (int, float)) and v is not None and scale != 1:
-                v = v * scale
-            line.append(_fmt(v))
-        body.append(line)
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
-    out = [title]
-    out.append("  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(head, widths))))
-    for b in body:
-        out.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(b, widths))))
-    return "\n".join(out)
-
-
-#: What the abbreviated columns of `tcplab run` count (docs/tcp.md, "Instruments").
-LEGEND = (
-    "  rexmit: segments sent again; FR: fast retransmits; SACK rx: holes resent from the SACK scoreboard;\n"
-    "  RTO: retransmission timeouts; CA: loss episodes with one clock-preserving halving (Mathis et al.'s\n"
-    "  congestion-avoidance events); nonCA: other episodes (a timeout, a second halving); other: retransmissions\n"
-    "  inside an episode without a reduction of their own (partial-ACK and go-back-N resends). See docs/traces.md,\n"
-    "  \"Three loss counts\", for how these relate to a capture's loss events and tshark's retransmissions."
-)
-
-
-def stop_note(meta: dict, scenario: dict) -> str:
-    """What ended a run that left something unfinished: its `duration` (the usual end of a
-    run with unlimited or repeated transfers, applications or UDP sources), not a wall-time or
-    event limit (those stop the run with an error)."""
-    if meta.get("completed", True):
-        return ""
-    if scenario.get("duration"):
-        return f"(duration {scenario['duration']} reached; unfinished transfers stopped there)"
-    return "(stopped before every transfer finished)"
-
-
-#: Rows of the objects table `tcplab run` prints before it summarises (--json has them all).
-OBJECT_ROWS = 8
-
-
-def render(result) -> str:
-    # The records of the tables it shows (not `to_dict()`, which also expands each flow's TCP settings).
-    from .api import app_summary
-
-    d = {"meta": result.meta, "scenario": result.scenario,
-         **{k: result._rows(k) for k in ("connections", "links", "transfers", "objects", "pages", "udp")}}
-    m = d["meta"]
-    s = d["scenario"]
-    parts = [
-        f"scenario {s.get('name') or '(unnamed)'}  seed {m['seed']}  simulated {m['sim_time_s']:.3f} s  "
-        f"events {m['events']}  wall {result.wall_time_s * 1e3:.1f} ms" + ("  " + stop_note(m, s) if stop_note(m, s) else ""),
-        *[f"note: {n}" for n in getattr(result, "notes", [])],
-    ]
-    if d["connections"] or not (d["objects"] or d["udp"]):
-        parts += [
-            "",
-            _table(
-                "connections",
-                d["connections"],
-                [
-                    ("name", "flow", 1),
-                    ("variant", "variant", 1),
-                    ("bytes_delivered", "delivered B", 1),
-                    ("goodput_bps", "goodput Mb/s", 1e-6),
-                    ("complete_s", "done s", 1),
-                    ("segs_sent", "segs", 1),
-                    ("retransmits", "rexmit", 1),
-                    ("fast_retransmits", "FR", 1),
-                    ("sack_retransmits", "SACK rx", 1),
-                    ("timeouts", "RTO", 1),
-                    ("ca_events", "CA", 1),
-                    ("non_ca_events", "nonCA", 1),
-                    ("other_losses", "other", 1),
-                    ("rtt_avg_s", "RTT ms", 1e3),
-                    ("cwnd_avg_bytes", "cwnd avg B", 1),
-                ],
-            ),
-            LEGEND,
-        ]
-    if d["objects"]:
-        objects = d["objects"]
-        parts += [
-            "",
-            _table(
-                "applications (per application: its objects and pages)",
-                app_summary(objects, d["pages"]),
-                [
-                    ("app_name", "app", 1),
-                    ("client_node", "client", 1),
-                    ("objects", "objects", 1),
-                    ("complete", "done", 1),
-                    ("bytes_delivered", "delivered B", 1),
-                    ("median_transfer_s", "median T s", 1),
-                    ("median_last_byte_s", "median last byte s", 1),
-                    ("retransmits", "rexmit", 1),
-                    ("timeouts", "RTO", 1),
-                    ("pages", "pages", 1),
-                    ("pages_complete", "pages done", 1),
-                    ("median_page_delay_s", "median page delay s", 1),
-                ],
-            ),
-            "  done: responses delivered in full; T: transfer time, acked_s - request_s (Seddigh et al.);\n"
-            "  last byte: delivered_s - start_s; page delay: RFC 2415's, over the completed pages.",
-            "",
-            _table(
-                f"objects (first {min(OBJECT_ROWS, len(objects))} of {len(objects)})" if len(objects) > OBJECT_ROWS else "objects",
-                objects[:OBJECT_ROWS],
-                [
-                    ("app_name", "app", 1),
-                    ("object", "#", 1),
-                    ("page", "page", 1),
-                    ("response_bytes", "response B", 1),
-                    ("start_s", "start s", 1),
-                    ("first_byte_s", "first byte s", 1),
-                    ("delivered_s", "delivered s", 1),
-                    ("transfer_time_s", "T s", 1),
-                    ("retransmits", "rexmit", 1),
-                    ("timeouts", "RTO", 1),
-                    ("aborted", "aborted", 1),
-                ],
-            ),
-        ]
-        if len(objects) > OBJECT_ROWS:
-            parts.append(f"  ... {len(objects) - OBJECT_ROWS} more objects and {len(d['pages'])} pages: --json, or Result.objects and Result.pages")
-    parts += [
-        "",
-        _table(
-            "links",
-            d["links"],
-            [
-                ("link", "direction", 1),
-                ("sent_pkts", "sent", 1),
-                ("dropped_pkts", "dropped", 1),
-                ("drop_rate", "drop %", 100),
-                ("avg_queue_pkts", "avg q pkts", 1),
-                ("avg_queue_delay_s", "q delay ms", 1e3),
-                ("utilization", "util %", 100),
-            ],
-        ),
-    ]
-    if len(d["transfers"]) > 1 or any(t["bytes"] is not None for t in d["transfers"]):
-        parts += [
-            "",
-            _table(
-                "transfers",
-                d["transfers"],
-                [
-                    ("name", "flow", 1),
-                    ("transfer", "#", 1),
-                    ("bytes", "bytes", 1),
-                    ("start_s", "start s", 1),
-                    ("first_byte_s", "first byte s", 1),
-                    ("transfer_time_s", "time s", 1),
-                    ("retransmits", "rexmit", 1),
-                    ("timeouts", "RTO", 1),
-                ],
-            ),
-        ]
-    if d.get("udp"):
-        parts += [
-            "",
-            _table(
-                "UDP sources",
-                d["udp"],
-                [
-                    ("name", "source", 1),
-                    ("kind", "kind", 1),
-                    ("rate_bps", "ON kb/s", 1e-3),
-                    ("mean_bps", "mean kb/s", 1e-3),
-                    ("sent_pkts", "sent", 1),
-                    ("delivered_pkts", "delivered", 1),
-                    ("dropped_pkts", "dropped", 1),
-                ],
-            ),
-        ]
-    return "\n".join(parts)
+from .. import _core
+from .. import limits as _limits
+from ..api import profiles as _profiles
+from ..api import run as _run
+from ..api import variants as _variants
+from ..api import validate as _validate
+from ..api import notes as _notes
+from ..errors import ExecutorError
+from ..errors import SweepError
+from .common import _fail, _fmt, _load_error, _table
+from .run import run_command
 
 
 #: What the columns of `tcplab trace` count (docs/traces.md, "Columns").
@@ -298,26 +75,7 @@ def main() -> None:
 @click.option("--max-events", type=click.IntRange(min=1, max=2**64 - 1), default=None, help="Stop the run after this many events and exit with an error.")
 def run_cmd(scenario: str, seed, sets, as_json: bool, pcap, max_wall, max_events) -> None:
     """Run SCENARIO (a TOML file) once and print its instruments."""
-    try:
-        max_wall = _limits.seconds(max_wall, "--max-wall")
-    except ValueError as e:
-        _fail(str(e))
-    try:
-        r = _run(Path(scenario), seed=seed, sets=list(sets), pcap=pcap, max_wall=max_wall, max_events=max_events)
-    except (OSError, UnicodeDecodeError) as e:
-        _load_error(scenario, e)
-    except _core.RunLimitError as e:
-        _fail(f"{scenario}: {e}")
-    except _core.ScenarioError as e:
-        if getattr(e, "path", None) == "sweep":
-            _fail(f"{scenario}: has a [sweep] table; run it with `tcplab sweep {scenario}`")
-        _fail(f"{scenario}: {e}")
-    except _core.CoreError as e:
-        _fail(str(e))
-    if as_json:
-        click.echo(json.dumps(r.to_dict(), indent=2))
-    else:
-        click.echo(render(r))
+    run_command(scenario, seed, sets, as_json, pcap, max_wall, max_events)
 
 
 @main.command("validate")
@@ -342,7 +100,7 @@ def validate_cmd(scenario: str, sets) -> None:
 def _examples() -> dict:
     """The shipped example scenarios (the package's `examples` directory, in the wheel):
     name -> (path, the first line of its opening comment)."""
-    d = Path(__file__).resolve().parent / "examples"
+    d = Path(__file__).resolve().parent.parent / "examples"
     out = {}
     for p in sorted(d.glob("*.toml")):
         first = next((ln.lstrip("# ").strip() for ln in p.read_text(encoding="utf-8").splitlines() if ln.startswith("#")), "")
@@ -433,7 +191,7 @@ def _fmt_knob(v) -> str:
         return ",".join(f"{k}={x}" for k, x in v.items())
     return str(v)
 def _axis_summary(values: tuple) -> str:
-    from .sweep import toml_literal
+    from ..sweep import toml_literal
 
     shown = [toml_literal(v[0] if len(v) == 1 else list(v)) for v in values]
     if len(shown) > 6:
@@ -459,8 +217,8 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
 
     A rerun skips every run already stored, so an interrupted sweep resumes where it stopped.
     """
-    from .store import StoreError
-    from .sweep import check_axes, default_store, expand, parse_spec, sweep
+    from ..store import StoreError
+    from ..sweep import check_axes, default_store, expand, parse_spec, sweep
 
     try:
         run_timeout = _limits.seconds(run_timeout, "--run-timeout")
@@ -496,7 +254,7 @@ def sweep_cmd(scenario: str, workers, dask, store, sets, batch_size, retry_faile
         sys.exit(130)
     st = res.stats
     ran = st.get("ok", 0) + st.get("failed", 0)
-    from .sweep import LIMIT_STATUSES
+    from ..sweep import LIMIT_STATUSES
 
     stopped = ", ".join(f"{st[k]} {k}" for k in LIMIT_STATUSES if st.get(k))
     click.echo(
@@ -550,8 +308,8 @@ def results_cmd(store: str, columns: str, table: str, sweep_name, fmt, out) -> N
     """Summarise a sweep's results STORE: its runs, then per grid point the mean, standard
     deviation, minimum and maximum over the seeds of --columns; or export its tables (runs,
     connections, links, transfers, and objects, pages, udp when the runs have them) with --to."""
-    from .store import Store, StoreError
-    from .sweep import summarise
+    from ..store import Store, StoreError
+    from ..sweep import summarise
 
     try:
         with Store(store, read_only=True) as st:
@@ -637,7 +395,7 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
     import importlib
     import os
 
-    mod = importlib.import_module(f".experiments.{study}", __package__)
+    mod = importlib.import_module(f"..experiments.{study}", __package__)
     scale = scale or ("quick" if quick else "full")
     out = out or f"results/{study}" + ("" if scale == "full" else f"-{scale}")
     n = workers if workers is not None else (os.cpu_count() or 1)
@@ -689,7 +447,7 @@ def trace_cmd(capture: str, as_json: bool, flows: bool, strict: bool) -> None:
     its byte offset; --strict makes it an error."""
     import warnings
 
-    from . import trace as _trace
+    from .. import trace as _trace
 
     try:
         with warnings.catch_warnings():
@@ -735,7 +493,7 @@ def _simulate(scenario: str, seed, sets, kinds):
 
 
 def _save_plot(ax, out) -> None:
-    from . import plot as _plot
+    from .. import plot as _plot
 
     try:
         _plot.save(ax, out)
@@ -778,7 +536,7 @@ def plot_cwnd_cmd(scenario: str, out, conn, direction, flows, in_segments, t_fro
     import matplotlib
 
     matplotlib.use("Agg")
-    from . import plot as _plot
+    from .. import plot as _plot
 
     _zoom_ok(t_from, t_to)
     s = _simulate(scenario, seed, sets, ["tcp", "drops"] + (["segments"] if in_segments else []))
@@ -805,7 +563,7 @@ def plot_queue_cmd(scenario: str, out, links, in_bytes: bool, t_from, t_to, seed
     import matplotlib
 
     matplotlib.use("Agg")
-    from . import plot as _plot
+    from .. import plot as _plot
 
     _zoom_ok(t_from, t_to)
     s = _simulate(scenario, seed, sets, ["queue", "drops"])
@@ -840,8 +598,8 @@ def plot_tsg_cmd(capture: str, out, conn, direction, flows, in_segments, t_from,
     import matplotlib
 
     matplotlib.use("Agg")
-    from . import plot as _plot
-    from . import trace as _trace
+    from .. import plot as _plot
+    from .. import trace as _trace
 
     _zoom_ok(t_from, t_to)
     kw = dict(conn=conn, direction=direction, flows=list(flows) or None, segments=in_segments, t_from=t_from, t_to=t_to)
@@ -892,14 +650,14 @@ def plot_tsg_cmd(capture: str, out, conn, direction, flows, in_segments, t_from,
 @click.option("--json", "as_json", is_flag=True, help="The rows as JSON.")
 def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, initcwnd, as_json) -> None:
     """Infer a TCP sender's behaviour by probing it (TBIT: Padhye & Floyd 2001, Ladha et al. 2004)."""
-    from . import tbit as _tbit
-    from .tbit import report as _report
+    from .. import tbit as _tbit
+    from ..tbit import report as _report
 
     sel = [t.strip() for t in tests.split(",") if t.strip()] if tests else None
     if (sim is not None) + (host is not None) + lab != 1:
         _fail("give exactly one of --sim STACK, --host ADDR[:PORT] or --lab")
     if lab:
-        from .tbit import linux as _linux
+        from ..tbit import linux as _linux
 
         if initcwnd is not None and quick:
             _fail("--initcwnd and --quick are alternatives: --initcwnd N runs the one configuration 'initcwnd N'")
@@ -927,6 +685,3 @@ def tbit_cmd(sim, host, url, tests, runs, src, iface, netns, lab, quick, initcwn
     click.echo(_report.one(rows, f"simulated {sim}" if sim else f"{host}{url}"))
     click.echo(TBIT_LEGEND)
 
-
-if __name__ == "__main__":
-    main()

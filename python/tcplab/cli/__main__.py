@@ -1,0 +1,7 @@
+"""`python -m tcplab.cli`: the console script."""
+
+import sys
+
+from . import console
+
+sys.exit(console())
