@@ -15,9 +15,10 @@ from tcplab.tbit import probe, run, sim_stack
 from tcplab.tbit.expect import expected, timers_match
 from tcplab.tbit.transport import ACK, SYN, SimTransport
 
-ORDER = ("sack_advertised", "icw", "rto_data", "sack_used", "lt", "abc", "abc_l", "er", "cc", "rto_syn", "tlp", "rack", "cc_beta", "ecn", "pacing")
-#: The simulated stacks model no TLP, RACK, CUBIC, ECN or pacing (expect.py): every one reads so.
-TODAY = ("no", "dupthresh", "Reno", "no", "no")
+ORDER = ("sack_advertised", "icw", "rto_data", "sack_used", "lt", "abc", "abc_l", "er", "cc", "rto_syn", "tlp", "rack", "cc_beta", "ecn", "pacing", "hystart")
+#: The simulated stacks model no TLP, RACK, CUBIC, ECN, pacing or HyStart (expect.py): every one
+#: reads so.
+TODAY = ("no", "dupthresh", "Reno", "no", "no", "no")
 NA_SACK, NA_ABC = "n/a: SACK not advertised", "n/a: no ABC"
 
 # What TBIT finds, test by test in ORDER (MSS 128, ER at MSS 1000, RTT 10 ms).
@@ -430,3 +431,15 @@ def test_pacing_script_on_a_simulated_stack_sees_bursts():
     o = probe.pacing_script(SimTransport(sim_stack("sack-iw")), {})
     assert [f["n"] for f in o["flights"]][:3] == [8, 16, 32]
     assert all(f["span"] == 0.0 and f["ack_span"] == 0.0 for f in o["flights"]), "flights leave as the ACKs release them"
+
+
+def test_hystart_rule():
+    assert probe.hystart_rule({"sizes": [10, 20, 40, 48, 49], "first": 2, "loss": False}, {}) == "yes"
+    assert probe.hystart_rule({"sizes": [10, 20, 40, 80, 160], "first": 2, "loss": False}, {}) == "no"
+    assert probe.hystart_rule({"sizes": [10, 20, 40, 80], "first": 2, "loss": True}, {}).startswith("without conclusion")
+    assert probe.hystart_rule({"sizes": [100, 200, 400], "first": 1, "loss": False}, {}).startswith("without conclusion")
+
+
+def test_hystart_script_on_a_simulated_stack_sees_doubling_through_the_delay():
+    o = probe.hystart_script(SimTransport(sim_stack("reno")), {})
+    assert o["sizes"][o["first"] :][:2] == [32, 64] and not o["loss"], o

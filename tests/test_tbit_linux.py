@@ -2,7 +2,8 @@
 server, docs/tbit.md "Real Linux"): the kernel's initcwnd 2 and 4, SACK on and off, the
 initial RTO of a SYN and of data, and today's mechanisms (TLP with tcp_early_retrans on and off,
 RACK with tcp_recovery on and off, the window after a loss under cubic, reno and bbr, ECN
-negotiation with tcp_ecn 0, 1 and 2, pacing off and capped by the application), each as TBIT infers it through raw frames.
+negotiation with tcp_ecn 0, 1 and 2, pacing off and capped by the application, HyStart under
+cubic and reno), each as TBIT infers it through raw frames.
 
 Needs Linux, root, `ip` and `ethtool`; skips with the reason otherwise. Everything created is
 deleted (checked); every wait is bounded. About 30 s.
@@ -123,6 +124,15 @@ def test_ecn_negotiation(lab, ecn, verdict):
     lab.configure(congctl="cubic", sysctls={**RESET, "tcp_ecn": ecn})
     r = one(run_suite(lab.tr, ["ecn"], runs=5), "ecn")
     assert r["verdict"] == verdict and r["agree"] == 5, r
+
+
+@pytest.mark.parametrize("cc, verdict", [("cubic", "yes"), ("reno", "no")])
+def test_hystart(lab, cc, verdict):
+    # cubic's HyStart (delay detector) ends slow start when the prober adds 15 ms to the round
+    # trip; reno has no HyStart and keeps doubling.
+    lab.configure(congctl=cc, sysctls=RESET)
+    r = one(run_suite(lab.tr, ["hystart"], runs=5), "hystart")
+    assert r["verdict"] == verdict and r["agree"] >= 4, r
 
 
 @pytest.mark.parametrize("path, verdict", [("/", "no"), ("/paced/400000", "yes")])

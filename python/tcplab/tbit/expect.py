@@ -32,8 +32,10 @@ def expected(cfg: dict, facts: dict) -> dict:
         "rack": "dupthresh",
         "cc_beta": "Reno",
         "ecn": "no",
-        # Nor pacing: a flight leaves as the ACKs release it.
+        # Nor pacing (a flight leaves as the ACKs release it) nor HyStart (slow start ends only
+        # at ssthresh or a loss).
         "pacing": "no",
+        "hystart": "no",
     }
     if cfg.get("nagle") and cfg["variant"] != "sack-rh":
         # Nagle (RFC 1122 §4.2.3.4) holds the ER test's short third segment while data is

@@ -67,18 +67,20 @@ CONFIGS = [
     Config("tcp_recovery 0, tcp_early_retrans 0", sysctls={"tcp_recovery": 0, "tcp_early_retrans": 0}, expect={"er": "yes", "tlp": "no", "rack": "RACK"},
            tests=("er", "tlp", "rack")),  # fmt: skip
     # The slow start and the loss recovery the 2004 tests read are the same code for reno and
-    # cubic; the window after a loss is not: reno halves it (`tcp_reno_ssthresh`), cubic keeps
+    # cubic; HyStart (cubic's `hystart_update`, on by default) and the window after a loss are not: reno halves it (`tcp_reno_ssthresh`), cubic keeps
     # 717/1024 (`cubictcp_recalc_ssthresh`), BBR v1 restores it after recovery
     # (`bbr_set_cwnd_to_recover_or_restore`). TLP and RACK do not depend on the congestion control.
-    Config("congctl reno", congctl="reno", expect={"icw": "10", "sack_used": "yes", "cc": "SACK", "cc_beta": "Reno", "tlp": "yes", "rack": "RACK", "pacing": "no"},
-           tests=("icw", "abc", "abc_l", "cc", "cc_beta", "tlp", "rack", "pacing")),  # fmt: skip
-    Config("congctl cubic", congctl="cubic", expect={"icw": "10", "sack_used": "yes", "cc": "SACK", "cc_beta": "CUBIC", "tlp": "yes", "rack": "RACK", "pacing": "no"},
-           tests=("icw", "abc", "abc_l", "cc", "cc_beta", "tlp", "rack", "pacing")),  # fmt: skip
+    Config("congctl reno", congctl="reno", expect={"icw": "10", "sack_used": "yes", "cc": "SACK", "cc_beta": "Reno", "tlp": "yes", "rack": "RACK", "pacing": "no",
+                                                   "hystart": "no"},
+           tests=("icw", "abc", "abc_l", "cc", "cc_beta", "tlp", "rack", "pacing", "hystart")),  # fmt: skip
+    Config("congctl cubic", congctl="cubic", expect={"icw": "10", "sack_used": "yes", "cc": "SACK", "cc_beta": "CUBIC", "tlp": "yes", "rack": "RACK", "pacing": "no",
+                                                     "hystart": "yes"},
+           tests=("icw", "abc", "abc_l", "cc", "cc_beta", "tlp", "rack", "pacing", "hystart")),  # fmt: skip
     # Pacing: this kernel has no fq qdisc; only BBR paces, in TCP itself (SK_PACING_NEEDED).
     # BBR sets its pacing rate from the delivery rate it measures (`bbr_update_bw`), which the
     # prober's bursts of ACKs make far above what the veth carries: no gaps show (docs/tbit.md).
     Config("congctl bbr", congctl="bbr", expect={"cc_beta": "no reduction", "tlp": "yes", "rack": "RACK"},
-           tests=("cc_beta", "tlp", "rack", "pacing")),  # fmt: skip
+           tests=("cc_beta", "tlp", "rack", "pacing", "hystart")),  # fmt: skip
     # The server application caps its pacing rate (SO_MAX_PACING_RATE, 400 kB/s: about one
     # 180-byte frame every 0.45 ms): TCP paces itself (`tcp_needs_internal_pacing`).
     Config("SO_MAX_PACING_RATE 400 kB/s", congctl="cubic", expect={"pacing": "yes"}, tests=("pacing",), path="/paced/400000"),

@@ -817,6 +817,61 @@ def pacing_rule(o, ctx):
     return "yes" if extra[len(extra) // 2] > 0 else "no"
 
 
+#: The HyStart test: from the first flight of at least this many packets the prober holds its
+#: ACKs HYSTART_DELAY longer. Linux's HyStart acts from cwnd 16 (`hystart_low_window`) and
+#: decides after 8 RTT samples of a round (HYSTART_MIN_SAMPLES), by when slow start has added 8
+#: packets: from a flight of 32 the window it stops at is at most 1.25 times the flight.
+HYSTART_FROM = 32
+HYSTART_DELAY = 0.015
+
+
+def hystart_script(tr, ctx):
+    """No SACK; rounds as in `cc_beta`, no loss; from the first flight of HYSTART_FROM packets on
+    the prober waits HYSTART_DELAY before it ACKs a flight (the round trip grows by that much);
+    reads the flights: the one it first delayed and the next."""
+    s = Session(tr)
+    s.handshake(ctx.get("path", "/"))
+    rcv = Receiver()
+    sizes: list[int] = []
+    st = {"first": None}
+
+    def on_round(pk):
+        sizes.append(len(pk))
+        if st["first"] is None and len(pk) >= HYSTART_FROM:
+            st["first"] = len(sizes) - 1
+        if st["first"] is not None:
+            # Wait on the transport's clock (virtual time on the simulated one); a segment that
+            # arrives meanwhile would be a retransmission: keep it for the next round's count.
+            extra = s.next_data(HYSTART_DELAY)
+            if extra is not None:
+                st["early"] = True
+        for d in pk:
+            rcv.add(d.seq, d.end)
+            s.ack(rcv.cum)
+        return st["first"] is None or len(sizes) < st["first"] + 3
+
+    _rounds(s, tr, on_round, tr.max_wait)
+    s.finish()
+    if st["first"] is None or len(sizes) < st["first"] + 2:
+        raise Inconclusive(f"without conclusion: no flight of {HYSTART_FROM} packets followed by another")
+    return {"sizes": sizes, "first": st["first"], "loss": any(d.retx for d in s.log) or st.get("early", False)}
+
+
+def hystart_rule(o, ctx):
+    # HyStart (Ha & Rhee 2011; Linux `hystart_update`, the delay detector): in slow start from
+    # cwnd 16 on, a round whose minimum RTT exceeds the connection's minimum by clamp(min/8,
+    # 4 ms, 16 ms) ends slow start (ssthresh = cwnd) without a loss, so the flight after the
+    # delayed one grows linearly instead of doubling; a sender without it doubles. 15 ms added
+    # is above the largest threshold Linux uses (16 ms only for a minimum RTT of 128 ms or
+    # more). Split: the next flight under 1.5 times the delayed one (between 1 and 2).
+    if o["loss"]:
+        return "without conclusion: a retransmission (a loss, not a delay, ended slow start)"
+    n, m = o["sizes"][o["first"]], o["sizes"][o["first"] + 1]
+    if n > 128:
+        return "without conclusion: the window reached the receiver's limit"
+    return "yes" if m < 1.5 * n else "no"
+
+
 @dataclass(frozen=True)
 class Test:
     name: str
@@ -845,6 +900,7 @@ TESTS = {
         Test("cc_beta", "window after a loss (CUBIC or Reno)", cc_beta_script, cc_beta_rule),
         Test("ecn", "ECN negotiated", ecn_script, ecn_rule),
         Test("pacing", "pacing", pacing_script, pacing_rule),
+        Test("hystart", "slow start ended by a delay (HyStart)", hystart_script, hystart_rule),
     ]
 }
 
