@@ -840,10 +840,10 @@ def hystart_script(tr, ctx):
         if st["first"] is None and len(pk) >= HYSTART_FROM:
             st["first"] = len(sizes) - 1
         if st["first"] is not None:
-            # Wait on the transport's clock (virtual time on the simulated one); a segment that
-            # arrives meanwhile would be a retransmission: keep it for the next round's count.
-            extra = s.next_data(HYSTART_DELAY)
-            if extra is not None:
+            # Wait on the transport's clock (virtual time on the simulated one). A window-limited
+            # sender sends nothing until the ACKs come: a segment arriving meanwhile (a timer's
+            # retransmission, or a sender not limited by its window) spoils the run.
+            if s.next_data(HYSTART_DELAY) is not None:
                 st["early"] = True
         for d in pk:
             rcv.add(d.seq, d.end)
@@ -865,7 +865,7 @@ def hystart_rule(o, ctx):
     # is above the largest threshold Linux uses (16 ms only for a minimum RTT of 128 ms or
     # more). Split: the next flight under 1.5 times the delayed one (between 1 and 2).
     if o["loss"]:
-        return "without conclusion: a retransmission (a loss, not a delay, ended slow start)"
+        return "without conclusion: a retransmission, or data during the added delay"
     n, m = o["sizes"][o["first"]], o["sizes"][o["first"] + 1]
     if n > 128:
         return "without conclusion: the window reached the receiver's limit"
