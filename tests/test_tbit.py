@@ -15,33 +15,36 @@ from tcplab.tbit import probe, run, sim_stack
 from tcplab.tbit.expect import expected, timers_match
 from tcplab.tbit.transport import ACK, SYN, SimTransport
 
-ORDER = ("sack_advertised", "icw", "rto_data", "sack_used", "lt", "abc", "abc_l", "er", "cc", "rto_syn")
+ORDER = ("sack_advertised", "icw", "rto_data", "sack_used", "lt", "abc", "abc_l", "er", "cc", "rto_syn", "tlp", "rack", "cc_beta", "ecn", "pacing", "hystart")
+#: The simulated stacks model no TLP, RACK, CUBIC, ECN, pacing or HyStart (expect.py): every one
+#: reads so.
+TODAY = ("no", "dupthresh", "Reno", "no", "no", "no")
 NA_SACK, NA_ABC = "n/a: SACK not advertised", "n/a: no ABC"
 
 # What TBIT finds, test by test in ORDER (MSS 128, ER at MSS 1000, RTT 10 ms).
 EXPECTED = {
-    "tahoe": ("no", "1", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "Tahoe", "1 2 4"),
-    "reno": ("no", "1", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "Reno", "1 2 4"),
-    "newreno": ("no", "1", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "1 2 4"),
-    "sack1": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4"),
-    "fack-rh": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4"),
-    "sack": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4"),
-    "sack-iw": ("yes", "4", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4"),
-    "sack-iw-lt": ("yes", "4", "1 2 4", "yes", "yes", "no", NA_ABC, "no", "SACK", "1 2 4"),
-    "sack-iw-lt-abc1": ("yes", "4", "1 2 4", "yes", "yes", "yes", "1", "no", "SACK", "1 2 4"),
-    "sack-iw-lt-abc1-er": ("yes", "4", "1 2 4", "yes", "yes", "yes", "1", "yes", "SACK", "1 2 4"),
-    "fack": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4"),
+    "tahoe": ("no", "1", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "Tahoe", "1 2 4") + TODAY,
+    "reno": ("no", "1", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "Reno", "1 2 4") + TODAY,
+    "newreno": ("no", "1", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "1 2 4") + TODAY,
+    "sack1": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4") + TODAY,
+    "fack-rh": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4") + TODAY,
+    "sack": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4") + TODAY,
+    "sack-iw": ("yes", "4", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4") + TODAY,
+    "sack-iw-lt": ("yes", "4", "1 2 4", "yes", "yes", "no", NA_ABC, "no", "SACK", "1 2 4") + TODAY,
+    "sack-iw-lt-abc1": ("yes", "4", "1 2 4", "yes", "yes", "yes", "1", "no", "SACK", "1 2 4") + TODAY,
+    "sack-iw-lt-abc1-er": ("yes", "4", "1 2 4", "yes", "yes", "yes", "1", "yes", "SACK", "1 2 4") + TODAY,
+    "fack": ("yes", "1", "1 2 4", "yes", "no", "no", NA_ABC, "no", "SACK", "1 2 4") + TODAY,
     # Profiles (no preset): their own variant, IW and timers. ns2 has no handshake (no SYN, and
     # no RTT sample before the first timeout: 3 s); linux22 takes no handshake sample either;
     # bsd's 500 ms tick gives 1.5 s for a 1 s minimum.
-    "rfc": ("no", "4", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "1 2 4"),
-    "rfc2988": ("no", "4", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "3 6 12"),
-    "ns2": ("no", "2", "3 6 12", NA_SACK, "no", "no", NA_ABC, "no", "Reno", "n/a: no SYN (no handshake)"),
-    "bsd": ("no", "1", "1.5 3 6", NA_SACK, "no", "no", NA_ABC, "no", "Reno", "6 12 24"),
-    "linux22": ("no", "2", "3 6 12", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "3 6 12"),
+    "rfc": ("no", "4", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "1 2 4") + TODAY,
+    "rfc2988": ("no", "4", "1 2 4", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "3 6 12") + TODAY,
+    "ns2": ("no", "2", "3 6 12", NA_SACK, "no", "no", NA_ABC, "no", "Reno", "n/a: no SYN (no handshake)") + TODAY,
+    "bsd": ("no", "1", "1.5 3 6", NA_SACK, "no", "no", NA_ABC, "no", "Reno", "6 12 24") + TODAY,
+    "linux22": ("no", "2", "3 6 12", NA_SACK, "no", "no", NA_ABC, "no", "NewReno", "3 6 12") + TODAY,
     # ns-2's FullTcp: a handshake (its sample gives the 1 s minimum), and Nagle, which holds the
     # ER test's short third segment, so that test cannot conclude.
-    "ns2-full": ("no", "2", "1 2 4", NA_SACK, "no", "no", NA_ABC, "without conclusion: packet 3 never sent", "Reno", "3 6 12"),
+    "ns2-full": ("no", "2", "1 2 4", NA_SACK, "no", "no", NA_ABC, "without conclusion: packet 3 never sent", "Reno", "3 6 12") + TODAY,
 }
 
 STACKS = list(json.loads(_core.presets())) + list(json.loads(_core.profiles()))
@@ -335,3 +338,108 @@ def test_a_raw_transport_outside_a_lab_cannot_make_the_server_connect():
     assert tr.can_peer_connect() is False
     tr._on_peer_connect = lambda: None
     assert tr.can_peer_connect() is True
+
+
+# -- today's TCP: TLP, RACK, the window after a loss, ECN (docs/tbit.md) --------------------------
+
+
+def test_tlp_rule_separates_the_probe_from_the_timer():
+    ctx = {"rto_s": 0.21}
+    # Linux on a veth: the probe ~2·SRTT + 2 ms after the tail, the RTO at 200 ms + SRTT.
+    assert probe.tlp_rule({"delay": 0.006, "rtt": 0.00002}, ctx) == "yes"
+    assert probe.tlp_rule({"delay": 0.205, "rtt": 0.00002}, ctx) == "no"
+    # The bound is min(RTO/2, 2·RTT + 40 ms): on a 10 ms path with a 1 s RTO, 60 ms.
+    assert probe.tlp_rule({"delay": 0.059, "rtt": 0.01}, {"rto_s": 1.0}) == "yes"
+    assert probe.tlp_rule({"delay": 0.061, "rtt": 0.01}, {"rto_s": 1.0}) == "no"
+    with pytest.raises(probe.Inconclusive, match="RTO unknown"):
+        probe.tlp_rule({"delay": 0.006, "rtt": 0.01}, {})
+
+
+def test_rack_rule_reads_which_packet_comes_back_and_when():
+    ctx = {"rto_s": 0.21}
+    base = {"hole": 20, "rtt": 0.00002, "out": 23}
+    assert probe.rack_rule({**base, "retx_k": 20, "delay": 0.002}, ctx) == "RACK"
+    assert probe.rack_rule({**base, "retx_k": 20, "delay": 0.21}, ctx) == "dupthresh", "the hole at the RTO"
+    assert probe.rack_rule({**base, "retx_k": 44, "delay": 0.004}, ctx) == "dupthresh", "a TLP of the tail, not the hole"
+    assert probe.rack_rule({**base, "out": 5, "retx_k": 20, "delay": 0.002}, ctx).startswith("without conclusion: 5 packets out")
+
+
+def test_cc_beta_rule_thresholds():
+    ok = {"hole_back": True, "w": 40}
+    assert probe.cc_beta_rule({**ok, "after": [20, 21, 22]}, {}) == "Reno"
+    assert probe.cc_beta_rule({**ok, "after": [28, 28, 29]}, {}) == "CUBIC"
+    assert probe.cc_beta_rule({**ok, "after": [23, 24]}, {}) == "Reno", "0.575 < 0.6"
+    assert probe.cc_beta_rule({**ok, "after": [25, 26]}, {}) == "CUBIC", "0.625 >= 0.6"
+    assert probe.cc_beta_rule({**ok, "after": [78, 156]}, {}) == "no reduction"
+    # A restart from one packet: β where slow start stops (16 of 32).
+    assert probe.cc_beta_rule({"hole_back": True, "w": 32, "after": [2, 4, 8, 16, 17]}, {}) == "Reno"
+    assert probe.cc_beta_rule({"hole_back": True, "w": 32, "after": [2, 4, 8]}, {}).startswith("without conclusion")
+    assert probe.cc_beta_rule({"hole_back": False, "w": 32, "after": [16]}, {}).startswith("without conclusion")
+
+
+def test_ecn_rule_follows_rfc3168():
+    from tcplab.tbit.transport import CWR, ECE
+
+    assert probe.ecn_rule({"synack": SYN | ACK | ECE, "ecn": [2, 2, 2, 2]}, {}) == "yes, data ECT(0)"
+    assert probe.ecn_rule({"synack": SYN | ACK | ECE, "ecn": [0, 0, 0, 0]}, {}) == "yes, data not-ECT"
+    assert probe.ecn_rule({"synack": SYN | ACK | ECE | CWR, "ecn": [2, 2]}, {}) == "no", "ECE and CWR: not an ECN-setup SYN-ACK"
+    assert probe.ecn_rule({"synack": SYN | ACK, "ecn": [0]}, {}) == "no"
+    assert probe.ecn_rule({"synack": SYN | ACK | ECE, "ecn": [2, 1]}, {}) == "yes, data ECN field 10 01"
+
+
+@pytest.mark.parametrize("name, sizes", [("reno", [1, 2, 4, 8, 16, 32, 16, 16, 17]), ("sack-iw", [4, 8, 16, 32, 16, 16, 17])])
+def test_cc_beta_reads_the_halved_window_of_a_simulated_stack(name, sizes):
+    # The flights the prober sees: slow start to W = 32, the drop, the recovery flight, then W/2
+    # (RFC 5681 §3.2: ssthresh = FlightSize/2), growing by one per round trip.
+    o = probe.cc_beta_script(SimTransport(sim_stack(name)), {})
+    assert o["sizes"][: len(sizes)] == sizes and o["w"] == 32 and o["after"][0] == 16 and o["hole_back"]
+
+
+def test_tahoe_restarts_and_cc_beta_reads_where_slow_start_stops():
+    o = probe.cc_beta_script(SimTransport(sim_stack("tahoe")), {})
+    assert o["w"] == 32 and o["after"][0] < 0.35 * 32, o
+    assert probe.cc_beta_rule(o, {}) == "Reno"
+
+
+def test_rack_and_tlp_scripts_on_a_simulated_sack_stack():
+    # No RACK and no TLP in the core: the hole and the tail come back at the 1 s RTO.
+    o = probe.rack_script(SimTransport(sim_stack("sack")), {})
+    assert o["retx_k"] == o["hole"] == probe.FIRST_HOLE and o["out"] >= probe.RACK_MIN_OUT and 1.0 <= o["delay"] < 1.1, o
+    o = probe.tlp_script(SimTransport(sim_stack("sack")), {})
+    assert o["sack_ok"] and not o["retx_is_tail"] and 0.99 <= o["delay"] < 1.1, o
+
+
+def test_the_simulated_server_ignores_an_ecn_setup_syn():
+    tr = SimTransport({"preset": "sack"})
+    tr.open()
+    from tcplab.tbit.transport import CWR, ECE
+
+    tr.send(SYN | ECE | CWR, 0, 0, 65535, mss=128)
+    s = tr.recv(1.0)
+    assert s.syn and not s.flags & (ECE | CWR) and s.tos == 0
+
+
+def test_pacing_rule_compares_the_flight_with_the_acks_that_released_it():
+    burst = {"span": 0.0012, "ack_span": 0.0011, "rtt": 0.021, "n": 20}
+    paced = {"span": 0.008, "ack_span": 0.0011, "rtt": 0.021, "n": 20}
+    assert probe.pacing_rule({"flights": [burst] * 5}, {}) == "no"
+    assert probe.pacing_rule({"flights": [paced] * 5}, {}) == "yes"
+    assert probe.pacing_rule({"flights": [burst, burst, burst, paced, paced]}, {}) == "no", "the median flight"
+
+
+def test_pacing_script_on_a_simulated_stack_sees_bursts():
+    o = probe.pacing_script(SimTransport(sim_stack("sack-iw")), {})
+    assert [f["n"] for f in o["flights"]][:3] == [8, 16, 32]
+    assert all(f["span"] == 0.0 and f["ack_span"] == 0.0 for f in o["flights"]), "flights leave as the ACKs release them"
+
+
+def test_hystart_rule():
+    assert probe.hystart_rule({"sizes": [10, 20, 40, 48, 49], "first": 2, "loss": False}, {}) == "yes"
+    assert probe.hystart_rule({"sizes": [10, 20, 40, 80, 160], "first": 2, "loss": False}, {}) == "no"
+    assert probe.hystart_rule({"sizes": [10, 20, 40, 80], "first": 2, "loss": True}, {}).startswith("without conclusion")
+    assert probe.hystart_rule({"sizes": [100, 200, 400], "first": 1, "loss": False}, {}).startswith("without conclusion")
+
+
+def test_hystart_script_on_a_simulated_stack_sees_doubling_through_the_delay():
+    o = probe.hystart_script(SimTransport(sim_stack("reno")), {})
+    assert o["sizes"][o["first"] :][:2] == [32, 64] and not o["loss"], o

@@ -1,9 +1,12 @@
 """TBIT against the real Linux stack, in network namespaces the test creates (client — router —
-server, docs/tbit.md "Real Linux"): the kernel's initcwnd 2 and 4, SACK on and off, and the
-initial RTO of a SYN and of data, each as TBIT infers it through raw frames.
+server, docs/tbit.md "Real Linux"): the kernel's initcwnd 2 and 4, SACK on and off, the
+initial RTO of a SYN and of data, and today's mechanisms (TLP with tcp_early_retrans on and off,
+RACK with tcp_recovery on and off, the window after a loss under cubic, reno and bbr, ECN
+negotiation with tcp_ecn 0, 1 and 2, pacing off and capped by the application, HyStart under
+cubic and reno), each as TBIT infers it through raw frames.
 
 Needs Linux, root, `ip` and `ethtool`; skips with the reason otherwise. Everything created is
-deleted (checked); every wait is bounded. About 10 s.
+deleted (checked); every wait is bounded. About 30 s.
 """
 
 from __future__ import annotations
@@ -64,6 +67,82 @@ def test_data_rto_and_backoff(lab):
     first, second = r["intervals"]
     assert 0.19 <= first <= 0.5, r
     assert 1.8 <= second / first <= 2.2, r
+
+
+def _available_cc() -> set:
+    try:
+        return set(open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split())
+    except OSError:
+        return set()
+
+
+# The host's default congestion control is what a new namespace starts with (bbr on some
+# machines): the tests below name cubic unless they vary it.
+
+
+@pytest.mark.parametrize("early_retrans, verdict", [(3, "yes"), (0, "no")])
+def test_tail_loss_probe_on_and_off(lab, early_retrans, verdict):
+    # RFC 8985 §7, Linux `tcp_schedule_loss_probe`: tcp_early_retrans 3 (default) probes the tail
+    # one PTO (2·SRTT + 2 ms) after the last send; 0 leaves it to the RTO (200 ms + SRTT).
+    lab.configure(congctl="cubic", sysctls={**RESET, "tcp_early_retrans": early_retrans})
+    r = one(run_suite(lab.tr, ["tlp"], runs=5), "tlp")
+    assert r["verdict"] == verdict and r["agree"] >= 4, r
+
+
+@pytest.mark.parametrize(
+    "sysctls, verdict",
+    [
+        ({}, "RACK"),
+        # Since the RFC 6675 code was removed (2025), tcp_recovery's bit 0x1 has no effect.
+        ({"tcp_recovery": 0}, "RACK"),
+        ({"tcp_early_retrans": 0}, "RACK"),
+        ({"tcp_recovery": 0, "tcp_early_retrans": 0}, "RACK"),
+        # Without SACK there is no RACK: the hole waits for the RTO.
+        ({"tcp_sack": 0}, "dupthresh"),
+    ],
+)
+def test_rack_or_dupthresh(lab, sysctls, verdict):
+    lab.configure(congctl="cubic", sysctls={**RESET, **sysctls})
+    r = one(run_suite(lab.tr, ["rack"], runs=5), "rack")
+    assert r["verdict"] == verdict and r["agree"] >= 4, r
+
+
+@pytest.mark.parametrize("cc, verdict", [("cubic", "CUBIC"), ("reno", "Reno"), ("bbr", "no reduction")])
+def test_window_after_a_loss(lab, cc, verdict):
+    # cubic keeps 717/1024 of the window, reno half; BBR v1 restores it after recovery.
+    if cc not in _available_cc():
+        pytest.skip(f"this kernel has no {cc} (tcp_available_congestion_control; modprobe tcp_{cc})")
+    lab.configure(congctl=cc, sysctls=RESET)
+    r = one(run_suite(lab.tr, ["cc_beta"], runs=5), "cc_beta")
+    assert r["verdict"] == verdict and r["agree"] >= 4, r
+
+
+@pytest.mark.parametrize("ecn, verdict", [(0, "no"), (1, "yes, data ECT(0)"), (2, "yes, data ECT(0)")])
+def test_ecn_negotiation(lab, ecn, verdict):
+    # RFC 3168 §6.1.1: an ECN-setup SYN gets an ECE (not CWR) SYN-ACK when the server accepts
+    # ECN (tcp_ecn 1, or 2: only when asked), and the data then goes out ECT(0).
+    lab.configure(congctl="cubic", sysctls={**RESET, "tcp_ecn": ecn})
+    r = one(run_suite(lab.tr, ["ecn"], runs=5), "ecn")
+    assert r["verdict"] == verdict and r["agree"] == 5, r
+
+
+@pytest.mark.parametrize("cc, verdict", [("cubic", "yes"), ("reno", "no")])
+def test_hystart(lab, cc, verdict):
+    # cubic's HyStart (delay detector) ends slow start when the prober adds 15 ms to the round
+    # trip; reno has no HyStart and keeps doubling.
+    lab.configure(congctl=cc, sysctls=RESET)
+    r = one(run_suite(lab.tr, ["hystart"], runs=5), "hystart")
+    assert r["verdict"] == verdict and r["agree"] >= 4, r
+
+
+@pytest.mark.parametrize("path, verdict", [("/", "no"), ("/paced/400000", "yes")])
+def test_pacing(lab, path, verdict):
+    # cubic without the fq qdisc sends a flight as the ACKs release it; the server application
+    # capping its rate (SO_MAX_PACING_RATE, asked through the lab server's /paced/N) makes TCP
+    # pace itself, spreading each flight over much of the round trip.
+    lab.configure(congctl="cubic", sysctls=RESET)
+    r = one(run_suite(lab.tr, ["pacing"], runs=5, path=path), "pacing")
+    assert r["verdict"] == verdict and r["agree"] >= 4, r
 
 
 def test_probe_answers_arp_for_its_address(lab):

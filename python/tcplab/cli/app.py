@@ -638,7 +638,7 @@ def plot_tsg_cmd(capture: str, out, conn, direction, flows, in_segments, t_from,
 @click.option("--sim", default=None, metavar="STACK", help="A simulated stack: a preset, a profile, PROFILE/PRESET, or 'all'.")
 @click.option("--host", default=None, metavar="ADDR[:PORT]", help="A real web server, probed with raw frames (root; see docs/tbit.md).")
 @click.option("--url", default="/", show_default=True, help="Path of a page of at least 40 KB on the server.")
-@click.option("--tests", default=None, metavar="a,b", help="Only these tests (sack_advertised, icw, rto_data, sack_used, lt, abc, abc_l, er, cc, rto_syn).")
+@click.option("--tests", default=None, metavar="a,b", help="Only these tests (sack_advertised, icw, rto_data, sack_used, lt, abc, abc_l, er, cc, rto_syn, tlp, rack, cc_beta, ecn, pacing, hystart).")
 @click.option("--runs", type=click.IntRange(min=1, max=50), default=5, show_default=True, help="Runs per test (a result stands when 80% agree).")
 @click.option("--src", default=None, metavar="ADDR", help="--host: the prober's address, unused on the outgoing link (it answers ARP for it).")
 @click.option("--iface", default=None, help="--host: the interface to send from (default: the route's).")

@@ -24,6 +24,18 @@ def expected(cfg: dict, facts: dict) -> dict:
         "abc_l": str(abc) if abc else "n/a: no ABC",
         "er": "yes" if cfg["early_retransmit"] else "no",
         "cc": "SACK" if sack else CC[cfg["variant"]],
+        # The simulated stacks model neither TLP (RFC 8985 §7), RACK (RFC 8985 §6), CUBIC's
+        # β = 0.7 (RFC 9438 §4.6) nor ECN (RFC 3168): they probe no tail, detect loss by
+        # counting duplicate ACKs (or by the timer), halve the window, and ignore an ECN-setup
+        # SYN. A knob for any of them must change these lines.
+        "tlp": "no",
+        "rack": "dupthresh",
+        "cc_beta": "Reno",
+        "ecn": "no",
+        # Nor pacing (a flight leaves as the ACKs release it) nor HyStart (slow start ends only
+        # at ssthresh or a loss).
+        "pacing": "no",
+        "hystart": "no",
     }
     if cfg.get("nagle") and cfg["variant"] != "sack-rh":
         # Nagle (RFC 1122 §4.2.3.4) holds the ER test's short third segment while data is

@@ -31,6 +31,8 @@ class Config:
     tests: tuple = ()
     #: Timeouts the timer tests read.
     timer_intervals: int = 3
+    #: The page requested (the lab's server: `/paced/N` caps the pacing rate at N bytes/s).
+    path: str = "/"
 
 
 # The kernel's defaults here: initcwnd 10 (RFC 6928), cubic, tcp_sack 1, tcp_early_retrans 3
@@ -38,7 +40,7 @@ class Config:
 # LT, ABC and L have no knob: what TBIT reads for them is a finding (docs/tbit.md), not a check.
 DEFAULT_EXPECT = {
     "sack_advertised": "yes", "icw": "10", "rto_data": "0.21 0.42 0.83", "sack_used": "yes", "lt": None, "abc": None,
-    "abc_l": None, "er": "yes", "cc": "SACK", "rto_syn": "1 1 1",
+    "abc_l": None, "er": "yes", "cc": "SACK", "rto_syn": "1 1 1", "tlp": "yes", "rack": "RACK", "cc_beta": None, "ecn": "yes, data ECT(0)",
 }  # fmt: skip
 
 CONFIGS = [
@@ -48,18 +50,45 @@ CONFIGS = [
     Config("initcwnd 3", initcwnd=3, expect={"icw": "3"}, tests=("icw",)),
     Config("initcwnd 4", initcwnd=4, expect={"icw": "4"}, tests=("icw", "lt", "abc", "abc_l")),
     Config("initcwnd 10", initcwnd=10, expect={"icw": "10"}, tests=("icw",)),
-    Config("tcp_sack 0", sysctls={"tcp_sack": 0}, expect={"sack_advertised": "no", "sack_used": "n/a: SACK not advertised", "er": "no", "cc": "NewReno"},
-           tests=("sack_advertised", "sack_used", "er", "cc")),  # fmt: skip
+    # Without SACK: no TLP (it needs SACK, `tcp_schedule_loss_probe`), no RACK (the kernel counts
+    # duplicate ACKs of a non-SACK peer, `tcp_newreno_mark_lost`).
+    Config("tcp_sack 0", sysctls={"tcp_sack": 0},
+           expect={"sack_advertised": "no", "sack_used": "n/a: SACK not advertised", "er": "no", "cc": "NewReno", "tlp": "no", "rack": "dupthresh"},
+           tests=("sack_advertised", "sack_used", "er", "cc", "tlp", "rack")),  # fmt: skip
     # tcp_early_retrans: 0 turns the tail-loss probe off (3 and 4: on); RACK, not TLP, makes
     # the early retransmission, so ER stays.
-    Config("tcp_early_retrans 0", sysctls={"tcp_early_retrans": 0}, expect={"er": "yes"}, tests=("er",)),
-    # tcp_recovery's bit 0x1 is documented as "RACK loss detection" (instead of RFC 6675);
-    # without RACK one duplicate ACK is too few, so the 2004 rule predicts "no".
-    Config("tcp_recovery 0", sysctls={"tcp_recovery": 0}, expect={"er": "no", "sack_used": "yes"}, tests=("sack_used", "er")),
-    Config("tcp_recovery 0, tcp_early_retrans 0", sysctls={"tcp_recovery": 0, "tcp_early_retrans": 0}, expect={"er": "no"}, tests=("er",)),
-    # The slow start and the loss recovery TBIT reads are the same code for reno and cubic.
-    Config("congctl reno", congctl="reno", expect={"icw": "10", "sack_used": "yes", "cc": "SACK"}, tests=("icw", "abc", "abc_l", "cc")),
-    Config("congctl cubic", congctl="cubic", expect={"icw": "10", "sack_used": "yes", "cc": "SACK"}, tests=("icw", "abc", "abc_l", "cc")),
+    Config("tcp_early_retrans 0", sysctls={"tcp_early_retrans": 0}, expect={"er": "yes", "tlp": "no", "rack": "RACK"}, tests=("er", "tlp", "rack")),
+    # tcp_recovery's bit 0x1 selected RACK over RFC 6675 until the RFC 3517/6675 code was removed
+    # (net-next, June 2025: "tcp: remove obsolete and unused RFC3517/RFC6675 loss recovery
+    # code"); since then ip-sysctl.rst says "setting this bit to 0 has no effect, since RACK is
+    # the only supported loss detection algorithm". So RACK, and with it ER, stays.
+    Config("tcp_recovery 0", sysctls={"tcp_recovery": 0}, expect={"er": "yes", "sack_used": "yes", "tlp": "yes", "rack": "RACK"},
+           tests=("sack_used", "er", "tlp", "rack")),  # fmt: skip
+    Config("tcp_recovery 0, tcp_early_retrans 0", sysctls={"tcp_recovery": 0, "tcp_early_retrans": 0}, expect={"er": "yes", "tlp": "no", "rack": "RACK"},
+           tests=("er", "tlp", "rack")),  # fmt: skip
+    # The slow start and the loss recovery the 2004 tests read are the same code for reno and
+    # cubic; HyStart (cubic's `hystart_update`, on by default) and the window after a loss are not: reno halves it (`tcp_reno_ssthresh`), cubic keeps
+    # 717/1024 (`cubictcp_recalc_ssthresh`), BBR v1 restores it after recovery
+    # (`bbr_set_cwnd_to_recover_or_restore`). TLP and RACK do not depend on the congestion control.
+    Config("congctl reno", congctl="reno", expect={"icw": "10", "sack_used": "yes", "cc": "SACK", "cc_beta": "Reno", "tlp": "yes", "rack": "RACK", "pacing": "no",
+                                                   "hystart": "no"},
+           tests=("icw", "abc", "abc_l", "cc", "cc_beta", "tlp", "rack", "pacing", "hystart")),  # fmt: skip
+    Config("congctl cubic", congctl="cubic", expect={"icw": "10", "sack_used": "yes", "cc": "SACK", "cc_beta": "CUBIC", "tlp": "yes", "rack": "RACK", "pacing": "no",
+                                                     "hystart": "yes"},
+           tests=("icw", "abc", "abc_l", "cc", "cc_beta", "tlp", "rack", "pacing", "hystart")),  # fmt: skip
+    # Pacing: this kernel has no fq qdisc; only BBR paces, in TCP itself (SK_PACING_NEEDED).
+    # BBR sets its pacing rate from the delivery rate it measures (`bbr_update_bw`), which the
+    # prober's bursts of ACKs make far above what the veth carries: no gaps show (docs/tbit.md).
+    Config("congctl bbr", congctl="bbr", expect={"cc_beta": "no reduction", "tlp": "yes", "rack": "RACK"},
+           tests=("cc_beta", "tlp", "rack", "pacing", "hystart")),  # fmt: skip
+    # The server application caps its pacing rate (SO_MAX_PACING_RATE, 400 kB/s: about one
+    # 180-byte frame every 0.45 ms): TCP paces itself (`tcp_needs_internal_pacing`).
+    Config("SO_MAX_PACING_RATE 400 kB/s", congctl="cubic", expect={"pacing": "yes"}, tests=("pacing",), path="/paced/400000"),
+    # tcp_ecn (ip-sysctl.rst): 0 never ECN, 1 asks for it and accepts it, 2 (default) accepts it
+    # when asked; after negotiation data goes out ECT(0) (`INET_ECN_xmit`, RFC 3168 §6.1.1).
+    Config("tcp_ecn 0", sysctls={"tcp_ecn": 0}, expect={"ecn": "no"}, tests=("ecn",)),
+    Config("tcp_ecn 1", sysctls={"tcp_ecn": 1}, expect={"ecn": "yes, data ECT(0)"}, tests=("ecn",)),
+    Config("tcp_ecn 2", sysctls={"tcp_ecn": 2}, expect={"ecn": "yes, data ECT(0)"}, tests=("ecn",)),
     # tcp_syn_linear_timeouts: that many SYN retransmissions at the initial RTO (1 s), then
     # exponential backoff; 0: exponential from the start (RFC 6298 §5.5). The first interval
     # is the initial RTO itself, then come the linear ones.
@@ -72,14 +101,14 @@ CONFIGS = [
 ]
 
 #: The sysctls any configuration may change, with the defaults restored between configurations.
-RESET = {"tcp_sack": 1, "tcp_early_retrans": 3, "tcp_recovery": 1, "tcp_syn_linear_timeouts": 4, "tcp_syn_retries": 6}
+RESET = {"tcp_sack": 1, "tcp_early_retrans": 3, "tcp_recovery": 1, "tcp_syn_linear_timeouts": 4, "tcp_syn_retries": 6, "tcp_ecn": 2}
 
 
 def probe_config(lab, c: Config, runs: int = 5, syn_runs: int = 2, tests=None) -> list[dict]:
     """Configure the lab's server kernel as `c` says and run its tests; rows with `configured`
     (what the configuration should give) and `match`."""
     lab.configure(initcwnd=c.initcwnd, congctl=c.congctl, sysctls={**RESET, **c.sysctls})
-    rows = run_suite(lab.tr, list(tests or c.tests), runs, runs_for={"rto_syn": syn_runs}, timer_intervals=c.timer_intervals)
+    rows = run_suite(lab.tr, list(tests or c.tests), runs, c.path, runs_for={"rto_syn": syn_runs}, timer_intervals=c.timer_intervals)
     for r in rows:
         r["config"] = c.name
         exp = c.expect.get(r["test"])

@@ -15,7 +15,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .transport import ACK, PSH, SYN, Transport
+from .transport import ACK, CWR, ECE, PSH, SYN, Transport
 
 WND = 65535
 #: Test MSS (Ladha et al. 2004 §3: 128 bytes; the ER test 1000 bytes).
@@ -40,6 +40,7 @@ class Data:
     seq: int
     end: int
     retx: bool
+    tos: int = 0  # the IPv4 TOS octet (its low two bits: the ECN field)
 
 
 @dataclass
@@ -57,13 +58,16 @@ class Session:
     our_seq: int = 1
     rtt: float = 0.0
     seen: int = 0
+    #: Flags added to the SYN (ECE|CWR: an ECN-setup SYN, RFC 3168 §6.1.1); the SYN-ACK's flags.
+    syn_extra: int = 0
+    synack_flags: int = 0
 
     def handshake(self, path: str = "/", range_segments: int | None = None, wait: float | None = None) -> None:
         """SYN (MSS option, SACK-permitted if offered), SYN-ACK, then the ACK carrying the
         request; `range_segments`: ask for that many segments' worth of bytes (a byte range)."""
         tr = self.tr
         tr.open()
-        t0 = tr.send(SYN, 0, 0, WND, sack_permitted=self.offer_sack, mss=self.mss)
+        t0 = tr.send(SYN | self.syn_extra, 0, 0, WND, sack_permitted=self.offer_sack, mss=self.mss)
         wait = min(tr.max_wait, 10.0) if wait is None else wait
         deadline = tr.now() + wait
         while True:
@@ -75,6 +79,7 @@ class Session:
             if s.syn:
                 break
         self.peer_sack = s.sack_permitted
+        self.synack_flags = s.flags
         self.sack_ok = self.offer_sack and s.sack_permitted
         self.rtt = max(s.t - t0, 0.0)
         if s.mss:
@@ -101,7 +106,7 @@ class Session:
                 continue
             if s.length > self.mss:
                 raise Inconclusive("without conclusion: MSS not honoured")
-            d = Data(s.t, (s.seq - 1) // self.mss + 1, s.seq, s.seq + s.length, s.seq < self.max_end)
+            d = Data(s.t, (s.seq - 1) // self.mss + 1, s.seq, s.seq + s.length, s.seq < self.max_end, getattr(s, "tos", 0))
             self.max_end = max(self.max_end, d.end)
             self.log.append(d)
             return d
@@ -511,6 +516,362 @@ def rto_syn_script(tr, ctx):
     return {"intervals": [b - a for a, b in zip(times, times[1:])]}
 
 
+# -- Today's TCP: tail-loss probes, RACK, the multiplicative decrease, ECN ---------------------
+
+#: The TLP test's response: a byte range of this many MSS (plus the HTTP header, so the last
+#: segment is short, which is how the prober knows the tail).
+TLP_SEGMENTS = 8
+
+
+def _tail_bound(o, ctx):
+    """The bound separating a reaction within a few round trips from the retransmission timer:
+    min(RTO/2, 2·RTT + 40 ms), the RTO being this server's (from the `icw` runs)."""
+    rto = ctx.get("rto_s")
+    if rto is None:
+        raise Inconclusive("without conclusion: RTO unknown")
+    return min(rto / 2, 2 * o["rtt"] + 0.04)
+
+
+def tlp_script(tr, ctx):
+    """SACK offered; a short response (a byte range of TLP_SEGMENTS MSS); the prober ACKs
+    packet 1 at once and then each packet when the next one arrives, so that the last two
+    packets (the tail: the short last segment and the one before it) are never ACKed; then it
+    stays silent and reads the first retransmission, timed from the last new packet. Two packets
+    stay out, not one: with one packet out Linux adds the minimum RTO to the probe timeout for a
+    delayed ACK (`tcp_schedule_loss_probe`), which would put the probe at the RTO. (A sender
+    with Nagle's rule holds the short tail while data is unacknowledged: then the last new
+    packet is the one before it.)"""
+    s = Session(tr, offer_sack=True)
+    s.handshake(ctx.get("path", "/"), range_segments=TLP_SEGMENTS)
+    rcv = Receiver()
+    prev = None  # the latest packet received, not yet ACKed
+    tail_seen = False
+    last_new = None
+    first = None
+    while True:
+        d = s.next_data(tr.max_wait)
+        if d is None:
+            break
+        if d.retx:
+            first = d
+            break
+        if tail_seen:
+            s.finish()
+            raise Inconclusive("without conclusion: data after the short last segment")
+        last_new = d.t
+        if d.end - d.seq < s.mss:
+            tail_seen = True  # the short last segment: the tail; nothing more is ACKed
+            continue
+        if d.k == 1:
+            rcv.add(d.seq, d.end)
+            s.ack(rcv.cum)  # packet 1 at once (an initial window of 1 would stall otherwise)
+            continue
+        if prev is not None:
+            rcv.add(prev.seq, prev.end)
+            s.ack(rcv.cum)  # everything up to the packet before this one
+        prev = d
+    s.finish()
+    if last_new is None:
+        raise Inconclusive("without conclusion: no data")
+    if first is None:
+        raise Inconclusive("without conclusion: no retransmission")
+    return {"delay": first.t - last_new, "retx_k": first.k, "retx_is_tail": first.end - first.seq < s.mss, "tail_seen": tail_seen, "rtt": s.rtt,
+            "sack_ok": s.sack_ok}  # fmt: skip
+
+
+def tlp_rule(o, ctx):
+    # RFC 8985 §7 (Linux `tcp_schedule_loss_probe`): with nothing ACKed after the tail, a TLP
+    # sender probes one PTO after its last send: 2·SRTT plus at most 2 ms (Linux; a timer tick
+    # more), resending the last segment when it has no new data. The RTO comes at least 200 ms
+    # + SRTT later on Linux (1 s by RFC 6298): anything before min(RTO/2, 2·RTT + 40 ms) is the
+    # probe, anything later the timer.
+    return "yes" if o["delay"] < _tail_bound(o, ctx) else "no"
+
+
+#: The RACK test: the hole, and how many packets at least must be out when its SACK goes (RFC
+#: 5827 §2: Early Retransmit only acts with fewer than 4 outstanding).
+RACK_MIN_OUT = 8
+
+
+def rack_script(tr, ctx):
+    """SACK offered; an ordinary receiver (every packet ACKed at once) up to packet FIRST_HOLE,
+    whose first transmission it drops; on the next packet one duplicate ACK with a SACK block for
+    it; then silence. Reads the first retransmission: which packet, how long after that ACK."""
+    s = Session(tr, offer_sack=True)
+    s.handshake(ctx.get("path", "/"))
+    h = FIRST_HOLE
+    rcv = Receiver()
+    dup_at, first = None, None
+    while True:
+        d = s.next_data(tr.max_wait)
+        if d is None:
+            break
+        if d.retx:
+            first = d
+            break
+        if dup_at is not None:
+            continue  # silent: new data after the duplicate ACK is read, never ACKed
+        if d.k == h:
+            continue  # the hole
+        blocks = rcv.add(d.seq, d.end)
+        if d.k > h:
+            dup_at = s.ack(rcv.cum, blocks)  # the one duplicate ACK, SACKing packet h+1
+            continue
+        s.ack(rcv.cum, blocks)
+    s.finish()
+    if dup_at is None:
+        raise Inconclusive("without conclusion: the packet after the hole never came")
+    if first is None:
+        raise Inconclusive("without conclusion: no retransmission")
+    # Packets out when the duplicate ACK arrived: from the hole to the highest sent, less the two
+    # new ones a duplicate ACK may release (Limited Transmit, RFC 3042; RFC 6675 §5 (C)).
+    hi = s.highest_before_retransmission()
+    return {"delay": first.t - dup_at, "retx_k": first.k, "hole": h, "highest": hi, "out": hi - h + 1 - 2,
+            "rtt": s.rtt, "sack_ok": s.sack_ok}  # fmt: skip
+
+
+def rack_rule(o, ctx):
+    # RFC 8985 §6.2 (Linux `tcp_rack_detect_loss`, `tcp_rack_reo_timeout`): one SACKed segment
+    # sent after the hole marks it lost once RACK.rtt + reo_wnd (min_RTT/4) has passed since
+    # it was sent: the hole comes back about 1.25·RTT after the duplicate ACK left (+2 ms
+    # timer slack). A DupThresh sender (RFC 6675 §5) needs two more duplicate ACKs, which never
+    # come: the hole at the RTO, or first a tail-loss probe (RFC 8985 §7) resending the last
+    # packet sent, not the hole. With fewer than RACK_MIN_OUT packets out, RFC 5827's Early
+    # Retransmit could explain a quick retransmission: without conclusion.
+    if o["out"] < RACK_MIN_OUT:
+        return f"without conclusion: {o['out']} packets out (< {RACK_MIN_OUT})"
+    if o["retx_k"] == o["hole"] and o["delay"] < _tail_bound(o, ctx):
+        return "RACK"
+    return "dupthresh"
+
+
+#: The β test: the first loss goes into the first round that follows one of at least this
+#: many packets (slow start doubles it: a window of 20 to 40 packets at the loss).
+BETA_ROUND = 12
+#: The flight after recovery as a fraction of the window at the loss: below BETA_SPLIT Reno
+#: (β 0.5), below BETA_NONE CUBIC (β 717/1024), from BETA_NONE on no multiplicative decrease.
+BETA_SPLIT = 0.6
+BETA_NONE = 0.85
+MAX_ROUNDS = 20
+
+
+def _rounds(s: Session, tr, on_round, first_timeout: float):
+    """Flights: the packets that arrive until a silence of `tr.round_gap`; `on_round(packets)`
+    ACKs them and says whether to go on."""
+    timeout = first_timeout
+    for _ in range(MAX_ROUNDS):
+        pk = []
+        while True:
+            d = s.next_data(timeout if not pk else tr.round_gap)
+            if d is None:
+                break
+            pk.append(d)
+        if not pk or not on_round(pk):
+            return
+        timeout = tr.max_wait
+
+
+def cc_beta_script(tr, ctx):
+    """No SACK (so no TLP or RACK on Linux: the window is all that is read); the prober
+    answers in rounds: it reads a flight (until a silence), then ACKs each of its packets as an
+    ordinary receiver, so each flight is the sender's window. It drops the first packet of the
+    first round after one of BETA_ROUND or more packets; W = that round's size. Then it counts
+    the flights that follow."""
+    s = Session(tr)
+    s.handshake(ctx.get("path", "/"))
+    rcv = Receiver()
+    sizes: list[int] = []
+    st = {"drop_round": None, "dropped": None, "after": []}
+
+    def on_round(pk):
+        if st["drop_round"] is None and sizes and sizes[-1] >= BETA_ROUND and not pk[0].retx:
+            st["drop_round"] = len(sizes)
+            st["dropped"] = pk[0].k
+            pk_rest = pk[1:]
+        else:
+            pk_rest = pk
+        sizes.append(len(pk))
+        for d in pk_rest:
+            rcv.add(d.seq, d.end)
+            s.ack(rcv.cum)
+        if st["drop_round"] is not None and len(sizes) >= st["drop_round"] + 3:
+            st["after"].append(len(pk))
+        return len(st["after"]) < 8
+
+    _rounds(s, tr, on_round, tr.max_wait)
+    s.finish()
+    if st["drop_round"] is None:
+        raise Inconclusive(f"without conclusion: the window never reached {BETA_ROUND} packets")
+    retx = [d for d in s.log if d.retx]
+    hole_back = any(d.k == st["dropped"] for d in retx)
+    return {"sizes": sizes, "w": sizes[st["drop_round"]], "after": st["after"], "hole_back": hole_back,
+            "timeouts": sum(1 for d in retx if d.k == st["dropped"]) > 1}  # fmt: skip
+
+
+def cc_beta_rule(o, ctx):
+    # Padhye & Floyd's idea applied to the window after one loss: the flight of the first round
+    # trip after recovery is cwnd = ssthresh = β·W (Linux `tcp_end_cwnd_reduction`; RFC 9937
+    # brings cwnd to ssthresh at the end of recovery, RFC 5681 §3.2 sets it to FlightSize/2 =
+    # W/2, CUBIC (RFC 9438 §4.6; Linux `cubictcp_recalc_ssthresh`) to 717/1024·W). BETA_SPLIT
+    # = 0.6 lies midway: one RTT of growth after recovery adds at most one packet (Reno) or
+    # about one (CUBIC, RFC 9438 §4.3's Reno-friendly region; the cubic term is flat just after
+    # the reduction), 0.03 of a 32-packet window, far from the 0.1 on either side. BETA_NONE =
+    # 0.85 lies midway between CUBIC's 0.7 and no reduction at all (BBR v1 keeps its window
+    # through a loss: Linux `bbr_set_cwnd_to_recover_or_restore`). A sender that restarts from
+    # a small window (Tahoe, or a timeout) shows β where slow start stops: the last flight that
+    # was still doubled from the one before is ssthresh.
+    if not o["hole_back"]:
+        return "without conclusion: the lost packet never came back"
+    w, after = o["w"], o["after"]
+    if not after:
+        return "without conclusion: no flight after recovery"
+    f = after[0]
+    if f < 0.35 * w:
+        for a, b in zip(after, after[1:]):
+            if b < 1.5 * a:
+                f = a
+                break
+        else:
+            return "without conclusion: slow start did not end after the loss"
+    r = f / w
+    return "Reno" if r < BETA_SPLIT else "CUBIC" if r < BETA_NONE else "no reduction"
+
+
+def ecn_script(tr, ctx):
+    """An ECN-setup SYN (ECE and CWR, RFC 3168 §6.1.1); the page requested; the first packets
+    ACKed as an ordinary receiver: the SYN-ACK's flags and the data packets' ECN field."""
+    s = Session(tr, syn_extra=ECE | CWR)
+    s.handshake(ctx.get("path", "/"))
+    rcv = Receiver()
+    ecn_field = []
+    while len(ecn_field) < 4:
+        d = s.next_data(tr.max_wait)
+        if d is None:
+            break
+        if not d.retx:
+            ecn_field.append(d.tos & 3)
+        rcv.add(d.seq, d.end)
+        s.ack(rcv.cum)
+    s.finish()
+    if not ecn_field:
+        raise Inconclusive("without conclusion: no data")
+    return {"synack": s.synack_flags, "ecn": ecn_field}
+
+
+def ecn_rule(o, ctx):
+    # RFC 3168 §6.1.1: an ECN-setup SYN-ACK has ECE set and CWR clear (one with both set answers
+    # a SYN that was not ECN-setup: not negotiated); after negotiation, data packets are sent
+    # ECT (§6.1.1: "ECT(0) SHOULD be used"; 10 in the ECN field, §5).
+    if not (o["synack"] & ECE) or (o["synack"] & CWR):
+        return "no"
+    if all(e == 2 for e in o["ecn"]):
+        return "yes, data ECT(0)"
+    if all(e == 0 for e in o["ecn"]):
+        return "yes, data not-ECT"
+    return "yes, data ECN field " + " ".join(f"{e:02b}" for e in o["ecn"])
+
+
+#: The pacing test reads flights of at least this many packets, this many rounds.
+PACING_MIN_FLIGHT = 8
+PACING_ROUNDS = 6
+#: A flight paced: it lasted longer than the ACKs that clocked it out by this fraction of the
+#: round trip (and by 1 ms).
+PACING_SPREAD = 0.1
+
+
+def pacing_script(tr, ctx):
+    """No SACK; rounds as in `cc_beta` (read a flight until a silence, then ACK each packet),
+    no loss. Per round: how long the flight took to arrive (first to last packet), how long the
+    ACKs that released it took to leave, and the round trip (flight start to flight start)."""
+    s = Session(tr)
+    s.handshake(ctx.get("path", "/"))
+    rcv = Receiver()
+    rounds = []  # (first arrival, last arrival, packets, first ACK sent, last ACK sent)
+
+    def on_round(pk):
+        acks = []
+        for d in pk:
+            rcv.add(d.seq, d.end)
+            acks.append(s.ack(rcv.cum))
+        rounds.append((pk[0].t, pk[-1].t, len(pk), acks[0], acks[-1]))
+        return len(rounds) < PACING_ROUNDS + 3
+
+    _rounds(s, tr, on_round, tr.max_wait)
+    s.finish()
+    flights = []
+    for prev, cur in zip(rounds, rounds[1:]):
+        if cur[2] >= PACING_MIN_FLIGHT:
+            flights.append({"span": cur[1] - cur[0], "ack_span": prev[4] - prev[3], "rtt": cur[0] - prev[0], "n": cur[2]})
+    if not flights:
+        raise Inconclusive(f"without conclusion: no flight of {PACING_MIN_FLIGHT} packets")
+    return {"flights": flights}
+
+
+def pacing_rule(o, ctx):
+    # An unpaced sender sends a packet for each ACK as it arrives (ACK clocking), so a flight
+    # lasts as long as the burst of ACKs that released it; a paced one (Linux with BBR, which
+    # sets SK_PACING_NEEDED, or the fq qdisc; `tcp_update_pacing_rate`: 2·cwnd/SRTT in slow
+    # start) spreads it over a good part of the round trip. Paced: the median flight outlasts
+    # its ACKs by more than PACING_SPREAD of the round trip (and 1 ms).
+    extra = sorted(f["span"] - f["ack_span"] - max(PACING_SPREAD * f["rtt"], 0.001) for f in o["flights"])
+    return "yes" if extra[len(extra) // 2] > 0 else "no"
+
+
+#: The HyStart test: from the first flight of at least this many packets the prober holds its
+#: ACKs HYSTART_DELAY longer. Linux's HyStart acts from cwnd 16 (`hystart_low_window`) and
+#: decides after 8 RTT samples of a round (HYSTART_MIN_SAMPLES), by when slow start has added 8
+#: packets: from a flight of 32 the window it stops at is at most 1.25 times the flight.
+HYSTART_FROM = 32
+HYSTART_DELAY = 0.015
+
+
+def hystart_script(tr, ctx):
+    """No SACK; rounds as in `cc_beta`, no loss; from the first flight of HYSTART_FROM packets on
+    the prober waits HYSTART_DELAY before it ACKs a flight (the round trip grows by that much);
+    reads the flights: the one it first delayed and the next."""
+    s = Session(tr)
+    s.handshake(ctx.get("path", "/"))
+    rcv = Receiver()
+    sizes: list[int] = []
+    st = {"first": None}
+
+    def on_round(pk):
+        sizes.append(len(pk))
+        if st["first"] is None and len(pk) >= HYSTART_FROM:
+            st["first"] = len(sizes) - 1
+        if st["first"] is not None:
+            # Wait on the transport's clock (virtual time on the simulated one). A window-limited
+            # sender sends nothing until the ACKs come: a segment arriving meanwhile (a timer's
+            # retransmission, or a sender not limited by its window) spoils the run.
+            if s.next_data(HYSTART_DELAY) is not None:
+                st["early"] = True
+        for d in pk:
+            rcv.add(d.seq, d.end)
+            s.ack(rcv.cum)
+        return st["first"] is None or len(sizes) < st["first"] + 3
+
+    _rounds(s, tr, on_round, tr.max_wait)
+    s.finish()
+    if st["first"] is None or len(sizes) < st["first"] + 2:
+        raise Inconclusive(f"without conclusion: no flight of {HYSTART_FROM} packets followed by another")
+    return {"sizes": sizes, "first": st["first"], "loss": any(d.retx for d in s.log) or st.get("early", False)}
+
+
+def hystart_rule(o, ctx):
+    # HyStart (Ha & Rhee 2011; Linux `hystart_update`, the delay detector): in slow start from
+    # cwnd 16 on, a round whose minimum RTT exceeds the connection's minimum by clamp(min/8,
+    # 4 ms, 16 ms) ends slow start (ssthresh = cwnd) without a loss, so the flight after the
+    # delayed one grows linearly instead of doubling; a sender without it doubles. 15 ms added
+    # is above the largest threshold Linux uses (16 ms only for a minimum RTT of 128 ms or
+    # more). Split: the next flight under 1.5 times the delayed one (between 1 and 2).
+    if o["loss"]:
+        return "without conclusion: a retransmission, or data during the added delay"
+    n, m = o["sizes"][o["first"]], o["sizes"][o["first"] + 1]
+    if n > 128:
+        return "without conclusion: the window reached the receiver's limit"
+    return "yes" if m < 1.5 * n else "no"
+
+
 @dataclass(frozen=True)
 class Test:
     name: str
@@ -534,6 +895,12 @@ TESTS = {
         Test("er", "Early Retransmit", er_script, er_rule, ("icw",)),
         Test("cc", "congestion control", cc_script, cc_rule, ("sack_used",)),
         Test("rto_syn", "SYN timeouts (s)", rto_syn_script, intervals_rule, peer=True),
+        Test("tlp", "tail-loss probe", tlp_script, tlp_rule, ("icw",)),
+        Test("rack", "loss detection (RACK or dupthresh)", rack_script, rack_rule, ("icw",)),
+        Test("cc_beta", "window after a loss (CUBIC or Reno)", cc_beta_script, cc_beta_rule),
+        Test("ecn", "ECN negotiated", ecn_script, ecn_rule),
+        Test("pacing", "pacing", pacing_script, pacing_rule),
+        Test("hystart", "slow start ended by a delay (HyStart)", hystart_script, hystart_rule),
     ]
 }
 

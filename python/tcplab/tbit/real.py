@@ -278,7 +278,7 @@ class RawTransport(Transport):
         # RFC 2018 §3: the server's SACK blocks name the prober's data: relative to our ISN.
         rblocks = tuple(((a - self.isn) & 0xFFFFFFFF, (b - self.isn) & 0xFFFFFFFF) for a, b in blocks)
         wire = tuple(("sack", rblocks) if o[0] == "sack" else o for o in wire)
-        return Seg(t, flags, rel, rack, len(tcp) - hl, wnd, sack_ok, rblocks, mss, wire)
+        return Seg(t, flags, rel, rack, len(tcp) - hl, wnd, sack_ok, rblocks, mss, wire, ip[1])
 
     # -- the Transport interface -------------------------------------------------------------
 
@@ -535,7 +535,7 @@ class Lab:
 
     def defaults(self) -> None:
         """Back to the kernel's defaults of what `configure` may have changed."""
-        self.configure(sysctls={"tcp_sack": 1, "tcp_early_retrans": 3, "tcp_recovery": 1, "tcp_syn_linear_timeouts": 4})
+        self.configure(sysctls={"tcp_sack": 1, "tcp_early_retrans": 3, "tcp_recovery": 1, "tcp_syn_linear_timeouts": 4, "tcp_ecn": 2})
 
     def _server_connects(self) -> None:
         # The server's kernel opens a connection to the prober's alias (Seddigh's SYN test: the

@@ -30,7 +30,8 @@ def one(rows: list[dict], target: str) -> str:
 
 
 SHORT = {"sack_advertised": "SACK adv", "icw": "ICW", "rto_data": "data RTOs", "sack_used": "SACK used", "lt": "LT", "abc": "ABC",
-         "abc_l": "L", "er": "ER", "cc": "CC", "rto_syn": "SYN RTOs"}  # fmt: skip
+         "abc_l": "L", "er": "ER", "cc": "CC", "rto_syn": "SYN RTOs",
+         "tlp": "TLP", "rack": "loss det.", "cc_beta": "β", "ecn": "ECN", "pacing": "pacing", "hystart": "HyStart"}  # fmt: skip
 
 
 def _short(v: str) -> str:

@@ -2,7 +2,10 @@
 namespace): any path returns `--size` bytes; `Range: bytes=A-B` returns that range (206). The
 header and body leave in one corked write, as nginx's `sendfile on; tcp_nopush on` sends them,
 so every data segment is full-sized (Python's http.server sends the header as a segment of its
-own, which would shift TBIT's packet numbering). Standard library only; it runs until killed.
+own, which would shift TBIT's packet numbering). A path `/paced/N` also caps the connection's
+pacing rate at N bytes/s (SO_MAX_PACING_RATE, socket(7); without the fq qdisc Linux then paces
+in TCP itself): the application's own pacing knob, for the `pacing` test. Standard library only;
+it runs until killed.
 
     python3 server.py --port 8080 --size 200000
 """
@@ -15,6 +18,8 @@ import socket
 import threading
 
 RANGE = re.compile(rb"range:\s*bytes=(\d+)-(\d*)", re.I)
+PACED = re.compile(rb"^GET /paced/(\d{1,12})[ /?]")
+SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)  # asm-generic/socket.h
 
 
 def serve(c: socket.socket, body: bytes) -> None:
@@ -29,6 +34,9 @@ def serve(c: socket.socket, body: bytes) -> None:
             if len(buf) > 65536:
                 return
         req, buf = buf.split(b"\r\n\r\n", 1)
+        p = PACED.match(req)
+        if p:
+            c.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, min(int(p.group(1)), 2**32 - 1))
         m = RANGE.search(req)
         if m:
             a = int(m.group(1))

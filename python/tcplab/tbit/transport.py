@@ -16,6 +16,8 @@ import json
 from dataclasses import dataclass, field
 
 FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+#: RFC 3168 §6.1: ECN-Echo and Congestion Window Reduced.
+ECE, CWR = 0x40, 0x80
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,9 @@ class Seg:
     #: ("nop",), ("wscale", 7), ("sack", ((a, b), ...)), ("TS", val, ecr), ("eol",), or
     #: ("kind", number). Filled by the raw transport; scripted tests compare it.
     options: tuple = ()
+    #: The IPv4 TOS octet; its two low bits are the ECN field (RFC 3168 §5: 10 = ECT(0),
+    #: 01 = ECT(1), 11 = CE). The simulated transport has no ECN: always 0.
+    tos: int = 0
 
     @property
     def syn(self) -> bool:
@@ -52,6 +57,9 @@ class Transport(ABC):
     #: How long a probe may wait for one retransmission before it gives up (seconds on the
     #: transport's clock): longer than any initial RTO it may meet.
     max_wait = 130.0
+    #: A silence this long (transport clock) ends a flight: the window tests (`cc_beta`) read
+    #: the packets of one round trip as those that arrive before it.
+    round_gap = 0.02
 
     @abstractmethod
     def open(self) -> None:
@@ -107,6 +115,9 @@ class SimTransport(Transport):
     page_bytes: int = 100_000
     name: str = "sim"
     max_wait: float = 200.0
+    #: Within a flight the simulated server's segments arrive in the same instant; flights are
+    #: one round trip (2·delay) apart.
+    round_gap: float = 0.004
     _srv: object = field(default=None, repr=False)
 
     def __post_init__(self):
