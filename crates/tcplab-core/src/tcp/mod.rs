@@ -17,6 +17,7 @@ pub mod sackrec;
 pub mod sender;
 pub mod state;
 pub mod stats;
+pub mod txq;
 
 pub use conn::{ConnEvent, TcpConn, TimerKind};
 pub use info::{CaState, TcpInfo, TcpState};

@@ -69,6 +69,12 @@ impl Scoreboard {
         i < self.ranges.len() && self.ranges[i].0 <= seq
     }
 
+    /// The SACKed range holding `seq`, if it is SACKed.
+    pub fn range_at(&self, seq: u64) -> Option<(u64, u64)> {
+        let i = self.ranges.partition_point(|&(_, b)| b <= seq);
+        self.ranges.get(i).copied().filter(|&(a, _)| a <= seq)
+    }
+
     /// The first byte at or after `seq` that is not SACKed.
     pub fn next_unsacked(&self, seq: u64) -> u64 {
         let i = self.ranges.partition_point(|&(_, b)| b <= seq);

@@ -188,6 +188,20 @@ impl TcpSender {
         let newly_sacked = if c.sack_ok && !c.sack_ignored { c.sb.update(seg.ack.max(c.snd_una), c.snd_max, seg.sack_blocks()) } else { 0 };
         c.ack_sacked = newly_sacked;
         c.ack_rtt = None;
+        // The transmit record (tcp/txq.rs): records the ACK delivers, SACKed or cumulatively.
+        if newly_sacked > 0 {
+            let una = seg.ack.max(c.snd_una);
+            for b in seg.sack_blocks() {
+                if let Some((l, r)) = c.sb.range_at(b.left.max(una)).filter(|_| b.right > una) {
+                    c.txq.on_sacked(c.now, l, r);
+                }
+            }
+        }
+        if advanced {
+            c.txq.on_cum_ack(c.now, seg.ack);
+        } else {
+            c.take_ack_samples();
+        }
         if advanced {
             c.sack_ignored = false;
         }
@@ -233,6 +247,8 @@ impl TcpSender {
                 c.timed = None;
             }
         }
+        // After the RTT sample, so that a rate sample is checked against the smallest RTT.
+        c.take_ack_samples();
         let data_acked = ack.min(c.data_end) - c.snd_una.min(c.data_end);
         c.stats.bytes_acked += data_acked;
         c.prev_una = c.snd_una;
@@ -308,6 +324,9 @@ impl TcpSender {
                 let inflation = self.rec.window_inflation(c);
                 c.cc_event(CongestionEvent::Timeout { ctx: c.loss_context(), first: c.consecutive_timeouts == 0, reduced_in_window, inflation });
                 c.consecutive_timeouts += 1;
+                // RFC 8985 §6.3 / Linux `tcp_timeout_mark_lost()`: everything outstanding and not
+                // SACKed is lost.
+                c.txq.mark_lost(c.snd_una, c.snd_max);
                 c.loss_reduction(true, c.consecutive_timeouts == 1);
                 c.slow_start_after_rto = true;
                 c.limited_transmit_bytes = 0;

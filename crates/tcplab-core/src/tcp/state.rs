@@ -4,12 +4,13 @@
 //! RFC 5827). `recovery.rs`, `sackrec.rs` and `legacy/` import this module, never `sender.rs`;
 //! `cc/` imports neither (the controller sees the window and an `AckSample`, not the sender).
 
-use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, Reno, Window};
+use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, RackSample, RateSample, Reno, Window};
 use super::config::TcpConfig;
 use super::gate::{may_send, Ask, Limit, SendWindow};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::stats::ConnStats;
+use super::txq::TxQueue;
 use crate::engine::Timer;
 use crate::net::{PacketTag, Segment, FLAG_ACK, FLAG_FIN, FLAG_SYN};
 use crate::units::Time;
@@ -84,6 +85,12 @@ pub struct SenderCore {
     pub(super) ack_sacked: u64,
     pub(super) ack_rtt: Option<Time>,
     pub(super) ack_app_limited: bool,
+    /// Of the ACK being processed: its delivery-rate sample and RACK's newest delivered segment
+    /// (from `txq`).
+    pub(super) ack_rate: Option<RateSample>,
+    pub(super) ack_rack: Option<RackSample>,
+    /// The transmit record: every segment in flight (tcp/txq.rs).
+    pub txq: TxQueue,
     /// The receiver's advertised window.
     pub peer_wnd: u64,
     pub dupacks: u32,
@@ -163,6 +170,9 @@ impl SenderCore {
             ack_sacked: 0,
             ack_rtt: None,
             ack_app_limited: false,
+            ack_rate: None,
+            ack_rack: None,
+            txq: TxQueue::default(),
             peer_wnd: cfg.rwnd.get().unwrap_or(u64::MAX / 4),
             dupacks: 0,
             recover: 0,
@@ -273,10 +283,19 @@ impl SenderCore {
             delivered: self.stats.bytes_acked,
             app_limited: self.ack_app_limited,
             after_rto: self.slow_start_after_rto,
+            rate: self.ack_rate,
+            rack: self.ack_rack,
         };
         let mut w = self.window();
         self.cc.on_ack(&mut w, &a);
         self.commit_window(w);
+    }
+
+    /// The end of an ACK's transmit-record processing: its delivery-rate sample and RACK's newest
+    /// delivered segment, for the controller's `AckSample`.
+    pub(super) fn take_ack_samples(&mut self) {
+        let min_rtt = (self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns);
+        (self.ack_rate, self.ack_rack) = self.txq.end_ack(min_rtt);
     }
 
     /// The controller's `on_congestion_event`.
@@ -403,6 +422,8 @@ impl SenderCore {
             self.timed = Some((seq + len.max(1), self.now));
         }
         let end = seq + len + (flags & FLAG_FIN != 0) as u64;
+        // The transmit record (tcp/txq.rs): a new record, or the records a retransmission covers.
+        self.txq.on_send(self.now, seq, end, retx, self.snd_una >= self.snd_max);
         if seq == self.snd_nxt {
             self.snd_nxt = end;
         }
@@ -507,6 +528,11 @@ impl SenderCore {
                 break;
             }
         }
+        // draft-cheng-iccrg-delivery-rate-estimation §3.4 `CheckIfApplicationLimited`: less than
+        // a segment left to send, nothing waiting to be resent, and the window not full.
+        if self.snd_nxt >= self.snd_max && self.data_end.saturating_sub(self.snd_nxt) < self.mss && self.flight_size() < self.cwnd {
+            self.txq.check_app_limited(self.flight_size());
+        }
     }
 
     /// RFC 3042 §2: on each of the first two duplicate ACKs send one previously unsent segment,
@@ -600,8 +626,10 @@ impl SenderCore {
         }
     }
 
-    /// Count a fast retransmit (and an Early Retransmit when the threshold was lowered).
+    /// Count a fast retransmit (and an Early Retransmit when the threshold was lowered); the
+    /// segment at snd_una is marked lost in the transmit record.
     pub fn count_fast_retransmit(&mut self) {
+        self.txq.mark_lost(self.snd_una, self.snd_una + 1);
         self.stats.fast_retransmits += 1;
         self.stats.recoveries += 1;
         self.recovery_since.get_or_insert(self.now);
