@@ -9,6 +9,7 @@ pub mod conn;
 pub mod gate;
 pub mod info;
 pub mod legacy;
+pub mod loss;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;

@@ -22,7 +22,7 @@
 //! `Sack1`, `FackRh` and `FackNs2` are ns-2's agents, kept whole in `tcp/legacy/`.
 
 use super::cc::CongestionEvent;
-use super::gate::{Ask, Limit};
+use super::gate::{Ask, Limit, SendKind};
 use super::recovery::Recovery;
 use super::state::{OutSeg, SenderCore};
 
@@ -53,7 +53,6 @@ impl Rfc6675 {
     /// +1 if not IsLost, +1 more if at or below HighRxt. IsLost is the same for every byte of a
     /// hole (all SACKed bytes lie above it), so the sum goes hole by hole.
     fn pipe(&self, s: &SenderCore) -> u64 {
-        let (dt, mss) = (s.cfg.dupthresh, s.mss);
         let mut pipe = 0;
         let top = s.fack();
         let mut count = |a: u64, b: u64, lost: bool| {
@@ -63,7 +62,7 @@ impl Rfc6675 {
             pipe += self.high_rxt.min(b).saturating_sub(a);
         };
         for (a, b) in s.sb.holes(s.snd_una) {
-            count(a, b, s.sb.is_lost(a, dt, mss));
+            count(a, b, s.is_lost(a));
         }
         if top < s.snd_max {
             count(top, s.snd_max, false);
@@ -76,7 +75,7 @@ impl Rfc6675 {
         let top = s.fack();
         let s2 = s.sb.next_unsacked(self.high_rxt.max(s.snd_una));
         // (1) the first unSACKed byte above HighRxt, below the highest SACKed byte, if IsLost.
-        if s2 < top && s.sb.is_lost(s2, s.cfg.dupthresh, s.mss) {
+        if s2 < top && s.is_lost(s2) {
             return Some(Next::Retx(s2));
         }
         // (2) new data, if there is some and the receiver's window allows it.
@@ -102,7 +101,7 @@ impl Rfc6675 {
     /// RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, send what NextSeg() gives.
     fn send_loop(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         let mut pipe = self.pipe(s);
-        while s.send_gate(0, Ask { used: pipe, need: s.mss, limit: Limit::Cwnd, burst: false }) {
+        while s.send_gate(0, Ask { used: pipe, need: s.mss, limit: Limit::Cwnd, burst: false, what: SendKind::Window }) {
             let sent = match self.next_seg(s) {
                 None => break,
                 Some(Next::Retx(seq)) => {
@@ -141,7 +140,7 @@ impl Recovery for Rfc6675 {
         }
         // RFC 6675 §5 steps (1)–(2): DupAcks ≥ DupThresh, or IsLost(HighACK + 1); §5.1: not
         // again until HighACK ≥ RecoveryPoint after a timeout.
-        let lost = s.sb.is_lost(s.snd_una, s.cfg.dupthresh, s.mss);
+        let lost = s.is_lost(s.snd_una);
         if (s.dupacks >= s.dupthresh() || lost) && s.snd_una >= s.recover {
             s.count_fast_retransmit();
             // (4.1) RecoveryPoint = HighData.
@@ -163,7 +162,7 @@ impl Recovery for Rfc6675 {
             // (3) Limited Transmit governed by pipe: HighRxt = HighACK, then send new data while
             // cwnd − pipe ≥ 1 SMSS.
             self.high_rxt = s.snd_una;
-            while s.can_send_new() && s.snd_max < s.data_end && s.send_gate(0, Ask { used: self.pipe(s), need: s.mss, limit: Limit::Cwnd, burst: false }) {
+            while s.can_send_new() && s.snd_max < s.data_end && s.send_gate(0, Ask { used: self.pipe(s), need: s.mss, limit: Limit::Cwnd, burst: false, what: SendKind::LimitedTransmit }) {
                 s.stats.limited_transmits += 1;
                 let len = s.send_new(out);
                 s.limited_transmit_bytes += len;

@@ -217,9 +217,10 @@ impl TcpSender {
         let dup = if c.sack_ok && self.rec.sack_dupacks() { newly_sacked > 0 && c.snd_max > c.snd_una } else { classic_dup };
         if dup {
             c.dupacks += 1;
-            // RFC 3042 §2 (with SACK, only on an ACK with new SACK information).
-            if c.cfg.limited_transmit && !self.rec.own_limited_transmit() && !c.in_recovery && c.dupacks <= 2 && c.dupacks < c.cfg.dupthresh && (!c.sack_ok || newly_sacked > 0) {
-                c.limited_transmit(out);
+            // RFC 3042 §2 as the loss detector applies it (tcp/loss/), unless the recovery
+            // strategy sends its own segments on these duplicate ACKs.
+            if !self.rec.own_limited_transmit() {
+                c.limited_transmit(newly_sacked, out);
             }
             self.rec.on_dupack(c, out);
         }

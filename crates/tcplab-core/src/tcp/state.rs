@@ -6,7 +6,8 @@
 
 use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, RackSample, RateSample, Reno, Window};
 use super::config::TcpConfig;
-use super::gate::{may_send, Ask, Limit, SendWindow};
+use super::gate::{may_send, Ask, Limit, SendKind, SendWindow};
+use super::loss::{DupThresh, LossDetection, LossView};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::stats::ConnStats;
@@ -80,6 +81,8 @@ pub struct SenderCore {
     pub ssthresh: u64,
     /// The congestion controller (tcp/cc/).
     pub cc: Box<dyn CongestionControl>,
+    /// The loss detector (tcp/loss/).
+    pub loss: Box<dyn LossDetection>,
     /// Of the ACK being processed: bytes it newly SACKed, the RTT it measured, whether the
     /// window was not the limit when it came (the controller's `AckSample`).
     pub(super) ack_sacked: u64,
@@ -167,6 +170,7 @@ impl SenderCore {
             cwnd: cfg.initial_window.bytes(mss as u32),
             ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
             cc: Box::new(Reno::new(&cfg)),
+            loss: Box::new(DupThresh::new(&cfg)),
             ack_sacked: 0,
             ack_rtt: None,
             ack_app_limited: false,
@@ -502,7 +506,7 @@ impl SenderCore {
         let mut burst = 0u32;
         loop {
             // The burst limit (the window is asked below, once the segment is known).
-            if !self.send_gate(burst, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: true }) {
+            if !self.send_gate(burst, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: true, what: SendKind::Window }) {
                 break;
             }
             // After a timeout, go-back-N skips what the receiver has SACKed since (RFC 6675 §5.1).
@@ -515,7 +519,7 @@ impl SenderCore {
             }
             if self.snd_nxt < self.data_end {
                 let len = self.mss.min(self.data_end - self.snd_nxt);
-                let ask = Ask { used: self.snd_nxt - self.snd_una, need: len, limit: Limit::CwndRwnd, burst: false };
+                let ask = Ask { used: self.snd_nxt - self.snd_una, need: len, limit: Limit::CwndRwnd, burst: false, what: SendKind::Window };
                 if !self.send_gate(burst, ask) || self.nagle_holds(self.snd_nxt, len) {
                     break;
                 }
@@ -535,41 +539,37 @@ impl SenderCore {
         }
     }
 
-    /// RFC 3042 §2: on each of the first two duplicate ACKs send one previously unsent segment,
-    /// if the receiver's window allows it and FlightSize stays within cwnd + 2·SMSS; cwnd is
-    /// not changed.
-    pub(super) fn limited_transmit(&mut self, out: &mut Vec<OutSeg>) {
-        if self.cfg.limited_transmit_send_one {
-            // ns-2 send_one() (tcp/tcp.cc, `singledup_`): send t_seqno_ if t_seqno_ ≤
-            // highest_ack_ + min(wnd_, cwnd_ + dupacks_) — the next segment from snd_nxt, which
-            // after a timeout is a go-back-N retransmission, with the window grown by the
-            // duplicate ACKs so far.
-            if self.snd_nxt >= self.data_end {
-                return;
-            }
-            let len = self.mss.min(self.data_end - self.snd_nxt);
-            let after = self.snd_nxt + len - self.snd_una;
-            if after > self.cwnd + self.dupacks as u64 * self.mss || after > self.peer_wnd {
-                return;
-            }
-            self.stats.limited_transmits += 1;
-            if self.snd_nxt == self.snd_max {
-                self.limited_transmit_bytes += len;
-            }
-            self.transmit(self.snd_nxt, out);
-            return;
+    /// What the loss detector sees (tcp/loss/). `newly_sacked`: bytes the ACK being processed
+    /// newly SACKed.
+    pub fn loss_view(&self, newly_sacked: u64) -> LossView<'_> {
+        LossView {
+            mss: self.mss,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            snd_max: self.snd_max,
+            data_end: self.data_end,
+            peer_wnd: self.peer_wnd,
+            dupacks: self.dupacks,
+            in_recovery: self.in_recovery,
+            sack_ok: self.sack_ok,
+            newly_sacked,
+            sb: &self.sb,
         }
-        if self.snd_nxt != self.snd_max || self.snd_nxt >= self.data_end {
-            return; // nothing previously unsent (or still resending after a timeout)
-        }
-        let len = self.mss.min(self.data_end - self.snd_nxt);
-        let after = self.flight_size() + len;
-        if after > self.cwnd + 2 * self.mss || after > self.peer_wnd {
+    }
+
+    /// The loss detector's Limited Transmit on a duplicate ACK (RFC 3042 §2, `loss/dupthresh.rs`),
+    /// through the send gate with the allowance beyond cwnd the detector names; cwnd is not
+    /// changed.
+    pub(super) fn limited_transmit(&mut self, newly_sacked: u64, out: &mut Vec<OutSeg>) {
+        let Some(e) = self.loss.early_send(&self.loss_view(newly_sacked)) else { return };
+        if !self.send_gate(0, Ask { used: e.used, need: e.len, limit: Limit::Allowance(e.allowance), burst: false, what: SendKind::LimitedTransmit }) {
             return;
         }
         self.stats.limited_transmits += 1;
-        self.limited_transmit_bytes += len;
-        self.transmit(self.snd_nxt, out);
+        if e.new_data {
+            self.limited_transmit_bytes += e.len;
+        }
+        self.transmit(e.seq, out);
     }
 
     /// Retransmit the first unacknowledged segment (fast retransmit, partial ACKs).
@@ -608,22 +608,15 @@ impl SenderCore {
         }
     }
 
-    /// The duplicate-ACK threshold now. RFC 5827 §3.2 (segment-based Early Retransmit): when
-    /// fewer than 4 segments are outstanding and no new segment can be sent (none ready, or the
-    /// receiver's window forbids it), the threshold is the outstanding segments − 1.
+    /// The duplicate-ACK threshold now (the loss detector's: RFC 5681 §3.2, lowered by RFC 5827
+    /// Early Retransmit, `loss/dupthresh.rs`).
     pub fn dupthresh(&self) -> u32 {
-        let std = self.cfg.dupthresh;
-        if !self.cfg.early_retransmit {
-            return std;
-        }
-        let outstanding = self.flight_size().div_ceil(self.mss);
-        let no_new_data = self.snd_max >= self.data_end
-            || self.snd_max + self.mss.min(self.data_end - self.snd_max) > self.snd_una + self.peer_wnd;
-        if no_new_data && (2..4).contains(&outstanding) {
-            (outstanding as u32 - 1).min(std)
-        } else {
-            std
-        }
+        self.loss.dupthresh(&self.loss_view(0))
+    }
+
+    /// RFC 6675 §4 `IsLost(seq)`, as the loss detector decides it.
+    pub fn is_lost(&self, seq: u64) -> bool {
+        self.loss.is_lost(&self.loss_view(0), seq)
     }
 
     /// Count a fast retransmit (and an Early Retransmit when the threshold was lowered); the

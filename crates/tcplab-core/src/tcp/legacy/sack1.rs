@@ -3,7 +3,7 @@
 //! transmission after the fast retransmission), and retransmission of every hole below the
 //! highest SACKed byte in order.
 
-use crate::tcp::gate::{Ask, Limit};
+use crate::tcp::gate::{Ask, Limit, SendKind};
 use crate::tcp::recovery::Recovery;
 use crate::tcp::state::{OutSeg, SenderCore};
 
@@ -85,7 +85,7 @@ impl Recovery for Sack1 {
         }
         let mut burst = 0;
         // ns-2 send_much() while pipe_ < cwnd_ (segments, any fraction): one byte of window.
-        while s.send_gate(burst, Ask { used: self.pipe.max(0) as u64, need: 1, limit: Limit::Cwnd, burst: true }) {
+        while s.send_gate(burst, Ask { used: self.pipe.max(0) as u64, need: 1, limit: Limit::Cwnd, burst: true, what: SendKind::Window }) {
             burst += 1;
             let top = s.fack();
             let hole = s.sb.next_unsacked(self.rtx_next.max(s.snd_una));
