@@ -14,7 +14,6 @@ pub mod receiver;
 pub mod recovery;
 pub mod rtt;
 pub mod sack;
-pub mod sackrec;
 pub mod sender;
 pub mod state;
 pub mod stats;

@@ -577,6 +577,15 @@ impl SenderCore {
         self.transmit(self.snd_una, out);
     }
 
+    /// May a single transmission that the standards send whatever the window (`what`: the fast
+    /// retransmission, RFC 5681 §3.2 step 2 and RFC 6675 (4.3); NewReno's partial-ACK
+    /// retransmission, RFC 6582 §3.2 step 3) leave now? The send gate answers
+    /// (`Limit::Unbounded`: no window applies, so today always yes; a pacer is where it may wait).
+    #[inline]
+    pub fn may_send_single(&self, what: SendKind) -> bool {
+        self.send_gate(0, Ask { used: self.flight_size(), need: self.mss, limit: Limit::Unbounded, burst: false, what })
+    }
+
     /// Count a loss detection in the current loss episode (opening one if needed).
     /// `changes_window`: it reduces the window now (a fast retransmit, a first timeout); its
     /// retransmission is then not an "other loss". A repeated timeout (cwnd already one segment,
@@ -639,7 +648,9 @@ impl SenderCore {
         self.recover = self.snd_max;
         self.loss_reduction(false, true);
         self.restart_rto();
-        self.retransmit_una(out);
+        if self.may_send_single(SendKind::FastRetransmit) {
+            self.retransmit_una(out);
+        }
         // RFC 5681 §3.2 step 3: inflate by the segments that have left the network, one per
         // duplicate ACK (three at the standard threshold, fewer after an Early Retransmit).
         self.set_recovery_window(self.ssthresh + self.dupacks as u64 * self.mss);

@@ -109,7 +109,7 @@ impl Recovery for FackNs2 {
                 self.rtx.clear();
                 self.stalled = false;
                 let (una, nxt) = (s.snd_una, s.snd_max);
-                let len = s.retransmit_hole(una, out);
+                let len = if s.may_send_single(SendKind::FastRetransmit) { s.retransmit_hole(una, out) } else { 0 };
                 self.rtx.push(Rtx { seq: una, end: una + len, sent_at_nxt: nxt });
             } else {
                 s.send_available(out);

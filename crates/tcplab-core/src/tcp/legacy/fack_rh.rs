@@ -4,7 +4,7 @@
 
 use super::Rtx;
 use crate::tcp::gate::{Ask, Limit, SendKind};
-use crate::tcp::recovery::Recovery;
+use crate::tcp::recovery::{Caps, Recovery};
 use crate::tcp::state::{OutSeg, SenderCore};
 
 #[derive(Clone, Copy, Debug)]
@@ -128,8 +128,9 @@ impl Recovery for FackRh {
         "fack-rh"
     }
 
-    fn own_limited_transmit(&self) -> bool {
-        true
+    fn caps(&self) -> Caps {
+        // FACK-RH's send rule sends on the first duplicate ACKs itself.
+        Caps { own_limited_transmit: true, ..Caps::STANDARD }
     }
 
     fn on_dupack(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {

@@ -4,7 +4,7 @@
 //! highest SACKed byte in order.
 
 use crate::tcp::gate::{Ask, Limit, SendKind};
-use crate::tcp::recovery::Recovery;
+use crate::tcp::recovery::{Caps, Recovery};
 use crate::tcp::state::{OutSeg, SenderCore};
 
 #[derive(Default)]
@@ -43,7 +43,7 @@ impl Recovery for Sack1 {
                 // sent by output(), outside send_much(), so it is not counted in pipe_.
                 self.pipe = s.flight_size() as i64 - s.dupacks as i64 * mss;
                 let una = s.snd_una;
-                let len = s.retransmit_hole(una, out);
+                let len = if s.may_send_single(SendKind::FastRetransmit) { s.retransmit_hole(una, out) } else { 0 };
                 self.rtx_next = una + len;
             }
         } else {
@@ -72,10 +72,10 @@ impl Recovery for Sack1 {
         s.sack_ignored = true;
     }
 
-    fn gbn_skips_sacked(&self) -> bool {
+    fn caps(&self) -> Caps {
         // ns-2's Sack1 goes back N over everything after a timeout (`t_seqno_ = highest_ack_ + 1`
         // in reset_rtx_timer(), tcp/tcp.cc, with an empty scoreboard).
-        false
+        Caps { gbn_skips_sacked: false, ..Caps::STANDARD }
     }
 
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
