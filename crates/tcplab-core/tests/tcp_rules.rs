@@ -443,10 +443,17 @@ fn sack_is_lost_starts_recovery_on_one_ack_reporting_three_segments() {
 
 #[test]
 fn the_transmit_record_follows_sends_sacks_acks_and_retransmissions() {
-    let mut h = Harness::sending(4, |c| {
+    // Reno reads no delivery samples, so the record is kept on request (a RACK detector or a
+    // BBR controller turns it on by itself).
+    let mut h = Harness::established(|c| {
         c.variant = Variant::Sack;
         c.sack = true;
+        c.initial_window = InitialWindow::Segments(4);
     });
+    assert!(h.conn.snd.core.txq.is_empty());
+    h.conn.snd.core.keep_transmit_record();
+    h.write(0, 1 << 40);
+    assert_eq!(h.take_sent().len(), 4);
     let recs = |h: &Harness| h.conn.snd.core.txq.records().map(|r| (r.start, r.end, r.tx, r.sacked, r.lost)).collect::<Vec<_>>();
     assert_eq!(recs(&h), (0..4).map(|k| (1 + k * MSS, 1 + (k + 1) * MSS, 1, false, false)).collect::<Vec<_>>());
     // A SACK of segment 2 marks its record (RFC 8985 §6.1 needs it, the rate sample counts it).

@@ -1,8 +1,10 @@
 //! The send gate: the one place that decides whether a segment may leave now. Every sender's
 //! send loop asks it once per segment (`SenderCore::send_gate`, which hands its window to `may_send`
-//! here; `grep -rn "send_gate(" src/tcp`
-//! lists them): the connection's own (`send_available`), RFC 6675's (C) loop (`sackrec.rs`) and
-//! the ns-2 agents' `send_much()`s (`legacy/`).
+//! here; `grep -rn "send_gate(\|may_send_single(" src/tcp` lists them): the connection's own
+//! (`send_available`), RFC 6675's (C) loop (`recovery/rfc6675.rs`) and the ns-2 agents'
+//! `send_much()`s (`legacy/`); so do the single transmissions of loss recovery (the fast
+//! retransmission, NewReno's partial-ACK retransmission: `SenderCore::may_send_single`, no
+//! window) and Limited Transmit (its allowance beyond cwnd), each saying what it is (`SendKind`).
 //!
 //! A sender measures what it holds to be in the network its own way (RFC 6675's pipe, ns-2
 //! Sack1's counted pipe, FACK's awnd, SND.NXT − SND.UNA) and says what the next segment needs;

@@ -195,18 +195,8 @@ impl TcpSender {
         c.ack_sacked = newly_sacked;
         c.ack_rtt = None;
         // The transmit record (tcp/txq.rs): records the ACK delivers, SACKed or cumulatively.
-        if newly_sacked > 0 {
-            let una = seg.ack.max(c.snd_una);
-            for b in seg.sack_blocks() {
-                if let Some((l, r)) = c.sb.range_at(b.left.max(una)).filter(|_| b.right > una) {
-                    c.txq.on_sacked(c.now, l, r);
-                }
-            }
-        }
-        if advanced {
-            c.txq.on_cum_ack(c.now, seg.ack);
-        } else {
-            c.take_ack_samples();
+        if c.txq_on {
+            c.txq_ack(seg, advanced, newly_sacked);
         }
         if advanced {
             c.sack_ignored = false;
@@ -258,7 +248,9 @@ impl TcpSender {
             }
         }
         // After the RTT sample, so that a rate sample is checked against the smallest RTT.
-        c.take_ack_samples();
+        if c.txq_on {
+            c.take_ack_samples();
+        }
         let data_acked = ack.min(c.data_end) - c.snd_una.min(c.data_end);
         c.stats.bytes_acked += data_acked;
         c.prev_una = c.snd_una;
@@ -272,8 +264,12 @@ impl TcpSender {
             c.slow_start_after_rto = false;
         }
         if ack < c.data_end {
+            // Only when something lies below (split_off of a map with nothing to prune is the
+            // same map, and allocating it per ACK was a measurable cost).
             let first = c.segment_number(ack);
-            c.tx_count = c.tx_count.split_off(&first);
+            if c.tx_count.first_key_value().is_some_and(|(&k, _)| k < first) {
+                c.tx_count = c.tx_count.split_off(&first);
+            }
         }
         if c.episode.is_some_and(|e| c.snd_una >= e.end) {
             c.close_episode();

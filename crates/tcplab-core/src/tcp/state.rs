@@ -1,7 +1,8 @@
 //! The state every congestion-control and recovery strategy reads and changes: the send half's
 //! sequence space, window, scoreboard, timers and instruments (`SenderCore`), the segments it
-//! hands out (`OutSeg`), and the rules shared by every strategy (RFC 5681, RFC 6298, RFC 3042,
-//! RFC 5827). `recovery.rs`, `sackrec.rs` and `legacy/` import this module, never `sender.rs`;
+//! hands out (`OutSeg`), and the rules shared by every strategy (RFC 5681, RFC 6298); it asks the
+//! loss detector (`loss/`: RFC 5681's threshold, RFC 5827, RFC 6675 IsLost, RFC 3042) and keeps the
+//! transmit record (`txq.rs`). `recovery/` and `legacy/` import this module, never `sender.rs`;
 //! `cc/` imports neither (the controller sees the window and an `AckSample`, not the sender).
 
 use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, RackSample, RateSample, Reno, Window};
@@ -92,8 +93,11 @@ pub struct SenderCore {
     /// (from `txq`).
     pub(super) ack_rate: Option<RateSample>,
     pub(super) ack_rack: Option<RackSample>,
-    /// The transmit record: every segment in flight (tcp/txq.rs).
+    /// The transmit record: every segment in flight (tcp/txq.rs), kept while `txq_on`.
     pub txq: TxQueue,
+    /// The transmit record is kept: the controller or the loss detector reads it (or a test or
+    /// tool asked, `keep_transmit_record`). Off, the per-packet path does none of its work.
+    pub(super) txq_on: bool,
     /// The receiver's advertised window.
     pub peer_wnd: u64,
     pub dupacks: u32,
@@ -155,7 +159,7 @@ impl SenderCore {
         if cfg.rto_model == super::config::RtoModel::Ns2 && cfg.timer_tick.0 > 0 {
             rtt = rtt.ns2_model();
         }
-        SenderCore {
+        let mut core = SenderCore {
             mss,
             phase: SenderPhase::Idle,
             now: 0,
@@ -177,6 +181,7 @@ impl SenderCore {
             ack_rate: None,
             ack_rack: None,
             txq: TxQueue::default(),
+            txq_on: false,
             peer_wnd: cfg.rwnd.get().unwrap_or(u64::MAX / 4),
             dupacks: 0,
             recover: 0,
@@ -206,7 +211,17 @@ impl SenderCore {
             established_at: None,
             done_at: None,
             cfg,
-        }
+        };
+        core.txq_on = core.cc.wants_delivery_samples() || core.loss.uses_transmit_record();
+        core
+    }
+
+    /// Keep the transmit record (`txq`) although neither the controller nor the loss detector
+    /// reads it (tests, tools). Call it before data is sent: records of earlier segments are
+    /// not made up.
+    pub fn keep_transmit_record(&mut self) {
+        debug_assert!(self.snd_una >= self.snd_max, "keep_transmit_record() with data in flight");
+        self.txq_on = true;
     }
 
     /// The connection is open for data (after the handshake, or at once without one).
@@ -293,6 +308,26 @@ impl SenderCore {
         let mut w = self.window();
         self.cc.on_ack(&mut w, &a);
         self.commit_window(w);
+    }
+
+    /// The transmit record's part of an ACK (tcp/txq.rs): the records it delivers, newly SACKed
+    /// (`newly_sacked` > 0: the merged scoreboard ranges its blocks fall in) or cumulatively
+    /// acknowledged (`advanced`); an ACK that advances nothing ends here, one that does ends in
+    /// `on_new_ack` after its RTT sample.
+    pub(super) fn txq_ack(&mut self, seg: &Segment, advanced: bool, newly_sacked: u64) {
+        if newly_sacked > 0 {
+            let una = seg.ack.max(self.snd_una);
+            for b in seg.sack_blocks() {
+                if let Some((l, r)) = self.sb.range_at(b.left.max(una)).filter(|_| b.right > una) {
+                    self.txq.on_sacked(self.now, l, r);
+                }
+            }
+        }
+        if advanced {
+            self.txq.on_cum_ack(self.now, seg.ack);
+        } else {
+            self.take_ack_samples();
+        }
     }
 
     /// The end of an ACK's transmit-record processing: its delivery-rate sample and RACK's newest
@@ -427,7 +462,9 @@ impl SenderCore {
         }
         let end = seq + len + (flags & FLAG_FIN != 0) as u64;
         // The transmit record (tcp/txq.rs): a new record, or the records a retransmission covers.
-        self.txq.on_send(self.now, seq, end, retx, self.snd_una >= self.snd_max);
+        if self.txq_on {
+            self.txq.on_send(self.now, seq, end, retx, self.snd_una >= self.snd_max);
+        }
         if seq == self.snd_nxt {
             self.snd_nxt = end;
         }
@@ -534,7 +571,7 @@ impl SenderCore {
         }
         // draft-cheng-iccrg-delivery-rate-estimation §3.4 `CheckIfApplicationLimited`: less than
         // a segment left to send, nothing waiting to be resent, and the window not full.
-        if self.snd_nxt >= self.snd_max && self.data_end.saturating_sub(self.snd_nxt) < self.mss && self.flight_size() < self.cwnd {
+        if self.txq_on && self.snd_nxt >= self.snd_max && self.data_end.saturating_sub(self.snd_nxt) < self.mss && self.flight_size() < self.cwnd {
             self.txq.check_app_limited(self.flight_size());
         }
     }

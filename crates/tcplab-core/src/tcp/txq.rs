@@ -26,8 +26,6 @@ pub struct RateSnapshot {
     pub delivered_at: Time,
     /// C.first_sent_time when it was sent (`tx.first_tx_mstamp`).
     pub first_tx_at: Time,
-    /// The connection was application-limited when it was sent (`tx.is_app_limited`).
-    pub app_limited: bool,
 }
 
 /// One segment in flight.
@@ -46,14 +44,35 @@ pub struct TxRecord {
     /// Loss detection has declared it lost (a fast retransmit of it, a timeout); a later
     /// retransmission does not clear it (Linux keeps `TCPCB_LOST` beside `TCPCB_SACKED_RETRANS`).
     pub lost: bool,
+    /// The connection was application-limited when it was last sent (`tx.is_app_limited`).
+    pub app_limited: bool,
+    /// The rest of the rate snapshot taken when it was last sent (64 bytes a record in all).
     pub snap: RateSnapshot,
 }
 
 /// The most recently sent record the ACK being processed has delivered so far: the draft's
 /// `UpdateRateSample(P)` (§3.3) keeps its snapshot, RFC 8985 §6.1 step 2 its send time and end.
-#[derive(Clone, Copy, Debug, Default)]
-struct AckScan {
-    newest: Option<TxRecord>,
+#[derive(Clone, Copy, Debug)]
+struct Newest {
+    last_sent: Time,
+    end: u64,
+    retransmitted: bool,
+    app_limited: bool,
+    snap: RateSnapshot,
+}
+
+impl Newest {
+    #[inline]
+    fn of(r: &TxRecord) -> Newest {
+        Newest { last_sent: r.last_sent, end: r.end, retransmitted: r.tx > 1, app_limited: r.app_limited, snap: r.snap }
+    }
+
+    /// RFC 8985 `RACK_sent_after`: `r` was sent after this one (later, or at the same time with a
+    /// higher end sequence); Linux 6.x `tcp_rate_skb_delivered()` orders the same way.
+    #[inline]
+    fn older_than(&self, r: &TxRecord) -> bool {
+        r.last_sent > self.last_sent || (r.last_sent == self.last_sent && r.end > self.end)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -70,7 +89,8 @@ pub struct TxQueue {
     app_limited: u64,
     /// The cumulative point the queue has been pruned to.
     una: u64,
-    scan: AckScan,
+    /// Of the ACK being processed (reset by `end_ack`).
+    newest: Option<Newest>,
 }
 
 impl TxQueue {
@@ -96,8 +116,9 @@ impl TxQueue {
         self.app_limited
     }
 
+    #[inline]
     fn snapshot(&self) -> RateSnapshot {
-        RateSnapshot { delivered: self.delivered, delivered_at: self.delivered_at, first_tx_at: self.first_tx_at, app_limited: self.app_limited != 0 }
+        RateSnapshot { delivered: self.delivered, delivered_at: self.delivered_at, first_tx_at: self.first_tx_at }
     }
 
     /// A transmission of [seq, end) at `now`. `retx`: below the highest sequence sent (the
@@ -111,8 +132,9 @@ impl TxQueue {
             self.delivered_at = now;
         }
         let snap = self.snapshot();
+        let app_limited = self.app_limited != 0;
         if !retx {
-            self.q.push_back(TxRecord { start: seq, end, first_sent: now, last_sent: now, tx: 1, sacked: false, lost: false, snap });
+            self.q.push_back(TxRecord { start: seq, end, first_sent: now, last_sent: now, tx: 1, sacked: false, lost: false, app_limited, snap });
             return;
         }
         let i = self.q.partition_point(|r| r.end <= seq);
@@ -122,18 +144,8 @@ impl TxQueue {
             }
             r.last_sent = now;
             r.tx += 1;
+            r.app_limited = app_limited;
             r.snap = snap;
-        }
-    }
-
-    /// The draft's `UpdateRateSample(P)` and RFC 8985 §6.1 step 2 for a record just delivered:
-    /// keep the most recently sent one (Linux 6.x `tcp_rate_skb_delivered()` and RACK's
-    /// `RACK_sent_after`: a later send time, or the same and a higher end sequence).
-    fn delivered_record(scan: &mut AckScan, first_tx_at: &mut Time, r: &TxRecord) {
-        if scan.newest.is_none_or(|k| r.last_sent > k.last_sent || (r.last_sent == k.last_sent && r.end > k.end)) {
-            scan.newest = Some(*r);
-            // "C.first_sent_time = P.sent_time": the next send interval starts here.
-            *first_tx_at = r.last_sent;
         }
     }
 
@@ -152,11 +164,16 @@ impl TxQueue {
             r.sacked = true;
             bytes += r.end - r.start.max(self.una);
             n += 1;
-            Self::delivered_record(&mut self.scan, &mut self.first_tx_at, r);
+            // The draft's `UpdateRateSample(P)`, RFC 8985 §6.1 step 2: keep the newest.
+            if self.newest.is_none_or(|k| k.older_than(r)) {
+                self.newest = Some(Newest::of(r));
+            }
         }
         if n > 0 {
             self.delivered += bytes;
             self.delivered_at = now;
+            // "C.first_sent_time = P.sent_time": the next send interval starts at the newest.
+            self.first_tx_at = self.newest.map_or(self.first_tx_at, |k| k.last_sent);
         }
     }
 
@@ -166,27 +183,33 @@ impl TxQueue {
         if una <= self.una {
             return;
         }
-        let mut bytes = 0;
+        let old = self.una;
+        self.una = una;
+        let (mut bytes, mut newest) = (0, self.newest);
         while let Some(r) = self.q.front() {
             if r.start >= una {
                 break;
             }
             if !r.sacked {
-                bytes += r.end.min(una) - r.start.max(self.una);
+                bytes += r.end.min(una) - r.start.max(old);
             }
             if r.end > una {
                 break;
             }
-            let r = *r;
-            if !r.sacked {
-                Self::delivered_record(&mut self.scan, &mut self.first_tx_at, &r);
+            // The draft's `UpdateRateSample(P)`, RFC 8985 §6.1 step 2: keep the newest.
+            if !r.sacked && newest.is_none_or(|k| k.older_than(r)) {
+                newest = Some(Newest::of(r));
             }
             self.q.pop_front();
         }
-        self.una = una;
         if bytes > 0 {
             self.delivered += bytes;
             self.delivered_at = now;
+            // "C.first_sent_time = P.sent_time".
+            if let Some(k) = newest {
+                self.first_tx_at = k.last_sent;
+            }
+            self.newest = newest;
         }
     }
 
@@ -195,20 +218,20 @@ impl TxQueue {
     /// measured so far; an interval shorter than it is not a valid sample ("rs.interval <
     /// min_rtt: discard", which Linux marks with interval −1).
     pub fn end_ack(&mut self, min_rtt: Option<Time>) -> (Option<RateSample>, Option<RackSample>) {
-        let scan = std::mem::take(&mut self.scan);
+        let newest = self.newest.take();
         // draft §3.3: "Clear app-limited field if bubble is ACKed and gone."
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
         }
-        let Some(r) = scan.newest else { return (None, None) };
+        let Some(r) = newest else { return (None, None) };
         let p = r.snap;
         let send_elapsed = r.last_sent.saturating_sub(p.first_tx_at);
         let ack_elapsed = self.delivered_at.saturating_sub(p.delivered_at);
         // "the sample's interval is the larger of the send and ACK phases" (draft §2.3).
         let interval = send_elapsed.max(ack_elapsed);
         let valid = interval > 0 && min_rtt.is_none_or(|m| interval >= m);
-        let rate = valid.then_some(RateSample { delivered: self.delivered - p.delivered, interval, app_limited: p.app_limited, retransmitted: r.tx > 1 });
-        (rate, Some(RackSample { xmit_ts: r.last_sent, end_seq: r.end, retransmitted: r.tx > 1 }))
+        let rate = valid.then_some(RateSample { delivered: self.delivered - p.delivered, interval, app_limited: r.app_limited, retransmitted: r.retransmitted });
+        (rate, Some(RackSample { xmit_ts: r.last_sent, end_seq: r.end, retransmitted: r.retransmitted }))
     }
 
     /// The draft's `CheckIfApplicationLimited` (§3.4; Linux `tcp_rate_check_app_limited()`): the

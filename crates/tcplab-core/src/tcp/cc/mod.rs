@@ -138,6 +138,12 @@ pub trait CongestionControl: Send {
     fn pacing_rate(&self, _w: &Window) -> Option<u64> {
         None
     }
+    /// The controller reads `AckSample::rate` or `rack` (a BBR model): the sender then keeps the
+    /// transmit record (`tcp/txq.rs`), which costs instructions on every packet, so a controller
+    /// that does not read them (Reno) leaves it off and sees `None` there.
+    fn wants_delivery_samples(&self) -> bool {
+        false
+    }
 }
 
 /// Half the window, min(cwnd, rwnd) / 2, at least 2·SMSS: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)`

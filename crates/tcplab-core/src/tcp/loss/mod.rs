@@ -69,4 +69,9 @@ pub trait LossDetection: Send {
     fn early_send(&self, _v: &LossView) -> Option<EarlySend> {
         None
     }
+    /// The detector reads the transmit record (`SenderCore::txq`; RACK's send times): the sender
+    /// then keeps it. The duplicate-ACK detector does not.
+    fn uses_transmit_record(&self) -> bool {
+        false
+    }
 }
