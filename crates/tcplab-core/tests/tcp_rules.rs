@@ -360,3 +360,116 @@ fn without_delayed_acks_every_segment_is_acked() {
         h.recv(ms(k), [ack(1 + k * MSS)]);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Loss detection (tcp/loss/dupthresh.rs): RFC 3042, RFC 5827, RFC 6675 §4
+
+#[test]
+fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_duplicate_acks() {
+    let mut h = Harness::sending(8, |c| c.limited_transmit = true);
+    // RFC 3042 §2: "a TCP SHOULD send a segment of previously unsent data in response to each of
+    // the first two duplicate acknowledgments ... The congestion window (cwnd) MUST NOT be
+    // changed when these new segments are transmitted."
+    h.send(ms(100), ack(1));
+    h.recv(ms(100), [data(9)]);
+    assert_eq!(h.info().cwnd, 8 * MSS);
+    h.send(ms(101), ack(1));
+    h.recv(ms(101), [data(10)]);
+    assert_eq!(h.info().cwnd, 8 * MSS);
+    // The third duplicate ACK is the fast retransmit, not a third Limited Transmit. RFC 5681
+    // §3.2 step 2: "additional data sent in limited transmit MUST NOT be included in this
+    // calculation": ssthresh = (10 − 2) segments / 2.
+    h.send(ms(102), ack(1));
+    h.recv(ms(102), [data(1)]);
+    assert_eq!(h.info().ssthresh, 4 * MSS);
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+}
+
+#[test]
+fn limited_transmit_stays_within_the_receivers_window() {
+    let mut h = Harness::sending(8, |c| {
+        c.limited_transmit = true;
+        c.rwnd = Limit::Bytes(Size(8 * MSS));
+    });
+    // RFC 3042 §2: only "if the receiver's advertised window allows the transmission": eight
+    // segments fill the advertised window, so the duplicate ACKs send nothing.
+    let wnd = (8 * MSS) as u32;
+    h.send(ms(100), seg!(ack = 1, wnd = wnd));
+    h.send(ms(101), seg!(ack = 1, wnd = wnd));
+    h.recv_nothing();
+    h.send(ms(102), seg!(ack = 1, wnd = wnd));
+    h.recv(ms(102), [data(1)]);
+}
+
+#[test]
+fn early_retransmit_lowers_the_threshold_when_no_new_data_can_be_sent() {
+    let mut h = Harness::established(|c| {
+        c.early_retransmit = true;
+        c.initial_window = InitialWindow::Segments(3);
+    });
+    h.write(0, 3 * MSS);
+    h.recv(0, datas([1, 2, 3]));
+    // RFC 5827 §3.2: "if the connection cannot send new data ... and oseg < 4, then ER_thresh
+    // = oseg − 1": three segments outstanding, so the second duplicate ACK is the signal.
+    h.send(ms(100), ack(1));
+    h.recv_nothing();
+    h.send(ms(101), ack(1));
+    h.recv(ms(101), [data(1)]);
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    // RFC 5681 eq. 4 is unchanged: max(FlightSize / 2, 2·SMSS).
+    assert_eq!(h.info().ssthresh, 2 * MSS);
+}
+
+#[test]
+fn sack_is_lost_starts_recovery_on_one_ack_reporting_three_segments() {
+    let mut h = Harness::sending(6, |c| {
+        c.variant = Variant::Sack;
+        c.sack = true;
+    });
+    // RFC 6675 §4 IsLost(1): "more than (DupThresh − 1) * SMSS bytes with sequence numbers
+    // greater than SeqNum have been SACKed" — segments 2–4, reported by one ACK; §5 step (2)
+    // enters recovery on it, and (4.3) retransmits the first segment.
+    h.send(ms(100), seg!(ack = 1, sack = [(1 + MSS, 1 + 4 * MSS)]));
+    h.recv(ms(100), [data(1)]);
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    assert_eq!(h.info().lost, Some(MSS));
+    // (4.2): cwnd = ssthresh = FlightSize / 2 = 3 segments; the pipe (segments 5, 6 and the
+    // retransmission) fills it.
+    assert_eq!(h.info().cwnd, 3 * MSS);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The transmit record (tcp/txq.rs)
+
+#[test]
+fn the_transmit_record_follows_sends_sacks_acks_and_retransmissions() {
+    // Reno reads no delivery samples, so the record is kept on request (a RACK detector or a
+    // BBR controller turns it on by itself).
+    let mut h = Harness::established(|c| {
+        c.variant = Variant::Sack;
+        c.sack = true;
+        c.initial_window = InitialWindow::Segments(4);
+    });
+    assert!(h.conn.snd.core.txq.is_empty());
+    h.conn.snd.core.keep_transmit_record();
+    h.write(0, 1 << 40);
+    assert_eq!(h.take_sent().len(), 4);
+    let recs = |h: &Harness| h.conn.snd.core.txq.records().map(|r| (r.start, r.end, r.tx, r.sacked, r.lost)).collect::<Vec<_>>();
+    assert_eq!(recs(&h), (0..4).map(|k| (1 + k * MSS, 1 + (k + 1) * MSS, 1, false, false)).collect::<Vec<_>>());
+    // A SACK of segment 2 marks its record (RFC 8985 §6.1 needs it, the rate sample counts it).
+    h.send(ms(100), seg!(ack = 1, sack = [(1 + MSS, 1 + 2 * MSS)]));
+    assert!(recs(&h)[1].3 && !recs(&h)[0].3);
+    assert_eq!(h.conn.snd.core.txq.delivered(), MSS);
+    // The cumulative ACK of 1–2 prunes both records; segment 2 is not delivered twice.
+    h.send(ms(101), ack(1 + 2 * MSS));
+    let _ = h.take_sent();
+    assert_eq!(recs(&h)[0].0, 1 + 2 * MSS);
+    assert_eq!(h.conn.snd.core.txq.delivered(), 2 * MSS);
+    // The timeout (RFC 6298 §5.4) resends segment 3: its record counts the transmission and is
+    // marked lost (RFC 8985 §6.3 / Linux tcp_timeout_mark_lost).
+    let rto = h.deadline(TimerKind::Rto).unwrap();
+    h.advance_to(rto);
+    assert_eq!(h.take_sent()[0].1, data(3));
+    let r = h.conn.snd.core.txq.records().next().copied().unwrap();
+    assert_eq!((r.start, r.tx, r.lost, r.first_sent, r.last_sent), (1 + 2 * MSS, 2, true, 0, rto));
+}

@@ -164,10 +164,7 @@ impl TcpConn {
         let s = &self.snd.core;
         let r = &self.rcv;
         let st = &s.stats;
-        let lost = s.sack_ok.then(|| {
-            let dupthresh = s.cfg.dupthresh;
-            s.sb.holes(s.snd_una).filter(|&(a, _)| s.sb.is_lost(a, dupthresh, s.mss)).map(|(a, b)| b - a).sum()
-        });
+        let lost = s.sack_ok.then(|| s.sb.holes(s.snd_una).filter(|&(a, _)| s.is_lost(a)).map(|(a, b)| b - a).sum());
         let ca_state = if self.snd.rec.recovering(s) {
             CaState::Recovery
         } else if s.slow_start_after_rto && s.snd_una < s.recover {

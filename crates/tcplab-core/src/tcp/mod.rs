@@ -9,14 +9,15 @@ pub mod conn;
 pub mod gate;
 pub mod info;
 pub mod legacy;
+pub mod loss;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
 pub mod sack;
-pub mod sackrec;
 pub mod sender;
 pub mod state;
 pub mod stats;
+pub mod txq;
 
 pub use conn::{ConnEvent, TcpConn, TimerKind};
 pub use info::{CaState, TcpInfo, TcpState};

@@ -69,6 +69,12 @@ impl Scoreboard {
         i < self.ranges.len() && self.ranges[i].0 <= seq
     }
 
+    /// The SACKed range holding `seq`, if it is SACKed.
+    pub fn range_at(&self, seq: u64) -> Option<(u64, u64)> {
+        let i = self.ranges.partition_point(|&(_, b)| b <= seq);
+        self.ranges.get(i).copied().filter(|&(a, _)| a <= seq)
+    }
+
     /// The first byte at or after `seq` that is not SACKed.
     pub fn next_unsacked(&self, seq: u64) -> u64 {
         let i = self.ranges.partition_point(|&(_, b)| b <= seq);
@@ -106,15 +112,6 @@ impl Scoreboard {
             n += 1;
         }
         (bytes, n)
-    }
-
-    /// RFC 6675 §4 `IsLost(seq)`: DupThresh discontiguous SACKed ranges lie above it, or more than
-    /// (DupThresh − 1)·SMSS SACKed bytes do. (The RFC counts discontiguous SACKed "sequences";
-    /// tcplab counts the ranges of the scoreboard, which is the same for full-sized segments,
-    /// where the byte rule decides first anyway.)
-    pub fn is_lost(&self, seq: u64, dupthresh: u32, mss: u64) -> bool {
-        let (bytes, n) = self.above(seq);
-        n >= dupthresh || bytes > (dupthresh as u64).saturating_sub(1) * mss
     }
 
     /// The unSACKed ranges ("holes") in [una, highest SACKed).
@@ -165,21 +162,5 @@ mod tests {
         assert_eq!(s.above(1), (4000, 2));
         assert_eq!(s.above(3001), (3000, 1));
         assert!(s.is_sacked(2001) && !s.is_sacked(3001) && s.is_sacked(8000) && !s.is_sacked(8001));
-    }
-
-    /// RFC 6675 §4 IsLost: with DupThresh 3 and SMSS 1000, a byte is lost once more than 2000
-    /// bytes (three full segments) or three discontiguous ranges above it are SACKed.
-    #[test]
-    fn is_lost_rule() {
-        let mut s = Scoreboard::default();
-        s.update(1, 100_001, &[b(1001, 3001)]);
-        assert!(!s.is_lost(1, 3, 1000), "two segments SACKed above: not yet");
-        s.update(1, 100_001, &[b(3001, 4001)]);
-        assert!(s.is_lost(1, 3, 1000), "three segments SACKed above");
-        // Three small discontiguous ranges (100 bytes each) also make it lost.
-        let mut t = Scoreboard::default();
-        t.update(1, 100_001, &[b(201, 301), b(401, 501), b(601, 701)]);
-        assert!(t.is_lost(1, 3, 1000));
-        assert!(!t.is_lost(350, 3, 1000));
     }
 }

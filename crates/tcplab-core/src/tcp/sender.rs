@@ -8,9 +8,8 @@
 
 use super::cc::CongestionEvent;
 use super::config::{TcpConfig, Variant};
-use super::recovery::{NewReno, Recovery, Reno, Tahoe};
 use super::legacy::{FackNs2, FackRh, Sack1, SackRh};
-use super::sackrec::Rfc6675;
+use super::recovery::{Delivered, NewReno, Recovery, Reno, Rfc6675, Tahoe};
 pub use super::state::{OutSeg, SenderCore, SenderPhase, SYN_OPTION_BYTES, UNLIMITED};
 use super::state::sample_rtt;
 use crate::net::{PacketTag, Segment, FLAG_ACK};
@@ -38,7 +37,7 @@ impl TcpSender {
         // recovers as NewReno (as after a SYN-ACK that does not agree to SACK).
         let rec: Box<dyn Recovery> = if cfg.variant.needs_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
         let mut core = SenderCore::new(cfg, bytes);
-        core.gbn_skips_sacked = rec.gbn_skips_sacked();
+        core.gbn_skips_sacked = rec.caps().gbn_skips_sacked;
         TcpSender { core, rec }
     }
 
@@ -185,27 +184,42 @@ impl TcpSender {
         c.peer_wnd = wnd;
         let advanced = seg.ack > c.snd_una;
         // RFC 6675 §3 Update(): record the SACK blocks first.
-        let newly_sacked = if c.sack_ok && !c.sack_ignored { c.sb.update(seg.ack.max(c.snd_una), c.snd_max, seg.sack_blocks()) } else { 0 };
+        // RFC 6937's DeliveredData needs the change in SACKed bytes, not only the new ones.
+        let (newly_sacked, sacked_change) = if c.sack_ok && !c.sack_ignored {
+            let before = if c.sb.is_empty() { 0 } else { c.sb.sacked_bytes() };
+            let n = c.sb.update(seg.ack.max(c.snd_una), c.snd_max, seg.sack_blocks());
+            (n, c.sb.sacked_bytes() as i64 - before as i64)
+        } else {
+            (0, 0)
+        };
         c.ack_sacked = newly_sacked;
         c.ack_rtt = None;
+        // The transmit record (tcp/txq.rs): records the ACK delivers, SACKed or cumulatively.
+        if c.txq_on {
+            c.txq_ack(seg, advanced, newly_sacked);
+        }
         if advanced {
             c.sack_ignored = false;
         }
         // RFC 5681 §2 duplicate ACK: no data, no SYN/FIN, the ACK number equal to the greatest
         // received (an older, reordered ACK is none), data outstanding, same advertised window.
         let classic_dup = !advanced && seg.ack == c.snd_una && seg.len == 0 && !seg.fin() && c.snd_max > c.snd_una && same_wnd;
+        let acked = if advanced { seg.ack - c.snd_una } else { 0 };
+        let data = (acked as i64 + sacked_change).max(0) as u64;
+        self.rec.on_delivered(c, Delivered { acked, sacked: newly_sacked, data });
         if advanced {
             self.on_new_ack(seg.ack, out);
         }
         let c = &mut self.core;
         // RFC 6675 §2: with SACK, a duplicate ACK is one whose SACK blocks report new data
         // (cumulative or not); the older SACK senders count RFC 5681 duplicates.
-        let dup = if c.sack_ok && self.rec.sack_dupacks() { newly_sacked > 0 && c.snd_max > c.snd_una } else { classic_dup };
+        let dup = if c.sack_ok && self.rec.caps().sack_dupacks { newly_sacked > 0 && c.snd_max > c.snd_una } else { classic_dup };
         if dup {
             c.dupacks += 1;
-            // RFC 3042 §2 (with SACK, only on an ACK with new SACK information).
-            if c.cfg.limited_transmit && !self.rec.own_limited_transmit() && !c.in_recovery && c.dupacks <= 2 && c.dupacks < c.cfg.dupthresh && (!c.sack_ok || newly_sacked > 0) {
-                c.limited_transmit(out);
+            // RFC 3042 §2 as the loss detector applies it (tcp/loss/), unless the recovery
+            // strategy sends its own segments on these duplicate ACKs.
+            if !self.rec.caps().own_limited_transmit {
+                c.limited_transmit(newly_sacked, out);
             }
             self.rec.on_dupack(c, out);
         }
@@ -233,6 +247,10 @@ impl TcpSender {
                 c.timed = None;
             }
         }
+        // After the RTT sample, so that a rate sample is checked against the smallest RTT.
+        if c.txq_on {
+            c.take_ack_samples();
+        }
         let data_acked = ack.min(c.data_end) - c.snd_una.min(c.data_end);
         c.stats.bytes_acked += data_acked;
         c.prev_una = c.snd_una;
@@ -246,8 +264,12 @@ impl TcpSender {
             c.slow_start_after_rto = false;
         }
         if ack < c.data_end {
+            // Only when something lies below (split_off of a map with nothing to prune is the
+            // same map, and allocating it per ACK was a measurable cost).
             let first = c.segment_number(ack);
-            c.tx_count = c.tx_count.split_off(&first);
+            if c.tx_count.first_key_value().is_some_and(|(&k, _)| k < first) {
+                c.tx_count = c.tx_count.split_off(&first);
+            }
         }
         if c.episode.is_some_and(|e| c.snd_una >= e.end) {
             c.close_episode();
@@ -308,6 +330,9 @@ impl TcpSender {
                 let inflation = self.rec.window_inflation(c);
                 c.cc_event(CongestionEvent::Timeout { ctx: c.loss_context(), first: c.consecutive_timeouts == 0, reduced_in_window, inflation });
                 c.consecutive_timeouts += 1;
+                // RFC 8985 §6.3 / Linux `tcp_timeout_mark_lost()`: everything outstanding and not
+                // SACKed is lost.
+                c.txq.mark_lost(c.snd_una, c.snd_max);
                 c.loss_reduction(true, c.consecutive_timeouts == 1);
                 c.slow_start_after_rto = true;
                 c.limited_transmit_bytes = 0;
@@ -317,7 +342,7 @@ impl TcpSender {
                 c.recover = c.snd_max;
                 // RFC 2018 §8, RFC 6675 §5.1: the receiver may have reneged; the scoreboard is
                 // expunged and rebuilt from the ACKs that follow (ns-2's SackRH keeps it).
-                if !self.rec.keeps_scoreboard_on_timeout() {
+                if !self.rec.caps().keeps_scoreboard_on_timeout {
                     c.sb.clear();
                 }
                 self.rec.on_timeout(c);

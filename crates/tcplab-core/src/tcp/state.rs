@@ -1,15 +1,18 @@
 //! The state every congestion-control and recovery strategy reads and changes: the send half's
 //! sequence space, window, scoreboard, timers and instruments (`SenderCore`), the segments it
-//! hands out (`OutSeg`), and the rules shared by every strategy (RFC 5681, RFC 6298, RFC 3042,
-//! RFC 5827). `recovery.rs`, `sackrec.rs` and `legacy/` import this module, never `sender.rs`;
+//! hands out (`OutSeg`), and the rules shared by every strategy (RFC 5681, RFC 6298); it asks the
+//! loss detector (`loss/`: RFC 5681's threshold, RFC 5827, RFC 6675 IsLost, RFC 3042) and keeps the
+//! transmit record (`txq.rs`). `recovery/` and `legacy/` import this module, never `sender.rs`;
 //! `cc/` imports neither (the controller sees the window and an `AckSample`, not the sender).
 
-use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, Reno, Window};
+use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, RackSample, RateSample, Reno, Window};
 use super::config::TcpConfig;
-use super::gate::{may_send, Ask, Limit, SendWindow};
+use super::gate::{may_send, Ask, Limit, SendKind, SendWindow};
+use super::loss::{DupThresh, LossDetection, LossView};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::stats::ConnStats;
+use super::txq::TxQueue;
 use crate::engine::Timer;
 use crate::net::{PacketTag, Segment, FLAG_ACK, FLAG_FIN, FLAG_SYN};
 use crate::units::Time;
@@ -79,11 +82,22 @@ pub struct SenderCore {
     pub ssthresh: u64,
     /// The congestion controller (tcp/cc/).
     pub cc: Box<dyn CongestionControl>,
+    /// The loss detector (tcp/loss/).
+    pub loss: Box<dyn LossDetection>,
     /// Of the ACK being processed: bytes it newly SACKed, the RTT it measured, whether the
     /// window was not the limit when it came (the controller's `AckSample`).
     pub(super) ack_sacked: u64,
     pub(super) ack_rtt: Option<Time>,
     pub(super) ack_app_limited: bool,
+    /// Of the ACK being processed: its delivery-rate sample and RACK's newest delivered segment
+    /// (from `txq`).
+    pub(super) ack_rate: Option<RateSample>,
+    pub(super) ack_rack: Option<RackSample>,
+    /// The transmit record: every segment in flight (tcp/txq.rs), kept while `txq_on`.
+    pub txq: TxQueue,
+    /// The transmit record is kept: the controller or the loss detector reads it (or a test or
+    /// tool asked, `keep_transmit_record`). Off, the per-packet path does none of its work.
+    pub(super) txq_on: bool,
     /// The receiver's advertised window.
     pub peer_wnd: u64,
     pub dupacks: u32,
@@ -145,7 +159,7 @@ impl SenderCore {
         if cfg.rto_model == super::config::RtoModel::Ns2 && cfg.timer_tick.0 > 0 {
             rtt = rtt.ns2_model();
         }
-        SenderCore {
+        let mut core = SenderCore {
             mss,
             phase: SenderPhase::Idle,
             now: 0,
@@ -160,9 +174,14 @@ impl SenderCore {
             cwnd: cfg.initial_window.bytes(mss as u32),
             ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
             cc: Box::new(Reno::new(&cfg)),
+            loss: Box::new(DupThresh::new(&cfg)),
             ack_sacked: 0,
             ack_rtt: None,
             ack_app_limited: false,
+            ack_rate: None,
+            ack_rack: None,
+            txq: TxQueue::default(),
+            txq_on: false,
             peer_wnd: cfg.rwnd.get().unwrap_or(u64::MAX / 4),
             dupacks: 0,
             recover: 0,
@@ -192,7 +211,17 @@ impl SenderCore {
             established_at: None,
             done_at: None,
             cfg,
-        }
+        };
+        core.txq_on = core.cc.wants_delivery_samples() || core.loss.uses_transmit_record();
+        core
+    }
+
+    /// Keep the transmit record (`txq`) although neither the controller nor the loss detector
+    /// reads it (tests, tools). Call it before data is sent: records of earlier segments are
+    /// not made up.
+    pub fn keep_transmit_record(&mut self) {
+        debug_assert!(self.snd_una >= self.snd_max, "keep_transmit_record() with data in flight");
+        self.txq_on = true;
     }
 
     /// The connection is open for data (after the handshake, or at once without one).
@@ -273,10 +302,39 @@ impl SenderCore {
             delivered: self.stats.bytes_acked,
             app_limited: self.ack_app_limited,
             after_rto: self.slow_start_after_rto,
+            rate: self.ack_rate,
+            rack: self.ack_rack,
         };
         let mut w = self.window();
         self.cc.on_ack(&mut w, &a);
         self.commit_window(w);
+    }
+
+    /// The transmit record's part of an ACK (tcp/txq.rs): the records it delivers, newly SACKed
+    /// (`newly_sacked` > 0: the merged scoreboard ranges its blocks fall in) or cumulatively
+    /// acknowledged (`advanced`); an ACK that advances nothing ends here, one that does ends in
+    /// `on_new_ack` after its RTT sample.
+    pub(super) fn txq_ack(&mut self, seg: &Segment, advanced: bool, newly_sacked: u64) {
+        if newly_sacked > 0 {
+            let una = seg.ack.max(self.snd_una);
+            for b in seg.sack_blocks() {
+                if let Some((l, r)) = self.sb.range_at(b.left.max(una)).filter(|_| b.right > una) {
+                    self.txq.on_sacked(self.now, l, r);
+                }
+            }
+        }
+        if advanced {
+            self.txq.on_cum_ack(self.now, seg.ack);
+        } else {
+            self.take_ack_samples();
+        }
+    }
+
+    /// The end of an ACK's transmit-record processing: its delivery-rate sample and RACK's newest
+    /// delivered segment, for the controller's `AckSample`.
+    pub(super) fn take_ack_samples(&mut self) {
+        let min_rtt = (self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns);
+        (self.ack_rate, self.ack_rack) = self.txq.end_ack(min_rtt);
     }
 
     /// The controller's `on_congestion_event`.
@@ -403,6 +461,10 @@ impl SenderCore {
             self.timed = Some((seq + len.max(1), self.now));
         }
         let end = seq + len + (flags & FLAG_FIN != 0) as u64;
+        // The transmit record (tcp/txq.rs): a new record, or the records a retransmission covers.
+        if self.txq_on {
+            self.txq.on_send(self.now, seq, end, retx, self.snd_una >= self.snd_max);
+        }
         if seq == self.snd_nxt {
             self.snd_nxt = end;
         }
@@ -481,7 +543,7 @@ impl SenderCore {
         let mut burst = 0u32;
         loop {
             // The burst limit (the window is asked below, once the segment is known).
-            if !self.send_gate(burst, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: true }) {
+            if !self.send_gate(burst, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: true, what: SendKind::Window }) {
                 break;
             }
             // After a timeout, go-back-N skips what the receiver has SACKed since (RFC 6675 §5.1).
@@ -494,7 +556,7 @@ impl SenderCore {
             }
             if self.snd_nxt < self.data_end {
                 let len = self.mss.min(self.data_end - self.snd_nxt);
-                let ask = Ask { used: self.snd_nxt - self.snd_una, need: len, limit: Limit::CwndRwnd, burst: false };
+                let ask = Ask { used: self.snd_nxt - self.snd_una, need: len, limit: Limit::CwndRwnd, burst: false, what: SendKind::Window };
                 if !self.send_gate(burst, ask) || self.nagle_holds(self.snd_nxt, len) {
                     break;
                 }
@@ -507,48 +569,58 @@ impl SenderCore {
                 break;
             }
         }
+        // draft-cheng-iccrg-delivery-rate-estimation §3.4 `CheckIfApplicationLimited`: less than
+        // a segment left to send, nothing waiting to be resent, and the window not full.
+        if self.txq_on && self.snd_nxt >= self.snd_max && self.data_end.saturating_sub(self.snd_nxt) < self.mss && self.flight_size() < self.cwnd {
+            self.txq.check_app_limited(self.flight_size());
+        }
     }
 
-    /// RFC 3042 §2: on each of the first two duplicate ACKs send one previously unsent segment,
-    /// if the receiver's window allows it and FlightSize stays within cwnd + 2·SMSS; cwnd is
-    /// not changed.
-    pub(super) fn limited_transmit(&mut self, out: &mut Vec<OutSeg>) {
-        if self.cfg.limited_transmit_send_one {
-            // ns-2 send_one() (tcp/tcp.cc, `singledup_`): send t_seqno_ if t_seqno_ ≤
-            // highest_ack_ + min(wnd_, cwnd_ + dupacks_) — the next segment from snd_nxt, which
-            // after a timeout is a go-back-N retransmission, with the window grown by the
-            // duplicate ACKs so far.
-            if self.snd_nxt >= self.data_end {
-                return;
-            }
-            let len = self.mss.min(self.data_end - self.snd_nxt);
-            let after = self.snd_nxt + len - self.snd_una;
-            if after > self.cwnd + self.dupacks as u64 * self.mss || after > self.peer_wnd {
-                return;
-            }
-            self.stats.limited_transmits += 1;
-            if self.snd_nxt == self.snd_max {
-                self.limited_transmit_bytes += len;
-            }
-            self.transmit(self.snd_nxt, out);
-            return;
+    /// What the loss detector sees (tcp/loss/). `newly_sacked`: bytes the ACK being processed
+    /// newly SACKed.
+    pub fn loss_view(&self, newly_sacked: u64) -> LossView<'_> {
+        LossView {
+            mss: self.mss,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            snd_max: self.snd_max,
+            data_end: self.data_end,
+            peer_wnd: self.peer_wnd,
+            dupacks: self.dupacks,
+            in_recovery: self.in_recovery,
+            sack_ok: self.sack_ok,
+            newly_sacked,
+            sb: &self.sb,
         }
-        if self.snd_nxt != self.snd_max || self.snd_nxt >= self.data_end {
-            return; // nothing previously unsent (or still resending after a timeout)
-        }
-        let len = self.mss.min(self.data_end - self.snd_nxt);
-        let after = self.flight_size() + len;
-        if after > self.cwnd + 2 * self.mss || after > self.peer_wnd {
+    }
+
+    /// The loss detector's Limited Transmit on a duplicate ACK (RFC 3042 §2, `loss/dupthresh.rs`),
+    /// through the send gate with the allowance beyond cwnd the detector names; cwnd is not
+    /// changed.
+    pub(super) fn limited_transmit(&mut self, newly_sacked: u64, out: &mut Vec<OutSeg>) {
+        let Some(e) = self.loss.early_send(&self.loss_view(newly_sacked)) else { return };
+        if !self.send_gate(0, Ask { used: e.used, need: e.len, limit: Limit::Allowance(e.allowance), burst: false, what: SendKind::LimitedTransmit }) {
             return;
         }
         self.stats.limited_transmits += 1;
-        self.limited_transmit_bytes += len;
-        self.transmit(self.snd_nxt, out);
+        if e.new_data {
+            self.limited_transmit_bytes += e.len;
+        }
+        self.transmit(e.seq, out);
     }
 
     /// Retransmit the first unacknowledged segment (fast retransmit, partial ACKs).
     pub fn retransmit_una(&mut self, out: &mut Vec<OutSeg>) {
         self.transmit(self.snd_una, out);
+    }
+
+    /// May a single transmission that the standards send whatever the window (`what`: the fast
+    /// retransmission, RFC 5681 §3.2 step 2 and RFC 6675 (4.3); NewReno's partial-ACK
+    /// retransmission, RFC 6582 §3.2 step 3) leave now? The send gate answers
+    /// (`Limit::Unbounded`: no window applies, so today always yes; a pacer is where it may wait).
+    #[inline]
+    pub fn may_send_single(&self, what: SendKind) -> bool {
+        self.send_gate(0, Ask { used: self.flight_size(), need: self.mss, limit: Limit::Unbounded, burst: false, what })
     }
 
     /// Count a loss detection in the current loss episode (opening one if needed).
@@ -582,26 +654,21 @@ impl SenderCore {
         }
     }
 
-    /// The duplicate-ACK threshold now. RFC 5827 §3.2 (segment-based Early Retransmit): when
-    /// fewer than 4 segments are outstanding and no new segment can be sent (none ready, or the
-    /// receiver's window forbids it), the threshold is the outstanding segments − 1.
+    /// The duplicate-ACK threshold now (the loss detector's: RFC 5681 §3.2, lowered by RFC 5827
+    /// Early Retransmit, `loss/dupthresh.rs`).
     pub fn dupthresh(&self) -> u32 {
-        let std = self.cfg.dupthresh;
-        if !self.cfg.early_retransmit {
-            return std;
-        }
-        let outstanding = self.flight_size().div_ceil(self.mss);
-        let no_new_data = self.snd_max >= self.data_end
-            || self.snd_max + self.mss.min(self.data_end - self.snd_max) > self.snd_una + self.peer_wnd;
-        if no_new_data && (2..4).contains(&outstanding) {
-            (outstanding as u32 - 1).min(std)
-        } else {
-            std
-        }
+        self.loss.dupthresh(&self.loss_view(0))
     }
 
-    /// Count a fast retransmit (and an Early Retransmit when the threshold was lowered).
+    /// RFC 6675 §4 `IsLost(seq)`, as the loss detector decides it.
+    pub fn is_lost(&self, seq: u64) -> bool {
+        self.loss.is_lost(&self.loss_view(0), seq)
+    }
+
+    /// Count a fast retransmit (and an Early Retransmit when the threshold was lowered); the
+    /// segment at snd_una is marked lost in the transmit record.
     pub fn count_fast_retransmit(&mut self) {
+        self.txq.mark_lost(self.snd_una, self.snd_una + 1);
         self.stats.fast_retransmits += 1;
         self.stats.recoveries += 1;
         self.recovery_since.get_or_insert(self.now);
@@ -618,7 +685,9 @@ impl SenderCore {
         self.recover = self.snd_max;
         self.loss_reduction(false, true);
         self.restart_rto();
-        self.retransmit_una(out);
+        if self.may_send_single(SendKind::FastRetransmit) {
+            self.retransmit_una(out);
+        }
         // RFC 5681 §3.2 step 3: inflate by the segments that have left the network, one per
         // duplicate ACK (three at the standard threshold, fewer after an Early Retransmit).
         self.set_recovery_window(self.ssthresh + self.dupacks as u64 * self.mss);

@@ -42,6 +42,44 @@ pub struct AckSample {
     pub app_limited: bool,
     /// In slow start after a retransmission timeout (RFC 3465 §2.2: L = 1·SMSS).
     pub after_rto: bool,
+    /// The delivery-rate sample of this ACK (draft-cheng-iccrg-delivery-rate-estimation §3.3,
+    /// Linux `tcp_rate_gen()`), from the transmit record (`tcp/txq.rs`); `None` when the ACK
+    /// delivered nothing or the interval is shorter than the smallest RTT.
+    pub rate: Option<RateSample>,
+    /// RACK's input (RFC 8985 §6.1 step 2): the most recently sent segment this ACK delivered.
+    pub rack: Option<RackSample>,
+}
+
+/// A delivery-rate sample: `delivered` bytes over `interval` ns (the larger of the send and ACK
+/// phases of the newest delivered segment's flight, draft §2.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RateSample {
+    /// Sequence space delivered (cumulatively acknowledged or SACKed) in the interval.
+    pub delivered: u64,
+    pub interval: Time,
+    /// The segment was sent while the application, not the window, limited the sender: a
+    /// bandwidth model should not take a lower rate from it (draft §3.4).
+    pub app_limited: bool,
+    /// The segment the sample is taken from was retransmitted.
+    pub retransmitted: bool,
+}
+
+impl RateSample {
+    /// Bytes per second.
+    pub fn rate(&self) -> u64 {
+        (self.delivered as u128 * 1_000_000_000 / self.interval.max(1) as u128) as u64
+    }
+}
+
+/// RFC 8985 §6.1: RACK.xmit_ts and RACK.end_seq candidates from one ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RackSample {
+    /// When the segment was last (re)sent.
+    pub xmit_ts: Time,
+    /// One past its last sequence number.
+    pub end_seq: u64,
+    /// It was retransmitted (RFC 8985 §6.1 step 2 then ignores it if its RTT is ambiguous).
+    pub retransmitted: bool,
 }
 
 /// What the sender knows when it reacts to a congestion signal: the reductions of RFC 5681
@@ -99,6 +137,12 @@ pub trait CongestionControl: Send {
     /// Bytes per second to pace at; `None`: not paced (every controller so far).
     fn pacing_rate(&self, _w: &Window) -> Option<u64> {
         None
+    }
+    /// The controller reads `AckSample::rate` or `rack` (a BBR model): the sender then keeps the
+    /// transmit record (`tcp/txq.rs`), which costs instructions on every packet, so a controller
+    /// that does not read them (Reno) leaves it off and sees `None` there.
+    fn wants_delivery_samples(&self) -> bool {
+        false
     }
 }
 

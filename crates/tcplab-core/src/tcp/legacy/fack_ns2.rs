@@ -4,7 +4,7 @@
 //! rule awnd = snd.nxt − snd.fack + retran_data < cwnd.
 
 use super::Rtx;
-use crate::tcp::gate::{Ask, Limit};
+use crate::tcp::gate::{Ask, Limit, SendKind};
 use crate::tcp::recovery::Recovery;
 use crate::tcp::state::{OutSeg, SenderCore};
 
@@ -109,7 +109,7 @@ impl Recovery for FackNs2 {
                 self.rtx.clear();
                 self.stalled = false;
                 let (una, nxt) = (s.snd_una, s.snd_max);
-                let len = s.retransmit_hole(una, out);
+                let len = if s.may_send_single(SendKind::FastRetransmit) { s.retransmit_hole(una, out) } else { 0 };
                 self.rtx.push(Rtx { seq: una, end: una + len, sent_at_nxt: nxt });
             } else {
                 s.send_available(out);
@@ -121,7 +121,7 @@ impl Recovery for FackNs2 {
         let mut burst = 0;
         while !self.stalled {
             let awnd = s.snd_max.saturating_sub(s.fack()) + self.retran_data(s);
-            if !s.send_gate(burst, Ask { used: awnd, need: s.mss, limit: Limit::CwndRwnd, burst: true }) {
+            if !s.send_gate(burst, Ask { used: awnd, need: s.mss, limit: Limit::CwndRwnd, burst: true, what: SendKind::Window }) {
                 break;
             }
             burst += 1;

@@ -3,8 +3,8 @@
 //! Lost Retransmission Detection, the bounding parameters.
 
 use super::Rtx;
-use crate::tcp::gate::{Ask, Limit};
-use crate::tcp::recovery::Recovery;
+use crate::tcp::gate::{Ask, Limit, SendKind};
+use crate::tcp::recovery::{Caps, Recovery};
 use crate::tcp::state::{OutSeg, SenderCore};
 
 #[derive(Clone, Copy, Debug)]
@@ -128,8 +128,9 @@ impl Recovery for FackRh {
         "fack-rh"
     }
 
-    fn own_limited_transmit(&self) -> bool {
-        true
+    fn caps(&self) -> Caps {
+        // FACK-RH's send rule sends on the first duplicate ACKs itself.
+        Caps { own_limited_transmit: true, ..Caps::STANDARD }
     }
 
     fn on_dupack(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
@@ -188,7 +189,7 @@ impl Recovery for FackRh {
         }
         if self.rh.is_some() {
             // Rate-Halving's clock: one segment per credit, the window aside.
-            while self.credit > 0 && s.send_gate(0, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: false }) {
+            while self.credit > 0 && s.send_gate(0, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: false, what: SendKind::Window }) {
                 self.credit -= 1;
                 if !self.send_one(s, out) {
                     self.credit = 0;
@@ -196,7 +197,7 @@ impl Recovery for FackRh {
             }
         } else {
             // After the round: FACK's conservation rule, send while awnd < cwnd.
-            while s.send_gate(0, Ask { used: self.awnd(s), need: s.mss, limit: Limit::Cwnd, burst: false }) {
+            while s.send_gate(0, Ask { used: self.awnd(s), need: s.mss, limit: Limit::Cwnd, burst: false, what: SendKind::Window }) {
                 if !self.send_one(s, out) {
                     break;
                 }

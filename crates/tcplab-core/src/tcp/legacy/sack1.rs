@@ -3,8 +3,8 @@
 //! transmission after the fast retransmission), and retransmission of every hole below the
 //! highest SACKed byte in order.
 
-use crate::tcp::gate::{Ask, Limit};
-use crate::tcp::recovery::Recovery;
+use crate::tcp::gate::{Ask, Limit, SendKind};
+use crate::tcp::recovery::{Caps, Recovery};
 use crate::tcp::state::{OutSeg, SenderCore};
 
 #[derive(Default)]
@@ -43,7 +43,7 @@ impl Recovery for Sack1 {
                 // sent by output(), outside send_much(), so it is not counted in pipe_.
                 self.pipe = s.flight_size() as i64 - s.dupacks as i64 * mss;
                 let una = s.snd_una;
-                let len = s.retransmit_hole(una, out);
+                let len = if s.may_send_single(SendKind::FastRetransmit) { s.retransmit_hole(una, out) } else { 0 };
                 self.rtx_next = una + len;
             }
         } else {
@@ -72,10 +72,10 @@ impl Recovery for Sack1 {
         s.sack_ignored = true;
     }
 
-    fn gbn_skips_sacked(&self) -> bool {
+    fn caps(&self) -> Caps {
         // ns-2's Sack1 goes back N over everything after a timeout (`t_seqno_ = highest_ack_ + 1`
         // in reset_rtx_timer(), tcp/tcp.cc, with an empty scoreboard).
-        false
+        Caps { gbn_skips_sacked: false, ..Caps::STANDARD }
     }
 
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
@@ -85,7 +85,7 @@ impl Recovery for Sack1 {
         }
         let mut burst = 0;
         // ns-2 send_much() while pipe_ < cwnd_ (segments, any fraction): one byte of window.
-        while s.send_gate(burst, Ask { used: self.pipe.max(0) as u64, need: 1, limit: Limit::Cwnd, burst: true }) {
+        while s.send_gate(burst, Ask { used: self.pipe.max(0) as u64, need: 1, limit: Limit::Cwnd, burst: true, what: SendKind::Window }) {
             burst += 1;
             let top = s.fack();
             let hole = s.sb.next_unsacked(self.rtx_next.max(s.snd_una));

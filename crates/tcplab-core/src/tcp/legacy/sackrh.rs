@@ -37,8 +37,8 @@
 //! is read from the scoreboard (the receiver reports a block whenever it holds data above
 //! snd_una, RFC 2018 §4), and the highest block from the scoreboard's top. ECN is not modelled.
 
-use crate::tcp::gate::{Ask, Limit};
-use crate::tcp::recovery::Recovery;
+use crate::tcp::gate::{Ask, Limit, SendKind};
+use crate::tcp::recovery::{Caps, Recovery};
 use crate::tcp::state::{OutSeg, SenderCore, SenderPhase};
 use std::collections::BTreeMap;
 
@@ -287,7 +287,7 @@ impl SackRh {
         loop {
             // ⌊cwnd⌋ ≥ need (segments) ⇔ cwnd ≥ need·SMSS bytes.
             let need = Self::segs(s.snd_nxt as i64 - self.fack, mss) + 1 + self.retran_data;
-            if !s.send_gate(n, Ask { used: need.max(0) as u64 * mss, need: 0, limit: Limit::Cwnd, burst: true }) {
+            if !s.send_gate(n, Ask { used: need.max(0) as u64 * mss, need: 0, limit: Limit::Cwnd, burst: true, what: SendKind::Window }) {
                 break;
             }
             let una = s.snd_una;
@@ -422,12 +422,10 @@ impl Recovery for SackRh {
         "sack-rh"
     }
 
-    fn own_limited_transmit(&self) -> bool {
-        true
-    }
-
-    fn keeps_scoreboard_on_timeout(&self) -> bool {
-        true
+    fn caps(&self) -> Caps {
+        // Rate-Halving sends on the first duplicate ACKs itself; `TimeoutScoreBoard()`
+        // (tcp/scoreboard-rh.cc) keeps the scoreboard after a timeout.
+        Caps { own_limited_transmit: true, keeps_scoreboard_on_timeout: true, ..Caps::STANDARD }
     }
 
     fn on_dupack(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {

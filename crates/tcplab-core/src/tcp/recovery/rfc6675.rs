@@ -1,30 +1,16 @@
-//! SACK-based loss recovery, four flavours behind the `Recovery` trait (this file holds RFC 6675;
-//! the three ns-2 agents are in `tcp/legacy/`):
-//!
-//! * `Rfc6675`: RFC 6675's conservative algorithm (scoreboard, IsLost, SetPipe, NextSeg with its
-//!   four rules, RecoveryPoint, the rescue retransmission) — the "SACK" of the Ladha study.
-//! * `Sack1`: the ns "Sack1" sender of Fall & Floyd 1996 used by the Mathis study — Reno's
-//!   window halving, a *counted* pipe (−1 per duplicate ACK, −2 per partial ACK, +1 per
-//!   transmission after the fast retransmission), and retransmission of every hole below the
-//!   highest SACKed byte in order.
-//! * `FackRh`: FACK with Rate-Halving (Mathis & Mahdavi 1996; Mathis et al. 1997 Appendix A).
-//! * `FackNs2`: ns-2's `Agent/TCP/Fack` (tcp/tcp-fack.cc) with `rampdown_` false: loss detected
-//!   when more than DupThresh segments lie between snd_una and the forward-most SACK, then
-//!   ssthresh = window/2 and a cwnd restart from one segment, slow start inside the recovery,
-//!   and FACK's send rule awnd = snd.nxt − snd.fack + retran_data < cwnd.
-//!
-//! How `Rfc6675` and `Sack1` differ (the reason both are kept): duplicate ACKs (new SACK
-//! information vs RFC 5681's same-ACK rule), loss detection per hole (IsLost with DupThresh vs
-//! any hole below the highest SACK), the pipe (computed from the scoreboard vs counted), the
-//! new ssthresh (FlightSize/2 vs cwnd/2), and RFC 6675's rescue retransmission.
+//! RFC 6675's conservative SACK-based loss recovery: the scoreboard (`sack.rs`), IsLost (the loss
+//! detector's, `tcp/loss/`), SetPipe, NextSeg with its four rules, RecoveryPoint and the rescue
+//! retransmission — the "SACK" of the Ladha study. ns-2's SACK agents (`Sack1`, `Fack`,
+//! FACK-RH, `SackRH`) are kept whole in `tcp/legacy/`; how RFC 6675 and `Sack1` differ:
+//! duplicate ACKs (new SACK information vs RFC 5681's same-ACK rule), loss detection per hole
+//! (IsLost with DupThresh vs any hole below the highest SACK), the pipe (computed from the
+//! scoreboard vs counted), the new ssthresh (FlightSize/2 vs cwnd/2), and RFC 6675's rescue
+//! retransmission.
 
-//!
-//! `Sack1`, `FackRh` and `FackNs2` are ns-2's agents, kept whole in `tcp/legacy/`.
-
-use super::cc::CongestionEvent;
-use super::gate::{Ask, Limit};
-use super::recovery::Recovery;
-use super::state::{OutSeg, SenderCore};
+use super::{Caps, Recovery};
+use crate::tcp::cc::CongestionEvent;
+use crate::tcp::gate::{Ask, Limit, SendKind};
+use crate::tcp::state::{OutSeg, SenderCore};
 
 /// Data segment start containing byte `x` (segments cover ((k−1)·MSS, k·MSS] from byte 1).
 fn segment_start(s: &SenderCore, x: u64) -> u64 {
@@ -53,7 +39,6 @@ impl Rfc6675 {
     /// +1 if not IsLost, +1 more if at or below HighRxt. IsLost is the same for every byte of a
     /// hole (all SACKed bytes lie above it), so the sum goes hole by hole.
     fn pipe(&self, s: &SenderCore) -> u64 {
-        let (dt, mss) = (s.cfg.dupthresh, s.mss);
         let mut pipe = 0;
         let top = s.fack();
         let mut count = |a: u64, b: u64, lost: bool| {
@@ -63,7 +48,7 @@ impl Rfc6675 {
             pipe += self.high_rxt.min(b).saturating_sub(a);
         };
         for (a, b) in s.sb.holes(s.snd_una) {
-            count(a, b, s.sb.is_lost(a, dt, mss));
+            count(a, b, s.is_lost(a));
         }
         if top < s.snd_max {
             count(top, s.snd_max, false);
@@ -76,7 +61,7 @@ impl Rfc6675 {
         let top = s.fack();
         let s2 = s.sb.next_unsacked(self.high_rxt.max(s.snd_una));
         // (1) the first unSACKed byte above HighRxt, below the highest SACKed byte, if IsLost.
-        if s2 < top && s.sb.is_lost(s2, s.cfg.dupthresh, s.mss) {
+        if s2 < top && s.is_lost(s2) {
             return Some(Next::Retx(s2));
         }
         // (2) new data, if there is some and the receiver's window allows it.
@@ -102,7 +87,7 @@ impl Rfc6675 {
     /// RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, send what NextSeg() gives.
     fn send_loop(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         let mut pipe = self.pipe(s);
-        while s.send_gate(0, Ask { used: pipe, need: s.mss, limit: Limit::Cwnd, burst: false }) {
+        while s.send_gate(0, Ask { used: pipe, need: s.mss, limit: Limit::Cwnd, burst: false, what: SendKind::Window }) {
             let sent = match self.next_seg(s) {
                 None => break,
                 Some(Next::Retx(seq)) => {
@@ -127,12 +112,8 @@ impl Recovery for Rfc6675 {
         "sack"
     }
 
-    fn sack_dupacks(&self) -> bool {
-        true
-    }
-
-    fn own_limited_transmit(&self) -> bool {
-        true
+    fn caps(&self) -> Caps {
+        Caps { sack_dupacks: true, own_limited_transmit: true, ..Caps::STANDARD }
     }
 
     fn on_dupack(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
@@ -141,7 +122,7 @@ impl Recovery for Rfc6675 {
         }
         // RFC 6675 §5 steps (1)–(2): DupAcks ≥ DupThresh, or IsLost(HighACK + 1); §5.1: not
         // again until HighACK ≥ RecoveryPoint after a timeout.
-        let lost = s.sb.is_lost(s.snd_una, s.cfg.dupthresh, s.mss);
+        let lost = s.is_lost(s.snd_una);
         if (s.dupacks >= s.dupthresh() || lost) && s.snd_una >= s.recover {
             s.count_fast_retransmit();
             // (4.1) RecoveryPoint = HighData.
@@ -155,7 +136,7 @@ impl Recovery for Rfc6675 {
             s.restart_rto();
             // (4.3) retransmit HighACK + 1; HighRxt = RescueRxt = its last byte.
             let una = s.snd_una;
-            let len = s.retransmit_hole(una, out);
+            let len = if s.may_send_single(SendKind::FastRetransmit) { s.retransmit_hole(una, out) } else { 0 };
             self.high_rxt = una + len;
             self.rescue_rxt = Some(una + len);
             // (4.4)–(4.5): the send step (C) follows in `send`.
@@ -163,7 +144,7 @@ impl Recovery for Rfc6675 {
             // (3) Limited Transmit governed by pipe: HighRxt = HighACK, then send new data while
             // cwnd − pipe ≥ 1 SMSS.
             self.high_rxt = s.snd_una;
-            while s.can_send_new() && s.snd_max < s.data_end && s.send_gate(0, Ask { used: self.pipe(s), need: s.mss, limit: Limit::Cwnd, burst: false }) {
+            while s.can_send_new() && s.snd_max < s.data_end && s.send_gate(0, Ask { used: self.pipe(s), need: s.mss, limit: Limit::Cwnd, burst: false, what: SendKind::LimitedTransmit }) {
                 s.stats.limited_transmits += 1;
                 let len = s.send_new(out);
                 s.limited_transmit_bytes += len;

@@ -1,0 +1,98 @@
+//! NewReno's fast recovery (RFC 6582 §3.2): recovery lasts until `recover` is acknowledged; each
+//! partial ACK retransmits the next hole.
+
+use super::{grow_on_exit, Recovery};
+use crate::tcp::gate::SendKind;
+use crate::tcp::state::{OutSeg, SenderCore};
+
+/// NewReno, RFC 6582 §3.2: fast recovery lasts until the ACK that covers `recover`; each partial
+/// ACK retransmits the next hole at once.
+#[derive(Default)]
+pub struct NewReno {
+    /// A partial ACK has been seen in the current recovery (only the first restarts the timer).
+    partial_seen: bool,
+    /// The part of cwnd that is the recovery's inflation, bytes: ns-2's `dupwnd_`
+    /// (tcp/tcp-reno.cc, tcp/tcp-newreno.cc), kept as ns-2 keeps it through partial deflation.
+    dupwnd: u64,
+}
+
+impl Recovery for NewReno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn on_dupack(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
+        if !s.in_recovery && s.dupacks == s.dupthresh() {
+            // RFC 6582 §3.2 step 2: enter only if the cumulative ACK covers more than `recover`,
+            // which avoids a second fast retransmit for losses in a window already being repaired
+            // or resent after a timeout (otherwise do nothing).
+            // ns-2 `dupack_action()` (tcp/tcp-newreno.cc): `lessCareful_` also allows it at
+            // snd_una = recover; `bugFix_ack_` when cwnd > 1 segment and the last new ACK
+            // advanced at most numdupacks_ segments.
+            let less_careful = s.cfg.newreno_less_careful && s.snd_una == s.recover;
+            let ack_heuristic = s.cfg.newreno_ack_heuristic && s.cwnd > s.mss && s.snd_una - s.prev_una <= s.cfg.dupthresh as u64 * s.mss;
+            if s.snd_una > s.recover || !s.cfg.newreno_recover_guard || less_careful || ack_heuristic {
+                self.partial_seen = false;
+                s.enter_fast_recovery(out);
+                // ns-2 dupack_action(): dupwnd_ = numdupacks_ on top of the halved cwnd_.
+                self.dupwnd = s.cwnd.saturating_sub(s.ssthresh);
+            }
+        } else if s.in_recovery {
+            // RFC 5681 §3.2 step 4 (kept by RFC 6582): cwnd += SMSS per additional duplicate ACK.
+            s.set_recovery_window(s.cwnd + s.mss);
+            self.dupwnd += s.mss;
+        }
+    }
+
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, out: &mut Vec<OutSeg>) -> bool {
+        if s.snd_una >= s.recover {
+            // RFC 6582 §3.2 step 3, full acknowledgment: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)
+            // (the first of the two options; it avoids a burst when little is in flight).
+            let cwnd = if s.cfg.exit_recovery_fix {
+                let flight = s.flight_size();
+                s.ssthresh.min(flight.max(s.mss) + s.mss)
+            } else {
+                // ns-2 NewReno with `exit_recovery_fix_` 0 (tcp/tcp-newreno.cc): the inflation
+                // (`dupwnd_`) is dropped, cwnd_ (ssthresh, or less after partial deflation) kept.
+                s.cwnd.min(s.ssthresh)
+            };
+            s.set_recovery_window(cwnd);
+            s.in_recovery = false;
+            s.dupacks = 0;
+            grow_on_exit(s, acked);
+            true
+        } else {
+            // RFC 6582 §3.2 step 3, partial acknowledgment: retransmit the first unacknowledged segment,
+            // deflate cwnd by the data acknowledged, add back one SMSS if at least one SMSS was
+            // acknowledged; reset the timer only on the first partial ACK (the "Impatient" variant).
+            let first_partial = !self.partial_seen;
+            self.partial_seen = true;
+            if s.may_send_single(SendKind::PartialAck) {
+                s.retransmit_una(out);
+            }
+            let cwnd = if s.cfg.partial_window_deflation {
+                let add = if acked >= s.mss { s.mss } else { 0 };
+                // ns-2 partialnewack() (tcp/tcp-newreno.cc) deflates dupwnd_ first: dupwnd_ -=
+                // deflate − 1 if dupwnd_ > deflate, else cwnd_ gives the rest and dupwnd_ = 1.
+                self.dupwnd = if self.dupwnd > acked { self.dupwnd - acked + add } else { s.mss };
+                s.cwnd.saturating_sub(acked).max(s.mss) + add
+            } else {
+                // ns-2 `partial_window_deflation_` 0 (tcp/tcp-newreno.cc): dupwnd_ = 0.
+                self.dupwnd = 0;
+                s.ssthresh
+            };
+            s.set_recovery_window(cwnd);
+            // RFC 6582 §4: Slow-but-Steady restarts the timer on every partial ACK (ns-2
+            // `newreno_changes1_` 0), Impatient only on the first.
+            first_partial || s.cfg.slow_but_steady
+        }
+    }
+
+    fn window_inflation(&self, s: &SenderCore) -> u64 {
+        if s.in_recovery {
+            self.dupwnd.min(s.cwnd.saturating_sub(s.mss))
+        } else {
+            0
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! Reno's fast recovery (RFC 5681 §3.2): inflate on duplicate ACKs, deflate on the next new ACK.
+
+use super::{grow_on_exit, Recovery};
+use crate::tcp::state::{OutSeg, SenderCore};
+
+/// Reno, RFC 5681 §3.2: fast retransmit on the third duplicate ACK, cwnd = ssthresh + 3·SMSS,
+/// inflated by one SMSS per further duplicate ACK, deflated to ssthresh on the next new ACK
+/// (even a partial one: further losses in the window then need another fast retransmit or a
+/// timeout).
+pub struct Reno;
+
+impl Recovery for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
+    fn on_dupack(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
+        if !s.in_recovery && s.dupacks == s.dupthresh() {
+            if !s.cfg.recover_guard || s.snd_una > s.recover {
+                s.enter_fast_recovery(out);
+            }
+        } else if s.in_recovery {
+            // RFC 5681 §3.2 step 4: each further duplicate ACK, cwnd += SMSS (a segment left).
+            s.set_recovery_window(s.cwnd + s.mss);
+        }
+    }
+
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+        // §3.2 step 6: on the next ACK of new data, cwnd = ssthresh ("deflating" the window).
+        s.set_recovery_window(s.ssthresh);
+        s.in_recovery = false;
+        s.dupacks = 0;
+        grow_on_exit(s, acked);
+        true
+    }
+
+    fn window_inflation(&self, s: &SenderCore) -> u64 {
+        // cwnd = ssthresh + one SMSS per duplicate ACK from the fast retransmit on (RFC 5681 §3.2
+        // steps 2–4; ns-2's cwnd_ halved and dupwnd_ = numdupacks_, then ++dupwnd_).
+        if s.in_recovery {
+            s.cwnd.saturating_sub(s.ssthresh)
+        } else {
+            0
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! The transmit record: one entry per segment in flight (its sequence range, when it was first
+//! and last sent, how often, whether it is SACKed or marked lost, and the delivery-rate snapshot
+//! taken when it was last sent). It is what RACK needs (RFC 8985 §6.1: the most recently sent
+//! segment among those an ACK delivers, and its transmission time) and what the delivery-rate
+//! estimator needs (draft-cheng-iccrg-delivery-rate-estimation; Linux `tcp_rate.c`).
+//!
+//! The sender keeps it (`SenderCore::transmit` records every transmission, the ACK processing
+//! marks SACKed records and prunes cumulatively acknowledged ones) and hands what an ACK yields to
+//! the controller in its `AckSample` (`rate`, `rack`). Nothing here changes what is sent: it is
+//! bookkeeping. A `VecDeque` of small `Copy` records: no allocation per packet once the queue has
+//! grown to the window. Sequence space is counted as sent (the FIN takes one).
+//!
+//! This module imports nothing of the sender (only the sample types of `cc/`), so no circle.
+
+use super::cc::{RackSample, RateSample};
+use crate::units::Time;
+use std::collections::VecDeque;
+
+/// The delivery-rate snapshot a segment carries from its (last) transmission
+/// (draft-cheng-iccrg-delivery-rate-estimation §3.2 `SendPacket`; Linux `tcp_rate_skb_sent()`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RateSnapshot {
+    /// C.delivered when the segment was sent (`tx.delivered`).
+    pub delivered: u64,
+    /// C.delivered_time when it was sent (`tx.delivered_mstamp`).
+    pub delivered_at: Time,
+    /// C.first_sent_time when it was sent (`tx.first_tx_mstamp`).
+    pub first_tx_at: Time,
+}
+
+/// One segment in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxRecord {
+    /// Sequence range [start, end) as first sent.
+    pub start: u64,
+    pub end: u64,
+    /// First and most recent transmission.
+    pub first_sent: Time,
+    pub last_sent: Time,
+    /// Transmissions so far (1: never retransmitted).
+    pub tx: u32,
+    /// The receiver has SACKed all of it.
+    pub sacked: bool,
+    /// Loss detection has declared it lost (a fast retransmit of it, a timeout); a later
+    /// retransmission does not clear it (Linux keeps `TCPCB_LOST` beside `TCPCB_SACKED_RETRANS`).
+    pub lost: bool,
+    /// The connection was application-limited when it was last sent (`tx.is_app_limited`).
+    pub app_limited: bool,
+    /// The rest of the rate snapshot taken when it was last sent (64 bytes a record in all).
+    pub snap: RateSnapshot,
+}
+
+/// The most recently sent record the ACK being processed has delivered so far: the draft's
+/// `UpdateRateSample(P)` (§3.3) keeps its snapshot, RFC 8985 §6.1 step 2 its send time and end.
+#[derive(Clone, Copy, Debug)]
+struct Newest {
+    last_sent: Time,
+    end: u64,
+    retransmitted: bool,
+    app_limited: bool,
+    snap: RateSnapshot,
+}
+
+impl Newest {
+    #[inline]
+    fn of(r: &TxRecord) -> Newest {
+        Newest { last_sent: r.last_sent, end: r.end, retransmitted: r.tx > 1, app_limited: r.app_limited, snap: r.snap }
+    }
+
+    /// RFC 8985 `RACK_sent_after`: `r` was sent after this one (later, or at the same time with a
+    /// higher end sequence); Linux 6.x `tcp_rate_skb_delivered()` orders the same way.
+    #[inline]
+    fn older_than(&self, r: &TxRecord) -> bool {
+        r.last_sent > self.last_sent || (r.last_sent == self.last_sent && r.end > self.end)
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct TxQueue {
+    q: VecDeque<TxRecord>,
+    /// C.delivered: sequence space delivered (cumulatively acknowledged or SACKed), each byte once.
+    delivered: u64,
+    /// C.delivered_time: when `delivered` last grew.
+    delivered_at: Time,
+    /// C.first_sent_time: the send time of the most recently delivered record (start of the
+    /// present send interval).
+    first_tx_at: Time,
+    /// C.app_limited: `delivered` at which the application-limited period ends (0: not limited).
+    app_limited: u64,
+    /// The cumulative point the queue has been pruned to.
+    una: u64,
+    /// Of the ACK being processed (reset by `end_ack`).
+    newest: Option<Newest>,
+}
+
+impl TxQueue {
+    pub fn records(&self) -> impl Iterator<Item = &TxRecord> {
+        self.q.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+
+    /// C.delivered.
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// The application-limited mark (0: the connection is not application-limited).
+    pub fn app_limited_until(&self) -> u64 {
+        self.app_limited
+    }
+
+    #[inline]
+    fn snapshot(&self) -> RateSnapshot {
+        RateSnapshot { delivered: self.delivered, delivered_at: self.delivered_at, first_tx_at: self.first_tx_at }
+    }
+
+    /// A transmission of [seq, end) at `now`. `retx`: below the highest sequence sent (the
+    /// records it covers are updated); otherwise a new record. `idle`: nothing was in flight
+    /// before it (draft §3.2: "if C.inflight == 0, C.first_sent_time = C.delivered_time = now";
+    /// Linux `tcp_rate_skb_sent()` when `packets_out` is 0).
+    #[inline]
+    pub fn on_send(&mut self, now: Time, seq: u64, end: u64, retx: bool, idle: bool) {
+        if idle {
+            self.first_tx_at = now;
+            self.delivered_at = now;
+        }
+        let snap = self.snapshot();
+        let app_limited = self.app_limited != 0;
+        if !retx {
+            self.q.push_back(TxRecord { start: seq, end, first_sent: now, last_sent: now, tx: 1, sacked: false, lost: false, app_limited, snap });
+            return;
+        }
+        let i = self.q.partition_point(|r| r.end <= seq);
+        for r in self.q.range_mut(i..) {
+            if r.start >= end {
+                break;
+            }
+            r.last_sent = now;
+            r.tx += 1;
+            r.app_limited = app_limited;
+            r.snap = snap;
+        }
+    }
+
+    /// The receiver SACKed [a, b) (a merged scoreboard range): records wholly inside it that were
+    /// not SACKed before are delivered.
+    pub fn on_sacked(&mut self, now: Time, a: u64, b: u64) {
+        let i = self.q.partition_point(|r| r.end <= a);
+        let (mut n, mut bytes) = (0u32, 0u64);
+        for r in self.q.range_mut(i..) {
+            if r.start >= b {
+                break;
+            }
+            if r.sacked || r.start < a || r.end > b {
+                continue;
+            }
+            r.sacked = true;
+            bytes += r.end - r.start.max(self.una);
+            n += 1;
+            // The draft's `UpdateRateSample(P)`, RFC 8985 §6.1 step 2: keep the newest.
+            if self.newest.is_none_or(|k| k.older_than(r)) {
+                self.newest = Some(Newest::of(r));
+            }
+        }
+        if n > 0 {
+            self.delivered += bytes;
+            self.delivered_at = now;
+            // "C.first_sent_time = P.sent_time": the next send interval starts at the newest.
+            self.first_tx_at = self.newest.map_or(self.first_tx_at, |k| k.last_sent);
+        }
+    }
+
+    /// A cumulative ACK up to `una`: records below it are delivered (those not SACKed before) and
+    /// dropped; a record partly below it stays until the rest is acknowledged.
+    pub fn on_cum_ack(&mut self, now: Time, una: u64) {
+        if una <= self.una {
+            return;
+        }
+        let old = self.una;
+        self.una = una;
+        let (mut bytes, mut newest) = (0, self.newest);
+        while let Some(r) = self.q.front() {
+            if r.start >= una {
+                break;
+            }
+            if !r.sacked {
+                bytes += r.end.min(una) - r.start.max(old);
+            }
+            if r.end > una {
+                break;
+            }
+            // The draft's `UpdateRateSample(P)`, RFC 8985 §6.1 step 2: keep the newest.
+            if !r.sacked && newest.is_none_or(|k| k.older_than(r)) {
+                newest = Some(Newest::of(r));
+            }
+            self.q.pop_front();
+        }
+        if bytes > 0 {
+            self.delivered += bytes;
+            self.delivered_at = now;
+            // "C.first_sent_time = P.sent_time".
+            if let Some(k) = newest {
+                self.first_tx_at = k.last_sent;
+            }
+            self.newest = newest;
+        }
+    }
+
+    /// The end of an ACK's processing: the draft's `GenerateRateSample` (§3.3; Linux
+    /// `tcp_rate_gen()`) and RFC 8985's newest delivered segment. `min_rtt`: the smallest RTT
+    /// measured so far; an interval shorter than it is not a valid sample ("rs.interval <
+    /// min_rtt: discard", which Linux marks with interval −1).
+    pub fn end_ack(&mut self, min_rtt: Option<Time>) -> (Option<RateSample>, Option<RackSample>) {
+        let newest = self.newest.take();
+        // draft §3.3: "Clear app-limited field if bubble is ACKed and gone."
+        if self.app_limited != 0 && self.delivered > self.app_limited {
+            self.app_limited = 0;
+        }
+        let Some(r) = newest else { return (None, None) };
+        let p = r.snap;
+        let send_elapsed = r.last_sent.saturating_sub(p.first_tx_at);
+        let ack_elapsed = self.delivered_at.saturating_sub(p.delivered_at);
+        // "the sample's interval is the larger of the send and ACK phases" (draft §2.3).
+        let interval = send_elapsed.max(ack_elapsed);
+        let valid = interval > 0 && min_rtt.is_none_or(|m| interval >= m);
+        let rate = valid.then_some(RateSample { delivered: self.delivered - p.delivered, interval, app_limited: r.app_limited, retransmitted: r.retransmitted });
+        (rate, Some(RackSample { xmit_ts: r.last_sent, end_seq: r.end, retransmitted: r.retransmitted }))
+    }
+
+    /// The draft's `CheckIfApplicationLimited` (§3.4; Linux `tcp_rate_check_app_limited()`): the
+    /// sender has less than a segment to send and the window is not full, so the coming samples
+    /// measure the application, not the path: they are marked until what is in flight now has
+    /// been delivered.
+    #[inline]
+    pub fn check_app_limited(&mut self, in_flight: u64) {
+        self.app_limited = (self.delivered + in_flight).max(1);
+    }
+
+    /// Declare the records in [a, b) lost (not those SACKed).
+    pub fn mark_lost(&mut self, a: u64, b: u64) {
+        let i = self.q.partition_point(|r| r.end <= a);
+        for r in self.q.range_mut(i..) {
+            if r.start >= b {
+                break;
+            }
+            r.lost |= !r.sacked;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_follow_sends_sacks_and_cumulative_acks() {
+        let mut t = TxQueue::default();
+        t.on_cum_ack(0, 1);
+        for k in 0..4u64 {
+            t.on_send(10 + k, 1 + k * 100, 101 + k * 100, false, k == 0);
+        }
+        assert_eq!(t.len(), 4);
+        // Segment 2 resent at 50: the record keeps its range, counts the transmission.
+        t.on_send(50, 101, 201, true, false);
+        let r = t.records().nth(1).unwrap();
+        assert_eq!((r.first_sent, r.last_sent, r.tx), (11, 50, 2));
+        // A SACK of segment 3 delivers it; the newest delivered is segment 3, sent at 12.
+        t.on_sacked(60, 201, 301);
+        assert_eq!(t.delivered(), 100);
+        let (_, rack) = t.end_ack(None);
+        assert_eq!(rack, Some(RackSample { xmit_ts: 12, end_seq: 301, retransmitted: false }));
+        // The cumulative ACK of 1..301: segments 1 and 2 delivered now (3 was already), pruned.
+        t.on_cum_ack(70, 301);
+        assert_eq!(t.delivered(), 300);
+        assert_eq!(t.len(), 1);
+        let (rate, rack) = t.end_ack(None);
+        // The most recently sent delivered record is segment 2's retransmission (at 50).
+        assert_eq!(rack, Some(RackSample { xmit_ts: 50, end_seq: 201, retransmitted: true }));
+        let rate = rate.unwrap();
+        // Its snapshot at 50: delivered 0 at 10, first_sent 10; now delivered 300 at 70.
+        assert_eq!((rate.delivered, rate.interval, rate.retransmitted), (300, 60, true));
+    }
+
+    #[test]
+    fn rate_sample_is_delivered_over_the_longer_phase() {
+        // draft §2.3: 10 segments of 1000 B sent 1 ms apart from t = 0, each ACKed 100 ms later.
+        let mut t = TxQueue::default();
+        t.on_cum_ack(0, 1);
+        let ms = 1_000_000;
+        for k in 0..10u64 {
+            t.on_send(k * ms, 1 + k * 1000, 1001 + k * 1000, false, k == 0);
+        }
+        let mut last = None;
+        for k in 0..10u64 {
+            t.on_cum_ack(100 * ms + k * ms, 1001 + k * 1000);
+            last = t.end_ack(Some(100 * ms)).0;
+        }
+        // The last ACK: its packet was sent at 9 ms with delivered 0 at 0 and first_sent 0, so the
+        // interval is max(9 ms, 109 ms) and 10,000 B were delivered in it.
+        let r = last.unwrap();
+        assert_eq!((r.delivered, r.interval), (10_000, 109 * ms));
+        assert!(!r.app_limited);
+    }
+
+    #[test]
+    fn app_limited_mark_clears_once_the_bubble_is_delivered() {
+        let mut t = TxQueue::default();
+        t.on_cum_ack(0, 1);
+        t.on_send(0, 1, 1001, false, true);
+        t.check_app_limited(1000);
+        t.on_send(1, 1001, 2001, false, false);
+        t.on_cum_ack(10, 1001);
+        t.end_ack(None);
+        assert_eq!(t.app_limited_until(), 1000, "not past the bubble yet");
+        t.on_cum_ack(11, 2001);
+        let (rate, _) = t.end_ack(None);
+        assert!(rate.unwrap().app_limited, "sent while application-limited");
+        assert_eq!(t.app_limited_until(), 0);
+    }
+
+    #[test]
+    fn marked_lost_records_skip_sacked_ones() {
+        let mut t = TxQueue::default();
+        t.on_cum_ack(0, 1);
+        for k in 0..3u64 {
+            t.on_send(k, 1 + k * 100, 101 + k * 100, false, k == 0);
+        }
+        t.on_sacked(5, 101, 201);
+        t.mark_lost(1, 301);
+        let lost: Vec<bool> = t.records().map(|r| r.lost).collect();
+        assert_eq!(lost, [true, false, true]);
+    }
+}
