@@ -4,7 +4,7 @@
 //! RFC 5827). `recovery.rs`, `sackrec.rs` and `legacy/` import this module, never `sender.rs`;
 //! `cc/` imports neither (the controller sees the window and an `AckSample`, not the sender).
 
-use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, Reno, Window};
+use super::cc::{self, AckSample, CongestionControl, CongestionEvent, Cubic, LossContext, Reno, Window};
 use super::config::TcpConfig;
 use super::gate::{may_send, Ask, Limit, SendWindow};
 use super::rtt::RttEstimator;
@@ -159,7 +159,10 @@ impl SenderCore {
             ack_no: cfg.handshake as u64,
             cwnd: cfg.initial_window.bytes(mss as u32),
             ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
-            cc: Box::new(Reno::new(&cfg)),
+            cc: match cfg.cc {
+                super::config::Cc::Reno => Box::new(Reno::new(&cfg)) as Box<dyn CongestionControl>,
+                super::config::Cc::Cubic => Box::new(Cubic::new(&cfg)),
+            },
             ack_sacked: 0,
             ack_rtt: None,
             ack_app_limited: false,
@@ -474,9 +477,10 @@ impl SenderCore {
             return;
         }
         // RFC 5681 §4.1: after an idle period longer than the RTO, start again from the restart
-        // window RW = min(IW, cwnd).
-        if self.cfg.restart_after_idle && self.snd_una == self.snd_max && self.snd_nxt < self.data_end && self.stats.segs_sent > 0 && self.now - self.last_send_at > self.rtt.rto() {
-            self.cc_event(CongestionEvent::IdleRestart);
+        // window RW = min(IW, cwnd) (or Linux's `tcp_cwnd_restart`: the controller decides).
+        let idle_since = (self.snd_una == self.snd_max && self.stats.segs_sent > 0).then_some(self.last_send_at);
+        if self.cfg.restart_after_idle && self.snd_nxt < self.data_end && idle_since.is_some_and(|t| self.now - t > self.rtt.rto()) {
+            self.cc_event(CongestionEvent::IdleRestart { idle: self.now - self.last_send_at, rto: self.rtt.rto() });
         }
         let mut burst = 0u32;
         loop {
@@ -506,6 +510,10 @@ impl SenderCore {
             } else {
                 break;
             }
+        }
+        // Linux `tcp_event_data_sent`: data left with nothing in flight (CA_EVENT_TX_START).
+        if let Some(t) = idle_since.filter(|_| burst > 0) {
+            self.cc_event(CongestionEvent::TxStart { now: self.now, since: t });
         }
     }
 

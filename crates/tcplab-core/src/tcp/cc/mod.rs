@@ -6,12 +6,14 @@
 //! The hooks see an [`AckSample`] (what every algorithm needs from an ACK) or a
 //! [`CongestionEvent`] (a loss detection, a timeout, an idle restart); a controller keeps its
 //! own state across them (CUBIC's W_max and epoch, BBR's model). One file per algorithm:
-//! `reno.rs` is RFC 5681 AIMD with RFC 3465 ABC.
+//! `reno.rs` is RFC 5681 AIMD with RFC 3465 ABC; `cubic.rs` is Linux's CUBIC with HyStart.
 //!
 //! This module imports nothing from the rest of `tcp/` (the sender imports it), so no circle.
 
+pub mod cubic;
 pub mod reno;
 
+pub use cubic::Cubic;
 pub use reno::Reno;
 
 use crate::units::Time;
@@ -73,8 +75,13 @@ pub enum CongestionEvent {
     SynTimeout,
     /// The SYN or SYN-ACK was retransmitted: the initial window is one segment (RFC 5681 §3.1).
     HandshakeLoss,
-    /// Sending restarts after an idle period longer than the RTO (RFC 5681 §4.1).
-    IdleRestart,
+    /// Sending restarts after an idle period longer than the RTO (RFC 5681 §4.1; Linux's
+    /// `tcp_slow_start_after_idle_check`): `idle`, the time since data was last sent; `rto`,
+    /// the retransmission timeout now.
+    IdleRestart { idle: Time, rto: Time },
+    /// Data leaves with nothing in flight (Linux's `CA_EVENT_TX_START`, `tcp_event_data_sent`):
+    /// `now`, and `since`, when data was last sent. Reno ignores it; CUBIC shifts its epoch.
+    TxStart { now: Time, since: Time },
 }
 
 pub trait CongestionControl: Send {
@@ -112,4 +119,26 @@ pub fn half_window(cwnd: u64, rwnd: u64, mss: u64, whole_segments: bool) -> u64 
     } else {
         (w / 2).max(2 * mss)
     }
+}
+
+/// Linux's idle restart, `tcp_cwnd_restart` (net/ipv4/tcp_output.c; RFC 2861 §3's decay):
+/// ssthresh = `tcp_current_ssthresh` = max(ssthresh, ¾·cwnd) (`(cwnd >> 1) + (cwnd >> 2)`),
+/// then cwnd is halved once for every RTO in the idle time (`while ((delta -= rto) > 0 && cwnd >
+/// restart_cwnd) cwnd >>= 1`), and never below the restart window min(IW, cwnd). Counted in
+/// packets as Linux counts them (a fractional window is taken in whole segments, at least one).
+/// Linux counts `delta` and the RTO in jiffies; here they are the simulator's nanoseconds.
+pub fn linux_cwnd_restart(w: &mut Window, iw: u64, mss: u64, idle: Time, rto: Time) {
+    let cwnd = (w.cwnd / mss).max(1);
+    w.ssthresh = w.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) * mss);
+    let restart = (iw / mss).max(1).min(cwnd);
+    let mut c = cwnd;
+    let mut delta = idle as i128;
+    loop {
+        delta -= rto.max(1) as i128;
+        if delta <= 0 || c <= restart {
+            break;
+        }
+        c >>= 1;
+    }
+    w.cwnd = c.max(restart) * mss;
 }
