@@ -439,3 +439,57 @@ fn linux_restart_halves_once_per_rto() {
     // Below the restart window nothing changes: min(IW, cwnd) = 6.
     assert_eq!(go(6, 100, ms(3000)), (6, 100));
 }
+
+/// Linux's application-limited decay (`tcp_cwnd_validate` → `tcp_cwnd_application_limited`,
+/// RFC 2861 §3), with `cwnd_validation = "linux"`: a window that the application
+/// uses only 5 of is halved toward max(used, IW) = 10 once per RTO. `rfc5681` keeps the window.
+#[test]
+fn an_unused_window_decays_once_per_rto_with_linux_validation() {
+    let run = |cc: Cc, v: CwndValidation| {
+        let mut h = Harness::established(|c| {
+            c.cc = cc;
+            c.cwnd_validation = v;
+            c.initial_window = tcplab_core::tcp::InitialWindow::Segments(10);
+            c.initial_ssthresh = Limit::Bytes(tcplab_core::units::Size(pkts(1000)));
+        });
+        // Bulk first: 70 segments, one ACK each 10 ms apart: slow start 10 → 40.
+        h.write(0, pkts(70));
+        let mut t = ms(100);
+        for k in 1..=30u64 {
+            h.send(t, ack(1 + pkts(k)));
+            t += 10 * MS;
+        }
+        h.send(t, ack(1 + pkts(70)));
+        let grown = h.info().cwnd / MSS;
+        h.take_sent();
+        // Then 5 segments every 100 ms, acknowledged 50 ms later: never more than 5 outstanding.
+        let mut acked = 70;
+        let mut trace = vec![];
+        let start = t + 100 * MS;
+        for round in 0..60u64 {
+            let t0 = start + round * 100 * MS;
+            h.write(t0, pkts(5));
+            assert_eq!(h.take_sent().len(), 5);
+            acked += 5;
+            h.send(t0 + 50 * MS, ack(1 + pkts(acked)));
+            if round % 10 == 9 {
+                trace.push((h.info().cwnd / MSS, h.info().ssthresh / MSS));
+            }
+        }
+        (grown, h.info().rto, trace)
+    };
+    let (grown, rto, rfc) = run(Cc::Cubic, CwndValidation::Rfc5681);
+    assert_eq!((grown, rto), (80, tcplab_core::units::SEC));
+    assert!(rfc.iter().all(|&(c, s)| (c, s) == (80, 1000)), "{rfc:?}");
+    // The RTO is 1 s (the rfc profile's minimum): one RTO after the window last limited the
+    // sender (the bulk phase), and once a second after that, cwnd = (cwnd + max(5, IW 10))/2:
+    // 80 → 45 → 27 → 18 → 14 → 12 → 11, one step between trace points (every 1 s); ssthresh stays
+    // 1000 (above ¾·cwnd).
+    let (_, _, linux) = run(Cc::Cubic, CwndValidation::Linux);
+    assert_eq!(linux, vec![(45, 1000), (27, 1000), (18, 1000), (14, 1000), (12, 1000), (11, 1000)]);
+    // Reno's window (41 after the bulk phase: one segment per ACK) the same way: 25, 17, 13, 11,
+    // 10, and never below the IW.
+    let (grown, _, reno) = run(Cc::Reno, CwndValidation::Linux);
+    assert_eq!(grown, 41);
+    assert_eq!(reno.iter().map(|p| p.0).collect::<Vec<_>>(), vec![25, 17, 13, 11, 10, 10], "{reno:?}");
+}

@@ -93,7 +93,8 @@ pub enum CwndValidation {
     Rfc5681,
     /// Linux (`tcp_cwnd_restart`, net/ipv4/tcp_output.c, with `tcp_slow_start_after_idle=1`):
     /// cwnd halved once per RTO of idle time, down to min(IW, cwnd), and ssthresh raised to
-    /// `tcp_current_ssthresh` (at least 3/4 of cwnd).
+    /// `tcp_current_ssthresh` (at least 3/4 of cwnd); and an unused window decayed once per RTO
+    /// (`tcp_cwnd_validate`, `tcp_cwnd_application_limited`).
     Linux,
 }
 
@@ -567,7 +568,8 @@ tcp_knobs! {
     /// `tcp_cubic.c` with HyStart).
     cc: Cc [skip_if = "Cc::is_reno", default = "Cc::default"],
     /// Window validation after idle: `rfc5681` (RW = min(IW, cwnd)) or `linux`
-    /// (`tcp_cwnd_restart`: halved per RTO idle, down to min(IW, cwnd)).
+    /// (`tcp_cwnd_restart`: halved per RTO idle, down to min(IW, cwnd); and the decay of an
+    /// application-limited window, `tcp_cwnd_application_limited`).
     cwnd_validation: CwndValidation [skip_if = "CwndValidation::is_rfc5681", default = "CwndValidation::default"],
 }
 

@@ -480,7 +480,7 @@ impl SenderCore {
         // window RW = min(IW, cwnd) (or Linux's `tcp_cwnd_restart`: the controller decides).
         let idle_since = (self.snd_una == self.snd_max && self.stats.segs_sent > 0).then_some(self.last_send_at);
         if self.cfg.restart_after_idle && self.snd_nxt < self.data_end && idle_since.is_some_and(|t| self.now - t > self.rtt.rto()) {
-            self.cc_event(CongestionEvent::IdleRestart { idle: self.now - self.last_send_at, rto: self.rtt.rto() });
+            self.cc_event(CongestionEvent::IdleRestart { now: self.now, idle: self.now - self.last_send_at, rto: self.rtt.rto() });
         }
         let mut burst = 0u32;
         loop {
@@ -514,6 +514,16 @@ impl SenderCore {
         // Linux `tcp_event_data_sent`: data left with nothing in flight (CA_EVENT_TX_START).
         if let Some(t) = idle_since.filter(|_| burst > 0) {
             self.cc_event(CongestionEvent::TxStart { now: self.now, since: t });
+        }
+        // Linux `tcp_write_xmit` → `tcp_cwnd_validate` (RFC 2861's application-limited decay),
+        // when data was sent or the window stopped the sender.
+        if self.cfg.cwnd_validation == super::config::CwndValidation::Linux {
+            let cwnd_limited = self.snd_nxt - self.snd_una >= self.cwnd;
+            if burst > 0 || cwnd_limited {
+                let open = !self.in_recovery && self.dupacks == 0 && self.episode.is_none();
+                let r = cc::SendRound { now: self.now, outstanding: self.flight_size(), cwnd_limited, snd_una: self.snd_una, snd_nxt: self.snd_max, rto: self.rtt.rto(), open };
+                self.cc_event(CongestionEvent::Sent(r));
+            }
         }
     }
 

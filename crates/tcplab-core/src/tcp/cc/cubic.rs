@@ -21,7 +21,7 @@
 //! train detector runs on every ACK the controller sees, as Linux's does with timestamps; and no
 //! undo event (DSACK, F-RTO): Linux's `tcp_reno_undo_cwnd` is not reachable.
 
-use super::{linux_cwnd_restart, AckSample, CongestionControl, CongestionEvent, Window};
+use super::{linux_cwnd_restart, AckSample, AppLimited, CongestionControl, CongestionEvent, Window};
 use crate::tcp::config::{CwndValidation, TcpConfig};
 use crate::units::{Time, SEC, US};
 
@@ -83,6 +83,8 @@ pub struct Cubic {
     /// The initial window, packets (the restart window's bound).
     iw: u64,
     cwnd_validation: CwndValidation,
+    /// Linux's application-limited decay (`cwnd_validation = "linux"`), not CUBIC's state.
+    app_limited: AppLimited,
     // struct bictcp, zeroed by `bictcp_reset`.
     /// `cnt`: increase cwnd by 1 after this many packets acknowledged.
     cnt: u32,
@@ -128,7 +130,7 @@ impl Cubic {
 
     /// `bictcp_reset`: forget W_max, the epoch, delay_min and HyStart's verdict.
     fn reset(&mut self) {
-        let keep = Cubic { mss: self.mss, iw: self.iw, cwnd_validation: self.cwnd_validation, cwnd_cnt: self.cwnd_cnt, acked_rem: self.acked_rem, ..Cubic::new_zeroed() };
+        let keep = Cubic { mss: self.mss, iw: self.iw, cwnd_validation: self.cwnd_validation, app_limited: self.app_limited, cwnd_cnt: self.cwnd_cnt, acked_rem: self.acked_rem, ..Cubic::new_zeroed() };
         *self = keep;
     }
 
@@ -137,6 +139,7 @@ impl Cubic {
             mss: 1,
             iw: 1,
             cwnd_validation: CwndValidation::Rfc5681,
+            app_limited: AppLimited::default(),
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -398,12 +401,17 @@ impl CongestionControl for Cubic {
             CongestionEvent::SynTimeout => {}
             // tcp_init_transfer: cwnd 1 after a lost SYN or SYN-ACK (`iw_one_after` decides when).
             CongestionEvent::HandshakeLoss => w.cwnd = mss,
-            CongestionEvent::IdleRestart { idle, rto } => match self.cwnd_validation {
+            CongestionEvent::IdleRestart { now, idle, rto } => match self.cwnd_validation {
                 // RFC 5681 §4.1: RW = min(IW, cwnd).
                 CwndValidation::Rfc5681 => w.cwnd = w.cwnd.min(self.iw * mss),
                 // tcp_cwnd_restart (CA_EVENT_CWND_RESTART is ignored by CUBIC).
-                CwndValidation::Linux => linux_cwnd_restart(w, self.iw * mss, mss, idle, rto),
+                CwndValidation::Linux => {
+                    linux_cwnd_restart(w, self.iw * mss, mss, idle, rto);
+                    self.app_limited.on_restart(now);
+                }
             },
+            // tcp_cwnd_validate (fired with cwnd_validation = "linux" only).
+            CongestionEvent::Sent(r) => self.app_limited.on_send(w, &r, self.iw * mss, mss),
             // cubictcp_cwnd_event(CA_EVENT_TX_START): "We were application limited (idle) for a
             // while. Shift epoch_start to keep cwnd growth to cubic curve."
             CongestionEvent::TxStart { now, since } => {
