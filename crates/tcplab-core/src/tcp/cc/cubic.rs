@@ -230,13 +230,13 @@ impl Cubic {
                 }
             };
             // t = (now − epoch_start + delay_min), in 2^-10 s.
-            let t = ((jiffies - epoch_start + usecs_to_jiffies(self.delay_min)) << BICTCP_HZ) / HZ;
+            let t = ((jiffies.saturating_sub(epoch_start) + usecs_to_jiffies(self.delay_min)) << BICTCP_HZ) / HZ;
             let k = self.bic_k as u64;
             let offs = if t < k { k - t } else { t - k };
             // C/rtt·(t − K)³, the kernel's u64 product shifted by 10 + 3·BICTCP_HZ.
             let delta = (CUBE_RTT_SCALE.wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs) >> (10 + 3 * BICTCP_HZ)) as u32;
             let target = if t < k { self.bic_origin_point.wrapping_sub(delta) } else { self.bic_origin_point.wrapping_add(delta) };
-            self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
+            self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { cwnd.wrapping_mul(100) };
             // "The initial growth of cubic function may be too conservative": 5 % a round trip.
             if self.last_max_cwnd == 0 && self.cnt > 20 {
                 self.cnt = 20;
@@ -247,7 +247,7 @@ impl Cubic {
         let d = ((cwnd as u64 * BETA_SCALE as u64) >> 3).max(1) as u32;
         while self.ack_cnt > d {
             self.ack_cnt -= d;
-            self.tcp_cwnd += 1;
+            self.tcp_cwnd = self.tcp_cwnd.saturating_add(1);
         }
         if self.tcp_cwnd > cwnd {
             let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
@@ -260,15 +260,16 @@ impl Cubic {
     /// `tcp_cong_avoid_ai(tp, w, acked)`: one packet per `w` acknowledged, with the credit
     /// `snd_cwnd_cnt` carried between ACKs (and spent gently when `w` has shrunk).
     fn cong_avoid_ai(&mut self, cwnd: &mut u32, w: u32, acked: u32) {
+        let w = w.max(1);
         if self.cwnd_cnt >= w {
             self.cwnd_cnt = 0;
-            *cwnd += 1;
+            *cwnd = cwnd.saturating_add(1);
         }
-        self.cwnd_cnt += acked;
+        self.cwnd_cnt = self.cwnd_cnt.saturating_add(acked);
         if self.cwnd_cnt >= w {
             let delta = self.cwnd_cnt / w;
             self.cwnd_cnt -= delta * w;
-            *cwnd += delta;
+            *cwnd = cwnd.saturating_add(delta);
         }
     }
 
@@ -300,7 +301,7 @@ impl Cubic {
         if now_us.saturating_sub(self.last_ack) <= HYSTART_ACK_DELTA_US {
             self.last_ack = now_us;
             let threshold = (self.delay_min as u64) >> 1;
-            if now_us - self.round_start > threshold {
+            if now_us.saturating_sub(self.round_start) > threshold {
                 found = true;
             }
         }
@@ -339,7 +340,7 @@ impl CongestionControl for Cubic {
 
         // cubictcp_acked (pkts_acked): delay_min and HyStart, except within a second of the
         // epoch's start ("Discard delay samples right after fast recovery").
-        let fresh_epoch = self.epoch_start.is_some_and(|e| jiffies - e < HZ);
+        let fresh_epoch = self.epoch_start.is_some_and(|e| jiffies.saturating_sub(e) < HZ);
         if !fresh_epoch {
             let delay = a.rtt.map(|r| ((r / US).min(u32::MAX as u64) as u32).max(1));
             if let Some(d) = delay {

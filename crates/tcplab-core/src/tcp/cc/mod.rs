@@ -139,7 +139,7 @@ impl AppLimited {
             return;
         }
         self.cwnd_used = self.cwnd_used.max(packets_out);
-        if r.now - stamp >= r.rto {
+        if r.now.saturating_sub(stamp) >= r.rto {
             // tcp_cwnd_application_limited: only in TCP_CA_Open.
             if r.open {
                 let used = self.cwnd_used.max((iw / mss).max(1));
