@@ -159,11 +159,12 @@ def test_a_sweep_with_failed_runs_exits_1(tmp_path):
 
 
 @pytest.mark.parametrize("sets, words", [
-    ('tcp.variant="cubic"', ["CUBIC is not modelled", "tcplab testbed"]),
-    ('tcp.variant="bbr"', ["BBR is not modelled"]),
+    ('tcp.variant="cubic"', ['`cc = "cubic"`']),
+    ('tcp.variant="bbr"', ["BBR is not modelled", "tcplab testbed"]),
     ("tcp.ecn=true", ["ECN is not modelled"]),
     ("tcp.pacing=true", ["pacing is not modelled"]),
-    ('tcp.cc="cubic"', ["chosen by `variant`"]),
+    ('tcp.congctl="cubic"', ["controller is `cc`"]),
+    ('tcp.cc="bbr"', ['"reno"', '"cubic"']),
     ('tcp.varient="reno"', ["did you mean `variant`?"]),
     ('topology.kind="dumbel"', ["did you mean `dumbbell`?"]),
     ('tcp.preset="newrenno"', ['did you mean "newreno"?']),

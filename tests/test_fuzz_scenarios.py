@@ -65,7 +65,8 @@ def tcp_tables(draw):
                         ("delayed_ack", [True, False]), ("abc", [0, 1, 2]), ("limited_transmit", [True, False]),
                         ("synack_on_dup_syn", [True, False]), ("rto_initial", ["500ms", "3s"]),
                         ("dupthresh_frac", [0, 4]), ("aggressive_maxburst", [True, False]),
-                        ("newreno_less_careful", [True, False]), ("newreno_ack_heuristic", [True, False])]:
+                        ("newreno_less_careful", [True, False]), ("newreno_ack_heuristic", [True, False]),
+                        ("cc", ["reno", "cubic"]), ("cwnd_validation", ["rfc5681", "linux"])]:
         if draw(st.booleans()) and draw(st.booleans()):
             t[key] = draw(st.sampled_from(values))
     return t

@@ -122,6 +122,10 @@ def test_the_plan_maps_knobs_to_linux():
     assert "numgen random mod 1000000 < 10000 drop" in nft.ruleset(lossy)
     stock, _ = testbed.build(SCENARIO, stock=True)
     assert "congctl" not in stock.routes[("sender", "receiver")] and "net.ipv4.tcp_recovery" not in stock.sysctls["sender"]
+    # The flow's controller is the route's congctl, on both ends (with --stock too).
+    for stock_ in (False, True):
+        cubic, _ = testbed.build(SCENARIO, sets=['tcp.cc="cubic"'], stock=stock_)
+        assert cubic.routes[("sender", "receiver")]["congctl"] == "cubic" == cubic.routes[("receiver", "sender")]["congctl"]
 
 
 def test_a_dumbbell_is_planned_link_by_link():

@@ -501,19 +501,22 @@ pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
 pub fn not_modelled(word: &str) -> Option<String> {
     const REAL: &str = "`tcplab testbed` runs the real Linux stack beside a simulation (docs/testbed.md)";
     let w = word.to_ascii_lowercase().replace('-', "_");
-    let cc = ["cubic", "bbr", "bbr2", "bbrv2", "bbr3", "bic", "vegas", "westwood", "htcp", "hybla", "dctcp", "compound", "illinois", "highspeed", "scalable", "yeah", "veno", "cdg"];
-    let msg = if cc.contains(&w.as_str()) {
-        format!("{} is not modelled: the simulator's congestion control is the loss-based Tahoe, Reno, NewReno, SACK and FACK family; {REAL} with `--congctl {w}`", word.to_uppercase())
+    let cc = ["bbr", "bbr2", "bbrv2", "bbr3", "bic", "vegas", "westwood", "htcp", "hybla", "dctcp", "compound", "illinois", "highspeed", "scalable", "yeah", "veno", "cdg"];
+    let msg = if w == "cubic" {
+        "CUBIC is the congestion controller `cc = \"cubic\"` (Linux's, with HyStart); `variant` is the loss recovery".to_string()
+    } else if cc.contains(&w.as_str()) {
+        format!("{} is not modelled: the simulator's congestion controllers are `cc = \"reno\"` (with the Tahoe, Reno, NewReno, SACK and FACK recoveries of `variant`) and `cc = \"cubic\"`; {REAL} with `--congctl {w}`", word.to_uppercase())
     } else {
         match w.as_str() {
-            "cc" | "congestion_control" | "congctl" | "congestion" | "algorithm" | "cc_algo" => format!(
-                "the congestion control is chosen by `variant` (or a `preset`); CUBIC and BBR are not modelled, {REAL} with `--congctl`"
+            "congestion_control" | "congctl" | "congestion" | "algorithm" | "cc_algo" => format!(
+                "the congestion controller is `cc` (\"reno\" or \"cubic\") and the loss recovery `variant` (or a `preset`); BBR is not modelled, {REAL} with `--congctl`"
             ),
+            "hystart" => "HyStart (Linux's classic) is part of `cc = \"cubic\"`".to_string(),
             "ecn" | "ecn_enabled" => format!("ECN is not modelled: no ECT or CE marks, RED queues drop; {REAL}"),
             "pacing" | "pace" => format!("pacing is not modelled: segments leave as the window allows, bounded by `max_burst`; {REAL}"),
             "timestamps" | "timestamp" | "tsopt" => "TCP timestamps are not modelled (RTT samples follow Karn's rule, `karn`)".to_string(),
             "window_scaling" | "wscale" | "window_scale" => "window scaling is not modelled: set the receive window with `rwnd` (any size)".to_string(),
-            "tlp" | "rack" | "prr" | "frto" | "f_rto" | "dsack" | "d_sack" | "hystart" => format!("{} is not modelled; {REAL}", word.to_uppercase()),
+            "tlp" | "rack" | "prr" | "frto" | "f_rto" | "dsack" | "d_sack" => format!("{} is not modelled; {REAL}", word.to_uppercase()),
             _ => return None,
         }
     };
@@ -601,8 +604,10 @@ mod tests {
         let t = Tree::Table(Default::default());
         let e = refusal("unknown field `varient`, expected one of `profile`, `variant`, `sack`", &t, "tcp".into());
         assert_eq!(e.message, "unknown field `varient` (did you mean `variant`?), expected one of `profile`, `variant`, `sack`");
+        let e = refusal("unknown variant `bbr`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
+        assert!(e.message.starts_with("unknown variant `bbr` (BBR is not modelled:") && e.message.contains("tcplab testbed") && e.message.ends_with("expected one of `reno`, `newreno`"), "{}", e.message);
         let e = refusal("unknown variant `cubic`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
-        assert!(e.message.starts_with("unknown variant `cubic` (CUBIC is not modelled:") && e.message.contains("tcplab testbed") && e.message.ends_with("expected one of `reno`, `newreno`"), "{}", e.message);
+        assert!(e.message.starts_with("unknown variant `cubic` (CUBIC is the congestion controller `cc = \"cubic\"`"), "{}", e.message);
         let e = refusal("unknown field `ecn`, expected one of `variant`", &t, "tcp".into());
         assert!(e.message.contains("ECN is not modelled"), "{}", e.message);
         let e = refusal("unknown field `zzzzzz`, expected one of `variant`, `sack`", &t, "tcp".into());

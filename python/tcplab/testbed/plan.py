@@ -33,6 +33,8 @@ KNOB_MAP = {
     "syn_retries": "mapped: net.ipv4.tcp_syn_retries (1 to 127) and tcp_synack_retries",
     "data_retries": "mapped: net.ipv4.tcp_retries2",
     "clock_granularity": "must equal rto_min (Linux's RTO is srtt + max(mdev, rto_min))",
+    "cc": "mapped: route congctl (reno, cubic; --congctl overrides)",
+    "cwnd_validation": "Linux always runs tcp_cwnd_restart (\"linux\"); \"rfc5681\" differs only after an idle period longer than the RTO",
 }
 #: Knobs that only matter with delayed ACKs on.
 DELACK_KNOBS = ("delack_timeout", "delack_tick", "delack_segments", "delack_fill_immediate")
@@ -267,7 +269,9 @@ def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool,
     sysctl["net.ipv4.tcp_syn_retries"] = int(k["syn_retries"])
     sysctl["net.ipv4.tcp_synack_retries"] = min(255, int(k["syn_retries"]))
     sysctl["net.ipv4.tcp_retries2"] = min(255, int(k["data_retries"]))
-    cc = congctl or (None if stock else "reno")
+    # The flow's controller (`cc`); --congctl overrides it; with --stock and reno, Linux's default.
+    want = k.get("cc", "reno")
+    cc = congctl or (want if want != "reno" or not stock else None)
     if cc:
         snd["congctl"] = rcv["congctl"] = cc
     return {"sysctl": sysctl, "sender_route": snd, "receiver_route": rcv, "mss": mss, "iw": iw}

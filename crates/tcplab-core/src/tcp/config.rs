@@ -66,6 +66,44 @@ impl RtoModel {
     }
 }
 
+/// The congestion controller (`tcp/cc/`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cc {
+    /// RFC 5681 AIMD (with RFC 3465 ABC when `abc` > 0) and the ns-2 variants (`cc/reno.rs`).
+    #[default]
+    Reno,
+    /// CUBIC as Linux's `tcp_cubic.c` computes it, with Linux's classic HyStart (`cc/cubic.rs`).
+    Cubic,
+}
+
+impl Cc {
+    pub fn is_reno(&self) -> bool {
+        *self == Cc::Reno
+    }
+}
+
+/// The congestion-window validation after idle and application-limited periods (RFC 2861,
+/// RFC 7661; `restart_after_idle` turns the idle restart on at all).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CwndValidation {
+    /// RFC 5681 §4.1: after an idle period longer than the RTO, cwnd = RW = min(IW, cwnd).
+    #[default]
+    Rfc5681,
+    /// Linux (`tcp_cwnd_restart`, net/ipv4/tcp_output.c, with `tcp_slow_start_after_idle=1`):
+    /// cwnd halved once per RTO of idle time, down to min(IW, cwnd), and ssthresh raised to
+    /// `tcp_current_ssthresh` (at least 3/4 of cwnd); and an unused window decayed once per RTO
+    /// (`tcp_cwnd_validate`, `tcp_cwnd_application_limited`).
+    Linux,
+}
+
+impl CwndValidation {
+    pub fn is_rfc5681(&self) -> bool {
+        *self == CwndValidation::Rfc5681
+    }
+}
+
 /// Initial window (RFC 5681 §3.1, RFC 3390, RFC 6928, and Allman et al. 1998 Appendix A).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitialWindow {
@@ -525,6 +563,14 @@ tcp_knobs! {
     /// Consecutive timeouts of the same data before the connection is abandoned (RFC 1122
     /// §4.2.3.5 R2: at least 100 s; Linux tcp_retries2 = 15).
     data_retries: u32,
+    // Congestion control (tcp/cc/)
+    /// The congestion controller: `reno` (RFC 5681, every profile's) or `cubic` (Linux's
+    /// `tcp_cubic.c` with HyStart).
+    cc: Cc [skip_if = "Cc::is_reno", default = "Cc::default"],
+    /// Window validation after idle: `rfc5681` (RW = min(IW, cwnd)) or `linux`
+    /// (`tcp_cwnd_restart`: halved per RTO idle, down to min(IW, cwnd); and the decay of an
+    /// application-limited window, `tcp_cwnd_application_limited`).
+    cwnd_validation: CwndValidation [skip_if = "CwndValidation::is_rfc5681", default = "CwndValidation::default"],
 }
 
 /// The longest TCP timer knob (a timeout, a tick, a bound of the RTO): one hour, far above any
@@ -691,6 +737,8 @@ impl TcpConfig {
             synack_on_dup_syn: true,
             syn_retries: 7,
             data_retries: 15,
+            cc: Cc::Reno,
+            cwnd_validation: CwndValidation::Rfc5681,
         }
     }
 
@@ -905,6 +953,8 @@ impl TcpConfig {
             ("delack_bytes", serde_json::json!(self.delack_bytes)),
             ("syn_options", serde_json::json!(self.syn_options)),
             ("nagle", serde_json::json!(self.nagle)),
+            ("cc", serde_json::to_value(self.cc).expect("serialises")),
+            ("cwnd_validation", serde_json::to_value(self.cwnd_validation).expect("serialises")),
         ];
         for (k, x) in skipped {
             m.entry(k.to_string()).or_insert(x);

@@ -5,7 +5,7 @@
 //! transmit record (`txq.rs`). `recovery/` and `legacy/` import this module, never `sender.rs`;
 //! `cc/` imports neither (the controller sees the window and an `AckSample`, not the sender).
 
-use super::cc::{self, AckSample, CongestionControl, CongestionEvent, LossContext, RackSample, RateSample, Reno, Window};
+use super::cc::{self, AckSample, CongestionControl, CongestionEvent, Cubic, LossContext, RackSample, RateSample, Reno, Window};
 use super::config::TcpConfig;
 use super::gate::{may_send, Ask, Limit, SendKind, SendWindow};
 use super::loss::{DupThresh, LossDetection, LossView};
@@ -173,7 +173,10 @@ impl SenderCore {
             ack_no: cfg.handshake as u64,
             cwnd: cfg.initial_window.bytes(mss as u32),
             ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
-            cc: Box::new(Reno::new(&cfg)),
+            cc: match cfg.cc {
+                super::config::Cc::Reno => Box::new(Reno::new(&cfg)) as Box<dyn CongestionControl>,
+                super::config::Cc::Cubic => Box::new(Cubic::new(&cfg)),
+            },
             loss: Box::new(DupThresh::new(&cfg)),
             ack_sacked: 0,
             ack_rtt: None,
@@ -536,9 +539,10 @@ impl SenderCore {
             return;
         }
         // RFC 5681 §4.1: after an idle period longer than the RTO, start again from the restart
-        // window RW = min(IW, cwnd).
-        if self.cfg.restart_after_idle && self.snd_una == self.snd_max && self.snd_nxt < self.data_end && self.stats.segs_sent > 0 && self.now - self.last_send_at > self.rtt.rto() {
-            self.cc_event(CongestionEvent::IdleRestart);
+        // window RW = min(IW, cwnd) (or Linux's `tcp_cwnd_restart`: the controller decides).
+        let idle_since = (self.snd_una == self.snd_max && self.stats.segs_sent > 0).then_some(self.last_send_at);
+        if self.cfg.restart_after_idle && self.snd_nxt < self.data_end && idle_since.is_some_and(|t| self.now - t > self.rtt.rto()) {
+            self.cc_event(CongestionEvent::IdleRestart { now: self.now, idle: self.now - self.last_send_at, rto: self.rtt.rto() });
         }
         let mut burst = 0u32;
         loop {
@@ -573,6 +577,20 @@ impl SenderCore {
         // a segment left to send, nothing waiting to be resent, and the window not full.
         if self.txq_on && self.snd_nxt >= self.snd_max && self.data_end.saturating_sub(self.snd_nxt) < self.mss && self.flight_size() < self.cwnd {
             self.txq.check_app_limited(self.flight_size());
+        }
+        // Linux `tcp_event_data_sent`: data left with nothing in flight (CA_EVENT_TX_START).
+        if let Some(t) = idle_since.filter(|_| burst > 0) {
+            self.cc_event(CongestionEvent::TxStart { now: self.now, since: t });
+        }
+        // Linux `tcp_write_xmit` → `tcp_cwnd_validate` (RFC 2861's application-limited decay),
+        // when data was sent or the window stopped the sender.
+        if self.cfg.cwnd_validation == super::config::CwndValidation::Linux {
+            let cwnd_limited = self.snd_nxt - self.snd_una >= self.cwnd;
+            if burst > 0 || cwnd_limited {
+                let open = !self.in_recovery && self.dupacks == 0 && self.episode.is_none();
+                let r = cc::SendRound { now: self.now, outstanding: self.flight_size(), cwnd_limited, snd_una: self.snd_una, snd_nxt: self.snd_max, rto: self.rtt.rto(), open };
+                self.cc_event(CongestionEvent::Sent(r));
+            }
         }
     }
 

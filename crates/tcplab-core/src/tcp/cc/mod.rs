@@ -6,12 +6,14 @@
 //! The hooks see an [`AckSample`] (what every algorithm needs from an ACK) or a
 //! [`CongestionEvent`] (a loss detection, a timeout, an idle restart); a controller keeps its
 //! own state across them (CUBIC's W_max and epoch, BBR's model). One file per algorithm:
-//! `reno.rs` is RFC 5681 AIMD with RFC 3465 ABC.
+//! `reno.rs` is RFC 5681 AIMD with RFC 3465 ABC; `cubic.rs` is Linux's CUBIC with HyStart.
 //!
 //! This module imports nothing from the rest of `tcp/` (the sender imports it), so no circle.
 
+pub mod cubic;
 pub mod reno;
 
+pub use cubic::Cubic;
 pub use reno::Reno;
 
 use crate::units::Time;
@@ -111,9 +113,91 @@ pub enum CongestionEvent {
     SynTimeout,
     /// The SYN or SYN-ACK was retransmitted: the initial window is one segment (RFC 5681 §3.1).
     HandshakeLoss,
-    /// Sending restarts after an idle period longer than the RTO (RFC 5681 §4.1).
-    IdleRestart,
+    /// Sending restarts after an idle period longer than the RTO (RFC 5681 §4.1; Linux's
+    /// `tcp_slow_start_after_idle_check`): `idle`, the time since data was last sent; `rto`,
+    /// the retransmission timeout now.
+    IdleRestart { now: Time, idle: Time, rto: Time },
+    /// Data leaves with nothing in flight (Linux's `CA_EVENT_TX_START`, `tcp_event_data_sent`):
+    /// `now`, and `since`, when data was last sent. Reno ignores it; CUBIC shifts its epoch.
+    TxStart { now: Time, since: Time },
+    /// Data was sent, or the window stopped the sender (Linux `tcp_cwnd_validate` after
+    /// `tcp_write_xmit`); with `cwnd_validation = "linux"` only.
+    Sent(SendRound),
 }
+
+/// A send round as Linux's `tcp_cwnd_validate` sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendRound {
+    pub now: Time,
+    /// Bytes sent and not cumulatively acknowledged (Linux `packets_out`, in bytes).
+    pub outstanding: u64,
+    /// The window was used up (`tcp_packets_in_flight >= snd_cwnd`).
+    pub cwnd_limited: bool,
+    /// snd_una and snd_nxt (Linux's `cwnd_usage_seq` marks a window of data).
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub rto: Time,
+    /// No loss being repaired and no duplicate ACK outstanding (Linux TCP_CA_Open).
+    pub open: bool,
+}
+
+/// RFC 2861's decay of a window the application does not use, as Linux does it
+/// (`tcp_cwnd_validate` and `tcp_cwnd_application_limited`, net/ipv4/tcp_output.c): while the
+/// window does not limit the sender (`tcp_is_cwnd_limited`: the last window of data filled it, or
+/// in slow start cwnd < 2·`max_packets_out`), the most it had outstanding is remembered
+/// (`snd_cwnd_used`); once an RTO has passed since the window last limited it (`snd_cwnd_stamp`),
+/// and no loss is being repaired, ssthresh = max(ssthresh, ¾·cwnd) and cwnd = (cwnd + used)/2 with
+/// used = max(`snd_cwnd_used`, IW). Counted in packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AppLimited {
+    is_cwnd_limited: bool,
+    max_packets_out: u64,
+    cwnd_usage_seq: u64,
+    cwnd_used: u64,
+    /// `snd_cwnd_stamp`; None until the first send round.
+    stamp: Option<Time>,
+}
+
+impl AppLimited {
+    /// `tcp_cwnd_validate` on one send round.
+    pub fn on_send(&mut self, w: &mut Window, r: &SendRound, iw: u64, mss: u64) {
+        let stamp = *self.stamp.get_or_insert(r.now);
+        let packets_out = r.outstanding.div_ceil(mss);
+        if r.snd_una >= self.cwnd_usage_seq || r.cwnd_limited || (!self.is_cwnd_limited && packets_out > self.max_packets_out) {
+            self.is_cwnd_limited = r.cwnd_limited;
+            self.max_packets_out = packets_out;
+            self.cwnd_usage_seq = r.snd_nxt;
+        }
+        let cwnd = (w.cwnd / mss).max(1);
+        // tcp_is_cwnd_limited: "If in slow start, ensure cwnd grows to twice what was ACKed."
+        let limited = self.is_cwnd_limited || (w.cwnd < w.ssthresh && cwnd < 2 * self.max_packets_out);
+        if limited {
+            self.cwnd_used = 0;
+            self.stamp = Some(r.now);
+            return;
+        }
+        self.cwnd_used = self.cwnd_used.max(packets_out);
+        if r.now.saturating_sub(stamp) >= r.rto {
+            // tcp_cwnd_application_limited: only in TCP_CA_Open.
+            if r.open {
+                let used = self.cwnd_used.max((iw / mss).max(1));
+                if used < cwnd {
+                    w.ssthresh = w.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) * mss);
+                    w.cwnd = ((cwnd + used) >> 1) * mss;
+                }
+                self.cwnd_used = 0;
+            }
+            self.stamp = Some(r.now);
+        }
+    }
+
+    /// `tcp_cwnd_restart` ends with snd_cwnd_used = 0 and snd_cwnd_stamp = now.
+    pub fn on_restart(&mut self, now: Time) {
+        self.cwnd_used = 0;
+        self.stamp = Some(now);
+    }
+}
+
 
 pub trait CongestionControl: Send {
     fn name(&self) -> &'static str;
@@ -156,4 +240,26 @@ pub fn half_window(cwnd: u64, rwnd: u64, mss: u64, whole_segments: bool) -> u64 
     } else {
         (w / 2).max(2 * mss)
     }
+}
+
+/// Linux's idle restart, `tcp_cwnd_restart` (net/ipv4/tcp_output.c; RFC 2861 §3's decay):
+/// ssthresh = `tcp_current_ssthresh` = max(ssthresh, ¾·cwnd) (`(cwnd >> 1) + (cwnd >> 2)`),
+/// then cwnd is halved once for every RTO in the idle time (`while ((delta -= rto) > 0 && cwnd >
+/// restart_cwnd) cwnd >>= 1`), and never below the restart window min(IW, cwnd). Counted in
+/// packets as Linux counts them (a fractional window is taken in whole segments, at least one).
+/// Linux counts `delta` and the RTO in jiffies; here they are the simulator's nanoseconds.
+pub fn linux_cwnd_restart(w: &mut Window, iw: u64, mss: u64, idle: Time, rto: Time) {
+    let cwnd = (w.cwnd / mss).max(1);
+    w.ssthresh = w.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) * mss);
+    let restart = (iw / mss).max(1).min(cwnd);
+    let mut c = cwnd;
+    let mut delta = idle as i128;
+    loop {
+        delta -= rto.max(1) as i128;
+        if delta <= 0 || c <= restart {
+            break;
+        }
+        c >>= 1;
+    }
+    w.cwnd = c.max(restart) * mss;
 }

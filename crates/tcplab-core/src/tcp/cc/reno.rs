@@ -3,8 +3,8 @@
 //! max(FlightSize/2, 2·SMSS) on a loss, the loss window of one segment after a timeout; and the
 //! ns-2 `slowdown()` variants the `ns2` profile selects.
 
-use super::{half_window, AckSample, CongestionControl, CongestionEvent, LossContext, Window};
-use crate::tcp::config::TcpConfig;
+use super::{half_window, linux_cwnd_restart, AckSample, AppLimited, CongestionControl, CongestionEvent, LossContext, Window};
+use crate::tcp::config::{CwndValidation, TcpConfig};
 
 pub struct Reno {
     mss: u64,
@@ -18,6 +18,10 @@ pub struct Reno {
     timeout_halves_window: bool,
     /// ns-2 `timeout()` with the SYN outstanding: ssthresh = 2 segments.
     syn_timeout_ssthresh: bool,
+    /// The idle restart: RFC 5681 §4.1's or Linux's `tcp_cwnd_restart`.
+    cwnd_validation: CwndValidation,
+    /// Linux's application-limited decay (`cwnd_validation = "linux"`).
+    app_limited: AppLimited,
     /// RFC 3465 §2.1 bytes_acked: bytes acknowledged in congestion avoidance not yet turned
     /// into a window increase.
     bytes_acked: u64,
@@ -35,6 +39,8 @@ impl Reno {
             ssthresh_whole_segments: cfg.ssthresh_whole_segments,
             timeout_halves_window: cfg.timeout_halves_window,
             syn_timeout_ssthresh: cfg.syn_timeout_ssthresh,
+            cwnd_validation: cfg.cwnd_validation,
+            app_limited: AppLimited::default(),
             bytes_acked: 0,
             ca_remainder: 0,
         }
@@ -126,7 +132,17 @@ impl CongestionControl for Reno {
             CongestionEvent::HandshakeLoss => w.cwnd = self.mss,
             // RFC 5681 §4.1: after an idle period longer than the RTO, start again from the
             // restart window RW = min(IW, cwnd).
-            CongestionEvent::IdleRestart => w.cwnd = self.iw.min(w.cwnd),
+            CongestionEvent::IdleRestart { now, idle, rto } => match self.cwnd_validation {
+                CwndValidation::Rfc5681 => w.cwnd = self.iw.min(w.cwnd),
+                CwndValidation::Linux => {
+                    linux_cwnd_restart(w, self.iw, self.mss, idle, rto);
+                    self.app_limited.on_restart(now);
+                }
+            },
+            // Reno has no epoch to shift (Linux's tcp_reno has no cwnd_event hook).
+            CongestionEvent::TxStart { .. } => {}
+            // Linux's tcp_cwnd_validate (fired with cwnd_validation = "linux" only).
+            CongestionEvent::Sent(r) => self.app_limited.on_send(w, &r, self.iw, self.mss),
         }
     }
 }
