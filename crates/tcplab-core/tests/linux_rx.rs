@@ -9,6 +9,7 @@ mod harness;
 
 use harness::{Harness, Seg, DATA, MSS};
 use tcplab_core::net::{FLAG_ACK, FLAG_SYN};
+use tcplab_core::tcp::linux_ack::FLAG_PSH;
 use tcplab_core::tcp::config::{DelackModel, RtoModel};
 use tcplab_core::tcp::{TcpConfig, TimerKind};
 use tcplab_core::units::{ms, us, SEC};
@@ -226,8 +227,12 @@ fn receive_mss_is_measured_and_a_short_segment_is_acked_when_read() {
     assert_eq!(h.conn.rcv.linux.as_ref().unwrap().rcv_mss, MSS);
     h.send(ms(20), seg!(seq = 1 + 16 * MSS, len = 300));
     h.recv(ms(20), [ack(1 + 16 * MSS + 300)]);
-    // A full segment after it waits as usual.
-    h.send(ms(21), seg!(seq = 1 + 16 * MSS + 300, len = 1000));
+    // 6.x: "If the skb has a len of exactly 1*MSS and has the PSH bit set then it is likely the
+    // end of an application write": pushed too (a capture's PSH, replayed).
+    h.send(ms(21), seg!(seq = 1 + 16 * MSS + 300, len = 1000, flags = FLAG_ACK | FLAG_PSH));
+    h.recv(ms(21), [ack(1 + 17 * MSS + 300)]);
+    // A full segment without it waits as usual.
+    h.send(ms(22), seg!(seq = 1 + 17 * MSS + 300, len = 1000));
     h.recv_nothing();
 }
 

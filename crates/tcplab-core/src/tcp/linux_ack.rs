@@ -20,6 +20,9 @@ pub const MAX_QUICKACKS: u32 = 16;
 const FASTRETRANS_THRESH: u32 = 3;
 /// net.ipv4.tcp_comp_sack_delay_ns default: 1 ms.
 pub const COMP_SACK_DELAY: Time = MS;
+/// The PSH bit (TCPHDR_PSH). The simulator's senders never set it; a segment replayed from a
+/// capture may carry it.
+pub const FLAG_PSH: u8 = 0x08;
 /// TCP_MSS_DEFAULT (536) and TCP_MIN_MSS (88): bounds of the initial receive MSS guess.
 const MSS_DEFAULT: u64 = 536;
 const MIN_MSS: u64 = 88;
@@ -138,14 +141,19 @@ impl LinuxAck {
         self.scheduled = true;
     }
 
-    /// tcp_measure_rcv_mss() for a segment of `len` payload bytes. A segment shorter than the
-    /// receive MSS is taken as the end of a write (the PSH a Linux sender puts there), which sets
-    /// ICSK_ACK_PUSHED: the application's read then sends the ACK (tcp_cleanup_rbuf).
-    pub fn measure_rcv_mss(&mut self, len: u64) {
+    /// tcp_measure_rcv_mss() for a segment of `len` payload bytes with the PSH bit `psh`. A
+    /// segment shorter than the receive MSS is taken as the end of a write (the PSH a Linux
+    /// sender puts there), which sets ICSK_ACK_PUSHED: the application's read then sends the ACK
+    /// (tcp_cleanup_rbuf); so does a full segment with PSH ("likely the end of an application
+    /// write").
+    pub fn measure_rcv_mss(&mut self, len: u64, psh: bool) {
         let lss = self.last_seg_size;
         self.last_seg_size = 0;
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(self.advmss);
+            if psh {
+                self.pushed = true;
+            }
             return;
         }
         // "Otherwise, we make more careful check": a segment of at least TCP_MSS_DEFAULT bytes,
@@ -164,9 +172,9 @@ impl LinuxAck {
     }
 
     /// tcp_event_data_recv() for in-order data arriving at `now`.
-    pub fn event_data_recv(&mut self, now: Time, len: u64) {
+    pub fn event_data_recv(&mut self, now: Time, len: u64, psh: bool) {
         self.schedule();
-        self.measure_rcv_mss(len);
+        self.measure_rcv_mss(len, psh);
         let now_j = self.j.at(now);
         if self.ato == 0 {
             // "The _first_ data packet received, initialize delayed ACK engine."
@@ -363,15 +371,15 @@ mod tests {
         // tcp_initialize_rcv_mss(): at most 536 until a full segment is seen.
         let mut a = LinuxAck::new(250, 1448, None, 44, crate::units::SEC);
         assert_eq!(a.rcv_mss, 536);
-        a.event_data_recv(ms(100), 1448);
+        a.event_data_recv(ms(100), 1448, false);
         assert_eq!((a.rcv_mss, a.quick, a.ato), (1448, MAX_QUICKACKS, 10));
         // A 64 KB window at MSS 1448: 65535 / 2896 = 22, capped at 16; a 4 KB window: 1 → 1;
         // a window below 2·rcv_mss gives 2.
         let mut a = LinuxAck::new(250, 1000, Some(4000), 44, crate::units::SEC);
-        a.event_data_recv(0, 1000);
+        a.event_data_recv(0, 1000, false);
         assert_eq!(a.quick, 2);
         let mut a = LinuxAck::new(250, 1000, Some(1500), 44, crate::units::SEC);
-        a.event_data_recv(0, 1000);
+        a.event_data_recv(0, 1000, false);
         assert_eq!(a.quick, 2, "rcv_wnd/(2·rcv_mss) = 0 → 2");
     }
 
@@ -379,16 +387,16 @@ mod tests {
     #[test]
     fn ato_update() {
         let mut a = LinuxAck::new(250, 1000, None, 0, ms(300));
-        a.event_data_recv(0, 1000); // ato 10, lrcvtime 0
+        a.event_data_recv(0, 1000, false); // ato 10, lrcvtime 0
         a.ato = 40;
-        a.event_data_recv(ms(8), 1000); // m = 2 ≤ 5: 40/2 + 5 = 25
+        a.event_data_recv(ms(8), 1000, false); // m = 2 ≤ 5: 40/2 + 5 = 25
         assert_eq!(a.ato, 25);
-        a.event_data_recv(ms(8) + ms(60), 1000); // m = 15 < 25: 12 + 15 = 27
+        a.event_data_recv(ms(8) + ms(60), 1000, false); // m = 15 < 25: 12 + 15 = 27
         assert_eq!(a.ato, 27);
-        a.event_data_recv(ms(68) + ms(200), 1000); // m = 50 ≥ ato, < rto 75: unchanged
+        a.event_data_recv(ms(68) + ms(200), 1000, false); // m = 50 ≥ ato, < rto 75: unchanged
         assert_eq!((a.ato, a.quick), (27, 16));
         a.quick = 0;
-        a.event_data_recv(ms(268) + ms(400), 1000); // m = 100 > rto 75: quick-ACK again
+        a.event_data_recv(ms(268) + ms(400), 1000, false); // m = 100 > rto 75: quick-ACK again
         assert_eq!(a.quick, 16);
     }
 }

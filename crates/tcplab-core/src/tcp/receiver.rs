@@ -3,7 +3,7 @@
 //! §4.2) or every segment — or as Linux 6.x does (`delack_model = "linux"`, `linux_ack.rs`).
 
 use super::config::{DelackModel, TcpConfig};
-use super::linux_ack::{AckNow, LinuxAck, TimerOutcome};
+use super::linux_ack::{AckNow, LinuxAck, TimerOutcome, FLAG_PSH};
 use super::rtt::timer_deadline;
 use super::state::OutSeg;
 use super::stats::ConnStats;
@@ -276,7 +276,7 @@ impl TcpReceiver {
                 // tcp_data_queue_ofo(): "All the bits are present. Drop.", then the ACK decision
                 // of any out-of-order segment (SACK compression may hold it).
                 let l = self.linux.as_mut().expect("linux receiver");
-                l.measure_rcv_mss(seg.len as u64);
+                l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
                 l.schedule();
                 let d = l.ack_snd_check(self.now, self.rcv_nxt, true, self.sack_on);
                 return self.linux_apply(d, out);
@@ -319,7 +319,7 @@ impl TcpReceiver {
             if let Some(l) = &mut self.linux {
                 // tcp_data_queue_ofo(): tcp_measure_rcv_mss(), inet_csk_schedule_ack(), then
                 // __tcp_ack_snd_check(): at once, unless SACK compression holds it.
-                l.measure_rcv_mss(seg.len as u64);
+                l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
                 l.schedule();
                 let d = l.ack_snd_check(self.now, self.rcv_nxt, true, self.sack_on);
                 return self.linux_apply(d, out);
@@ -348,7 +348,7 @@ impl TcpReceiver {
         if let Some(l) = &mut self.linux {
             // tcp_data_queue(): tcp_event_data_recv(); "RFC5681. 4.2. SHOULD send immediate ACK,
             // when gap in queue is filled" (ICSK_ACK_NOW); then __tcp_ack_snd_check().
-            l.event_data_recv(self.now, seg.len as u64);
+            l.event_data_recv(self.now, seg.len as u64, seg.flags & FLAG_PSH != 0);
             if had_hole && self.ooo.is_empty() {
                 l.ack_now = true;
             }
