@@ -6,7 +6,7 @@
     simulated sender's (`[[series]]` tcp, its last row).
 (b) `ack_replay`: the kernel receiver's data arrivals (its capture) replayed into the simulated
     receiver (`tcplab.script`'s simulated stack, the same TCP code), and the ACKs of both compared
-    one by one for the first data segments: count, ACK numbers, send times. The simulator's jiffies
+    for the first data segments: count, ACK numbers, send times (matched by ACK number). The simulator's jiffies
     are aligned with the kernel's, whose phase is read off the kernel's timer-driven ACKs.
 
     >>> from tcplab.testbed import linuxrx
@@ -55,24 +55,45 @@ def sim_end(scenario: dict, seed: Optional[int] = None) -> dict:
     d["series"] = [{"kind": "tcp"}]
     r = api.run(d, seed=seed)
     t = r.series.tcp
-    snd = t[t["sender"]] if "sender" in t.columns else t
+    snd = t[t["dir"] == "a2b"]
     last = snd.iloc[-1]
-    return {k: float(last[k]) for k in ("srtt_s", "rttvar_s", "rto_s") if k in last.index}
+    res = {k: float(last[k]) for k in ("srtt_s", "rttvar_s", "rto_s") if k in last.index}
+    conn = r.connections.iloc[0]
+    res.update(rtt_samples=int(conn["rtt_samples"]), rtt_max_s=float(conn["rtt_max_s"]))
+    return res
 
 
-def rto_end(out, rtts_ms: Sequence[float] = (20, 60, 150), rate_mbps: float = 10.0, timeout: float = 60.0) -> list:
-    """(a) for each RTT: one testbed run (needs root) and its simulation. Rows: rtt_ms, the
-    kernel's tcpi_rto/rtt/rttvar (ms), the simulated RTO/SRTT/RTTVAR (ms), the RTO difference in
-    jiffies of the kernel's HZ."""
+def kernel_window(workdir, host: str = "sender") -> int:
+    """The most data the kernel's sender had in flight (highest sequence sent less the highest
+    ACK), from its capture: the receive window it was held by."""
+    from .. import trace
+
+    pk = trace.packets(Path(workdir) / f"real-{host}.pcap")
+    hi = una = top = 0
+    for d, end, ln, ack in zip(pk["dir"], pk["end"], pk["len"], pk["ack"]):
+        if d == "a2b" and ln > 0:
+            hi = max(hi, int(end))
+        elif d == "b2a" and ack is not None and str(ack) != "<NA>":
+            una = max(una, int(ack))
+        top = max(top, hi - una)
+    return top
+
+
+def rto_end(out, rtts_ms: Sequence[float] = (20, 60, 150), rate_mbps: float = 10.0, timeout: float = 60.0, profile: str = "linux6") -> list:
+    """(a) for each RTT: one testbed run (needs root) and its simulation, the simulated receive
+    window set to what the kernel's sender had in flight at most (`kernel_window`), so that both
+    fill the queue alike. Rows: rtt_ms, the kernel's tcpi_rto/rtt/rttvar (ms), the simulated
+    RTO/SRTT/RTTVAR (ms) and RTT samples, the RTO difference in jiffies of the kernel's HZ."""
     from . import run
 
     out = Path(out)
     rows = []
     for rtt in rtts_ms:
-        scen = bulk(rtt, rate_mbps)
+        scen = bulk(rtt, rate_mbps, profile=profile)
         d = out / f"rtt{rtt:g}"
         rec = run(scen, d, timeout=timeout)
         ki = kernel_info(rec) or {}
+        scen["tcp"]["rwnd"] = f"{kernel_window(d)}B"
         sim = sim_end(scen)
         hz = rec.get("kernel_hz") or 250
         k_rto = ki.get("tcpi_rto", float("nan")) / 1e3
@@ -80,6 +101,8 @@ def rto_end(out, rtts_ms: Sequence[float] = (20, 60, 150), rate_mbps: float = 10
         rows.append({"rtt_ms": rtt, "kernel_rto_ms": k_rto, "kernel_srtt_ms": ki.get("tcpi_rtt", float("nan")) / 1e3,
                      "kernel_rttvar_ms": ki.get("tcpi_rttvar", float("nan")) / 1e3, "sim_rto_ms": s_rto,
                      "sim_srtt_ms": sim.get("srtt_s", float("nan")) * 1e3, "sim_rttvar_ms": sim.get("rttvar_s", float("nan")) * 1e3,
+                     "sim_rtt_samples": sim.get("rtt_samples"), "sim_rtt_max_ms": sim.get("rtt_max_s", float("nan")) * 1e3,
+                     "window": scen["tcp"]["rwnd"],
                      "diff_jiffies": (s_rto - k_rto) / (1e3 / hz), "hz": hz, "dir": str(d)})
     (out / "rto_end.json").write_text(json.dumps(rows, indent=1))
     return rows
@@ -158,10 +181,18 @@ def ack_replay(workdir, n_segments: int = 100, tcp: Optional[dict] = None, hz: O
         out += sim.advance(float(inbound["time_s"].iloc[-1]) - base + 1.0)
     sim_acks = [(t, a) for (t, fl, s, a, ln, w, sp, sk) in out if ln == 0 and not (fl & 0x03) and t < t_next and (end_n is None or a <= end_n)]
     real_acks = [(t - base, a) for t, a in real_acks_all if t - base < t_next and (end_n is None or a <= end_n)]
-    pairs = [{"real_ms": r[0] * 1e3, "sim_ms": s[0] * 1e3, "real_ack": r[1], "sim_ack": s[1], "diff_ms": (s[0] - r[0]) * 1e3}
-             for r, s in zip(real_acks, sim_acks)]
-    agree = sum(1 for p in pairs if p["real_ack"] == p["sim_ack"] and abs(p["diff_ms"]) <= tol_ms)
-    res = {"data_segments": min(data_seen, n_segments), "real_acks": len(real_acks), "sim_acks": len(sim_acks), "same_ack_number": sum(1 for p in pairs if p["real_ack"] == p["sim_ack"]),
+    # ACKs matched by their ACK number (each side's first ACK of a number; a repeated number is a
+    # window update).
+    first_real, first_sim = {}, {}
+    for t, a in real_acks:
+        first_real.setdefault(a, t)
+    for t, a in sim_acks:
+        first_sim.setdefault(a, t)
+    common = sorted(set(first_real) & set(first_sim))
+    pairs = [{"ack": a, "real_ms": first_real[a] * 1e3, "sim_ms": first_sim[a] * 1e3, "diff_ms": (first_sim[a] - first_real[a]) * 1e3} for a in common]
+    agree = sum(1 for p in pairs if abs(p["diff_ms"]) <= tol_ms)
+    res = {"data_segments": min(data_seen, n_segments), "real_acks": len(real_acks), "sim_acks": len(sim_acks), "same_ack_number": len(common),
+           "only_real": len(set(first_real) - set(first_sim)), "only_sim": len(set(first_sim) - set(first_real)),
            "within_tol": agree, "tol_ms": tol_ms, "max_abs_diff_ms": max((abs(p["diff_ms"]) for p in pairs), default=None),
            "jiffy_phase_ms": phase * 1e3, "pairs": pairs}
     (workdir / "ack_replay.json").write_text(json.dumps(res, indent=1))

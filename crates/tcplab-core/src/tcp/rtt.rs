@@ -95,8 +95,9 @@ impl RttEstimator {
     }
     pub fn rttvar(&self) -> Time {
         if let Some(l) = &self.linux {
-            // tcp_get_info(): tcpi_rttvar = rttvar_us >> 2 (rttvar_us holds 4 deviations).
-            return (l.rttvar_us >> 2) * 1000;
+            // tcp_get_info(): tcpi_rttvar = mdev_us >> 2, the smoothed mean deviation (what the
+            // RTO adds, rttvar_us, is at least rto_min: RTO − SRTT).
+            return (l.mdev_us >> 2) * 1000;
         }
         self.rttvar
     }
