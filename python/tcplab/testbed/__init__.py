@@ -60,7 +60,7 @@ def run(scenario, workdir, sets: Sequence[str] = (), stock: bool = False, timeou
         "scenario": d, "sets": list(sets), "stock": stock, "shaper": shaper, "congctl": congctl, "validated": validated,
         "hosts": {h: plan.ip(h) for h in plan.hosts}, "sysctls": plan.sysctls,
         "routes": [{"from": a, "to": b, **o} for (a, b), o in plan.routes.items()],
-        "connections": [c.__dict__ for c in plan.conns], **out,
+        "connections": [c.__dict__ for c in plan.conns], "kernel_hz": lab.kernel_hz(), **out,
     }
     (workdir / "testbed.json").write_text(json.dumps(rec, indent=1, default=str))
     return rec

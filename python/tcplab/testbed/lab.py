@@ -57,6 +57,23 @@ def missing() -> Optional[str]:
 _RT: Optional[list] = None
 
 
+def kernel_hz() -> Optional[int]:
+    """This kernel's CONFIG_HZ (its timers run on jiffies of 1/HZ s), from /proc/config.gz or
+    /boot/config-<release>; None when neither says."""
+    import gzip
+    import platform
+
+    for path, opener in (("/proc/config.gz", gzip.open), (f"/boot/config-{platform.release()}", open)):
+        try:
+            with opener(path, "rt") as f:
+                for line in f:
+                    if line.startswith("CONFIG_HZ="):
+                        return int(line.split("=", 1)[1])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def rt_prefix() -> list:
     """`chrt -f 50` when real-time scheduling is allowed here (it keeps the delay box's reader
     threads from being woken late on a loaded machine), else nothing."""

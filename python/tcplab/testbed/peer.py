@@ -40,6 +40,15 @@ def _drain(c):
         n += len(d)
 
 
+def tcp_info_hex(c):
+    """The socket's `struct tcp_info` (getsockopt TCP_INFO) as hex, for the host to decode
+    (tcplab.script.kernel.parse_tcp_info)."""
+    try:
+        return c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256).hex()
+    except OSError:
+        return None
+
+
 def serve_sink(c):
     _drain(c)
     c.close()
@@ -115,6 +124,9 @@ def bulk(job, timeout, out):
         rec["t_sent"] = time.time()
         _drain(c)
         rec["t_done"] = time.time()
+        # The sender's state at the end (every byte and the FIN acknowledged): tcpi_rto and the
+        # RTT estimate it came from.
+        rec["tcp_info"] = tcp_info_hex(c)
         rec["bytes"] = job["bytes"]
         c.close()
         out.append(rec)

@@ -35,6 +35,10 @@ KNOB_MAP = {
     "clock_granularity": "must equal rto_min (Linux's RTO is srtt + max(mdev, rto_min))",
     "cc": "mapped: route congctl (reno, cubic; --congctl overrides)",
     "cwnd_validation": "Linux always runs tcp_cwnd_restart (\"linux\"); \"rfc5681\" differs only after an idle period longer than the RTO",
+    "rto_model": "rfc6298 (the `linux` profile's model of Linux's timer) or linux (Linux's own estimator); the kernel runs its own",
+    "hz": "0 (no jiffies) or the kernel's CONFIG_HZ (recorded as kernel_hz in testbed.json)",
+    "delack_model": "rfc (the `linux` profile's model of Linux's receiver) or linux (quick-ACK, adaptive ATO); the kernel runs its own",
+    "comp_sack_nr": "mapped: net.ipv4.tcp_comp_sack_nr (0 without delack_model = \"linux\")",
 }
 #: Knobs that only matter with delayed ACKs on.
 DELACK_KNOBS = ("delack_timeout", "delack_tick", "delack_segments", "delack_fill_immediate")
@@ -269,12 +273,32 @@ def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool,
     sysctl["net.ipv4.tcp_syn_retries"] = int(k["syn_retries"])
     sysctl["net.ipv4.tcp_synack_retries"] = min(255, int(k["syn_retries"]))
     sysctl["net.ipv4.tcp_retries2"] = min(255, int(k["data_retries"]))
+    linux_timers_and_receiver(k, path, sysctl)
     # The flow's controller (`cc`); --congctl overrides it; with --stock and reno, Linux's default.
     want = k.get("cc", "reno")
     cc = congctl or (want if want != "reno" or not stock else None)
     if cc:
         snd["congctl"] = rcv["congctl"] = cc
     return {"sysctl": sysctl, "sender_route": snd, "receiver_route": rcv, "mss": mss, "iw": iw}
+
+
+def linux_timers_and_receiver(k: dict, path, sysctl: dict) -> None:
+    """The knobs of Linux's own timers and receiver (`linux6`): the models are refused only where
+    they cannot describe this kernel (ns-2's timer; another HZ); SACK compression is set."""
+    from .lab import kernel_hz
+
+    if k.get("rto_model", "rfc6298") not in ("rfc6298", "linux"):
+        raise refuse(path("rto_model"), f"{k['rto_model']!r}: Linux's timer is modelled by \"linux\" (or the `linux` profile's \"rfc6298\")")
+    hz = int(k.get("hz", 0))
+    if hz:
+        real = kernel_hz()
+        if real is not None and hz != real:
+            raise refuse(path("hz"), f"hz = {hz}: this kernel runs CONFIG_HZ={real}")
+    if k.get("delack_model", "rfc") not in ("rfc", "linux"):
+        raise refuse(path("delack_model"), f"{k['delack_model']!r}: expected \"rfc\" or \"linux\"")
+    n = int(k.get("comp_sack_nr", 0))
+    if n:
+        sysctl["net.ipv4.tcp_comp_sack_nr"] = n
 
 
 #: What the testbed sets in every host namespace. Without `stock` the Linux mechanisms the
@@ -440,7 +464,7 @@ def _settings(d: dict, entry: dict, rtcp: dict, base: str, linux: dict, stock: b
         return tcp_settings(rtcp, entry.get("tcp") or {}, base + ".tcp", linux, stock, congctl)
     except api._core.ScenarioError as e:
         profile = (entry.get("tcp") or {}).get("profile") or (d.get("tcp") or {}).get("profile") or "rfc"
-        if profile == "linux":
+        if profile in ("linux", "linux6"):
             raise
         raise api._scenario_error(e.path, f"{e.reason} (profile {profile!r}: write profile = \"linux\" in [tcp], the stack the testbed compares against)") from None
 

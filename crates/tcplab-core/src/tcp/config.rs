@@ -58,6 +58,11 @@ pub enum RtoModel {
     /// point (×8, ×4), RTO = SRTT + 4·RTTVAR in whole ticks, at least `rto_min` before the backoff
     /// and two ticks after it, and the timer set to expire at exactly now + RTO.
     Ns2,
+    /// Linux 6.x (net/ipv4/tcp_input.c `tcp_rtt_estimator`, `tcp_set_rto`; include/net/tcp.h
+    /// `tcp_bound_rto`): samples in microseconds, RTO = SRTT + rttvar with rttvar at least
+    /// `rto_min` and following the per-RTT maximum deviation, in jiffies of `hz`, at most
+    /// `rto_max`; the timer on the kernel's timer wheel. `clock_granularity` is not used.
+    Linux,
 }
 
 impl RtoModel {
@@ -101,6 +106,26 @@ pub enum CwndValidation {
 impl CwndValidation {
     pub fn is_rfc5681(&self) -> bool {
         *self == CwndValidation::Rfc5681
+    }
+}
+
+/// The receiver's ACK policy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DelackModel {
+    /// RFC 1122 §4.2.3.2 / RFC 5681 §4.2: every `delack_segments` segments or `delack_timeout`.
+    #[default]
+    Rfc,
+    /// Linux 6.x (`tcp_event_data_recv`, `__tcp_ack_snd_check`, `tcp_send_delayed_ack`): quick-ACK
+    /// mode, the adaptive ATO on jiffies of `hz`, an ACK once more than one receive MSS is
+    /// unacknowledged, SACK compression (`comp_sack_nr`). `delack_timeout`, `delack_tick` and
+    /// `delack_segments` are not used.
+    Linux,
+}
+
+impl DelackModel {
+    pub fn is_rfc(&self) -> bool {
+        *self == DelackModel::Rfc
     }
 }
 
@@ -350,7 +375,7 @@ macro_rules! tcp_knobs {
         #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct TcpSpec {
-            /// Named set of defaults to start from (`PROFILES`: `rfc`, `rfc2988`, `ns2`, `ns2-full`, `bsd`, `linux22`, `linux`, and the stacks of Seddigh Table 2).
+            /// Named set of defaults to start from (`PROFILES`: `rfc`, `rfc2988`, `ns2`, `ns2-full`, `bsd`, `linux22`, `linux`, `linux6`, and the stacks of Seddigh Table 2).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub profile: Option<String>,
             /// Named stack applied over the profile: the studies' variants (`tcplab variants`).
@@ -571,6 +596,18 @@ tcp_knobs! {
     /// (`tcp_cwnd_restart`: halved per RTO idle, down to min(IW, cwnd); and the decay of an
     /// application-limited window, `tcp_cwnd_application_limited`).
     cwnd_validation: CwndValidation [skip_if = "CwndValidation::is_rfc5681", default = "CwndValidation::default"],
+    // Linux timers and receiver
+    /// Linux's timer clock, `CONFIG_HZ` jiffies a second (100, 250, 300 or 1000; the testbed's
+    /// kernel: 250), for `rto_model = "linux"` and `delack_model = "linux"`. 0: no jiffies, timers
+    /// expire exactly.
+    hz: u32 [skip_if = "is_zero", default = "zero"],
+    /// Receiver ACK policy: `"rfc"` (RFC 5681 §4.2 delayed ACKs) or `"linux"` (quick-ACK mode and
+    /// the adaptive ATO of Linux 6.x).
+    delack_model: DelackModel [skip_if = "DelackModel::is_rfc", default = "DelackModel::default"],
+    /// `delack_model = "linux"` with SACK: after the third duplicate ACK for the same rcv_nxt,
+    /// hold further SACKs for min(1 ms, RTT/20), at most this many (net.ipv4.tcp_comp_sack_nr,
+    /// 44; `__tcp_ack_snd_check`). 0: every out-of-order segment is acknowledged at once.
+    comp_sack_nr: u32 [skip_if = "is_zero", default = "zero"],
 }
 
 /// The longest TCP timer knob (a timeout, a tick, a bound of the RTO): one hour, far above any
@@ -580,7 +617,7 @@ pub const MAX_TIMER: crate::units::Time = 3600 * SEC;
 /// The most SYN or data retries before a connection is abandoned (Linux allows 127 SYN retries).
 pub const MAX_RETRIES: u32 = 1000;
 
-pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "ns2-full", "bsd", "linux22", "linux", "win98", "winnt4", "solaris7", "sunos4", "irix62", "vxworks54", "netbsd10", "hpux1020"];
+pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "ns2-full", "bsd", "linux22", "linux", "linux6", "win98", "winnt4", "solaris7", "sunos4", "irix62", "vxworks54", "netbsd10", "hpux1020"];
 
 /// A named TCP stack: the mechanism knobs of one variant of a study, applied over a profile
 /// (which supplies the timers, MSS, receiver and so on). Delayed ACKs stay the profile's unless
@@ -739,6 +776,9 @@ impl TcpConfig {
             data_retries: 15,
             cc: Cc::Reno,
             cwnd_validation: CwndValidation::Rfc5681,
+            hz: 0,
+            delack_model: DelackModel::Rfc,
+            comp_sack_nr: 0,
         }
     }
 
@@ -919,6 +959,18 @@ impl TcpConfig {
                 // tcp_init_transfer(): cwnd 1 only after more than one SYN/SYN-ACK retransmission.
                 c.iw_one_after = 2;
             }
+            // `linux` with Linux 6.x's own timers and receiver: the RTT estimator and RTO of
+            // tcp_rtt_estimator()/tcp_set_rto() in jiffies of CONFIG_HZ 250 (the testbed kernel's;
+            // Debian and Fedora build 250 or 1000), and the quick-ACK / adaptive-ATO receiver of
+            // tcp_event_data_recv()/__tcp_ack_snd_check() with SACK compression
+            // (tcp_comp_sack_nr 44). Congestion control stays the `linux` profile's.
+            "linux6" => {
+                c = TcpConfig::profile("linux").expect("the linux profile");
+                c.rto_model = RtoModel::Linux;
+                c.hz = 250;
+                c.delack_model = DelackModel::Linux;
+                c.comp_sack_nr = 44;
+            }
             _ => return None,
         }
         Some(c)
@@ -955,6 +1007,9 @@ impl TcpConfig {
             ("nagle", serde_json::json!(self.nagle)),
             ("cc", serde_json::to_value(self.cc).expect("serialises")),
             ("cwnd_validation", serde_json::to_value(self.cwnd_validation).expect("serialises")),
+            ("hz", serde_json::json!(self.hz)),
+            ("delack_model", serde_json::to_value(self.delack_model).expect("serialises")),
+            ("comp_sack_nr", serde_json::json!(self.comp_sack_nr)),
         ];
         for (k, x) in skipped {
             m.entry(k.to_string()).or_insert(x);
@@ -1031,6 +1086,15 @@ impl TcpConfig {
         }
         if self.rto_model == RtoModel::Ns2 && self.timer_tick.0 == 0 {
             return err("rto_model", "\"ns2\" counts in ticks: set timer_tick (ns-2's tcpTick_, 10ms)");
+        }
+        if self.hz != 0 && !(10..=10_000).contains(&self.hz) {
+            return err("hz", "expected 0 (no jiffies) or a tick rate from 10 to 10000 (CONFIG_HZ: 100, 250, 300 or 1000)");
+        }
+        if self.comp_sack_nr > 0 && self.delack_model != DelackModel::Linux {
+            return err("comp_sack_nr", "SACK compression is part of the Linux receiver: set delack_model = \"linux\" or comp_sack_nr = 0");
+        }
+        if self.comp_sack_nr > 255 {
+            return err("comp_sack_nr", "expected 0 to 255 (net.ipv4.tcp_comp_sack_nr)");
         }
         if !(self.rto_backoff >= 1.0 && self.rto_backoff <= 1000.0) {
             return err("rto_backoff", "expected a finite multiplier from 1 to 1000");
@@ -1168,6 +1232,36 @@ mod tests {
         assert_eq!(c.delack_timeout.0, 40 * MS); // TCP_DELACK_MIN
         assert!(c.sack && c.variant == Variant::Sack && c.syn_timeout_rto_3s && c.handshake_rtt_sample);
         assert_eq!((c.syn_retries, c.rto_backoff), (6, 2.0));
+    }
+
+    /// `linux6`: the `linux` profile with Linux's own estimator, jiffies and receiver; the
+    /// `linux` profile itself is unchanged, and the new knobs stay out of the serialised form of
+    /// every other profile (golden digests).
+    #[test]
+    fn linux6_profile_is_linux_with_linux_timers_and_receiver() {
+        let c = TcpConfig::profile("linux6").unwrap();
+        c.validate().unwrap();
+        assert_eq!((c.rto_model, c.hz, c.delack_model, c.comp_sack_nr), (RtoModel::Linux, 250, DelackModel::Linux, 44));
+        let mut back = c.clone();
+        back.rto_model = RtoModel::Rfc6298;
+        back.hz = 0;
+        back.delack_model = DelackModel::Rfc;
+        back.comp_sack_nr = 0;
+        assert_eq!(back, TcpConfig::profile("linux").unwrap());
+        for p in PROFILES.iter().filter(|p| **p != "linux6") {
+            let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
+            for k in ["hz", "delack_model", "comp_sack_nr"] {
+                assert!(v.get(k).is_none(), "{p}: {k}");
+            }
+        }
+        let spec: TcpSpec = toml::from_str("rto_model = \"linux\"\ndelack_model = \"linux\"\nhz = 1000").unwrap();
+        assert_eq!((spec.rto_model, spec.delack_model, spec.hz), (Some(RtoModel::Linux), Some(DelackModel::Linux), Some(1000)));
+        let mut bad = TcpConfig::rfc();
+        bad.comp_sack_nr = 44;
+        assert_eq!(bad.validate().unwrap_err().0, "comp_sack_nr");
+        let mut bad = TcpConfig::rfc();
+        bad.hz = 5;
+        assert_eq!(bad.validate().unwrap_err().0, "hz");
     }
 
     #[test]

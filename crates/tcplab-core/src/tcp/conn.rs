@@ -141,6 +141,7 @@ impl TcpConn {
             }
             if seg.len > 0 || seg.fin() {
                 self.rcv.seq_no = self.snd.core.snd_max.max(1);
+                self.rcv.set_rtt(self.snd.core.rtt.srtt(), self.snd.core.rtt.rto());
                 self.rcv.on_segment(now, seg, out);
             }
             if seg.has_ack() {
@@ -149,6 +150,7 @@ impl TcpConn {
         } else {
             let was = self.rcv.phase;
             self.rcv.seq_no = self.snd.core.snd_max.max(1);
+            self.rcv.set_rtt(self.snd.core.rtt.srtt(), self.snd.core.rtt.rto());
             self.rcv.on_segment(now, seg, out);
             if was != ReceiverPhase::Established && self.rcv.phase == ReceiverPhase::Established && self.snd.phase() == SenderPhase::Idle {
                 let sent = self.rcv.synack_sent_once().then_some(self.rcv.synack_sent_at);
@@ -200,6 +202,7 @@ impl TcpConn {
             }
             TimerKind::DelAck => {
                 self.rcv.seq_no = self.snd.core.snd_max.max(1);
+                self.rcv.set_rtt(self.snd.core.rtt.srtt(), self.snd.core.rtt.rto());
                 self.rcv.on_delack_timer(now, out);
             }
             TimerKind::SynAck => self.rcv.on_synack_timer(now, out),

@@ -1,8 +1,9 @@
 //! The data receiver of a connection, sans I/O: answers the SYN, reassembles data in order,
 //! delivers it to the application, and acknowledges it — delayed (RFC 1122 §4.2.3.2, RFC 5681
-//! §4.2) or every segment.
+//! §4.2) or every segment — or as Linux 6.x does (`delack_model = "linux"`, `linux_ack.rs`).
 
-use super::config::TcpConfig;
+use super::config::{DelackModel, TcpConfig};
+use super::linux_ack::{AckNow, LinuxAck, TimerOutcome, FLAG_PSH};
 use super::rtt::timer_deadline;
 use super::state::OutSeg;
 use super::stats::ConnStats;
@@ -64,6 +65,8 @@ pub struct TcpReceiver {
     /// When the SYN-ACK was last sent.
     pub synack_sent_at: Time,
     pub stats: ConnStats,
+    /// Linux's ACK policy (`delack_model = "linux"` with delayed ACKs).
+    pub linux: Option<Box<LinuxAck>>,
 }
 
 impl TcpReceiver {
@@ -92,6 +95,7 @@ impl TcpReceiver {
             seq_no: 1,
             synack_sent_at: 0,
             stats: ConnStats::default(),
+            linux: (cfg.delack_model == DelackModel::Linux && cfg.delayed_ack).then(|| Box::new(LinuxAck::new(cfg.hz, cfg.mss.0, cfg.rwnd.get(), cfg.comp_sack_nr, cfg.rto_initial.0))),
             cfg,
         }
     }
@@ -125,12 +129,25 @@ impl TcpReceiver {
 
     /// An ACK is owed (in-order data not yet acknowledged, the delayed-ACK timer running).
     pub fn owes_ack(&self) -> bool {
-        self.unacked_segs > 0
+        self.unacked_segs > 0 || self.linux.as_ref().is_some_and(|l| l.scheduled)
+    }
+
+    /// This end's SRTT and RTO (from its send half), which bound Linux's ACK timeout
+    /// (`tcp_send_delayed_ack`, `tcp_event_data_recv`).
+    #[inline]
+    pub fn set_rtt(&mut self, srtt: Option<Time>, rto: Time) {
+        if let Some(l) = &mut self.linux {
+            l.srtt = srtt;
+            l.rto = rto;
+        }
     }
 
     /// A data segment of the send half carried our acknowledgment: a delayed ACK is no longer
     /// owed (RFC 1122 §4.2.3.2: the ACK rides on the data).
     pub fn piggybacked(&mut self) {
+        if let Some(l) = &mut self.linux {
+            l.on_ack_sent(self.rcv_nxt);
+        }
         if self.unacked_segs > 0 {
             self.unacked_segs = 0;
             self.unacked_bytes = 0;
@@ -152,6 +169,9 @@ impl TcpReceiver {
     }
 
     fn send_ack(&mut self, out: &mut Vec<OutSeg>) {
+        if let Some(l) = &mut self.linux {
+            l.on_ack_sent(self.rcv_nxt);
+        }
         self.stats.acks_sent += 1;
         self.unacked_segs = 0;
         self.unacked_bytes = 0;
@@ -252,6 +272,23 @@ impl TcpReceiver {
         if end <= self.rcv_nxt || (seg.fin() && self.fin_received) || self.holds(start, end) {
             // Nothing new: a duplicate. Acknowledge at once so the sender learns rcv_nxt.
             self.stats.dup_segments += 1;
+            if self.linux.is_some() && start > self.rcv_nxt {
+                // tcp_data_queue_ofo(): "All the bits are present. Drop.", then the ACK decision
+                // of any out-of-order segment (SACK compression may hold it).
+                let l = self.linux.as_mut().expect("linux receiver");
+                l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
+                l.schedule();
+                let d = l.ack_snd_check(self.now, self.rcv_nxt, true, self.sack_on);
+                return self.linux_apply(d, out);
+            }
+            if let Some(l) = &mut self.linux {
+                // tcp_data_queue() ("A retransmit ... Force an immediate ack") and
+                // tcp_send_dupack(): tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS).
+                l.enter_quickack_mode();
+                l.schedule();
+                self.send_ack(out);
+                return;
+            }
             // ns-2's DelAckSink::recv() (tcp/tcp-sink.cc): with no delayed-ACK timer pending, a
             // packet whose seqno is the highest in order (`acker_->Seqno()`, a copy of the last
             // in-order packet) is taken for an in-order arrival and its ACK delayed (unless
@@ -279,6 +316,14 @@ impl TcpReceiver {
             // ACK, the signal of fast retransmit).
             self.stats.ooo_segments += 1;
             self.insert_ooo(start, end);
+            if let Some(l) = &mut self.linux {
+                // tcp_data_queue_ofo(): tcp_measure_rcv_mss(), inet_csk_schedule_ack(), then
+                // __tcp_ack_snd_check(): at once, unless SACK compression holds it.
+                l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
+                l.schedule();
+                let d = l.ack_snd_check(self.now, self.rcv_nxt, true, self.sack_on);
+                return self.linux_apply(d, out);
+            }
             self.send_ack(out);
             return;
         }
@@ -299,6 +344,21 @@ impl TcpReceiver {
             self.take_fin();
             self.send_ack(out);
             return;
+        }
+        if let Some(l) = &mut self.linux {
+            // tcp_data_queue(): tcp_event_data_recv(); "RFC5681. 4.2. SHOULD send immediate ACK,
+            // when gap in queue is filled" (ICSK_ACK_NOW); then __tcp_ack_snd_check().
+            l.event_data_recv(self.now, seg.len as u64, seg.flags & FLAG_PSH != 0);
+            if had_hole && self.ooo.is_empty() {
+                l.ack_now = true;
+            }
+            let mut d = l.ack_snd_check(self.now, self.rcv_nxt, !self.ooo.is_empty(), self.sack_on);
+            if matches!(d, AckNow::Later(_)) && self.ooo.is_empty() && l.read_sends_ack() {
+                // tcp_cleanup_rbuf(): the application reads pushed data at once and drains the
+                // queue, which sends the ACK.
+                d = AckNow::Now;
+            }
+            return self.linux_apply(d, out);
         }
         // ns-2's DelAck sink with `RFC2581_immediate_ack_` false (tcp/tcp-sink.cc) delays the ACK
         // of a gap-filling segment that leaves the in-order data ending at itself, as any
@@ -365,9 +425,38 @@ impl TcpReceiver {
         self.ooo_touched.insert(i, self.touch_clock);
     }
 
+    /// Carry out Linux's ACK decision.
+    fn linux_apply(&mut self, d: AckNow, out: &mut Vec<OutSeg>) {
+        match d {
+            AckNow::Now => self.send_ack(out),
+            AckNow::Later(t) => {
+                if let Some(t) = self.delack_timer.set(t) {
+                    self.timer_events.push((RxTimer::DelAck, t));
+                }
+            }
+            AckNow::Wait => {}
+        }
+    }
+
     /// The delayed-ACK timer expired.
     pub fn on_delack_timer(&mut self, now: Time, out: &mut Vec<OutSeg>) {
         self.now = now;
+        if let Some(l) = &mut self.linux {
+            match l.on_timer(now) {
+                TimerOutcome::SendDelayed => {
+                    self.stats.delack_timeouts += 1;
+                    self.send_ack(out);
+                }
+                TimerOutcome::SendCompressed => self.send_ack(out),
+                TimerOutcome::Rearm(t) => {
+                    if let Some(t) = self.delack_timer.set(t) {
+                        self.timer_events.push((RxTimer::DelAck, t));
+                    }
+                }
+                TimerOutcome::Nothing => {}
+            }
+            return;
+        }
         if self.unacked_segs > 0 {
             self.stats.delack_timeouts += 1;
             self.send_ack(out);

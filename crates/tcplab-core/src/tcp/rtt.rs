@@ -11,7 +11,13 @@
 //! `Ns2Rtt` is ns-2's estimator (`rtt_update()`, `rtt_timeout()`, `rtt_backoff()` in tcp/tcp.cc):
 //! samples in ticks of `tcpTick_`, SRTT and RTTVAR kept in fixed point (×8 and ×4), the RTO a whole
 //! number of ticks, and the timer scheduled at exactly now + RTO rather than on a tick boundary.
+//!
+//! `LinuxRtt` is Linux 6.x's (`tcp_rtt_estimator`, `tcp_set_rto`, `tcp_bound_rto` in
+//! net/ipv4/tcp_input.c and include/net/tcp.h): samples in microseconds, SRTT ×8 and the mean
+//! deviation ×4 in fixed point, `rttvar` following the per-RTT maximum of the deviation but never
+//! below `rto_min`, the RTO in jiffies and its timer on the kernel's timer wheel (`jiffies.rs`).
 
+use super::jiffies::Jiffies;
 use crate::units::{Time, SEC};
 
 #[derive(Clone, Debug)]
@@ -27,6 +33,8 @@ pub struct RttEstimator {
     backoff: f64,
     /// ns-2's fixed-point estimator instead of RFC 6298's (`rto_model = "ns2"`).
     ns2: Option<Ns2Rtt>,
+    /// Linux's estimator and jiffies timer instead of RFC 6298's (`rto_model = "linux"`).
+    linux: Option<LinuxRtt>,
     pub n_samples: u64,
     pub sum: u128,
     pub min_sample: Time,
@@ -46,6 +54,7 @@ impl RttEstimator {
             max,
             backoff,
             ns2: None,
+            linux: None,
             n_samples: 0,
             sum: 0,
             min_sample: Time::MAX,
@@ -60,13 +69,36 @@ impl RttEstimator {
         self
     }
 
+    /// Use Linux's estimator and timer (`rto_model = "linux"`) on a clock of `hz` jiffies a second.
+    /// The initial RTO (TCP_TIMEOUT_INIT, 1 s) is a whole number of jiffies.
+    pub fn linux_model(mut self, hz: u32) -> Self {
+        let j = Jiffies::new(hz);
+        self.rto = j.to_ns(j.usecs_to_jiffies(self.rto / 1000));
+        self.linux = Some(LinuxRtt { j, srtt_us8: 0, mdev_us: 0, mdev_max_us: 0, rttvar_us: 0, rtt_seq: 0, rto_min_us: self.min / 1000 });
+        self
+    }
+
+    /// Linux's estimator state in the kernel's units: (srtt_us, mdev_us, mdev_max_us,
+    /// rttvar_us), srtt_us being 8·SRTT (`LinuxRtt`).
+    pub fn linux_state(&self) -> Option<(u64, u64, u64, u64)> {
+        self.linux.as_ref().map(|l| (l.srtt_us8, l.mdev_us, l.mdev_max_us, l.rttvar_us))
+    }
+
     pub fn srtt(&self) -> Option<Time> {
+        if let Some(l) = &self.linux {
+            return (l.srtt_us8 > 0).then(|| (l.srtt_us8 >> 3) * 1000);
+        }
         if let Some(n) = &self.ns2 {
             return (n.srtt8 > 0).then(|| (n.srtt8 >> NS2_SRTT_BITS) as Time * self.tick);
         }
         self.srtt
     }
     pub fn rttvar(&self) -> Time {
+        if let Some(l) = &self.linux {
+            // tcp_get_info(): tcpi_rttvar = mdev_us >> 2, the smoothed mean deviation (what the
+            // RTO adds, rttvar_us, is at least rto_min: RTO − SRTT).
+            return (l.mdev_us >> 2) * 1000;
+        }
         self.rttvar
     }
     pub fn rto(&self) -> Time {
@@ -80,6 +112,10 @@ impl RttEstimator {
 
     /// The measured value of a segment sent at `sent` and acknowledged at `now`.
     pub fn measure(&self, sent: Time, now: Time) -> Time {
+        if self.linux.is_some() {
+            // tcp_stamp_us_delta() of two tcp_clock_us() readings: whole microseconds.
+            return (now / 1000 - sent / 1000) * 1000;
+        }
         if self.tick > 0 {
             ((now / self.tick) - (sent / self.tick)).max(1) * self.tick
         } else {
@@ -87,9 +123,30 @@ impl RttEstimator {
         }
     }
 
+    /// Take an RTT measurement taken by an ACK that moved snd_una to `snd_una` while the highest
+    /// sequence sent was `snd_nxt` (Linux's estimator needs both to find the end of an RTT; the
+    /// others ignore them).
+    pub fn sample_acked(&mut self, r: Time, snd_una: u64, snd_nxt: u64) {
+        if self.linux.is_none() {
+            return self.sample(r);
+        }
+        self.n_samples += 1;
+        self.sum += r as u128;
+        self.min_sample = self.min_sample.min(r);
+        self.max_sample = self.max_sample.max(r);
+        let l = self.linux.as_mut().expect("linux estimator");
+        l.estimate(r / 1000, snd_una, snd_nxt);
+        // tcp_ack_update_rtt(): tcp_set_rto(), then icsk_backoff = 0.
+        self.rto = l.rto(self.max);
+    }
+
     /// Take an RTT measurement R (RFC 6298 §2.2–2.4) and recompute the RTO, which clears any
     /// backoff (§5.7 note: the backed-off RTO is kept until a new sample is taken).
     pub fn sample(&mut self, r: Time) {
+        if self.linux.is_some() {
+            // No sequence context: every sample ends an RTT.
+            return self.sample_acked(r, u64::MAX, 0);
+        }
         self.n_samples += 1;
         self.sum += r as u128;
         self.min_sample = self.min_sample.min(r);
@@ -153,6 +210,10 @@ impl RttEstimator {
 
     /// When a timer set now for the current RTO expires.
     pub fn deadline(&self, now: Time) -> Time {
+        if let Some(l) = &self.linux {
+            // inet_csk_reset_xmit_timer(): jiffies + icsk_rto on the timer wheel.
+            return l.j.timer_expiry(now, self.rto / l.j.ns());
+        }
         if self.ns2.is_some() {
             // set_rtx_timer(): rtx_timer_.resched(rtt_timeout()), exact.
             return now + self.rto;
@@ -209,6 +270,79 @@ impl Ns2Rtt {
         }
         let ticks = ((self.rttvar4 << (NS2_RTTVAR_EXP + NS2_SRTT_BITS - NS2_RTTVAR_BITS)) + self.srtt8) >> NS2_SRTT_BITS;
         self.rtxcur = ticks as Time * tick;
+    }
+}
+
+/// Linux 6.x's estimator state (struct tcp_sock): `srtt_us` (8·SRTT), `mdev_us` (4·mean
+/// deviation), `mdev_max_us` (the largest `mdev_us` of the current RTT), `rttvar_us` (what the RTO
+/// adds to SRTT) and `rtt_seq` (the snd_nxt that ends the current RTT), all in microseconds.
+#[derive(Clone, Debug)]
+struct LinuxRtt {
+    j: Jiffies,
+    srtt_us8: u64,
+    mdev_us: u64,
+    mdev_max_us: u64,
+    rttvar_us: u64,
+    rtt_seq: u64,
+    /// tcp_rto_min_us(): TCP_RTO_MIN (200 ms) unless the route or sysctl says otherwise.
+    rto_min_us: u64,
+}
+
+impl LinuxRtt {
+    /// tcp_rtt_estimator() with a sample of `m_us` microseconds (net/ipv4/tcp_input.c).
+    fn estimate(&mut self, m_us: u64, snd_una: u64, snd_nxt: u64) {
+        let m = m_us as i64;
+        if self.srtt_us8 != 0 {
+            let mut srtt = self.srtt_us8 as i64;
+            // "m is now error in rtt est"; srtt = 7/8 srtt + 1/8 new.
+            let mut err = m - (srtt >> 3);
+            srtt += err;
+            let mdev = self.mdev_us as i64;
+            if err < 0 {
+                // The RTT fell: the deviation moves with gain 1/4 · 1/8 = 1/32 when the error
+                // exceeds it (the kernel's Eifel-like damping), so the RTO neither grows nor
+                // falls fast on a falling RTT.
+                err = -err - (mdev >> 2);
+                if err > 0 {
+                    err >>= 3;
+                }
+            } else {
+                err -= mdev >> 2;
+            }
+            // mdev = 3/4 mdev + 1/4 |err|.
+            self.mdev_us = (mdev + err).max(0) as u64;
+            if self.mdev_us > self.mdev_max_us {
+                self.mdev_max_us = self.mdev_us;
+                if self.mdev_max_us > self.rttvar_us {
+                    self.rttvar_us = self.mdev_max_us;
+                }
+            }
+            // Once per RTT (snd_una past rtt_seq): rttvar decays by a quarter toward the RTT's
+            // largest deviation, and a new RTT starts with mdev_max at rto_min.
+            if snd_una > self.rtt_seq {
+                if self.mdev_max_us < self.rttvar_us {
+                    self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;
+                }
+                self.rtt_seq = snd_nxt;
+                self.mdev_max_us = self.rto_min_us;
+            }
+            self.srtt_us8 = (srtt.max(1)) as u64;
+        } else {
+            // No previous measure: srtt = m, mdev = 2m ("make sure rto = 3*rtt"), rttvar at
+            // least rto_min.
+            self.srtt_us8 = (m_us << 3).max(1);
+            self.mdev_us = m_us << 1;
+            self.rttvar_us = self.mdev_us.max(self.rto_min_us);
+            self.mdev_max_us = self.rttvar_us;
+            self.rtt_seq = snd_nxt;
+        }
+    }
+
+    /// tcp_set_rto(): __tcp_set_rto() = usecs_to_jiffies((srtt_us >> 3) + rttvar_us), then
+    /// tcp_bound_rto(): at most rto_max. No lower bound besides rttvar's rto_min.
+    fn rto(&self, rto_max: Time) -> Time {
+        let jiffies = self.j.usecs_to_jiffies((self.srtt_us8 >> 3) + self.rttvar_us);
+        self.j.to_ns(jiffies).min(rto_max)
     }
 }
 
@@ -338,5 +472,59 @@ mod tests {
         assert_eq!(e.deadline(ms(1200)), ms(2500));
         assert_eq!(timer_deadline(ms(1000), ms(1500), tick), ms(2500));
         assert_eq!(timer_deadline(ms(1200), ms(1500), 0), ms(2700));
+    }
+    /// tcp_rtt_estimator() + tcp_set_rto() at HZ 250, rto_min 200 ms: the kernel's fixed-point
+    /// numbers (srtt_us = 8·SRTT, mdev_us, mdev_max_us, rttvar_us), worked out by hand from
+    /// net/ipv4/tcp_input.c.
+    #[test]
+    fn linux_estimator_kernel_numbers() {
+        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(250);
+        assert_eq!(e.rto(), SEC, "TCP_TIMEOUT_INIT");
+        // First sample 100 ms: srtt 100, mdev 2m = 200 ms, rttvar = max(mdev, rto_min);
+        // RTO = usecs_to_jiffies(100 000 + 200 000) = 75 jiffies.
+        e.sample_acked(ms(100), 0, 10);
+        assert_eq!(e.linux_state(), Some((800_000, 200_000, 200_000, 200_000)));
+        assert_eq!(e.rto(), ms(300));
+        assert_eq!(e.srtt(), Some(ms(100)));
+        // A falling sample (20 ms), snd_una past rtt_seq: error −80 000, |err| − mdev/4 = 30 000,
+        // gain 1/8 more ("m < 0" branch): mdev 203 750, which raises mdev_max and rttvar; the RTT
+        // ends, mdev_max restarts at rto_min. RTO = ⌈(90 000 + 203 750) / 4000⌉ = 74 jiffies.
+        e.sample_acked(ms(20), 11, 20);
+        assert_eq!(e.linux_state(), Some((720_000, 203_750, 200_000, 203_750)));
+        assert_eq!(e.rto(), ms(296));
+        // A rising sample (300 ms) inside the RTT: gain 1/4, rttvar follows mdev up at once.
+        e.sample_acked(ms(300), 15, 25);
+        assert_eq!(e.linux_state(), Some((930_000, 362_813, 362_813, 362_813)));
+        assert_eq!(e.rto(), ms(480));
+        // Steady samples: rttvar decays a quarter of the way to the RTT's mdev_max per RTT.
+        e.sample_acked(116_250_000, 26, 30);
+        assert_eq!(e.linux_state(), Some((930_000, 272_110, 200_000, 362_813)));
+        e.sample_acked(116_250_000, 31, 40);
+        assert_eq!(e.linux_state(), Some((930_000, 204_083, 200_000, 323_131)));
+        assert_eq!(e.rto(), ms(440));
+        // No 1 s floor: a 2 ms path gets srtt + rto_min, ⌈202 ms⌉ = 51 jiffies = 204 ms.
+        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(250);
+        e.sample_acked(ms(2), 0, 1);
+        assert_eq!(e.rto(), ms(204));
+        // The timer: 51 jiffies set at jiffy 0 is a level-0 timer, run at jiffy 52.
+        assert_eq!(e.deadline(0), ms(208));
+        assert_eq!(e.deadline(ms(1)), ms(208));
+        // Backoff doubles, bounded by rto_max (tcp_retransmit_timer()).
+        e.back_off();
+        assert_eq!(e.rto(), ms(408));
+        // Samples are whole microseconds.
+        assert_eq!(e.measure(1_999, 102_000_500), 102_000_000 - 1_000);
+    }
+
+    /// tcp_bound_rto(): the RTO never exceeds rto_max.
+    #[test]
+    fn linux_rto_bounded_by_rto_max() {
+        let mut e = RttEstimator::new(SEC, ms(200), 2 * SEC, ms(200), 0, 2.0).linux_model(1000);
+        e.sample_acked(3 * SEC, 0, 1);
+        assert_eq!(e.rto(), 2 * SEC);
+        // HZ 1000: jiffies of 1 ms; a 10 ms path: 10 + 200 = 210 ms.
+        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(1000);
+        e.sample_acked(ms(10), 0, 1);
+        assert_eq!(e.rto(), ms(210));
     }
 }

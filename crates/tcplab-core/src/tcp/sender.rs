@@ -89,7 +89,8 @@ impl TcpSender {
                 self.rec = Box::new(NewReno::default());
             }
             if let Some(sent) = synack_sent.filter(|_| c.cfg.handshake_rtt_sample) {
-                sample_rtt(c, sent, now);
+                let una = c.snd_una;
+                sample_rtt(c, sent, now, una);
             }
         }
         let c = &mut self.core;
@@ -151,7 +152,8 @@ impl TcpSender {
         c.rto_timer.cancel();
         if c.syn_tx == 1 && c.cfg.handshake_rtt_sample {
             let sent = c.syn_sent_at;
-            sample_rtt(c, sent, now);
+            let una = c.snd_una;
+            sample_rtt(c, sent, now, una);
         }
         if c.syn_tx > 1 {
             // RFC 6298 §5.7: after a SYN timeout, the RTO is re-initialised to 3 s when data
@@ -242,7 +244,7 @@ impl TcpSender {
         if let Some((end, sent)) = c.timed {
             if ack >= end {
                 let now = c.now;
-                sample_rtt(c, sent, now);
+                sample_rtt(c, sent, now, ack);
                 c.ack_rtt = Some(now - sent);
                 c.timed = None;
             }

@@ -159,6 +159,9 @@ impl SenderCore {
         if cfg.rto_model == super::config::RtoModel::Ns2 && cfg.timer_tick.0 > 0 {
             rtt = rtt.ns2_model();
         }
+        if cfg.rto_model == super::config::RtoModel::Linux {
+            rtt = rtt.linux_model(cfg.hz);
+        }
         let mut core = SenderCore {
             mss,
             phase: SenderPhase::Idle,
@@ -717,9 +720,10 @@ impl SenderCore {
 /// as the stack measures it (whole ticks with a coarse `timer_tick`); the RTTM instrument records
 /// the exact round trip, so that the "TCP RTT" of Mathis et al. §5.2 is not inflated by the
 /// tick (a 6 ms RTT reads as one 10 ms tick).
-pub(super) fn sample_rtt(c: &mut SenderCore, sent: Time, now: Time) {
+/// `una`: snd_una after the ACK that gave the sample (Linux's estimator ends an RTT on it).
+pub(super) fn sample_rtt(c: &mut SenderCore, sent: Time, now: Time, una: u64) {
     let measured = c.rtt.measure(sent, now);
-    c.rtt.sample(measured);
+    c.rtt.sample_acked(measured, una, c.snd_max);
     let r = now - sent;
     let s = &mut c.stats;
     s.rtt_min_ns = if s.rtt_samples == 0 { r } else { s.rtt_min_ns.min(r) };

@@ -1,0 +1,69 @@
+"""The `linux6` profile on the testbed's side (docs/testbed.md, "Linux's RTO and ACKs"), without
+root: its knobs mapped or checked by the plan, and the ACK replay of `tcplab.testbed.linuxrx`
+checked on a capture of the simulator itself, where it must reproduce every ACK exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import tcplab
+from tcplab.testbed import build, lab, linuxrx
+
+LINK = {"kind": "single_link", "rate": "10Mbps", "delay": "30ms"}
+
+
+def test_linux6_is_a_profile_with_linux_timers_and_receiver():
+    p = tcplab.profiles()
+    l6, l = p["linux6"], p["linux"]
+    assert (l6["rto_model"], l6["hz"], l6["delack_model"], l6["comp_sack_nr"]) == ("linux", 250, "linux", 44)
+    assert (l["rto_model"], l["hz"], l["delack_model"], l["comp_sack_nr"]) == ("rfc6298", 0, "rfc", 0)
+    assert {k: v for k, v in l6.items() if k not in ("rto_model", "hz", "delack_model", "comp_sack_nr")} == \
+           {k: v for k, v in l.items() if k not in ("rto_model", "hz", "delack_model", "comp_sack_nr")}
+
+
+def test_plan_maps_sack_compression_and_checks_hz():
+    scen = {"topology": LINK, "tcp": {"profile": "linux6"}, "flows": [{"bytes": "100KB"}]}
+    plan, _ = build(scen)
+    for h in ("sender", "receiver"):
+        assert plan.sysctls[h]["net.ipv4.tcp_comp_sack_nr"] == 44
+    plan, _ = build({**scen, "tcp": {"profile": "linux"}})
+    assert plan.sysctls["receiver"]["net.ipv4.tcp_comp_sack_nr"] == 0
+    hz = lab.kernel_hz()
+    if hz is None:
+        pytest.skip("this kernel's CONFIG_HZ is not readable (/proc/config.gz, /boot/config-*)")
+    other = 1000 if hz != 1000 else 250
+    with pytest.raises(tcplab.ScenarioError) as e:
+        build({**scen, "tcp": {"profile": "linux6", "hz": other}})
+    assert e.value.path == "tcp.hz" and f"CONFIG_HZ={hz}" in str(e.value)
+
+
+def test_jiffy_phase_from_timer_driven_acks():
+    j = 0.004
+    arrivals = [0.0100, 0.2000, 0.5000]
+    # ACKs 40 ms after an arrival, on ticks at 1.3 ms + k·4 ms; one immediate ACK is ignored.
+    acks = [0.0100 + 0.00001, 0.0413 + 0.0080, 0.2413, 0.5413 + 0.0000]
+    assert linuxrx.jiffy_phase(acks, arrivals, j) == pytest.approx(0.0013, abs=1e-6)
+    assert linuxrx.jiffy_phase([0.01001], arrivals, j) == 0.0
+
+
+def test_ack_replay_of_the_simulators_own_capture_is_exact(tmp_path):
+    """A `linux6` transfer captured at the receiver, taken for a kernel run: replayed, the
+    simulated receiver sends the same ACKs at the same times."""
+    scen = {"topology": LINK, "tcp": {"profile": "linux6"}, "flows": [{"bytes": "300KB"}],
+            "capture": [{"path": "real-receiver.pcap", "node": "receiver"}]}
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        tcplab.run(scen)
+    finally:
+        os.chdir(here)
+    (tmp_path / "testbed.json").write_text(json.dumps({"kernel_hz": 250}))
+    res = linuxrx.ack_replay(tmp_path, n_segments=100)
+    assert res["data_segments"] == 100
+    assert res["real_acks"] == res["sim_acks"] == res["same_ack_number"] == res["within_tol"] > 50
+    assert res["only_real"] == res["only_sim"] == 0
+    assert res["max_abs_diff_ms"] < 0.001
