@@ -19,10 +19,10 @@ LINK = {"kind": "single_link", "rate": "10Mbps", "delay": "30ms"}
 def test_linux6_is_a_profile_with_linux_timers_and_receiver():
     p = tcplab.profiles()
     l6, l = p["linux6"], p["linux"]
-    assert (l6["rto_model"], l6["hz"], l6["delack_model"], l6["comp_sack_nr"]) == ("linux", 250, "linux", 44)
-    assert (l["rto_model"], l["hz"], l["delack_model"], l["comp_sack_nr"]) == ("rfc6298", 0, "rfc", 0)
-    assert {k: v for k, v in l6.items() if k not in ("rto_model", "hz", "delack_model", "comp_sack_nr")} == \
-           {k: v for k, v in l.items() if k not in ("rto_model", "hz", "delack_model", "comp_sack_nr")}
+    own = ("rto_model", "hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation")
+    assert tuple(l6[k] for k in own) == ("linux", 250, "linux", 44, "cubic", "linux")
+    assert tuple(l[k] for k in own) == ("rfc6298", 0, "rfc", 0, "reno", "rfc5681")
+    assert {k: v for k, v in l6.items() if k not in own} == {k: v for k, v in l.items() if k not in own}
 
 
 def test_plan_maps_sack_compression_and_checks_hz():

@@ -16,8 +16,8 @@ from tcplab.tbit.expect import expected, timers_match
 from tcplab.tbit.transport import ACK, SYN, SimTransport
 
 ORDER = ("sack_advertised", "icw", "rto_data", "sack_used", "lt", "abc", "abc_l", "er", "cc", "rto_syn", "tlp", "rack", "cc_beta", "ecn", "pacing", "hystart")
-#: The simulated stacks model no TLP, RACK, CUBIC, ECN, pacing or HyStart (expect.py): every one
-#: reads so.
+#: The simulated stacks model no TLP, RACK, ECN or pacing (expect.py): every one reads so; the
+#: stacks below run Reno (`cc`), and their slow start ends at ssthresh or a loss.
 TODAY = ("no", "dupthresh", "Reno", "no", "no", "no")
 NA_SACK, NA_ABC = "n/a: SACK not advertised", "n/a: no ABC"
 
@@ -93,6 +93,11 @@ def test_the_table_covers_the_stacks_it_was_written_for():
         ({"preset": "reno", "initial_window": 3}, "cc", "Reno"),
         ({"profile": "bsd", "preset": "sack-iw-lt-abc1-er"}, "er", "yes"),
         ({"profile": "ns2", "preset": "sack-iw-lt"}, "lt", "yes"),
+        # The controller: CUBIC keeps 717/1024 of the window after a loss (RFC 9438 §4.6,
+        # tcp_cubic.c), which TBIT's window-after-a-loss test reads as it reads the kernel's.
+        ({"profile": "linux", "cc": "cubic"}, "cc_beta", "CUBIC"),
+        ({"profile": "linux6"}, "cc_beta", "CUBIC"),
+        ({"profile": "linux"}, "cc_beta", "Reno"),
     ],
 )
 def test_knobs_change_the_answer(stack, test, verdict):
@@ -221,9 +226,16 @@ def test_every_preset_over_every_profile_with_knobs_infers_its_configuration():
                 run(sim=st, runs=1)
             refused += 1
             continue
+        if pre == "sack-rh" and profiles[prof].get("cc", "reno") != "reno":
+            # Nor another controller than Reno's (its Rate-Halving sets the window itself).
+            with pytest.raises(tcplab.ScenarioError, match="cc"):
+                run(sim=st, runs=1)
+            refused += 1
+            continue
         wrong += [(st, r["test"], r["verdict"], r["configured"]) for r in run(sim=st, runs=1) if not r["match"]]
     assert not wrong, wrong[:5]
-    assert refused == (len(profiles) * 2 * 2 if "sack-rh" in presets else 0)
+    not_reno = sum(p.get("cc", "reno") != "reno" for p in profiles.values())
+    assert refused == ((len(profiles) * 2 * 2 + not_reno * 2) if "sack-rh" in presets else 0)
 
 
 # -- the real transport's frame parser: malformed frames are dropped and counted, never raised --

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import operator
-import re
 from typing import Any, Optional
 
 from . import units

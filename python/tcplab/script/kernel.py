@@ -23,11 +23,11 @@ import random
 import select
 import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
 
+from .. import netns
 from ..tbit.real import NS_PREFIX, Lab, RawTransport, in_netns, missing  # noqa: F401 - missing is re-exported
 from .knobs import Unsupported, expand
 from .runner import Fail, Out, Stack
@@ -82,11 +82,7 @@ class _Lab:
         self.made: list = []
 
     def sh(self, *args, ns=None, check=True, timeout=15):
-        cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        if check and r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip() or r.stdout.strip()}")
-        return r
+        return netns.sh(*args, ns=ns, check=check, timeout=timeout)
 
     def build(self) -> str:
         # Removed after the script (KernelStack.stop), at interpreter exit, or by `tcplab testbed
@@ -145,7 +141,7 @@ class _Lab:
 
     def close(self) -> None:
         for ns in reversed(self.made):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=15)
+            netns.kill(ns)
         self.made = []
         atexit.unregister(self.close)
 

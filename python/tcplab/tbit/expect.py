@@ -15,22 +15,27 @@ def expected(cfg: dict, facts: dict) -> dict:
     `facts`: the core's numbers for the test MSS (`SimTransport.facts[128]`)."""
     sack = bool(cfg["sack"])
     abc = int(cfg["abc"])
+    cubic = cfg.get("cc", "reno") == "cubic"
     e = {
         "sack_advertised": "yes" if sack else "no",
         "icw": str(facts["iw_segments"]),
         "sack_used": "yes" if sack else "n/a: SACK not advertised",
         "lt": "yes" if cfg["limited_transmit"] else "no",
-        "abc": "yes" if abc else "no",
-        "abc_l": str(abc) if abc else "n/a: no ABC",
+        # CUBIC's slow start is Linux's tcp_slow_start: cwnd grows by the segments an ACK
+        # acknowledges, with no limit (the `abc` knob is Reno's): a split ACK of half a segment
+        # grows nothing, an ACK of two grows it by two.
+        "abc": "yes" if abc or cubic else "no",
+        "abc_l": "2" if cubic else str(abc) if abc else "n/a: no ABC",
         "er": "yes" if cfg["early_retransmit"] else "no",
         "cc": "SACK" if sack else CC[cfg["variant"]],
-        # The simulated stacks model neither TLP (RFC 8985 §7), RACK (RFC 8985 §6), CUBIC's
-        # β = 0.7 (RFC 9438 §4.6) nor ECN (RFC 3168): they probe no tail, detect loss by
-        # counting duplicate ACKs (or by the timer), halve the window, and ignore an ECN-setup
-        # SYN. A knob for any of them must change these lines.
+        # The simulated stacks model neither TLP (RFC 8985 §7), RACK (RFC 8985 §6) nor ECN
+        # (RFC 3168): they probe no tail, detect loss by counting duplicate ACKs (or by the
+        # timer), and ignore an ECN-setup SYN. A knob for any of them must change these lines.
+        # The window after a loss is the controller's: Reno halves it, CUBIC (`cc = "cubic"`)
+        # keeps β = 717/1024 of it (RFC 9438 §4.6, tcp_cubic.c).
         "tlp": "no",
         "rack": "dupthresh",
-        "cc_beta": "Reno",
+        "cc_beta": "CUBIC" if cubic else "Reno",
         "ecn": "no",
         # Nor pacing (a flight leaves as the ACKs release it) nor HyStart (slow start ends only
         # at ssthresh or a loss).

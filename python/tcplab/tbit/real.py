@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import netns
 from .transport import ACK, RST, SYN, Seg, Transport
 
 ETH_P_IP, ETH_P_ARP, ETH_P_ALL = 0x0800, 0x0806, 0x0003
@@ -404,32 +405,13 @@ def _die_with_parent() -> None:
 
 def namespaces() -> list:
     """The namespaces of TBIT labs (by their names), whatever process made them."""
-    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=15)
-    names = [ln.split()[0] for ln in r.stdout.splitlines() if ln.split()]
-    return [n for n in names if _NS_NAME.fullmatch(n)]
+    return netns.namespaces(_NS_NAME)
 
 
 def cleanup_stale() -> list:
     """Remove the namespaces of TBIT labs whose process is gone, killing what runs in them (the
     HTTP server); `tcplab testbed cleanup` calls it with the testbed's own cleanup."""
-    gone = []
-    for ns in namespaces():
-        pid = int(_NS_NAME.fullmatch(ns).group(1))
-        if pid != os.getpid() and os.path.exists(f"/proc/{pid}"):
-            continue
-        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=15).stdout.split()
-        for p in pids:
-            try:
-                os.kill(int(p), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
-        for _ in range(50):
-            if not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=15).stdout.split():
-                break
-            time.sleep(0.02)
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=15)
-        gone.append(ns)
-    return gone
+    return netns.cleanup_stale(_NS_NAME)
 
 
 class Lab:
@@ -452,11 +434,7 @@ class Lab:
 
     # Everything made is recorded in `made` before the next step, so `close` removes exactly it.
     def _sh(self, *args: str, ns: str | None = None, check: bool = True, timeout: float = 15) -> subprocess.CompletedProcess:
-        cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        if check and r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip() or r.stdout.strip()}")
-        return r
+        return netns.sh(*args, ns=ns, check=check, timeout=timeout)
 
     def __enter__(self) -> Lab:
         self._hook_signals()
@@ -562,7 +540,7 @@ class Lab:
             self.tr.shutdown()
             self.tr = None
         for ns in reversed(self.made):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=15)
+            netns.kill(ns)
         self.made = []
         for sig, h in self._old_handlers.items():
             try:

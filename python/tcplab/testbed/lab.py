@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from .. import netns
 from . import nft as _nft
 
 PREFIX = "tcplabtb"
@@ -85,10 +86,7 @@ def rt_prefix() -> list:
 
 
 def _sh(*args, check=True, timeout=20, input=None) -> subprocess.CompletedProcess:
-    r = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout, input=input)
-    if check and r.returncode != 0:
-        raise TestbedError(f"{' '.join(args)}: {r.stderr.strip() or r.stdout.strip()}")
-    return r
+    return netns.sh(*args, check=check, timeout=timeout, input=input, error=TestbedError)
 
 
 #: The testbed's namespace names: tcplabtb<pid>-<stamp>-<host> (and -box).
@@ -97,34 +95,12 @@ _NAME = re.compile(PREFIX + r"(\d+)-.+")
 
 def namespaces() -> list:
     """The namespaces of testbed runs (by their names), whatever process made them."""
-    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    return [ln.split()[0] for ln in r.stdout.splitlines() if ln.split() and _NAME.fullmatch(ln.split()[0])]
-
-
-def _kill_ns(ns: str) -> None:
-    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
-    for p in pids:
-        try:
-            os.kill(int(p), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
-    for _ in range(50):
-        if not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split():
-            break
-        time.sleep(0.02)
-    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    return netns.namespaces(_NAME)
 
 
 def cleanup_stale() -> list:
     """Remove the namespaces (and their processes) of testbed runs whose process is gone."""
-    gone = []
-    for ns in namespaces():
-        pid = int(_NAME.fullmatch(ns).group(1))
-        if pid != os.getpid() and os.path.exists(f"/proc/{pid}"):
-            continue
-        _kill_ns(ns)
-        gone.append(ns)
-    return gone
+    return netns.cleanup_stale(_NAME)
 
 
 class _Signals:
@@ -338,7 +314,7 @@ class Lab:
                 if s:
                     s.close()
         for ns in reversed(self.made):
-            _kill_ns(ns)
+            netns.kill(ns)
         self.made.clear()
 
 

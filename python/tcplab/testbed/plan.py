@@ -10,7 +10,6 @@ the request and response segment k, and the TCP knobs listed in `KNOB_MAP`.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 

@@ -963,13 +963,17 @@ impl TcpConfig {
             // tcp_rtt_estimator()/tcp_set_rto() in jiffies of CONFIG_HZ 250 (the testbed kernel's;
             // Debian and Fedora build 250 or 1000), and the quick-ACK / adaptive-ATO receiver of
             // tcp_event_data_recv()/__tcp_ack_snd_check() with SACK compression
-            // (tcp_comp_sack_nr 44). Congestion control stays the `linux` profile's.
+            // (tcp_comp_sack_nr 44); and the untuned kernel's congestion control, CUBIC with
+            // HyStart (tcp_cubic.c, net.ipv4.tcp_congestion_control = cubic), with its idle and
+            // application-limited restart (tcp_cwnd_restart, tcp_cwnd_application_limited).
             "linux6" => {
                 c = TcpConfig::profile("linux").expect("the linux profile");
                 c.rto_model = RtoModel::Linux;
                 c.hz = 250;
                 c.delack_model = DelackModel::Linux;
                 c.comp_sack_nr = 44;
+                c.cc = Cc::Cubic;
+                c.cwnd_validation = CwndValidation::Linux;
             }
             _ => return None,
         }
@@ -1040,6 +1044,11 @@ impl TcpConfig {
                 if on {
                     return err(key, "variant \"sack-rh\" (ns-2's Agent/TCP/SackRH) has no Limited Transmit, Early Retransmit or byte counting: turn it off or choose another variant");
                 }
+            }
+            // Its Rate-Halving sets the window itself (tcp/legacy/sackrh.rs), Reno's way: a
+            // controller asked for would be left out unannounced.
+            if self.cc != Cc::Reno {
+                return err("cc", "variant \"sack-rh\" (ns-2's Agent/TCP/SackRH) sets its window by its own Rate-Halving, Reno's: cc = \"cubic\" needs another variant (sack, sack1, fack, fack-rh, newreno, reno, tahoe)");
             }
         }
         if self.variant.needs_sack() && !self.sack {
