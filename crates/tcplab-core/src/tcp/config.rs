@@ -1243,23 +1243,26 @@ mod tests {
         assert_eq!((c.syn_retries, c.rto_backoff), (6, 2.0));
     }
 
-    /// `linux6`: the `linux` profile with Linux's own estimator, jiffies and receiver; the
-    /// `linux` profile itself is unchanged, and the new knobs stay out of the serialised form of
-    /// every other profile (golden digests).
+    /// `linux6`: the `linux` profile with Linux's own estimator, jiffies and receiver, and the
+    /// untuned kernel's CUBIC with its idle restart; the `linux` profile itself is unchanged, and
+    /// the new knobs stay out of the serialised form of every other profile (golden digests).
     #[test]
     fn linux6_profile_is_linux_with_linux_timers_and_receiver() {
         let c = TcpConfig::profile("linux6").unwrap();
         c.validate().unwrap();
         assert_eq!((c.rto_model, c.hz, c.delack_model, c.comp_sack_nr), (RtoModel::Linux, 250, DelackModel::Linux, 44));
+        assert_eq!((c.cc, c.cwnd_validation), (Cc::Cubic, CwndValidation::Linux));
         let mut back = c.clone();
         back.rto_model = RtoModel::Rfc6298;
         back.hz = 0;
         back.delack_model = DelackModel::Rfc;
         back.comp_sack_nr = 0;
+        back.cc = Cc::Reno;
+        back.cwnd_validation = CwndValidation::Rfc5681;
         assert_eq!(back, TcpConfig::profile("linux").unwrap());
         for p in PROFILES.iter().filter(|p| **p != "linux6") {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
             }
         }
