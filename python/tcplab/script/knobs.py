@@ -47,7 +47,9 @@ SIM_MAP = {
     "tcp_syn_retries": lambda v: {"syn_retries": int(v)},
     "tcp_reordering": lambda v: {"dupthresh": int(v)},
     "tcp_timestamps": "timestamps are not modelled (they matter only when the script's SYN carries TS)",
-    "tcp_congestion_control": "congestion control: the simulator's linux profile is Reno",
+    # The controller (`cc`): Reno and CUBIC are modelled; another name is noted and the stack's
+    # own controller runs.
+    "tcp_congestion_control": lambda v: {"cc": v.strip()} if v.strip() in ("reno", "cubic") else {},
     "tcp_early_retrans": "tail-loss probes are not modelled",
     "tcp_recovery": "RACK is not modelled (RFC 6675 loss detection)",
     "tcp_frto": "F-RTO is not modelled",
@@ -156,10 +158,12 @@ def sim_overrides(pairs) -> tuple[dict, list]:
         if v.strip() in SIM_REFUSE.get(k, ()):
             raise Unsupported(f"sysctl net.ipv4.{k}={v} on the simulator")
         m = SIM_MAP[k]
-        if callable(m):
+        if k == "tcp_congestion_control" and not m(v):
+            note = f"net.ipv4.{k}={v}: only reno and cubic are modelled; the stack's own controller runs"
+            if note not in notes:
+                notes.append(note)
+        elif callable(m):
             knobs.update(m(v))
-        elif k == "tcp_congestion_control" and v.strip() == "reno":
-            continue
         else:
             note = f"net.ipv4.{k}={v}: {m}"
             if note not in notes:
