@@ -256,14 +256,6 @@ def test_active_open_on_the_sim():
     assert r.status == "pass", r.text()
 
 
-@pytest.mark.parametrize("name", OWN)
-def test_own_scripts_on_the_sim_linux_profile(name):
-    r = run_file(SCRIPTS / name, lambda: SimStack({"profile": "linux"}))
-    if name in SIM_KNOWN:
-        line, cause = SIM_KNOWN[name]
-        assert (r.status, r.line) == ("fail", line), f"known difference ({cause}) moved or vanished:\n{r.text()}"
-    else:
-        assert r.status == "pass", r.text()
 
 
 #: The same scripts on `linux6` (Linux's own timers and quick-ACK receiver, CUBIC unless the
@@ -272,11 +264,12 @@ def test_own_scripts_on_the_sim_linux_profile(name):
 SIM_KNOWN_LINUX6 = {k: v for k, v in SIM_KNOWN.items() if k != "delayed-ack.pkt"}
 
 
+@pytest.mark.parametrize("profile, known", [("linux", SIM_KNOWN), ("linux6", SIM_KNOWN_LINUX6)])
 @pytest.mark.parametrize("name", OWN)
-def test_own_scripts_on_the_sim_linux6_profile(name):
-    r = run_file(SCRIPTS / name, lambda: SimStack({"profile": "linux6"}))
-    if name in SIM_KNOWN_LINUX6:
-        line, cause = SIM_KNOWN_LINUX6[name]
+def test_own_scripts_on_the_simulated_linux_profiles(name, profile, known):
+    r = run_file(SCRIPTS / name, lambda: SimStack({"profile": profile}))
+    if name in known:
+        line, cause = known[name]
         assert (r.status, r.line) == ("fail", line), f"known difference ({cause}) moved or vanished:\n{r.text()}"
     else:
         assert r.status == "pass", r.text()
