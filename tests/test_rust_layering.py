@@ -137,6 +137,48 @@ def test_the_check_finds_a_cycle(tmp_path, monkeypatch):
     assert cycles({k: v - {()} for k, v in graph().items() if k != ()}) == [[("a",), ("b",)]]
 
 
+#: The core's layers, lowest first (docs/tcp.md): a module may import its own layer and those below,
+#: never one above. The scenario's schema and plan, the applications, results and instruments sit
+#: between the connections and the world and import each other by file without a circle (checked
+#: above); the layers here are the ones the per-packet path is built on.
+LAYERS = [
+    {"units", "error", "engine", "rv", "template", "input"},
+    {"net"},
+    {"tcp", "scripted"},
+    {"conns", "observe"},
+    {"app", "scenario", "footprint", "series", "trace", "result", "tbit"},
+    {"world"},
+]
+
+
+def layer_of(top: str) -> int:
+    for i, layer in enumerate(LAYERS):
+        if top in layer:
+            return i
+    raise AssertionError(f"module {top!r} of the Rust core is in no layer: add it to LAYERS")
+
+
+def test_no_module_of_the_core_imports_a_higher_layer():
+    g = graph()
+    bad = []
+    for m, targets in g.items():
+        if not m:
+            continue
+        for t in targets:
+            if t and t[0] != m[0] and layer_of(t[0]) > layer_of(m[0]):
+                bad.append(f"  {'/'.join(m)} imports {'/'.join(t)}")
+    assert not bad, "a lower layer imports a higher one (engine <- net <- tcp <- conns <- app <- world):\n" + "\n".join(sorted(bad))
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path, monkeypatch):
+    (tmp_path / "net.rs").write_text("use crate::world::World;\npub struct N;\n")
+    (tmp_path / "world.rs").write_text("pub struct World;\n")
+    (tmp_path / "lib.rs").write_text("pub mod net;\npub mod world;\n")
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
+    g = graph()
+    assert ("world",) in g[("net",)] and layer_of("world") > layer_of("net")
+
+
 if __name__ == "__main__":
     for c in cycles({k: {w for w in v if w != ()} for k, v in graph().items() if k != ()}):
         print(" <-> ".join("/".join(m) for m in c))

@@ -11,6 +11,7 @@ pub mod error;
 pub mod footprint;
 pub mod input;
 pub mod net;
+pub mod observe;
 pub mod scenario;
 pub mod scripted;
 pub mod series;

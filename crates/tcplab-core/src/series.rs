@@ -462,6 +462,35 @@ fn tag_tx(tag: PacketTag) -> u32 {
     }
 }
 
+/// The time series observe the run: segments sent and delivered, queues, drops, and a TCP
+/// endpoint's state after it acted.
+impl crate::net::NetObserver for Series {
+    fn on_send(&mut self, now: Time, p: &Packet, _first: Option<&LinkDir>) {
+        self.on_packet(now, p, EVENT_TX);
+    }
+    fn on_drop(&mut self, now: Time, l: usize, p: &Packet, why: DropReason) {
+        Series::on_drop(self, now, l, p, why);
+    }
+    fn on_queue(&mut self, now: Time, l: usize, link: &LinkDir) {
+        Series::on_queue(self, now, l, link);
+    }
+    fn on_deliver(&mut self, now: Time, p: &Packet) {
+        self.on_packet(now, p, EVENT_RX);
+    }
+}
+
+impl crate::observe::Observer for Series {
+    fn on_conn(&mut self, now: Time, label: Label, dir: Dir, node: u32, peer: u32, c: &TcpConn) {
+        Series::on_conn(self, now, label, dir, node, peer, c);
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
 impl Series {
     /// A recorder for `specs` (validated); None without any, so that the world's hooks are one
     /// untaken branch. `flow_names`: the labels' names (the flows, then the applications).
@@ -612,7 +641,7 @@ impl Series {
         if !kept(&self.queue_links, l) {
             return;
         }
-        let q = (link.queue.len() as u32, link.queue_bytes);
+        let q = (link.queue_len() as u32, link.queue_bytes);
         let s = &mut self.queue_last[l];
         match cols.interval {
             None => {

@@ -1,7 +1,8 @@
-//! The world: nodes, links and routes built from a scenario, the packet pool, the event queue and
-//! the loop that moves packets and time between connection endpoints (`conns`), which the
-//! applications (`app`) open, drive and free. Everything refers to everything else by index;
-//! nothing in the per-packet path allocates (packets live in a pool and are recycled).
+//! The world: the network built from a scenario (handed to the fabric, `net::fabric`, which moves
+//! packets over it), the event queue, and the loop that dispatches events between the fabric,
+//! the connection endpoints (`conns`) and the applications (`app`) that open, drive and free
+//! them; instruments observe through one list (`observe`). Everything refers to everything else
+//! by index; nothing in the per-packet path allocates.
 
 use crate::app::bulk::Bulk;
 use crate::app::reqresp::ReqResp;
@@ -11,16 +12,17 @@ use crate::app::web::{Http10, Http11};
 use crate::app::{App, Ctx, Outgoing, Records};
 use crate::conns::{ConnTable, EndpointKind};
 use crate::engine::{Budget, EventQueue, Limit, LimitHit, RngStream, RunError};
+use crate::net::fabric::PACKET_BYTES;
 use crate::net::link::{LinkDir, LinkDirStats};
-use crate::net::routing::{Paths, Routes};
-use crate::net::{ConnId, DelayFilter, DropFilter, NodeId, Packet, PacketTag, Payload};
+use crate::net::routing::Routes;
+use crate::net::{ConnId, DelayFilter, DropFilter, Fabric, NetEv, NodeId, Packet, PacketTag, Payload};
+use crate::observe::Observers;
 use crate::result::{LinkRow, Meta, RunResult};
 use crate::scenario::{DropKind, LossPattern, Network, ResolvedFlow, Scenario, ScenarioError};
 use crate::tcp::{ConnEvent, OutSeg, TimerKind};
 use crate::series::Series;
 use crate::trace::Capture;
 use crate::units::{to_secs, Time};
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug)]
@@ -39,14 +41,15 @@ enum Ev {
     Release(u32, u32),
 }
 
-/// No route yet (`World::conn_path`).
-const NO_PATH: u32 = u32::MAX;
-
-#[derive(Clone, Copy, Debug)]
-struct InFlight {
-    at: Time,
-    seq: u64,
-    pkt: u32,
+impl From<NetEv> for Ev {
+    #[inline]
+    fn from(e: NetEv) -> Ev {
+        match e {
+            NetEv::TxDone(l) => Ev::TxDone(l),
+            NetEv::Arrive(l) => Ev::Arrive(l),
+            NetEv::Release(l, p) => Ev::Release(l, p),
+        }
+    }
 }
 
 /// The names of the nodes, shared with the scenario's kept expansion (read as a slice).
@@ -59,29 +62,13 @@ impl std::ops::Deref for NodeNames {
     }
 }
 
-/// Memory of a packet held by a run: its pool slot, its index in a queue or an in-flight FIFO
-/// entry (arrival time, insertion number, index).
-const PACKET_BYTES: usize = std::mem::size_of::<Packet>() + 32;
-
 pub struct World {
     q: EventQueue<Ev>,
     node_names: NodeNames,
-    links: Vec<LinkDir>,
-    /// The packets in flight on each link direction, in the order they arrive (a direction has a
-    /// fixed delay, so the order it sent them): (arrival time, insertion number, packet). Only the
-    /// first has an event in the queue; the next enters it when the first arrives.
-    flight: Vec<VecDeque<InFlight>>,
-    routes: Routes,
-    /// Whole routes, which packets follow hop by hop (`Packet::hop`).
-    paths: Paths,
-    /// Where the route of each endpoint's packets starts in `paths`, by endpoint slot:
-    /// (generation, start), `NO_PATH` until its first packet.
-    conn_path: Vec<(u32, u32)>,
-    pool: Vec<Packet>,
-    /// The pool may grow to this many packets (`bound_growth`); past it `overgrown` is set.
-    max_pool: usize,
-    overgrown: bool,
-    free: Vec<u32>,
+    /// The links, the packets on them and their routes.
+    fabric: Fabric,
+    /// The instruments (time series, captures); they only record, never change the run.
+    obs: Observers,
     conns: ConnTable,
     apps: Vec<Box<dyn App>>,
     /// The flows of the scenario (their TCP configurations are reported with the results),
@@ -105,19 +92,10 @@ pub struct World {
     stopped_at: Option<Time>,
     seed: u64,
     scenario: Scenario,
-    pkts_created: u64,
-    pkts_delivered: u64,
-    pkts_dropped: u64,
+    /// Packets delivered to an endpoint that is gone, or of the wrong protocol for it.
     pkts_stale: u64,
     /// Print every packet delivery and drop to stderr (debugging aid).
     pub trace: bool,
-    /// Packet capture taps (`[[capture]]`); they only record, never change the run.
-    capture: Option<Box<Capture>>,
-    /// Time series (`[[series]]`); they only record, never change the run.
-    series: Option<Box<Series>>,
-    /// Queue every transmission's end, as the engine did before ends with nothing waiting were
-    /// left out (the reference the property tests compare with; off in every run).
-    every_tx_end: bool,
 }
 
 impl World {
@@ -239,18 +217,19 @@ impl World {
         // The flows' and applications' names, for the series only (none without series).
         let names = if scenario.series.is_empty() { Vec::new() } else { flows.iter().map(|f| f.name.clone()).chain(app_specs.iter().map(|a| a.name.clone())).collect() };
         let series = Series::build(&scenario.series, names, &net.nodes, &links);
+        let mut obs = Observers::default();
+        if let Some(s) = series {
+            obs.push(s);
+        }
+        if let Some(c) = capture {
+            obs.push(c);
+        }
+        let trace = std::env::var_os("TCPLAB_TRACE").is_some();
         let mut w = World {
             q: EventQueue::new(),
             node_names: NodeNames(e.net.clone()),
-            flight: vec![VecDeque::new(); links.len()],
-            links,
-            routes,
-            paths: Paths::default(),
-            conn_path: Vec::new(),
-            pool: Vec::with_capacity(1024),
-            max_pool: usize::MAX,
-            overgrown: false,
-            free: Vec::new(),
+            fabric: Fabric::new(links, routes, trace),
+            obs,
             conns: ConnTable::default(),
             active: apps.len(),
             apps,
@@ -267,14 +246,8 @@ impl World {
             stopped_at: None,
             seed,
             scenario: scenario.clone(),
-            pkts_created: 0,
-            pkts_delivered: 0,
-            pkts_dropped: 0,
             pkts_stale: 0,
-            trace: std::env::var_os("TCPLAB_TRACE").is_some(),
-            capture,
-            series,
-            every_tx_end: false,
+            trace,
         };
         for a in 0..w.apps.len() {
             w.with_app(a as u32, |app, cx| app.start(cx));
@@ -301,14 +274,12 @@ impl World {
     /// give the same results but for a larger `meta.events`.
     #[doc(hidden)]
     pub fn queue_every_transmission_end(&mut self) {
-        self.every_tx_end = true;
+        self.fabric.queue_every_transmission_end();
     }
 
     /// Name an application's connections in the captures (their SYN's MSS option).
     pub fn describe_app(&mut self, app: u32, mss: u64) {
-        if let Some(c) = self.capture.as_mut() {
-            c.describe(app, mss);
-        }
+        self.obs.describe(app, mss);
     }
 
     pub fn now(&self) -> Time {
@@ -324,7 +295,7 @@ impl World {
     /// so the per-event path is the same loop as `run`'s. A run that would need more than
     /// `max_events` events, or is still going at the deadline, stops where it is.
     pub fn run_with(&mut self, budget: &Budget) -> Result<(), LimitHit> {
-        if budget.is_unlimited() && self.max_pool == usize::MAX {
+        if budget.is_unlimited() && !self.fabric.bounded() {
             self.run();
             return Ok(());
         }
@@ -344,9 +315,9 @@ impl World {
                 }
             }
             done += slice;
-            if self.overgrown {
+            if self.fabric.overgrown() {
                 let mut hit = budget.hit(Limit::Memory, done, to_secs(self.now()));
-                hit.allowed = (self.max_pool * PACKET_BYTES) as f64;
+                hit.allowed = (self.fabric.max_pool() * PACKET_BYTES) as f64;
                 return Err(hit);
             }
             if budget.wall_exceeded() {
@@ -359,7 +330,7 @@ impl World {
     /// built world): past it, `run_with` stops the run with `Limit::Memory` instead of letting
     /// an unlimited queue fed faster than it drains take the process down.
     pub fn bound_growth(&mut self, bytes: u64) {
-        self.max_pool = (bytes / PACKET_BYTES as u64).max(1024).try_into().unwrap_or(usize::MAX);
+        self.fabric.bound_growth((bytes / PACKET_BYTES as u64).max(1024).try_into().unwrap_or(usize::MAX));
     }
 
     /// Process one event; false when the run is over.
@@ -372,30 +343,11 @@ impl World {
         let Some((_, ev)) = self.q.pop_until(self.limit.unwrap_or(Time::MAX)) else { return false };
         match ev {
             Ev::App(a, token) => self.with_app(a, |app, cx| app.on_timer(cx, token)),
-            Ev::TxDone(l) => {
-                // Only a transmission with a packet waiting behind it has its end in the queue.
-                let l = l as usize;
-                self.links[l].done_queued = false;
-                let pool = &self.pool;
-                if let Some(idx) = self.links[l].pop(self.q.now(), |i| pool[i as usize].wire_bytes()) {
-                    if let Some(s) = self.series.as_deref_mut() {
-                        s.on_queue(self.q.now(), l, &self.links[l]);
-                    }
-                    self.start_tx(l, idx);
-                }
-            }
-            Ev::Arrive(l) => {
-                let l = l as usize;
-                let f = &mut self.flight[l];
-                let idx = f.pop_front().expect("an arrival has its packet in flight").pkt;
-                if let Some(next) = f.front() {
-                    self.q.schedule_reserved(next.at, next.seq, Ev::Arrive(l as u32));
-                }
-                self.arrive(l, idx)
-            }
+            Ev::TxDone(l) => self.net(NetEv::TxDone(l)),
+            Ev::Arrive(l) => self.net(NetEv::Arrive(l)),
             Ev::Conn(i, gen, which) => self.conn_timer(ConnId { idx: i, gen }, which),
             Ev::Warmup => self.end_warmup(),
-            Ev::Release(l, idx) => self.offer(l as usize, idx),
+            Ev::Release(l, idx) => self.net(NetEv::Release(l, idx)),
         }
         true
     }
@@ -466,8 +418,8 @@ impl World {
     fn collect(&mut self, id: ConnId) {
         let Some(ep) = self.conns.get_mut(id) else { return };
         let app = ep.app;
-        if let (Some(s), Some(c)) = (self.series.as_deref_mut(), ep.tcp()) {
-            s.on_conn(self.q.now(), ep.label, ep.dir, ep.node.0, ep.peer_node.0, c);
+        if let Some(c) = ep.tcp() {
+            self.obs.on_conn(self.q.now(), ep.label, ep.dir, ep.node.0, ep.peer_node.0, c);
         }
         if let Some(c) = ep.tcp_mut() {
             let q = &mut self.q;
@@ -480,157 +432,42 @@ impl World {
 
     /// Snapshot every counter at the end of the warmup; the results report what came after.
     fn end_warmup(&mut self) {
-        let now = self.q.now();
-        for l in &mut self.links {
-            l.finish(now);
-        }
-        self.link_base = self.links.iter().map(|l| l.stats.clone()).collect();
+        self.fabric.finish_links(self.q.now());
+        self.link_base = self.fabric.links().iter().map(|l| l.stats.clone()).collect();
         for a in 0..self.apps.len() {
             self.with_app(a as u32, |app, cx| app.warmup(cx));
         }
     }
 
-    fn alloc(&mut self, p: Packet) -> u32 {
-        self.pkts_created += 1;
-        match self.free.pop() {
-            Some(i) => {
-                self.pool[i as usize] = p;
-                i
-            }
-            None => {
-                // The pool grows only when every slot is taken: the one place where what a run
-                // holds at once (queued and in-flight packets) grows, so the one place to bound it.
-                self.overgrown |= self.pool.len() >= self.max_pool;
-                self.pool.push(p);
-                (self.pool.len() - 1) as u32
-            }
-        }
-    }
-
-    fn start_tx(&mut self, l: usize, idx: u32) {
-        let now = self.q.now();
-        if let Some(c) = self.capture.as_mut() {
-            c.egress(now, l, &self.pool[idx as usize], &self.links);
-        }
-        let link = &mut self.links[l];
-        let done = link.start_tx(now, &self.pool[idx as usize]);
-        // The transmission's end takes its place in the order of events now; it enters the queue
-        // only if a packet waits to follow it (now, or later from `offer`). With nothing waiting
-        // it would only mark the transmitter idle, which `LinkDir::busy` tells without it.
-        link.done_seq = self.q.reserve();
-        link.done_queued = !link.queue.is_empty() || self.every_tx_end;
-        if link.done_queued {
-            self.q.schedule_reserved(done, link.done_seq, Ev::TxDone(l as u32));
-        }
-        // The arrival takes its place in the order of events now too; it enters the queue now
-        // only if nothing is in flight ahead of it.
-        let (at, seq) = (done + link.delay, self.q.reserve());
-        let f = &mut self.flight[l];
-        if f.is_empty() {
-            self.q.schedule_reserved(at, seq, Ev::Arrive(l as u32));
-        }
-        f.push_back(InFlight { at, seq, pkt: idx });
-    }
-
-    /// A packet enters a link direction: held back by a delay filter, or offered now.
-    fn enqueue(&mut self, l: usize, idx: u32) {
-        if !self.links[l].delays.is_empty() {
-            if let Some(by) = self.links[l].hold(&self.pool[idx as usize]) {
-                let now = self.q.now();
-                if self.trace {
-                    let p = &self.pool[idx as usize];
-                    eprintln!("{:>12.6} hold {} at {} {:?} {:?}", crate::units::to_secs(now), crate::units::format_duration(by), self.links[l].name, p.dir, p.tag);
-                }
-                self.q.schedule(now.saturating_add(by), Ev::Release(l as u32, idx));
-                return;
-            }
-        }
-        self.offer(l, idx)
-    }
-
-    /// Offer a packet to a link direction: dropped, sent at once, or queued.
-    fn offer(&mut self, l: usize, idx: u32) {
-        let now = self.q.now();
-        let p = &mut self.pool[idx as usize];
-        p.enqueued_at = now;
-        if let Some(c) = self.capture.as_mut() {
-            c.ingress(now, l, p, &self.links);
-        }
-        let link = &mut self.links[l];
-        let busy = link.busy(now, self.q.current_seq());
-        match link.admit(p, busy) {
-            Err(why) => {
-                if self.trace {
-                    eprintln!("{:>12.6} drop {:?} at {} {:?} {:?} {:?}", crate::units::to_secs(now), why, link.name, p.dir, p.tag, p.body);
-                }
-                if let Some(s) = self.series.as_deref_mut() {
-                    s.on_drop(now, l, p, why);
-                }
-                self.dropped(idx);
-            }
-            Ok(()) if !busy => self.start_tx(l, idx),
-            Ok(()) => {
-                let bytes = p.wire_bytes();
-                link.push(now, idx, bytes);
-                if !link.done_queued {
-                    // The first packet to wait: the transmission's end now has work to do.
-                    link.done_queued = true;
-                    self.q.schedule_reserved(link.busy_until, link.done_seq, Ev::TxDone(l as u32));
-                }
-                if let Some(s) = self.series.as_deref_mut() {
-                    s.on_queue(now, l, link);
-                }
-            }
-        }
-    }
-
-    /// A packet is dropped: free it, and tell a UDP sink what it lost (TCP counts its own).
-    fn dropped(&mut self, idx: u32) {
-        self.pkts_dropped += 1;
-        self.free.push(idx);
-        let p = &self.pool[idx as usize];
-        if let Payload::Udp(d) = p.body {
-            if let Some(crate::conns::Endpoint { kind: EndpointKind::Udp(u), .. }) = self.conns.get_mut(p.conn) {
-                u.lost_pkts += 1;
-                u.lost_bytes += d.len as u64;
-            }
-        }
-    }
-
-    /// Send a packet on along its route: the next link direction of its path.
+    /// A fabric event is due; a packet it hands back has reached the node it is addressed to.
     #[inline]
-    fn forward(&mut self, idx: u32) {
-        let p = &mut self.pool[idx as usize];
-        let hop = self.paths.hop(p.hop);
-        p.hop += 1;
-        match hop {
-            Some(l) => self.enqueue(l.0 as usize, idx),
-            None => {
-                // Unreachable by construction (paths are checked at build); count it as a drop.
-                self.dropped(idx);
+    fn net(&mut self, ev: NetEv) {
+        if let Some(idx) = self.fabric.on_event(&mut self.q, &mut self.obs, ev) {
+            self.deliver(idx);
+        }
+        self.udp_losses();
+    }
+
+    /// Tell UDP sinks what the fabric dropped of theirs (TCP counts its own losses).
+    #[inline]
+    fn udp_losses(&mut self) {
+        if let Some(lost) = self.fabric.take_udp_losses() {
+            for (conn, len) in lost {
+                if let Some(crate::conns::Endpoint { kind: EndpointKind::Udp(u), .. }) = self.conns.get_mut(conn) {
+                    u.lost_pkts += 1;
+                    u.lost_bytes += len as u64;
+                }
             }
         }
     }
 
-    fn arrive(&mut self, l: usize, idx: u32) {
-        let node = self.links[l].to;
-        // The packet is read where it lies in the pool (no copy): its slot is freed below but
-        // not reused until the next allocation, which nothing here makes before the segment has
-        // been handled (what the connection sends goes to `out` first).
-        let p = &self.pool[idx as usize];
-        if let Some(c) = self.capture.as_mut() {
-            c.node(self.q.now(), node.0, p, Some(&self.links[l]));
-        }
-        if node != p.dst {
-            self.forward(idx);
-            return;
-        }
-        self.free.push(idx);
-        self.pkts_delivered += 1;
+    /// A packet reached its endpoint's node: hand it to the endpoint. The packet is read where
+    /// it lies in the fabric's pool (no copy): its slot is free but not reused until the next
+    /// packet is sent, which nothing here does before the segment has been handled (what the
+    /// connection sends goes to `out` first).
+    fn deliver(&mut self, idx: u32) {
         let now = self.q.now();
-        if let Some(s) = self.series.as_deref_mut() {
-            s.on_packet(now, p, crate::series::EVENT_RX);
-        }
+        let p = self.fabric.packet(idx);
         let conn = p.conn;
         let Some(ep) = self.conns.get_mut(conn) else {
             // Its connection is gone (closed and freed).
@@ -672,12 +509,12 @@ impl World {
         let Some(ep) = self.conns.get_mut(id) else { return };
         let app = ep.app;
         let (conn, label, dir, src, dst) = (ep.peer, ep.label, ep.dir, ep.node, ep.peer_node);
-        if let (Some(s), Some(c)) = (self.series.as_deref_mut(), ep.tcp()) {
-            s.on_conn(self.q.now(), label, dir, src.0, dst.0, c);
+        if let Some(c) = ep.tcp() {
+            self.obs.on_conn(self.q.now(), label, dir, src.0, dst.0, c);
         }
         let mut out = std::mem::take(&mut self.out);
         if !out.is_empty() {
-            let hop = self.path_of(id, src, dst);
+            let hop = self.fabric.path_of(id, src, dst);
             for o in out.drain(..) {
                 self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop });
             }
@@ -704,48 +541,21 @@ impl World {
     fn send(&mut self, id: ConnId, body: Payload, tag: PacketTag) {
         let Some(ep) = self.conns.get(id) else { return };
         let (conn, label, dir, src, dst) = (ep.peer, ep.label, ep.dir, ep.node, ep.peer_node);
-        let hop = self.path_of(id, src, dst);
+        let hop = self.fabric.path_of(id, src, dst);
         self.send_packet(Packet { conn, label, dir, src, dst, body, enqueued_at: 0, tag, hop });
-    }
-
-    /// Where the route of endpoint `id`'s packets (from `src` to `dst`) starts in `paths`.
-    #[inline]
-    fn path_of(&mut self, id: ConnId, src: NodeId, dst: NodeId) -> u32 {
-        if let Some(&(gen, start)) = self.conn_path.get(id.idx as usize) {
-            if gen == id.gen && start != NO_PATH {
-                return start;
-            }
-        }
-        let links = &self.links;
-        let start = self.paths.start(&mut self.routes, |l| links[l.0 as usize].to, src, dst);
-        let i = id.idx as usize;
-        if self.conn_path.len() <= i {
-            self.conn_path.resize(i + 1, (0, NO_PATH));
-        }
-        self.conn_path[i] = (id.gen, start);
-        start
     }
 
     /// Put a packet on the network at its source (`p.hop`: the start of its route).
     #[inline]
     fn send_packet(&mut self, p: Packet) {
-        if let Some(s) = self.series.as_deref_mut() {
-            s.on_packet(self.q.now(), &p, crate::series::EVENT_TX);
-        }
-        if let Some(c) = self.capture.as_mut() {
-            let hop = self.paths.hop(p.hop).map(|l| &self.links[l.0 as usize]);
-            c.node(self.q.now(), p.src.0, &p, hop);
-        }
-        let idx = self.alloc(p);
-        self.forward(idx);
+        self.fabric.send(&mut self.q, &mut self.obs, p);
+        self.udp_losses();
     }
 
     /// End the run and collect the instruments.
     pub fn finish(mut self) -> RunResult {
         let end = self.limit.or(self.stopped_at).unwrap_or(self.q.now());
-        for l in &mut self.links {
-            l.finish(end.max(self.q.now()).min(end));
-        }
+        self.fabric.finish_links(end.max(self.q.now()).min(end));
         let mut conns = Vec::new();
         let mut transfers = Vec::new();
         let mut objects = Vec::new();
@@ -783,7 +593,8 @@ impl World {
             pages.retain(|p| p.start_s >= from);
         }
         let links = self
-            .links
+            .fabric
+            .links()
             .iter()
             .enumerate()
             .map(|(i, l)| match self.link_base.get(i) {
@@ -791,8 +602,9 @@ impl World {
                 None => LinkRow::new(l, &self.node_names, end),
             })
             .collect();
-        let in_flight = self.pool.len() as u64 - self.free.len() as u64;
-        let series = self.series.take().map(|mut s| {
+        let in_flight = self.fabric.in_flight();
+        let counts = self.fabric.counts();
+        let series = self.obs.take::<Series>().map(|mut s| {
             s.finish(end);
             s
         });
@@ -824,9 +636,9 @@ impl World {
                 version: crate::VERSION.into(),
                 sim_time_s: to_secs(end),
                 events: self.q.processed(),
-                packets_created: self.pkts_created,
-                packets_delivered: self.pkts_delivered,
-                packets_dropped: self.pkts_dropped,
+                packets_created: counts.created,
+                packets_delivered: counts.delivered,
+                packets_dropped: counts.dropped,
                 packets_stale: self.pkts_stale,
                 packets_in_flight: in_flight,
                 completed: self.active == 0,
@@ -843,7 +655,8 @@ impl World {
 
     /// Packet conservation: created = delivered + dropped + in flight.
     pub fn packet_balance(&self) -> (u64, u64, u64, u64) {
-        (self.pkts_created, self.pkts_delivered, self.pkts_dropped, self.pool.len() as u64 - self.free.len() as u64)
+        let c = self.fabric.counts();
+        (c.created, c.delivered, c.dropped, self.fabric.in_flight())
     }
 
     /// Connection endpoints alive now (state that has not been freed).
@@ -855,7 +668,7 @@ impl World {
 impl World {
     /// End the run: close the captures, then collect the instruments.
     pub fn finish_run(mut self) -> Result<RunResult, ScenarioError> {
-        let capture = self.capture.take();
+        let capture = self.obs.take::<Capture>();
         let r = self.finish();
         if let Some(c) = capture {
             c.close()?;
@@ -869,7 +682,7 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
     crate::footprint::check(scenario)?; // also for a Scenario built in Rust, not read from text
     let mut w = World::build(scenario, seed)?;
     w.run();
-    let capture = w.capture.take();
+    let capture = w.obs.take::<Capture>();
     let r = w.finish();
     if let Some(c) = capture {
         c.close()?;
@@ -884,7 +697,7 @@ pub fn run_limited(scenario: &Scenario, seed: u64, budget: &Budget) -> Result<Ru
     let mut w = World::build(scenario, seed)?;
     w.bound_growth(limit.bytes.saturating_sub(fp.bytes.min(u64::MAX as u128) as u64));
     let outcome = w.run_with(budget);
-    let capture = w.capture.take();
+    let capture = w.obs.take::<Capture>();
     let r = outcome.map(|()| w.finish());
     if let Some(c) = capture {
         c.close()?;

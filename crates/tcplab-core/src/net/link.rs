@@ -108,12 +108,12 @@ impl LinkDirStats {
 pub struct LinkDir {
     /// When the packet on the wire finishes serialising (the last one's end if the transmitter
     /// is idle: since then it has been idle, RED's idle correction).
-    pub busy_until: Time,
+    pub(in crate::net) busy_until: Time,
     /// The insertion number of that transmission's end in the order of events. The end is an
     /// event of the model whether or not it is in the event queue: it is queued only when a
     /// packet waits behind it (`done_queued`), since with nothing waiting it changes nothing but
     /// the transmitter's state, which `busy` tells from the time and this number.
-    pub done_seq: u64,
+    pub(in crate::net) done_seq: u64,
     pub rate_bps: u64,
     pub delay: Time,
     pub queue_bytes: u64,
@@ -123,9 +123,9 @@ pub struct LinkDir {
     /// (full segments one way, ACKs the other), so the division is rarely needed.
     last_tx: (u32, u32),
     pub to: NodeId,
-    pub done_queued: bool,
+    pub(in crate::net) done_queued: bool,
     /// Waiting packets (indices into the world's packet pool).
-    pub queue: VecDeque<u32>,
+    pub(in crate::net) queue: VecDeque<u32>,
     pub limit: QueueLimit,
     pub filters: Vec<DropFilter>,
     /// Delay filters, applied before a packet is offered (see `hold`).
@@ -285,6 +285,12 @@ impl LinkDir {
         self.queue.push_back(idx);
         self.queue_bytes += bytes as u64;
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u64);
+    }
+
+    /// Packets waiting behind the one being transmitted.
+    #[inline]
+    pub fn queue_len(&self) -> usize {
+        self.queue.len()
     }
 
     /// Take the next waiting packet for transmission.

@@ -265,6 +265,35 @@ fn isns(seed: u64, flow: usize, epoch: u32) -> (u32, u32) {
     (x as u32, (x >> 32) as u32)
 }
 
+/// The captures observe the packets where their taps are: at nodes, and at link directions'
+/// ingress and egress.
+impl crate::net::NetObserver for Capture {
+    fn on_send(&mut self, now: Time, p: &Packet, first: Option<&LinkDir>) {
+        self.node(now, p.src.0, p, first);
+    }
+    fn on_ingress(&mut self, now: Time, l: usize, p: &Packet, links: &[LinkDir]) {
+        self.ingress(now, l, p, links);
+    }
+    fn on_egress(&mut self, now: Time, l: usize, p: &Packet, links: &[LinkDir]) {
+        self.egress(now, l, p, links);
+    }
+    fn on_node(&mut self, now: Time, node: u32, p: &Packet, from: Option<&LinkDir>) {
+        self.node(now, node, p, from);
+    }
+}
+
+impl crate::observe::Observer for Capture {
+    fn describe(&mut self, flow: u32, mss: u64) {
+        Capture::describe(self, flow, mss);
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
 impl Capture {
     /// Open the capture files of a scenario; None when it has no captures.
     pub fn build<'a>(caps: &[CaptureSpec], seed: u64, net: &Network, links: &[LinkDir], flows: impl Iterator<Item = &'a ResolvedFlow>) -> Result<Option<Box<Capture>>, ScenarioError> {

@@ -1,0 +1,360 @@
+//! Transmission: the link directions, the packets in flight on them, the packet pool and the
+//! routes packets follow. The world hands a packet to the fabric at its source (`send`) and the
+//! events the fabric scheduled back to it (`on_event`); the fabric moves the packet hop by hop
+//! (delay filters, ingress, the queue, the transmitter, the propagation delay) and hands back the
+//! pool index of a packet that reached the node it is addressed to. It knows nothing of
+//! connections or applications (the layer above), and tells what it does to instruments through
+//! one interface (`net::observe::NetObserver`).
+//!
+//! Nothing in the per-packet path allocates: packets live in a pool and are recycled.
+
+use super::link::LinkDir;
+use super::observe::NetObserver;
+use super::routing::{Paths, Routes};
+use super::{ConnId, NodeId, Packet, Payload};
+use crate::engine::EventQueue;
+use crate::units::Time;
+use std::collections::VecDeque;
+
+/// The fabric's events, which the world queues as its own (`From<NetEv>`) and hands back to
+/// `Fabric::on_event` when they are due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetEv {
+    /// A link direction finished serialising a packet (queued only when a packet waits).
+    TxDone(u32),
+    /// The first packet in flight on a link direction reached its far end.
+    Arrive(u32),
+    /// A packet a delay filter held back is offered to its link: (link direction, packet).
+    Release(u32, u32),
+}
+
+/// No route yet (`Fabric::path_of`).
+const NO_PATH: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    at: Time,
+    seq: u64,
+    pkt: u32,
+}
+
+/// Memory of a packet held by a run: its pool slot, its index in a queue or an in-flight FIFO
+/// entry (arrival time, insertion number, index).
+pub const PACKET_BYTES: usize = std::mem::size_of::<Packet>() + 32;
+
+/// Packet counters: created = delivered + dropped + in flight (`Fabric::balance`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PacketCounts {
+    pub created: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+}
+
+pub struct Fabric {
+    links: Vec<LinkDir>,
+    /// The packets in flight on each link direction, in the order they arrive (a direction has a
+    /// fixed delay, so the order it sent them): (arrival time, insertion number, packet). Only the
+    /// first has an event in the queue; the next enters it when the first arrives.
+    flight: Vec<VecDeque<InFlight>>,
+    routes: Routes,
+    /// Whole routes, which packets follow hop by hop (`Packet::hop`).
+    paths: Paths,
+    /// Where the route of each endpoint's packets starts in `paths`, by endpoint slot:
+    /// (generation, start), `NO_PATH` until its first packet.
+    conn_path: Vec<(u32, u32)>,
+    pool: Vec<Packet>,
+    free: Vec<u32>,
+    /// The pool may grow to this many packets (`bound_growth`); past it `overgrown` is set.
+    max_pool: usize,
+    overgrown: bool,
+    counts: PacketCounts,
+    /// Datagrams dropped since the world last asked (`take_udp_losses`): (addressee, bytes).
+    udp_lost: Vec<(ConnId, u32)>,
+    /// Queue every transmission's end (`queue_every_transmission_end`).
+    every_tx_end: bool,
+    /// Print every hold and drop to stderr (debugging aid, `TCPLAB_TRACE`).
+    trace: bool,
+}
+
+impl Fabric {
+    pub fn new(links: Vec<LinkDir>, routes: Routes, trace: bool) -> Fabric {
+        Fabric {
+            flight: vec![VecDeque::new(); links.len()],
+            links,
+            routes,
+            paths: Paths::default(),
+            conn_path: Vec::new(),
+            pool: Vec::with_capacity(1024),
+            free: Vec::new(),
+            max_pool: usize::MAX,
+            overgrown: false,
+            counts: PacketCounts::default(),
+            udp_lost: Vec::new(),
+            every_tx_end: false,
+            trace,
+        }
+    }
+
+    pub fn links(&self) -> &[LinkDir] {
+        &self.links
+    }
+
+    /// Close every direction's time integrals at `now` (the warmup's end, the run's end).
+    pub fn finish_links(&mut self, now: Time) {
+        for l in &mut self.links {
+            l.finish(now);
+        }
+    }
+
+    /// The packet in pool slot `idx` (as handed back by `on_event`).
+    #[inline]
+    pub fn packet(&self, idx: u32) -> &Packet {
+        &self.pool[idx as usize]
+    }
+
+    pub fn counts(&self) -> PacketCounts {
+        self.counts
+    }
+
+    /// Packets held now (queued, in flight, or held by a delay filter).
+    pub fn in_flight(&self) -> u64 {
+        self.pool.len() as u64 - self.free.len() as u64
+    }
+
+    /// Bound the packet pool to `max` packets: past it `overgrown` says so (the caller stops).
+    pub fn bound_growth(&mut self, max: usize) {
+        self.max_pool = max;
+    }
+
+    pub fn bounded(&self) -> bool {
+        self.max_pool != usize::MAX
+    }
+
+    pub fn max_pool(&self) -> usize {
+        self.max_pool
+    }
+
+    pub fn overgrown(&self) -> bool {
+        self.overgrown
+    }
+
+    /// Queue the end of every transmission, also those with nothing waiting behind them (a
+    /// reference for tests: the same results, more events).
+    pub fn queue_every_transmission_end(&mut self) {
+        self.every_tx_end = true;
+    }
+
+    /// Datagrams dropped since the last call: (addressee, payload bytes). TCP counts its own
+    /// losses; a UDP sink is told here.
+    #[inline]
+    pub fn take_udp_losses(&mut self) -> Option<std::vec::Drain<'_, (ConnId, u32)>> {
+        if self.udp_lost.is_empty() {
+            None
+        } else {
+            Some(self.udp_lost.drain(..))
+        }
+    }
+
+    /// Where the route of endpoint `id`'s packets (from `src` to `dst`) starts (`Packet::hop`).
+    #[inline]
+    pub fn path_of(&mut self, id: ConnId, src: NodeId, dst: NodeId) -> u32 {
+        if let Some(&(gen, start)) = self.conn_path.get(id.idx as usize) {
+            if gen == id.gen && start != NO_PATH {
+                return start;
+            }
+        }
+        let links = &self.links;
+        let start = self.paths.start(&mut self.routes, |l| links[l.0 as usize].to, src, dst);
+        let i = id.idx as usize;
+        if self.conn_path.len() <= i {
+            self.conn_path.resize(i + 1, (0, NO_PATH));
+        }
+        self.conn_path[i] = (id.gen, start);
+        start
+    }
+
+    /// Put a packet on the network at its source (`p.hop`: the start of its route).
+    #[inline]
+    pub fn send<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, p: Packet) {
+        if obs.active() {
+            let hop = self.paths.hop(p.hop).map(|l| &self.links[l.0 as usize]);
+            obs.on_send(q.now(), &p, hop);
+        }
+        let idx = self.alloc(p);
+        self.forward(q, obs, idx);
+    }
+
+    /// A fabric event is due. Returns the pool slot of a packet that reached the node it is
+    /// addressed to: its slot is already free but not reused until the next packet is sent, so
+    /// the caller reads it (`packet`) before it sends anything.
+    #[inline]
+    pub fn on_event<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, ev: NetEv) -> Option<u32> {
+        match ev {
+            NetEv::TxDone(l) => {
+                // Only a transmission with a packet waiting behind it has its end in the queue.
+                let l = l as usize;
+                self.links[l].done_queued = false;
+                let pool = &self.pool;
+                if let Some(idx) = self.links[l].pop(q.now(), |i| pool[i as usize].wire_bytes()) {
+                    if obs.active() {
+                        obs.on_queue(q.now(), l, &self.links[l]);
+                    }
+                    self.start_tx(q, obs, l, idx);
+                }
+                None
+            }
+            NetEv::Arrive(l) => {
+                let l = l as usize;
+                let f = &mut self.flight[l];
+                let idx = f.pop_front().expect("an arrival has its packet in flight").pkt;
+                if let Some(next) = f.front() {
+                    q.schedule_reserved(next.at, next.seq, NetEv::Arrive(l as u32).into());
+                }
+                self.arrive(q, obs, l, idx)
+            }
+            NetEv::Release(l, idx) => {
+                self.offer(q, obs, l as usize, idx);
+                None
+            }
+        }
+    }
+
+    fn alloc(&mut self, p: Packet) -> u32 {
+        self.counts.created += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.pool[i as usize] = p;
+                i
+            }
+            None => {
+                // The pool grows only when every slot is taken: the one place where what a run
+                // holds at once (queued and in-flight packets) grows, so the one place to bound it.
+                self.overgrown |= self.pool.len() >= self.max_pool;
+                self.pool.push(p);
+                (self.pool.len() - 1) as u32
+            }
+        }
+    }
+
+    fn start_tx<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, l: usize, idx: u32) {
+        let now = q.now();
+        if obs.active() {
+            obs.on_egress(now, l, &self.pool[idx as usize], &self.links);
+        }
+        let link = &mut self.links[l];
+        let done = link.start_tx(now, &self.pool[idx as usize]);
+        // The transmission's end takes its place in the order of events now; it enters the queue
+        // only if a packet waits to follow it (now, or later from `offer`). With nothing waiting
+        // it would only mark the transmitter idle, which `LinkDir::busy` tells without it.
+        link.done_seq = q.reserve();
+        link.done_queued = !link.queue.is_empty() || self.every_tx_end;
+        if link.done_queued {
+            q.schedule_reserved(done, link.done_seq, NetEv::TxDone(l as u32).into());
+        }
+        // The arrival takes its place in the order of events now too; it enters the queue now
+        // only if nothing is in flight ahead of it.
+        let (at, seq) = (done + link.delay, q.reserve());
+        let f = &mut self.flight[l];
+        if f.is_empty() {
+            q.schedule_reserved(at, seq, NetEv::Arrive(l as u32).into());
+        }
+        f.push_back(InFlight { at, seq, pkt: idx });
+    }
+
+    /// A packet enters a link direction: held back by a delay filter, or offered now.
+    fn enqueue<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, l: usize, idx: u32) {
+        if !self.links[l].delays.is_empty() {
+            if let Some(by) = self.links[l].hold(&self.pool[idx as usize]) {
+                let now = q.now();
+                if self.trace {
+                    let p = &self.pool[idx as usize];
+                    eprintln!("{:>12.6} hold {} at {} {:?} {:?}", crate::units::to_secs(now), crate::units::format_duration(by), self.links[l].name, p.dir, p.tag);
+                }
+                q.schedule(now.saturating_add(by), NetEv::Release(l as u32, idx).into());
+                return;
+            }
+        }
+        self.offer(q, obs, l, idx)
+    }
+
+    /// Offer a packet to a link direction: dropped, sent at once, or queued.
+    fn offer<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, l: usize, idx: u32) {
+        let now = q.now();
+        let p = &mut self.pool[idx as usize];
+        p.enqueued_at = now;
+        if obs.active() {
+            obs.on_ingress(now, l, p, &self.links);
+        }
+        let link = &mut self.links[l];
+        let busy = link.busy(now, q.current_seq());
+        match link.admit(p, busy) {
+            Err(why) => {
+                if self.trace {
+                    eprintln!("{:>12.6} drop {:?} at {} {:?} {:?} {:?}", crate::units::to_secs(now), why, link.name, p.dir, p.tag, p.body);
+                }
+                if obs.active() {
+                    obs.on_drop(now, l, p, why);
+                }
+                self.dropped(idx);
+            }
+            Ok(()) if !busy => self.start_tx(q, obs, l, idx),
+            Ok(()) => {
+                let bytes = p.wire_bytes();
+                link.push(now, idx, bytes);
+                if !link.done_queued {
+                    // The first packet to wait: the transmission's end now has work to do.
+                    link.done_queued = true;
+                    q.schedule_reserved(link.busy_until, link.done_seq, NetEv::TxDone(l as u32).into());
+                }
+                if obs.active() {
+                    obs.on_queue(now, l, link);
+                }
+            }
+        }
+    }
+
+    /// A packet is dropped: free its slot; a datagram's loss is kept for its sink.
+    fn dropped(&mut self, idx: u32) {
+        self.counts.dropped += 1;
+        self.free.push(idx);
+        let p = &self.pool[idx as usize];
+        if let Payload::Udp(d) = p.body {
+            self.udp_lost.push((p.conn, d.len));
+        }
+    }
+
+    /// Send a packet on along its route: the next link direction of its path.
+    #[inline]
+    fn forward<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, idx: u32) {
+        let p = &mut self.pool[idx as usize];
+        let hop = self.paths.hop(p.hop);
+        p.hop += 1;
+        match hop {
+            Some(l) => self.enqueue(q, obs, l.0 as usize, idx),
+            None => {
+                // Unreachable by construction (paths are checked at build); count it as a drop.
+                self.dropped(idx);
+            }
+        }
+    }
+
+    /// A packet reached the far end of link direction `l`: forwarded, or handed back (its slot
+    /// freed) when it is at the node it is addressed to.
+    fn arrive<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, l: usize, idx: u32) -> Option<u32> {
+        let node = self.links[l].to;
+        let p = &self.pool[idx as usize];
+        if obs.active() {
+            obs.on_node(q.now(), node.0, p, Some(&self.links[l]));
+        }
+        if node != p.dst {
+            self.forward(q, obs, idx);
+            return None;
+        }
+        self.free.push(idx);
+        self.counts.delivered += 1;
+        if obs.active() {
+            obs.on_deliver(q.now(), p);
+        }
+        Some(idx)
+    }
+}
