@@ -65,6 +65,8 @@ pub struct LinuxRecovery {
     prior_una: u64,
     prior_fack: u64,
     prior_in_flight: u64,
+    /// Something was sent since recovery began (Linux `prr_out` > 0).
+    sent_in_recovery: bool,
 }
 
 /// What the transmit record says now: Linux's `tcp_packets_in_flight` in bytes, whether any
@@ -94,7 +96,7 @@ fn scan(s: &SenderCore) -> Scan {
 
 impl LinuxRecovery {
     pub fn new(tlp: bool) -> Self {
-        LinuxRecovery { ca: Ca::Open, high_seq: 0, reduction: Reduction::default(), tlp: Tlp::new(tlp), delivered: 0, newly_sacked: false, prior_una: 0, prior_fack: 0, prior_in_flight: 0 }
+        LinuxRecovery { ca: Ca::Open, high_seq: 0, reduction: Reduction::default(), tlp: Tlp::new(tlp), delivered: 0, newly_sacked: false, prior_una: 0, prior_fack: 0, prior_in_flight: 0, sent_in_recovery: false }
     }
 
     /// CA_Open (or CWR): nothing SACKed, lost or retransmitted outstanding (else Linux's
@@ -116,6 +118,7 @@ impl LinuxRecovery {
         s.recover = s.snd_max;
         s.in_recovery = true;
         self.ca = Ca::Recovery;
+        self.sent_in_recovery = false;
         self.tlp.high_seq = None;
         s.loss_reduction(false, true);
     }
@@ -172,7 +175,13 @@ impl LinuxRecovery {
         let mut in_flight = sc.in_flight;
         if self.ca == Ca::Recovery {
             // tcp_cong_control → tcp_cwnd_reduction, once per ACK in recovery.
-            let cwnd = self.reduction.on_ack(self.delivered, in_flight);
+            let mut cwnd = self.reduction.on_ack(self.delivered, in_flight);
+            // "Force a fast retransmit upon entering fast recovery": at least one segment while
+            // nothing has been sent in this recovery (tcp_cwnd_reduction: sndcnt ≥ 1 while
+            // prr_out is 0).
+            if !self.sent_in_recovery {
+                cwnd = cwnd.max(in_flight + s.mss);
+            }
             s.set_recovery_window(cwnd);
         }
         let before = s.stats.segs_sent + s.fin_tx as u64;
@@ -188,7 +197,9 @@ impl LinuxRecovery {
         } else {
             self.send_new(s, &mut in_flight, out)
         };
-        new || s.stats.segs_sent + s.fin_tx as u64 > before
+        let sent = new || s.stats.segs_sent + s.fin_tx as u64 > before;
+        self.sent_in_recovery |= sent && self.ca == Ca::Recovery;
+        sent
     }
 
     fn end_ack(&mut self, s: &SenderCore) {
