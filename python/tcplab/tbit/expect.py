@@ -28,13 +28,13 @@ def expected(cfg: dict, facts: dict) -> dict:
         "abc_l": "2" if cubic else str(abc) if abc else "n/a: no ABC",
         "er": "yes" if cfg["early_retransmit"] else "no",
         "cc": "SACK" if sack else CC[cfg["variant"]],
-        # The simulated stacks model neither TLP (RFC 8985 §7), RACK (RFC 8985 §6) nor ECN
-        # (RFC 3168): they probe no tail, detect loss by counting duplicate ACKs (or by the
-        # timer), and ignore an ECN-setup SYN. A knob for any of them must change these lines.
-        # The window after a loss is the controller's: Reno halves it, CUBIC (`cc = "cubic"`)
-        # keeps β = 717/1024 of it (RFC 9438 §4.6, tcp_cubic.c).
-        "tlp": "no",
-        "rack": "dupthresh",
+        # TLP (RFC 8985 §7, the `tlp` knob) and RACK (RFC 8985 §6, `loss = "rack"`) work only
+        # with SACK in use; otherwise the stack probes no tail and detects loss by counting
+        # duplicate ACKs (or by the timer). No simulated stack models ECN (RFC 3168): it ignores
+        # an ECN-setup SYN. The window after a loss is the controller's: Reno halves it, CUBIC
+        # (`cc = "cubic"`) keeps β = 717/1024 of it (RFC 9438 §4.6, tcp_cubic.c).
+        "tlp": "yes" if sack and cfg.get("tlp") else "no",
+        "rack": "RACK" if sack and cfg.get("loss") == "rack" else "dupthresh",
         "cc_beta": "CUBIC" if cubic else "Reno",
         "ecn": "no",
         # Nor pacing (a flight leaves as the ACKs release it) nor HyStart (slow start ends only

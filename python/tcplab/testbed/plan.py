@@ -38,6 +38,8 @@ KNOB_MAP = {
     "hz": "0 (no jiffies) or the kernel's CONFIG_HZ (recorded as kernel_hz in testbed.json)",
     "delack_model": "rfc (the `linux` profile's model of Linux's receiver) or linux (quick-ACK, adaptive ATO); the kernel runs its own",
     "comp_sack_nr": "mapped: net.ipv4.tcp_comp_sack_nr (0 without delack_model = \"linux\")",
+    "loss": "mapped: rack → net.ipv4.tcp_recovery 1 (RACK); dupthresh → 0 (the testbed's default)",
+    "tlp": "mapped: true → net.ipv4.tcp_early_retrans 3 (TLP); false → 0 (the testbed's default)",
 }
 #: Knobs that only matter with delayed ACKs on.
 DELACK_KNOBS = ("delack_timeout", "delack_tick", "delack_segments", "delack_fill_immediate")
@@ -298,6 +300,11 @@ def linux_timers_and_receiver(k: dict, path, sysctl: dict) -> None:
     n = int(k.get("comp_sack_nr", 0))
     if n:
         sysctl["net.ipv4.tcp_comp_sack_nr"] = n
+    # RACK-TLP (`loss = "rack"`, `tlp`): the kernel's defaults, which MATCHED_SYSCTLS turns off.
+    if k.get("loss", "dupthresh") == "rack":
+        sysctl["net.ipv4.tcp_recovery"] = 1
+    if k.get("tlp", False):
+        sysctl["net.ipv4.tcp_early_retrans"] = 3
 
 
 #: What the testbed sets in every host namespace. Without `stock` the Linux mechanisms the

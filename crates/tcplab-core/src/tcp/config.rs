@@ -88,6 +88,28 @@ impl Cc {
     }
 }
 
+/// The loss detector (`tcp/loss/`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LossModel {
+    /// Duplicate ACKs (RFC 5681 §3.2), RFC 5827 Early Retransmit, RFC 6675 IsLost and RFC 3042
+    /// Limited Transmit (`loss/dupthresh.rs`).
+    #[default]
+    Dupthresh,
+    /// RACK (RFC 8985 §6; Linux `tcp_recovery.c`, `net.ipv4.tcp_recovery = 1`): time-based
+    /// detection over the transmit record (`loss/rack.rs`). With SACK it brings Linux's recovery
+    /// state machine (`recovery/linux.rs`: `tcp_fastretrans_alert`, `tcp_xmit_retransmit_queue`,
+    /// `tcp_enter_loss`) in place of RFC 6675's; without SACK the kernel's duplicate-ACK
+    /// fallback (`tcp_newreno_mark_lost`: DupThresh, NewReno recovery).
+    Rack,
+}
+
+impl LossModel {
+    pub fn is_dupthresh(&self) -> bool {
+        *self == LossModel::Dupthresh
+    }
+}
+
 /// The congestion-window validation after idle and application-limited periods (RFC 2861,
 /// RFC 7661; `restart_after_idle` turns the idle restart on at all).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -608,6 +630,15 @@ tcp_knobs! {
     /// hold further SACKs for min(1 ms, RTT/20), at most this many (net.ipv4.tcp_comp_sack_nr,
     /// 44; `__tcp_ack_snd_check`). 0: every out-of-order segment is acknowledged at once.
     comp_sack_nr: u32 [skip_if = "is_zero", default = "zero"],
+    // Loss detection (tcp/loss/)
+    /// The loss detector: `"dupthresh"` (RFC 5681 §3.2 duplicate ACKs, RFC 6675 IsLost) or
+    /// `"rack"` (RFC 8985 RACK as Linux's `tcp_recovery.c`; with `variant = "sack"` the recovery
+    /// is Linux's state machine, `recovery/linux.rs`).
+    loss: LossModel [skip_if = "LossModel::is_dupthresh", default = "LossModel::default"],
+    /// Tail Loss Probe (RFC 8985 §7; Linux `tcp_schedule_loss_probe`, `tcp_send_loss_probe`,
+    /// `net.ipv4.tcp_early_retrans = 3`): with `loss = "rack"` and SACK, a probe 2·SRTT after
+    /// the last send when nothing else would repair a tail loss before the RTO.
+    tlp: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
 }
 
 /// The longest TCP timer knob (a timeout, a tick, a bound of the RTO): one hour, far above any
@@ -776,6 +807,8 @@ impl TcpConfig {
             data_retries: 15,
             cc: Cc::Reno,
             cwnd_validation: CwndValidation::Rfc5681,
+            loss: LossModel::Dupthresh,
+            tlp: false,
             hz: 0,
             delack_model: DelackModel::Rfc,
             comp_sack_nr: 0,
@@ -974,6 +1007,10 @@ impl TcpConfig {
                 c.comp_sack_nr = 44;
                 c.cc = Cc::Cubic;
                 c.cwnd_validation = CwndValidation::Linux;
+                // RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3): RACK the only SACK loss
+                // detector, with Linux's recovery state machine, and the tail loss probe.
+                c.loss = LossModel::Rack;
+                c.tlp = true;
             }
             _ => return None,
         }
@@ -1014,6 +1051,8 @@ impl TcpConfig {
             ("hz", serde_json::json!(self.hz)),
             ("delack_model", serde_json::to_value(self.delack_model).expect("serialises")),
             ("comp_sack_nr", serde_json::json!(self.comp_sack_nr)),
+            ("loss", serde_json::to_value(self.loss).expect("serialises")),
+            ("tlp", serde_json::json!(self.tlp)),
         ];
         for (k, x) in skipped {
             m.entry(k.to_string()).or_insert(x);
@@ -1101,6 +1140,12 @@ impl TcpConfig {
         }
         if self.comp_sack_nr > 0 && self.delack_model != DelackModel::Linux {
             return err("comp_sack_nr", "SACK compression is part of the Linux receiver: set delack_model = \"linux\" or comp_sack_nr = 0");
+        }
+        if self.loss == LossModel::Rack && !matches!(self.variant, Variant::Sack | Variant::Newreno) {
+            return err("loss", "\"rack\" recovers as Linux does: with variant = \"sack\" (RACK over SACK) or \"newreno\" (the kernel's duplicate-ACK fallback without SACK)");
+        }
+        if self.tlp && self.loss != LossModel::Rack {
+            return err("tlp", "the tail loss probe (RFC 8985 §7) is part of RACK-TLP: set loss = \"rack\" or tlp = false");
         }
         if self.comp_sack_nr > 255 {
             return err("comp_sack_nr", "expected 0 to 255 (net.ipv4.tcp_comp_sack_nr)");
@@ -1252,6 +1297,7 @@ mod tests {
         c.validate().unwrap();
         assert_eq!((c.rto_model, c.hz, c.delack_model, c.comp_sack_nr), (RtoModel::Linux, 250, DelackModel::Linux, 44));
         assert_eq!((c.cc, c.cwnd_validation), (Cc::Cubic, CwndValidation::Linux));
+        assert_eq!((c.loss, c.tlp), (LossModel::Rack, true));
         let mut back = c.clone();
         back.rto_model = RtoModel::Rfc6298;
         back.hz = 0;
@@ -1259,10 +1305,12 @@ mod tests {
         back.comp_sack_nr = 0;
         back.cc = Cc::Reno;
         back.cwnd_validation = CwndValidation::Rfc5681;
+        back.loss = LossModel::Dupthresh;
+        back.tlp = false;
         assert_eq!(back, TcpConfig::profile("linux").unwrap());
         for p in PROFILES.iter().filter(|p| **p != "linux6") {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
             }
         }

@@ -45,6 +45,8 @@ pub enum SendKind {
     FastRetransmit,
     /// NewReno's retransmission on a partial ACK.
     PartialAck,
+    /// A tail loss probe (RFC 8985 §7.3; Linux `tcp_send_loss_probe` sends it whatever cwnd).
+    LossProbe,
 }
 
 /// One question to the gate: may a segment needing `need` bytes of window go out when `used`

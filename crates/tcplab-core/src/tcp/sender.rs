@@ -9,9 +9,9 @@
 use super::cc::CongestionEvent;
 use super::config::{TcpConfig, Variant};
 use super::legacy::{FackNs2, FackRh, Sack1, SackRh};
-use super::recovery::{Delivered, NewReno, Recovery, Reno, Rfc6675, Tahoe};
+use super::recovery::{Delivered, LinuxRecovery, NewReno, Recovery, Reno, Rfc6675, Tahoe};
 pub use super::state::{OutSeg, SenderCore, SenderPhase, SYN_OPTION_BYTES, UNLIMITED};
-use super::state::sample_rtt;
+use super::state::{sample_rtt, XmitTimer};
 use crate::net::{PacketTag, Segment, FLAG_ACK};
 use crate::units::{Time, SEC};
 
@@ -27,6 +27,8 @@ impl TcpSender {
             Variant::Tahoe => Box::new(Tahoe),
             Variant::Reno => Box::new(Reno),
             Variant::Newreno => Box::new(NewReno::default()),
+            // With RACK, Linux's own state machine (recovery/linux.rs) replaces RFC 6675's.
+            Variant::Sack if cfg.loss == super::config::LossModel::Rack => Box::new(LinuxRecovery::new(cfg.tlp)),
             Variant::Sack => Box::new(Rfc6675::default()),
             Variant::Sack1 => Box::new(Sack1::default()),
             Variant::FackRh => Box::new(FackRh::default()),
@@ -57,6 +59,7 @@ impl TcpSender {
     /// The application gives `bytes` more to send.
     pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<OutSeg>) {
         self.core.write(now, bytes, out);
+        self.rec.after_app_send(&mut self.core);
     }
 
     /// The application will write no more: the FIN follows the last byte (with `cfg.fin`).
@@ -66,6 +69,7 @@ impl TcpSender {
         if !c.closed {
             c.closed = true;
             c.send_available(out);
+            self.rec.after_app_send(&mut self.core);
             self.check_done();
         }
     }
@@ -95,6 +99,7 @@ impl TcpSender {
         }
         let c = &mut self.core;
         c.begin_data(out);
+        self.rec.after_app_send(&mut self.core);
         self.check_done();
     }
 
@@ -117,6 +122,7 @@ impl TcpSender {
             c.transmit_syn(out);
         } else {
             c.begin_data(out);
+            self.rec.after_app_send(&mut self.core);
         }
         self.check_done();
     }
@@ -168,6 +174,8 @@ impl TcpSender {
             c.cc_event(CongestionEvent::HandshakeLoss);
         }
         c.begin_data(out);
+        self.rec.after_app_send(&mut self.core);
+        let c = &mut self.core;
         if c.snd_max == 1 && !c.fin_pending() {
             // Nothing to send: acknowledge the SYN-ACK with a pure ACK.
             out.push(OutSeg { seg: Segment { seq: 1, ack: c.ack_no, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other });
@@ -311,6 +319,14 @@ impl TcpSender {
     pub fn on_rto(&mut self, now: Time, out: &mut Vec<OutSeg>) {
         let c = &mut self.core;
         c.now = now;
+        // The one timer armed for RACK's reordering timer or the tail loss probe (Linux
+        // `icsk_pending`): the recovery strategy that armed it handles it.
+        if c.xmit_timer != XmitTimer::Retrans && c.phase == SenderPhase::Established {
+            let kind = c.xmit_timer;
+            self.rec.on_xmit_timer(c, kind, out);
+            self.check_done();
+            return;
+        }
         match c.phase {
             SenderPhase::SynSent if c.syn_tx > c.cfg.syn_retries => self.abort(),
             SenderPhase::Established if c.snd_una < c.snd_max && c.consecutive_timeouts >= c.cfg.data_retries => self.abort(),

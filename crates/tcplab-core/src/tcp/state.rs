@@ -8,7 +8,7 @@
 use super::cc::{self, AckSample, CongestionControl, CongestionEvent, Cubic, LossContext, RackSample, RateSample, Reno, Window};
 use super::config::TcpConfig;
 use super::gate::{may_send, Ask, Limit, SendKind, SendWindow};
-use super::loss::{DupThresh, LossDetection, LossView};
+use super::loss::{DupThresh, LossDetection, LossView, Rack, RackInput, RackVerdict};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::stats::ConnStats;
@@ -42,6 +42,18 @@ pub const UNLIMITED: u64 = 1 << 60;
 /// MSS and SACK-permitted options on a SYN (4 + 2 bytes, padded to 8): the default of the
 /// `syn_options` knob.
 pub const SYN_OPTION_BYTES: u16 = super::config::SYN_OPTIONS_DEFAULT as u16;
+
+/// What the retransmission timer is armed for: Linux multiplexes the RTO, RACK's reordering timer
+/// and the tail loss probe on one timer (`icsk_pending`: `ICSK_TIME_RETRANS`,
+/// `ICSK_TIME_REO_TIMEOUT`, `ICSK_TIME_LOSS_PROBE`; include/net/inet_connection_sock.h), so a
+/// connection keeps one timer event for the three. Only `recovery/linux.rs` arms the other two.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum XmitTimer {
+    #[default]
+    Retrans,
+    ReoTimeout,
+    LossProbe,
+}
 
 /// A loss episode (Mathis et al. §5.2): from the first loss detection until everything outstanding
 /// at that time (and at any later reduction inside it) is acknowledged.
@@ -125,6 +137,11 @@ pub struct SenderCore {
     pub(super) recovery_since: Option<Time>,
     pub rtt: RttEstimator,
     pub rto_timer: Timer,
+    /// What `rto_timer` is armed for (Linux `icsk_pending`); `Retrans` unless RACK-TLP armed it.
+    pub xmit_timer: XmitTimer,
+    /// The loss detector marks lost segments in the transmit record (RACK): `is_lost` reads
+    /// the marks there.
+    pub(super) loss_marks: bool,
     pub(super) timer_events: Vec<Time>,
     /// The segment being timed for RTTM: (its end sequence, when it was sent).
     pub(super) timed: Option<(u64, Time)>,
@@ -180,7 +197,10 @@ impl SenderCore {
                 super::config::Cc::Reno => Box::new(Reno::new(&cfg)) as Box<dyn CongestionControl>,
                 super::config::Cc::Cubic => Box::new(Cubic::new(&cfg)),
             },
-            loss: Box::new(DupThresh::new(&cfg)),
+            loss: match cfg.loss {
+                super::config::LossModel::Dupthresh => Box::new(DupThresh::new(&cfg)) as Box<dyn LossDetection>,
+                super::config::LossModel::Rack => Box::new(Rack::new(&cfg)),
+            },
             ack_sacked: 0,
             ack_rtt: None,
             ack_app_limited: false,
@@ -202,6 +222,8 @@ impl SenderCore {
             recovery_since: None,
             rtt,
             rto_timer: Timer::default(),
+            xmit_timer: XmitTimer::Retrans,
+            loss_marks: false,
             timer_events: Vec::new(),
             timed: None,
             syn_sent_at: 0,
@@ -218,7 +240,8 @@ impl SenderCore {
             done_at: None,
             cfg,
         };
-        core.txq_on = core.cc.wants_delivery_samples() || core.loss.uses_transmit_record();
+        core.loss_marks = core.loss.uses_transmit_record();
+        core.txq_on = core.cc.wants_delivery_samples() || core.loss_marks;
         core
     }
 
@@ -397,6 +420,7 @@ impl SenderCore {
     }
 
     pub(super) fn arm_rto(&mut self) {
+        self.xmit_timer = XmitTimer::Retrans;
         let d = self.rtt.deadline(self.now);
         if let Some(t) = self.rto_timer.set(d) {
             self.timer_events.push(t);
@@ -681,9 +705,48 @@ impl SenderCore {
         self.loss.dupthresh(&self.loss_view(0))
     }
 
-    /// RFC 6675 §4 `IsLost(seq)`, as the loss detector decides it.
+    /// RFC 6675 §4 `IsLost(seq)`, as the loss detector decides it (RACK: the segment holding
+    /// `seq` is marked lost in the transmit record, Linux's `TCPCB_LOST`).
     pub fn is_lost(&self, seq: u64) -> bool {
+        if self.loss_marks && self.sack_ok {
+            return self.txq.records().find(|r| r.end > seq).is_some_and(|r| r.start <= seq && r.lost && !r.sacked);
+        }
         self.loss.is_lost(&self.loss_view(0), seq)
+    }
+
+    /// Arm the one retransmission timer for `kind` at `at` (Linux `inet_csk_reset_xmit_timer`).
+    pub fn reset_xmit_timer(&mut self, kind: XmitTimer, at: Time) {
+        self.rto_timer.cancel();
+        if let Some(t) = self.rto_timer.set(at) {
+            self.timer_events.push(t);
+        }
+        self.xmit_timer = kind;
+    }
+
+    /// The time-based loss detector's pass over the transmit record (RFC 8985 §6.2, Linux
+    /// `tcp_rack_mark_lost` on an ACK, `tcp_rack_reo_timeout` when `on_timer`): what it marked
+    /// lost and how long until the next segment would be. `recovering`: in Recovery or Loss
+    /// (Linux `icsk_ca_state >= TCP_CA_Recovery`); `prior_fack`: the highest SACKed sequence
+    /// before this ACK (or snd_una).
+    pub fn detect_losses(&mut self, recovering: bool, prior_fack: u64, on_timer: bool) -> RackVerdict {
+        let min_rtt = (self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns);
+        let sacked = if self.sb.is_empty() { 0 } else { self.sb.sacked_bytes().div_ceil(self.mss) };
+        let i = RackInput {
+            now: self.now,
+            srtt: self.rtt.srtt(),
+            min_rtt,
+            recovering,
+            sacked_segs: sacked,
+            reordering: self.cfg.dupthresh,
+            sample: if on_timer { None } else { self.ack_rack.take() },
+            reord_low: if on_timer { u64::MAX } else { self.txq.take_reord() },
+            prior_fack,
+        };
+        if on_timer {
+            self.loss.on_reo_timeout(&i, &mut self.txq)
+        } else {
+            self.loss.on_ack(&i, &mut self.txq)
+        }
     }
 
     /// Count a fast retransmit (and an Early Retransmit when the threshold was lowered); the

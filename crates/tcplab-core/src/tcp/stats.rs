@@ -37,6 +37,14 @@ pub struct ConnStats {
     pub non_ca_events: u64,
     /// Retransmissions inside a loss episode that caused no window change of their own.
     pub other_losses: u64,
+    /// RACK-TLP (`loss = "rack"`, `tlp`): segments RACK marked lost (RFC 8985 §6.2, Linux
+    /// `tcp_rack_mark_lost`), reordering-timer expiries (`tcp_rack_reo_timeout`), tail loss
+    /// probes sent (`LINUX_MIB_TCPLOSSPROBES`) and probes that revealed a repaired loss
+    /// (`LINUX_MIB_TCPLOSSPROBERECOVERY`).
+    pub rack_marked: u64,
+    pub reo_timeouts: u64,
+    pub tlp_probes: u64,
+    pub tlp_recoveries: u64,
     /// SYN retransmissions (handshake).
     pub syn_retransmits: u64,
     /// SYN-ACK retransmissions (by the receiver).
@@ -74,7 +82,7 @@ impl ConnStats {
         macro_rules! sub {
             ($($f:ident),*) => { $( d.$f = self.$f.saturating_sub(base.$f); )* };
         }
-        sub!(segs_sent, bytes_sent, retransmits, retransmitted_bytes, timeouts, fast_retransmits, limited_transmits, early_retransmits, recoveries, recovery_ns, sack_retransmits, sack_transfers, ca_events, non_ca_events, other_losses, syn_retransmits, synack_retransmits, bytes_acked, rtt_samples, rtt_sum_ns, cwnd_integral, open_ns, bytes_delivered, acks_sent, delack_timeouts, ooo_segments, dup_segments);
+        sub!(segs_sent, bytes_sent, retransmits, retransmitted_bytes, timeouts, fast_retransmits, limited_transmits, early_retransmits, recoveries, recovery_ns, sack_retransmits, sack_transfers, ca_events, non_ca_events, other_losses, rack_marked, reo_timeouts, tlp_probes, tlp_recoveries, syn_retransmits, synack_retransmits, bytes_acked, rtt_samples, rtt_sum_ns, cwnd_integral, open_ns, bytes_delivered, acks_sent, delack_timeouts, ooo_segments, dup_segments);
         d
     }
 
@@ -96,6 +104,10 @@ impl ConnStats {
         self.ca_events += o.ca_events;
         self.non_ca_events += o.non_ca_events;
         self.other_losses += o.other_losses;
+        self.rack_marked += o.rack_marked;
+        self.reo_timeouts += o.reo_timeouts;
+        self.tlp_probes += o.tlp_probes;
+        self.tlp_recoveries += o.tlp_recoveries;
         self.syn_retransmits += o.syn_retransmits;
         self.synack_retransmits += o.synack_retransmits;
         self.bytes_acked += o.bytes_acked;

@@ -44,6 +44,9 @@ pub struct TxRecord {
     /// Loss detection has declared it lost (a fast retransmit of it, a timeout); a later
     /// retransmission does not clear it (Linux keeps `TCPCB_LOST` beside `TCPCB_SACKED_RETRANS`).
     pub lost: bool,
+    /// Retransmitted and not yet delivered or declared lost again (Linux `TCPCB_SACKED_RETRANS`,
+    /// counted in `retrans_out`): such a copy is in flight on top of the original.
+    pub retrans: bool,
     /// The connection was application-limited when it was last sent (`tx.is_app_limited`).
     pub app_limited: bool,
     /// The rest of the rate snapshot taken when it was last sent (64 bytes a record in all).
@@ -75,7 +78,7 @@ impl Newest {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TxQueue {
     q: VecDeque<TxRecord>,
     /// C.delivered: sequence space delivered (cumulatively acknowledged or SACKed), each byte once.
@@ -91,11 +94,43 @@ pub struct TxQueue {
     una: u64,
     /// Of the ACK being processed (reset by `end_ack`).
     newest: Option<Newest>,
+    /// Of the ACK being processed: the lowest start of a newly delivered record that was never
+    /// retransmitted (Linux's `state->reord` in `tcp_sacktag_one` and `tcp_clean_rtx_queue`);
+    /// `u64::MAX` when none (reset by `take_reord`).
+    reord: u64,
+}
+
+impl Default for TxQueue {
+    fn default() -> Self {
+        TxQueue { q: VecDeque::new(), delivered: 0, delivered_at: 0, first_tx_at: 0, app_limited: 0, una: 0, newest: None, reord: u64::MAX }
+    }
 }
 
 impl TxQueue {
     pub fn records(&self) -> impl Iterator<Item = &TxRecord> {
         self.q.iter()
+    }
+
+    /// The records, for a loss detector that marks them (RACK, `loss/rack.rs`).
+    pub fn records_mut(&mut self) -> impl Iterator<Item = &mut TxRecord> {
+        self.q.iter_mut()
+    }
+
+    /// The lowest start of a record newly delivered by the ACK being processed that was never
+    /// retransmitted (`u64::MAX`: none), and reset it: a delivery below the highest SACKed
+    /// sequence of such a record is reordering (Linux `tcp_check_sack_reordering`).
+    pub fn take_reord(&mut self) -> u64 {
+        std::mem::replace(&mut self.reord, u64::MAX)
+    }
+
+    /// The first record in sequence order (the head of Linux's retransmission queue).
+    pub fn head(&self) -> Option<&TxRecord> {
+        self.q.front()
+    }
+
+    /// The last record in sequence order.
+    pub fn tail(&self) -> Option<&TxRecord> {
+        self.q.back()
     }
 
     pub fn len(&self) -> usize {
@@ -134,7 +169,7 @@ impl TxQueue {
         let snap = self.snapshot();
         let app_limited = self.app_limited != 0;
         if !retx {
-            self.q.push_back(TxRecord { start: seq, end, first_sent: now, last_sent: now, tx: 1, sacked: false, lost: false, app_limited, snap });
+            self.q.push_back(TxRecord { start: seq, end, first_sent: now, last_sent: now, tx: 1, sacked: false, lost: false, retrans: false, app_limited, snap });
             return;
         }
         let i = self.q.partition_point(|r| r.end <= seq);
@@ -144,6 +179,7 @@ impl TxQueue {
             }
             r.last_sent = now;
             r.tx += 1;
+            r.retrans = !r.sacked;
             r.app_limited = app_limited;
             r.snap = snap;
         }
@@ -162,6 +198,10 @@ impl TxQueue {
                 continue;
             }
             r.sacked = true;
+            r.retrans = false;
+            if r.tx == 1 {
+                self.reord = self.reord.min(r.start);
+            }
             bytes += r.end - r.start.max(self.una);
             n += 1;
             // The draft's `UpdateRateSample(P)`, RFC 8985 §6.1 step 2: keep the newest.
@@ -192,6 +232,9 @@ impl TxQueue {
             }
             if !r.sacked {
                 bytes += r.end.min(una) - r.start.max(old);
+                if r.tx == 1 {
+                    self.reord = self.reord.min(r.start);
+                }
             }
             if r.end > una {
                 break;
@@ -243,16 +286,38 @@ impl TxQueue {
         self.app_limited = (self.delivered + in_flight).max(1);
     }
 
-    /// Declare the records in [a, b) lost (not those SACKed).
+    /// Declare the records in [a, b) lost (not those SACKed), as Linux's `tcp_mark_skb_lost`
+    /// does: a record already lost whose retransmission was in flight has lost that too (its
+    /// `retrans` mark is cleared, so it is retransmitted again).
     pub fn mark_lost(&mut self, a: u64, b: u64) {
         let i = self.q.partition_point(|r| r.end <= a);
         for r in self.q.range_mut(i..) {
             if r.start >= b {
                 break;
             }
-            r.lost |= !r.sacked;
+            mark_record_lost(r);
         }
     }
+}
+
+/// Linux `tcp_mark_skb_lost()` (net/ipv4/tcp_input.c) on one record: nothing if SACKed; if
+/// already lost, its retransmission is lost too ("Account for retransmits that are lost again":
+/// `TCPCB_SACKED_RETRANS` cleared); otherwise marked lost (`TCPCB_LOST`), a retransmission in
+/// flight (a tail loss probe's) staying counted. Returns whether it was newly marked lost.
+pub fn mark_record_lost(r: &mut TxRecord) -> bool {
+    if r.sacked {
+        return false;
+    }
+    if r.lost {
+        r.retrans = false;
+        false
+    } else {
+        r.lost = true;
+        true
+    }
+}
+
+impl TxQueue {
 }
 
 #[cfg(test)]

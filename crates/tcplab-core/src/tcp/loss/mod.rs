@@ -2,18 +2,58 @@
 //! early. The seam: a detector implements [`LossDetection`], one file per detector; the sender
 //! (`SenderCore::dupthresh`, `is_lost`, `limited_transmit` in `state.rs`) asks it. `dupthresh.rs`
 //! holds the rules of RFC 5681 §3.2 (DupThresh duplicate ACKs), RFC 5827 (Early Retransmit's
-//! lowered threshold), RFC 6675 §4 `IsLost` and RFC 3042 (Limited Transmit); a time-based
-//! detector (RACK, RFC 8985) is to be a second file reading the transmit record (`txq.rs`).
+//! lowered threshold), RFC 6675 §4 `IsLost` and RFC 3042 (Limited Transmit); `rack.rs` is the
+//! time-based detector (RACK, RFC 8985 §6, as Linux's `tcp_recovery.c`), which marks segments
+//! lost in the transmit record (`txq.rs`) on each ACK and when its reordering timer expires.
 //!
 //! What a recovery strategy does once a loss is detected is the recovery seam (`tcp/recovery/`),
 //! and how the window changes is the controller's (`tcp/cc/`). This module imports nothing of
 //! the sender (it sees a [`LossView`] of plain values and the scoreboard), so no import circle.
 
 pub mod dupthresh;
+pub mod rack;
 
 pub use dupthresh::DupThresh;
+pub use rack::Rack;
 
+use super::cc::RackSample;
 use super::sack::Scoreboard;
+use super::txq::TxQueue;
+use crate::units::Time;
+
+/// What a time-based detector sees on an ACK or at its timer (built by
+/// `SenderCore::detect_losses`): plain values, no sender.
+#[derive(Clone, Copy, Debug)]
+pub struct RackInput {
+    pub now: Time,
+    /// SRTT, and the smallest RTT measured (Linux `tcp_min_rtt`); None before a sample.
+    pub srtt: Option<Time>,
+    pub min_rtt: Option<Time>,
+    /// In Recovery or Loss (Linux `icsk_ca_state >= TCP_CA_Recovery`).
+    pub recovering: bool,
+    /// Segments SACKed above snd_una (Linux `sacked_out`), and the duplicate-ACK threshold
+    /// (`tp->reordering`, `net.ipv4.tcp_reordering` = 3).
+    pub sacked_segs: u64,
+    pub reordering: u32,
+    /// The most recently sent segment this ACK delivered (RFC 8985 §6.1 step 2); None at the
+    /// timer.
+    pub sample: Option<RackSample>,
+    /// The lowest start of a never-retransmitted segment this ACK delivered (`u64::MAX`: none),
+    /// and the highest SACKed sequence before the ACK (Linux `prior_fack`): below it, the
+    /// delivery was reordered (`tcp_check_sack_reordering`).
+    pub reord_low: u64,
+    pub prior_fack: u64,
+}
+
+/// What a pass of the time-based detector found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RackVerdict {
+    /// Segments newly marked lost, or whose retransmission was declared lost.
+    pub marked: u32,
+    /// The next segment would be deemed lost this long from now (the reordering timer,
+    /// RFC 8985 §6.2 step 5; before the kernel's 2 ms slack and jiffies).
+    pub reo_timeout: Option<Time>,
+}
 
 /// What a detector sees of the sender when asked (built by `SenderCore::loss_view`).
 #[derive(Clone, Copy, Debug)]
@@ -73,5 +113,15 @@ pub trait LossDetection: Send {
     /// then keeps it. The duplicate-ACK detector does not.
     fn uses_transmit_record(&self) -> bool {
         false
+    }
+    /// A time-based detector's pass on an ACK (RFC 8985 §6.2; Linux `tcp_rack_advance`,
+    /// `tcp_rack_mark_lost`): marks lost segments in the transmit record. The others do nothing.
+    fn on_ack(&mut self, _i: &RackInput, _txq: &mut TxQueue) -> RackVerdict {
+        RackVerdict::default()
+    }
+    /// The reordering timer expired (RFC 8985 §6.2 `RACK_detect_loss_and_arm_timer`; Linux
+    /// `tcp_rack_reo_timeout`).
+    fn on_reo_timeout(&mut self, _i: &RackInput, _txq: &mut TxQueue) -> RackVerdict {
+        RackVerdict::default()
     }
 }

@@ -8,18 +8,21 @@
 //!
 //! Imports the sender's state (`state.rs`), never `sender.rs`, which owns the strategy.
 
+pub mod linux;
 pub mod newreno;
 pub mod reno;
 pub mod rfc6675;
 pub mod tahoe;
+pub mod tlp;
 
+pub use linux::LinuxRecovery;
 pub use newreno::NewReno;
 pub use reno::Reno;
 pub use rfc6675::Rfc6675;
 pub use tahoe::Tahoe;
 
 use super::state::SenderCore;
-use super::state::OutSeg;
+use super::state::{OutSeg, XmitTimer};
 
 /// What the sender asks a strategy about once it is chosen: which of the core's shared rules it
 /// takes over or changes. One value (`Recovery::caps`), defaults those of RFC 5681 and RFC 6582.
@@ -86,6 +89,15 @@ pub trait Recovery: Send {
     fn recovering(&self, s: &SenderCore) -> bool {
         s.in_recovery
     }
+    /// The retransmission timer expired armed for something other than the RTO (RACK's
+    /// reordering timer or the tail loss probe: Linux's `icsk_pending`, `tcp_retransmit_timer`'s
+    /// siblings in `tcp_write_timer_handler`). Only a strategy that arms them is asked.
+    fn on_xmit_timer(&mut self, s: &mut SenderCore, _kind: XmitTimer, _out: &mut Vec<OutSeg>) {
+        s.restart_rto();
+    }
+    /// The application's write (or close, or the opening of the connection) has let segments
+    /// go out through `send_available` (Linux `tcp_write_xmit` → `tcp_schedule_loss_probe`).
+    fn after_app_send(&mut self, _s: &mut SenderCore) {}
     /// Send what the strategy allows after an ACK has been processed.
     fn send(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
         s.send_available(_out);

@@ -1,0 +1,343 @@
+//! Linux 6.x's loss-recovery state machine over RACK-TLP (net/ipv4/tcp_input.c
+//! `tcp_fastretrans_alert`, `tcp_enter_recovery`, `tcp_xmit_retransmit_queue`, `tcp_enter_loss`;
+//! net/ipv4/tcp_recovery.c `tcp_rack_reo_timeout`): the recovery of `variant = "sack"` with
+//! `loss = "rack"`. RACK (`loss/rack.rs`) marks segments lost in the transmit record; a marked
+//! segment moves the sender into CA_Recovery, which retransmits the marked segments in sequence
+//! order and then new data, within cwnd − in_flight where in_flight is Linux's
+//! `tcp_packets_in_flight`: packets_out − (sacked_out + lost_out) + retrans_out; recovery ends
+//! once snd_una reaches high_seq (snd_nxt at entry). After an RTO (CA_Loss) every unSACKed
+//! segment is lost and is resent in order from a one-segment window.
+//!
+//! The window reduction in recovery is one call (`Reduction`): today cwnd = ssthresh at once;
+//! RFC 9937 PRR (`prr::Prr`, same two methods) replaces it by changing the `Reduction` alias.
+//! Not modelled: undo (DSACK, F-RTO, `tcp_try_undo_*`), CWR from ECN, TSO, the delayed-ACK filter
+//! of min_rtt; the tail loss probe is `tlp.rs`.
+
+use super::tlp::{self, Tlp, TCP_TIMEOUT_MIN};
+use super::{Caps, Delivered, Recovery};
+use crate::tcp::cc::CongestionEvent;
+use crate::tcp::gate::{Ask, Limit, SendKind};
+use crate::tcp::state::{OutSeg, SenderCore, XmitTimer};
+
+/// The window reduction while in CA_Recovery (Linux `tcp_cwnd_reduction`), behind one call:
+/// `enter(prior_cwnd, ssthresh, prior_in_flight)` when recovery starts, `on_ack(delivered,
+/// in_flight) -> cwnd` on every ACK in recovery (bytes). This implementation cuts cwnd to
+/// ssthresh at once (what `tcp_end_cwnd_reduction` leaves, without PRR's spreading of the
+/// reduction over the round trip).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CutToSsthresh {
+    /// The window to cut to (ssthresh at entry).
+    target: u64,
+}
+
+impl CutToSsthresh {
+    pub fn enter(&mut self, _prior_cwnd: u64, ssthresh: u64, _prior_in_flight: u64) {
+        self.target = ssthresh;
+    }
+
+    pub fn on_ack(&mut self, _delivered: u64, _in_flight: u64) -> u64 {
+        self.target
+    }
+}
+
+/// The reduction in use: swap for `super::prr::Prr` to run RFC 9937 PRR.
+type Reduction = CutToSsthresh;
+
+/// Linux's `icsk_ca_state` as far as this machine routes on it (Disorder and CWR are read from
+/// the scoreboard and the transmit record: `open()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ca {
+    Open,
+    Recovery,
+    Loss,
+}
+
+pub struct LinuxRecovery {
+    ca: Ca,
+    /// `tp->high_seq`: snd_nxt when Recovery or Loss began.
+    high_seq: u64,
+    reduction: Reduction,
+    tlp: Tlp,
+    /// Of the ACK being processed: RFC 6937's DeliveredData, and whether it newly SACKed.
+    delivered: u64,
+    newly_sacked: bool,
+    /// snd_una, the highest SACKed sequence and in_flight after the previous ACK.
+    prior_una: u64,
+    prior_fack: u64,
+    prior_in_flight: u64,
+    /// Something was sent since recovery began (Linux `prr_out` > 0).
+    sent_in_recovery: bool,
+}
+
+/// What the transmit record says now: Linux's `tcp_packets_in_flight` in bytes, whether any
+/// segment is marked lost (`lost_out`), and whether any retransmission is outstanding
+/// (`retrans_out`).
+struct Scan {
+    in_flight: u64,
+    lost: bool,
+    retrans: bool,
+}
+
+fn scan(s: &SenderCore) -> Scan {
+    let mut sc = Scan { in_flight: 0, lost: false, retrans: false };
+    for r in s.txq.records() {
+        let len = r.end - r.start.max(s.snd_una);
+        if !r.sacked && !r.lost {
+            sc.in_flight += len;
+        }
+        if r.retrans {
+            sc.in_flight += len;
+            sc.retrans = true;
+        }
+        sc.lost |= r.lost && !r.sacked;
+    }
+    sc
+}
+
+impl LinuxRecovery {
+    pub fn new(tlp: bool) -> Self {
+        LinuxRecovery { ca: Ca::Open, high_seq: 0, reduction: Reduction::default(), tlp: Tlp::new(tlp), delivered: 0, newly_sacked: false, prior_una: 0, prior_fack: 0, prior_in_flight: 0, sent_in_recovery: false }
+    }
+
+    /// CA_Open (or CWR): nothing SACKed, lost or retransmitted outstanding (else Linux's
+    /// `tcp_try_to_open` leaves the sender in Disorder); the tail loss probe is armed only here.
+    fn open(&self, s: &SenderCore, sc: &Scan) -> bool {
+        self.ca == Ca::Open && s.sb.is_empty() && !sc.lost && !sc.retrans
+    }
+
+    /// Linux `tcp_enter_recovery` → `tcp_init_cwnd_reduction`: high_seq = snd_nxt, ssthresh
+    /// from the controller, prior_cwnd = cwnd, the tail loss probe forgotten; CA_Recovery.
+    fn enter_recovery(&mut self, s: &mut SenderCore) {
+        s.stats.fast_retransmits += 1;
+        s.stats.recoveries += 1;
+        s.recovery_since.get_or_insert(s.now);
+        let prior_cwnd = s.cwnd;
+        s.cc_event(CongestionEvent::FastRetransmit(s.loss_context()));
+        self.reduction.enter(prior_cwnd, s.ssthresh, self.prior_in_flight);
+        self.high_seq = s.snd_max;
+        s.recover = s.snd_max;
+        s.in_recovery = true;
+        self.ca = Ca::Recovery;
+        self.sent_in_recovery = false;
+        self.tlp.high_seq = None;
+        s.loss_reduction(false, true);
+    }
+
+    /// Linux `tcp_end_cwnd_reduction` on leaving Recovery: cwnd = ssthresh; CA_Open.
+    fn end_recovery(&mut self, s: &mut SenderCore) {
+        if s.ssthresh < u64::MAX / 4 {
+            s.set_recovery_window(s.ssthresh);
+        }
+        s.in_recovery = false;
+        s.dupacks = 0;
+        self.ca = Ca::Open;
+    }
+
+    /// Linux `tcp_xmit_retransmit_queue`: the segments marked lost, not SACKed and not already
+    /// retransmitted, in sequence order, while in_flight < cwnd.
+    fn retransmit_lost(&mut self, s: &mut SenderCore, in_flight: &mut u64, out: &mut Vec<OutSeg>) {
+        let mut from = s.snd_una;
+        loop {
+            let Some(seq) = s.txq.records().find(|r| r.end > from && r.lost && !r.retrans && !r.sacked).map(|r| r.start.max(s.snd_una)) else { break };
+            let need = if seq >= s.data_end { 1 } else { s.mss.min(s.data_end - seq) };
+            if !s.send_gate(0, Ask { used: *in_flight, need, limit: Limit::Cwnd, burst: false, what: SendKind::Window }) {
+                break;
+            }
+            let len = s.retransmit_hole(seq, out).max(1);
+            *in_flight += len;
+            from = seq + len;
+        }
+    }
+
+    /// Linux `tcp_write_xmit` after an ACK: new data within cwnd − in_flight (and the receiver's
+    /// window, `can_send_new`).
+    fn send_new(&mut self, s: &mut SenderCore, in_flight: &mut u64, out: &mut Vec<OutSeg>) -> bool {
+        let mut sent = false;
+        while s.can_send_new() {
+            let need = if s.snd_max >= s.data_end { 1 } else { s.mss.min(s.data_end - s.snd_max) };
+            if !s.send_gate(0, Ask { used: *in_flight, need, limit: Limit::Cwnd, burst: false, what: SendKind::Window }) {
+                break;
+            }
+            *in_flight += s.send_new(out);
+            sent = true;
+        }
+        sent
+    }
+
+    /// Losses found (on an ACK or at the reordering timer): Open → Recovery (Linux
+    /// `tcp_time_to_recover`: "the loss is proven", lost_out > 0), the reduction, and the
+    /// retransmissions and new data the window allows. Returns whether anything was sent.
+    fn repair(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) -> bool {
+        let sc = scan(s);
+        if self.ca == Ca::Open && sc.lost {
+            self.enter_recovery(s);
+        }
+        let mut in_flight = sc.in_flight;
+        if self.ca == Ca::Recovery {
+            // tcp_cong_control → tcp_cwnd_reduction, once per ACK in recovery.
+            let mut cwnd = self.reduction.on_ack(self.delivered, in_flight);
+            // "Force a fast retransmit upon entering fast recovery": at least one segment while
+            // nothing has been sent in this recovery (tcp_cwnd_reduction: sndcnt ≥ 1 while
+            // prr_out is 0).
+            if !self.sent_in_recovery {
+                cwnd = cwnd.max(in_flight + s.mss);
+            }
+            s.set_recovery_window(cwnd);
+        }
+        let before = s.stats.segs_sent + s.fin_tx as u64;
+        if self.ca != Ca::Open {
+            self.retransmit_lost(s, &mut in_flight, out);
+        }
+        let new = if sc.in_flight == s.flight_size() && self.ca == Ca::Open {
+            // Nothing SACKed, lost or retransmitted: the connection's own send loop, with its
+            // idle restart and window validation (in_flight is FlightSize).
+            let n = s.stats.segs_sent;
+            s.send_available(out);
+            s.stats.segs_sent > n
+        } else {
+            self.send_new(s, &mut in_flight, out)
+        };
+        let sent = new || s.stats.segs_sent + s.fin_tx as u64 > before;
+        self.sent_in_recovery |= sent && self.ca == Ca::Recovery;
+        sent
+    }
+
+    fn end_ack(&mut self, s: &SenderCore) {
+        self.prior_una = s.snd_una;
+        self.prior_fack = s.fack();
+        self.prior_in_flight = scan(s).in_flight;
+    }
+}
+
+impl Recovery for LinuxRecovery {
+    fn name(&self) -> &'static str {
+        "linux"
+    }
+
+    /// SACK duplicate ACKs (Disorder); no separate Limited Transmit (in Disorder new data goes
+    /// out within cwnd − in_flight, which leaves SACKed segments out); the SACK marks survive an
+    /// RTO (`tcp_timeout_mark_lost` keeps `TCPCB_SACKED_ACKED` unless the receiver reneged).
+    fn caps(&self) -> Caps {
+        Caps { sack_dupacks: true, own_limited_transmit: true, keeps_scoreboard_on_timeout: true, ..Caps::STANDARD }
+    }
+
+    fn on_delivered(&mut self, _s: &SenderCore, d: Delivered) {
+        self.delivered = d.data;
+        self.newly_sacked = d.sacked > 0;
+    }
+
+    fn on_dupack(&mut self, _s: &mut SenderCore, _out: &mut Vec<OutSeg>) {}
+
+    fn on_ack_in_recovery(&mut self, _s: &mut SenderCore, _acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+        true
+    }
+
+    fn recovering(&self, _s: &SenderCore) -> bool {
+        self.ca == Ca::Recovery
+    }
+
+    /// Linux `tcp_enter_loss` (the sender has already taken ssthresh and cwnd from the controller,
+    /// marked every unSACKed segment lost and resends the first): CA_Loss until snd_una reaches
+    /// high_seq; the probe forgotten. Retransmissions outstanding at the RTO are deemed lost
+    /// with the rest (their marks cleared, so they are resent in order).
+    fn on_timeout(&mut self, s: &mut SenderCore) {
+        self.ca = Ca::Loss;
+        self.high_seq = s.snd_max;
+        self.tlp.high_seq = None;
+        for r in s.txq.records_mut() {
+            r.retrans = false;
+        }
+    }
+
+    fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
+        if s.phase != crate::tcp::state::SenderPhase::Established {
+            return;
+        }
+        // Linux's snd_nxt never goes back: retransmissions come from the queue (the RTO's first
+        // one was sent by the connection's go-back-N step).
+        if s.snd_nxt < s.snd_max {
+            s.snd_nxt = s.snd_max;
+        }
+        let advanced = s.snd_una > self.prior_una;
+        // tcp_process_tlp_ack.
+        self.tlp.on_ack(s, !advanced && !self.newly_sacked);
+        // tcp_fastretrans_alert, D: "State can be terminated when high_seq is ACKed."
+        match self.ca {
+            Ca::Recovery if s.snd_una >= self.high_seq => self.end_recovery(s),
+            // tcp_process_loss → tcp_try_undo_recovery: CA_Open.
+            Ca::Loss if s.snd_una >= self.high_seq => self.ca = Ca::Open,
+            _ => {}
+        }
+        // E: tcp_identify_packet_loss → tcp_rack_mark_lost.
+        let v = s.detect_losses(self.ca != Ca::Open, self.prior_fack, false);
+        s.stats.rack_marked += v.marked as u64;
+        let sent = self.repair(s, out);
+        // Timers, as tcp_ack leaves them: RACK's reordering timer if it set one, else (data
+        // acknowledged: FLAG_SET_XMIT_TIMER) the probe or the RTO (`tcp_set_xmit_timer`); then
+        // the probe after new sends (`tcp_write_xmit` → `tcp_schedule_loss_probe`).
+        let sc = scan(s);
+        let open = self.open(s, &sc);
+        if let Some(wait) = v.reo_timeout {
+            // tcp_rack_mark_lost: usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US), at most the RTO.
+            let wait = (wait + TCP_TIMEOUT_MIN).min(s.rtt.rto());
+            let at = tlp::xmit_timer_at(s, wait.div_ceil(1000));
+            s.reset_xmit_timer(XmitTimer::ReoTimeout, at);
+        } else if advanced {
+            self.tlp.schedule(s, open, true);
+        }
+        if sent {
+            if s.xmit_timer == XmitTimer::LossProbe {
+                tlp::rearm_rto(s, false);
+            }
+            self.tlp.schedule(s, open, false);
+        }
+        self.end_ack(s);
+    }
+
+    fn after_app_send(&mut self, s: &mut SenderCore) {
+        if s.last_send_at != s.now || s.phase != crate::tcp::state::SenderPhase::Established {
+            return;
+        }
+        let sc = scan(s);
+        let open = self.open(s, &sc);
+        if s.xmit_timer == XmitTimer::LossProbe {
+            tlp::rearm_rto(s, false);
+        }
+        self.tlp.schedule(s, open, false);
+        self.prior_in_flight = sc.in_flight;
+    }
+
+    /// Linux `tcp_write_timer_handler`: the timer armed for RACK (`tcp_rack_reo_timeout`) or the
+    /// probe (`tcp_send_loss_probe`).
+    fn on_xmit_timer(&mut self, s: &mut SenderCore, kind: XmitTimer, out: &mut Vec<OutSeg>) {
+        match kind {
+            XmitTimer::LossProbe => self.tlp.fire(s, out),
+            XmitTimer::ReoTimeout => {
+                s.stats.reo_timeouts += 1;
+                if s.snd_nxt < s.snd_max {
+                    s.snd_nxt = s.snd_max;
+                }
+                let v = s.detect_losses(self.ca != Ca::Open, self.prior_fack, true);
+                s.stats.rack_marked += v.marked as u64;
+                if v.marked > 0 {
+                    // "if (inet_csk(sk)->icsk_ca_state != TCP_CA_Recovery) tcp_enter_recovery";
+                    // tcp_cwnd_reduction(sk, 1, ...): one segment delivered.
+                    if self.ca != Ca::Recovery {
+                        self.ca = Ca::Open;
+                        let sc = scan(s);
+                        self.prior_in_flight = sc.in_flight;
+                        self.enter_recovery(s);
+                    }
+                    self.delivered = s.mss;
+                    self.repair(s, out);
+                }
+                // "if (inet_csk(sk)->icsk_pending != ICSK_TIME_RETRANS) tcp_rearm_rto(sk)".
+                if s.xmit_timer != XmitTimer::Retrans || !s.rto_timer.is_set() {
+                    tlp::rearm_rto(s, true);
+                }
+                self.end_ack(s);
+            }
+            XmitTimer::Retrans => s.restart_rto(),
+        }
+    }
+}

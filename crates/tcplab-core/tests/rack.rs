@@ -1,0 +1,296 @@
+//! RACK-TLP and Linux's recovery state machine (`loss = "rack"`, `tlp`, `variant = "sack"`):
+//! packet-level tests on the connection harness, each citing the kernel function (Linux 6.x,
+//! net/ipv4/tcp_recovery.c, tcp_input.c, tcp_output.c) and the RFC 8985 section it checks; and a
+//! whole run of the `linux6` profile with a tail drop.
+
+#[macro_use]
+mod harness;
+
+use harness::{Harness, DATA, MSS, SYNACK};
+use tcplab_core::tcp::config::LossModel;
+use tcplab_core::tcp::{CaState, InitialWindow, TcpConfig, TimerKind, Variant};
+use tcplab_core::units::{Time, MS};
+use tcplab_core::{run, Scenario};
+
+fn ms(x: u64) -> Time {
+    x * MS
+}
+
+/// A RACK connection after a handshake with a 100 ms round trip (the SYN-ACK's sample seeds
+/// SRTT = min_rtt = 100 ms; RTO = 1 s, the `rfc` profile's minimum), with `iw` segments sent at
+/// 100 ms. SACK on, Reno's window arithmetic, no delayed ACKs involved (the peer is scripted).
+fn rack(iw: u32, bytes: u64, knobs: impl FnOnce(&mut TcpConfig)) -> Harness {
+    let mut c = harness::cfg();
+    c.handshake = true;
+    c.variant = Variant::Sack;
+    c.sack = true;
+    c.loss = LossModel::Rack;
+    c.initial_window = InitialWindow::Segments(iw);
+    knobs(&mut c);
+    c.validate().unwrap();
+    let mut h = Harness::client(c);
+    assert_eq!(h.take_sent().len(), 1, "the SYN");
+    h.send(ms(100), seg!(ack = 1, sack_permitted = true, ..SYNACK));
+    h.recv(ms(100), [seg!(ack = 1)]);
+    h.write(ms(100), bytes);
+    let sent = h.take_sent();
+    assert_eq!(sent.len() as u64, (iw as u64).min(bytes.div_ceil(MSS)), "{sent:?}");
+    assert_eq!(h.info().srtt, Some(ms(100)));
+    h
+}
+
+/// Data segment k (1-based) as sent: sequence 1 + (k − 1)·MSS, acknowledging the peer's SYN.
+fn data(k: u64) -> harness::Seg {
+    seg!(seq = 1 + (k - 1) * MSS, ack = 1, ..DATA)
+}
+
+/// The peer's ACK of everything below data segment k, with SACK blocks.
+fn ack(k: u64, sack: &[(u64, u64)]) -> harness::Seg {
+    let sack: &'static [(u64, u64)] = Box::leak(sack.to_vec().into_boxed_slice());
+    harness::Seg { seq: 1, ack: 1 + (k - 1) * MSS, sack, ..harness::SEG }
+}
+
+/// SACK block covering data segments a..=b.
+const fn blk(a: u64, b: u64) -> (u64, u64) {
+    (1 + (a - 1) * MSS, 1 + b * MSS)
+}
+
+fn stats(h: &Harness) -> tcplab_core::tcp::ConnStats {
+    h.conn.snd.core.stats.clone()
+}
+
+#[test]
+fn rack_marks_lost_once_a_later_segment_is_sacked_and_rtt_plus_reo_wnd_has_passed() {
+    let mut h = rack(10, 1 << 30, |_| {});
+    // Segment 2 SACKed at 200 ms, segment 1 not: RACK.xmit_ts = 100 ms, RACK.rtt = 100 ms
+    // (tcp_rack_advance, RFC 8985 §6.2 step 2). One segment SACKed, no reordering seen:
+    // reo_wnd = min_rtt/4 = 25 ms (tcp_rack_reo_wnd, §6.2 step 4). Segment 1 is lost only at
+    // 100 + 100 + 25 = 225 ms (tcp_rack_detect_loss, §6.2 step 5): not yet.
+    h.send(ms(200), ack(1, &[blk(2, 2)]));
+    assert_eq!(h.info().lost, Some(0), "not lost before RACK.rtt + reo_wnd");
+    assert_eq!(h.info().ca_state, CaState::Disorder);
+    // In Disorder, in_flight = packets_out − sacked_out (tcp_packets_in_flight) leaves room for
+    // one new segment in cwnd 10.
+    h.recv(ms(200), [data(11)]);
+    // tcp_rack_mark_lost: the reordering timer at usecs_to_jiffies(remaining + TCP_TIMEOUT_MIN_US)
+    // = 25 + 2 ms (no jiffies in this profile: exact), on the one retransmission timer
+    // (ICSK_TIME_REO_TIMEOUT).
+    assert_eq!(h.deadline(TimerKind::Rto), Some(ms(227)));
+    h.advance_to(ms(226));
+    h.recv_nothing();
+    // tcp_rack_reo_timeout: segment 1 is lost now; tcp_enter_recovery, and
+    // tcp_xmit_retransmit_queue resends it (the first retransmission of a recovery goes whatever
+    // the cut window: tcp_cwnd_reduction's sndcnt ≥ 1 while prr_out is 0).
+    h.recv(ms(227), [data(1)]);
+    let i = h.info();
+    assert_eq!(i.ca_state, CaState::Recovery);
+    assert_eq!(i.lost, Some(MSS));
+    let st = stats(&h);
+    assert_eq!((st.reo_timeouts, st.rack_marked, st.fast_retransmits, st.timeouts), (1, 1, 1, 0));
+    // RFC 5681 eq. 4 (Reno's ssthresh, FlightSize 11 segments) and cwnd = ssthresh after this
+    // first retransmission (the Reduction's first implementation: no PRR).
+    assert_eq!(i.ssthresh, 5500);
+    // The retransmission is SACKed at 327 ms and the rest acknowledged: recovery ends at
+    // high_seq (snd_nxt at entry, segment 12's start) with cwnd = ssthresh
+    // (tcp_end_cwnd_reduction).
+    h.send(ms(327), ack(12, &[]));
+    let i = h.info();
+    assert_eq!(i.ca_state, CaState::Open);
+    assert_eq!(i.cwnd, 5500);
+}
+
+#[test]
+fn rack_marks_lost_on_the_ack_itself_when_rtt_plus_reo_wnd_has_already_passed() {
+    let mut h = rack(10, 1 << 30, |_| {});
+    // The SACK of segment 2 arrives at 230 ms: RACK.rtt = 130 ms and segment 1, sent with it at
+    // 100 ms, waited 130 ms ≥ RACK.rtt + reo_wnd − 0? No: remaining = 130 + 25 − 130 > 0. The
+    // rule compares with the newest delivered segment's RTT, so a segment sent at the same time
+    // is lost only after reo_wnd more: 255 ms.
+    h.send(ms(230), ack(1, &[blk(2, 2)]));
+    h.recv(ms(230), [data(11)]);
+    assert_eq!(h.info().lost, Some(0));
+    assert_eq!(h.deadline(TimerKind::Rto), Some(ms(257)));
+    // Three segments SACKed: reo_wnd = 0 (tcp_rack_reo_wnd: "be aggressive ... starting the
+    // recovery by DUPACK threshold"), so segment 1 is lost on this ACK, no timer.
+    h.send(ms(240), ack(1, &[blk(2, 4)]));
+    h.recv(ms(240), [data(1)]);
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    assert_eq!(stats(&h).reo_timeouts, 0);
+}
+
+#[test]
+fn reo_wnd_is_zero_at_three_sacks_until_reordering_is_seen() {
+    // Without reordering: three segments SACKed, RACK.rtt 100 ms, segment 1 sent 100 ms ago is
+    // lost at once (reo_wnd 0).
+    let mut a = rack(10, 1 << 30, |_| {});
+    a.send(ms(200), ack(1, &[blk(2, 4)]));
+    a.recv(ms(200), [data(1)]);
+    assert_eq!(a.info().ca_state, CaState::Recovery);
+
+    // With reordering: segment 3 arrives before segment 2 (SACKed at 200 ms), then segments 1 and
+    // 2 (cumulatively at 201 ms): segment 2 was never retransmitted and lies below the highest
+    // SACKed sequence, so reordering is seen (tcp_check_sack_reordering, tp->reord_seen) and
+    // reo_wnd = min_rtt/4 = 25 ms however many segments are SACKed (RFC 8985 §6.2 step 4).
+    let mut b = rack(10, 1 << 30, |_| {});
+    b.send(ms(200), ack(1, &[blk(3, 3)]));
+    b.send(ms(201), ack(4, &[]));
+    assert_eq!(b.info().ca_state, CaState::Open);
+    b.take_sent();
+    // Segments 5..7 SACKed at 300 ms, segment 4 missing: RACK.rtt = 200 ms (segment 7, sent at
+    // 100 ms); segment 4 is lost at 100 + 200 + 25 = 325 ms, not now.
+    b.send(ms(300), ack(4, &[blk(5, 7)]));
+    assert_eq!(b.info().lost, Some(0), "reo_wnd grew after reordering");
+    assert_eq!(b.info().ca_state, CaState::Disorder);
+    assert_eq!(b.deadline(TimerKind::Rto), Some(ms(327)));
+    b.take_sent();
+    b.advance_to(ms(327));
+    let sent = b.take_sent();
+    assert_eq!(sent.first().map(|s| s.1), Some(data(4)), "the reordering timer resends segment 4: {sent:?}");
+    assert_eq!(b.info().ca_state, CaState::Recovery);
+}
+
+#[test]
+fn a_retransmission_sacked_sooner_than_min_rtt_does_not_advance_rack() {
+    // RFC 8985 §6.2 step 2 / tcp_rack_advance: "If the sacked packet was retransmitted, it's
+    // ambiguous": delivered less than min_rtt after the retransmission, it is taken for the
+    // original and RACK does not move.
+    let mut h = rack(10, 1 << 30, |_| {});
+    h.send(ms(200), ack(1, &[blk(2, 4)]));
+    h.recv(ms(200), [data(1)]);
+    // Segment 1's original arrives 10 ms after its retransmission left: the cumulative ACK does
+    // not advance RACK (xmit_ts stays 100 ms), so segment 5, sent at 100 ms and unSACKed, is
+    // not judged against a 10 ms RTT.
+    h.send(ms(210), ack(5, &[]));
+    assert_eq!(h.info().lost, Some(0));
+    assert_eq!(stats(&h).rack_marked, 1);
+}
+
+#[test]
+fn tlp_sends_new_data_two_srtt_after_the_last_send_and_only_once() {
+    let mut h = rack(2, 1 << 30, |c| c.tlp = true);
+    // tcp_schedule_loss_probe (RFC 8985 §7.2): PTO = 2·SRTT + TCP_TIMEOUT_MIN (2 ms) with more
+    // than one packet out, capped by the RTO (1 s away): 100 + 202 ms.
+    assert_eq!(h.deadline(TimerKind::Rto), Some(ms(302)));
+    h.advance_to(ms(301));
+    h.recv_nothing();
+    // tcp_send_loss_probe (§7.3): new data when the receive window allows, whatever cwnd.
+    h.recv(ms(302), [data(3)]);
+    assert_eq!(stats(&h).tlp_probes, 1);
+    // "Reset s.t. tcp_rearm_rto will restart timer from now": the RTO 1 s after the probe; no
+    // second probe while the first is outstanding (tlp_high_seq).
+    assert_eq!(h.deadline(TimerKind::Rto), Some(ms(1302)));
+    h.advance_to(ms(1301));
+    h.recv_nothing();
+    h.recv(ms(1302), [data(1)]);
+    assert_eq!(stats(&h).timeouts, 1);
+    assert_eq!(stats(&h).tlp_probes, 1);
+}
+
+#[test]
+fn tlp_resends_the_last_segment_without_new_data_and_a_repaired_loss_reduces_cwnd() {
+    let mut h = rack(10, 2 * MSS, |c| c.tlp = true);
+    assert_eq!(h.deadline(TimerKind::Rto), Some(ms(302)));
+    // No new data: the highest segment again (tcp_send_loss_probe: skb_rb_last of the
+    // retransmission queue).
+    h.recv(ms(302), [data(2)]);
+    assert_eq!(stats(&h).tlp_probes, 1);
+    // Segment 1 and the probe arrive: the ACK reaches tlp_high_seq but not beyond it, so the
+    // episode stays open (tcp_process_tlp_ack: "after(ack, tp->tlp_high_seq)").
+    h.send(ms(402), ack(3, &[]));
+    let before = h.info();
+    // More data; its ACK goes beyond the probe's TLP.end_seq without a DSACK (none in this
+    // model): a loss was repaired, the window reduced as in CWR (tcp_init_cwnd_reduction,
+    // tcp_end_cwnd_reduction: cwnd = ssthresh at once). RFC 8985 §7.4.2.
+    h.write(ms(402), MSS);
+    h.recv(ms(402), [data(3)]);
+    h.send(ms(502), ack(4, &[]));
+    let after = h.info();
+    assert_eq!(stats(&h).tlp_recoveries, 1);
+    assert!(after.cwnd < before.cwnd, "{} then {}", before.cwnd, after.cwnd);
+    assert_eq!(after.cwnd, after.ssthresh);
+    assert_eq!(after.ssthresh, 2 * MSS, "RFC 5681 eq. 4 floor (nothing outstanding)");
+}
+
+#[test]
+fn rto_enters_ca_loss_and_retransmits_every_unsacked_segment_in_order() {
+    let mut h = rack(6, 1 << 30, |_| {});
+    // No ACK at all: the RTO (1 s after the first send) — tcp_enter_loss: every segment lost,
+    // cwnd 1, the first resent (tcp_retransmit_timer).
+    h.advance_to(ms(1099));
+    h.recv_nothing();
+    h.recv(ms(1100), [data(1)]);
+    assert_eq!(h.info().ca_state, CaState::Loss);
+    assert_eq!(h.info().cwnd, MSS);
+    // Segment 1's retransmission acknowledged, segment 4's original SACKed: cwnd 2 (slow start);
+    // in_flight = packets_out − (sacked_out + lost_out) + retrans_out = 0, so the lost segments
+    // go in order, skipping the SACKed one (tcp_xmit_retransmit_queue).
+    h.send(ms(1200), ack(2, &[blk(4, 4)]));
+    h.recv(ms(1200), [data(2), data(3)]);
+    h.send(ms(1300), ack(4, &[blk(4, 4)]));
+    // cwnd 3, nothing in flight: 5 and 6 again, then new data (tcp_write_xmit).
+    h.recv(ms(1300), [data(5), data(6), data(7)]);
+    assert_eq!(h.info().ca_state, CaState::Loss, "until snd_una reaches high_seq");
+    h.send(ms(1400), ack(7, &[]));
+    assert_eq!(h.info().ca_state, CaState::Open);
+    assert_eq!(stats(&h).timeouts, 1);
+}
+
+#[test]
+fn with_loss_dupthresh_the_sack_recovery_is_rfc_6675_as_before() {
+    let mut h = rack(10, 1 << 30, |c| c.loss = LossModel::Dupthresh);
+    assert_eq!(h.conn.snd.rec.name(), "sack");
+    // The same SACK as in the first test: no reordering timer (the `rfc` profile has no Limited
+    // Transmit), nothing is resent until DupThresh.
+    h.send(ms(200), ack(1, &[blk(2, 2)]));
+    h.recv_nothing();
+    assert_eq!(h.deadline(TimerKind::Rto), Some(ms(1100)));
+    h.advance_to(ms(300));
+    h.recv_nothing();
+    let mut r = rack(10, 1 << 30, |_| {});
+    assert_eq!(r.conn.snd.rec.name(), "linux");
+    r.take_sent();
+}
+
+#[test]
+fn tlp_requires_rack_and_rack_requires_a_sack_or_newreno_variant() {
+    let mut c = TcpConfig::rfc();
+    c.tlp = true;
+    assert_eq!(c.validate().unwrap_err().0, "tlp");
+    let mut c = TcpConfig::rfc();
+    c.loss = LossModel::Rack;
+    c.variant = Variant::Reno;
+    assert_eq!(c.validate().unwrap_err().0, "loss");
+    let spec: tcplab_core::tcp::TcpSpec = toml::from_str("loss = \"rack\"\ntlp = true").unwrap();
+    assert_eq!((spec.loss, spec.tlp), (Some(LossModel::Rack), Some(true)));
+    assert!(toml::from_str::<tcplab_core::tcp::TcpSpec>("loss = \"fack\"").is_err());
+}
+
+// ---------------------------------------------------------------------------------------------
+// A whole run.
+
+fn tail_drop(extra: &str) -> tcplab_core::RunResult {
+    let text = format!(
+        "[topology]\nkind = \"single_link\"\nrate = \"100Mbps\"\ndelay = \"25ms\"\n[tcp]\nprofile = \"linux6\"\nfin = false\n{extra}\n[[flows]]\nbytes = {}\ndrops = [{{ kind = \"data\", segment = 29 }}, {{ kind = \"data\", segment = 30 }}]\n",
+        30 * 1448
+    );
+    let s = Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}"));
+    run(&s, 1).unwrap()
+}
+
+#[test]
+fn linux6_repairs_a_tail_drop_by_a_loss_probe_not_the_rto() {
+    // The last two of 30 segments are dropped. linux6 (RACK-TLP): with two packets out after the
+    // last ACK, the probe goes 2·SRTT + 2 ms later and resends segment 30; its SACK lets RACK
+    // mark segment 29 lost (fast recovery). Without TLP the RTO (SRTT + ≥ 200 ms) repairs both.
+    // (With a single packet out the PTO adds rto_min and meets the RTO: the probe then only
+    // saves the window, not time.)
+    let with = tail_drop("");
+    let without = tail_drop("tlp = false");
+    let (w, o) = (&with.connections[0], &without.connections[0]);
+    assert_eq!((w.timeouts, w.retransmits, w.fast_retransmits), (0, 2, 1), "{w:?}");
+    assert_eq!((o.timeouts, o.retransmits), (1, 2), "{o:?}");
+    assert_eq!(w.bytes_delivered, 30 * 1448);
+    let end = |r: &tcplab_core::RunResult| r.transfers[0].delivered_s.expect("completed");
+    eprintln!("tail drop: TLP {} s, RTO {} s", end(&with), end(&without));
+    assert!(end(&with) + 0.05 < end(&without), "TLP {} s, RTO {} s", end(&with), end(&without));
+}
