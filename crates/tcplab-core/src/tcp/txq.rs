@@ -87,6 +87,8 @@ pub struct TxQueue {
     first_tx_at: Time,
     /// C.app_limited: `delivered` at which the application-limited period ends (0: not limited).
     app_limited: u64,
+    /// Sequence space marked lost so far (Linux `tp->lost`), each record once.
+    lost: u64,
     /// The cumulative point the queue has been pruned to.
     una: u64,
     /// Of the ACK being processed (reset by `end_ack`).
@@ -109,6 +111,11 @@ impl TxQueue {
     /// C.delivered.
     pub fn delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// Sequence space marked lost so far (Linux `tp->lost`).
+    pub fn lost(&self) -> u64 {
+        self.lost
     }
 
     /// The application-limited mark (0: the connection is not application-limited).
@@ -230,7 +237,7 @@ impl TxQueue {
         // "the sample's interval is the larger of the send and ACK phases" (draft §2.3).
         let interval = send_elapsed.max(ack_elapsed);
         let valid = interval > 0 && min_rtt.is_none_or(|m| interval >= m);
-        let rate = valid.then_some(RateSample { delivered: self.delivered - p.delivered, interval, app_limited: r.app_limited, retransmitted: r.retransmitted });
+        let rate = valid.then_some(RateSample { delivered: self.delivered - p.delivered, interval, app_limited: r.app_limited, retransmitted: r.retransmitted, prior_delivered: p.delivered });
         (rate, Some(RackSample { xmit_ts: r.last_sent, end_seq: r.end, retransmitted: r.retransmitted }))
     }
 
@@ -250,7 +257,10 @@ impl TxQueue {
             if r.start >= b {
                 break;
             }
-            r.lost |= !r.sacked;
+            if !r.lost && !r.sacked {
+                r.lost = true;
+                self.lost += r.end - r.start;
+            }
         }
     }
 }
