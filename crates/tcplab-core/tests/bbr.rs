@@ -27,6 +27,8 @@ struct Snap {
     m: CcModel,
     cwnd: u64,
     in_flight: u64,
+    /// SACKed packets.
+    sacked: u64,
     /// The pacer's next departure time.
     next: Time,
     /// Queueing delay of the segment this ACK acknowledges.
@@ -36,9 +38,15 @@ struct Snap {
 struct Path {
     h: Harness,
     link_free: Time,
-    /// (ACK time, ACK number, queueing delay of the segment).
-    acks: VecDeque<(Time, u64, Time)>,
+    /// (ACK time, segment start, segment end, queueing delay of the segment).
+    acks: VecDeque<(Time, u64, u64, Time)>,
     log: Vec<Snap>,
+    /// The receiver: next expected byte and the out-of-order ranges it holds (SACK blocks).
+    rcv_nxt: u64,
+    ooo: Vec<(u64, u64)>,
+    /// First transmissions of these segment starts are lost on the way.
+    drops: Vec<u64>,
+    ca: Vec<tcplab_core::tcp::CaState>,
 }
 
 fn bbr_cfg(c: &mut TcpConfig) {
@@ -53,7 +61,44 @@ impl Path {
             h.conn.snd.core.cc.seed(s, "conn:0");
         }
         h.write(0, 1 << 40);
-        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new() }
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new() }
+    }
+
+    /// With SACK (RFC 6675 recovery) and these segments (by number) lost once.
+    fn with_sack_and_drops(drops: &[u64]) -> Path {
+        let mut h = Harness::established(|c| {
+            bbr_cfg(c);
+            c.sack = true;
+            c.variant = tcplab_core::tcp::Variant::Sack;
+        });
+        h.conn.snd.core.cc.seed(1, "conn:0");
+        h.write(0, 1 << 40);
+        let drops = drops.iter().map(|k| 1 + (k - 1) * MSS).collect();
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops, ca: Vec::new() }
+    }
+
+    /// The receiver takes [a, b) and answers with its cumulative ACK and SACK blocks.
+    fn receive(&mut self, a: u64, b: u64) -> Seg {
+        if a <= self.rcv_nxt {
+            self.rcv_nxt = self.rcv_nxt.max(b);
+        } else {
+            self.ooo.push((a, b));
+            self.ooo.sort();
+        }
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for &(l, r) in &self.ooo {
+            if l <= self.rcv_nxt {
+                self.rcv_nxt = self.rcv_nxt.max(r);
+            } else if let Some(m) = merged.last_mut().filter(|m| l <= m.1) {
+                m.1 = m.1.max(r);
+            } else {
+                merged.push((l, r));
+            }
+        }
+        self.ooo = merged.clone();
+        merged.truncate(3);
+        let sack: &'static [(u64, u64)] = Box::leak(merged.into_boxed_slice());
+        Seg { ack: self.rcv_nxt, sack, ..seg!(ack = 0) }
     }
 
     fn carry(&mut self) {
@@ -63,7 +108,11 @@ impl Path {
             }
             let start = t.max(self.link_free);
             self.link_free = start + TX;
-            self.acks.push_back((self.link_free + PROP, s.seq + s.len as u64, start - t));
+            if let Some(i) = self.drops.iter().position(|&d| d == s.seq) {
+                self.drops.remove(i);
+                continue;
+            }
+            self.acks.push_back((self.link_free + PROP, s.seq, s.seq + s.len as u64, start - t));
         }
     }
 
@@ -74,10 +123,12 @@ impl Path {
             let pacing = self.h.deadline(TimerKind::Pacing);
             match (next_ack, pacing) {
                 (Some(a), p) if a <= end && p.is_none_or(|p| a <= p) => {
-                    let (t, n, q) = self.acks.pop_front().unwrap();
-                    self.h.send(t, seg!(ack = n));
+                    let (t, a, b, q) = self.acks.pop_front().unwrap();
+                    let ack = self.receive(a, b);
+                    self.h.send(t, ack);
                     let i = self.h.info();
-                    self.log.push(Snap { t, m: i.cc_model.unwrap(), cwnd: i.cwnd / MSS, in_flight: i.bytes_in_flight.div_ceil(MSS), next: self.h.conn.snd.core.pacer.next, qdelay: q });
+                    self.ca.push(i.ca_state);
+                    self.log.push(Snap { t, m: i.cc_model.unwrap(), cwnd: i.cwnd / MSS, in_flight: i.bytes_in_flight.div_ceil(MSS), sacked: i.sacked.div_ceil(MSS), next: self.h.conn.snd.core.pacer.next, qdelay: q });
                 }
                 (_, Some(p)) if p <= end => self.h.advance_to(p),
                 _ => break,
@@ -263,3 +314,33 @@ fn bbr_fills_a_dumbbell_with_a_small_queue_where_cubic_keeps_a_standing_one() {
     assert_eq!(bbr_drops, 0);
 }
 
+
+#[test]
+fn a_loss_conserves_packets_for_a_round_then_restores_the_window() {
+    // Segment 2000 (in PROBE_BW, ~1.7 s) is lost once; SACK recovery repairs it.
+    let mut p = Path::with_sack_and_drops(&[2000]);
+    p.run_until(ms(3000));
+    use tcplab_core::tcp::CaState;
+    let start = p.ca.iter().position(|&c| c == CaState::Recovery).expect("recovery entered");
+    let end = start + p.ca[start..].iter().position(|&c| c != CaState::Recovery).expect("recovery left");
+    let before = p.log[start - 1];
+    let first = p.log[start];
+    assert_eq!(before.m.mode, "probe_bw");
+    // bbr_set_cwnd_to_recover_or_restore, entering TCP_CA_Recovery: packet conservation, cwnd =
+    // tcp_packets_in_flight + acked (this ACK SACKed one segment), below the cwnd before; the
+    // recovery's sends then fill exactly that: in the network after the ACK (FlightSize less
+    // SACKed, the retransmission in place of the lost segment) = cwnd.
+    assert_eq!(first.cwnd, first.in_flight - first.sacked, "{first:?}");
+    for s in &p.log[start..end] {
+        // "*new_cwnd = max(cwnd, tcp_packets_in_flight(tp) + acked)" while conserving: never
+        // below what is in the network.
+        assert!(s.cwnd >= s.in_flight - s.sacked, "{s:?}");
+    }
+    assert!(first.cwnd < before.cwnd, "{first:?} after {before:?}");
+    // BBR keeps its model through the loss (no multiplicative decrease): bw and min_rtt unchanged.
+    assert_eq!((first.m.bw, first.m.min_rtt), (before.m.bw, before.m.min_rtt));
+    // Leaving recovery: the cwnd saved on entry (bbr_save_cwnd via bbr_ssthresh) is restored.
+    let after = p.log[end];
+    assert!(after.cwnd >= before.cwnd, "{after:?} after {before:?}");
+    assert_eq!(p.h.info().retrans, 1);
+}
