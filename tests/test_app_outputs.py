@@ -160,11 +160,12 @@ def test_a_sweep_with_failed_runs_exits_1(tmp_path):
 
 @pytest.mark.parametrize("sets, words", [
     ('tcp.variant="cubic"', ['`cc = "cubic"`']),
-    ('tcp.variant="bbr"', ["BBR is not modelled", "tcplab testbed"]),
+    ('tcp.variant="bbr"', ['`cc = "bbr"`']),
+    ('tcp.variant="bbr3"', ["BBR3 is not modelled", "tcplab testbed"]),
     ("tcp.ecn=true", ["ECN is not modelled"]),
-    ("tcp.pacing=true", ["pacing is not modelled"]),
+    ("tcp.pace=true", ["pacing is the knob `pacing = true`"]),
     ('tcp.congctl="cubic"', ["controller is `cc`"]),
-    ('tcp.cc="bbr"', ['"reno"', '"cubic"']),
+    ('tcp.cc="vegas"', ['"reno"', '"cubic"', '"bbr"', "VEGAS is not modelled"]),
     ('tcp.varient="reno"', ["did you mean `variant`?"]),
     ('topology.kind="dumbel"', ["did you mean `dumbbell`?"]),
     ('tcp.preset="newrenno"', ['did you mean "newreno"?']),

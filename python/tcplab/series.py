@@ -20,6 +20,8 @@ from typing import Optional, Union
 
 #: The kinds a `[[series]]` entry records.
 KINDS = ("tcp", "segments", "queue", "drops")
+#: The `bbr_mode` column's categories (tcplab_core::series::BBR_MODES; code 0: not BBR).
+BBR_MODES = ("startup", "drain", "probe_bw", "probe_rtt")
 
 SeriesArg = Union[None, bool, str, Mapping, list, tuple]
 
@@ -164,6 +166,11 @@ class Series(Mapping):
             v[a[col] < 0] = np.nan
             return v
 
+        def na_below_zero(col):
+            v = pd.array(a[col].astype(np.int64), dtype="Int64")
+            v[a[col] < 0] = pd.NA
+            return v
+
         ssthresh = pd.array(a["ssthresh"].astype(np.int64), dtype="Int64")
         ssthresh[a["ssthresh"] >= 2**61] = pd.NA  # not yet set (the initial "infinite" value)
         conn = a["conn"].astype(np.int64)
@@ -184,6 +191,9 @@ class Series(Mapping):
             "rttvar_s": ns("rttvar_ns"),
             "rto_s": ns("rto_ns"),
             "dupacks": a["dupacks"].astype(np.int64),
+            "pacing_rate": na_below_zero("pacing_rate"),
+            "bbr_mode": pd.Categorical.from_codes(a["bbr_mode"].astype("int8") - 1, BBR_MODES),
+            "bbr_bw": na_below_zero("bbr_bw"),
         })  # fmt: skip
 
     def _build_segments(self, a: dict):

@@ -501,19 +501,21 @@ pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
 pub fn not_modelled(word: &str) -> Option<String> {
     const REAL: &str = "`tcplab testbed` runs the real Linux stack beside a simulation (docs/testbed.md)";
     let w = word.to_ascii_lowercase().replace('-', "_");
-    let cc = ["bbr", "bbr2", "bbrv2", "bbr3", "bic", "vegas", "westwood", "htcp", "hybla", "dctcp", "compound", "illinois", "highspeed", "scalable", "yeah", "veno", "cdg"];
+    let cc = ["bbr2", "bbrv2", "bbr3", "bbrv3", "bic", "vegas", "westwood", "htcp", "hybla", "dctcp", "compound", "illinois", "highspeed", "scalable", "yeah", "veno", "cdg"];
     let msg = if w == "cubic" {
         "CUBIC is the congestion controller `cc = \"cubic\"` (Linux's, with HyStart); `variant` is the loss recovery".to_string()
+    } else if w == "bbr" || w == "bbr1" || w == "bbrv1" {
+        "BBR v1 is the congestion controller `cc = \"bbr\"` (Linux's `tcp_bbr.c`, paced); `variant` is the loss recovery".to_string()
     } else if cc.contains(&w.as_str()) {
-        format!("{} is not modelled: the simulator's congestion controllers are `cc = \"reno\"` (with the Tahoe, Reno, NewReno, SACK and FACK recoveries of `variant`) and `cc = \"cubic\"`; {REAL} with `--congctl {w}`", word.to_uppercase())
+        format!("{} is not modelled: the simulator's congestion controllers are `cc = \"reno\"` (with the Tahoe, Reno, NewReno, SACK and FACK recoveries of `variant`), `cc = \"cubic\"` and `cc = \"bbr\"` (BBR v1); {REAL} with `--congctl {w}`", word.to_uppercase())
     } else {
         match w.as_str() {
             "congestion_control" | "congctl" | "congestion" | "algorithm" | "cc_algo" => format!(
-                "the congestion controller is `cc` (\"reno\" or \"cubic\") and the loss recovery `variant` (or a `preset`); BBR is not modelled, {REAL} with `--congctl`"
+                "the congestion controller is `cc` (\"reno\", \"cubic\" or \"bbr\") and the loss recovery `variant` (or a `preset`); {REAL} with `--congctl`"
             ),
             "hystart" => "HyStart (Linux's classic) is part of `cc = \"cubic\"`".to_string(),
             "ecn" | "ecn_enabled" => format!("ECN is not modelled: no ECT or CE marks, RED queues drop; {REAL}"),
-            "pacing" | "pace" => format!("pacing is not modelled: segments leave as the window allows, bounded by `max_burst`; {REAL}"),
+            "pace" | "paced" | "fq" => "pacing is the knob `pacing = true` (Linux's internal pacing; `cc = \"bbr\"` paces anyway); the fq qdisc is not modelled".to_string(),
             "timestamps" | "timestamp" | "tsopt" => "TCP timestamps are not modelled (RTT samples follow Karn's rule, `karn`)".to_string(),
             "window_scaling" | "wscale" | "window_scale" => "window scaling is not modelled: set the receive window with `rwnd` (any size)".to_string(),
             "tlp" | "rack" | "prr" | "frto" | "f_rto" | "dsack" | "d_sack" => format!("{} is not modelled; {REAL}", word.to_uppercase()),
@@ -605,7 +607,9 @@ mod tests {
         let e = refusal("unknown field `varient`, expected one of `profile`, `variant`, `sack`", &t, "tcp".into());
         assert_eq!(e.message, "unknown field `varient` (did you mean `variant`?), expected one of `profile`, `variant`, `sack`");
         let e = refusal("unknown variant `bbr`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
-        assert!(e.message.starts_with("unknown variant `bbr` (BBR is not modelled:") && e.message.contains("tcplab testbed") && e.message.ends_with("expected one of `reno`, `newreno`"), "{}", e.message);
+        assert!(e.message.starts_with("unknown variant `bbr` (BBR v1 is the congestion controller `cc = \"bbr\"`") && e.message.ends_with("expected one of `reno`, `newreno`"), "{}", e.message);
+        let e = refusal("unknown variant `bbr3`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
+        assert!(e.message.starts_with("unknown variant `bbr3` (BBR3 is not modelled:") && e.message.contains("tcplab testbed"), "{}", e.message);
         let e = refusal("unknown variant `cubic`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
         assert!(e.message.starts_with("unknown variant `cubic` (CUBIC is the congestion controller `cc = \"cubic\"`"), "{}", e.message);
         let e = refusal("unknown field `ecn`, expected one of `variant`", &t, "tcp".into());

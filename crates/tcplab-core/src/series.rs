@@ -203,7 +203,15 @@ pub struct TcpRow {
     pub rttvar: Time,
     pub rto: Time,
     pub dupacks: u32,
+    /// The pacing rate, bytes/s (`TcpInfo::pacing_rate`); None before an RTT sample.
+    pub pacing_rate: Option<u64>,
+    /// BBR's mode (`BBR_MODES` index + 1; 0: not BBR) and bandwidth estimate, bytes/s.
+    pub bbr_mode: u8,
+    pub bbr_bw: Option<u64>,
 }
+
+/// BBR's modes, as the `bbr_mode` column names them (code − 1).
+pub const BBR_MODES: [&str; 4] = ["startup", "drain", "probe_bw", "probe_rtt"];
 
 impl TcpRow {
     /// The send half's state now; None before it is open for data, and while its application
@@ -222,6 +230,7 @@ impl TcpRow {
             SenderPhase::Established if s.cwnd < s.ssthresh => TcpState::SlowStart,
             SenderPhase::Established => TcpState::Avoidance,
         };
+        let m = s.cc.model();
         Some(TcpRow {
             state,
             cwnd: s.cwnd,
@@ -235,6 +244,9 @@ impl TcpRow {
             rttvar: s.rtt.rttvar(),
             rto: s.rtt.rto(),
             dupacks: s.dupacks,
+            pacing_rate: s.pacing_rate(),
+            bbr_mode: m.map_or(0, |m| BBR_MODES.iter().position(|&n| n == m.mode).map_or(0, |i| i as u8 + 1)),
+            bbr_bw: m.map(|m| m.bw),
         })
     }
 }
@@ -295,6 +307,11 @@ pub struct TcpCols {
     pub rttvar_ns: Vec<i64>,
     pub rto_ns: Vec<i64>,
     pub dupacks: Vec<u32>,
+    /// -1 before the first RTT sample.
+    pub pacing_rate: Vec<i64>,
+    pub bbr_mode: Vec<u8>,
+    /// -1 when not BBR.
+    pub bbr_bw: Vec<i64>,
 }
 
 impl TcpCols {
@@ -317,6 +334,9 @@ impl TcpCols {
         self.rttvar_ns.push(r.rttvar as i64);
         self.rto_ns.push(r.rto as i64);
         self.dupacks.push(r.dupacks);
+        self.pacing_rate.push(r.pacing_rate.map_or(-1, |x| x as i64));
+        self.bbr_mode.push(r.bbr_mode);
+        self.bbr_bw.push(r.bbr_bw.map_or(-1, |x| x as i64));
     }
 }
 
@@ -749,6 +769,9 @@ impl Series {
                     col_i64("rttvar_ns", &c.rttvar_ns),
                     col_i64("rto_ns", &c.rto_ns),
                     col_u32("dupacks", &c.dupacks),
+                    col_i64("pacing_rate", &c.pacing_rate),
+                    col_u8("bbr_mode", &c.bbr_mode),
+                    col_i64("bbr_bw", &c.bbr_bw),
                 ],
             ));
         }

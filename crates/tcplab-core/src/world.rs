@@ -372,6 +372,7 @@ impl World {
                 timers: &mut self.app_timers,
                 finished: &mut finished,
                 seg_buf: &mut self.out,
+                seed: self.seed,
             };
             f(&mut *self.apps[a as usize], &mut cx);
         }
@@ -573,6 +574,7 @@ impl World {
                 timers: &mut self.app_timers,
                 finished: &mut finished,
                 seg_buf: &mut self.out,
+                seed: self.seed,
             };
             let mut rec = Records { nodes: &self.node_names, from, end, connections: &mut conns, transfers: &mut transfers, objects: &mut objects, pages: &mut pages, udp: &mut udp };
             self.apps[a].finish(&mut cx, &mut rec);

@@ -225,7 +225,7 @@ fn idle_time_shifts_the_epoch() {
             if i == 200 && idle > 0 {
                 // Nothing in flight for `idle`; data leaves again: tcp_event_data_sent.
                 if tx_start {
-                    cc.on_congestion_event(&mut w, CongestionEvent::TxStart { now: now + idle, since: now });
+                    cc.on_congestion_event(&mut w, CongestionEvent::TxStart { now: now + idle, since: now, app_limited: false });
                 }
                 now += idle;
             }

@@ -32,7 +32,7 @@ KNOB_MAP = {
     "syn_retries": "mapped: net.ipv4.tcp_syn_retries (1 to 127) and tcp_synack_retries",
     "data_retries": "mapped: net.ipv4.tcp_retries2",
     "clock_granularity": "must equal rto_min (Linux's RTO is srtt + max(mdev, rto_min))",
-    "cc": "mapped: route congctl (reno, cubic; --congctl overrides)",
+    "cc": "mapped: route congctl (reno, cubic, bbr; --congctl overrides)",
     "cwnd_validation": "Linux always runs tcp_cwnd_restart (\"linux\"); \"rfc5681\" differs only after an idle period longer than the RTO",
     "rto_model": "rfc6298 (the `linux` profile's model of Linux's timer) or linux (Linux's own estimator); the kernel runs its own",
     "hz": "0 (no jiffies) or the kernel's CONFIG_HZ (recorded as kernel_hz in testbed.json)",

@@ -34,6 +34,8 @@ pub struct Ctx<'a> {
     pub(crate) timers: &'a mut Vec<(Time, u32, u32)>,
     pub(crate) finished: &'a mut bool,
     pub(crate) seg_buf: &'a mut Vec<OutSeg>,
+    /// The run's seed: a connection's controller draws from its own stream of it (BBR).
+    pub(crate) seed: u64,
 }
 
 impl Ctx<'_> {
@@ -55,10 +57,18 @@ impl Ctx<'_> {
         let now = self.now;
         let app = self.app;
         let (cfg, peer_cfg) = (self.conns.share_config(cfg), self.conns.share_config(peer_cfg));
-        let active = TcpConn::connect(cfg, now, self.seg_buf);
+        let mut active = TcpConn::connect(cfg, now, self.seg_buf);
+        // A controller that draws (BBR's PROBE_BW start phase) gets the connection's stream of
+        // the run's seed before it first draws (DESIGN.md, "Randomness").
+        if active.snd.core.cfg.cc == crate::tcp::config::Cc::Bbr {
+            active.snd.core.cc.seed(self.seed, &format!("conn:{}", a.idx));
+        }
         let ia = self.conns.insert(Endpoint { node: from, peer: b, peer_node: to, app, label, dir: Dir::Forward, kind: EndpointKind::Tcp(active) });
         self.take_segments(a);
-        let passive = TcpConn::listen(peer_cfg, now, self.seg_buf);
+        let mut passive = TcpConn::listen(peer_cfg, now, self.seg_buf);
+        if passive.snd.core.cfg.cc == crate::tcp::config::Cc::Bbr {
+            passive.snd.core.cc.seed(self.seed, &format!("conn:{}", b.idx));
+        }
         let ib = self.conns.insert(Endpoint { node: to, peer: a, peer_node: from, app, label, dir: Dir::Reverse, kind: EndpointKind::Tcp(passive) });
         self.take_segments(b);
         debug_assert_eq!((ia, ib), (a, b));

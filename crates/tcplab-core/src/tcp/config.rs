@@ -80,6 +80,8 @@ pub enum Cc {
     Reno,
     /// CUBIC as Linux's `tcp_cubic.c` computes it, with Linux's classic HyStart (`cc/cubic.rs`).
     Cubic,
+    /// BBR v1 as Linux's `tcp_bbr.c` computes it (`cc/bbr.rs`); it paces (`SK_PACING_NEEDED`).
+    Bbr,
 }
 
 impl Cc {
@@ -611,9 +613,14 @@ tcp_knobs! {
     /// §4.2.3.5 R2: at least 100 s; Linux tcp_retries2 = 15).
     data_retries: u32,
     // Congestion control (tcp/cc/)
-    /// The congestion controller: `reno` (RFC 5681, every profile's) or `cubic` (Linux's
-    /// `tcp_cubic.c` with HyStart).
+    /// The congestion controller: `reno` (RFC 5681, every profile's), `cubic` (Linux's
+    /// `tcp_cubic.c` with HyStart) or `bbr` (Linux's `tcp_bbr.c`, BBR v1, paced).
     cc: Cc [skip_if = "Cc::is_reno", default = "Cc::default"],
+    /// Pace every send at the pacing rate (Linux's internal pacing, `tcp_pacing_check` and
+    /// `tcp_update_skb_after_send`, as with `SK_PACING_NEEDED`): the rate is
+    /// `tcp_update_pacing_rate`'s 200 % (slow start) or 120 % of cwnd/srtt, or the controller's
+    /// own (BBR). Off: only a controller that needs pacing (`bbr`) paces. `tcp/pacing.rs`.
+    pacing: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Window validation after idle: `rfc5681` (RW = min(IW, cwnd)) or `linux`
     /// (`tcp_cwnd_restart`: halved per RTO idle, down to min(IW, cwnd); and the decay of an
     /// application-limited window, `tcp_cwnd_application_limited`).
@@ -783,6 +790,7 @@ impl TcpConfig {
             handshake: true,
             syn_options: SYN_OPTIONS_DEFAULT,
             nagle: false,
+            pacing: false,
             fin: true,
             delayed_ack: true,
             delack_timeout: Duration(200 * MS),
@@ -1047,6 +1055,7 @@ impl TcpConfig {
             ("syn_options", serde_json::json!(self.syn_options)),
             ("nagle", serde_json::json!(self.nagle)),
             ("cc", serde_json::to_value(self.cc).expect("serialises")),
+            ("pacing", serde_json::json!(self.pacing)),
             ("cwnd_validation", serde_json::to_value(self.cwnd_validation).expect("serialises")),
             ("hz", serde_json::json!(self.hz)),
             ("delack_model", serde_json::to_value(self.delack_model).expect("serialises")),

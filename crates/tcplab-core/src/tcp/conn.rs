@@ -23,6 +23,9 @@ pub enum TimerKind {
     DelAck,
     /// SYN-ACK retransmission timer of the passive opener.
     SynAck,
+    /// The pacing timer of the send half (Linux's `tp->pacing_timer`): a paced send held back
+    /// until its departure time (tcp/pacing.rs).
+    Pacing,
 }
 
 /// What a connection tells its application.
@@ -189,6 +192,7 @@ impl TcpConn {
             TimerKind::Rto => &mut self.snd.core.rto_timer,
             TimerKind::DelAck => &mut self.rcv.delack_timer,
             TimerKind::SynAck => &mut self.rcv.synack_timer,
+            TimerKind::Pacing => &mut self.snd.core.pacing_timer,
         };
         match timer.on_event(now) {
             TimerFire::Stale => return None,
@@ -206,6 +210,10 @@ impl TcpConn {
                 self.rcv.on_delack_timer(now, out);
             }
             TimerKind::SynAck => self.rcv.on_synack_timer(now, out),
+            TimerKind::Pacing => {
+                self.snd.core.ack_no = self.rcv.ack_value();
+                self.snd.on_pacing_timer(now, out);
+            }
         }
         self.after(&out[n..]);
         None
@@ -213,7 +221,7 @@ impl TcpConn {
 
     /// The earliest deadline of the connection's timers.
     pub fn poll_at(&self) -> Option<Time> {
-        [self.snd.core.rto_timer.deadline(), self.rcv.delack_timer.deadline(), self.rcv.synack_timer.deadline()].into_iter().flatten().min()
+        [self.snd.core.rto_timer.deadline(), self.rcv.delack_timer.deadline(), self.rcv.synack_timer.deadline(), self.snd.core.pacing_timer.deadline()].into_iter().flatten().min()
     }
 
     /// Timer events the caller must schedule, in the order they were set (drained): `f` is
@@ -222,6 +230,11 @@ impl TcpConn {
         if self.snd.has_timer_events() {
             for t in self.snd.take_timer_events() {
                 f(TimerKind::Rto, t);
+            }
+        }
+        if self.snd.core.pacing_on() {
+            for t in self.snd.core.take_pacing_events() {
+                f(TimerKind::Pacing, t);
             }
         }
         if !self.rcv.has_timer_events() {

@@ -130,6 +130,15 @@ pub struct TcpInfo {
     pub first_byte_at: Option<Time>,
     /// The connection gave up after too many retransmissions (RFC 1122 §4.2.3.5 R2).
     pub failed: bool,
+    /// The pacing rate, bytes per second (`tcpi_pacing_rate`): the controller's own (BBR's), or
+    /// Linux's `tcp_update_pacing_rate` (200 % of cwnd/SRTT in slow start, 120 % after), which
+    /// Linux computes whether or not it paces. None before an RTT sample (Linux: unlimited).
+    pub pacing_rate: Option<u64>,
+    /// The connection paces its sends (BBR, or the `pacing` knob).
+    pub paced: bool,
+    /// A model-based controller's state (BBR's mode, bandwidth, min_rtt, gains: Linux's
+    /// `tcp_bbr_info`, `ss -ti`'s `bbr:(bw,mrtt,pacing_gain,cwnd_gain)`).
+    pub cc_model: Option<crate::tcp::cc::CcModel>,
 }
 
 impl TcpInfo {
@@ -205,6 +214,9 @@ impl TcpConn {
             bytes_received: r.stats.bytes_delivered,
             first_byte_at: r.first_byte_at,
             failed: s.phase == SenderPhase::Aborted,
+            pacing_rate: s.pacing_rate(),
+            paced: s.pacing_on(),
+            cc_model: s.cc.model(),
         }
     }
 

@@ -12,6 +12,7 @@ pub mod jiffies;
 pub mod legacy;
 pub mod linux_ack;
 pub mod loss;
+pub mod pacing;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;

@@ -6,7 +6,7 @@
 //! that data segment k always covers bytes ((k−1)·MSS, k·MSS] of the transfer). The FIN takes the
 //! sequence number after the last data byte.
 
-use super::cc::CongestionEvent;
+use super::cc::{CaPhase, CongestionEvent};
 use super::config::{TcpConfig, Variant};
 use super::legacy::{FackNs2, FackRh, Sack1, SackRh};
 use super::recovery::{Delivered, LinuxRecovery, NewReno, Recovery, Reno, Rfc6675, Tahoe};
@@ -204,6 +204,9 @@ impl TcpSender {
         };
         c.ack_sacked = newly_sacked;
         c.ack_rtt = None;
+        if c.cc_owns {
+            c.ack_prior_pipe = c.flight_size().saturating_sub(c.sb.sacked_bytes().saturating_sub(newly_sacked));
+        }
         // The transmit record (tcp/txq.rs): records the ACK delivers, SACKed or cumulatively.
         if c.txq_on {
             c.txq_ack(seg, advanced, newly_sacked);
@@ -232,6 +235,18 @@ impl TcpSender {
                 c.limited_transmit(newly_sacked, out);
             }
             self.rec.on_dupack(c, out);
+        }
+        // Linux `tcp_ack` → `tcp_cong_control`: a controller with `cong_control` (BBR) sees
+        // every ACK, after loss detection and before the recovery's sends (`tcp_xmit_recovery`).
+        if c.cc_owns {
+            let ca = if self.rec.recovering(c) {
+                CaPhase::Recovery
+            } else if c.slow_start_after_rto && c.snd_una < c.recover {
+                CaPhase::Loss
+            } else {
+                CaPhase::Open
+            };
+            c.cc_control(acked, ca);
         }
         // ns-2 `recv()`: send_much() after a valid ACK (at or above snd_una), or after any with
         // `aggressive_maxburst_` (tcp/tcp.cc).
@@ -312,6 +327,16 @@ impl TcpSender {
         let c = &mut self.core;
         if c.phase == SenderPhase::Established && c.closed && c.snd_una >= c.final_seq() {
             c.close(SenderPhase::Done);
+        }
+    }
+
+    /// The pacing timer expired (Linux's `tcp_pace_kick` → `tcp_tsq_handler`): send what the
+    /// pacer held back.
+    pub fn on_pacing_timer(&mut self, now: Time, out: &mut Vec<OutSeg>) {
+        self.core.now = now;
+        if self.core.phase == SenderPhase::Established {
+            self.rec.send(&mut self.core, out);
+            self.check_done();
         }
     }
 

@@ -5,10 +5,11 @@
 //! transmit record (`txq.rs`). `recovery/` and `legacy/` import this module, never `sender.rs`;
 //! `cc/` imports neither (the controller sees the window and an `AckSample`, not the sender).
 
-use super::cc::{self, AckSample, CongestionControl, CongestionEvent, Cubic, LossContext, RackSample, RateSample, Reno, Window};
+use super::cc::{self, AckSample, Bbr, CaPhase, CongestionControl, CongestionEvent, Cubic, LossContext, RackSample, RateSample, Reno, Window};
 use super::config::TcpConfig;
 use super::gate::{may_send, Ask, Limit, SendKind, SendWindow};
 use super::loss::{DupThresh, LossDetection, LossView, Rack, RackInput, RackVerdict};
+use super::pacing::{self, Pacer};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::stats::ConnStats;
@@ -110,6 +111,17 @@ pub struct SenderCore {
     /// The transmit record is kept: the controller or the loss detector reads it (or a test or
     /// tool asked, `keep_transmit_record`). Off, the per-packet path does none of its work.
     pub(super) txq_on: bool,
+    /// The connection paces its sends (the `pacing` knob, or a controller that needs it: Linux's
+    /// `tcp_needs_internal_pacing`); the gate then asks `pacer` (tcp/pacing.rs).
+    pub(super) pacing_on: bool,
+    /// The controller owns the window (`CongestionControl::owns_window`, asked once).
+    pub(super) cc_owns: bool,
+    pub pacer: Pacer,
+    /// The pacing timer (Linux's `tp->pacing_timer` hrtimer): a send the pacer held back.
+    pub pacing_timer: Timer,
+    pub(super) pacing_events: Vec<Time>,
+    /// Of the ACK being processed: data in the network before it (`rs->prior_in_flight`).
+    pub(super) ack_prior_pipe: u64,
     /// The receiver's advertised window.
     pub peer_wnd: u64,
     pub dupacks: u32,
@@ -167,6 +179,12 @@ impl SenderCore {
     /// present event.
     #[inline]
     pub fn send_gate(&self, sent: u32, a: Ask) -> bool {
+        // Linux `tcp_pacing_check` (tcp_write_xmit, tcp_xmit_retransmit_queue): not before
+        // `tcp_wstamp_ns`. The fast retransmission and NewReno's partial-ACK retransmission are
+        // let through (they are not retried when held here; see tcp/pacing.rs).
+        if self.pacing_on && !self.pacer.may_send(self.now) && !matches!(a.what, SendKind::FastRetransmit | SendKind::PartialAck) {
+            return false;
+        }
         may_send(&self.cfg, SendWindow { cwnd: self.cwnd, peer_wnd: self.peer_wnd }, sent, a)
     }
 
@@ -196,6 +214,7 @@ impl SenderCore {
             cc: match cfg.cc {
                 super::config::Cc::Reno => Box::new(Reno::new(&cfg)) as Box<dyn CongestionControl>,
                 super::config::Cc::Cubic => Box::new(Cubic::new(&cfg)),
+                super::config::Cc::Bbr => Box::new(Bbr::new(&cfg)),
             },
             loss: match cfg.loss {
                 super::config::LossModel::Dupthresh => Box::new(DupThresh::new(&cfg)) as Box<dyn LossDetection>,
@@ -208,6 +227,12 @@ impl SenderCore {
             ack_rack: None,
             txq: TxQueue::default(),
             txq_on: false,
+            pacing_on: false,
+            cc_owns: false,
+            pacer: Pacer::default(),
+            pacing_timer: Timer::default(),
+            pacing_events: Vec::new(),
+            ack_prior_pipe: 0,
             peer_wnd: cfg.rwnd.get().unwrap_or(u64::MAX / 4),
             dupacks: 0,
             recover: 0,
@@ -241,7 +266,9 @@ impl SenderCore {
             cfg,
         };
         core.loss_marks = core.loss.uses_transmit_record();
-        core.txq_on = core.cc.wants_delivery_samples() || core.loss_marks;
+        core.txq_on = core.cc.wants_delivery_samples() || core.cc.owns_window() || core.loss_marks;
+        core.pacing_on = core.cfg.pacing || core.cc.needs_pacing();
+        core.cc_owns = core.cc.owns_window();
         core
     }
 
@@ -274,6 +301,7 @@ impl SenderCore {
         self.phase = phase;
         self.done_at = Some(self.now);
         self.rto_timer.cancel();
+        self.pacing_timer.cancel();
     }
 
     /// The forward-most SACKed byte + 1 (FACK's snd.fack), at least snd_una.
@@ -322,6 +350,10 @@ impl SenderCore {
 
     /// The controller's `on_ack` for `acked` bytes newly acknowledged by the ACK being processed.
     pub fn cc_on_ack(&mut self, acked: u64) {
+        // A controller that owns the window sees every ACK once, in `cc_control`.
+        if self.cc_owns {
+            return;
+        }
         let a = AckSample {
             now: self.now,
             acked,
@@ -333,10 +365,86 @@ impl SenderCore {
             after_rto: self.slow_start_after_rto,
             rate: self.ack_rate,
             rack: self.ack_rack,
+            ..Default::default()
         };
         let mut w = self.window();
         self.cc.on_ack(&mut w, &a);
         self.commit_window(w);
+    }
+
+    /// Data in the network: FlightSize less what the receiver has SACKed (Linux
+    /// `tcp_packets_in_flight` in bytes, without its lost and retransmitted terms).
+    pub fn pipe_estimate(&self) -> u64 {
+        let sacked = if self.sb.is_empty() { 0 } else { self.sb.sacked_bytes() };
+        self.flight_size().saturating_sub(sacked)
+    }
+
+    /// Linux `tcp_cong_control` with a `cong_control` controller (BBR's `bbr_main`): the
+    /// controller sees every ACK, `acked_sacked` bytes newly delivered, in whatever state
+    /// (`ca`), and sets the window and its pacing rate.
+    pub(super) fn cc_control(&mut self, acked: u64, ca: CaPhase) {
+        let a = AckSample {
+            now: self.now,
+            acked,
+            sacked: self.ack_sacked,
+            rtt: self.ack_rtt,
+            in_flight: self.flight_size(),
+            delivered: self.stats.bytes_acked,
+            app_limited: self.ack_app_limited,
+            after_rto: self.slow_start_after_rto,
+            rate: self.ack_rate,
+            rack: self.ack_rack,
+            delivered_seq: self.txq.delivered(),
+            lost: self.txq.lost(),
+            prior_pipe: self.ack_prior_pipe,
+            pipe: self.pipe_estimate(),
+            ca,
+            srtt: self.rtt.srtt(),
+            wstamp: if self.pacing_on { self.pacer.next.max(self.now) } else { self.now },
+        };
+        let mut w = self.window();
+        self.cc.on_ack(&mut w, &a);
+        self.commit_window(w);
+        // BBR's PROBE_RTT: `tp->app_limited = (tp->delivered + tcp_packets_in_flight(tp)) ? : 1`.
+        if self.cc.take_app_limited_request() {
+            self.txq.check_app_limited(a.pipe);
+        }
+    }
+
+    /// The pacing rate, bytes per second: the controller's own (`sk_pacing_rate` set by BBR), or
+    /// Linux's `tcp_update_pacing_rate` from cwnd, ssthresh, packets out and SRTT (tcp/pacing.rs).
+    /// None: no RTT yet, not paced.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        let w = self.window();
+        self.cc.pacing_rate(&w).or_else(|| {
+            let mss = self.mss.max(1);
+            pacing::linux_pacing_rate(mss, self.cwnd / mss, self.ssthresh / mss, self.flight_size().div_ceil(mss), self.rtt.srtt())
+        })
+    }
+
+    /// A paced send of `len` bytes left now: the departure time of the next
+    /// (`tcp_update_skb_after_send`) and the pacing timer for a send the gate will hold.
+    fn paced(&mut self, len: u64) {
+        let rate = self.pacing_rate();
+        let min_rtt = (self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns);
+        let goal = rate.map_or(pacing::MIN_TSO_SEGS, |r| pacing::tso_autosize(r, self.mss, min_rtt, self.cc.min_tso_segs(r)));
+        self.pacer.on_send(self.now, len.max(1), rate, goal);
+        if self.pacer.next > self.now {
+            if let Some(t) = self.pacing_timer.set(self.pacer.next) {
+                self.pacing_events.push(t);
+            }
+        }
+    }
+
+    /// The connection paces its sends.
+    #[inline]
+    pub fn pacing_on(&self) -> bool {
+        self.pacing_on
+    }
+
+    /// The pacing timer's events the world must schedule (drained).
+    pub fn take_pacing_events(&mut self) -> std::vec::Drain<'_, Time> {
+        self.pacing_events.drain(..)
     }
 
     /// The transmit record's part of an ACK (tcp/txq.rs): the records it delivers, newly SACKed
@@ -499,6 +607,9 @@ impl SenderCore {
             self.snd_nxt = end;
         }
         self.snd_max = self.snd_max.max(end);
+        if self.pacing_on {
+            self.paced(len);
+        }
         let seg = Segment { seq, ack: self.ack_no, len: len as u32, flags, wnd: u32::MAX, ..Default::default() };
         out.push(OutSeg { seg, tag });
         // RFC 6298 §5.1: start the timer when a segment is sent and it is not running.
@@ -607,7 +718,7 @@ impl SenderCore {
         }
         // Linux `tcp_event_data_sent`: data left with nothing in flight (CA_EVENT_TX_START).
         if let Some(t) = idle_since.filter(|_| burst > 0) {
-            self.cc_event(CongestionEvent::TxStart { now: self.now, since: t });
+            self.cc_event(CongestionEvent::TxStart { now: self.now, since: t, app_limited: self.txq.app_limited_until() != 0 });
         }
         // Linux `tcp_write_xmit` → `tcp_cwnd_validate` (RFC 2861's application-limited decay),
         // when data was sent or the window stopped the sender.

@@ -90,6 +90,8 @@ pub struct TxQueue {
     first_tx_at: Time,
     /// C.app_limited: `delivered` at which the application-limited period ends (0: not limited).
     app_limited: u64,
+    /// Sequence space marked lost so far (Linux `tp->lost`), each record once.
+    lost: u64,
     /// The cumulative point the queue has been pruned to.
     una: u64,
     /// Of the ACK being processed (reset by `end_ack`).
@@ -144,6 +146,16 @@ impl TxQueue {
     /// C.delivered.
     pub fn delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// Sequence space marked lost so far (Linux `tp->lost`).
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// Count `bytes` newly marked lost by a detector that walks the records itself (RACK).
+    pub fn add_lost(&mut self, bytes: u64) {
+        self.lost += bytes;
     }
 
     /// The application-limited mark (0: the connection is not application-limited).
@@ -273,7 +285,7 @@ impl TxQueue {
         // "the sample's interval is the larger of the send and ACK phases" (draft §2.3).
         let interval = send_elapsed.max(ack_elapsed);
         let valid = interval > 0 && min_rtt.is_none_or(|m| interval >= m);
-        let rate = valid.then_some(RateSample { delivered: self.delivered - p.delivered, interval, app_limited: r.app_limited, retransmitted: r.retransmitted });
+        let rate = valid.then_some(RateSample { delivered: self.delivered - p.delivered, interval, app_limited: r.app_limited, retransmitted: r.retransmitted, prior_delivered: p.delivered });
         (rate, Some(RackSample { xmit_ts: r.last_sent, end_seq: r.end, retransmitted: r.retransmitted }))
     }
 
@@ -295,7 +307,9 @@ impl TxQueue {
             if r.start >= b {
                 break;
             }
-            mark_record_lost(r);
+            if mark_record_lost(r) {
+                self.lost += r.end - r.start;
+            }
         }
     }
 }

@@ -266,6 +266,7 @@ impl Harness {
             TimerKind::Rto => self.conn.snd.core.rto_timer.deadline(),
             TimerKind::DelAck => self.conn.rcv.delack_timer.deadline(),
             TimerKind::SynAck => self.conn.rcv.synack_timer.deadline(),
+            TimerKind::Pacing => self.conn.snd.core.pacing_timer.deadline(),
         }
     }
 

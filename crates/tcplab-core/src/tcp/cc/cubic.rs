@@ -415,7 +415,7 @@ impl CongestionControl for Cubic {
             CongestionEvent::Sent(r) => self.app_limited.on_send(w, &r, self.iw * mss, mss),
             // cubictcp_cwnd_event(CA_EVENT_TX_START): "We were application limited (idle) for a
             // while. Shift epoch_start to keep cwnd growth to cubic curve."
-            CongestionEvent::TxStart { now, since } => {
+            CongestionEvent::TxStart { now, since, .. } => {
                 let now_j = now / JIFFY;
                 let delta = now_j.saturating_sub(since / JIFFY);
                 if let Some(e) = self.epoch_start.as_mut() {

@@ -10,9 +10,11 @@
 //!
 //! This module imports nothing from the rest of `tcp/` (the sender imports it), so no circle.
 
+pub mod bbr;
 pub mod cubic;
 pub mod reno;
 
+pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use reno::Reno;
 
@@ -50,6 +52,34 @@ pub struct AckSample {
     pub rate: Option<RateSample>,
     /// RACK's input (RFC 8985 §6.1 step 2): the most recently sent segment this ACK delivered.
     pub rack: Option<RackSample>,
+    /// The fields below are filled only for a controller that owns the window
+    /// (`owns_window`, Linux's `cong_control`: BBR), on every ACK.
+    /// Sequence space delivered so far, cumulatively or by SACK (Linux `tp->delivered`, in
+    /// bytes; the transmit record's C.delivered).
+    pub delivered_seq: u64,
+    /// Sequence space marked lost so far (Linux `tp->lost`, in bytes).
+    pub lost: u64,
+    /// Data in the network before and after the ACK: FlightSize less SACKed bytes (Linux
+    /// `rs->prior_in_flight` and `tcp_packets_in_flight`, in bytes, without the lost and
+    /// retransmitted terms).
+    pub prior_pipe: u64,
+    pub pipe: u64,
+    /// The sender's loss-recovery state (Linux `icsk_ca_state`).
+    pub ca: CaPhase,
+    /// The smoothed RTT (Linux `tp->srtt_us`), if sampled.
+    pub srtt: Option<Time>,
+    /// The earliest departure time of the next send (Linux `tcp_wstamp_ns`); `now` when unpaced.
+    pub wstamp: Time,
+}
+
+/// The loss-recovery state a controller that owns the window sees (Linux's `TCP_CA_Open`,
+/// `TCP_CA_Recovery`, `TCP_CA_Loss`; Disorder counts as Open, as BBR only compares with Recovery).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaPhase {
+    #[default]
+    Open,
+    Recovery,
+    Loss,
 }
 
 /// A delivery-rate sample: `delivered` bytes over `interval` ns (the larger of the send and ACK
@@ -64,6 +94,9 @@ pub struct RateSample {
     pub app_limited: bool,
     /// The segment the sample is taken from was retransmitted.
     pub retransmitted: bool,
+    /// C.delivered when that segment was sent (`rs->prior_delivered`): BBR counts its rounds
+    /// with it.
+    pub prior_delivered: u64,
 }
 
 impl RateSample {
@@ -118,8 +151,10 @@ pub enum CongestionEvent {
     /// the retransmission timeout now.
     IdleRestart { now: Time, idle: Time, rto: Time },
     /// Data leaves with nothing in flight (Linux's `CA_EVENT_TX_START`, `tcp_event_data_sent`):
-    /// `now`, and `since`, when data was last sent. Reno ignores it; CUBIC shifts its epoch.
-    TxStart { now: Time, since: Time },
+    /// `now`, and `since`, when data was last sent; `app_limited`: the delivery-rate estimator
+    /// marks the connection application-limited (`tp->app_limited`). Reno ignores it; CUBIC
+    /// shifts its epoch; BBR notes an idle restart.
+    TxStart { now: Time, since: Time, app_limited: bool },
     /// Data was sent, or the window stopped the sender (Linux `tcp_cwnd_validate` after
     /// `tcp_write_xmit`); with `cwnd_validation = "linux"` only.
     Sent(SendRound),
@@ -218,8 +253,38 @@ pub trait CongestionControl: Send {
     fn ssthresh(&self, w: &Window) -> u64 {
         w.ssthresh
     }
-    /// Bytes per second to pace at; `None`: not paced (every controller so far).
+    /// The controller's own pacing rate, bytes per second (Linux's `sk_pacing_rate` set by the
+    /// controller, as BBR does); `None`: the sender's `tcp_update_pacing_rate` applies.
     fn pacing_rate(&self, _w: &Window) -> Option<u64> {
+        None
+    }
+    /// The controller needs pacing (Linux `SK_PACING_NEEDED`, set by BBR): the sender paces
+    /// whatever the `pacing` knob says.
+    fn needs_pacing(&self) -> bool {
+        false
+    }
+    /// The controller decides the window on every ACK itself (Linux's `cong_control` hook, BBR's
+    /// `bbr_main`): `on_ack` is then called for every ACK, in loss recovery and when the window
+    /// was not the limit too, with the `AckSample` fields after `rack` filled in; the recovery
+    /// strategy's window (`set_recovery_window`) is the controller's to take or leave.
+    fn owns_window(&self) -> bool {
+        false
+    }
+    /// After `on_ack` of a controller that owns the window: the controller asks the sender to
+    /// mark the connection application-limited (BBR's PROBE_RTT sets `tp->app_limited`).
+    fn take_app_limited_request(&mut self) -> bool {
+        false
+    }
+    /// The run's seed and a name for this connection: a controller that draws (BBR's random
+    /// PROBE_BW phase) takes its own stream (`engine::rng`). Called before data is sent.
+    fn seed(&mut self, _seed: u64, _name: &str) {}
+    /// Linux's `min_tso_segs` hook: the fewest segments a skb holds at pacing rate `rate`
+    /// (default `sysctl_tcp_min_tso_segs` = 2; BBR: 1 below 1.2 Mbit/s).
+    fn min_tso_segs(&self, _rate: u64) -> u32 {
+        2
+    }
+    /// The controller's model for `info()` (BBR's mode, bandwidth and min_rtt).
+    fn model(&self) -> Option<CcModel> {
         None
     }
     /// The controller reads `AckSample::rate` or `rack` (a BBR model): the sender then keeps the
@@ -228,6 +293,28 @@ pub trait CongestionControl: Send {
     fn wants_delivery_samples(&self) -> bool {
         false
     }
+}
+
+/// A model-based controller's state, for `info()` and the time series (Linux's
+/// `tcp_bbr_info`: `bbr_bw`, `bbr_min_rtt`, `bbr_pacing_gain`, `bbr_cwnd_gain`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcModel {
+    /// BBR's mode: "startup", "drain", "probe_bw", "probe_rtt".
+    pub mode: &'static str,
+    /// The bandwidth estimate, bytes per second.
+    pub bw: u64,
+    /// The min_rtt estimate, ns (None before a sample).
+    pub min_rtt: Option<Time>,
+    /// Gains in units of 1/256 (BBR_UNIT).
+    pub pacing_gain: u32,
+    pub cwnd_gain: u32,
+    /// The PROBE_BW gain-cycle phase (0..8).
+    pub cycle_idx: u32,
+    /// Packet-timed rounds so far (BBR's `rtt_cnt`).
+    pub round: u32,
+    /// The in-flight target at gain 1, packets (`bbr_inflight(bw, BBR_UNIT)`: BDP plus the
+    /// quantization budget), which DRAIN drains to.
+    pub inflight_target: u64,
 }
 
 /// Half the window, min(cwnd, rwnd) / 2, at least 2·SMSS: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)`

@@ -103,6 +103,7 @@ impl Rack {
         let reo_wnd = self.reo_wnd(i);
         let mut v = RackVerdict::default();
         let mut wait: Time = 0;
+        let mut lost_bytes = 0;
         for r in txq.records_mut() {
             // "Skip ones marked lost but not yet retransmitted" (and SACKed ones, which Linux
             // takes off its time-sorted list).
@@ -116,13 +117,17 @@ impl Rack {
             let deadline = r.last_sent + self.rtt + reo_wnd;
             if deadline <= i.now {
                 let was_retrans = r.lost && r.retrans;
-                if mark_record_lost(r) || was_retrans {
+                if mark_record_lost(r) {
+                    lost_bytes += r.end - r.start;
+                    v.marked += 1;
+                } else if was_retrans {
                     v.marked += 1;
                 }
             } else {
                 wait = wait.max(deadline - i.now);
             }
         }
+        txq.add_lost(lost_bytes);
         v.reo_timeout = (wait > 0).then_some(wait);
         v
     }

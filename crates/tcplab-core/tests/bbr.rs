@@ -1,0 +1,346 @@
+//! BBR v1 as Linux's `net/ipv4/tcp_bbr.c` computes it (`cc = "bbr"`, `tcp/cc/bbr.rs`), on one
+//! whole connection in the harness of `harness/mod.rs`, its segments carried by a model path (a
+//! FIFO bottleneck of 10 Mb/s, 1000-byte segments: 0.8 ms each, and 40 ms of propagation delay;
+//! the receiver ACKs every segment), and on a simulated dumbbell against CUBIC. Each assertion
+//! names the kernel function whose rule it checks.
+
+#[macro_use]
+mod harness;
+
+use harness::{Harness, Seg, MSS};
+use std::collections::VecDeque;
+use tcplab_core::tcp::cc::CcModel;
+use tcplab_core::tcp::config::Cc;
+use tcplab_core::tcp::{TcpConfig, TimerKind};
+use tcplab_core::units::{ms, Time};
+use tcplab_core::{run, Scenario};
+
+/// 1000 B at 10 Mb/s.
+const TX: Time = 800_000;
+/// Propagation, both ways.
+const PROP: Time = 40_000_000;
+
+/// The state after one ACK.
+#[derive(Clone, Copy, Debug)]
+struct Snap {
+    t: Time,
+    m: CcModel,
+    cwnd: u64,
+    in_flight: u64,
+    /// SACKed packets.
+    sacked: u64,
+    /// The pacer's next departure time.
+    next: Time,
+    /// Queueing delay of the segment this ACK acknowledges.
+    qdelay: Time,
+}
+
+struct Path {
+    h: Harness,
+    link_free: Time,
+    /// (ACK time, segment start, segment end, queueing delay of the segment).
+    acks: VecDeque<(Time, u64, u64, Time)>,
+    log: Vec<Snap>,
+    /// The receiver: next expected byte and the out-of-order ranges it holds (SACK blocks).
+    rcv_nxt: u64,
+    ooo: Vec<(u64, u64)>,
+    /// First transmissions of these segment starts are lost on the way.
+    drops: Vec<u64>,
+    ca: Vec<tcplab_core::tcp::CaState>,
+}
+
+fn bbr_cfg(c: &mut TcpConfig) {
+    c.cc = Cc::Bbr;
+    c.initial_window = tcplab_core::tcp::InitialWindow::Segments(10);
+}
+
+impl Path {
+    fn new(seed: Option<u64>) -> Path {
+        let mut h = Harness::established(bbr_cfg);
+        if let Some(s) = seed {
+            h.conn.snd.core.cc.seed(s, "conn:0");
+        }
+        h.write(0, 1 << 40);
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new() }
+    }
+
+    /// With SACK (RFC 6675 recovery) and these segments (by number) lost once.
+    fn with_sack_and_drops(drops: &[u64]) -> Path {
+        let mut h = Harness::established(|c| {
+            bbr_cfg(c);
+            c.sack = true;
+            c.variant = tcplab_core::tcp::Variant::Sack;
+        });
+        h.conn.snd.core.cc.seed(1, "conn:0");
+        h.write(0, 1 << 40);
+        let drops = drops.iter().map(|k| 1 + (k - 1) * MSS).collect();
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops, ca: Vec::new() }
+    }
+
+    /// The receiver takes [a, b) and answers with its cumulative ACK and SACK blocks.
+    fn receive(&mut self, a: u64, b: u64) -> Seg {
+        if a <= self.rcv_nxt {
+            self.rcv_nxt = self.rcv_nxt.max(b);
+        } else {
+            self.ooo.push((a, b));
+            self.ooo.sort();
+        }
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for &(l, r) in &self.ooo {
+            if l <= self.rcv_nxt {
+                self.rcv_nxt = self.rcv_nxt.max(r);
+            } else if let Some(m) = merged.last_mut().filter(|m| l <= m.1) {
+                m.1 = m.1.max(r);
+            } else {
+                merged.push((l, r));
+            }
+        }
+        self.ooo = merged.clone();
+        merged.truncate(3);
+        let sack: &'static [(u64, u64)] = Box::leak(merged.into_boxed_slice());
+        Seg { ack: self.rcv_nxt, sack, ..seg!(ack = 0) }
+    }
+
+    fn carry(&mut self) {
+        for (t, s) in self.h.take_sent() {
+            if s.len == 0 {
+                continue;
+            }
+            let start = t.max(self.link_free);
+            self.link_free = start + TX;
+            if let Some(i) = self.drops.iter().position(|&d| d == s.seq) {
+                self.drops.remove(i);
+                continue;
+            }
+            self.acks.push_back((self.link_free + PROP, s.seq, s.seq + s.len as u64, start - t));
+        }
+    }
+
+    fn run_until(&mut self, end: Time) {
+        loop {
+            self.carry();
+            let next_ack = self.acks.front().map(|a| a.0);
+            let pacing = self.h.deadline(TimerKind::Pacing);
+            match (next_ack, pacing) {
+                (Some(a), p) if a <= end && p.is_none_or(|p| a <= p) => {
+                    let (t, a, b, q) = self.acks.pop_front().unwrap();
+                    let ack = self.receive(a, b);
+                    self.h.send(t, ack);
+                    let i = self.h.info();
+                    self.ca.push(i.ca_state);
+                    self.log.push(Snap { t, m: i.cc_model.unwrap(), cwnd: i.cwnd / MSS, in_flight: i.bytes_in_flight.div_ceil(MSS), sacked: i.sacked.div_ceil(MSS), next: self.h.conn.snd.core.pacer.next, qdelay: q });
+                }
+                (_, Some(p)) if p <= end => self.h.advance_to(p),
+                _ => break,
+            }
+        }
+    }
+}
+
+/// The snapshot of the first ACK of each round (where `bbr_update_bw` sets round_start).
+fn round_starts(log: &[Snap]) -> Vec<Snap> {
+    let mut v: Vec<Snap> = Vec::new();
+    for s in log {
+        if v.last().is_none_or(|l| l.m.round != s.m.round) {
+            v.push(*s);
+        }
+    }
+    v
+}
+
+#[test]
+fn startup_doubles_per_round_then_drains_after_three_flat_rounds() {
+    let mut p = Path::new(Some(1));
+    p.run_until(ms(1500));
+    let rs = round_starts(&p.log);
+    let drain_at = p.log.iter().position(|s| s.m.mode == "drain").expect("DRAIN entered");
+    let d = p.log[drain_at];
+    // STARTUP (bbr_update_gains): pacing and cwnd gain 2/ln 2 = 739/256 before.
+    assert!(p.log[..drain_at].iter().all(|s| s.m.mode == "startup" && s.m.pacing_gain == 739 && s.m.cwnd_gain == 739));
+    // bbr_set_cwnd before the pipe is full: cwnd += acked, so the window at each round start
+    // is at least 1.8× the previous one's while the bandwidth estimate is below the link's
+    // (rounds 2 to 5 here; round 1 is the initial window's).
+    let link = 1_250_000u64;
+    let early: Vec<&Snap> = rs.iter().filter(|s| s.m.mode == "startup" && s.m.round >= 2).collect();
+    let growing: Vec<&[&Snap]> = early.windows(2).filter(|w| w[0].m.bw * 100 < link * 95).collect();
+    assert!(growing.len() >= 3, "{early:?}");
+    for w in &growing {
+        assert!(w[1].cwnd * 10 >= w[0].cwnd * 18, "cwnd per round {} then {}", w[0].cwnd, w[1].cwnd);
+    }
+    // bbr_update_bw: the delivery rate sampled doubles with it (round 2 to 3: 245 to 490 kB/s).
+    assert!(growing[0][1].m.bw * 10 >= growing[0][0].m.bw * 19, "{:?}", growing[0]);
+    // bbr_check_full_bw_reached: DRAIN is entered at the round start whose max bw, like the two
+    // round starts before it, is below 1.25× full_bw, the bw of the round start before those.
+    let r = rs.iter().position(|s| s.m.round == d.m.round).unwrap();
+    let full_bw = rs[r - 3].m.bw;
+    for k in r - 2..=r {
+        assert!(rs[k].m.bw * 4 < full_bw * 5, "round {}: {} vs full_bw {}", rs[k].m.round, rs[k].m.bw, full_bw);
+    }
+    assert!(rs[r - 3].m.bw * 4 >= rs[r - 4].m.bw * 5, "full_bw was set by 25 % growth");
+    assert_eq!(d.t, rs[r].t, "DRAIN starts at a round start");
+    // DRAIN (bbr_update_gains): pacing gain 1/high_gain = 88/256, cwnd gain kept.
+    assert_eq!((d.m.pacing_gain, d.m.cwnd_gain), (88, 739));
+    // The estimate is the link's (1.25 MB/s) within 2 % (bbr_max_bw, bbr_get_info units).
+    assert!(d.m.bw.abs_diff(link) * 50 <= link, "bw {}", d.m.bw);
+    // bbr_check_drain: DRAIN ends at the first ACK where the packets in the network at the next
+    // departure (in flight less what the path delivers until then) are within the gain-1
+    // in-flight target, bbr_inflight(bw, BBR_UNIT); before it, they were not.
+    let exit = drain_at + p.log[drain_at..].iter().position(|s| s.m.mode == "probe_bw").expect("PROBE_BW entered");
+    let at_edt = |s: &Snap| s.in_flight.saturating_sub((s.m.bw as u128 * (s.next.max(s.t) - s.t) as u128 / 1_000_000_000 / MSS as u128) as u64);
+    let e = p.log[exit];
+    assert!(at_edt(&e) <= e.m.inflight_target, "{e:?}");
+    for s in &p.log[drain_at..exit] {
+        assert!(at_edt(s) > s.m.inflight_target, "{s:?}");
+    }
+    // The target is BDP + 3·tso_segs_goal rounded up to even (bbr_quantization_budget): 1250
+    // packets/s · 40.8 ms = 51 packets, + 3·2 = 57 → 58, within a packet of the estimate.
+    assert!((56..=60).contains(&e.m.inflight_target), "{e:?}");
+}
+
+#[test]
+fn probe_bw_phases_advance_per_min_rtt() {
+    let mut p = Path::new(Some(1));
+    p.run_until(ms(4000));
+    let start = p.log.iter().position(|s| s.m.mode == "probe_bw").unwrap();
+    let log = &p.log[start..];
+    // bbr_reset_probe_bw_mode: the start phase is CYCLE_LEN − 1 − rand(7), then advanced: never
+    // the draining phase 1.
+    assert_ne!(log[0].m.cycle_idx, 1);
+    let mut changes = vec![log[0]];
+    for s in log {
+        if s.m.cycle_idx != changes.last().unwrap().m.cycle_idx {
+            changes.push(*s);
+        }
+    }
+    assert!(changes.len() >= 20, "{} phase changes in 3 s", changes.len());
+    for w in changes.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        // bbr_advance_cycle_phase: one phase after another.
+        assert_eq!(b.m.cycle_idx, (a.m.cycle_idx + 1) % 8);
+        let min_rtt = a.m.min_rtt.unwrap();
+        let dt = b.t - a.t;
+        // bbr_update_gains: the phase's pacing gain is bbr_pacing_gain[cycle_idx].
+        assert_eq!(a.m.pacing_gain, [320, 192, 256, 256, 256, 256, 256, 256][a.m.cycle_idx as usize]);
+        match a.m.cycle_idx {
+            // bbr_is_next_cycle_phase, gain 1: "just use wall clock time": more than min_rtt,
+            // at the first ACK after it (ACKs come every 0.8 ms).
+            2..=7 => assert!(dt > min_rtt && dt <= min_rtt + 2 * TX, "phase {} lasted {dt}", a.m.cycle_idx),
+            // gain 5/4: at least min_rtt, and until in flight reaches 1.25·BDP + budget.
+            0 => assert!(dt > min_rtt, "probing phase lasted {dt}"),
+            // gain 3/4: min_rtt at most, ended early once in flight is down to the BDP target.
+            _ => assert!(dt <= min_rtt + 2 * TX, "draining phase lasted {dt}"),
+        }
+    }
+    // A small queue: after DRAIN the queueing delay stays under the probing phase's extra
+    // quarter of a BDP (12.75 packets, 10.2 ms) plus the packets bbr_quantization_budget adds to
+    // the BDP (3·2 and rounding to even: 7 packets, 5.6 ms): 16 ms.
+    // (The ACKs of the first two round trips still carry DRAIN's queue.)
+    let settled = log[0].t + 2 * log[0].m.min_rtt.unwrap();
+    let worst = log.iter().filter(|s| s.t > settled).map(|s| s.qdelay).max().unwrap();
+    assert!(worst < ms(16), "queueing delay up to {worst} ns");
+}
+
+#[test]
+fn probe_rtt_after_ten_seconds_without_a_lower_min_rtt_for_200_ms_at_4_packets() {
+    let mut p = Path::new(Some(1));
+    p.run_until(ms(11_500));
+    let enter = p.log.iter().position(|s| s.m.mode == "probe_rtt").expect("PROBE_RTT entered");
+    // The last time min_rtt was lowered before it (bbr_update_min_rtt's min_rtt_stamp).
+    let mut last_min_at = p.log.iter().find(|s| s.m.min_rtt.is_some()).unwrap().t;
+    for w in p.log[..enter].windows(2) {
+        if w[1].m.min_rtt != w[0].m.min_rtt {
+            last_min_at = w[1].t;
+        }
+    }
+    let t_enter = p.log[enter].t;
+    // bbr_update_min_rtt: "filter_expired = after(now, min_rtt_stamp + bbr_min_rtt_win_sec·HZ)":
+    // the first ACK more than 10 s after the stamp.
+    assert!(t_enter > last_min_at + 10_000_000_000 && t_enter <= last_min_at + 10_000_000_000 + 2 * TX, "entered at {t_enter}, min set at {last_min_at}");
+    // PROBE_RTT: gains 1 (bbr_update_gains), cwnd at most bbr_cwnd_min_target = 4 (bbr_set_cwnd).
+    let exit = enter + p.log[enter..].iter().position(|s| s.m.mode != "probe_rtt").expect("PROBE_RTT left");
+    for s in &p.log[enter..exit] {
+        assert_eq!((s.m.pacing_gain, s.m.cwnd_gain), (256, 256));
+        assert!(s.cwnd <= 4, "{s:?}");
+    }
+    // bbr_update_min_rtt: probe_rtt_done_stamp = now + 200 ms once in flight ≤ 4 packets;
+    // bbr_check_probe_rtt_done leaves after it and after a round (~41 ms) at that flight.
+    let low = enter + p.log[enter..].iter().position(|s| s.in_flight <= 4).unwrap();
+    let dur = p.log[exit].t - p.log[low].t;
+    assert!(dur > ms(200) && dur <= ms(200) + PROP + 4 * TX, "PROBE_RTT held {dur} ns at 4 packets");
+    // bbr_check_probe_rtt_done → bbr_reset_mode: back to PROBE_BW (the pipe was full), cwnd
+    // restored to at least the one saved on entry (bbr_save_cwnd).
+    let x = p.log[exit];
+    assert_eq!(x.m.mode, "probe_bw");
+    assert!(x.cwnd >= p.log[enter - 1].cwnd, "{x:?} after {:?}", p.log[enter - 1]);
+}
+
+#[test]
+fn the_start_phase_is_drawn_from_the_runs_stream() {
+    let phases = |seed| {
+        let mut p = Path::new(Some(seed));
+        p.run_until(ms(1500));
+        let s = p.log.iter().find(|s| s.m.mode == "probe_bw").unwrap();
+        (s.t, s.m.cycle_idx)
+    };
+    // Same seed, same phase (DESIGN.md, "Randomness"); the seeds draw different ones.
+    assert_eq!(phases(3), phases(3));
+    let all: std::collections::BTreeSet<u32> = (1..=8).map(|s| phases(s).1).collect();
+    assert!(all.len() >= 3, "{all:?}");
+    assert!(!all.contains(&1));
+}
+
+/// A 10 Mb/s, 40 ms RTT dumbbell with a 200-packet bottleneck queue, one bulk flow for 20 s.
+fn dumbbell(cc: &str) -> (f64, f64, u64) {
+    let text = format!(
+        "duration = \"20s\"\n[tcp]\nprofile = \"linux6\"\ncc = \"{cc}\"\n[topology]\nkind = \"dumbbell\"\npairs = 1\naccess_rate = \"100Mbps\"\naccess_delay = \"1ms\"\nbottleneck_rate = \"10Mbps\"\nbottleneck_delay = \"18ms\"\nqueue = 200\n\
+        [[flows]]\nname = \"a\"\nfrom = \"s1\"\nto = \"r1\"\nbytes = \"unlimited\"\n"
+    );
+    let s = Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let r = run(&s, 1).unwrap();
+    let l = r.links.iter().find(|l| l.link == "bottleneck:left->right").unwrap();
+    (r.connections[0].goodput_bps, l.avg_queue_pkts, l.dropped_pkts)
+}
+
+#[test]
+fn bbr_fills_a_dumbbell_with_a_small_queue_where_cubic_keeps_a_standing_one() {
+    let (bbr_goodput, bbr_q, bbr_drops) = dumbbell("bbr");
+    let (cubic_goodput, cubic_q, _) = dumbbell("cubic");
+    eprintln!("bbr {bbr_goodput} bps, queue {bbr_q} pkts, drops {bbr_drops}; cubic {cubic_goodput} bps, queue {cubic_q}");
+    // bbr_main: pacing at the estimated bandwidth with gain cycling fills the link...
+    assert!(bbr_goodput > 0.9 * 10e6, "{bbr_goodput}");
+    // ...with a queue of a fraction of a BDP (gain 5/4 for one phase in eight, cwnd 2·BDP),
+    // where CUBIC fills the buffer until it drops.
+    assert!(bbr_q < 0.25 * cubic_q, "bbr {bbr_q} vs cubic {cubic_q}");
+    assert_eq!(bbr_drops, 0);
+}
+
+
+#[test]
+fn a_loss_conserves_packets_for_a_round_then_restores_the_window() {
+    // Segment 2000 (in PROBE_BW, ~1.7 s) is lost once; SACK recovery repairs it.
+    let mut p = Path::with_sack_and_drops(&[2000]);
+    p.run_until(ms(3000));
+    use tcplab_core::tcp::CaState;
+    let start = p.ca.iter().position(|&c| c == CaState::Recovery).expect("recovery entered");
+    let end = start + p.ca[start..].iter().position(|&c| c != CaState::Recovery).expect("recovery left");
+    let before = p.log[start - 1];
+    let first = p.log[start];
+    assert_eq!(before.m.mode, "probe_bw");
+    // bbr_set_cwnd_to_recover_or_restore, entering TCP_CA_Recovery: packet conservation, cwnd =
+    // tcp_packets_in_flight + acked (this ACK SACKed one segment), below the cwnd before; the
+    // recovery's sends then fill exactly that: in the network after the ACK (FlightSize less
+    // SACKed, the retransmission in place of the lost segment) = cwnd.
+    assert_eq!(first.cwnd, first.in_flight - first.sacked, "{first:?}");
+    for s in &p.log[start..end] {
+        // "*new_cwnd = max(cwnd, tcp_packets_in_flight(tp) + acked)" while conserving: never
+        // below what is in the network.
+        assert!(s.cwnd >= s.in_flight - s.sacked, "{s:?}");
+    }
+    assert!(first.cwnd < before.cwnd, "{first:?} after {before:?}");
+    // BBR keeps its model through the loss (no multiplicative decrease): bw and min_rtt unchanged.
+    assert_eq!((first.m.bw, first.m.min_rtt), (before.m.bw, before.m.min_rtt));
+    // Leaving recovery: the cwnd saved on entry (bbr_save_cwnd via bbr_ssthresh) is restored.
+    let after = p.log[end];
+    assert!(after.cwnd >= before.cwnd, "{after:?} after {before:?}");
+    assert_eq!(p.h.info().retrans, 1);
+}
