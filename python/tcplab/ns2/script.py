@@ -213,12 +213,47 @@ def _queue(q: Any, path: str) -> dict:
     return out
 
 
-def _links(t: dict) -> tuple:
+def _plan_links(t: dict, plan: dict) -> tuple:
+    """Nodes and links of a topology with host groups, from the core's resolved plan (`tcplab.resolve`):
+    the groups expanded as the core expands them (each member a node with its own access link,
+    its delay drawn per node and seed), so the two simulators never disagree on the network.
+    Link order is the plan's: the topology's own links first, then each member's access link."""
+    names = {}
+    if t.get("kind") == "custom":
+        names = {(lk.get("name") or f"link{i}"): f"topology.links[{i}]" for i, lk in enumerate(t["links"])}
+    own = {"single_link": "topology", "dumbbell": "topology"}.get(t.get("kind"))
+    nodes, links, members = list(plan["nodes"]), [], _group_members(t, plan)
+    for i, lk in enumerate(plan["links"]):
+        # An unnamed link of a custom topology is "link<i>" (the topology's links come first).
+        name = lk["name"] or f"link{i}"
+        p = names.get(name) or ("topology.groups" if lk["a"] in members or lk["b"] in members else own or "topology")
+        rq = lk.get("reverse_queue") or lk["queue"]
+        links.append(Link(name, lk["a"], lk["b"], float(lk["rate_bps"]), lk["delay_ns"] / 1e9, _queue(lk["queue"], p + ".queue"),
+                          _queue(rq, p + ".reverse_queue"), float(lk.get("loss", 0)), float(lk.get("reverse_loss", 0)), p))
+    return nodes, links
+
+
+def _group_members(t: dict, plan: dict) -> set:
+    """The nodes the host groups added (those of the plan the topology does not name)."""
     kind = t.get("kind")
-    if t.get("groups"):
-        raise refuse("topology.groups", "host groups are not exported (list the nodes in a custom topology)")
+    if kind == "custom":
+        base = set(t["nodes"])
+    elif kind == "single_link":
+        base = {"sender", "receiver"}
+    else:
+        n = int(t.get("pairs", 0))
+        base = {f"s{i}" for i in range(1, n + 1)} | {f"r{i}" for i in range(1, n + 1)} | {"left", "right"}
+    return set(plan["nodes"]) - base
+
+
+def _links(t: dict, plan: Optional[dict] = None) -> tuple:
+    kind = t.get("kind")
     if t.get("loss_pattern", "random") != "random":
         raise refuse("topology.loss_pattern", "only random loss (ErrorModel with a uniform variable) is exported")
+    if t.get("groups"):
+        if kind not in ("single_link", "dumbbell", "custom"):
+            raise refuse("topology.kind", f"{kind!r}: exported topologies are single_link, dumbbell and custom")
+        return _plan_links(t, plan)
     links = []
     if kind == "single_link":
         nodes = ["sender", "receiver"]
@@ -373,68 +408,146 @@ UDP_KEYS = {"kind", "name", "from", "to", "start", "stop", "rate", "mean_rate", 
             "jitter", "count", "instances", "embedded", "think", "tcp"}
 
 
-def _udp_lines(scenario, sets, seed, d: dict, idx: dict, single: bool) -> list:
+def _udp_lines(d: dict, plan: dict, idx: dict) -> list:
     """The UDP sources: `Agent/UDP` to an `Agent/Null`, driven by `Application/Traffic/CBR`
     (`cbr`), `/Pareto` (`onoff` with Pareto ON and OFF of one shape) or `/Exponential` (`onoff`
-    with exponential ON and OFF). The ON rate is the core's (the run's `udp` record, derived
-    there from `mean_rate` or `aggregate_rate`). ns-2 draws from its own random streams: compare
-    such runs as statistics."""
-    rates = {}
-    r = api.run(scenario, sets=sets, seed=seed)
-    # One row per source, in the order of [[apps]] (each entry is one instance here).
-    for i, row in enumerate(r.udp.to_dict("records") if len(r.udp) else []):
-        rates[i] = float(row["rate_bps"])
+    with exponential ON and OFF), or, for an ON/OFF source whose packet size is a mix drawn per
+    packet, by a Tcl procedure doing what `POO_Traffic::next_interval()` does (`tools/pareto.cc`)
+    with the size drawn per packet, as tcplab's source does (`app/traffic.rs`). Each entry's
+    `instances` are the plan's sources, in order, with their endpoints and the ON rate the core
+    derived (from `mean_rate` or `aggregate_rate`). ns-2 draws from its own random streams:
+    compare such runs as statistics."""
     out = []
+    rapps = iter(plan["apps"])
+    n = 0
     for i, a in enumerate(d["apps"]):
         base = f"apps[{i}]"
         for k in a:
             if k not in UDP_KEYS:
                 raise refuse(f"{base}.{k}", f"`{k}` is not exported for UDP sources")
-        if int(a.get("instances", 1)) != 1:
-            raise refuse(base + ".instances", "one source per entry")
         if a.get("packet") is None:
             raise refuse(base + ".packet", "write the packet size: the export takes only what the validated scenario writes out")
-        size = nbytes(a["packet"], base + ".packet")
-        src = a.get("from") or ("sender" if single else None)
-        dst = a.get("to") or ("receiver" if single else None)
-        for key, n in ((".from", src), (".to", dst)):
-            if n not in idx:
-                raise refuse(base + key, f"{n!r} is not a node")
-        fid = UDP_FID_BASE + i
-        out += [f"# UDP source {base} ({a['kind']}) {src} -> {dst}",
-                f"set udp({i}) [new Agent/UDP]", f"$udp({i}) set fid_ {fid}", f"$udp({i}) set packetSize_ {size}",
-                f"set null({i}) [new Agent/Null]", f"$ns attach-agent $n({idx[src]}) $udp({i})", f"$ns attach-agent $n({idx[dst]}) $null({i})",
-                f"$ns connect $udp({i}) $null({i})"]
-        rate = rates.get(i)
-        if rate is None:
-            raise refuse(base, "the core reported no rate for this source")
-        if a["kind"] == "cbr":
-            # CBR_Traffic (tools/cbr_traffic.cc): rate_ and packetSize_, random_ for the jitter.
-            out += [f"set app({i}) [new Application/Traffic/CBR]", f"$app({i}) set packetSize_ {size}", f"$app({i}) set rate_ {_g(rate)}",
-                    f"$app({i}) set random_ {int(bool(a.get('jitter', False)))}"]
+        if a["kind"] == "onoff" and (a.get("on") is None or a.get("off") is None):
+            raise refuse(base + (".on" if a.get("on") is None else ".off"), "write the ON and OFF distributions: the export takes only what the validated scenario writes out")
+        for _ in range(int(a.get("instances", 1))):
+            out += _udp_source(n, a, next(rapps), base, idx)
+            n += 1
+    return out
+
+
+def _packet_mix(v, path: str) -> Optional[list]:
+    """A packet size as [(probability, bytes), ...]; None for a constant."""
+    if isinstance(v, dict) and set(v) == {"mix"}:
+        return [(float(e["p"]), nbytes(e["value"], path)) for e in v["mix"]]
+    if isinstance(v, dict):
+        raise refuse(path, f"{v!r}: a UDP packet size is a constant or a mix (ns-2's sources draw no other size)")
+    return None
+
+
+def _udp_source(n: int, a: dict, ra: dict, base: str, idx: dict) -> list:
+    src, dst = ra["client"], ra["server"]
+    for key, node in ((".from", src), (".to", dst)):
+        if node not in idx:
+            raise refuse(base + key, f"{node!r} is not a node")
+    tr = ra["traffic"]
+    rate = float(tr["rate_bps"])
+    mix = _packet_mix(tr["packet"], base + ".packet")
+    size = max(s for _, s in mix) if mix else nbytes(tr["packet"], base + ".packet")
+    start = ra["start_ns"] / 1e9
+    stop = tr["stop_ns"] / 1e9 if tr.get("stop_ns") is not None else None
+    count = ra.get("count")
+    count = None if count in (None, "unlimited") else int(count)
+    fid = UDP_FID_BASE + n
+    out = [f"# UDP source {n}: {base} {ra['name']} ({a['kind']}) {src} -> {dst}",
+           f"set udp({n}) [new Agent/UDP]", f"$udp({n}) set fid_ {fid}", f"$udp({n}) set packetSize_ {size}",
+           f"set null({n}) [new Agent/Null]", f"$ns attach-agent $n({idx[src]}) $udp({n})", f"$ns attach-agent $n({idx[dst]}) $null({n})",
+           f"$ns connect $udp({n}) $null({n})"]
+    if a["kind"] == "cbr":
+        if mix:
+            raise refuse(base + ".packet", "a CBR source of one packet size (CBR_Traffic's packetSize_)")
+        if tr["pattern"].get("interval_ns") is not None:
+            raise refuse(base + ".interval", "CBR_Traffic's interval comes from rate_ and packetSize_ here (write rate)")
+        # CBR_Traffic (tools/cbr_traffic.cc): rate_ and packetSize_, random_ for the jitter.
+        out += [f"set app({n}) [new Application/Traffic/CBR]", f"$app({n}) set packetSize_ {size}", f"$app({n}) set rate_ {_g(rate)}",
+                f"$app({n}) set random_ {int(bool(tr['pattern'].get('jitter')))}"]
+    else:
+        on, off = tr["pattern"]["on"], tr["pattern"]["off"]
+        if isinstance(on, dict) and isinstance(off, dict) and "pareto" in on and "pareto" in off:
+            pon, poff = on["pareto"], off["pareto"]
+            if "mean" not in pon or "mean" not in poff or pon.get("shape") != poff.get("shape"):
+                raise refuse(base + ".off", "Application/Traffic/Pareto takes one shape_ and the two means")
+            kind, shape = "Pareto", float(pon["shape"])
+            on_s, off_s = seconds(pon["mean"], base + ".on"), seconds(poff["mean"], base + ".off")
+        elif isinstance(on, dict) and isinstance(off, dict) and "exponential" in on and "exponential" in off:
+            kind, shape = "Exponential", None
+            on_s, off_s = seconds(on["exponential"], base + ".on"), seconds(off["exponential"], base + ".off")
         else:
-            on, off = a.get("on"), a.get("off")
-            if on is None or off is None:
-                raise refuse(base + (".on" if on is None else ".off"), "write the ON and OFF distributions: the export takes only what the validated scenario writes out")
-            if isinstance(on, dict) and isinstance(off, dict) and "pareto" in on and "pareto" in off:
-                pon, poff = on["pareto"], off["pareto"]
-                if "mean" not in pon or "mean" not in poff or pon.get("shape") != poff.get("shape"):
-                    raise refuse(base + ".off", "Application/Traffic/Pareto takes one shape_ and the two means")
-                out += [f"set app({i}) [new Application/Traffic/Pareto]", f"$app({i}) set shape_ {_g(float(pon['shape']))}",
-                        f"$app({i}) set burst_time_ {_g(seconds(pon['mean'], base + '.on'))}",
-                        f"$app({i}) set idle_time_ {_g(seconds(poff['mean'], base + '.off'))}"]
-            elif isinstance(on, dict) and isinstance(off, dict) and "exponential" in on and "exponential" in off:
-                out += [f"set app({i}) [new Application/Traffic/Exponential]",
-                        f"$app({i}) set burst_time_ {_g(seconds(on['exponential'], base + '.on'))}",
-                        f"$app({i}) set idle_time_ {_g(seconds(off['exponential'], base + '.off'))}"]
-            else:
-                raise refuse(base + ".on", "ns-2's ON/OFF sources are Pareto (both ON and OFF) or exponential (both)")
-            out += [f"$app({i}) set packetSize_ {size}", f"$app({i}) set rate_ {_g(rate)}"]
-        if a.get("count") not in (None, "unlimited"):
-            out.append(f"$app({i}) set maxpkts_ {int(a['count'])}")
-        out += [f"$app({i}) attach-agent $udp({i})", f"$ns at {_g(seconds(a.get('start', '0s'), base + '.start'))} \"$app({i}) start\""]
-        if a.get("stop") is not None:
-            out.append(f"$ns at {_g(seconds(a['stop'], base + '.stop'))} \"$app({i}) stop\"")
+            raise refuse(base + ".on", "ns-2's ON/OFF sources are Pareto (both ON and OFF) or exponential (both)")
+        if mix:
+            return out + _mixed_onoff(n, kind, shape, on_s, off_s, rate, mix, start, stop, count)
+        out += [f"set app({n}) [new Application/Traffic/{kind}]"]
+        if shape is not None:
+            out.append(f"$app({n}) set shape_ {_g(shape)}")
+        out += [f"$app({n}) set burst_time_ {_g(on_s)}", f"$app({n}) set idle_time_ {_g(off_s)}",
+                f"$app({n}) set packetSize_ {size}", f"$app({n}) set rate_ {_g(rate)}"]
+    if count is not None:
+        out.append(f"$app({n}) set maxpkts_ {count}")
+    out += [f"$app({n}) attach-agent $udp({n})", f"$ns at {_g(start)} \"$app({n}) start\""]
+    if stop is not None:
+        out.append(f"$ns at {_g(stop)} \"$app({n}) stop\"")
+    return out
+
+
+#: The Tcl procedures of an ON/OFF source whose packet size is drawn per packet (written once).
+MIXED_ONOFF_PROCS = r"""# An ON/OFF source with a packet size drawn per packet: POO_Traffic / EXPOO_Traffic's
+# next_interval() (tools/pareto.cc, tools/expoo.cc) with the size drawn per packet, as tcplab's
+# source does (each packet followed by its own interval at the ON rate; a burst's length in
+# packets is the ON draw over the mean interval, rounded, at least one; one OFF draw before it).
+proc mix_next {i prev} {
+    global ns mix_rate mix_rem mix_on mix_off mix_u mix_cum mix_size mix_next_size mix_stop mix_left
+    if {$mix_left($i) == 0} { return }
+    set u [$mix_u($i) value]
+    set size [lindex $mix_size($i) end]
+    foreach c $mix_cum($i) s $mix_size($i) { if {$u < $c} { set size $s; break } }
+    set t [expr {($prev > 0 ? $prev : $size) * 8.0 / $mix_rate($i)}]
+    if {$mix_rem($i) == 0} {
+        set mix_rem($i) [expr {int([$mix_on($i) value] + 0.5)}]
+        if {$mix_rem($i) == 0} { set mix_rem($i) 1 }
+        set t [expr {$t + [$mix_off($i) value]}]
+    }
+    incr mix_rem($i) -1
+    set at [expr {[$ns now] + $t}]
+    if {$mix_stop($i) >= 0 && $at > $mix_stop($i)} { return }
+    set mix_next_size($i) $size
+    $ns at $at "mix_send $i"
+}
+proc mix_send {i} {
+    global udp mix_next_size mix_left
+    $udp($i) send $mix_next_size($i)
+    if {$mix_left($i) > 0} { incr mix_left($i) -1 }
+    mix_next $i $mix_next_size($i)
+}
+"""
+
+
+def _mixed_onoff(n: int, kind: str, shape, on_s: float, off_s: float, rate: float, mix: list, start: float, stop, count) -> list:
+    mean = sum(p * s for p, s in mix) / sum(p for p, _ in mix)
+    # The burst length in packets has the mean ON time over the mean interval (POO_Traffic::init()).
+    mean_iv = mean * 8.0 / rate
+    tot, cum = sum(p for p, _ in mix), []
+    acc = 0.0
+    for p, _ in mix:
+        acc += p / tot
+        cum.append(acc)
+    out = []
+    for name, avg in (("on", on_s / mean_iv), ("off", off_s)):
+        out += [f"set mix_{name}({n}) [new RandomVariable/{kind}]", f"$mix_{name}({n}) set avg_ {_g(avg)}"]
+        if shape is not None:
+            out.append(f"$mix_{name}({n}) set shape_ {_g(shape)}")
+    out += [f"set mix_u({n}) [new RandomVariable/Uniform]", f"set mix_cum({n}) {{{' '.join(_g(c) for c in cum)}}}",
+            f"set mix_size({n}) {{{' '.join(str(s) for _, s in mix)}}}", f"set mix_rate({n}) {_g(rate)}", f"set mix_rem({n}) 0",
+            f"set mix_stop({n}) {_g(stop) if stop is not None else -1}", f"set mix_left({n}) {count if count is not None else -1}",
+            f"$ns at {_g(start)} \"mix_next {n} 0\""]
     return out
 
 
@@ -458,6 +571,19 @@ def _drop_positions(scenario, sets, seed) -> dict:
     return {k: sorted(v) for k, v in out.items()}
 
 
+def ns2_seed(seed) -> int:
+    """The seed of ns-2's default stream for tcplab's `seed`: a positive number below 2^31 − 1
+    (ns-2 takes 0 for a seed of its own choosing, which would not repeat)."""
+    return 1 + (int(seed or 1) - 1) % 2147483646
+
+
+def _random(d: dict, plan: dict) -> bool:
+    """Whether ns-2 draws random numbers for this scenario (random loss, ON/OFF or jittered sources)."""
+    if any(float(lk.get("loss", 0)) > 0 or float(lk.get("reverse_loss", 0)) > 0 for lk in plan["links"]):
+        return True
+    return any(a.get("kind") == "onoff" or a.get("jitter") for a in d.get("apps") or [])
+
+
 def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) -> Script:
     """The ns-2 script of `scenario` (a path, TOML text or dict), or a ScenarioError naming the
     key ns-2 cannot express. `seed` is that of tcplab's run that places chosen drops and reads the
@@ -466,6 +592,9 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
     sets = api._sets(sets)
     d = api.validate(scenario, sets=sets)
     resolved = api.validate(scenario, sets=sets, tcp=True)
+    # The core's plan for this seed: host groups, templated endpoints and the UDP sources' ON
+    # rates as the core resolves them (a front end translates the plan, never guesses).
+    plan = api.resolve(scenario, sets=sets, seed=seed)
     if d.get("capture"):
         raise refuse("capture", "ns-2 writes its own trace (tcplab ns2 run)")
     for i, a in enumerate(d.get("apps") or []):
@@ -477,14 +606,16 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
         # covers the whole run).
         if k not in ("name", "description", "seed", "duration", "warmup", "topology", "tcp", "flows", "apps", "series"):
             raise refuse(k, f"`{k}` has no ns-2 counterpart here (docs/ns2.md lists what is exported)")
-    nodes, links = _links(d["topology"])
-    single = d["topology"]["kind"] == "single_link"
+    nodes, links = _links(d["topology"], plan)
     lines = [
         "# ns-2.35 script written by `tcplab ns2 export` (docs/ns2.md). Argument: the trace file.",
         f"# scenario: {d.get('name') or '(unnamed)'}",
         "set ns [new Simulator]",
         "Trace set show_tcphdr_ 1 ;# ACK numbers and flags of FullTcp's packets",
     ]
+    if _random(d, plan):
+        # ns-2's own streams, seeded from the run's seed: one seed, one run (RNG::set_seed()).
+        lines.append(f"global defaultRNG; $defaultRNG seed {ns2_seed(plan.get('seed'))}")
     if trace:
         lines += [
             "set tracefile [expr {[llength $argv] > 0 ? [lindex $argv 0] : \"out.tr\"}]",
@@ -564,9 +695,9 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
         full = bool(k["fin"])
         start, spacing = seconds(f.get("start", "0s"), base + ".start"), seconds(f.get("start_spacing", "0s"), base + ".start_spacing")
         for c in range(int(f.get("count", 1))):
-            num = str(c + 1)
-            src = (f.get("from") or "").replace("{i}", num) or ("sender" if single else None)
-            dst = (f.get("to") or "").replace("{i}", num) or ("receiver" if single else None)
+            # The plan's connections are the scenario's flows, each `count` times, in order.
+            rf = plan["flows"][len(conns)]
+            src, dst = rf["from"], rf["to"]
             if src not in idx or dst not in idx:
                 raise refuse(base + (".from" if src not in idx else ".to"), f"{src if src not in idx else dst!r} is not a node")
             v = k["variant"]
@@ -611,7 +742,10 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
             lines.append(f"$ns at {_g(t0)} \"$ftp({n}) {'start' if pkts is None else f'produce {pkts}'}\"")
 
     if d.get("apps"):
-        lines += _udp_lines(scenario, sets, seed, d, idx, single)
+        udp = _udp_lines(d, plan, idx)
+        if any(line.startswith("set mix_") for line in udp):
+            lines.append(MIXED_ONOFF_PROCS.rstrip())
+        lines += udp
 
     # Chosen drops, at the head of each flow's first link (before the queue, as tcplab drops them),
     # and random loss: one ErrorModule per link direction that needs one.
