@@ -458,6 +458,10 @@ def _udp_source(n: int, a: dict, ra: dict, base: str, idx: dict) -> list:
     count = ra.get("count")
     count = None if count in (None, "unlimited") else int(count)
     fid = UDP_FID_BASE + n
+    if rate <= 0:
+        # A source of rate 0 sends nothing in tcplab (no packet at any time); ns-2's generators
+        # would divide by it.
+        return [f"# UDP source {n}: {base} {ra['name']} ({a['kind']}) {src} -> {dst}: rate 0, sends nothing"]
     out = [f"# UDP source {n}: {base} {ra['name']} ({a['kind']}) {src} -> {dst}",
            f"set udp({n}) [new Agent/UDP]", f"$udp({n}) set fid_ {fid}", f"$udp({n}) set packetSize_ {size}",
            f"set null({n}) [new Agent/Null]", f"$ns attach-agent $n({idx[src]}) $udp({n})", f"$ns attach-agent $n({idx[dst]}) $null({n})",
