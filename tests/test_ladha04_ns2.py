@@ -52,18 +52,23 @@ def test_limited_transmits_are_new_segments_on_the_first_two_duplicate_acks():
     rows = []
 
     def ack(t, a, dup):
-        rows.append(dict(conn=0, dir="b2a", time_s=t, event="rx", len=0, end=1, dup_ack=dup, retx=False))
+        rows.append(dict(conn=0, dir="b2a", time_s=t, event="rx", len=0, end=1, ack=a, dup_ack=dup, retx=False))
 
     def data(t, end, retx=False):
-        rows.append(dict(conn=0, dir="a2b", time_s=t, event="tx", len=1460, end=end, dup_ack=False, retx=retx))
+        rows.append(dict(conn=0, dir="a2b", time_s=t, event="tx", len=1460, end=end, ack=None, dup_ack=False, retx=retx))
 
     data(0.0, 1461), data(0.0, 2921), data(0.0, 4381), data(0.0, 5841)
     ack(1.0, 1461, False)
     ack(1.1, 1461, True), data(1.1, 7301)          # first duplicate: LT
     ack(1.2, 1461, True), data(1.2, 8761)          # second: LT
-    ack(1.3, 1461, True), data(1.3, 2921, retx=True)   # third: the fast retransmit
+    ack(1.3, 1461, True), data(1.3, 2921, retx=True)   # third: the fast retransmit (recover 8761)
     ack(1.4, 1461, True), data(1.4, 10221)         # in recovery: not LT
-    assert l04.limited_transmits(pd.DataFrame(rows)) == 2
+    ack(1.5, 4381, False), data(1.5, 4381, retx=True)  # a partial ACK (NewReno)
+    ack(1.6, 4381, True), data(1.6, 11681)         # a duplicate after it, still in recovery: not LT
+    ack(1.7, 11681, False)                         # recovery over
+    data(1.7, 13141), data(1.7, 14601)
+    ack(1.8, 11681, True), data(1.8, 16061)        # a first duplicate again: LT
+    assert l04.limited_transmits(pd.DataFrame(rows)) == 3
 
 
 def frame(drops_below, drops_above):

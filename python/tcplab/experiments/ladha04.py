@@ -117,7 +117,7 @@ MSS = 1460
 NS2_RWND = 'tcp.rwnd="18980B"'
 NS2_WALL_S = 60.0
 #: Bumped when the cells computed from ns-2's packets change (the cache key).
-NS2_CELLS_VERSION = 1
+NS2_CELLS_VERSION = 2
 
 
 NS2_TEXT = ("ns-2 column: the rows of NewReno, SACK, SACK-IW and SACK-IW-LT run in ns-2.35 too (`tcplab.ns2`: the same scenario with its "
@@ -152,19 +152,29 @@ def ns2_unexpressed() -> str:
 
 def limited_transmits(seg: pd.DataFrame, conn: int = 0, dupthresh: int = 3) -> int:
     """New data segments sent at the instant a first or second duplicate ACK reached the sender
-    (RFC 3042; ns-2's singledup_ sends one per duplicate ACK, `send_one()`), from the packets."""
+    outside a recovery (RFC 3042; ns-2's singledup_ sends one per duplicate ACK, `send_one()` in
+    `tcp/tcp.cc`), from the packets. A recovery runs from a retransmission until an ACK covers
+    everything sent before it (`recover`, RFC 6582): the new data NewReno sends on the duplicate
+    ACKs after a partial ACK is not Limited Transmit."""
     s = seg[seg["conn"] == conn].sort_values("time_s", kind="mergesort")
-    dups, lt_at, n, highest = 0, set(), 0, 0
-    for t, d, ev, ln, end, dup, retx in zip(s["time_s"], s["dir"], s["event"], s["len"], s["end"], s["dup_ack"], s["retx"]):
+    dups, lt_at, n, highest, una, recover = 0, set(), 0, 0, 0, 0
+    for t, d, ev, ln, end, ack, dup, retx in zip(s["time_s"], s["dir"], s["event"], s["len"], s["end"], s["ack"], s["dup_ack"], s["retx"]):
         us = int(round(float(t) * 1e6))
         if d == "b2a" and ev == "rx":
-            dups = dups + 1 if dup else 0
-            if 0 < dups < dupthresh:
+            a = 0 if pd.isna(ack) else int(ack)
+            if a > una:
+                una, dups = a, 0
+            elif dup:
+                dups += 1
+            if 0 < dups < dupthresh and una >= recover:
                 lt_at.add(us)
-        elif d == "a2b" and ev == "tx" and ln > 0 and not retx:
-            if us in lt_at and int(end) > highest:
-                n += 1
-            highest = max(highest, int(end))
+        elif d == "a2b" and ev == "tx" and ln > 0:
+            if retx:
+                recover = max(recover, highest)
+            elif int(end) > highest:
+                if us in lt_at and una >= recover:
+                    n += 1
+                highest = int(end)
     return n
 
 
