@@ -192,6 +192,9 @@ class Script:
     conns: list                  # Conn, by tcplab connection index
     horizon_s: float
     notes: list = field(default_factory=list)
+    #: Connections the script opens as it runs (request/response exchanges): {"base": first flow
+    #: id, "mss": their packet size}; their flow ids follow in the order they open.
+    dynamic: Optional[dict] = None
 
 
 def _queue(q: Any, path: str) -> dict:
@@ -401,6 +404,26 @@ def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
     return [f"$tcp({{}}) set {name} {val}" for name, val in sets.items()]
 
 
+def _sink_class(k: dict) -> str:
+    sink = "Agent/TCPSink/Sack1" if k["sack"] else "Agent/TCPSink"
+    return sink + "/DelAck" if k["delayed_ack"] else sink
+
+
+def _sink_lines(k: dict, var: str, new: bool = False) -> list:
+    """The sink of a one-way agent (`tcp/tcp-sink.cc`), as `var` (`set` first when `new`)."""
+    out = [f"set {var.lstrip('$')} [new {_sink_class(k)}]"]
+    if k["sack"]:
+        out.append(f"{var} set maxSackBlocks_ {int(k['sack_blocks'])}")
+    out.append(f"{var} set RFC2581_immediate_ack_ {int(bool(k['delack_fill_immediate']))}")
+    if k["delayed_ack"]:
+        out.append(f"{var} set interval_ {_g(seconds(k['delack_timeout'], 'tcp.delack_timeout'))}")
+    return out
+
+
+def _oneway_agent(k: dict) -> str:
+    return AGENTS[k["variant"]]
+
+
 UDP_KINDS = ("cbr", "onoff")
 #: ns-2 flow ids of UDP sources: UDP_FID_BASE + the application's index (TCP connections use 0...).
 UDP_FID_BASE = 100_000
@@ -408,7 +431,7 @@ UDP_KEYS = {"kind", "name", "from", "to", "start", "stop", "rate", "mean_rate", 
             "jitter", "count", "instances", "embedded", "think", "tcp"}
 
 
-def _udp_lines(d: dict, plan: dict, idx: dict) -> list:
+def _udp_lines_at(d: dict, plan: dict, idx: dict, where: list) -> list:
     """The UDP sources: `Agent/UDP` to an `Agent/Null`, driven by `Application/Traffic/CBR`
     (`cbr`), `/Pareto` (`onoff` with Pareto ON and OFF of one shape) or `/Exponential` (`onoff`
     with exponential ON and OFF), or, for an ON/OFF source whose packet size is a mix drawn per
@@ -420,7 +443,7 @@ def _udp_lines(d: dict, plan: dict, idx: dict) -> list:
     out = []
     rapps = iter(plan["apps"])
     n = 0
-    for i, a in enumerate(d["apps"]):
+    for i, a in zip(where, d["apps"]):
         base = f"apps[{i}]"
         for k in a:
             if k not in UDP_KEYS:
@@ -433,6 +456,26 @@ def _udp_lines(d: dict, plan: dict, idx: dict) -> list:
             out += _udp_source(n, a, next(rapps), base, idx)
             n += 1
     return out
+
+
+def _app_lines(d: dict, plan: dict, idx: dict) -> tuple:
+    """The applications in the plan's order: (UDP sources' lines, request/response sessions' lines)."""
+    from . import webapps
+
+    udp_d = {"apps": [a for a in d["apps"] if a["kind"] in UDP_KINDS]}
+    udp_plan = {"apps": [ra for ra in plan["apps"] if ra["kind"] in UDP_KINDS]}
+    udp = _udp_lines_at(udp_d, udp_plan, idx, [i for i, a in enumerate(d["apps"]) if a["kind"] in UDP_KINDS]) if udp_d["apps"] else []
+    rr, n = [], 0
+    rapps = iter(ra for ra in plan["apps"] if ra["kind"] == "reqresp")
+    for i, a in enumerate(d["apps"]):
+        if a["kind"] != "reqresp":
+            continue
+        base = f"apps[{i}]"
+        for _ in range(int(a.get("instances", 1))):
+            rr += webapps.reqresp_lines(n, a, next(rapps), base, idx, refuse=refuse, seconds=seconds, nbytes=nbytes,
+                                        check_tcp=_check_tcp, agent_class=_oneway_agent, agent_lines=_agent_lines, sink_lines=_sink_lines)
+            n += 1
+    return udp, rr
 
 
 def _packet_mix(v, path: str) -> Optional[list]:
@@ -602,9 +645,9 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
     if d.get("capture"):
         raise refuse("capture", "ns-2 writes its own trace (tcplab ns2 run)")
     for i, a in enumerate(d.get("apps") or []):
-        if a.get("kind") not in UDP_KINDS:
-            raise refuse(f"apps[{i}].kind", f"{a.get('kind')!r}: request/response and web clients are not exported yet "
-                                            "(bulk [[flows]], and the UDP sources cbr and onoff, are)")
+        if a.get("kind") not in UDP_KINDS + ("reqresp",):
+            raise refuse(f"apps[{i}].kind", f"{a.get('kind')!r}: web and FTP clients are not exported yet "
+                                            "(bulk [[flows]], the UDP sources cbr and onoff, and one-way reqresp are)")
     for k in d:
         # `warmup` only narrows tcplab's instruments; the packets are the same (the comparison
         # covers the whole run).
@@ -733,23 +776,26 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
                 else:
                     lines.append(f"$ns at {_g(t0)} \"$tcp({n}) advance-bytes {pkts}; $tcp({n}) set close_on_empty_ true\"")
                 continue
-            lines.append(f"set sink({n}) [new {sink}]")
-            if k["sack"]:
-                lines.append(f"$sink({n}) set maxSackBlocks_ {int(k['sack_blocks'])}")
-            lines.append(f"$sink({n}) set RFC2581_immediate_ack_ {int(bool(k['delack_fill_immediate']))}")
-            if k["delayed_ack"]:
-                lines.append(f"$sink({n}) set interval_ {_g(seconds(k['delack_timeout'], 'tcp.delack_timeout'))}")
+            lines += _sink_lines(k, f"$sink({n})")
             lines.append(f"$ns attach-agent $n({idx[src]}) $tcp({n})")
             lines.append(f"$ns attach-agent $n({idx[dst]}) $sink({n})")
             lines.append(f"$ns connect $tcp({n}) $sink({n})")
             lines.append(f"set ftp({n}) [$tcp({n}) attach-app FTP]")
             lines.append(f"$ns at {_g(t0)} \"$ftp({n}) {'start' if pkts is None else f'produce {pkts}'}\"")
 
+    rr_sessions = 0
     if d.get("apps"):
-        udp = _udp_lines(d, plan, idx)
+        udp, rr = _app_lines(d, plan, idx)
         if any(line.startswith("set mix_") for line in udp):
             lines.append(MIXED_ONOFF_PROCS.rstrip())
         lines += udp
+        if rr:
+            from .webapps import PROCS
+
+            rr_sessions = sum(1 for line in rr if line.startswith("set rr_count("))
+            finite = sum(1 for line in rr if line.startswith("set rr_count(") and not line.endswith(" -1"))
+            lines += [f"set nextfid {len(conns)} ;# flow ids of the exchanges' connections, in the order they open",
+                      f"set apps_left {finite}", PROCS.rstrip()] + rr
 
     # Chosen drops, at the head of each flow's first link (before the queue, as tcplab drops them),
     # and random loss: one ErrorModule per link direction that needs one.
@@ -798,7 +844,8 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
     lines += [
         "proc finish {} { global ns tf; $ns flush-trace; close $tf; exit 0 }" if trace else "proc finish {} { exit 0 }",
         "proc done {} {",
-        "    global tcp",
+        "    global tcp apps_left",
+        *(["    if {$apps_left > 0} { return 0 }"] if rr_sessions else []),
         # The last packet's number: packet 0 is the SYN with syn_, so the data ends one later.
         *[f"    if {{[$tcp({c.conn}) set ack_] < {c.packets - 1 + int(c.syn)}}} {{ return 0 }}" for c in conns if c.packets is not None and not c.full],
         "    return 1",
@@ -823,4 +870,9 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
         notes.append("ns-2's packet 0 (syn_) is 40 bytes; tcplab's SYN carries syn_options bytes more")
     if any(not c.syn for c in conns):
         notes.append("without syn_ ns-2 sends packet 0 without its 40-byte header (TcpAgent::output())")
-    return Script("\n".join(lines) + "\n", nodes, links, conns, horizon, notes)
+    if rr_sessions:
+        ks = [a["tcp"]["client"] for a in plan["apps"] if a["kind"] == "reqresp"]
+        script_dyn = {"base": len(conns), "mss": nbytes(ks[0]["mss"], "tcp.mss")}
+    else:
+        script_dyn = None
+    return Script("\n".join(lines) + "\n", nodes, links, conns, horizon, notes, dynamic=script_dyn)

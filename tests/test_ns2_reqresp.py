@@ -1,0 +1,79 @@
+"""One-way request/response exchanges in the ns-2 export (tcplab.ns2.webapps; docs/ns2.md).
+
+- Accepted: `kind = "reqresp"` with `mode = "oneway"`, constant sizes of whole packets, a think
+  time constant, uniform or exponential; each exchange a request agent and a response agent made
+  as the run goes. Refused by key path: two-way exchanges, web clients, sizes that vary or are
+  not whole packets, another think distribution.
+- With `ns`: a deterministic session runs in both simulators, the exchanges read back as tcplab's
+  connections (request and response under one connection, both `a2b`), agreeing at the core; the
+  first divergence is the one-way agents' packet 0 (the class "no SYN" in docs/ns2.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+
+import pytest
+
+import tcplab
+from tcplab import ns2
+from tcplab.ns2.script import export
+
+HAVE_NS = shutil.which("ns") is not None
+needs_ns = pytest.mark.skipif(not HAVE_NS, reason="ns-2's `ns` is not installed (apt-get install ns2; scripts/setup.sh --tools)")
+
+RR = {
+    "topology": {"kind": "custom", "nodes": ["c", "r", "s1", "s2"],
+                 "links": [{"a": "c", "b": "r", "rate": "10Mbps", "delay": "5ms"},
+                           {"a": "r", "b": "s1", "rate": "1500kbps", "delay": "20ms", "queue": 10},
+                           {"a": "r", "b": "s2", "rate": "1500kbps", "delay": "30ms", "queue": 10}]},
+    "tcp": {"profile": "ns2", "variant": "newreno", "mss": 1000, "delayed_ack": True, "delack_timeout": "100ms"},
+    "apps": [{"kind": "reqresp", "mode": "oneway", "client": "c", "server": "s1", "request": "1000B", "response": "8000B", "count": 5,
+              "think": "300ms", "start": "1s"}],
+}
+
+
+def rr(**over) -> dict:
+    d = copy.deepcopy(RR)
+    d["apps"][0].update(over)
+    return d
+
+
+def test_a_oneway_session_exports_as_agents_made_per_exchange():
+    s = export(rr(server=["s1", "s2"], think={"uniform": ["0s", "1s"]}, instances=2, client="c"))
+    t = s.tcl
+    for line in ("set rr_servers(0) {2 3}", "set rr_req(0) 1", "set rr_resp(0) 8", "set rr_count(0) 5", "set rr_count(1) 5",
+                 "$rr_tu(0) set max_ 1.0", '$ns at 1.0 "rr_open 0"', "set nextfid 0", "set apps_left 2",
+                 "        set a [new Agent/TCP/Newreno]", "        set a [new Agent/TCPSink/DelAck]", "        $a set interval_ 0.1"):
+        assert line in t, line
+    assert "if {$apps_left > 0} { return 0 }" in t            # the run ends when every session is over
+    assert s.dynamic == {"base": 0, "mss": 1000}
+
+
+@pytest.mark.parametrize("over, path", [
+    ({"mode": "twoway"}, "apps[0].mode"),
+    ({"response": {"exponential": "8000B"}}, "apps[0].response"),
+    ({"request": "1500B"}, "apps[0].request"),
+    ({"think": {"pareto": {"shape": 1.5, "mean": "1s"}}}, "apps[0].think"),
+    ({"tcp": {"handshake": True}}, "apps[0].tcp.handshake"),
+])
+def test_what_oneway_agents_cannot_carry_is_refused(over, path):
+    with pytest.raises(tcplab.ScenarioError) as e:
+        export(rr(**over))
+    assert e.value.path == path, str(e.value)
+
+
+def test_seddighs_model2_exports():
+    s = export(tcplab.__file__.rsplit("/", 1)[0] + "/experiments/seddigh01/model2.toml")
+    assert s.dynamic == {"base": 16, "mss": 1000} and "set rr_count(9) 1010" in s.tcl
+
+
+@needs_ns
+def test_exchanges_agree_at_the_core_in_both():
+    c = ns2.compare(RR)
+    assert c.core, c.text
+    assert sorted(c.ns2) == sorted(c.tcplab) == [0, 1, 2, 3, 4]
+    assert all(c.ns2[k]["data_segs"] == 9 for k in c.ns2)       # one request packet, eight response packets
+    # The first divergence: ns-2's DelAck sink acknowledges packet 0 at once (SYN_immediate_ack_).
+    assert c.divergence[1] is None and c.divergence[2][3] == "b2a" and abs(c.divergence[0] / 1e6 - 1.031133) < 1e-6
