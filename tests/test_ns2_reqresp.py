@@ -77,3 +77,33 @@ def test_exchanges_agree_at_the_core_in_both():
     assert all(c.ns2[k]["data_segs"] == 9 for k in c.ns2)       # one request packet, eight response packets
     # The first divergence: ns-2's DelAck sink acknowledges packet 0 at once (SYN_immediate_ack_).
     assert c.divergence[1] is None and c.divergence[2][3] == "b2a" and abs(c.divergence[0] / 1e6 - 1.031133) < 1e-6
+
+
+@needs_ns
+def test_a_run_without_trace_logs_each_exchange_as_the_trace_shows_it():
+    """`run_log` (no trace, for runs too long to trace): T_GET and T_LAST_ACK of each exchange as
+    the script logs them equal the first packet and the last ACK of its connection in the trace."""
+    from tcplab.ns2 import runner
+    from tcplab.ns2.pair import conn_summary
+
+    logged = runner.run_log(RR)
+    traced = runner.run(RR)
+    cs = conn_summary(traced.segments, traced.drops)
+    o = logged.objects
+    assert list(o["object"]) == [1, 2, 3, 4, 5] and o["transfer_time_s"].notna().all()
+    for k, row in o.iterrows():
+        assert abs(row["transfer_time_s"] - cs[k]["transfer_s"]) < 2e-6, (k, row["transfer_time_s"], cs[k]["transfer_s"])
+
+
+@needs_ns
+def test_a_monitored_link_counts_the_drops_the_trace_shows():
+    from tcplab.ns2 import runner
+
+    sc = rr(count=3, think="0s")
+    sc["topology"]["links"][1]["queue"] = 2
+    sc["tcp"]["initial_window"] = 4
+    logged = runner.run_log(sc, monitor=["link1"])
+    traced = runner.run(sc)
+    row = logged.links.set_index("link").loc["link1:s1->r"]
+    assert row["drops"] == (traced.drops["link"] == "link1:s1->r").sum() > 0
+    assert set(logged.links["link"]) == {"link1:r->s1", "link1:s1->r"}

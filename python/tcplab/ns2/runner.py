@@ -211,3 +211,62 @@ def run(scenario, sets=(), max_wall: float = DEFAULT_WALL_S, keep: Optional[str]
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return Ns2Run(script, seg, drops, wall, trace_path=None if tmp else trace, notes=list(script.notes))
+
+
+@dataclass
+class Ns2Log:
+    """One ns-2 run without a trace: what the script logged itself (`export(monitor=...)`)."""
+    script: Script
+    objects: object                # DataFrame: session, object, request_s, acked_s, transfer_time_s (NaN: not over)
+    links: object                  # DataFrame: link ("name:a->b"), arrivals, drops, drop_rate
+    wall_time_s: float
+
+
+def read_log(path: str):
+    """The log of a run (`rr_note` lines: "open i k t", "over i k t", "link name arrivals drops")
+    as (objects, links) DataFrames."""
+    import pandas as pd
+
+    opened, over, links = {}, {}, []
+    with open(path) as fh:
+        for line in fh:
+            f = line.split()
+            if f[0] == "open":
+                opened[(int(f[1]), int(f[2]))] = float(f[3])
+            elif f[0] == "over":
+                over[(int(f[1]), int(f[2]))] = float(f[3])
+            elif f[0] == "link":
+                a, d = int(f[2]), int(f[3])
+                links.append(dict(link=f[1], arrivals=a, drops=d, drop_rate=d / a if a else float("nan")))
+    rows = [dict(session=i, object=k, request_s=t, acked_s=over.get((i, k), float("nan"))) for (i, k), t in sorted(opened.items())]
+    obj = pd.DataFrame(rows, columns=["session", "object", "request_s", "acked_s"])
+    obj["transfer_time_s"] = obj["acked_s"] - obj["request_s"]
+    return obj, pd.DataFrame(links, columns=["link", "arrivals", "drops", "drop_rate"])
+
+
+def run_log(scenario, sets=(), max_wall: float = DEFAULT_WALL_S, seed: Optional[int] = None, monitor=()) -> Ns2Log:
+    """Export `scenario` without a trace (runs too long to trace: millions of packets), run it in
+    ns-2 with at most `max_wall` seconds of wall time, and read what the script logged: each
+    request/response exchange's T_GET and T_LAST_ACK, and the queue counts of the `monitor` links
+    (both directions)."""
+    import time
+
+    script = export(scenario, sets=sets, seed=seed, trace=False, monitor=monitor)
+    ns = ns_binary()
+    work = tempfile.mkdtemp(prefix="tcplab-ns2-")
+    try:
+        p = Path(work)
+        (p / "scenario.tcl").write_text(script.tcl)
+        t0 = time.perf_counter()
+        try:
+            out = subprocess.run([ns, "scenario.tcl", "trace.tr", "log.txt"], cwd=p, capture_output=True, text=True, timeout=max_wall)
+        except subprocess.TimeoutExpired:
+            raise Ns2Error(f"ns ran longer than its wall time of {max_wall:g} s (stopped)") from None
+        wall = time.perf_counter() - t0
+        if out.returncode != 0 or not (p / "log.txt").is_file():
+            tail = (out.stderr or out.stdout).strip().splitlines()[-8:]
+            raise Ns2Error("ns failed (exit status %d): %s" % (out.returncode, " | ".join(tail)))
+        obj, links = read_log(str(p / "log.txt"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return Ns2Log(script, obj, links, wall)

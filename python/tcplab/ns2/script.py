@@ -18,7 +18,7 @@ long as they agree up to it; where they do not, the first divergence comes befor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .. import api
 from .. import units
@@ -631,7 +631,7 @@ def _random(d: dict, plan: dict) -> bool:
     return any(a.get("kind") == "onoff" or a.get("jitter") for a in d.get("apps") or [])
 
 
-def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) -> Script:
+def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, monitor: Sequence[str] = ()) -> Script:
     """The ns-2 script of `scenario` (a path, TOML text or dict), or a ScenarioError naming the
     key ns-2 cannot express. `seed` is that of tcplab's run that places chosen drops and reads the
     UDP sources' rates (default: the scenario's). Without `trace` the script writes no trace (for
@@ -669,6 +669,10 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
             "set tf [open $tracefile w]",
             "$ns trace-all $tf",
         ]
+    # A second argument names a log (tcplab.ns2.runner.run_log): each request/response exchange's
+    # opening and end, and the packet counts of the monitored links, written by the script itself.
+    lines += ["if {[llength $argv] > 1} { set rr_log [open [lindex $argv 1] w] }",
+              "proc rr_note {s} { global rr_log; if {[info exists rr_log]} { puts $rr_log $s } }"]
     for i, n in enumerate(nodes):
         lines.append(f"set n({i}) [$ns node] ;# {n}")
     idx = {n: i for i, n in enumerate(nodes)}
@@ -839,10 +843,26 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
     for key, em in modules.items():
         lines.append(f"${em} default pass")
 
+    mon_names = []
+    for name in monitor:
+        lk = next((x for x in links if x.name == name), None)
+        if lk is None:
+            raise ValueError(f"no link named {name!r} to monitor (links: {', '.join(x.name for x in links)})")
+        for a, b in ((lk.a, lk.b), (lk.b, lk.a)):
+            lines.append(f"set qm({len(mon_names)}) [$ns monitor-queue $n({idx[a]}) $n({idx[b]}) \"\"]")
+            mon_names.append(f"{name}:{a}->{b}")
     end = d.get("duration")
     end_s = seconds(end, "duration") if end is not None else None
     lines += [
-        "proc finish {} { global ns tf; $ns flush-trace; close $tf; exit 0 }" if trace else "proc finish {} { exit 0 }",
+        "proc finish {} {",
+        "    global ns tf rr_log qm",
+        *(["    $ns flush-trace", "    close $tf"] if trace else []),
+        # A queue monitor's counts (QueueMonitor, queue/queue-monitor.cc): packets arriving at the
+        # link's queue (the dropped ones among them) and dropped there.
+        *[f"    rr_note \"link {name} [$qm({j}) set parrivals_] [$qm({j}) set pdrops_]\"" for j, name in enumerate(mon_names)],
+        "    if {[info exists rr_log]} { close $rr_log }",
+        "    exit 0",
+        "}",
         "proc done {} {",
         "    global tcp apps_left",
         *(["    if {$apps_left > 0} { return 0 }"] if rr_sessions else []),

@@ -30,6 +30,7 @@ PROCS = r"""# One-way request/response exchanges (tcplab.ns2.webapps): the reque
 proc rr_open {i} {
     global ns n nextfid rr_client rr_servers rr_su rr_req rr_started
     incr rr_started($i)
+    rr_note "open $i $rr_started($i) [$ns now]"
     set k [llength $rr_servers($i)]
     set srv [lindex $rr_servers($i) [expr {$k > 1 ? int([$rr_su($i) value] * $k) : 0}]]
     set a [rr_sender_$i client]
@@ -56,6 +57,7 @@ proc rr_reply {i srv f} {
 }
 proc rr_over {i} {
     global ns rr_started rr_count apps_left
+    rr_note "over $i $rr_started($i) [$ns now]"
     if {$rr_count($i) >= 0 && $rr_started($i) >= $rr_count($i)} {
         incr apps_left -1
         return
