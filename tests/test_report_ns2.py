@@ -207,7 +207,8 @@ def test_studies_without_ns2_say_why_from_the_export(tmp_path):
     report, _ = study.begin("rfc2415", "t", tmp_path, "tiny", None, lambda: "1", "s", [])
     text = report.write(tmp_path)["markdown"].read_text()
     assert "ns-2: not expressible (rfc2415.toml: apps[0].kind:" in text
-    # A scenario that exports but whose study runs no ns-2 column says why.
+    # A study with an ns-2 column for some of its scenarios says which.
     report, _ = study.begin("seddigh01", "t", tmp_path, "tiny", None, lambda: "1", "s", [])
     text = report.write(tmp_path)["markdown"].read_text()
-    assert "model1.toml: apps[0].kind" in text and "ns-2: model2.toml exports, but is not run in ns-2 here:" in text
+    assert "model1.toml: apps[0].kind" in text and "model2.toml exports, and the checks of HTTP model 2" in text
+    assert "model2.toml:" not in study.ns2_refusals("seddigh01")
