@@ -33,7 +33,7 @@ CHOICES = [
     "off the core). The x-axis is the aggregate mean rate of each direction's 16 sources; each source's ON rate is derived from it "
     "exactly (docs/scenarios.md, UDP sources), since with a 1 ms ON time the familiar rate·ON/(ON+OFF) would send about 4× too much.",
     "TCP: the ns2 profile (ns-2's timers of the time) with the six cumulative presets of §3.4, MSS 1460, delayed ACKs with a 200 ms "
-    "timer, an unlimited receiver window (the paper does not state it); the transfer starts at 10 s. Transfer time: from the SYN to the acknowledgment of the last byte at the sender.",
+    "timer, the ns2 profile's receiver window of 20000 B (13 full segments: the scenario sets none, and the paper does not state it); the transfer starts at 10 s. Transfer time: from the SYN to the acknowledgment of the last byte at the sender.",
     "Drops of the TCP flow are its data segments sent less those that reached the receiver (new segments plus the duplicates the "
     "receiver counted), not its retransmissions: NewReno's go-back-N after a timeout resends segments the receiver already holds, "
     "and counting those as drops made NewReno's loss rate look 15–20 % higher than SACK's at the same cross traffic. "
