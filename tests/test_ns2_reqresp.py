@@ -44,7 +44,7 @@ def test_a_oneway_session_exports_as_agents_made_per_exchange():
     s = export(rr(server=["s1", "s2"], think={"uniform": ["0s", "1s"]}, instances=2, client="c"))
     t = s.tcl
     for line in ("set rr_servers(0) {2 3}", "set rr_req(0) 1", "set rr_resp(0) 8", "set rr_count(0) 5", "set rr_count(1) 5",
-                 "$rr_tu(0) set max_ 1.0", '$ns at 1.0 "rr_open 0"', "set nextfid 0", "set apps_left 2",
+                 "$rr_think_rv(0) set max_ 1.0", '$ns at 1.0 "rr_open 0"', "set nextfid 0", "set apps_left 2",
                  "        set a [new Agent/TCP/Newreno]", "        set a [new Agent/TCPSink/DelAck]", "        $a set interval_ 0.1"):
         assert line in t, line
     assert "if {$apps_left > 0} { return 0 }" in t            # the run ends when every session is over
@@ -107,3 +107,58 @@ def test_a_monitored_link_counts_the_drops_the_trace_shows():
     row = logged.links.set_index("link").loc["link1:s1->r"]
     assert row["drops"] == (traced.drops["link"] == "link1:s1->r").sum() > 0
     assert set(logged.links["link"]) == {"link1:r->s1", "link1:s1->r"}
+
+
+PAGES = {"kind": "http10", "mode": "oneway", "client": "c", "server": ["s1", "s2"], "request": "1000B", "response": "8000B",
+         "objects": {"exponential": 2}, "objects_rounding": "up", "interobject": {"exponential": "10ms"}, "think": {"exponential": "2s"},
+         "page_spacing": "start_to_start", "pages": 10, "start": "1s"}
+
+
+def pages(**over) -> dict:
+    d = copy.deepcopy(RR)
+    d["apps"] = [dict(PAGES, **over)]
+    d["duration"] = "40s"
+    return d
+
+
+def test_webtraf_pages_export_as_objects_started_interobject_apart():
+    t = export(pages()).tcl
+    for line in ("set rr_count(0) 10", "set wt_objs_rv(0) [new RandomVariable/Exponential]", "$wt_objs_rv(0) set avg_ 2.0",
+                 "set wt_round(0) up", "$wt_gap_rv(0) set avg_ 0.01", "$rr_think_rv(0) set avg_ 2.0", '$ns at 1.0 "wt_page 0"'):
+        assert line in t, line
+    assert "set apps_left 0" in t        # pages run to the duration
+
+
+@pytest.mark.parametrize("over, path", [
+    ({"mode": "twoway"}, "apps[0].mode"),
+    ({"objects": None, "interobject": None, "objects_rounding": None, "embedded": 3}, "apps[0].embedded"),
+    ({"page_spacing": "end_to_start"}, "apps[0].page_spacing"),
+    ({"interobject": {"pareto": {"shape": 1.5, "mean": "10ms"}}}, "apps[0].interobject"),
+])
+def test_what_webtraf_pages_cannot_carry_is_refused(over, path):
+    d = pages(**over)
+    d["apps"][0] = {k: v for k, v in d["apps"][0].items() if v is not None}
+    with pytest.raises(tcplab.ScenarioError) as e:
+        export(d)
+    assert e.value.path == path, str(e.value)
+
+
+def test_pages_need_a_duration():
+    d = pages()
+    del d["duration"]
+    with pytest.raises(tcplab.ScenarioError) as e:
+        export(d)
+    assert e.value.path == "duration"
+
+
+@needs_ns
+def test_webtraf_pages_run_in_ns2_as_tcplab_runs_them():
+    """ns-2 draws the pages' sizes, servers and times from its own streams: the two runs compare as
+    statistics (here: the objects started over 10 pages, and their mean time, within a third)."""
+    from tcplab.ns2 import runner
+
+    d = pages()
+    logged = runner.run_log(d)
+    ours = tcplab.run(d).objects
+    assert 10 <= len(logged.objects) <= 60 and logged.objects["transfer_time_s"].notna().all()
+    assert abs(logged.objects["transfer_time_s"].mean() / ours["transfer_time_s"].mean() - 1) < 0.33

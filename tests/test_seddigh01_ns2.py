@@ -41,6 +41,18 @@ def test_model2_runs_in_ns2_and_is_cached(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(n, again)
 
 
+@needs_ns
+def test_model1_pages_run_in_ns2(tmp_path, monkeypatch):
+    grid = s01._grid("tiny") | {"m1_duration": "70s", "loss_levels": {2.2: 8}}
+    monkeypatch.setattr(s01, "_grid", lambda scale: grid)
+    (tmp_path / "tables").mkdir()
+    n, why = s01.ns2_loss_runs("tiny", tmp_path, log=lambda m: None)
+    assert why == "" and list(n["rto_s"]) == [0.5, 6.5] and set(n["level"]) == {2.2} and set(n["ftps"]) == {8}
+    # 10 sessions from 50 s, pages Exp(2 s) apart of 2.54 objects on average: some 100-200 objects in 20 s.
+    assert (n["objects"] > 50).all() and (n["loss_pct"] > 0).all()
+    assert len(list((tmp_path / "ns2").glob("model1_loss8_*.json"))) == 2
+
+
 def frame(t_lo, t_hi, fi_lo=0.6, fi_hi=0.3):
     return pd.DataFrame([dict(case="500 ms", granularity_ms=500, ftps=20, rto_s=r, t_avg_s=t, std_s=t, fi=f, cv=1.0, loss_pct=1.7,
                               objects=10, unfinished=0, timeouts=0) for r, t, f in ((0.5, t_lo, fi_lo), (6.5, t_hi, fi_hi))])

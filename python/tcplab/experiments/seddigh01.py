@@ -228,11 +228,11 @@ def _gran_sets(scale: str, ms: int, ftps: int, rto: float) -> List[str]:
                               f"apps.0.count={g['m2_count']}", f"tcp.rto_initial={rto}s"]
 
 
-def ns2_gran_runs(scale: str, out: Path, log=print):
-    """E-granularity and E-RTT in ns-2 at the initial RTOs 0.5 and 6.5 s, each run read from its
-    cache `out/ns2/model2_<case>_<rto>_<digest>.json` or run (the digest of the exported script:
-    scenario, sets and seed as ns-2 runs them). Returns (frame with gran_runs()'s columns, or
-    None; the reason there is none, or "")."""
+def _ns2_points(model: str, points, out: Path, log, stem: str, sort: List[str]):
+    """Each point (label, tag, sets, columns) of `model` run in ns-2 at the paper's seed, or read
+    from its cache `out/ns2/<model>_<tag>_<digest>.json` (the digest of the exported script:
+    scenario, sets and seed as ns-2 runs them): the object metrics and the bottleneck's loss,
+    with the point's columns. Returns (frame, or None; the reason there is none, or "")."""
     import hashlib
     import json
 
@@ -245,41 +245,57 @@ def ns2_gran_runs(scale: str, out: Path, log=print):
     folder = out / "ns2"
     folder.mkdir(parents=True, exist_ok=True)
     rows, failed = [], []
-    for label, ms, ftps in _gran_cases(scale):
-        for rto in NS2_RTOS:
-            sets = _gran_sets(scale, ms, ftps, rto)
-            tcl = ns2script.export(scenario("model2"), sets=sets, seed=2001, trace=False, monitor=["bottleneck"]).tcl
-            digest = hashlib.sha256(f"{NS2_CELLS_VERSION}\n{tcl}".encode()).hexdigest()[:16]
-            cache = folder / f"model2_{label.replace(' ', '')}_{rto}_{digest}.json"
-            if cache.is_file():
-                cells = json.loads(cache.read_text())["cells"]
-            else:
-                log(f"  ns-2: model 2, {label}, {ftps} FTPs, initial RTO {rto} s")
-                try:
-                    r = runner.run_log(scenario("model2"), sets, max_wall=NS2_WALL_S, seed=2001, monitor=["bottleneck"])
-                except runner.Ns2Error as e:
-                    failed.append(f"{label} {rto} s: {e}")
-                    continue
-                cells = metrics(r.objects["transfer_time_s"])
-                cells["unfinished"] = int(r.objects["transfer_time_s"].isna().sum())
-                cells["loss_pct"] = float(r.links["drop_rate"].mean() * 100)
-                cache.write_text(json.dumps({"scenario": "seddigh01/model2.toml", "sets": sets, "seed": 2001, "ns_wall_s": round(r.wall_time_s, 3),
-                                             "cells": cells}, indent=1, default=float))
-            rows.append(dict(cells, case=label, granularity_ms=ms, ftps=ftps, rto_s=rto))
+    for label, tag, sets, cols in points:
+        tcl = ns2script.export(scenario(model), sets=sets, seed=2001, trace=False, monitor=["bottleneck"]).tcl
+        digest = hashlib.sha256(f"{NS2_CELLS_VERSION}\n{tcl}".encode()).hexdigest()[:16]
+        cache = folder / f"{model}_{tag}_{digest}.json"
+        if cache.is_file():
+            cells = json.loads(cache.read_text())["cells"]
+        else:
+            log(f"  ns-2: {model}, {label}")
+            try:
+                r = runner.run_log(scenario(model), sets, max_wall=NS2_WALL_S, seed=2001, monitor=["bottleneck"])
+            except runner.Ns2Error as e:
+                failed.append(f"{label}: {e}")
+                continue
+            cells = metrics(r.objects["transfer_time_s"])
+            cells["unfinished"] = int(r.objects["transfer_time_s"].isna().sum())
+            cells["loss_pct"] = float(r.links["drop_rate"].mean() * 100)
+            cache.write_text(json.dumps({"scenario": f"seddigh01/{model}.toml", "sets": sets, "seed": 2001, "ns_wall_s": round(r.wall_time_s, 3),
+                                         "cells": cells}, indent=1, default=float))
+        rows.append(dict(cells, **cols))
     if failed:
         log(f"ns-2 failed on {len(failed)} runs; first: {failed[0]}")
     if not rows:
         return None, "ns-2 failed: " + failed[0]
-    n = pd.DataFrame(rows).sort_values(["case", "rto_s"], kind="mergesort").reset_index(drop=True)
-    n.to_csv(out / "tables" / "e_granularity_rtt_ns2.csv", index=False)
+    n = pd.DataFrame(rows).sort_values(sort, kind="mergesort").reset_index(drop=True)
+    n.to_csv(out / "tables" / f"{stem}.csv", index=False)
     return n, ""
 
 
-NS2_TEXT = ("ns-2 column (E-granularity, E-RTT): HTTP model 2 run in ns-2.35 at the initial RTOs 0.5 and 6.5 s (`tcplab.ns2`: the "
-            "same scenario, its one-way exchanges made by a Tcl client as WebTraf makes them, the FTPs, the RED bottleneck; no trace, "
-            "the script logs each object's T_GET and T_LAST_ACK and the bottleneck's queue counts). ns-2 draws the servers, think "
-            "times and session starts from its own streams: the columns compare as statistics. Its loss is the mean of its two "
-            "initial RTOs (tcplab's: of all it runs). HTTP model 1 (`http10` pages) is not exported, so E-loss has no ns-2 column.")
+def ns2_gran_runs(scale: str, out: Path, log=print):
+    """E-granularity and E-RTT (HTTP model 2) in ns-2 at the initial RTOs 0.5 and 6.5 s."""
+    points = [(f"{label}, {ftps} FTPs, initial RTO {rto} s", f"{label.replace(' ', '')}_{rto}", _gran_sets(scale, ms, ftps, rto),
+               dict(case=label, granularity_ms=ms, ftps=ftps, rto_s=rto)) for label, ms, ftps in _gran_cases(scale) for rto in NS2_RTOS]
+    return _ns2_points("model2", points, out, log, "e_granularity_rtt_ns2", ["case", "rto_s"])
+
+
+def ns2_loss_runs(scale: str, out: Path, log=print):
+    """E-loss (HTTP model 1, ns-2's WebTraf pages) in ns-2 at each loss level's FTP count and the
+    initial RTOs 0.5 and 6.5 s."""
+    g = _grid(scale)
+    points = [(f"loss {level} %, {ftps} FTPs, initial RTO {rto} s", f"loss{ftps}_{rto}",
+               _ftp_sets(ftps) + [f"duration={g['m1_duration']}", f"tcp.rto_initial={rto}s"], dict(level=level, ftps=ftps, rto_s=rto))
+              for level, ftps in g["loss_levels"].items() for rto in NS2_RTOS]
+    return _ns2_points("model1", points, out, log, "e_loss_ns2", ["level", "rto_s"])
+
+
+NS2_TEXT = ("ns-2 column (E-loss, E-granularity, E-RTT): HTTP models 1 and 2 run in ns-2.35 at the initial RTOs 0.5 and 6.5 s "
+            "(`tcplab.ns2`: the same scenarios, their one-way objects made by a Tcl client as WebTraf makes them, model 1's pages of "
+            "⌈Exp(2)⌉ objects Exp(10 ms) apart started Exp(2 s) apart, the FTPs, the RED bottleneck; no trace, the script logs each "
+            "object's T_GET and T_LAST_ACK and the bottleneck's queue counts). ns-2 draws servers, page sizes, think times and session "
+            "starts from its own streams: the columns compare as statistics. Its loss is the mean of its two initial RTOs (tcplab's: "
+            "of all it runs). The paper's own FTP counts at 3 s have no ns-2 run.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,10 +420,12 @@ def _trio_checks(d: pd.DataFrame, key: str, val, paper_lo, paper_hi, label: str,
     return out
 
 
-def _checks(loss: pd.DataFrame, paper_ftps: pd.DataFrame, gran: pd.DataFrame, n: Optional[pd.DataFrame] = None, why_not: str = "") -> List[Check]:
-    """The checks of §7 and §8; those of model 2 (E-granularity, E-RTT) with ns-2's value from
-    its runs `n`, or the reason there is none (`why_not`)."""
+def _checks(loss: pd.DataFrame, paper_ftps: pd.DataFrame, gran: pd.DataFrame, n: Optional[pd.DataFrame] = None, why_not: str = "",
+            n_loss: Optional[pd.DataFrame] = None, why_not_loss: str = "") -> List[Check]:
+    """The checks of §7 and §8, with ns-2's value from its runs: `n` of model 2 (E-granularity,
+    E-RTT) and `n_loss` of model 1 (E-loss), or the reason there are none (`why_not...`)."""
     ns2 = lambda f: _ns2(n, why_not, f)  # noqa: E731
+    ns2_loss = lambda f: _ns2(n_loss, why_not_loss, f)  # noqa: E731
     checks = []
     for _, r in paper_ftps.iterrows():
         checks.append(Check(f"E-loss: bottleneck loss with the paper's {int(r['ftps'])} FTPs (per direction), %", r["level"], round(r["loss_pct"], 2),
@@ -417,8 +435,9 @@ def _checks(loss: pd.DataFrame, paper_ftps: pd.DataFrame, gran: pd.DataFrame, n:
         ftps = int(d["ftps"].iloc[0])
         checks.append(Check(f"E-loss {level} %: bottleneck loss with {ftps} FTPs per direction (mean over initial RTOs), %", level,
                             round(float(d["loss_pct"].mean()), 2), tol=0.25, kind="calibration",
-                            note="the FTP count was chosen to give this loss"))
-        checks += _trio_checks(loss, "level", level, *PAPER_LOSS[level], label=f"E-loss {level} %")
+                            note="the FTP count was chosen to give this loss",
+                            ns2=ns2_loss(lambda x, lv=level: round(float(x[x["level"] == lv]["loss_pct"].mean()), 2))))
+        checks += _trio_checks(loss, "level", level, *PAPER_LOSS[level], label=f"E-loss {level} %", n=n_loss, why_not=why_not_loss)
     for ms in sorted(set(gran[gran["case"] != "E-RTT"]["granularity_ms"])):
         d = gran[gran["case"] == f"{ms} ms"]
         checks.append(Check(f"E-granularity {ms} ms: bottleneck loss with {PAPER_GRAN[ms][0]} FTPs, %", PAPER_GRAN_LOSS[ms],
@@ -582,19 +601,23 @@ def reproduce(out="results/seddigh01", scale: str = "full", workers: Optional[in
     report.heading("§7.4 E-granularity and §7.5 E-RTT: HTTP model 2 against the initial RTO (Figs. 8–12)")
     report.table(gran[["case", "ftps", "rto_s", "loss_pct", "objects", "unfinished", "t_avg_s", "std_s", "fi", "timeouts"]].round(3),
                  "Per timer granularity (and the E-RTT case: 40 FTPs, 50 ms timer) and initial RTO", out / "tables" / "e_granularity_rtt.csv")
-    n, why_not = None, ""
+    n = n_loss = None
+    why_not = why_not_loss = ""
     if ns2:
-        log(f"seddigh01 E-granularity and E-RTT in ns-2 ({scale}: initial RTOs {' and '.join(map(str, NS2_RTOS))} s)")
+        log(f"seddigh01 E-loss, E-granularity and E-RTT in ns-2 ({scale}: initial RTOs {' and '.join(map(str, NS2_RTOS))} s)")
+        n_loss, why_not_loss = ns2_loss_runs(scale, out, log)
         n, why_not = ns2_gran_runs(scale, out, log)
         report.text(NS2_TEXT)
-        if n is not None:
-            mine = gran[gran["rto_s"].isin(NS2_RTOS)]
-            both = n.merge(mine, on=["case", "ftps", "rto_s"], suffixes=(" ns-2", " tcplab"))
-            cols = ["case", "ftps", "rto_s"] + [f"{q} {w}" for q in ("loss_pct", "objects", "unfinished", "t_avg_s", "std_s", "fi") for w in ("ns-2", "tcplab")]
-            table(report, both[cols].round(3), out, "e_granularity_rtt_ns2_both", "ns-2 beside tcplab: HTTP model 2 per case and initial RTO")
-        else:
-            report.text(f"ns-2 column: none ({why_not}).")
-    checks = _checks(loss, pf, gran, n, why_not)
+        quantities = ("loss_pct", "objects", "unfinished", "t_avg_s", "std_s", "fi")
+        for theirs, ours, key, stem, what, why in ((n_loss, loss, "level", "e_loss_ns2_both", "HTTP model 1 per loss level", why_not_loss),
+                                                   (n, gran, "case", "e_granularity_rtt_ns2_both", "HTTP model 2 per case", why_not)):
+            if theirs is None:
+                report.text(f"ns-2 column ({what}): none ({why}).")
+                continue
+            both = theirs.merge(ours[ours["rto_s"].isin(NS2_RTOS)], on=[key, "ftps", "rto_s"], suffixes=(" ns-2", " tcplab"))
+            cols = [key, "ftps", "rto_s"] + [f"{q} {w}" for q in quantities for w in ("ns-2", "tcplab")]
+            table(report, both[cols].round(3), out, stem, f"ns-2 beside tcplab: {what} and initial RTO")
+    checks = _checks(loss, pf, gran, n, why_not, n_loss, why_not_loss)
     if g["m1_duration"] == "1300s":  # the paper's length: Table 4's object total applies
         checks += _object_total_checks(loss)
     report.compare(checks, "Checks of §7 and §8")

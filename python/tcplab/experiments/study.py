@@ -69,8 +69,7 @@ def begin(study: str, title: str, out, scale: str, command: Optional[Sequence[st
     report = study_report(study, title, out, scale, scales, command, seeds, sources, choices, silent=silent)
     why = ns2_refusals(study)
     if why:
-        rest = f"; {NS2_PARTIAL[study]}" if study in NS2_PARTIAL else ", so this report has no ns-2 column"
-        report.text(f"ns-2: not expressible ({why}){rest} (docs/ns2.md lists what the export refuses).")
+        report.text(f"ns-2: not expressible ({why}), so this report has no ns-2 column (docs/ns2.md lists what the export refuses).")
     return report, time.perf_counter()
 
 
@@ -79,12 +78,7 @@ def begin(study: str, title: str, out, scale: str, command: Optional[Sequence[st
 NS2_SCENARIOS = {
     "allman98": (("allman98", "modem.toml"), ("allman98", "internet.toml")),
     "rfc2415": (("topologies", "rfc2415.toml"),),
-    "seddigh01": (("seddigh01", "model1.toml"), ("seddigh01", "model2.toml")),
 }
-
-
-#: Studies some of whose base scenarios export and run in ns-2: which checks have an ns-2 column.
-NS2_PARTIAL = {"seddigh01": "model2.toml exports, and the checks of HTTP model 2 (E-granularity, E-RTT) have an ns-2 column"}
 
 
 def ns2_refusal(scenario, sets: Sequence[str] = ()) -> str:

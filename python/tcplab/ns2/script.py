@@ -425,6 +425,8 @@ def _oneway_agent(k: dict) -> str:
 
 
 UDP_KINDS = ("cbr", "onoff")
+#: Request/response and web clients (tcplab.ns2.webapps): one-way exchanges only.
+WEB_KINDS = ("reqresp", "http10")
 #: ns-2 flow ids of UDP sources: UDP_FID_BASE + the application's index (TCP connections use 0...).
 UDP_FID_BASE = 100_000
 UDP_KEYS = {"kind", "name", "from", "to", "start", "stop", "rate", "mean_rate", "aggregate_rate", "packet", "on", "off", "interval",
@@ -466,9 +468,9 @@ def _app_lines(d: dict, plan: dict, idx: dict) -> tuple:
     udp_plan = {"apps": [ra for ra in plan["apps"] if ra["kind"] in UDP_KINDS]}
     udp = _udp_lines_at(udp_d, udp_plan, idx, [i for i, a in enumerate(d["apps"]) if a["kind"] in UDP_KINDS]) if udp_d["apps"] else []
     rr, n = [], 0
-    rapps = iter(ra for ra in plan["apps"] if ra["kind"] == "reqresp")
+    rapps = iter(ra for ra in plan["apps"] if ra["kind"] in WEB_KINDS)
     for i, a in enumerate(d["apps"]):
-        if a["kind"] != "reqresp":
+        if a["kind"] not in WEB_KINDS:
             continue
         base = f"apps[{i}]"
         for _ in range(int(a.get("instances", 1))):
@@ -645,9 +647,12 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
     if d.get("capture"):
         raise refuse("capture", "ns-2 writes its own trace (tcplab ns2 run)")
     for i, a in enumerate(d.get("apps") or []):
-        if a.get("kind") not in UDP_KINDS + ("reqresp",):
-            raise refuse(f"apps[{i}].kind", f"{a.get('kind')!r}: web and FTP clients are not exported yet "
-                                            "(bulk [[flows]], the UDP sources cbr and onoff, and one-way reqresp are)")
+        if a.get("kind") not in UDP_KINDS + WEB_KINDS:
+            raise refuse(f"apps[{i}].kind", f"{a.get('kind')!r}: not exported yet (bulk [[flows]], the UDP sources cbr and onoff, "
+                                            "one-way reqresp and one-way http10 pages of WebTraf are)")
+        if a.get("kind") in WEB_KINDS and a.get("mode", "twoway") != "oneway":
+            raise refuse(f"apps[{i}].mode", f"{a.get('mode', 'twoway')!r}: two-way exchanges are not exported yet, FullTcp with a Tcl client; "
+                                            "mode = \"oneway\" (ns-2's one-way web object) is")
     for k in d:
         # `warmup` only narrows tcplab's instruments; the packets are the same (the comparison
         # covers the whole run).
@@ -797,7 +802,12 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
             from .webapps import PROCS
 
             rr_sessions = sum(1 for line in rr if line.startswith("set rr_count("))
-            finite = sum(1 for line in rr if line.startswith("set rr_count(") and not line.endswith(" -1"))
+            paged = {line.split("(")[1].split(")")[0] for line in rr if line.startswith("set wt_pages(")}
+            if paged and d.get("duration") is None:
+                raise refuse("duration", "a run with web pages (WebTraf) ends at its `duration` (the script does not follow pages to their end)")
+            # Sessions of a finite number of exchanges end the run when all are over (pages run to `duration`).
+            finite = sum(1 for line in rr if line.startswith("set rr_count(") and not line.endswith(" -1")
+                         and line.split("(")[1].split(")")[0] not in paged)
             lines += [f"set nextfid {len(conns)} ;# flow ids of the exchanges' connections, in the order they open",
                       f"set apps_left {finite}", PROCS.rstrip()] + rr
 
@@ -891,7 +901,7 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
     if any(not c.syn for c in conns):
         notes.append("without syn_ ns-2 sends packet 0 without its 40-byte header (TcpAgent::output())")
     if rr_sessions:
-        ks = [a["tcp"]["client"] for a in plan["apps"] if a["kind"] == "reqresp"]
+        ks = [a["tcp"]["client"] for a in plan["apps"] if a["kind"] in WEB_KINDS]
         script_dyn = {"base": len(conns), "mss": nbytes(ks[0]["mss"], "tcp.mss")}
     else:
         script_dyn = None

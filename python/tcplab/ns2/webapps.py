@@ -20,19 +20,27 @@ from __future__ import annotations
 
 from typing import Callable, List
 
+#: The keys of a one-way web client of WebTraf pages the export reads.
+PAGE_KEYS = {"kind", "name", "mode", "client", "server", "start", "start_spacing", "request", "response", "objects", "objects_rounding",
+             "interobject", "think", "page_spacing", "pages", "tcp", "instances", "embedded"}
 #: The keys of a one-way request/response entry the export reads.
 REQRESP_KEYS = {"kind", "name", "mode", "client", "server", "start", "start_spacing", "request", "response", "count", "think",
                 "tcp", "instances"}
 
 PROCS = r"""# One-way request/response exchanges (tcplab.ns2.webapps): the request on an agent of its own,
-# the response on another once the request is acknowledged (the agent's done), the next exchange
-# think later once the response is acknowledged.
-proc rr_open {i} {
-    global ns n nextfid rr_client rr_servers rr_su rr_req rr_started
-    incr rr_started($i)
-    rr_note "open $i $rr_started($i) [$ns now]"
+# the response on another once the request is acknowledged (the agent's done); `then` runs once
+# the response is acknowledged. A reqresp session's next exchange follows think later; a page's
+# objects start interobject apart, pages think apart from start to start.
+proc rr_pick {i} {
+    global rr_servers rr_su
     set k [llength $rr_servers($i)]
-    set srv [lindex $rr_servers($i) [expr {$k > 1 ? int([$rr_su($i) value] * $k) : 0}]]
+    return [lindex $rr_servers($i) [expr {$k > 1 ? int([$rr_su($i) value] * $k) : 0}]]
+}
+proc rr_exchange {i srv then} {
+    global ns n nextfid rr_client rr_req rr_started
+    incr rr_started($i)
+    set k $rr_started($i)
+    rr_note "open $i $k [$ns now]"
     set a [rr_sender_$i client]
     set s [rr_sink_$i client]
     $ns attach-agent $n($rr_client($i)) $a
@@ -41,10 +49,10 @@ proc rr_open {i} {
     set f $nextfid
     incr nextfid 2
     $a set fid_ $f
-    $a proc done {} "rr_reply $i $srv [expr {$f + 1}]"
+    $a proc done {} [list rr_reply $i $srv [expr {$f + 1}] $k $then]
     $a advance $rr_req($i)
 }
-proc rr_reply {i srv f} {
+proc rr_reply {i srv f k then} {
     global ns n rr_client rr_resp
     set a [rr_sender_$i server]
     set s [rr_sink_$i server]
@@ -52,44 +60,82 @@ proc rr_reply {i srv f} {
     $ns attach-agent $n($rr_client($i)) $s
     $ns connect $a $s
     $a set fid_ $f
-    $a proc done {} "rr_over $i"
+    $a proc done {} [list rr_done $i $k $then]
     $a advance $rr_resp($i)
+}
+proc rr_done {i k then} {
+    global ns
+    rr_note "over $i $k [$ns now]"
+    if {$then ne ""} { eval $then }
+}
+proc rr_open {i} {
+    rr_exchange $i [rr_pick $i] [list rr_over $i]
 }
 proc rr_over {i} {
     global ns rr_started rr_count apps_left
-    rr_note "over $i $rr_started($i) [$ns now]"
     if {$rr_count($i) >= 0 && $rr_started($i) >= $rr_count($i)} {
         incr apps_left -1
         return
     }
     $ns at [expr {[$ns now] + [rr_think_$i]}] "rr_open $i"
 }
+proc wt_page {i} {
+    global ns wt_pages rr_count wt_objs wt_round
+    incr wt_pages($i)
+    if {$rr_count($i) < 0 || $wt_pages($i) < $rr_count($i)} {
+        $ns at [expr {[$ns now] + [rr_think_$i]}] "wt_page $i"
+    }
+    set srv [rr_pick $i]
+    set x [$wt_objs($i) value]
+    set m [expr {$wt_round($i) eq "up" ? int(ceil($x)) : int($x + 0.5)}]
+    if {$m < 1} { set m 1 }
+    wt_obj $i $srv $m
+}
+proc wt_obj {i srv left} {
+    global ns
+    rr_exchange $i $srv ""
+    incr left -1
+    if {$left > 0} { $ns at [expr {[$ns now] + [wt_gap_$i]}] "wt_obj $i $srv $left" }
+}
 """
 
 
-def _think(n: int, v, path: str, refuse, seconds) -> List[str]:
-    """`proc rr_think_<n>`: the think time, drawn from ns-2's stream as tcplab draws from its own."""
+def _draw(proc: str, n: int, v, path: str, refuse, value, what: str) -> List[str]:
+    """`proc <proc>_<n>`: a value drawn from ns-2's stream as tcplab draws from its own: a
+    constant, `uniform` (`RandomVariable/Uniform`) or `exponential` (`/Exponential`); `value`
+    reads one number (seconds, or a count)."""
+    rv = f"{proc}_rv({n})"
+    get = f"proc {proc}_{n} {{}} {{ global {proc}_rv; return [${rv} value] }}"
     if isinstance(v, dict) and set(v) == {"uniform"}:
-        lo, hi = (seconds(x, path) for x in v["uniform"])
-        return [f"set rr_tu({n}) [new RandomVariable/Uniform]", f"$rr_tu({n}) set min_ {lo!r}", f"$rr_tu({n}) set max_ {hi!r}",
-                f"proc rr_think_{n} {{}} {{ global rr_tu; return [$rr_tu({n}) value] }}"]
+        lo, hi = (value(x, path) for x in v["uniform"])
+        return [f"set {rv} [new RandomVariable/Uniform]", f"${rv} set min_ {lo!r}", f"${rv} set max_ {hi!r}", get]
     if isinstance(v, dict) and set(v) == {"exponential"}:
-        return [f"set rr_tu({n}) [new RandomVariable/Exponential]", f"$rr_tu({n}) set avg_ {seconds(v['exponential'], path)!r}",
-                f"proc rr_think_{n} {{}} {{ global rr_tu; return [$rr_tu({n}) value] }}"]
+        return [f"set {rv} [new RandomVariable/Exponential]", f"${rv} set avg_ {value(v['exponential'], path)!r}", get]
     if isinstance(v, dict):
-        raise refuse(path, f"{v!r}: think times exported are constant, uniform or exponential")
-    return [f"proc rr_think_{n} {{}} {{ return {seconds(v, path)!r} }}"]
+        raise refuse(path, f"{v!r}: {what} exported are constant, uniform or exponential")
+    return [f"set {rv} [new RandomVariable/Constant]", f"${rv} set val_ {value(v, path)!r}", get]
+
+
+def _count(v, path) -> float:
+    return float(v)
 
 
 def reqresp_lines(n: int, a: dict, ra: dict, base: str, idx: dict, *, refuse, seconds, nbytes, check_tcp: Callable,
                   agent_class: Callable, agent_lines: Callable, sink_lines: Callable) -> List[str]:
-    """The Tcl of one session `n` (the plan's app `ra`, of the entry `a` at `base`)."""
+    """The Tcl of one session `n` (the plan's app `ra`, of the entry `a` at `base`): a `reqresp`
+    client, or an `http10` client of ns-2's WebTraf pages (`objects`)."""
+    pages = a["kind"] == "http10"
     for k in a:
-        if k not in REQRESP_KEYS:
-            raise refuse(f"{base}.{k}", f"`{k}` is not exported for request/response clients")
+        if k not in (PAGE_KEYS if pages else REQRESP_KEYS):
+            raise refuse(f"{base}.{k}", f"`{k}` is not exported for {'web' if pages else 'request/response'} clients")
     if a.get("mode", "twoway") != "oneway":
         raise refuse(base + ".mode", f"{a.get('mode', 'twoway')!r}: two-way exchanges (FullTcp with a Tcl client) are not exported yet; "
                                      "mode = \"oneway\" (ns-2's one-way web object) is")
+    if pages and ra.get("objects") is None:
+        raise refuse(base + ".embedded", "HTTP/1.0 pages of a primary and embedded objects are not exported; "
+                                         "ns-2's WebTraf pages (`objects`, `interobject`) are")
+    if pages and ra.get("page_spacing") != "start_to_start":
+        raise refuse(base + ".page_spacing", f"{ra.get('page_spacing')!r}: pages spaced start to start (WebTraf's interPageOption_ 0) are exported")
     own = a.get("tcp") or {}
     ends = {}
     for end in ("client", "server"):
@@ -133,6 +179,13 @@ def reqresp_lines(n: int, a: dict, ra: dict, base: str, idx: dict, *, refuse, se
             body += ["        return $a", "    }"]
         body.append("}")
         out += body
-    out += _think(n, ra["think"], base + ".think", refuse, seconds)
-    out.append(f"$ns at {ra['start_ns'] / 1e9!r} \"rr_open {n}\"")
+    out += _draw("rr_think", n, ra["think"], base + ".think", refuse, seconds, "think times")
+    if pages:
+        out += _draw("wt_objs", n, ra["objects"], base + ".objects", refuse, _count, "object counts")
+        out += [f"set wt_objs({n}) $wt_objs_rv({n})", f"set wt_round({n}) {'up' if ra.get('objects_rounding') == 'up' else 'nearest'}",
+                f"set wt_pages({n}) 0"]
+        out += _draw("wt_gap", n, ra["interobject"], base + ".interobject", refuse, seconds, "times between objects")
+        out.append(f"$ns at {ra['start_ns'] / 1e9!r} \"wt_page {n}\"")
+    else:
+        out.append(f"$ns at {ra['start_ns'] / 1e9!r} \"rr_open {n}\"")
     return out
