@@ -36,36 +36,56 @@ proc rr_pick {i} {
     set k [llength $rr_servers($i)]
     return [lindex $rr_servers($i) [expr {$k > 1 ? int([$rr_su($i) value] * $k) : 0}]]
 }
+# An agent and its sink from src to dst for session i's `side` (client: the request's), attached
+# and connected; one whose exchange is over is reset and used again, as WebTraf recycles its
+# agents (webtraf.tcl), since ns-2 makes an Agent/TCP slowly (milliseconds each).
+proc rr_pair {i side src dst} {
+    global ns n rr_free
+    set key "$i,$side,$src,$dst"
+    if {[info exists rr_free($key)] && [llength $rr_free($key)] > 0} {
+        set p [lindex $rr_free($key) end]
+        set rr_free($key) [lrange $rr_free($key) 0 end-1]
+        [lindex $p 0] reset
+        [lindex $p 1] reset
+        return $p
+    }
+    set a [rr_sender_$i $side]
+    set s [rr_sink_$i $side]
+    $ns attach-agent $n($src) $a
+    $ns attach-agent $n($dst) $s
+    $ns connect $a $s
+    return [list $a $s]
+}
+proc rr_free {i side src dst p} {
+    global rr_free
+    lappend rr_free($i,$side,$src,$dst) $p
+}
 proc rr_exchange {i srv then} {
-    global ns n nextfid rr_client rr_req rr_started
+    global ns nextfid rr_client rr_req rr_started
     incr rr_started($i)
     set k $rr_started($i)
     rr_note "open $i $k [$ns now]"
-    set a [rr_sender_$i client]
-    set s [rr_sink_$i client]
-    $ns attach-agent $n($rr_client($i)) $a
-    $ns attach-agent $n($srv) $s
-    $ns connect $a $s
+    set p [rr_pair $i client $rr_client($i) $srv]
+    set a [lindex $p 0]
     set f $nextfid
     incr nextfid 2
     $a set fid_ $f
-    $a proc done {} [list rr_reply $i $srv [expr {$f + 1}] $k $then]
+    $a proc done {} [list rr_reply $i $srv [expr {$f + 1}] $k $then $p]
     $a advance $rr_req($i)
 }
-proc rr_reply {i srv f k then} {
-    global ns n rr_client rr_resp
-    set a [rr_sender_$i server]
-    set s [rr_sink_$i server]
-    $ns attach-agent $n($srv) $a
-    $ns attach-agent $n($rr_client($i)) $s
-    $ns connect $a $s
+proc rr_reply {i srv f k then req} {
+    global rr_client rr_resp
+    rr_free $i client $rr_client($i) $srv $req
+    set p [rr_pair $i server $srv $rr_client($i)]
+    set a [lindex $p 0]
     $a set fid_ $f
-    $a proc done {} [list rr_done $i $k $then]
+    $a proc done {} [list rr_done $i $k $then $srv $p]
     $a advance $rr_resp($i)
 }
-proc rr_done {i k then} {
-    global ns
+proc rr_done {i k then srv p} {
+    global ns rr_client
     rr_note "over $i $k [$ns now]"
+    rr_free $i server $srv $rr_client($i) $p
     if {$then ne ""} { eval $then }
 }
 proc rr_open {i} {
