@@ -162,3 +162,19 @@ def test_webtraf_pages_run_in_ns2_as_tcplab_runs_them():
     ours = tcplab.run(d).objects
     assert 10 <= len(logged.objects) <= 60 and logged.objects["transfer_time_s"].notna().all()
     assert abs(logged.objects["transfer_time_s"].mean() / ours["transfer_time_s"].mean() - 1) < 0.33
+
+
+@needs_ns
+def test_agents_made_during_the_run_take_the_initial_rto():
+    """An exchange's agents are made (or reused) as the run goes: reset before use, they take
+    rtxcur_init_ (TcpAgent::reset() sets the RTO; `$ns run` resets only the agents made before
+    it). A request that never arrives is sent at 1 s and again 2, 4, 8 s later in both."""
+    d = copy.deepcopy(RR)
+    d["topology"]["links"][1]["loss"] = 1.0
+    d["tcp"]["rto_initial"] = "2s"
+    d["apps"][0].update(count=1, think="0s")
+    d["duration"] = "20s"
+    seg = ns2.run(d).segments
+    sim = tcplab.run(d, series=["segments"]).series.segments
+    times = [list(s[(s["event"] == "tx") & (s["dir"] == "a2b")]["time_s"]) for s in (seg, sim)]
+    assert times[0] == times[1] == [1.0, 3.0, 7.0, 15.0]

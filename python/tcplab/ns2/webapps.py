@@ -37,24 +37,28 @@ proc rr_pick {i} {
     return [lindex $rr_servers($i) [expr {$k > 1 ? int([$rr_su($i) value] * $k) : 0}]]
 }
 # An agent and its sink from src to dst for session i's `side` (client: the request's), attached
-# and connected; one whose exchange is over is reset and used again, as WebTraf recycles its
-# agents (webtraf.tcl), since ns-2 makes an Agent/TCP slowly (milliseconds each).
+# and connected; one whose exchange is over is used again, as WebTraf recycles its agents
+# (webtraf.tcl), since ns-2 makes an Agent/TCP slowly (milliseconds each). Either way the pair is
+# reset before use: TcpAgent::reset() is what sets the RTO from rtxcur_init_ (rtt_init(),
+# tcp/tcp.cc), which `$ns run` does for the agents made before it, not for those made later (an
+# agent made during the run keeps the class default of 3 s).
 proc rr_pair {i side src dst} {
     global ns n rr_free
     set key "$i,$side,$src,$dst"
     if {[info exists rr_free($key)] && [llength $rr_free($key)] > 0} {
         set p [lindex $rr_free($key) end]
         set rr_free($key) [lrange $rr_free($key) 0 end-1]
-        [lindex $p 0] reset
-        [lindex $p 1] reset
-        return $p
+    } else {
+        set a [rr_sender_$i $side]
+        set s [rr_sink_$i $side]
+        $ns attach-agent $n($src) $a
+        $ns attach-agent $n($dst) $s
+        $ns connect $a $s
+        set p [list $a $s]
     }
-    set a [rr_sender_$i $side]
-    set s [rr_sink_$i $side]
-    $ns attach-agent $n($src) $a
-    $ns attach-agent $n($dst) $s
-    $ns connect $a $s
-    return [list $a $s]
+    [lindex $p 0] reset
+    [lindex $p 1] reset
+    return $p
 }
 proc rr_free {i side src dst p} {
     global rr_free
