@@ -157,11 +157,14 @@ def test_webtraf_pages_run_in_ns2_as_tcplab_runs_them():
     statistics (here: the objects started over 10 pages, and their mean time, within a third)."""
     from tcplab.ns2 import runner
 
-    d = pages()
+    d = pages(pages=30)
+    d["duration"] = "100s"
+    for lk in d["topology"]["links"][1:]:
+        lk["queue"] = 200            # no loss: an object's time is its path's and its page's sharing
     logged = runner.run_log(d)
     ours = tcplab.run(d).objects
-    assert 10 <= len(logged.objects) <= 60 and logged.objects["transfer_time_s"].notna().all()
-    assert abs(logged.objects["transfer_time_s"].mean() / ours["transfer_time_s"].mean() - 1) < 0.33
+    assert 30 <= len(logged.objects) <= 200 and logged.objects["transfer_time_s"].notna().all()
+    assert abs(logged.objects["transfer_time_s"].mean() / ours["transfer_time_s"].mean() - 1) < 0.25
 
 
 @needs_ns
