@@ -201,9 +201,11 @@ def test_studies_without_ns2_say_why_from_the_export(tmp_path):
     from tcplab.experiments import study
 
     # The reasons are the export's own refusals, by key path, written as prose (no reprs).
-    assert "topology.groups" in study.ns2_refusals("ladha04")
-    assert "apps[0].kind" in study.ns2_refusals("rfc2415") and "'" not in study.ns2_refusals("rfc2415")
+    assert "tcp.rto_model" in study.ns2_refusals("allman98")
+    assert "apps[0].mode" in study.ns2_refusals("rfc2415") and "'" not in study.ns2_refusals("rfc2415")
     assert study.ns2_refusal(m97.scenario_dir() / "m3_phase.toml") == ""
-    report, _ = study.begin("ladha04", "t", tmp_path, "tiny", None, lambda: "1", "s", [])
+    report, _ = study.begin("rfc2415", "t", tmp_path, "tiny", None, lambda: "1", "s", [])
     text = report.write(tmp_path)["markdown"].read_text()
-    assert "ns-2: not expressible (ladha04.toml: topology.groups:" in text
+    assert "ns-2: not expressible (rfc2415.toml: apps[0].mode:" in text
+    # Studies with an ns-2 column list no refusal.
+    assert study.ns2_refusals("seddigh01") == study.ns2_refusals("ladha04") == ""

@@ -199,6 +199,106 @@ def gran_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------
+# The ns-2 column of E-granularity and E-RTT: HTTP model 2 in ns-2.35
+#
+# Model 2 is one-way request/response exchanges (tcplab.ns2.webapps) beside the FTPs; ns-2 runs it
+# without a trace (millions of packets a run) and its script logs each object's T_GET and
+# T_LAST_ACK and the bottleneck's queue counts (tcplab.ns2.runner.run_log). ns-2 draws the servers,
+# think times and start offsets from its own streams: the two columns compare as statistics.
+
+#: The initial RTOs the ns-2 column runs: the two the checks read.
+NS2_RTOS = (0.5, 6.5)
+NS2_WALL_S = 1800.0
+#: Bumped when the cells computed from ns-2's log change (the cache key).
+NS2_CELLS_VERSION = 1
+
+
+def _gran_cases(scale: str):
+    g = _grid(scale)
+    cases = [(f"{ms} ms", ms, PAPER_GRAN[ms][0]) for ms in g["grans"]]
+    if g["rtt"]:
+        cases.append(("E-RTT", 50, 40))
+    return cases
+
+
+def _gran_sets(scale: str, ms: int, ftps: int, rto: float) -> List[str]:
+    g = _grid(scale)
+    tick = f"{ms}ms"
+    return _ftp_sets(ftps) + [f"tcp.timer_tick={tick}", f"tcp.clock_granularity={tick}", f"duration={g['m2_duration']}",
+                              f"apps.0.count={g['m2_count']}", f"tcp.rto_initial={rto}s"]
+
+
+def _ns2_points(model: str, points, out: Path, log, stem: str, sort: List[str]):
+    """Each point (label, tag, sets, columns) of `model` run in ns-2 at the paper's seed, or read
+    from its cache `out/ns2/<model>_<tag>_<digest>.json` (the digest of the exported script:
+    scenario, sets and seed as ns-2 runs them): the object metrics and the bottleneck's loss,
+    with the point's columns. Returns (frame, or None; the reason there is none, or "")."""
+    import hashlib
+    import json
+
+    from ..ns2 import runner, script as ns2script
+
+    try:
+        runner.ns_binary()
+    except runner.Ns2NotFound:
+        return None, "ns-2 not installed"
+    folder = out / "ns2"
+    folder.mkdir(parents=True, exist_ok=True)
+    rows, failed = [], []
+    for label, tag, sets, cols in points:
+        tcl = ns2script.export(scenario(model), sets=sets, seed=2001, trace=False, monitor=["bottleneck"]).tcl
+        digest = hashlib.sha256(f"{NS2_CELLS_VERSION}\n{tcl}".encode()).hexdigest()[:16]
+        cache = folder / f"{model}_{tag}_{digest}.json"
+        if cache.is_file():
+            cells = json.loads(cache.read_text())["cells"]
+        else:
+            log(f"  ns-2: {model}, {label}")
+            try:
+                r = runner.run_log(scenario(model), sets, max_wall=NS2_WALL_S, seed=2001, monitor=["bottleneck"])
+            except runner.Ns2Error as e:
+                failed.append(f"{label}: {e}")
+                continue
+            cells = metrics(r.objects["transfer_time_s"])
+            cells["unfinished"] = int(r.objects["transfer_time_s"].isna().sum())
+            cells["loss_pct"] = float(r.links["drop_rate"].mean() * 100)
+            cache.write_text(json.dumps({"scenario": f"seddigh01/{model}.toml", "sets": sets, "seed": 2001, "ns_wall_s": round(r.wall_time_s, 3),
+                                         "cells": cells}, indent=1, default=float))
+        rows.append(dict(cells, **cols))
+    if failed:
+        log(f"ns-2 failed on {len(failed)} runs; first: {failed[0]}")
+    if not rows:
+        return None, "ns-2 failed: " + failed[0]
+    n = pd.DataFrame(rows).sort_values(sort, kind="mergesort").reset_index(drop=True)
+    n.to_csv(out / "tables" / f"{stem}.csv", index=False)
+    return n, ""
+
+
+def ns2_gran_runs(scale: str, out: Path, log=print):
+    """E-granularity and E-RTT (HTTP model 2) in ns-2 at the initial RTOs 0.5 and 6.5 s."""
+    points = [(f"{label}, {ftps} FTPs, initial RTO {rto} s", f"{label.replace(' ', '')}_{rto}", _gran_sets(scale, ms, ftps, rto),
+               dict(case=label, granularity_ms=ms, ftps=ftps, rto_s=rto)) for label, ms, ftps in _gran_cases(scale) for rto in NS2_RTOS]
+    return _ns2_points("model2", points, out, log, "e_granularity_rtt_ns2", ["case", "rto_s"])
+
+
+def ns2_loss_runs(scale: str, out: Path, log=print):
+    """E-loss (HTTP model 1, ns-2's WebTraf pages) in ns-2 at each loss level's FTP count and the
+    initial RTOs 0.5 and 6.5 s."""
+    g = _grid(scale)
+    points = [(f"loss {level} %, {ftps} FTPs, initial RTO {rto} s", f"loss{ftps}_{rto}",
+               _ftp_sets(ftps) + [f"duration={g['m1_duration']}", f"tcp.rto_initial={rto}s"], dict(level=level, ftps=ftps, rto_s=rto))
+              for level, ftps in g["loss_levels"].items() for rto in NS2_RTOS]
+    return _ns2_points("model1", points, out, log, "e_loss_ns2", ["level", "rto_s"])
+
+
+NS2_TEXT = ("ns-2 column (E-loss, E-granularity, E-RTT): HTTP models 1 and 2 run in ns-2.35 at the initial RTOs 0.5 and 6.5 s "
+            "(`tcplab.ns2`: the same scenarios, their one-way objects made by a Tcl client as WebTraf makes them, model 1's pages of "
+            "⌈Exp(2)⌉ objects Exp(10 ms) apart started Exp(2 s) apart, the FTPs, the RED bottleneck; no trace, the script logs each "
+            "object's T_GET and T_LAST_ACK and the bottleneck's queue counts). ns-2 draws servers, page sizes, think times and session "
+            "starts from its own streams: the columns compare as statistics. Its loss is the mean of its two initial RTOs (tcplab's: "
+            "of all it runs). The paper's own FTP counts at 3 s have no ns-2 run.")
+
+
+# ---------------------------------------------------------------------------------------------
 # §3 and Table 2: single fetches with chosen drops
 
 
@@ -276,34 +376,56 @@ def _pct(a: float, b: float) -> float:
     return (b - a) / a * 100
 
 
-def _trio_checks(d: pd.DataFrame, key: str, val, paper_lo, paper_hi, label: str) -> List[Check]:
+def _ns2(n: Optional[pd.DataFrame], why_not: str, f):
+    """ns-2's value of a check: f(n) rounded as ours, or the reason there is none."""
+    if n is None:
+        return why_not or None
+    try:
+        v = f(n)
+    except (KeyError, IndexError, ZeroDivisionError):
+        return "ns-2: no run of this point"
+    return "ns-2: no run of this point" if v is None or (isinstance(v, float) and np.isnan(v)) else v
+
+
+def _trio_checks(d: pd.DataFrame, key: str, val, paper_lo, paper_hi, label: str, n: Optional[pd.DataFrame] = None,
+                 why_not: str = "") -> List[Check]:
     lo, hi = min(d["rto_s"]), max(d["rto_s"])
     if lo != 0.5 or hi != 6.5:
         return []
     out = []
+    ns2 = lambda f: _ns2(n, why_not, f)  # noqa: E731
     for i, (col, name) in enumerate((("t_avg_s", "T_avg (s)"), ("std_s", "std (s)"))):
         a, b = _at(d, col, key, val, lo), _at(d, col, key, val, hi)
         why = "the paper ran one seed a point; our seeds move these means by up to about a quarter"
-        out.append(Check(f"{label}: {name} at initial RTO 0.5 s", paper_lo[i], round(a, 3), tol=0.30, why=why))
-        out.append(Check(f"{label}: {name} at initial RTO 6.5 s", paper_hi[i], round(b, 3), tol=0.30, why=why))
+        out.append(Check(f"{label}: {name} at initial RTO 0.5 s", paper_lo[i], round(a, 3), tol=0.30, why=why,
+                         ns2=ns2(lambda x, c=col: round(_at(x, c, key, val, lo), 3))))
+        out.append(Check(f"{label}: {name} at initial RTO 6.5 s", paper_hi[i], round(b, 3), tol=0.30, why=why,
+                         ns2=ns2(lambda x, c=col: round(_at(x, c, key, val, hi), 3))))
         pc = _pct(paper_lo[i], paper_hi[i])
         out.append(Check(f"{label}: {name} change from 0.5 s to 6.5 s, %", round(pc, 1), round(_pct(a, b), 1),
                          rule=lambda o, p: abs(float(o) - float(p)) <= max(15.0, 0.5 * abs(float(p))), tol_text="± max(15 points, half the paper's change)",
-                         plausible=(min(0.0, pc) - 100, max(0.0, pc) + 100), why="a change is a ratio of two one-seed means: its spread is about half its size"))
+                         plausible=(min(0.0, pc) - 100, max(0.0, pc) + 100), why="a change is a ratio of two one-seed means: its spread is about half its size",
+                         ns2=ns2(lambda x, c=col: round(_pct(_at(x, c, key, val, lo), _at(x, c, key, val, hi)), 1))))
     # The initial RTO's cost in seconds: what the paper's figures attribute to it, free of any
     # constant part of T_i that the two initial RTOs share.
     a, b = _at(d, "t_avg_s", key, val, lo), _at(d, "t_avg_s", key, val, hi)
-    out.append(Check(f"{label}: T_avg(6.5 s) − T_avg(0.5 s), s", round(paper_hi[0] - paper_lo[0], 2), round(b - a, 3), tol=0.5, why="a difference of two one-seed means: its spread is about half its size"))
+    out.append(Check(f"{label}: T_avg(6.5 s) − T_avg(0.5 s), s", round(paper_hi[0] - paper_lo[0], 2), round(b - a, 3), tol=0.5, why="a difference of two one-seed means: its spread is about half its size",
+                     ns2=ns2(lambda x: round(_at(x, "t_avg_s", key, val, hi) - _at(x, "t_avg_s", key, val, lo), 3))))
     a, b = _at(d, "fi", key, val, lo), _at(d, "fi", key, val, hi)
     why = "the paper prints FI to two digits from one seed; ± 0.1 of an index in 0–1"
     out.append(Check(f"{label}: FI at initial RTO 0.5 s", paper_lo[2], round(a, 3), rule=lambda o, p: abs(float(o) - float(p)) <= 0.1, tol_text="± 0.1",
-                     plausible=(0, 1), why=why))
+                     plausible=(0, 1), why=why, ns2=ns2(lambda x: round(_at(x, "fi", key, val, lo), 3))))
     out.append(Check(f"{label}: FI at initial RTO 6.5 s", paper_hi[2], round(b, 3), rule=lambda o, p: abs(float(o) - float(p)) <= 0.1, tol_text="± 0.1",
-                     plausible=(0, 1), why=why))
+                     plausible=(0, 1), why=why, ns2=ns2(lambda x: round(_at(x, "fi", key, val, hi), 3))))
     return out
 
 
-def _checks(loss: pd.DataFrame, paper_ftps: pd.DataFrame, gran: pd.DataFrame) -> List[Check]:
+def _checks(loss: pd.DataFrame, paper_ftps: pd.DataFrame, gran: pd.DataFrame, n: Optional[pd.DataFrame] = None, why_not: str = "",
+            n_loss: Optional[pd.DataFrame] = None, why_not_loss: str = "") -> List[Check]:
+    """The checks of §7 and §8, with ns-2's value from its runs: `n` of model 2 (E-granularity,
+    E-RTT) and `n_loss` of model 1 (E-loss), or the reason there are none (`why_not...`)."""
+    ns2 = lambda f: _ns2(n, why_not, f)  # noqa: E731
+    ns2_loss = lambda f: _ns2(n_loss, why_not_loss, f)  # noqa: E731
     checks = []
     for _, r in paper_ftps.iterrows():
         checks.append(Check(f"E-loss: bottleneck loss with the paper's {int(r['ftps'])} FTPs (per direction), %", r["level"], round(r["loss_pct"], 2),
@@ -313,28 +435,34 @@ def _checks(loss: pd.DataFrame, paper_ftps: pd.DataFrame, gran: pd.DataFrame) ->
         ftps = int(d["ftps"].iloc[0])
         checks.append(Check(f"E-loss {level} %: bottleneck loss with {ftps} FTPs per direction (mean over initial RTOs), %", level,
                             round(float(d["loss_pct"].mean()), 2), tol=0.25, kind="calibration",
-                            note="the FTP count was chosen to give this loss"))
-        checks += _trio_checks(loss, "level", level, *PAPER_LOSS[level], label=f"E-loss {level} %")
+                            note="the FTP count was chosen to give this loss",
+                            ns2=ns2_loss(lambda x, lv=level: round(float(x[x["level"] == lv]["loss_pct"].mean()), 2))))
+        checks += _trio_checks(loss, "level", level, *PAPER_LOSS[level], label=f"E-loss {level} %", n=n_loss, why_not=why_not_loss)
     for ms in sorted(set(gran[gran["case"] != "E-RTT"]["granularity_ms"])):
         d = gran[gran["case"] == f"{ms} ms"]
         checks.append(Check(f"E-granularity {ms} ms: bottleneck loss with {PAPER_GRAN[ms][0]} FTPs, %", PAPER_GRAN_LOSS[ms],
                             round(float(d["loss_pct"].mean()), 2), tol=0.25,
-                            why="the paper's loss levels are each one run's; ± a quarter is our seeds' spread at the same FTP count"))
-        checks += _trio_checks(gran, "case", f"{ms} ms", PAPER_GRAN[ms][1], PAPER_GRAN[ms][2], label=f"E-granularity {ms} ms")
+                            why="the paper's loss levels are each one run's; ± a quarter is our seeds' spread at the same FTP count",
+                            ns2=ns2(lambda x, c=f"{ms} ms": round(float(x[x["case"] == c]["loss_pct"].mean()), 2))))
+        checks += _trio_checks(gran, "case", f"{ms} ms", PAPER_GRAN[ms][1], PAPER_GRAN[ms][2], label=f"E-granularity {ms} ms", n=n, why_not=why_not)
     rtt = gran[gran["case"] == "E-RTT"]
     if len(rtt) and {0.5, 6.5} <= set(rtt["rto_s"]):
         ta, sa = (_at(gran, c, "case", "E-RTT", 0.5) for c in ("t_avg_s", "std_s"))
         tb, sb = (_at(gran, c, "case", "E-RTT", 6.5) for c in ("t_avg_s", "std_s"))
+        change = lambda x, c: round(_pct(_at(x, c, "case", "E-RTT", 0.5), _at(x, c, "case", "E-RTT", 6.5)), 1)  # noqa: E731
         checks.append(Check("E-RTT (40 FTPs, 50 ms timer): T_avg change from 0.5 s to 6.5 s, %", PAPER_RTT["t_avg_change"], round(_pct(ta, tb), 1),
                             rule=lambda o, p: abs(float(o) - float(p)) <= 0.5 * float(p), tol_text="± half the paper's change",
-                            plausible=(-100, 300), why="a change is a ratio of two one-seed means: its spread is about half its size"))
+                            plausible=(-100, 300), why="a change is a ratio of two one-seed means: its spread is about half its size",
+                            ns2=ns2(lambda x: change(x, "t_avg_s"))))
         checks.append(Check("E-RTT: std change from 0.5 s to 6.5 s, %", PAPER_RTT["std_change"], round(_pct(sa, sb), 1),
                             rule=lambda o, p: abs(float(o) - float(p)) <= 0.5 * float(p), tol_text="± half the paper's change",
-                            plausible=(-100, 300), why="a change is a ratio of two one-seed means: its spread is about half its size"))
+                            plausible=(-100, 300), why="a change is a ratio of two one-seed means: its spread is about half its size",
+                            ns2=ns2(lambda x: change(x, "std_s"))))
         for rto, p in zip((0.5, 6.5), PAPER_RTT["fi"]):
             checks.append(Check(f"E-RTT: FI at initial RTO {rto} s", p, round(_at(gran, "fi", "case", "E-RTT", rto), 3),
                                 rule=lambda o, p: abs(float(o) - float(p)) <= 0.1, tol_text="± 0.1", plausible=(0, 1),
-                                why="the paper prints FI to two digits from one seed; ± 0.1 of an index in 0–1"))
+                                why="the paper prints FI to two digits from one seed; ± 0.1 of an index in 0–1",
+                                ns2=ns2(lambda x, r=rto: round(_at(x, "fi", "case", "E-RTT", r), 3))))
     # The identity FI = 1 / (1 + CV²) (population standard deviation) on our numbers.
     both = pd.concat([loss, gran], ignore_index=True)
     worst = float((both["fi"] - 1 / (1 + both["cv"] ** 2)).abs().max())
@@ -433,11 +561,14 @@ def _figures(report: Report, loss: pd.DataFrame, gran: pd.DataFrame, out: Path) 
 
 
 def estimate_seconds(scale: str, workers: int) -> float:
-    return {"tiny": 20, "quick": 240, "full": 900}[scale] / max(1, workers) + 10
+    # The ns-2 column runs one `ns` at a time: model 1's runs (hundreds of FTPs, thousands of
+    # objects made by the Tcl client) take minutes each at the quick and full scales.
+    ns2 = {"tiny": 40, "quick": 1800, "full": 5400}[scale]
+    return {"tiny": 20, "quick": 240, "full": 900}[scale] / max(1, workers) + ns2 + 10
 
 
 def reproduce(out="results/seddigh01", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
-              command: Optional[Sequence[str]] = None) -> dict:
+              command: Optional[Sequence[str]] = None, ns2: bool = True) -> dict:
     out = Path(out)
     report, t0 = begin("seddigh01", "Seddigh & Devetsikiotis 2001 (simulations and the intranet experiment)", out, scale, command,
                           lambda: "2001 (one replicate, the same seed for every initial RTO, as the paper)",
@@ -473,7 +604,23 @@ def reproduce(out="results/seddigh01", scale: str = "full", workers: Optional[in
     report.heading("§7.4 E-granularity and §7.5 E-RTT: HTTP model 2 against the initial RTO (Figs. 8–12)")
     report.table(gran[["case", "ftps", "rto_s", "loss_pct", "objects", "unfinished", "t_avg_s", "std_s", "fi", "timeouts"]].round(3),
                  "Per timer granularity (and the E-RTT case: 40 FTPs, 50 ms timer) and initial RTO", out / "tables" / "e_granularity_rtt.csv")
-    checks = _checks(loss, pf, gran)
+    n = n_loss = None
+    why_not = why_not_loss = ""
+    if ns2:
+        log(f"seddigh01 E-loss, E-granularity and E-RTT in ns-2 ({scale}: initial RTOs {' and '.join(map(str, NS2_RTOS))} s)")
+        n_loss, why_not_loss = ns2_loss_runs(scale, out, log)
+        n, why_not = ns2_gran_runs(scale, out, log)
+        report.text(NS2_TEXT)
+        quantities = ("loss_pct", "objects", "unfinished", "t_avg_s", "std_s", "fi")
+        for theirs, ours, key, stem, what, why in ((n_loss, loss, "level", "e_loss_ns2_both", "HTTP model 1 per loss level", why_not_loss),
+                                                   (n, gran, "case", "e_granularity_rtt_ns2_both", "HTTP model 2 per case", why_not)):
+            if theirs is None:
+                report.text(f"ns-2 column ({what}): none ({why}).")
+                continue
+            both = theirs.merge(ours[ours["rto_s"].isin(NS2_RTOS)], on=[key, "ftps", "rto_s"], suffixes=(" ns-2", " tcplab"))
+            cols = [key, "ftps", "rto_s"] + [f"{q} {w}" for q in quantities for w in ("ns-2", "tcplab")]
+            table(report, both[cols].round(3), out, stem, f"ns-2 beside tcplab: {what} and initial RTO")
+    checks = _checks(loss, pf, gran, n, why_not, n_loss, why_not_loss)
     if g["m1_duration"] == "1300s":  # the paper's length: Table 4's object total applies
         checks += _object_total_checks(loss)
     report.compare(checks, "Checks of §7 and §8")

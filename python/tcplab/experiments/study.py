@@ -77,9 +77,7 @@ def begin(study: str, title: str, out, scale: str, command: Optional[Sequence[st
 #: report says why each is refused (the export's own key path and reason, never a text kept here).
 NS2_SCENARIOS = {
     "allman98": (("allman98", "modem.toml"), ("allman98", "internet.toml")),
-    "ladha04": (("topologies", "ladha04.toml"),),
     "rfc2415": (("topologies", "rfc2415.toml"),),
-    "seddigh01": (("seddigh01", "model1.toml"), ("seddigh01", "model2.toml")),
 }
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .script import Script, export
+from .script import UDP_FID_BASE, Conn, Script, export
 
 #: How to get `ns` where it is missing (exit status 2 from the command line).
 INSTALL_HINT = ("ns-2 (the `ns` program) is not installed: on Debian or Ubuntu `sudo apt-get install ns2` "
@@ -102,6 +102,13 @@ def read_trace(path: str, script: Script):
                                       syn=False, fin=False, retx=False, tx=1, wire_bytes=size))
                 continue
             c = conns.get(fid)
+            dyn = script.dynamic
+            if c is None and dyn is not None and dyn["base"] <= fid < UDP_FID_BASE and ev == "+" and kind == "tcp":
+                # A connection the script opened as it ran (a request/response exchange): one-way,
+                # no SYN, from the node of its first data packet.
+                # Its request (base + 2e) and response (base + 2e + 1) are tcplab's connection base + e.
+                c = conns[fid] = Conn(dyn["base"] + (fid - dyn["base"]) // 2, "app", node_of[src], node_of[dst], "", "", dyn["mss"], False,
+                                      None, t, "apps")
             if c is None:
                 continue
             if ev == "+":
@@ -125,7 +132,7 @@ def read_trace(path: str, script: Script):
                 if ack is not None and ln == 0 and not syn and not fin:
                     last_ack[(fid, d)] = ack
                 letters = "".join(ch for bit, ch in ((0x02, "S"), (0x01, "F"), (0x04, "R"), (0x10, "A")) if flg & bit)
-                seen[uid] = dict(conn=fid, dir=d, seq=seqno, len=ln, end=seqno + ln + int(syn) + int(fin), ack=ack, tcp_flags=letters,
+                seen[uid] = dict(conn=c.conn, dir=d, seq=seqno, len=ln, end=seqno + ln + int(syn) + int(fin), ack=ack, tcp_flags=letters,
                                  syn=syn, fin=fin, rst=bool(flg & 0x04), retx=txn > 1, dup_ack=dup, sack=(), tx=txn, flow=c.flow,
                                  wire_bytes=size)
                 rows.append(dict(seen[uid], time_s=t, event="tx"))
@@ -155,7 +162,7 @@ def read_trace(path: str, script: Script):
                         txn = 0
                     dup = not syn and last_ack.get(fid) == ack
                     last_ack[fid] = ack
-                seen[uid] = dict(conn=fid, dir=d, seq=seq, len=ln, end=seq + ln + int(syn), ack=ack,
+                seen[uid] = dict(conn=c.conn, dir=d, seq=seq, len=ln, end=seq + ln + int(syn), ack=ack,
                                  tcp_flags=("S" if syn and d == "a2b" else "SA" if syn else "A"), syn=syn, fin=False, rst=False,
                                  retx=txn > 1, dup_ack=dup, sack=(), tx=txn, flow=c.flow, wire_bytes=size)
                 rows.append(dict(seen[uid], time_s=t, event="tx"))
@@ -166,7 +173,7 @@ def read_trace(path: str, script: Script):
                 rows.append(dict(info, time_s=t, event="rx"))
             elif ev == "d":
                 reason = "queue" if (uid, a, b) in enq else "filter"
-                drops.append(dict(time_s=t, link=link_name.get((node_of[a], node_of[b]), f"{a}->{b}"), reason=reason, conn=fid,
+                drops.append(dict(time_s=t, link=link_name.get((node_of[a], node_of[b]), f"{a}->{b}"), reason=reason, conn=c.conn,
                                   dir=info["dir"], seq=info["seq"], len=info["len"], syn=info["syn"], fin=info["fin"], retx=info["retx"],
                                   tx=info["tx"], wire_bytes=size))
     cols = ["conn", "dir", "time_s", "seq", "len", "end", "ack", "tcp_flags", "syn", "fin", "rst", "retx", "dup_ack", "sack",
@@ -204,3 +211,62 @@ def run(scenario, sets=(), max_wall: float = DEFAULT_WALL_S, keep: Optional[str]
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return Ns2Run(script, seg, drops, wall, trace_path=None if tmp else trace, notes=list(script.notes))
+
+
+@dataclass
+class Ns2Log:
+    """One ns-2 run without a trace: what the script logged itself (`export(monitor=...)`)."""
+    script: Script
+    objects: object                # DataFrame: session, object, request_s, acked_s, transfer_time_s (NaN: not over)
+    links: object                  # DataFrame: link ("name:a->b"), arrivals, drops, drop_rate
+    wall_time_s: float
+
+
+def read_log(path: str):
+    """The log of a run (`rr_note` lines: "open i k t", "over i k t", "link name arrivals drops")
+    as (objects, links) DataFrames."""
+    import pandas as pd
+
+    opened, over, links = {}, {}, []
+    with open(path) as fh:
+        for line in fh:
+            f = line.split()
+            if f[0] == "open":
+                opened[(int(f[1]), int(f[2]))] = float(f[3])
+            elif f[0] == "over":
+                over[(int(f[1]), int(f[2]))] = float(f[3])
+            elif f[0] == "link":
+                a, d = int(f[2]), int(f[3])
+                links.append(dict(link=f[1], arrivals=a, drops=d, drop_rate=d / a if a else float("nan")))
+    rows = [dict(session=i, object=k, request_s=t, acked_s=over.get((i, k), float("nan"))) for (i, k), t in sorted(opened.items())]
+    obj = pd.DataFrame(rows, columns=["session", "object", "request_s", "acked_s"])
+    obj["transfer_time_s"] = obj["acked_s"] - obj["request_s"]
+    return obj, pd.DataFrame(links, columns=["link", "arrivals", "drops", "drop_rate"])
+
+
+def run_log(scenario, sets=(), max_wall: float = DEFAULT_WALL_S, seed: Optional[int] = None, monitor=()) -> Ns2Log:
+    """Export `scenario` without a trace (runs too long to trace: millions of packets), run it in
+    ns-2 with at most `max_wall` seconds of wall time, and read what the script logged: each
+    request/response exchange's T_GET and T_LAST_ACK, and the queue counts of the `monitor` links
+    (both directions)."""
+    import time
+
+    script = export(scenario, sets=sets, seed=seed, trace=False, monitor=monitor)
+    ns = ns_binary()
+    work = tempfile.mkdtemp(prefix="tcplab-ns2-")
+    try:
+        p = Path(work)
+        (p / "scenario.tcl").write_text(script.tcl)
+        t0 = time.perf_counter()
+        try:
+            out = subprocess.run([ns, "scenario.tcl", "trace.tr", "log.txt"], cwd=p, capture_output=True, text=True, timeout=max_wall)
+        except subprocess.TimeoutExpired:
+            raise Ns2Error(f"ns ran longer than its wall time of {max_wall:g} s (stopped)") from None
+        wall = time.perf_counter() - t0
+        if out.returncode != 0 or not (p / "log.txt").is_file():
+            tail = (out.stderr or out.stdout).strip().splitlines()[-8:]
+            raise Ns2Error("ns failed (exit status %d): %s" % (out.returncode, " | ".join(tail)))
+        obj, links = read_log(str(p / "log.txt"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return Ns2Log(script, obj, links, wall)

@@ -18,7 +18,7 @@ long as they agree up to it; where they do not, the first divergence comes befor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .. import api
 from .. import units
@@ -194,6 +194,9 @@ class Script:
     conns: list                  # Conn, by tcplab connection index
     horizon_s: float
     notes: list = field(default_factory=list)
+    #: Connections the script opens as it runs (request/response exchanges): {"base": first flow
+    #: id, "mss": their packet size}; their flow ids follow in the order they open.
+    dynamic: Optional[dict] = None
 
 
 def _queue(q: Any, path: str) -> dict:
@@ -215,12 +218,47 @@ def _queue(q: Any, path: str) -> dict:
     return out
 
 
-def _links(t: dict) -> tuple:
+def _plan_links(t: dict, plan: dict) -> tuple:
+    """Nodes and links of a topology with host groups, from the core's resolved plan (`tcplab.resolve`):
+    the groups expanded as the core expands them (each member a node with its own access link,
+    its delay drawn per node and seed), so the two simulators never disagree on the network.
+    Link order is the plan's: the topology's own links first, then each member's access link."""
+    names = {}
+    if t.get("kind") == "custom":
+        names = {(lk.get("name") or f"link{i}"): f"topology.links[{i}]" for i, lk in enumerate(t["links"])}
+    own = {"single_link": "topology", "dumbbell": "topology"}.get(t.get("kind"))
+    nodes, links, members = list(plan["nodes"]), [], _group_members(t, plan)
+    for i, lk in enumerate(plan["links"]):
+        # An unnamed link of a custom topology is "link<i>" (the topology's links come first).
+        name = lk["name"] or f"link{i}"
+        p = names.get(name) or ("topology.groups" if lk["a"] in members or lk["b"] in members else own or "topology")
+        rq = lk.get("reverse_queue") or lk["queue"]
+        links.append(Link(name, lk["a"], lk["b"], float(lk["rate_bps"]), lk["delay_ns"] / 1e9, _queue(lk["queue"], p + ".queue"),
+                          _queue(rq, p + ".reverse_queue"), float(lk.get("loss", 0)), float(lk.get("reverse_loss", 0)), p))
+    return nodes, links
+
+
+def _group_members(t: dict, plan: dict) -> set:
+    """The nodes the host groups added (those of the plan the topology does not name)."""
     kind = t.get("kind")
-    if t.get("groups"):
-        raise refuse("topology.groups", "host groups are not exported (list the nodes in a custom topology)")
+    if kind == "custom":
+        base = set(t["nodes"])
+    elif kind == "single_link":
+        base = {"sender", "receiver"}
+    else:
+        n = int(t.get("pairs", 0))
+        base = {f"s{i}" for i in range(1, n + 1)} | {f"r{i}" for i in range(1, n + 1)} | {"left", "right"}
+    return set(plan["nodes"]) - base
+
+
+def _links(t: dict, plan: Optional[dict] = None) -> tuple:
+    kind = t.get("kind")
     if t.get("loss_pattern", "random") != "random":
         raise refuse("topology.loss_pattern", "only random loss (ErrorModel with a uniform variable) is exported")
+    if t.get("groups"):
+        if kind not in ("single_link", "dumbbell", "custom"):
+            raise refuse("topology.kind", f"{kind!r}: exported topologies are single_link, dumbbell and custom")
+        return _plan_links(t, plan)
     links = []
     if kind == "single_link":
         nodes = ["sender", "receiver"]
@@ -368,75 +406,199 @@ def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
     return [f"$tcp({{}}) set {name} {val}" for name, val in sets.items()]
 
 
+def _sink_class(k: dict) -> str:
+    sink = "Agent/TCPSink/Sack1" if k["sack"] else "Agent/TCPSink"
+    return sink + "/DelAck" if k["delayed_ack"] else sink
+
+
+def _sink_lines(k: dict, var: str, new: bool = False) -> list:
+    """The sink of a one-way agent (`tcp/tcp-sink.cc`), as `var` (`set` first when `new`)."""
+    out = [f"set {var.lstrip('$')} [new {_sink_class(k)}]"]
+    if k["sack"]:
+        out.append(f"{var} set maxSackBlocks_ {int(k['sack_blocks'])}")
+    out.append(f"{var} set RFC2581_immediate_ack_ {int(bool(k['delack_fill_immediate']))}")
+    if k["delayed_ack"]:
+        out.append(f"{var} set interval_ {_g(seconds(k['delack_timeout'], 'tcp.delack_timeout'))}")
+    return out
+
+
+def _oneway_agent(k: dict) -> str:
+    return AGENTS[k["variant"]]
+
+
 UDP_KINDS = ("cbr", "onoff")
+#: Request/response and web clients (tcplab.ns2.webapps): one-way exchanges only.
+WEB_KINDS = ("reqresp", "http10")
 #: ns-2 flow ids of UDP sources: UDP_FID_BASE + the application's index (TCP connections use 0...).
 UDP_FID_BASE = 100_000
 UDP_KEYS = {"kind", "name", "from", "to", "start", "stop", "rate", "mean_rate", "aggregate_rate", "packet", "on", "off", "interval",
             "jitter", "count", "instances", "embedded", "think", "tcp"}
 
 
-def _udp_lines(scenario, sets, seed, d: dict, idx: dict, single: bool) -> list:
+def _udp_lines_at(d: dict, plan: dict, idx: dict, where: list) -> list:
     """The UDP sources: `Agent/UDP` to an `Agent/Null`, driven by `Application/Traffic/CBR`
     (`cbr`), `/Pareto` (`onoff` with Pareto ON and OFF of one shape) or `/Exponential` (`onoff`
-    with exponential ON and OFF). The ON rate is the core's (the run's `udp` record, derived
-    there from `mean_rate` or `aggregate_rate`). ns-2 draws from its own random streams: compare
-    such runs as statistics."""
-    rates = {}
-    r = api.run(scenario, sets=sets, seed=seed)
-    # One row per source, in the order of [[apps]] (each entry is one instance here).
-    for i, row in enumerate(r.udp.to_dict("records") if len(r.udp) else []):
-        rates[i] = float(row["rate_bps"])
+    with exponential ON and OFF), or, for an ON/OFF source whose packet size is a mix drawn per
+    packet, by a Tcl procedure doing what `POO_Traffic::next_interval()` does (`tools/pareto.cc`)
+    with the size drawn per packet, as tcplab's source does (`app/traffic.rs`). Each entry's
+    `instances` are the plan's sources, in order, with their endpoints and the ON rate the core
+    derived (from `mean_rate` or `aggregate_rate`). ns-2 draws from its own random streams:
+    compare such runs as statistics."""
     out = []
-    for i, a in enumerate(d["apps"]):
+    rapps = iter(plan["apps"])
+    n = 0
+    for i, a in zip(where, d["apps"]):
         base = f"apps[{i}]"
         for k in a:
             if k not in UDP_KEYS:
                 raise refuse(f"{base}.{k}", f"`{k}` is not exported for UDP sources")
-        if int(a.get("instances", 1)) != 1:
-            raise refuse(base + ".instances", "one source per entry")
         if a.get("packet") is None:
             raise refuse(base + ".packet", "write the packet size: the export takes only what the validated scenario writes out")
-        size = nbytes(a["packet"], base + ".packet")
-        src = a.get("from") or ("sender" if single else None)
-        dst = a.get("to") or ("receiver" if single else None)
-        for key, n in ((".from", src), (".to", dst)):
-            if n not in idx:
-                raise refuse(base + key, f"{n!r} is not a node")
-        fid = UDP_FID_BASE + i
-        out += [f"# UDP source {base} ({a['kind']}) {src} -> {dst}",
-                f"set udp({i}) [new Agent/UDP]", f"$udp({i}) set fid_ {fid}", f"$udp({i}) set packetSize_ {size}",
-                f"set null({i}) [new Agent/Null]", f"$ns attach-agent $n({idx[src]}) $udp({i})", f"$ns attach-agent $n({idx[dst]}) $null({i})",
-                f"$ns connect $udp({i}) $null({i})"]
-        rate = rates.get(i)
-        if rate is None:
-            raise refuse(base, "the core reported no rate for this source")
-        if a["kind"] == "cbr":
-            # CBR_Traffic (tools/cbr_traffic.cc): rate_ and packetSize_, random_ for the jitter.
-            out += [f"set app({i}) [new Application/Traffic/CBR]", f"$app({i}) set packetSize_ {size}", f"$app({i}) set rate_ {_g(rate)}",
-                    f"$app({i}) set random_ {int(bool(a.get('jitter', False)))}"]
+        if a["kind"] == "onoff" and (a.get("on") is None or a.get("off") is None):
+            raise refuse(base + (".on" if a.get("on") is None else ".off"), "write the ON and OFF distributions: the export takes only what the validated scenario writes out")
+        for _ in range(int(a.get("instances", 1))):
+            out += _udp_source(n, a, next(rapps), base, idx)
+            n += 1
+    return out
+
+
+def _app_lines(d: dict, plan: dict, idx: dict) -> tuple:
+    """The applications in the plan's order: (UDP sources' lines, request/response sessions' lines)."""
+    from . import webapps
+
+    udp_d = {"apps": [a for a in d["apps"] if a["kind"] in UDP_KINDS]}
+    udp_plan = {"apps": [ra for ra in plan["apps"] if ra["kind"] in UDP_KINDS]}
+    udp = _udp_lines_at(udp_d, udp_plan, idx, [i for i, a in enumerate(d["apps"]) if a["kind"] in UDP_KINDS]) if udp_d["apps"] else []
+    rr, n = [], 0
+    rapps = iter(ra for ra in plan["apps"] if ra["kind"] in WEB_KINDS)
+    for i, a in enumerate(d["apps"]):
+        if a["kind"] not in WEB_KINDS:
+            continue
+        base = f"apps[{i}]"
+        for _ in range(int(a.get("instances", 1))):
+            rr += webapps.reqresp_lines(n, a, next(rapps), base, idx, refuse=refuse, seconds=seconds, nbytes=nbytes,
+                                        check_tcp=_check_tcp, agent_class=_oneway_agent, agent_lines=_agent_lines, sink_lines=_sink_lines)
+            n += 1
+    return udp, rr
+
+
+def _packet_mix(v, path: str) -> Optional[list]:
+    """A packet size as [(probability, bytes), ...]; None for a constant."""
+    if isinstance(v, dict) and set(v) == {"mix"}:
+        return [(float(e["p"]), nbytes(e["value"], path)) for e in v["mix"]]
+    if isinstance(v, dict):
+        raise refuse(path, f"{v!r}: a UDP packet size is a constant or a mix (ns-2's sources draw no other size)")
+    return None
+
+
+def _udp_source(n: int, a: dict, ra: dict, base: str, idx: dict) -> list:
+    src, dst = ra["client"], ra["server"]
+    for key, node in ((".from", src), (".to", dst)):
+        if node not in idx:
+            raise refuse(base + key, f"{node!r} is not a node")
+    tr = ra["traffic"]
+    rate = float(tr["rate_bps"])
+    mix = _packet_mix(tr["packet"], base + ".packet")
+    size = max(s for _, s in mix) if mix else nbytes(tr["packet"], base + ".packet")
+    start = ra["start_ns"] / 1e9
+    stop = tr["stop_ns"] / 1e9 if tr.get("stop_ns") is not None else None
+    count = ra.get("count")
+    count = None if count in (None, "unlimited") else int(count)
+    fid = UDP_FID_BASE + n
+    if rate <= 0:
+        # A source of rate 0 sends nothing in tcplab (no packet at any time); ns-2's generators
+        # would divide by it.
+        return [f"# UDP source {n}: {base} {ra['name']} ({a['kind']}) {src} -> {dst}: rate 0, sends nothing"]
+    out = [f"# UDP source {n}: {base} {ra['name']} ({a['kind']}) {src} -> {dst}",
+           f"set udp({n}) [new Agent/UDP]", f"$udp({n}) set fid_ {fid}", f"$udp({n}) set packetSize_ {size}",
+           f"set null({n}) [new Agent/Null]", f"$ns attach-agent $n({idx[src]}) $udp({n})", f"$ns attach-agent $n({idx[dst]}) $null({n})",
+           f"$ns connect $udp({n}) $null({n})"]
+    if a["kind"] == "cbr":
+        if mix:
+            raise refuse(base + ".packet", "a CBR source of one packet size (CBR_Traffic's packetSize_)")
+        if tr["pattern"].get("interval_ns") is not None:
+            raise refuse(base + ".interval", "CBR_Traffic's interval comes from rate_ and packetSize_ here (write rate)")
+        # CBR_Traffic (tools/cbr_traffic.cc): rate_ and packetSize_, random_ for the jitter.
+        out += [f"set app({n}) [new Application/Traffic/CBR]", f"$app({n}) set packetSize_ {size}", f"$app({n}) set rate_ {_g(rate)}",
+                f"$app({n}) set random_ {int(bool(tr['pattern'].get('jitter')))}"]
+    else:
+        on, off = tr["pattern"]["on"], tr["pattern"]["off"]
+        if isinstance(on, dict) and isinstance(off, dict) and "pareto" in on and "pareto" in off:
+            pon, poff = on["pareto"], off["pareto"]
+            if "mean" not in pon or "mean" not in poff or pon.get("shape") != poff.get("shape"):
+                raise refuse(base + ".off", "Application/Traffic/Pareto takes one shape_ and the two means")
+            kind, shape = "Pareto", float(pon["shape"])
+            on_s, off_s = seconds(pon["mean"], base + ".on"), seconds(poff["mean"], base + ".off")
+        elif isinstance(on, dict) and isinstance(off, dict) and "exponential" in on and "exponential" in off:
+            kind, shape = "Exponential", None
+            on_s, off_s = seconds(on["exponential"], base + ".on"), seconds(off["exponential"], base + ".off")
         else:
-            on, off = a.get("on"), a.get("off")
-            if on is None or off is None:
-                raise refuse(base + (".on" if on is None else ".off"), "write the ON and OFF distributions: the export takes only what the validated scenario writes out")
-            if isinstance(on, dict) and isinstance(off, dict) and "pareto" in on and "pareto" in off:
-                pon, poff = on["pareto"], off["pareto"]
-                if "mean" not in pon or "mean" not in poff or pon.get("shape") != poff.get("shape"):
-                    raise refuse(base + ".off", "Application/Traffic/Pareto takes one shape_ and the two means")
-                out += [f"set app({i}) [new Application/Traffic/Pareto]", f"$app({i}) set shape_ {_g(float(pon['shape']))}",
-                        f"$app({i}) set burst_time_ {_g(seconds(pon['mean'], base + '.on'))}",
-                        f"$app({i}) set idle_time_ {_g(seconds(poff['mean'], base + '.off'))}"]
-            elif isinstance(on, dict) and isinstance(off, dict) and "exponential" in on and "exponential" in off:
-                out += [f"set app({i}) [new Application/Traffic/Exponential]",
-                        f"$app({i}) set burst_time_ {_g(seconds(on['exponential'], base + '.on'))}",
-                        f"$app({i}) set idle_time_ {_g(seconds(off['exponential'], base + '.off'))}"]
-            else:
-                raise refuse(base + ".on", "ns-2's ON/OFF sources are Pareto (both ON and OFF) or exponential (both)")
-            out += [f"$app({i}) set packetSize_ {size}", f"$app({i}) set rate_ {_g(rate)}"]
-        if a.get("count") not in (None, "unlimited"):
-            out.append(f"$app({i}) set maxpkts_ {int(a['count'])}")
-        out += [f"$app({i}) attach-agent $udp({i})", f"$ns at {_g(seconds(a.get('start', '0s'), base + '.start'))} \"$app({i}) start\""]
-        if a.get("stop") is not None:
-            out.append(f"$ns at {_g(seconds(a['stop'], base + '.stop'))} \"$app({i}) stop\"")
+            raise refuse(base + ".on", "ns-2's ON/OFF sources are Pareto (both ON and OFF) or exponential (both)")
+        if mix:
+            return out + _mixed_onoff(n, kind, shape, on_s, off_s, rate, mix, start, stop, count)
+        out += [f"set app({n}) [new Application/Traffic/{kind}]"]
+        if shape is not None:
+            out.append(f"$app({n}) set shape_ {_g(shape)}")
+        out += [f"$app({n}) set burst_time_ {_g(on_s)}", f"$app({n}) set idle_time_ {_g(off_s)}",
+                f"$app({n}) set packetSize_ {size}", f"$app({n}) set rate_ {_g(rate)}"]
+    if count is not None:
+        out.append(f"$app({n}) set maxpkts_ {count}")
+    out += [f"$app({n}) attach-agent $udp({n})", f"$ns at {_g(start)} \"$app({n}) start\""]
+    if stop is not None:
+        out.append(f"$ns at {_g(stop)} \"$app({n}) stop\"")
+    return out
+
+
+#: The Tcl procedures of an ON/OFF source whose packet size is drawn per packet (written once).
+MIXED_ONOFF_PROCS = r"""# An ON/OFF source with a packet size drawn per packet: POO_Traffic / EXPOO_Traffic's
+# next_interval() (tools/pareto.cc, tools/expoo.cc) with the size drawn per packet, as tcplab's
+# source does (each packet followed by its own interval at the ON rate; a burst's length in
+# packets is the ON draw over the mean interval, rounded, at least one; one OFF draw before it).
+proc mix_next {i prev} {
+    global ns mix_rate mix_rem mix_on mix_off mix_u mix_cum mix_size mix_next_size mix_stop mix_left
+    if {$mix_left($i) == 0} { return }
+    set u [$mix_u($i) value]
+    set size [lindex $mix_size($i) end]
+    foreach c $mix_cum($i) s $mix_size($i) { if {$u < $c} { set size $s; break } }
+    set t [expr {($prev > 0 ? $prev : $size) * 8.0 / $mix_rate($i)}]
+    if {$mix_rem($i) == 0} {
+        set mix_rem($i) [expr {int([$mix_on($i) value] + 0.5)}]
+        if {$mix_rem($i) == 0} { set mix_rem($i) 1 }
+        set t [expr {$t + [$mix_off($i) value]}]
+    }
+    incr mix_rem($i) -1
+    set at [expr {[$ns now] + $t}]
+    if {$mix_stop($i) >= 0 && $at > $mix_stop($i)} { return }
+    set mix_next_size($i) $size
+    $ns at $at "mix_send $i"
+}
+proc mix_send {i} {
+    global udp mix_next_size mix_left
+    $udp($i) send $mix_next_size($i)
+    if {$mix_left($i) > 0} { incr mix_left($i) -1 }
+    mix_next $i $mix_next_size($i)
+}
+"""
+
+
+def _mixed_onoff(n: int, kind: str, shape, on_s: float, off_s: float, rate: float, mix: list, start: float, stop, count) -> list:
+    mean = sum(p * s for p, s in mix) / sum(p for p, _ in mix)
+    # The burst length in packets has the mean ON time over the mean interval (POO_Traffic::init()).
+    mean_iv = mean * 8.0 / rate
+    tot, cum = sum(p for p, _ in mix), []
+    acc = 0.0
+    for p, _ in mix:
+        acc += p / tot
+        cum.append(acc)
+    out = []
+    for name, avg in (("on", on_s / mean_iv), ("off", off_s)):
+        out += [f"set mix_{name}({n}) [new RandomVariable/{kind}]", f"$mix_{name}({n}) set avg_ {_g(avg)}"]
+        if shape is not None:
+            out.append(f"$mix_{name}({n}) set shape_ {_g(shape)}")
+    out += [f"set mix_u({n}) [new RandomVariable/Uniform]", f"set mix_cum({n}) {{{' '.join(_g(c) for c in cum)}}}",
+            f"set mix_size({n}) {{{' '.join(str(s) for _, s in mix)}}}", f"set mix_rate({n}) {_g(rate)}", f"set mix_rem({n}) 0",
+            f"set mix_stop({n}) {_g(stop) if stop is not None else -1}", f"set mix_left({n}) {count if count is not None else -1}",
+            f"$ns at {_g(start)} \"mix_next {n} 0\""]
     return out
 
 
@@ -460,7 +622,20 @@ def _drop_positions(scenario, sets, seed) -> dict:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) -> Script:
+def ns2_seed(seed) -> int:
+    """The seed of ns-2's default stream for tcplab's `seed`: a positive number below 2^31 − 1
+    (ns-2 takes 0 for a seed of its own choosing, which would not repeat)."""
+    return 1 + (int(seed or 1) - 1) % 2147483646
+
+
+def _random(d: dict, plan: dict) -> bool:
+    """Whether ns-2 draws random numbers for this scenario (random loss, ON/OFF or jittered sources)."""
+    if any(float(lk.get("loss", 0)) > 0 or float(lk.get("reverse_loss", 0)) > 0 for lk in plan["links"]):
+        return True
+    return any(a.get("kind") == "onoff" or a.get("jitter") for a in d.get("apps") or [])
+
+
+def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, monitor: Sequence[str] = ()) -> Script:
     """The ns-2 script of `scenario` (a path, TOML text or dict), or a ScenarioError naming the
     key ns-2 cannot express. `seed` is that of tcplab's run that places chosen drops and reads the
     UDP sources' rates (default: the scenario's). Without `trace` the script writes no trace (for
@@ -468,31 +643,43 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
     sets = api._sets(sets)
     d = api.validate(scenario, sets=sets)
     resolved = api.validate(scenario, sets=sets, tcp=True)
+    # The core's plan for this seed: host groups, templated endpoints and the UDP sources' ON
+    # rates as the core resolves them (a front end translates the plan, never guesses).
+    plan = api.resolve(scenario, sets=sets, seed=seed)
     if d.get("capture"):
         raise refuse("capture", "ns-2 writes its own trace (tcplab ns2 run)")
     for i, a in enumerate(d.get("apps") or []):
-        if a.get("kind") not in UDP_KINDS:
-            raise refuse(f"apps[{i}].kind", f"{a.get('kind')!r}: request/response and web clients are not exported yet "
-                                            "(bulk [[flows]], and the UDP sources cbr and onoff, are)")
+        if a.get("kind") not in UDP_KINDS + WEB_KINDS:
+            raise refuse(f"apps[{i}].kind", f"{a.get('kind')!r}: not exported yet (bulk [[flows]], the UDP sources cbr and onoff, "
+                                            "one-way reqresp and one-way http10 pages of WebTraf are)")
+        if a.get("kind") in WEB_KINDS and a.get("mode", "twoway") != "oneway":
+            raise refuse(f"apps[{i}].mode", f"{a.get('mode', 'twoway')!r}: two-way exchanges are not exported yet, FullTcp with a Tcl client; "
+                                            "mode = \"oneway\" (ns-2's one-way web object) is")
     for k in d:
         # `warmup` only narrows tcplab's instruments; the packets are the same (the comparison
         # covers the whole run).
         if k not in ("name", "description", "seed", "duration", "warmup", "topology", "tcp", "flows", "apps", "series"):
             raise refuse(k, f"`{k}` has no ns-2 counterpart here (docs/ns2.md lists what is exported)")
-    nodes, links = _links(d["topology"])
-    single = d["topology"]["kind"] == "single_link"
+    nodes, links = _links(d["topology"], plan)
     lines = [
         "# ns-2.35 script written by `tcplab ns2 export` (docs/ns2.md). Argument: the trace file.",
         f"# scenario: {d.get('name') or '(unnamed)'}",
         "set ns [new Simulator]",
         "Trace set show_tcphdr_ 1 ;# ACK numbers and flags of FullTcp's packets",
     ]
+    if _random(d, plan):
+        # ns-2's own streams, seeded from the run's seed: one seed, one run (RNG::set_seed()).
+        lines.append(f"global defaultRNG; $defaultRNG seed {ns2_seed(plan.get('seed'))}")
     if trace:
         lines += [
             "set tracefile [expr {[llength $argv] > 0 ? [lindex $argv 0] : \"out.tr\"}]",
             "set tf [open $tracefile w]",
             "$ns trace-all $tf",
         ]
+    # A second argument names a log (tcplab.ns2.runner.run_log): each request/response exchange's
+    # opening and end, and the packet counts of the monitored links, written by the script itself.
+    lines += ["if {[llength $argv] > 1} { set rr_log [open [lindex $argv 1] w] }",
+              "proc rr_note {s} { global rr_log; if {[info exists rr_log]} { puts $rr_log $s } }"]
     for i, n in enumerate(nodes):
         lines.append(f"set n({i}) [$ns node] ;# {n}")
     idx = {n: i for i, n in enumerate(nodes)}
@@ -566,9 +753,9 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
         full = bool(k["fin"])
         start, spacing = seconds(f.get("start", "0s"), base + ".start"), seconds(f.get("start_spacing", "0s"), base + ".start_spacing")
         for c in range(int(f.get("count", 1))):
-            num = str(c + 1)
-            src = (f.get("from") or "").replace("{i}", num) or ("sender" if single else None)
-            dst = (f.get("to") or "").replace("{i}", num) or ("receiver" if single else None)
+            # The plan's connections are the scenario's flows, each `count` times, in order.
+            rf = plan["flows"][len(conns)]
+            src, dst = rf["from"], rf["to"]
             if src not in idx or dst not in idx:
                 raise refuse(base + (".from" if src not in idx else ".to"), f"{src if src not in idx else dst!r} is not a node")
             v = k["variant"]
@@ -600,20 +787,31 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
                 else:
                     lines.append(f"$ns at {_g(t0)} \"$tcp({n}) advance-bytes {pkts}; $tcp({n}) set close_on_empty_ true\"")
                 continue
-            lines.append(f"set sink({n}) [new {sink}]")
-            if k["sack"]:
-                lines.append(f"$sink({n}) set maxSackBlocks_ {int(k['sack_blocks'])}")
-            lines.append(f"$sink({n}) set RFC2581_immediate_ack_ {int(bool(k['delack_fill_immediate']))}")
-            if k["delayed_ack"]:
-                lines.append(f"$sink({n}) set interval_ {_g(seconds(k['delack_timeout'], 'tcp.delack_timeout'))}")
+            lines += _sink_lines(k, f"$sink({n})")
             lines.append(f"$ns attach-agent $n({idx[src]}) $tcp({n})")
             lines.append(f"$ns attach-agent $n({idx[dst]}) $sink({n})")
             lines.append(f"$ns connect $tcp({n}) $sink({n})")
             lines.append(f"set ftp({n}) [$tcp({n}) attach-app FTP]")
             lines.append(f"$ns at {_g(t0)} \"$ftp({n}) {'start' if pkts is None else f'produce {pkts}'}\"")
 
+    rr_sessions = 0
     if d.get("apps"):
-        lines += _udp_lines(scenario, sets, seed, d, idx, single)
+        udp, rr = _app_lines(d, plan, idx)
+        if any(line.startswith("set mix_") for line in udp):
+            lines.append(MIXED_ONOFF_PROCS.rstrip())
+        lines += udp
+        if rr:
+            from .webapps import PROCS
+
+            rr_sessions = sum(1 for line in rr if line.startswith("set rr_count("))
+            paged = {line.split("(")[1].split(")")[0] for line in rr if line.startswith("set wt_pages(")}
+            if paged and d.get("duration") is None:
+                raise refuse("duration", "a run with web pages (WebTraf) ends at its `duration` (the script does not follow pages to their end)")
+            # Sessions of a finite number of exchanges end the run when all are over (pages run to `duration`).
+            finite = sum(1 for line in rr if line.startswith("set rr_count(") and not line.endswith(" -1")
+                         and line.split("(")[1].split(")")[0] not in paged)
+            lines += [f"set nextfid {len(conns)} ;# flow ids of the exchanges' connections, in the order they open",
+                      f"set apps_left {finite}", PROCS.rstrip()] + rr
 
     # Chosen drops, at the head of each flow's first link (before the queue, as tcplab drops them),
     # and random loss: one ErrorModule per link direction that needs one.
@@ -657,12 +855,29 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
     for key, em in modules.items():
         lines.append(f"${em} default pass")
 
+    mon_names = []
+    for name in monitor:
+        lk = next((x for x in links if x.name == name), None)
+        if lk is None:
+            raise ValueError(f"no link named {name!r} to monitor (links: {', '.join(x.name for x in links)})")
+        for a, b in ((lk.a, lk.b), (lk.b, lk.a)):
+            lines.append(f"set qm({len(mon_names)}) [$ns monitor-queue $n({idx[a]}) $n({idx[b]}) \"\"]")
+            mon_names.append(f"{name}:{a}->{b}")
     end = d.get("duration")
     end_s = seconds(end, "duration") if end is not None else None
     lines += [
-        "proc finish {} { global ns tf; $ns flush-trace; close $tf; exit 0 }" if trace else "proc finish {} { exit 0 }",
+        "proc finish {} {",
+        "    global ns tf rr_log qm",
+        *(["    $ns flush-trace", "    close $tf"] if trace else []),
+        # A queue monitor's counts (QueueMonitor, queue/queue-monitor.cc): packets arriving at the
+        # link's queue (the dropped ones among them) and dropped there.
+        *[f"    rr_note \"link {name} [$qm({j}) set parrivals_] [$qm({j}) set pdrops_]\"" for j, name in enumerate(mon_names)],
+        "    if {[info exists rr_log]} { close $rr_log }",
+        "    exit 0",
+        "}",
         "proc done {} {",
-        "    global tcp",
+        "    global tcp apps_left",
+        *(["    if {$apps_left > 0} { return 0 }"] if rr_sessions else []),
         # The last packet's number: packet 0 is the SYN with syn_, so the data ends one later.
         *[f"    if {{[$tcp({c.conn}) set ack_] < {c.packets - 1 + int(c.syn)}}} {{ return 0 }}" for c in conns if c.packets is not None and not c.full],
         "    return 1",
@@ -687,4 +902,9 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True) ->
         notes.append("ns-2's packet 0 (syn_) is 40 bytes; tcplab's SYN carries syn_options bytes more")
     if any(not c.syn for c in conns):
         notes.append("without syn_ ns-2 sends packet 0 without its 40-byte header (TcpAgent::output())")
-    return Script("\n".join(lines) + "\n", nodes, links, conns, horizon, notes)
+    if rr_sessions:
+        ks = [a["tcp"]["client"] for a in plan["apps"] if a["kind"] in WEB_KINDS]
+        script_dyn = {"base": len(conns), "mss": nbytes(ks[0]["mss"], "tcp.mss")}
+    else:
+        script_dyn = None
+    return Script("\n".join(lines) + "\n", nodes, links, conns, horizon, notes, dynamic=script_dyn)
