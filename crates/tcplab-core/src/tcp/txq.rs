@@ -104,7 +104,7 @@ pub struct TxQueue {
 
 impl Default for TxQueue {
     fn default() -> Self {
-        TxQueue { q: VecDeque::new(), delivered: 0, delivered_at: 0, first_tx_at: 0, app_limited: 0, una: 0, newest: None, reord: u64::MAX }
+        TxQueue { q: VecDeque::new(), delivered: 0, delivered_at: 0, first_tx_at: 0, app_limited: 0, una: 0, newest: None, reord: u64::MAX, lost: 0 }
     }
 }
 
