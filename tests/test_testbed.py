@@ -33,6 +33,8 @@ SCENARIO = {
     "flows": [
         {"name": "clean", "bytes": "150KB"},
         {"name": "synloss", "bytes": "20KB", "start": "700ms", "drops": [{"kind": "syn"}]},
+        # Data segment 30 dropped by the delay box by its sequence number (beyond the first window).
+        {"name": "segloss", "bytes": "60KB", "start": "1500ms", "drops": [{"kind": "data", "segment": 30}]},
     ],
     # A 10 KB fetch whose GET is lost (Seddigh et al. §3), after the flows.
     "apps": [{"kind": "reqresp", "request": "300B", "response": "10KB", "start": "2600ms", "drops": [{"kind": "request"}]}],
@@ -110,7 +112,12 @@ def test_the_plan_maps_knobs_to_linux():
     s = plan.sysctls["sender"]
     assert s["net.ipv4.tcp_rto_min_us"] == 300000 and s["net.ipv4.tcp_sack"] == 1 and s["net.ipv4.tcp_early_retrans"] == 0
     assert s["net.ipv4.tcp_timestamps"] == 0 and s["net.ipv4.tcp_syn_linear_timeouts"] == 0
-    assert [c.sport for c in plan.conns] == [10000, 10001, 40001]  # the simulator's ports
+    assert [c.sport for c in plan.conns] == [10000, 10001, 10002, 40001]  # the simulator's ports
+    # Data segment 30 of flow 2, by sequence number in the delay box: its first byte is data byte
+    # 29 · 1000 (MSS 1000, no timestamps in the matched settings); with the kernel's timestamps
+    # (`--stock`) a full segment carries 12 bytes less.
+    assert plan.seq_drops == [dict(frm="sender", ports=[10002], port_field="sport", offsets=[29 * 1000], path="flows[2].drops[0]")]
+    assert testbed.build(SCENARIO, stock=True)[0].seq_drops[0]["offsets"] == [29 * 1448]
     # The SYN drop: the first transmission of flow 1's SYN, on the box's port to the receiver.
     assert plan.drops[0] == dict(to="receiver", frm="sender", match="syn", ports=[10001], port_field="sport", nth=[1], path="flows[1].drops[0]")
     rules = nft.ruleset(plan)
@@ -212,7 +219,8 @@ def value(c, conn, metric, side):
 def test_a_small_scenario_both_ways(both):
     rec, c, d = both
     clean, synloss = "flows[0]#1 transfer 1", "flows[1]#1 transfer 1"
-    assert set(c.table.connection) == {clean, synloss, "apps[0] object 1"}, c.text
+    segloss = "flows[2]#1 transfer 1"
+    assert set(c.table.connection) == {clean, synloss, segloss, "apps[0] object 1"}, c.text
     # The initial window: exactly IW 10 on both (initcwnd 10; no TLP after the first flight).
     assert value(c, clean, "iw_segs", "real") == value(c, clean, "iw_segs", "sim") == 10, c.text
     assert value(c, clean, "rexmt_segs", "real") == 0 and value(c, clean, "syn_retransmits", "real") == 0
@@ -231,6 +239,10 @@ def test_a_small_scenario_both_ways(both):
     r, s = value(c, get, "request_retx_after_s", "real"), value(c, get, "request_retx_after_s", "sim")
     assert abs(s - 0.24) < 1e-3 and abs(r - s) <= 0.050, c.text
     assert value(c, get, "iw_segs", "real") == value(c, get, "iw_segs", "sim") == 8, c.text  # 10 KB: 7 full segments and 20 bytes
+    # Data segment 30, dropped once by sequence number on the real side and by the filter in the
+    # simulator: one retransmitted segment on each, and it is segment 30.
+    assert value(c, segloss, "rexmt_segs", "real") == value(c, segloss, "rexmt_segs", "sim") == 1, c.text
+    assert (rec.get("box") or {}).get("dropped_by_seq") == 1, rec.get("box")
     assert c.figure is not None and c.figure.exists()
     assert (d / "compare.txt").read_text().startswith("flows[0]")
 

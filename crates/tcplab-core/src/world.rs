@@ -65,10 +65,9 @@ impl std::ops::Deref for NodeNames {
 pub struct World {
     q: EventQueue<Ev>,
     node_names: NodeNames,
-    /// The links, the packets on them and their routes.
-    fabric: Fabric,
-    /// The instruments (time series, captures); they only record, never change the run.
-    obs: Observers,
+    /// The links, the packets on them and their routes; and the instruments (time series,
+    /// captures), which only record, never change the run (`fabric.observer()`).
+    fabric: Fabric<Observers>,
     conns: ConnTable,
     apps: Vec<Box<dyn App>>,
     /// The flows of the scenario (their TCP configurations are reported with the results),
@@ -228,8 +227,7 @@ impl World {
         let mut w = World {
             q: EventQueue::new(),
             node_names: NodeNames(e.net.clone()),
-            fabric: Fabric::new(links, routes, trace),
-            obs,
+            fabric: Fabric::new(links, routes, trace, obs),
             conns: ConnTable::default(),
             active: apps.len(),
             apps,
@@ -279,7 +277,7 @@ impl World {
 
     /// Name an application's connections in the captures (their SYN's MSS option).
     pub fn describe_app(&mut self, app: u32, mss: u64) {
-        self.obs.describe(app, mss);
+        self.fabric.observer().describe(app, mss);
     }
 
     pub fn now(&self) -> Time {
@@ -343,11 +341,23 @@ impl World {
         let Some((_, ev)) = self.q.pop_until(self.limit.unwrap_or(Time::MAX)) else { return false };
         match ev {
             Ev::App(a, token) => self.with_app(a, |app, cx| app.on_timer(cx, token)),
-            Ev::TxDone(l) => self.net(NetEv::TxDone(l)),
-            Ev::Arrive(l) => self.net(NetEv::Arrive(l)),
+            Ev::TxDone(l) => {
+                self.fabric.tx_done(&mut self.q, l);
+                self.udp_losses();
+            }
+            Ev::Arrive(l) => {
+                match self.fabric.arrive(&mut self.q, l) {
+                    Some(idx) => self.deliver(idx),
+                    // Forwarded: dropped further on, perhaps.
+                    None => self.udp_losses(),
+                }
+            }
             Ev::Conn(i, gen, which) => self.conn_timer(ConnId { idx: i, gen }, which),
             Ev::Warmup => self.end_warmup(),
-            Ev::Release(l, idx) => self.net(NetEv::Release(l, idx)),
+            Ev::Release(l, idx) => {
+                self.fabric.release(&mut self.q, l, idx);
+                self.udp_losses();
+            }
         }
         true
     }
@@ -420,7 +430,7 @@ impl World {
         let Some(ep) = self.conns.get_mut(id) else { return };
         let app = ep.app;
         if let Some(c) = ep.tcp() {
-            self.obs.on_conn(self.q.now(), ep.label, ep.dir, ep.node.0, ep.peer_node.0, c);
+            self.fabric.observer().on_conn(self.q.now(), ep.label, ep.dir, ep.node.0, ep.peer_node.0, c);
         }
         if let Some(c) = ep.tcp_mut() {
             let q = &mut self.q;
@@ -438,15 +448,6 @@ impl World {
         for a in 0..self.apps.len() {
             self.with_app(a as u32, |app, cx| app.warmup(cx));
         }
-    }
-
-    /// A fabric event is due; a packet it hands back has reached the node it is addressed to.
-    #[inline]
-    fn net(&mut self, ev: NetEv) {
-        if let Some(idx) = self.fabric.on_event(&mut self.q, &mut self.obs, ev) {
-            self.deliver(idx);
-        }
-        self.udp_losses();
     }
 
     /// Tell UDP sinks what the fabric dropped of theirs (TCP counts its own losses).
@@ -511,7 +512,7 @@ impl World {
         let app = ep.app;
         let (conn, label, dir, src, dst) = (ep.peer, ep.label, ep.dir, ep.node, ep.peer_node);
         if let Some(c) = ep.tcp() {
-            self.obs.on_conn(self.q.now(), label, dir, src.0, dst.0, c);
+            self.fabric.observer().on_conn(self.q.now(), label, dir, src.0, dst.0, c);
         }
         let mut out = std::mem::take(&mut self.out);
         if !out.is_empty() {
@@ -549,7 +550,7 @@ impl World {
     /// Put a packet on the network at its source (`p.hop`: the start of its route).
     #[inline]
     fn send_packet(&mut self, p: Packet) {
-        self.fabric.send(&mut self.q, &mut self.obs, p);
+        self.fabric.send(&mut self.q, p);
         self.udp_losses();
     }
 
@@ -606,7 +607,7 @@ impl World {
             .collect();
         let in_flight = self.fabric.in_flight();
         let counts = self.fabric.counts();
-        let series = self.obs.take::<Series>().map(|mut s| {
+        let series = self.fabric.observer().take::<Series>().map(|mut s| {
             s.finish(end);
             s
         });
@@ -670,7 +671,7 @@ impl World {
 impl World {
     /// End the run: close the captures, then collect the instruments.
     pub fn finish_run(mut self) -> Result<RunResult, ScenarioError> {
-        let capture = self.obs.take::<Capture>();
+        let capture = self.fabric.observer().take::<Capture>();
         let r = self.finish();
         if let Some(c) = capture {
             c.close()?;
@@ -684,7 +685,7 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
     crate::footprint::check(scenario)?; // also for a Scenario built in Rust, not read from text
     let mut w = World::build(scenario, seed)?;
     w.run();
-    let capture = w.obs.take::<Capture>();
+    let capture = w.fabric.observer().take::<Capture>();
     let r = w.finish();
     if let Some(c) = capture {
         c.close()?;
@@ -699,7 +700,7 @@ pub fn run_limited(scenario: &Scenario, seed: u64, budget: &Budget) -> Result<Ru
     let mut w = World::build(scenario, seed)?;
     w.bound_growth(limit.bytes.saturating_sub(fp.bytes.min(u64::MAX as u128) as u64));
     let outcome = w.run_with(budget);
-    let capture = w.obs.take::<Capture>();
+    let capture = w.fabric.observer().take::<Capture>();
     let r = outcome.map(|()| w.finish());
     if let Some(c) = capture {
         c.close()?;

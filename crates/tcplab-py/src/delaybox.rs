@@ -10,6 +10,12 @@
 //! then the propagation delay. A rate of 0 means no transmitter (the frame passes at once: the
 //! rate is then left to tc's tbf on the output port).
 //!
+//! Chosen data segments are dropped by their sequence number as they enter the box (`drops`):
+//! the box learns each connection's initial sequence number from its SYN (or SYN-ACK) and drops
+//! the first transmission of the segment that starts at each given byte offset of the data
+//! (offset 0: the first data byte), so a drop stays on the same segment whatever was resent
+//! before it, anywhere in the transfer. A retransmission of it passes.
+//!
 //! The stages are driven by one event queue in time order, so frames from different ports that
 //! meet at a shared direction (a dumbbell's bottleneck) are queued in the order they reach it.
 //! Readers are one thread per port (blocking reads, stamped on return); the main thread waits
@@ -44,11 +50,24 @@ struct RouteSpec {
     out: usize,
 }
 
+/// Data segments to drop by sequence number: those sent from `src` (an IPv4 address) on a
+/// connection whose source port (`port_field` "sport") or destination port ("dport") is one of
+/// `ports`, starting at one of `offsets` (bytes after the SYN's sequence number + 1).
+#[derive(Deserialize)]
+struct SeqDropSpec {
+    src: String,
+    ports: Vec<u16>,
+    port_field: String,
+    offsets: Vec<u64>,
+}
+
 #[derive(Deserialize)]
 pub struct BoxSpec {
     ports: Vec<i32>,
     links: Vec<LinkSpec>,
     routes: Vec<RouteSpec>,
+    #[serde(default)]
+    drops: Vec<SeqDropSpec>,
     #[serde(default)]
     stats: Option<String>,
 }
@@ -94,6 +113,95 @@ fn parse_mac(s: &str) -> Result<[u8; 6], String> {
     v.try_into().map_err(|_| format!("bad MAC address {s:?}"))
 }
 
+/// What the box reads of a TCP/IPv4 frame: addresses, ports, sequence number, SYN, payload bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TcpView {
+    src: [u8; 4],
+    sport: u16,
+    dport: u16,
+    seq: u32,
+    syn: bool,
+    payload: usize,
+}
+
+/// Parse an Ethernet II / IPv4 / TCP frame (no VLAN tags: the testbed's veths carry none).
+fn tcp_view(f: &[u8]) -> Option<TcpView> {
+    if f.len() < 14 + 20 || f[12..14] != [0x08, 0x00] {
+        return None;
+    }
+    let ip = &f[14..];
+    let ihl = ((ip[0] & 0x0f) as usize) * 4;
+    if ip[0] >> 4 != 4 || ihl < 20 || ip[9] != 6 {
+        return None;
+    }
+    let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+    let tcp = ip.get(ihl..total.min(ip.len()))?;
+    if tcp.len() < 20 {
+        return None;
+    }
+    let doff = ((tcp[12] >> 4) as usize) * 4;
+    Some(TcpView {
+        src: [ip[12], ip[13], ip[14], ip[15]],
+        sport: u16::from_be_bytes([tcp[0], tcp[1]]),
+        dport: u16::from_be_bytes([tcp[2], tcp[3]]),
+        seq: u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]),
+        syn: tcp[13] & 0x02 != 0,
+        payload: total.saturating_sub(ihl + doff),
+    })
+}
+
+/// The sequence-number drops (`BoxSpec::drops`) and what they have learnt and done.
+struct SeqDrops {
+    specs: Vec<([u8; 4], Vec<u16>, bool, Vec<u64>)>,
+    /// Per connection (src, sport, dport): its ISN, and the offsets already dropped once.
+    conns: HashMap<([u8; 4], u16, u16), (u32, Vec<u64>)>,
+    dropped: u64,
+}
+
+impl SeqDrops {
+    fn new(specs: Vec<SeqDropSpec>) -> Result<SeqDrops, String> {
+        let mut out = Vec::new();
+        for (i, d) in specs.into_iter().enumerate() {
+            let ip: std::net::Ipv4Addr = d.src.parse().map_err(|_| format!("drops[{i}].src: not an IPv4 address: {:?}", d.src))?;
+            let by_sport = match d.port_field.as_str() {
+                "sport" => true,
+                "dport" => false,
+                o => return Err(format!("drops[{i}].port_field: {o:?} (sport or dport)")),
+            };
+            out.push((ip.octets(), d.ports, by_sport, d.offsets));
+        }
+        Ok(SeqDrops { specs: out, conns: HashMap::new(), dropped: 0 })
+    }
+
+    /// Whether to drop this frame (the first transmission of a chosen segment).
+    fn drop(&mut self, frame: &[u8]) -> bool {
+        if self.specs.is_empty() {
+            return false;
+        }
+        let Some(t) = tcp_view(frame) else { return false };
+        let Some((_, _, _, offsets)) = self.specs.iter().find(|(src, ports, by_sport, _)| *src == t.src && ports.contains(if *by_sport { &t.sport } else { &t.dport })) else {
+            return false;
+        };
+        let key = (t.src, t.sport, t.dport);
+        if t.syn {
+            // A new connection (or its SYN again): data starts at ISN + 1.
+            self.conns.insert(key, (t.seq, Vec::new()));
+            return false;
+        }
+        if t.payload == 0 {
+            return false;
+        }
+        let Some((isn, done)) = self.conns.get_mut(&key) else { return false };
+        let off = t.seq.wrapping_sub(*isn).wrapping_sub(1) as u64;
+        if offsets.contains(&off) && !done.contains(&off) {
+            done.push(off);
+            self.dropped += 1;
+            return true;
+        }
+        false
+    }
+}
+
 /// Lateness of the writes against their scheduled times, in microseconds.
 #[derive(Default)]
 struct Late {
@@ -136,6 +244,7 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
         }
         routes.insert((r.in_port, parse_mac(&r.dst)?), i);
     }
+    let mut seq_drops = SeqDrops::new(spec.drops)?;
     let (tx, rx) = mpsc::channel::<(Instant, usize, Vec<u8>)>();
     let mut outs = Vec::with_capacity(n);
     for (p, &fd) in spec.ports.iter().enumerate() {
@@ -186,7 +295,7 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
                 }
             }
         };
-        if let Some((t, p, frame)) = got {
+        if let Some((t, p, frame)) = got.filter(|(_, _, f)| !seq_drops.drop(f)) {
             let dst: Option<[u8; 6]> = frame.get(..6).and_then(|d| d.try_into().ok());
             match dst.and_then(|d| routes.get(&(p, d))) {
                 Some(&r) => {
@@ -246,7 +355,7 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
                 let links: Vec<_> = dirs.iter().map(|d| serde_json::json!({"sent": d.sent, "dropped": d.dropped})).collect();
                 let mean = if late.n > 0 { late.sum_us / late.n as f64 } else { 0.0 };
                 let v = serde_json::json!({
-                    "frames": late.n, "unrouted": unrouted, "links": links,
+                    "frames": late.n, "unrouted": unrouted, "links": links, "dropped_by_seq": seq_drops.dropped,
                     "late_us": {"mean": mean, "p50": late.quantile(0.5), "p99": late.quantile(0.99), "max": late.max_us},
                 });
                 let tmp = format!("{path}.tmp");
@@ -257,3 +366,4 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
         }
     }
 }
+

@@ -7,7 +7,10 @@
 - `table2`: their Table 2's method for Linux: the SYN dropped three times, 10 connections, the
   initial SYN RTO and the backoff (matched settings and Linux's stock ones);
 - `allman`: Allman et al.'s modem test: 28.8 kb/s, MSS 512, 16 KB, initcwnd 1…32 against IW 1;
-- `loss`: a bulk transfer with 1 % random loss, goodput and retransmissions.
+- `loss`: a bulk transfer with 1 % random loss, goodput and retransmissions;
+- `drops`: deterministic drops by sequence number (segment 1, 2, 5, the last, the last two, three
+  of the first 50) over 3 rates × 3 RTTs, the untuned kernel against the `linux6` profile,
+  segment by segment (testbed/segmatch.py).
 
 `tcplab testbed experiments [-o DIR] [--only NAME] [--quick]` runs them and writes
 DIR/experiments.md and DIR/experiments.json.
@@ -177,7 +180,60 @@ def loss(out: Path, quick: bool) -> tuple[str, dict]:
     return "\n".join(lines), res
 
 
-EXPERIMENTS = {"boxacc": boxacc, "seddigh": seddigh, "table2": table2, "allman": allman, "loss": loss}
+#: The deterministic-drop cases (issue of the Linux profile's recovery): rates × RTTs × drops.
+DROP_RATES = ("5Mbps", "20Mbps", "50Mbps")
+DROP_RTTS_MS = (20, 60, 150)
+DROP_SEGMENTS = 500
+
+
+def drop_sets(n: int = DROP_SEGMENTS, seed: int = 1) -> dict:
+    """The dropped data segments of each case: 1, 2, 5, the last, the last two, and three of the
+    first 50 drawn with a fixed seed (the same three in every run of the experiment)."""
+    import random
+
+    rnd = sorted(random.Random(seed).sample(range(3, 51), 3))
+    return {"seg1": [1], "seg2": [2], "seg5": [5], "last": [n], "last2": [n - 1, n], "random3": rnd}
+
+
+def drops(out: Path, quick: bool, profile: str = "linux6") -> tuple[str, dict]:
+    """Each case: a transfer of `DROP_SEGMENTS` full segments over one link (drop-tail queue large
+    enough that nothing overflows), the chosen data segments dropped once by sequence number, the
+    kernel untuned (`--stock`, its controller the profile's) beside the simulated `profile`; the
+    data sender's first 500 segments compared (testbed/segmatch.py)."""
+    from .. import api
+    from . import segmatch
+
+    rates = DROP_RATES[:1] if quick else DROP_RATES
+    rtts = DROP_RTTS_MS[:1] if quick else DROP_RTTS_MS
+    cfg = api.profiles()[profile]
+    payload = int(cfg["mss"]) - (12 if cfg.get("timestamps") else 0)
+    cc = cfg.get("cc", "reno")
+    res, lines = {}, ["| rate | RTT | dropped | result |", "|---|---|---|---|"]
+    ok = total = 0
+    for rate in rates:
+        for rtt in rtts:
+            for name, segs in drop_sets().items():
+                scen = {"name": f"drops-{rate}-{rtt}-{name}",
+                        "topology": {"kind": "single_link", "rate": rate, "delay": f"{rtt / 2:g}ms", "queue": 2000},
+                        "tcp": {"profile": profile},
+                        "flows": [{"bytes": DROP_SEGMENTS * payload, "drops": [{"kind": "data", "segment": k} for k in segs]}]}
+                d = out / "drops" / f"{rate}-{rtt}ms-{name}"
+                rec = run(scen, d, stock=True, timeout=120, congctl=cc)
+                compare(d, figure="tsg.png")
+                host = "sender"
+                m = segmatch.match(rec["captures"][host], d / f"sim-{host}.pcap", rec["connections"][0]["sport"], n=DROP_SEGMENTS)
+                total += 1
+                ok += m.ok
+                res[f"{rate}-{rtt}-{name}"] = {"segments": segs, "ok": m.ok, "same": m.same, "compared": m.compared, "timed": m.timed,
+                                               "first_diff": m.first_diff, "worst_dt_ms": m.worst_dt_ms, "text": m.describe()}
+                lines.append(f"| {rate} | {rtt} ms | {', '.join(map(str, segs))} | {m.describe()} |")
+    res["summary"] = {"identical": ok, "cases": total, "profile": profile}
+    lines.insert(0, f"{ok} of {total} cases identical (the data sender's first {DROP_SEGMENTS} segments: seq, length, SYN/FIN; "
+                    f"send times within max(1 ms, 2 %)), profile `{profile}` against the untuned kernel ({cc}).\n")
+    return "\n".join(lines), res
+
+
+EXPERIMENTS = {"boxacc": boxacc, "seddigh": seddigh, "table2": table2, "allman": allman, "loss": loss, "drops": drops}
 
 
 def run_all(out: Path, only: Optional[list] = None, quick: bool = False) -> str:

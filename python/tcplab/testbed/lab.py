@@ -186,7 +186,9 @@ class Lab:
         links = [{"rate_bps": 0 if tbf else int(round(l.rate_bps)), "delay_ns": int(round(l.delay_s * 1e9)),
                   "limit_pkts": None if tbf else l.limit_pkts, "limit_bytes": None if tbf else l.limit_bytes} for l in p.links]
         routes = [{"in": p.hosts.index(a), "dst": p.mac(b), "path": path, "out": p.hosts.index(b)} for (a, b), path in p.paths.items()]
-        spec = {"devices": [f"p{k}" for k in range(len(p.hosts))], "links": links, "routes": routes, "stats": str(self.dir / "box-stats.json")}
+        drops = [{"src": p.ip(d["frm"]), "ports": d["ports"], "port_field": d["port_field"], "offsets": d["offsets"]} for d in p.seq_drops]
+        spec = {"devices": [f"p{k}" for k in range(len(p.hosts))], "links": links, "routes": routes, "drops": drops,
+                "stats": str(self.dir / "box-stats.json")}
         (self.dir / "box.json").write_text(json.dumps(spec))
         cmd = ["ip", "netns", "exec", self.box] + rt_prefix()
         self._start("box", cmd + [sys.executable, "-m", "tcplab.testbed.boxmain", str(self.dir / "box.json")], ready=b"ready")

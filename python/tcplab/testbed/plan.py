@@ -50,7 +50,7 @@ APP_PORT = 80
 FLOW_PORT_BASE = 10000    # the simulator's sender ports (trace/capture.rs)
 APP_PORT_BASE = 40000
 MAX_PAIRS = 4
-MAX_COUNTED = 200         # the largest data segment / ACK number a drop rule counts to
+MAX_COUNTED = 200         # the largest ACK number a drop rule counts to (data segments: by sequence number, anywhere)
 
 
 def refuse(path: str, why: str) -> Exception:
@@ -137,6 +137,15 @@ class Plan:
     stock: bool = False
     shaper: str = "box"            # "box": the delay box's own transmitters; "tbf": tc tbf on its output ports
     notes: list = field(default_factory=list)
+    #: Data segments the delay box drops by sequence number (crates/tcplab-py/src/delaybox.rs):
+    #: dict(frm=sending host, ports, port_field "sport"/"dport", offsets=[byte offset of the
+    #: segment's first byte in the data], path).
+    seq_drops: list = field(default_factory=list)
+
+    def payload(self, host: str, mss: int) -> int:
+        """The data bytes of a full segment `host` sends with `mss`: 12 fewer when the kernel
+        sends timestamps (its default, `tcp_timestamps=1`; Linux's mss_cache, tcp_sync_mss)."""
+        return mss - 12 if int(self.sysctls.get(host, {}).get("net.ipv4.tcp_timestamps", 1)) else mss
 
     def ip(self, host: str) -> str:
         return HOST_NET + str(self.hosts.index(host) + 1)
@@ -495,10 +504,8 @@ def _flow_drop(plan: Plan, dr: dict, path: str, src: str, dst: str, ports: list,
     elif kind == "data":
         k = int(dr["segment"])
         if _transmissions(dr, path) != [1]:
-            raise refuse(path + ".transmissions", "nftables counts data packets, not sequence numbers: only the first transmission of a segment can be dropped")
-        if k > MAX_COUNTED:
-            raise refuse(path + ".segment", f"nftables counts up to data packet {MAX_COUNTED}")
-        plan.drops.append(dict(to=dst, frm=src, match="data", ports=ports, port_field="sport", nth=[k], path=path))
+            raise refuse(path + ".transmissions", "the delay box drops the first transmission of a segment (by its sequence number), not a retransmission")
+        plan.seq_drops.append(dict(frm=src, ports=ports, port_field="sport", offsets=[(k - 1) * plan.payload(src, mss)], path=path))
     elif kind == "ack":
         k = int(dr["number"])
         if k > MAX_COUNTED:
@@ -526,9 +533,7 @@ def _app_drop(plan: Plan, dr: dict, path: str, cli: str, srv: str, ports: list, 
     elif kind == "response":
         k = int(dr.get("segment", 1))
         if _transmissions(dr, path) != [1]:
-            raise refuse(path + ".transmissions", "nftables counts data packets: only the first transmission of a segment can be dropped")
-        if k > MAX_COUNTED:
-            raise refuse(path + ".segment", f"nftables counts up to data packet {MAX_COUNTED}")
-        plan.drops.append(dict(to=cli, frm=srv, match="data", ports=ports, port_field="dport", nth=[k], path=path))
+            raise refuse(path + ".transmissions", "the delay box drops the first transmission of a segment (by its sequence number), not a retransmission")
+        plan.seq_drops.append(dict(frm=srv, ports=ports, port_field="dport", offsets=[(k - 1) * plan.payload(srv, mss)], path=path))
     else:
         raise refuse(path + ".kind", f"{kind!r}")

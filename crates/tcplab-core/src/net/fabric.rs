@@ -50,7 +50,7 @@ pub struct PacketCounts {
     pub dropped: u64,
 }
 
-pub struct Fabric {
+pub struct Fabric<O: NetObserver> {
     links: Vec<LinkDir>,
     /// The packets in flight on each link direction, in the order they arrive (a direction has a
     /// fixed delay, so the order it sent them): (arrival time, insertion number, packet). Only the
@@ -74,10 +74,14 @@ pub struct Fabric {
     every_tx_end: bool,
     /// Print every hold and drop to stderr (debugging aid, `TCPLAB_TRACE`).
     trace: bool,
+    /// What observes the fabric (the run's instruments), and whether it records anything: without
+    /// an instrument the hooks are not called at all.
+    obs: O,
+    observed: bool,
 }
 
-impl Fabric {
-    pub fn new(links: Vec<LinkDir>, routes: Routes, trace: bool) -> Fabric {
+impl<O: NetObserver> Fabric<O> {
+    pub fn new(links: Vec<LinkDir>, routes: Routes, trace: bool, obs: O) -> Fabric<O> {
         Fabric {
             flight: vec![VecDeque::new(); links.len()],
             links,
@@ -92,7 +96,14 @@ impl Fabric {
             udp_lost: Vec::new(),
             every_tx_end: false,
             trace,
+            observed: obs.active(),
+            obs,
         }
+    }
+
+    /// The observer (the world's instruments, which also observe its connections).
+    pub fn observer(&mut self) -> &mut O {
+        &mut self.obs
     }
 
     pub fn links(&self) -> &[LinkDir] {
@@ -175,48 +186,78 @@ impl Fabric {
 
     /// Put a packet on the network at its source (`p.hop`: the start of its route).
     #[inline]
-    pub fn send<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, p: Packet) {
-        if obs.active() {
+    pub fn send<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, p: Packet) {
+        if self.observed {
             let hop = self.paths.hop(p.hop).map(|l| &self.links[l.0 as usize]);
-            obs.on_send(q.now(), &p, hop);
+            self.obs.on_send(q.now(), &p, hop);
         }
         let idx = self.alloc(p);
-        self.forward(q, obs, idx);
+        self.forward(q, idx);
     }
 
-    /// A fabric event is due. Returns the pool slot of a packet that reached the node it is
-    /// addressed to: its slot is already free but not reused until the next packet is sent, so
-    /// the caller reads it (`packet`) before it sends anything.
+    /// A fabric event is due (`tx_done`, `arrive`, `release` by kind). Returns the pool slot of
+    /// a packet that reached the node it is addressed to: its slot is already free but not reused
+    /// until the next packet is sent, so the caller reads it (`packet`) before it sends anything.
     #[inline]
-    pub fn on_event<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, ev: NetEv) -> Option<u32> {
+    pub fn on_event<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, ev: NetEv) -> Option<u32> {
         match ev {
             NetEv::TxDone(l) => {
-                // Only a transmission with a packet waiting behind it has its end in the queue.
-                let l = l as usize;
-                self.links[l].done_queued = false;
-                let pool = &self.pool;
-                if let Some(idx) = self.links[l].pop(q.now(), |i| pool[i as usize].wire_bytes()) {
-                    if obs.active() {
-                        obs.on_queue(q.now(), l, &self.links[l]);
-                    }
-                    self.start_tx(q, obs, l, idx);
-                }
+                self.tx_done(q, l);
                 None
             }
-            NetEv::Arrive(l) => {
-                let l = l as usize;
-                let f = &mut self.flight[l];
-                let idx = f.pop_front().expect("an arrival has its packet in flight").pkt;
-                if let Some(next) = f.front() {
-                    q.schedule_reserved(next.at, next.seq, NetEv::Arrive(l as u32).into());
-                }
-                self.arrive(q, obs, l, idx)
-            }
+            NetEv::Arrive(l) => self.arrive(q, l),
             NetEv::Release(l, idx) => {
-                self.offer(q, obs, l as usize, idx);
+                self.release(q, l, idx);
                 None
             }
         }
+    }
+
+    /// `NetEv::TxDone(l)`: the transmission on `l` ended with a packet waiting (only such an end
+    /// is in the queue); the next one starts.
+    #[inline]
+    pub fn tx_done<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: u32) {
+        let l = l as usize;
+        self.links[l].done_queued = false;
+        let pool = &self.pool;
+        if let Some(idx) = self.links[l].pop(q.now(), |i| pool[i as usize].wire_bytes()) {
+            if self.observed {
+                self.obs.on_queue(q.now(), l, &self.links[l]);
+            }
+            self.start_tx(q, l, idx);
+        }
+    }
+
+    /// `NetEv::Arrive(l)`: the first packet in flight on `l` reached its far end: forwarded, or
+    /// handed back (see `on_event`).
+    #[inline]
+    pub fn arrive<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: u32) -> Option<u32> {
+        let l = l as usize;
+        let f = &mut self.flight[l];
+        let idx = f.pop_front().expect("an arrival has its packet in flight").pkt;
+        if let Some(next) = f.front() {
+            q.schedule_reserved(next.at, next.seq, NetEv::Arrive(l as u32).into());
+        }
+        let node = self.links[l].to;
+        let p = &self.pool[idx as usize];
+        if self.observed {
+            self.obs.on_node(q.now(), node.0, p, Some(&self.links[l]));
+        }
+        if node != p.dst {
+            self.forward(q, idx);
+            return None;
+        }
+        self.free.push(idx);
+        self.counts.delivered += 1;
+        if self.observed {
+            self.obs.on_deliver(q.now(), p);
+        }
+        Some(idx)
+    }
+
+    /// `NetEv::Release(l, idx)`: a packet a delay filter held back is offered to `l`.
+    pub fn release<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: u32, idx: u32) {
+        self.offer(q, l as usize, idx);
     }
 
     fn alloc(&mut self, p: Packet) -> u32 {
@@ -236,10 +277,10 @@ impl Fabric {
         }
     }
 
-    fn start_tx<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, l: usize, idx: u32) {
+    fn start_tx<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: usize, idx: u32) {
         let now = q.now();
-        if obs.active() {
-            obs.on_egress(now, l, &self.pool[idx as usize], &self.links);
+        if self.observed {
+            self.obs.on_egress(now, l, &self.pool[idx as usize], &self.links);
         }
         let link = &mut self.links[l];
         let done = link.start_tx(now, &self.pool[idx as usize]);
@@ -262,7 +303,7 @@ impl Fabric {
     }
 
     /// A packet enters a link direction: held back by a delay filter, or offered now.
-    fn enqueue<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, l: usize, idx: u32) {
+    fn enqueue<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: usize, idx: u32) {
         if !self.links[l].delays.is_empty() {
             if let Some(by) = self.links[l].hold(&self.pool[idx as usize]) {
                 let now = q.now();
@@ -274,16 +315,16 @@ impl Fabric {
                 return;
             }
         }
-        self.offer(q, obs, l, idx)
+        self.offer(q, l, idx)
     }
 
     /// Offer a packet to a link direction: dropped, sent at once, or queued.
-    fn offer<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, l: usize, idx: u32) {
+    fn offer<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: usize, idx: u32) {
         let now = q.now();
         let p = &mut self.pool[idx as usize];
         p.enqueued_at = now;
-        if obs.active() {
-            obs.on_ingress(now, l, p, &self.links);
+        if self.observed {
+            self.obs.on_ingress(now, l, p, &self.links);
         }
         let link = &mut self.links[l];
         let busy = link.busy(now, q.current_seq());
@@ -292,12 +333,12 @@ impl Fabric {
                 if self.trace {
                     eprintln!("{:>12.6} drop {:?} at {} {:?} {:?} {:?}", crate::units::to_secs(now), why, link.name, p.dir, p.tag, p.body);
                 }
-                if obs.active() {
-                    obs.on_drop(now, l, p, why);
+                if self.observed {
+                    self.obs.on_drop(now, l, p, why);
                 }
                 self.dropped(idx);
             }
-            Ok(()) if !busy => self.start_tx(q, obs, l, idx),
+            Ok(()) if !busy => self.start_tx(q, l, idx),
             Ok(()) => {
                 let bytes = p.wire_bytes();
                 link.push(now, idx, bytes);
@@ -306,8 +347,8 @@ impl Fabric {
                     link.done_queued = true;
                     q.schedule_reserved(link.busy_until, link.done_seq, NetEv::TxDone(l as u32).into());
                 }
-                if obs.active() {
-                    obs.on_queue(now, l, link);
+                if self.observed {
+                    self.obs.on_queue(now, l, link);
                 }
             }
         }
@@ -325,36 +366,16 @@ impl Fabric {
 
     /// Send a packet on along its route: the next link direction of its path.
     #[inline]
-    fn forward<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, idx: u32) {
+    fn forward<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, idx: u32) {
         let p = &mut self.pool[idx as usize];
         let hop = self.paths.hop(p.hop);
         p.hop += 1;
         match hop {
-            Some(l) => self.enqueue(q, obs, l.0 as usize, idx),
+            Some(l) => self.enqueue(q, l.0 as usize, idx),
             None => {
                 // Unreachable by construction (paths are checked at build); count it as a drop.
                 self.dropped(idx);
             }
         }
-    }
-
-    /// A packet reached the far end of link direction `l`: forwarded, or handed back (its slot
-    /// freed) when it is at the node it is addressed to.
-    fn arrive<E: From<NetEv> + Copy, O: NetObserver>(&mut self, q: &mut EventQueue<E>, obs: &mut O, l: usize, idx: u32) -> Option<u32> {
-        let node = self.links[l].to;
-        let p = &self.pool[idx as usize];
-        if obs.active() {
-            obs.on_node(q.now(), node.0, p, Some(&self.links[l]));
-        }
-        if node != p.dst {
-            self.forward(q, obs, idx);
-            return None;
-        }
-        self.free.push(idx);
-        self.counts.delivered += 1;
-        if obs.active() {
-            obs.on_deliver(q.now(), p);
-        }
-        Some(idx)
     }
 }

@@ -1,0 +1,109 @@
+"""Segment by segment: does the simulator send what the kernel sent?
+
+Two captures at the data sender (the real one and the simulated one) are read with
+`tcplab.trace.packets`; for one connection (found by its client port) the data sender's segments
+(SYN, data, FIN: everything of the data direction that is not a pure ACK) are compared in order,
+by (relative sequence number, payload length, SYN/FIN/RST). PSH is left out: Linux sets it on the
+last segment of each write, the simulator has no writes of that kind, and no TCP rule reads it.
+Send times are compared from the first SYN: within max(1 ms, 2 % of the time since it).
+
+`match(real, sim, port)` says how many segments agree, where the first difference is and what
+each side sent there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+#: A segment as compared: (relative seq, payload bytes, flags among S, F, R).
+Seg = Tuple[int, int, str]
+
+
+@dataclass
+class SegMatch:
+    port: int
+    compared: int                    # segments compared (the shorter side, at most `n`)
+    real_n: int
+    sim_n: int
+    same: int                        # leading segments with the same (seq, len, flags)
+    timed: int                       # of those, sent within the time tolerance
+    first_diff: Optional[int] = None  # index of the first segment that differs, None if none
+    real_at: List[Tuple[float, Seg]] = field(default_factory=list)  # a few segments from the first difference
+    sim_at: List[Tuple[float, Seg]] = field(default_factory=list)
+    worst_dt_ms: float = 0.0         # the largest |Δt| among the identical leading segments
+    late: Optional[int] = None       # index of the first identical segment sent out of tolerance
+
+    @property
+    def ok(self) -> bool:
+        return self.first_diff is None and self.late is None
+
+    def describe(self) -> str:
+        if self.ok:
+            return f"identical: {self.compared} segments, |Δt| ≤ {self.worst_dt_ms:.2f} ms"
+        if self.first_diff is None:
+            return f"same segments, but segment {self.late} is sent {self.worst_dt_ms:.2f} ms apart (tolerance max(1 ms, 2 %))"
+
+        def fmt(x):
+            t, (seq, ln, fl) = x
+            return f"{t * 1e3:.1f} ms seq {seq} len {ln}{(' ' + fl) if fl else ''}"
+
+        r = "; ".join(fmt(x) for x in self.real_at) or "nothing"
+        s = "; ".join(fmt(x) for x in self.sim_at) or "nothing"
+        return f"first difference at segment {self.first_diff}: kernel {r} | simulator {s}"
+
+
+def _segments(pk, port: int, n: int) -> List[Tuple[float, Seg]]:
+    """The data sender's segments (not pure ACKs) of the connection whose client port is `port`,
+    in capture order, times from its first SYN."""
+    a = pk["a"] if "a" in pk.columns else None
+    if a is None:
+        raise ValueError("the packet table has no `a` column (tcplab.trace.packets)")
+    conns = pk[pk["a"].astype(str).str.endswith(f":{port}")]
+    if conns.empty:
+        return []
+    conn = int(conns["conn"].iloc[0])
+    c = pk[pk["conn"] == conn]
+    # The data direction: the one with more payload bytes.
+    by = c.groupby("dir")["len"].sum()
+    d = str(by.idxmax()) if len(by) else "a2b"
+    c = c[c["dir"] == d]
+    t0 = float(c["time_s"].iloc[0]) if len(c) else 0.0
+    out = []
+    for t, seq, ln, syn, fin, rst in zip(c["time_s"], c["seq"], c["len"], c["syn"], c["fin"], c["rst"]):
+        if int(ln) == 0 and not (syn or fin or rst):
+            continue
+        flags = ("S" if syn else "") + ("F" if fin else "") + ("R" if rst else "")
+        out.append((float(t) - t0, (int(seq), int(ln), flags)))
+        if len(out) >= n:
+            break
+    return out
+
+
+def match(real_pcap, sim_pcap, port: int, n: int = 500, context: int = 3) -> SegMatch:
+    """Compare the first `n` segments the data sender of connection `port` sent, kernel against
+    simulator (see the module's doc)."""
+    from .. import trace
+
+    r = _segments(trace.packets(real_pcap), port, n)
+    s = _segments(trace.packets(sim_pcap), port, n)
+    k = min(len(r), len(s))
+    same = 0
+    while same < k and r[same][1] == s[same][1]:
+        same += 1
+    first_diff = None if (same == k and len(r) == len(s)) or (same == k and k >= n) else same
+    worst, late, timed = 0.0, None, 0
+    for i in range(same):
+        dt = abs(r[i][0] - s[i][0])
+        tol = max(1e-3, 0.02 * r[i][0])
+        if dt <= tol:
+            timed += 1
+        elif late is None:
+            late = i
+        worst = max(worst, dt * 1e3)
+    m = SegMatch(port=port, compared=k, real_n=len(r), sim_n=len(s), same=same, timed=timed, first_diff=first_diff,
+                 worst_dt_ms=worst, late=late)
+    if first_diff is not None:
+        m.real_at = r[first_diff:first_diff + context]
+        m.sim_at = s[first_diff:first_diff + context]
+    return m
