@@ -33,8 +33,8 @@ def expected(cfg: dict, facts: dict) -> dict:
         # duplicate ACKs (or by the timer). No simulated stack models ECN (RFC 3168): it ignores
         # an ECN-setup SYN. The window after a loss is the controller's: Reno halves it, CUBIC
         # (`cc = "cubic"`) keeps β = 717/1024 of it (RFC 9438 §4.6, tcp_cubic.c).
-        "tlp": "yes" if sack and cfg.get("tlp") else "no",
-        "rack": "RACK" if sack and cfg.get("loss") == "rack" else "dupthresh",
+        "tlp": "yes" if sack and cfg["variant"] == "sack" and cfg.get("tlp") else "no",
+        "rack": "RACK" if sack and cfg["variant"] == "sack" and cfg.get("loss") == "rack" else "dupthresh",
         "cc_beta": "CUBIC" if cubic else "Reno",
         "ecn": "no",
         # Nor pacing (a flight leaves as the ACKs release it) nor HyStart (slow start ends only
