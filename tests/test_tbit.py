@@ -98,6 +98,12 @@ def test_the_table_covers_the_stacks_it_was_written_for():
         ({"profile": "linux", "cc": "cubic"}, "cc_beta", "CUBIC"),
         ({"profile": "linux6"}, "cc_beta", "CUBIC"),
         ({"profile": "linux"}, "cc_beta", "Reno"),
+        # RACK-TLP (`loss = "rack"`, `tlp`, the linux6 profile's): the tail is probed 2·SRTT
+        # after the last send, and one SACK marks the hole lost after RACK.rtt + reo_wnd.
+        ({"profile": "linux6"}, "tlp", "yes"),
+        ({"profile": "linux6"}, "rack", "RACK"),
+        ({"profile": "linux"}, "tlp", "no"),
+        ({"profile": "linux"}, "rack", "dupthresh"),
     ],
 )
 def test_knobs_change_the_answer(stack, test, verdict):

@@ -16,6 +16,9 @@ def expected(cfg: dict, facts: dict) -> dict:
     sack = bool(cfg["sack"])
     abc = int(cfg["abc"])
     cubic = cfg.get("cc", "reno") == "cubic"
+    # RACK-TLP (`loss = "rack"`, `tlp`) acts under Linux's recovery only (variant "sack" with
+    # SACK in use).
+    rack = sack and cfg["variant"] == "sack" and cfg.get("loss") == "rack"
     e = {
         "sack_advertised": "yes" if sack else "no",
         "icw": str(facts["iw_segments"]),
@@ -26,15 +29,17 @@ def expected(cfg: dict, facts: dict) -> dict:
         # grows nothing, an ACK of two grows it by two.
         "abc": "yes" if abc or cubic else "no",
         "abc_l": "2" if cubic else str(abc) if abc else "n/a: no ABC",
-        "er": "yes" if cfg["early_retransmit"] else "no",
+        # RACK's reordering timer resends the hole about min_RTT/4 after one SACK: Linux's early
+        # retransmit (RFC 8985 §6.2 replaced RFC 5827 there).
+        "er": "yes" if cfg["early_retransmit"] or rack else "no",
         "cc": "SACK" if sack else CC[cfg["variant"]],
         # TLP (RFC 8985 §7, the `tlp` knob) and RACK (RFC 8985 §6, `loss = "rack"`) work only
         # with SACK in use; otherwise the stack probes no tail and detects loss by counting
         # duplicate ACKs (or by the timer). No simulated stack models ECN (RFC 3168): it ignores
         # an ECN-setup SYN. The window after a loss is the controller's: Reno halves it, CUBIC
         # (`cc = "cubic"`) keeps β = 717/1024 of it (RFC 9438 §4.6, tcp_cubic.c).
-        "tlp": "yes" if sack and cfg.get("tlp") else "no",
-        "rack": "RACK" if sack and cfg.get("loss") == "rack" else "dupthresh",
+        "tlp": "yes" if rack and cfg.get("tlp") else "no",
+        "rack": "RACK" if rack else "dupthresh",
         "cc_beta": "CUBIC" if cubic else "Reno",
         "ecn": "no",
         # Nor pacing (a flight leaves as the ACKs release it) nor HyStart (slow start ends only

@@ -1150,9 +1150,6 @@ impl TcpConfig {
         if self.comp_sack_nr > 0 && self.delack_model != DelackModel::Linux {
             return err("comp_sack_nr", "SACK compression is part of the Linux receiver: set delack_model = \"linux\" or comp_sack_nr = 0");
         }
-        if self.loss == LossModel::Rack && !matches!(self.variant, Variant::Sack | Variant::Newreno) {
-            return err("loss", "\"rack\" recovers as Linux does: with variant = \"sack\" (RACK over SACK) or \"newreno\" (the kernel's duplicate-ACK fallback without SACK)");
-        }
         if self.tlp && self.loss != LossModel::Rack {
             return err("tlp", "the tail loss probe (RFC 8985 §7) is part of RACK-TLP: set loss = \"rack\" or tlp = false");
         }

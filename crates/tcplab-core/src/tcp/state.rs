@@ -265,7 +265,9 @@ impl SenderCore {
             done_at: None,
             cfg,
         };
-        core.loss_marks = core.loss.uses_transmit_record();
+        // RACK's marks decide IsLost only under Linux's recovery (variant "sack"); with any other
+        // variant the detector answers with the duplicate-ACK rules.
+        core.loss_marks = core.loss.uses_transmit_record() && core.cfg.variant == super::config::Variant::Sack;
         core.txq_on = core.cc.wants_delivery_samples() || core.cc.owns_window() || core.loss_marks;
         core.pacing_on = core.cfg.pacing || core.cc.needs_pacing();
         core.cc_owns = core.cc.owns_window();

@@ -4,7 +4,8 @@
 //! RACK's state (the newest delivered segment's send time, end and RTT; whether reordering was
 //! seen) and marks segments lost in the transmit record (`txq.rs`, Linux's `TCPCB_LOST`).
 //!
-//! Without SACK the kernel falls back to duplicate ACKs (`tcp_newreno_mark_lost`: DupThresh
+//! RACK runs under Linux's recovery (`recovery/linux.rs`, `variant = "sack"`). Without SACK the
+//! kernel falls back to duplicate ACKs (`tcp_newreno_mark_lost`: DupThresh
 //! duplicate ACKs, NewReno recovery): `dupthresh`, `is_lost` and `early_send` are then those of
 //! `dupthresh.rs`. Not modelled: DSACK (so reo_wnd never grows beyond one step, and
 //! `tcp_rack_update_reo_wnd`'s persistence over 16 recoveries has nothing to count), and the
@@ -144,18 +145,16 @@ impl LossDetection for Rack {
         self.fallback.dupthresh(v)
     }
 
-    /// With SACK the sender reads RACK's marks in the transmit record (`SenderCore::is_lost`);
-    /// this answers only for a connection without SACK, which has no scoreboard to ask.
+    /// Under Linux's recovery (`variant = "sack"` with SACK) the sender reads RACK's marks in
+    /// the transmit record (`SenderCore::is_lost`) and sends its own segments in Disorder; any
+    /// other recovery (no SACK: the kernel's fallback; another variant) gets the duplicate-ACK
+    /// rules.
     fn is_lost(&self, v: &LossView, seq: u64) -> bool {
-        !v.sack_ok && self.fallback.is_lost(v, seq)
+        self.fallback.is_lost(v, seq)
     }
 
     fn early_send(&self, v: &LossView) -> Option<EarlySend> {
-        if v.sack_ok {
-            None
-        } else {
-            self.fallback.early_send(v)
-        }
+        self.fallback.early_send(v)
     }
 
     fn uses_transmit_record(&self) -> bool {
