@@ -6,7 +6,7 @@ mrtt ms, pacing_gain, cwnd_gain, pacing_rate bytes/s, delivery_rate bytes/s) and
 simulator on the same scenario, writing OUT/sim_bbr.tsv (seconds since the connection opened,
 cwnd packets, bw bytes/s, mode, pacing_rate bytes/s); prints both summaries. Root, like the testbed.
 
-    sudo python3 experiments/testbed/bbr_ss_sample.py experiments/testbed/bbr_bulk.toml out/bbr
+    sudo python3 experiments/testbed/bbr_ss_sample.py experiments/testbed/bbr_bulk.toml out/bbr [kernel|sim]
 """
 
 import os
@@ -29,7 +29,7 @@ def rate(text: str, key: str):
     return round(float(m.group(1)) * UNITS[m.group(2)] / 8) if m else ""
 
 
-def sample_kernel(scenario: str, out: str) -> list:
+def sample_kernel(scenario: str, out: str, congctl=None) -> list:
     samples, stop = [], threading.Event()
 
     def sampler():
@@ -56,7 +56,7 @@ def sample_kernel(scenario: str, out: str) -> list:
     th = threading.Thread(target=sampler, daemon=True)
     th.start()
     try:
-        testbed.run(scenario, out)
+        testbed.run(scenario, out, congctl=congctl)
     finally:
         stop.set()
         th.join()
@@ -79,12 +79,13 @@ def sample_sim(scenario: str, out: str) -> list:
     return rows
 
 
-def main(scenario: str, out: str) -> None:
+def main(scenario: str, out: str, only: str = "both") -> None:
     os.makedirs(out, exist_ok=True)
-    k = sample_kernel(scenario, out)
-    s = sample_sim(scenario, out)
-    print(len(k), "kernel samples,", len(s), "simulator rows")
+    if only in ("both", "kernel"):
+        print(len(sample_kernel(scenario, out, congctl="bbr")), "kernel samples")
+    if only in ("both", "sim"):
+        print(len(sample_sim(scenario, out)), "simulator rows")
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])
