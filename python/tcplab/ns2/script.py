@@ -2,8 +2,11 @@
 queues, random loss (`ErrorModel`), drops of chosen packets (`ErrorModel/List` behind an
 `ErrorModule Fid`, as ns-2's own validation suites drop packets), ns-2's one-way agents
 (`Agent/TCP`, `/Reno`, `/Newreno`, `/Sack1`, `/Fack`, `/SackRH` with `Agent/TCPSink`,
-`/Sack1`, `/DelAck`) and FTP. The scenario is read as the core validated it (every default written
-out) and each flow's TCP settings as the core resolved them (`tcplab.validate(tcp=True)`);
+`/Sack1`, `/DelAck`) and FTP, UDP sources (CBR, Pareto and exponential ON/OFF, a per-packet
+size mix in Tcl) and one-way web clients (`webapps.py`). The scenario is read as the core
+validated it (every default written out), each flow's TCP settings as the core resolved them
+(`tcplab.validate(tcp=True)`), and host groups, templated endpoints and the UDP sources' ON rates
+from the core's resolved plan (`tcplab.resolve`);
 whatever ns-2 cannot express is refused here with its key path, never silently dropped
 (docs/ns2.md lists the subset).
 
