@@ -28,15 +28,17 @@ def expected(cfg: dict, facts: dict) -> dict:
         "abc_l": "2" if cubic else str(abc) if abc else "n/a: no ABC",
         "er": "yes" if cfg["early_retransmit"] else "no",
         "cc": "SACK" if sack else CC[cfg["variant"]],
-        # The simulated stacks model neither TLP (RFC 8985 §7), RACK (RFC 8985 §6) nor ECN
-        # (RFC 3168): they probe no tail, detect loss by counting duplicate ACKs (or by the
-        # timer), and ignore an ECN-setup SYN. A knob for any of them must change these lines.
+        # The simulated stacks model neither TLP (RFC 8985 §7) nor RACK (RFC 8985 §6): they
+        # probe no tail and detect loss by counting duplicate ACKs (or by the timer). A knob for
+        # either must change these lines. ECN (RFC 3168 §6.1.1) is agreed to an ECN-setup SYN
+        # with `ecn` "on" or "accept" (Linux tcp_ecn 1 or 2) or DCTCP, and data then goes out
+        # ECT(0).
         # The window after a loss is the controller's: Reno halves it, CUBIC (`cc = "cubic"`)
         # keeps β = 717/1024 of it (RFC 9438 §4.6, tcp_cubic.c).
         "tlp": "no",
         "rack": "dupthresh",
         "cc_beta": "CUBIC" if cubic else "Reno",
-        "ecn": "no",
+        "ecn": "yes, data ECT(0)" if cfg.get("ecn", "off") in ("on", "accept") or cfg.get("cc") == "dctcp" else "no",
         # Nor pacing (a flight leaves as the ACKs release it) nor HyStart (slow start ends only
         # at ssthresh or a loss).
         "pacing": "no",

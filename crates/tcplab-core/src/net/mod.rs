@@ -8,6 +8,6 @@ pub mod red;
 pub mod routing;
 
 pub use filter::{DelayFilter, DropFilter, FilterKind};
-pub use link::{LinkDir, LinkDirId, LinkDirStats, QueueLimit};
+pub use link::{LinkDir, LinkDirId, LinkDirStats, MarkThreshold, QueueLimit};
 pub use packet::*;
 pub use red::RedSpec;

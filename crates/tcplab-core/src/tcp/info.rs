@@ -130,6 +130,17 @@ pub struct TcpInfo {
     pub first_byte_at: Option<Time>,
     /// The connection gave up after too many retransmissions (RFC 1122 §4.2.3.5 R2).
     pub failed: bool,
+    /// ECN is in use (RFC 3168 §6.1.1; Linux `tcpi_options & TCPI_OPT_ECN`).
+    pub ecn: bool,
+    /// Window reductions for ECN-Echo (RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
+    /// Data segments received marked CE (Linux `TCP_MIB_...`-like, `tcpi_delivered_ce` counts
+    /// the sender's side).
+    pub ce_received: u64,
+    /// Our ACKs carry ECE now (Linux `TCP_ECN_DEMAND_CWR`).
+    pub ece_pending: bool,
+    /// DCTCP's α in 1/1024 (Linux `dctcp_get_info`); None for the other controllers.
+    pub dctcp_alpha: Option<u32>,
 }
 
 impl TcpInfo {
@@ -205,6 +216,11 @@ impl TcpConn {
             bytes_received: r.stats.bytes_delivered,
             first_byte_at: r.first_byte_at,
             failed: s.phase == SenderPhase::Aborted,
+            ecn: s.ecn_ok || r.ecn_on,
+            ecn_reductions: st.ecn_reductions,
+            ce_received: r.stats.ce_received,
+            ece_pending: r.ece_pending,
+            dctcp_alpha: s.cc.dctcp_alpha(),
         }
     }
 

@@ -130,6 +130,10 @@ impl TcpSender {
                     // RFC 2018 §2: SACK is used only if both ends agreed in the handshake. The
                     // SACK variants fall back to NewReno without it (RFC 6675 §1 needs SACK).
                     self.core.sack_ok = self.core.cfg.sack && seg.sack_permitted;
+                    // RFC 3168 §6.1.1: ECN is used when our SYN asked (ECE and CWR) and the
+                    // SYN-ACK agrees: "ECE flag set and CWR flag not set" (an ECE+CWR SYN-ACK is
+                    // not an ECN-setup SYN-ACK).
+                    self.core.ecn_ok = self.core.cfg.ecn_asks() && seg.ece() && !seg.cwr();
                     if !self.core.sack_ok && self.core.cfg.variant.needs_sack() {
                         self.rec = Box::new(NewReno::default());
                     }
@@ -196,6 +200,7 @@ impl TcpSender {
         };
         c.ack_sacked = newly_sacked;
         c.ack_rtt = None;
+        c.ack_ece = c.ecn_ok && seg.ece();
         // The transmit record (tcp/txq.rs): records the ACK delivers, SACKed or cumulatively.
         if c.txq_on {
             c.txq_ack(seg, advanced, newly_sacked);
@@ -224,6 +229,13 @@ impl TcpSender {
                 c.limited_transmit(newly_sacked, out);
             }
             self.rec.on_dupack(c, out);
+        }
+        // RFC 3168 §6.1.2 after the loss processing (a reduction for a loss this ACK detected
+        // makes the ECE one of the same window), before the sends, so that CWR rides on the
+        // next new data.
+        if c.ecn_ok {
+            let ece = c.ack_ece;
+            c.ecn_ack(acked + newly_sacked, ece);
         }
         // ns-2 `recv()`: send_much() after a valid ACK (at or above snd_una), or after any with
         // `aggressive_maxburst_` (tcp/tcp.cc).
@@ -286,7 +298,9 @@ impl TcpSender {
             self.rec.on_ack_in_recovery(c, acked, out)
         } else {
             c.dupacks = 0;
-            if cwnd_limited {
+            // RFC 3168 §6.1.2: "The sending TCP SHOULD NOT increase the congestion window in
+            // response to the receipt of an ECN-Echo ACK packet."
+            if cwnd_limited && !c.ack_ece {
                 c.cc_on_ack(acked);
             }
             true
