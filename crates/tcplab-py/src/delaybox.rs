@@ -164,7 +164,7 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
     let mut dirs: Vec<Dir> = spec
         .links
         .into_iter()
-        .map(|s| Dir { spec: s, busy_until: now, waiting: VecDeque::new(), waiting_bytes: 0, sent: 0, dropped: 0 })
+        .map(|s| Dir { spec: s, busy_until: now, waiting: VecDeque::new(), waiting_bytes: 0, sent: 0, dropped: 0, marked: 0 })
         .collect();
     let mut heap: BinaryHeap<Ev> = BinaryHeap::new();
     let mut seq = 0u64;

@@ -1326,10 +1326,13 @@ mod tests {
         back.comp_sack_nr = 0;
         back.cc = Cc::Reno;
         back.cwnd_validation = CwndValidation::Rfc5681;
+        // net.ipv4.tcp_ecn = 2: ECN agreed to, never asked for (RFC 3168 §6.1.1).
+        assert_eq!(c.ecn, Ecn::Accept);
+        back.ecn = Ecn::Off;
         assert_eq!(back, TcpConfig::profile("linux").unwrap());
         for p in PROFILES.iter().filter(|p| **p != "linux6") {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "ecn"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
             }
         }
