@@ -437,6 +437,17 @@ def test_the_simulated_server_ignores_an_ecn_setup_syn():
     assert s.syn and not s.flags & (ECE | CWR) and s.tos == 0
 
 
+def test_the_simulated_server_agrees_to_ecn_with_the_knob():
+    # RFC 3168 §6.1.1: `ecn = "accept"` (Linux's tcp_ecn 2, the linux6 profile's) or "on" answers
+    # an ECN-setup SYN with ECE alone, and the data then goes out ECT(0): the ecn probe reads the
+    # simulated stack as it reads Linux (tbit/linux.py's "tcp_ecn 2").
+    for spec in ({"preset": "sack", "ecn": "accept"}, {"preset": "sack", "ecn": "on"}, {"profile": "linux6"}):
+        o = probe.ecn_script(SimTransport(spec), {})
+        assert probe.ecn_rule(o, {}) == "yes, data ECT(0)", (spec, o)
+    o = probe.ecn_script(SimTransport({"preset": "sack"}), {})
+    assert probe.ecn_rule(o, {}) == "no", o
+
+
 def test_pacing_rule_compares_the_flight_with_the_acks_that_released_it():
     burst = {"span": 0.0012, "ack_span": 0.0011, "rtt": 0.021, "n": 20}
     paced = {"span": 0.008, "ack_span": 0.0011, "rtt": 0.021, "n": 20}

@@ -164,16 +164,27 @@ _TABLES = ("connections", "links", "transfers", "objects", "pages", "udp")
 
 def _links_frame(df):
     """The link rows with their TCP and UDP shares: the core writes `udp_pkts` and `udp_bytes`
-    only where UDP crossed (and `delayed_filter` only where a delay held packets), so the columns
+    only where UDP crossed (`delayed_filter` only where a delay held packets, `ce_marks` only
+    where a queue marked CE), so the columns
     are completed here (0 elsewhere) and `tcp_bytes` and
     `udp_share` (of the bytes sent; None on an idle link) are added."""
     if df.empty:
         return df
-    for col in ("udp_pkts", "udp_bytes", "delayed_filter"):
+    for col in ("udp_pkts", "udp_bytes", "delayed_filter", "ce_marks"):
         df[col] = df[col].fillna(0).astype("int64") if col in df else 0
     df["tcp_bytes"] = df["sent_bytes"] - df["udp_bytes"]
     sent = df["sent_bytes"].where(df["sent_bytes"] > 0)
     df["udp_share"] = (df["udp_bytes"] / sent).astype("float64")
+    return df
+
+
+def _connections_frame(df):
+    """The connection rows with the ECN counters completed: the core writes `ecn_reductions` and
+    `ce_received` only where ECN acted (RFC 3168), so they are 0 elsewhere."""
+    if df.empty:
+        return df
+    for col in ("ecn_reductions", "ce_received"):
+        df[col] = df[col].fillna(0).astype("int64") if col in df else 0
     return df
 
 
@@ -406,7 +417,7 @@ class Result:
 
             t = self._tables.get(name, [])
             df = t.frame() if isinstance(t, _Table) else pd.DataFrame(t)
-            self._frames[name] = _links_frame(df) if name == "links" else df
+            self._frames[name] = _links_frame(df) if name == "links" else _connections_frame(df) if name == "connections" else df
         return self._frames[name]
 
     connections = property(lambda self: self._frame("connections"), doc="One row per flow.")

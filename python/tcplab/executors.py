@@ -106,6 +106,11 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
             rec.setdefault("udp_pkts", 0)
             rec.setdefault("udp_bytes", 0)
             rec.setdefault("delayed_filter", 0)
+            rec.setdefault("ce_marks", 0)
+        for rec in d["connections"]:
+            # ECN counters likewise only where ECN acted (RFC 3168).
+            rec.setdefault("ecn_reductions", 0)
+            rec.setdefault("ce_received", 0)
         for name in RESULT_TABLES:
             rows[name].extend({"key": key, **rec} for rec in d.get(name, ()))
     tables = {name: columns_of(r) for name, r in rows.items()}

@@ -122,6 +122,12 @@ pub struct ConnRow {
     pub delack_timeouts: u64,
     pub ooo_segments: u64,
     pub dup_segments: u64,
+    /// Window reductions for ECN-Echo (RFC 3168 §6.1.2) and data segments that arrived marked
+    /// CE; written only when there are some, so that results without ECN keep their form.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ecn_reductions: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ce_received: u64,
     /// Mathis et al. p: CA events per acknowledged segment.
     pub p_ca: Option<f64>,
     /// RTTM: mean, minimum and maximum of the connection's RTT samples (one timed segment at a
@@ -191,6 +197,8 @@ impl ConnRow {
             delack_timeouts: s.delack_timeouts,
             ooo_segments: s.ooo_segments,
             dup_segments: s.dup_segments,
+            ecn_reductions: s.ecn_reductions,
+            ce_received: s.ce_received,
             p_ca: (segs_acked > 0.0).then(|| s.ca_events as f64 / segs_acked),
             rtt_samples: s.rtt_samples,
             rtt_avg_s: (s.rtt_samples > 0).then(|| s.rtt_sum_ns as f64 / s.rtt_samples as f64 / SEC as f64),
@@ -331,6 +339,10 @@ pub struct LinkRow {
     /// are some, as the UDP counters).
     #[serde(skip_serializing_if = "is_zero")]
     pub delayed_filter: u64,
+    /// ECN-capable packets marked CE instead of dropped (RED with `ecn`, or a `mark_threshold`;
+    /// RFC 3168 §5), written only when there are some.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ce_marks: u64,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -364,6 +376,7 @@ impl LinkRow {
             dropped_loss: s.dropped_loss,
             dropped_filter: s.dropped_filter,
             delayed_filter: s.delayed_filter,
+            ce_marks: s.ce_marks,
             dropped_red_early: s.dropped_red_early,
             dropped_red_forced: s.dropped_red_forced,
             drop_rate: (s.offered_pkts > 0).then(|| s.dropped() as f64 / s.offered_pkts as f64),

@@ -134,6 +134,8 @@ impl World {
             if let Some((spec, rng)) = rev_red {
                 r.set_red(Some(spec), rng);
             }
+            f.mark_threshold = l.queue.mark_threshold.map(|m| m.threshold());
+            r.mark_threshold = rq.mark_threshold.map(|m| m.threshold());
             links.push(f);
             links.push(r);
         }

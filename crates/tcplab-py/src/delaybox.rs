@@ -39,6 +39,11 @@ struct LinkSpec {
     limit_pkts: Option<u64>,
     #[serde(default)]
     limit_bytes: Option<u64>,
+    /// Step CE marking (the simulator's `mark_threshold`, DCTCP's K): packets, or bytes, waiting.
+    #[serde(default)]
+    mark_pkts: Option<u64>,
+    #[serde(default)]
+    mark_bytes: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -81,6 +86,7 @@ struct Dir {
     waiting_bytes: u64,
     sent: u64,
     dropped: u64,
+    marked: u64,
 }
 
 struct Ev {
@@ -267,7 +273,7 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
     let mut dirs: Vec<Dir> = spec
         .links
         .into_iter()
-        .map(|s| Dir { spec: s, busy_until: now, waiting: VecDeque::new(), waiting_bytes: 0, sent: 0, dropped: 0 })
+        .map(|s| Dir { spec: s, busy_until: now, waiting: VecDeque::new(), waiting_bytes: 0, sent: 0, dropped: 0, marked: 0 })
         .collect();
     let mut heap: BinaryHeap<Ev> = BinaryHeap::new();
     let mut seq = 0u64;
@@ -328,6 +334,11 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
             if d.spec.rate_bps == 0 {
                 e.t = t + delay;
             } else {
+                // RFC 8257 §3.1, as the simulator's `LinkDir::step_mark`: an ECN-capable arrival
+                // that finds at least K waiting (the packet on the wire not counted) is marked.
+                let waiting = if start > t { d.waiting.len() as u64 } else { 0 };
+                let waiting_bytes = if start > t { d.waiting_bytes } else { 0 };
+                let mark = d.spec.mark_pkts.is_some_and(|k| waiting >= k) || d.spec.mark_bytes.is_some_and(|k| waiting_bytes >= k);
                 if start > t {
                     // It would wait: the drop-tail limits count the waiting packets only.
                     let over_p = d.spec.limit_pkts.map_or(false, |l| d.waiting.len() as u64 + 1 > l);
@@ -338,6 +349,9 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
                     }
                     d.waiting.push_back((start, ip_bytes));
                     d.waiting_bytes += ip_bytes;
+                }
+                if mark && tcplab_core::trace::wire::mark_ce(&mut e.frame) {
+                    d.marked += 1;
                 }
                 let tx_ns = (ip_bytes as u128 * 8 * 1_000_000_000 / d.spec.rate_bps as u128) as u64;
                 d.busy_until = start + Duration::from_nanos(tx_ns);
@@ -352,7 +366,7 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
         if let Some(path) = &spec.stats {
             if last_stats.elapsed() >= Duration::from_millis(250) {
                 last_stats = Instant::now();
-                let links: Vec<_> = dirs.iter().map(|d| serde_json::json!({"sent": d.sent, "dropped": d.dropped})).collect();
+                let links: Vec<_> = dirs.iter().map(|d| serde_json::json!({"sent": d.sent, "dropped": d.dropped, "marked": d.marked})).collect();
                 let mean = if late.n > 0 { late.sum_us / late.n as f64 } else { 0.0 };
                 let v = serde_json::json!({
                     "frames": late.n, "unrouted": unrouted, "links": links, "dropped_by_seq": seq_drops.dropped,

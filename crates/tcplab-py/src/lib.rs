@@ -567,14 +567,14 @@ impl TbitSim {
     }
 
     /// The next segment from the server within `timeout_s` of virtual time, or None: (time_s,
-    /// flags, seq, ack, len, wnd, sack_permitted, sack blocks).
+    /// flags, seq, ack, len, wnd, sack_permitted, sack blocks, the IP ECN field).
     #[allow(clippy::type_complexity)]
-    fn recv(&mut self, timeout_s: f64) -> PyResult<Option<(f64, u8, u64, u64, u32, u32, bool, Vec<(u64, u64)>)>> {
+    fn recv(&mut self, timeout_s: f64) -> PyResult<Option<(f64, u8, u64, u64, u32, u32, bool, Vec<(u64, u64)>, u8)>> {
         let t = secs("timeout_s", timeout_s)?;
         tbit_guard(|| {
             self.s.recv(t).map(|x| {
                 let s = x.seg;
-                (x.time as f64 / 1e9, s.flags, s.seq, s.ack, s.len, s.wnd, s.sack_permitted, s.sack_blocks().iter().map(|b| (b.left, b.right)).collect())
+                (x.time as f64 / 1e9, s.flags, s.seq, s.ack, s.len, s.wnd, s.sack_permitted, s.sack_blocks().iter().map(|b| (b.left, b.right)).collect(), s.ip_ecn)
             })
         })
     }

@@ -104,12 +104,13 @@ KNOB_MAP = {
     "cwnd_validation": "fixed: rfc5681 (slow_start_restart_ restarts from the initial window)",
     "loss": "fixed: dupthresh (the agents count duplicate ACKs; ns-2 has no RACK)",
     "tlp": "fixed: false (ns-2 has no tail loss probe)",
+    "ecn": "fixed: off (the exported agents run with ecn_ 0 and queues without setbit_)",
 }
 FIXED = {
     "rto_model": "ns2", "rto_backoff": 2.0, "karn": True, "fin": False, "nagle": False, "delack_bytes": False,
     "abc": 0, "early_retransmit": False, "ssthresh_whole_segments": True, "timeout_halves_window": True,
     "syn_timeout_ssthresh": True, "grow_on_recovery_exit": True, "syn_timeout_rto_3s": False, "iw_one_after": 1,
-    "cc": "reno", "cwnd_validation": "rfc5681", "loss": "dupthresh", "tlp": False,
+    "cc": "reno", "cwnd_validation": "rfc5681", "loss": "dupthresh", "tlp": False, "ecn": "off",
 }
 DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s", "delack_dup_immediate": False}
 
@@ -212,11 +213,15 @@ def _queue(q: Any, path: str) -> dict:
     kind = q.get("kind", "droptail")
     if kind not in ("droptail", "red"):
         raise refuse(path + ".kind", f"{kind!r}: ns-2 queues exported are DropTail and RED")
+    if q.get("mark_threshold") is not None:
+        raise refuse(path + ".mark_threshold", "step CE marking is not exported (the agents run without ECN)")
     out = {"kind": kind, "packets": q.get("packets")}
     if kind == "red":
         red = q.get("red") or {}
         if red.get("byte_mode") or red.get("queue_in_bytes"):
             raise refuse(path + ".red", "RED in byte mode is not exported")
+        if red.get("ecn"):
+            raise refuse(path + ".red.ecn", "RED's CE marking (setbit_) is not exported (the agents run without ECN)")
         out["red"] = red
     return out
 

@@ -35,13 +35,14 @@ def expected(cfg: dict, facts: dict) -> dict:
         "cc": "SACK" if sack else CC[cfg["variant"]],
         # TLP (RFC 8985 §7, the `tlp` knob) and RACK (RFC 8985 §6, `loss = "rack"`) work only
         # with SACK in use; otherwise the stack probes no tail and detects loss by counting
-        # duplicate ACKs (or by the timer). No simulated stack models ECN (RFC 3168): it ignores
-        # an ECN-setup SYN. The window after a loss is the controller's: Reno halves it, CUBIC
+        # duplicate ACKs (or by the timer). ECN (RFC 3168 §6.1.1) is agreed to an ECN-setup SYN
+        # with `ecn` "on" or "accept" (Linux tcp_ecn 1 or 2) or DCTCP, and data then goes out
+        # ECT(0). The window after a loss is the controller's: Reno halves it, CUBIC
         # (`cc = "cubic"`) keeps β = 717/1024 of it (RFC 9438 §4.6, tcp_cubic.c).
         "tlp": "yes" if rack and cfg.get("tlp") else "no",
         "rack": "RACK" if rack else "dupthresh",
         "cc_beta": "CUBIC" if cubic else "Reno",
-        "ecn": "no",
+        "ecn": "yes, data ECT(0)" if cfg.get("ecn", "off") in ("on", "accept") or cfg.get("cc") == "dctcp" else "no",
         # Nor pacing (a flight leaves as the ACKs release it) nor HyStart (slow start ends only
         # at ssthresh or a loss).
         "pacing": "no",

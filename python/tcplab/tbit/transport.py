@@ -38,7 +38,7 @@ class Seg:
     #: ("kind", number). Filled by the raw transport; scripted tests compare it.
     options: tuple = ()
     #: The IPv4 TOS octet; its two low bits are the ECN field (RFC 3168 §5: 10 = ECT(0),
-    #: 01 = ECT(1), 11 = CE). The simulated transport has no ECN: always 0.
+    #: 01 = ECT(1), 11 = CE). The simulated transport fills the ECN field alone.
     tos: int = 0
 
     @property
@@ -144,10 +144,10 @@ class SimTransport(Transport):
         r = self._srv.recv(max(0.0, timeout))
         if r is None:
             return None
-        t, flags, seq, ack, length, wnd, sp, sack = r
+        t, flags, seq, ack, length, wnd, sp, sack, ecn = r
         # A SYN carries the server's MSS option: its own segment size.
         mss = self.own_mss if flags & SYN else None
-        return Seg(t, flags, seq, ack, length, wnd, sp, tuple(sack), mss)
+        return Seg(t, flags, seq, ack, length, wnd, sp, tuple(sack), mss, tos=ecn)
 
     def now(self) -> float:
         return self._srv.now()

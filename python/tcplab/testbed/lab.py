@@ -184,7 +184,8 @@ class Lab:
         p = self.plan
         tbf = p.shaper == "tbf"
         links = [{"rate_bps": 0 if tbf else int(round(l.rate_bps)), "delay_ns": int(round(l.delay_s * 1e9)),
-                  "limit_pkts": None if tbf else l.limit_pkts, "limit_bytes": None if tbf else l.limit_bytes} for l in p.links]
+                  "limit_pkts": None if tbf else l.limit_pkts, "limit_bytes": None if tbf else l.limit_bytes,
+                  "mark_pkts": l.mark_pkts, "mark_bytes": l.mark_bytes} for l in p.links]
         routes = [{"in": p.hosts.index(a), "dst": p.mac(b), "path": path, "out": p.hosts.index(b)} for (a, b), path in p.paths.items()]
         drops = [{"src": p.ip(d["frm"]), "ports": d["ports"], "port_field": d["port_field"], "offsets": d["offsets"]} for d in p.seq_drops]
         spec = {"devices": [f"p{k}" for k in range(len(p.hosts))], "links": links, "routes": routes, "drops": drops,

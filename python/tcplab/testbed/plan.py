@@ -40,6 +40,7 @@ KNOB_MAP = {
     "comp_sack_nr": "mapped: net.ipv4.tcp_comp_sack_nr (0 without delack_model = \"linux\")",
     "loss": "mapped: rack → net.ipv4.tcp_recovery 1 (RACK); dupthresh → 0 (the testbed's default)",
     "tlp": "mapped: true → net.ipv4.tcp_early_retrans 3 (TLP); false → 0 (the testbed's default)",
+    "ecn": "mapped: net.ipv4.tcp_ecn (on 1, accept 2; off leaves the kernel's 2); a queue's mark_threshold is the delay box's",
 }
 #: Knobs that only matter with delayed ACKs on.
 DELACK_KNOBS = ("delack_timeout", "delack_tick", "delack_segments", "delack_fill_immediate")
@@ -107,6 +108,8 @@ class LinkDir:
     delay_s: float
     limit_pkts: Optional[int]
     limit_bytes: Optional[int]
+    mark_pkts: Optional[int] = None    # the delay box's step CE marking (`mark_threshold`)
+    mark_bytes: Optional[int] = None
 
 
 @dataclass
@@ -155,11 +158,15 @@ class Plan:
 
 
 def _queue(q: dict, path: str) -> tuple:
-    """A resolved queue: (packets, bytes) limits, None where unlimited."""
+    """A resolved queue: (packets, bytes) limits, None where unlimited, and the step marking
+    threshold (packets, bytes), None where it does not mark."""
     if q.get("kind", "droptail") != "droptail":
         raise refuse(path + "." + q["kind"], f"{q['kind'].upper()} is simulator-only (the delay box queues drop-tail)")
     p, b = q.get("packets"), q.get("bytes")
-    return (int(p) if p is not None else None), (size(b, path + ".bytes") if b is not None else None)
+    m = q.get("mark_threshold")
+    mp = int(m) if isinstance(m, int) and not isinstance(m, bool) else None
+    mb = size(m, path + ".mark_threshold") if m is not None and mp is None else None
+    return (int(p) if p is not None else None), (size(b, path + ".bytes") if b is not None else None), mp, mb
 
 
 def _topology(t: dict, plan: dict):
@@ -182,8 +189,8 @@ def _topology(t: dict, plan: dict):
         a, b, name = l["a"], l["b"], l["name"]
         qpath = shared or ("topology.queue" if name == "bottleneck" else "topology.access_queue")
         for (x, y, q) in ((a, b, l["queue"]), (b, a, l["reverse_queue"])):
-            lp, lb = _queue(q, qpath)
-            links.append(LinkDir(f"{name}:{x}->{y}", float(l["rate_bps"]), l["delay_ns"] / 1e9, lp, lb))
+            lp, lb, mp, mb = _queue(q, qpath)
+            links.append(LinkDir(f"{name}:{x}->{y}", float(l["rate_bps"]), l["delay_ns"] / 1e9, lp, lb, mp, mb))
             adj.setdefault(x, []).append((y, len(links) - 1))
     # End hosts in the order of the links that attach them: the left (sending) side first.
     hosts = [n for n in plan["nodes"] if n not in routers]
@@ -286,6 +293,13 @@ def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool,
     linux_timers_and_receiver(k, path, sysctl)
     # The flow's controller (`cc`); --congctl overrides it; with --stock and reno, Linux's default.
     want = k.get("cc", "reno")
+    if want == "dctcp" and not congctl:
+        raise refuse(path("cc"), "dctcp: the testbed's kernel has no DCTCP module (only reno, cubic and bbr are built)")
+    # `ecn` off leaves the kernel's tcp_ecn = 2 (it answers, never asks): with both ends alike no
+    # connection negotiates ECN, as in the simulator.
+    ecn = k.get("ecn", "off")
+    if ecn != "off":
+        sysctl["net.ipv4.tcp_ecn"] = {"on": 1, "accept": 2}[ecn]
     cc = congctl or (want if want != "reno" or not stock else None)
     if cc:
         snd["congctl"] = rcv["congctl"] = cc
@@ -358,6 +372,8 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
         raise ValueError(f"shaper must be 'box' or 'tbf', got {shaper!r}")
     if shaper == "tbf" and not single:
         raise refuse("topology.kind", "with tbf the rate is set per output port, which can model a single link only (use the box's own transmitters)")
+    if shaper == "tbf" and any(l.mark_pkts is not None or l.mark_bytes is not None for l in plan.links):
+        raise refuse("topology.queue.mark_threshold", "with tbf the queue is tbf's, which marks nothing; the delay box's own transmitters mark (shaper \"box\")")
     if not stock:
         for h in hosts:
             plan.sysctls[h].update(MATCHED_SYSCTLS)

@@ -52,6 +52,7 @@ fn merge(s: &TcpSender, r: &TcpReceiver) -> ConnStats {
     c.delack_timeouts += rs.delack_timeouts;
     c.ooo_segments += rs.ooo_segments;
     c.dup_segments += rs.dup_segments;
+    c.ce_received += rs.ce_received;
     c.synack_retransmits += rs.synack_retransmits;
     c
 }

@@ -17,6 +17,14 @@ use std::collections::VecDeque;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct LinkDirId(pub u32);
 
+/// A step marking threshold K (DCTCP's, RFC 8257 §3.1; Alizadeh et al. 2010 §3.1): an
+/// ECN-capable packet that arrives to find at least K packets (or bytes) waiting is marked CE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkThreshold {
+    Packets(u64),
+    Bytes(u64),
+}
+
 /// DropTail limits; `None` means unlimited in that dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct QueueLimit {
@@ -68,6 +76,8 @@ pub struct LinkDirStats {
     pub dropped_red_early: u64,
     pub dropped_red_forced: u64,
     pub dropped_bytes: u64,
+    /// ECN-capable packets marked CE instead of dropped (RED with `ecn`, `mark_threshold`).
+    pub ce_marks: u64,
 }
 
 impl LinkDirStats {
@@ -87,6 +97,7 @@ impl LinkDirStats {
             dropped_red_early: self.dropped_red_early - base.dropped_red_early,
             dropped_red_forced: self.dropped_red_forced - base.dropped_red_forced,
             dropped_bytes: self.dropped_bytes - base.dropped_bytes,
+            ce_marks: self.ce_marks - base.ce_marks,
             queue_pkt_ns: self.queue_pkt_ns - base.queue_pkt_ns,
             queue_byte_ns: self.queue_byte_ns - base.queue_byte_ns,
             max_queue_pkts: self.max_queue_pkts,
@@ -133,6 +144,8 @@ pub struct LinkDir {
     pub stats: LinkDirStats,
     /// RED active queue management; None = plain DropTail.
     pub red: Option<Box<Red>>,
+    /// Step CE marking on enqueue (DCTCP's K); None = no marking.
+    pub mark_threshold: Option<MarkThreshold>,
     /// Periodic loss: drop each time the running sum of `loss_p` over offered packets reaches 1.
     pub periodic: Option<f64>,
     pub from: NodeId,
@@ -161,6 +174,7 @@ impl LinkDir {
             done_queued: false,
             last_tx: (0, 0),
             red: None,
+            mark_threshold: None,
             last_change: 0,
             stats: LinkDirStats::default(),
         }
@@ -208,8 +222,9 @@ impl LinkDir {
     /// Ingress: filters, then the loss element, then RED (if any), then the queue limit. `Ok`
     /// means the packet is accepted: the caller either starts its transmission (link idle, not
     /// `busy`) or it is queued via `push`. `pkt.enqueued_at` is the arrival time (the caller sets
-    /// it).
-    pub fn admit(&mut self, pkt: &Packet, busy: bool) -> Result<(), DropReason> {
+    /// it). An accepted ECN-capable packet may leave marked CE (RED with `ecn`, or the step
+    /// threshold `mark_threshold`).
+    pub fn admit(&mut self, pkt: &mut Packet, busy: bool) -> Result<(), DropReason> {
         let bytes = pkt.wire_bytes() as u64;
         self.stats.offered_pkts += 1;
         self.stats.offered_bytes += bytes;
@@ -239,7 +254,28 @@ impl LinkDir {
                 self.stats.dropped_bytes += bytes;
                 Err(r)
             }
-            None => Ok(()),
+            None => {
+                if let Some(k) = self.mark_threshold {
+                    self.step_mark(pkt, k);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// DCTCP's marking (RFC 8257 §3.1: "the switch ... sets the CE codepoint ... if the queue
+    /// occupancy is greater than K"; Alizadeh et al. 2010 §3.1: "an arriving packet is marked
+    /// with the CE codepoint if the queue occupancy is greater than K upon its arrival"): the
+    /// instantaneous queue this packet finds waiting, it excluded, at least K. A packet that is
+    /// not ECN-capable passes unmarked (the limit alone may drop it).
+    fn step_mark(&mut self, pkt: &mut Packet, k: MarkThreshold) {
+        let over = match k {
+            MarkThreshold::Packets(n) => self.queue.len() as u64 >= n,
+            MarkThreshold::Bytes(b) => self.queue_bytes >= b,
+        };
+        if over && pkt.ect() {
+            pkt.mark_ce();
+            self.stats.ce_marks += 1;
         }
     }
 
@@ -260,7 +296,7 @@ impl LinkDir {
     }
 
     /// RED's decision for an arrival (None: RED lets it through, or there is no RED).
-    fn red_verdict(&mut self, pkt: &Packet, busy: bool) -> Option<DropReason> {
+    fn red_verdict(&mut self, pkt: &mut Packet, busy: bool) -> Option<DropReason> {
         let r = self.red.as_mut()?;
         let now = pkt.enqueued_at;
         let q = if r.spec.queue_in_bytes { self.queue_bytes as f64 } else { self.queue.len() as f64 };
@@ -268,6 +304,14 @@ impl LinkDir {
         r.update_avg(now, q, idle);
         match r.decide(pkt.wire_bytes()) {
             Verdict::Enqueue => None,
+            // RFC 3168 §5 ("instead of dropping the packet, the router sets the CE codepoint")
+            // for RED's early decision, as ns-2's `REDQueue::drop_early` with `setbit_`
+            // (queue/red.cc): only an ECN-capable packet, and only below max_th.
+            Verdict::Early if r.spec.ecn && pkt.ect() => {
+                pkt.mark_ce();
+                self.stats.ce_marks += 1;
+                None
+            }
             Verdict::Early => {
                 self.stats.dropped_red_early += 1;
                 Some(DropReason::RedEarly)
@@ -355,17 +399,17 @@ mod tests {
     fn droptail_counts_waiting_packets_only() {
         let limit = QueueLimit { packets: Some(2), bytes: None };
         let mut l = LinkDir::new("l".into(), NodeId(0), NodeId(1), 1_000_000, 0, limit, 0.0, RngStream::new(1, "l"));
-        let p = pkt(960);
+        let mut p = pkt(960);
         assert!(!l.busy(0, 1));
-        assert!(l.admit(&p, false).is_ok()); // link idle: goes straight to the wire
+        assert!(l.admit(&mut p, false).is_ok()); // link idle: goes straight to the wire
         assert_eq!(l.start_tx(0, &p), 8_000_000);
         l.done_seq = 2;
         assert!(l.busy(0, 1));
         for i in 0..2 {
-            assert!(l.admit(&p, true).is_ok());
+            assert!(l.admit(&mut p, true).is_ok());
             l.push(0, i, p.wire_bytes());
         }
-        assert_eq!(l.admit(&p, true), Err(DropReason::Queue));
+        assert_eq!(l.admit(&mut p, true), Err(DropReason::Queue));
         // At the transmission's end the order of events decides: an event before the end (a
         // lower insertion number) still finds the transmitter busy, one after it finds it idle.
         assert!(l.busy(8_000_000, 1));
@@ -380,10 +424,10 @@ mod tests {
     fn byte_limit() {
         let limit = QueueLimit { packets: None, bytes: Some(1500) };
         let mut l = LinkDir::new("l".into(), NodeId(0), NodeId(1), 1_000_000, 0, limit, 0.0, RngStream::new(1, "l"));
-        let p = pkt(960);
-        assert!(l.admit(&p, true).is_ok());
+        let mut p = pkt(960);
+        assert!(l.admit(&mut p, true).is_ok());
         l.push(0, 0, 1000);
-        assert_eq!(l.admit(&p, true), Err(DropReason::Queue));
+        assert_eq!(l.admit(&mut p, true), Err(DropReason::Queue));
     }
 
     #[test]
@@ -395,10 +439,10 @@ mod tests {
         let mut p = pkt(960);
         // The first packet finds the link idle and goes to the wire; three more queue behind it,
         // each seeing the queue before it joins: avg 0, 0, 0.5, 1.25.
-        assert!(l.admit(&p, false).is_ok());
+        assert!(l.admit(&mut p, false).is_ok());
         l.start_tx(0, &p);
         for i in 0..3 {
-            assert!(l.admit(&p, true).is_ok());
+            assert!(l.admit(&mut p, true).is_ok());
             l.push(0, i, p.wire_bytes());
         }
         assert_eq!(avg(&l), 1.25);
@@ -411,7 +455,7 @@ mod tests {
         assert!(l.pop(20_000_000, |_| 1000).is_none());
         l.busy_until = 20_000_000;
         p.enqueued_at = 28_000_000;
-        assert!(l.admit(&p, false).is_ok());
+        assert!(l.admit(&mut p, false).is_ok());
         assert_eq!(avg(&l), 1.25 * 0.125);
         assert_eq!(l.stats.dropped(), 0);
     }

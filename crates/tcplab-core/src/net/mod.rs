@@ -13,6 +13,6 @@ pub mod routing;
 pub use fabric::{Fabric, NetEv};
 pub use observe::NetObserver;
 pub use filter::{DelayFilter, DropFilter, FilterKind};
-pub use link::{LinkDir, LinkDirId, LinkDirStats, QueueLimit};
+pub use link::{LinkDir, LinkDirId, LinkDirStats, MarkThreshold, QueueLimit};
 pub use packet::*;
 pub use red::RedSpec;

@@ -76,6 +76,18 @@ impl Payload {
 pub const FLAG_SYN: u8 = 0x02;
 pub const FLAG_FIN: u8 = 0x01;
 pub const FLAG_ACK: u8 = 0x10;
+/// ECN-Echo (RFC 3168 §6.1): on a SYN with CWR, "I can do ECN"; on a SYN-ACK alone, "agreed";
+/// on an ACK, "a CE-marked packet arrived" (until the peer's CWR).
+pub const FLAG_ECE: u8 = 0x40;
+/// Congestion Window Reduced (RFC 3168 §6.1.2): the sender reduced its window after an ECE.
+pub const FLAG_CWR: u8 = 0x80;
+
+/// The IP header's ECN field (RFC 3168 §5): not ECN-capable, ECT(1), ECT(0), Congestion
+/// Experienced. Carried in `Segment::ip_ecn`; a UDP datagram is never ECN-capable here.
+pub const ECN_NOT_ECT: u8 = 0b00;
+pub const ECN_ECT1: u8 = 0b01;
+pub const ECN_ECT0: u8 = 0b10;
+pub const ECN_CE: u8 = 0b11;
 
 /// IPv4 (20) + TCP (20) header bytes without options.
 pub const HEADER_BYTES: u32 = 40;
@@ -125,6 +137,11 @@ pub struct Segment {
     /// The SACK option counts 8 bytes a block only, without kind, length and padding (ns-2's
     /// `Sacker::append_ack()`, tcp/tcp-sink.cc; the `sack_option_header` knob off).
     pub sack_bare: bool,
+    /// The IP header's ECN field (RFC 3168 §5: `ECN_NOT_ECT`, `ECN_ECT0`, `ECN_CE`, ...): set by
+    /// the sender on the data of an ECN connection, changed to CE by a marking queue. It
+    /// belongs to the IP header; it rides here, in the segment's padding, so the packet stays
+    /// the size it was.
+    pub ip_ecn: u8,
 }
 
 impl Segment {
@@ -136,6 +153,19 @@ impl Segment {
     }
     pub fn has_ack(&self) -> bool {
         self.flags & FLAG_ACK != 0
+    }
+    pub fn ece(&self) -> bool {
+        self.flags & FLAG_ECE != 0
+    }
+    pub fn cwr(&self) -> bool {
+        self.flags & FLAG_CWR != 0
+    }
+    /// The packet is ECN-capable (ECT(0), ECT(1) or already CE; RFC 3168 §5).
+    pub fn ect(&self) -> bool {
+        self.ip_ecn != ECN_NOT_ECT
+    }
+    pub fn ce(&self) -> bool {
+        self.ip_ecn == ECN_CE
     }
     /// Sequence space consumed: payload plus one for SYN and one for FIN.
     pub fn seq_len(&self) -> u64 {
@@ -189,6 +219,22 @@ pub struct Packet {
 impl Packet {
     pub fn wire_bytes(&self) -> u32 {
         self.body.wire_bytes()
+    }
+
+    /// A marking queue's question (RFC 3168 §5): may congestion be signalled by CE instead of a
+    /// drop? True for an ECN-capable TCP packet.
+    #[inline]
+    pub fn ect(&self) -> bool {
+        matches!(&self.body, Payload::Tcp(s) if s.ect())
+    }
+
+    /// Set CE on an ECN-capable packet (RFC 3168 §5: "a router MAY set the CE codepoint ...
+    /// instead of dropping the packet"); a packet already CE stays CE.
+    #[inline]
+    pub fn mark_ce(&mut self) {
+        if let Payload::Tcp(s) = &mut self.body {
+            s.ip_ecn = ECN_CE;
+        }
     }
 }
 

@@ -40,6 +40,10 @@ pub struct RedSpec {
     /// ns-2 `queue_in_bytes_` (false): average the queue in bytes; the thresholds stay in packets
     /// and are scaled by `mean_pktsize`, as ns-2 does.
     pub queue_in_bytes: bool,
+    /// Mark an ECN-capable packet CE instead of an early drop (min_th ≤ avg < max_th; RFC 3168
+    /// §5, ns-2's `setbit_`); drops above max_th and of other packets stay drops.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 }
 
 impl Default for RedSpec {
@@ -54,6 +58,7 @@ impl Default for RedSpec {
             mean_pktsize: Size(500),
             byte_mode: false,
             queue_in_bytes: false,
+            ecn: false,
         }
     }
 }

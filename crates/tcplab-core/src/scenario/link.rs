@@ -3,7 +3,7 @@
 //! custom link), and the queue forms a scenario may write.
 
 use crate::error::ScenarioError;
-use crate::net::{QueueLimit, RedSpec};
+use crate::net::{MarkThreshold, QueueLimit, RedSpec};
 use crate::units::{Duration, Rate, Size};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -78,6 +78,52 @@ pub struct QueueTable {
     pub bytes: Option<Size>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub red: Option<RedSpec>,
+    /// Step CE marking (DCTCP's K, RFC 8257 §3.1): `mark_threshold = 20` (packets waiting) or
+    /// `"30KB"` (bytes waiting); ECN-capable arrivals that find at least that much are marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_threshold: Option<MarkAt>,
+}
+
+/// A marking threshold as written: packets (a number) or bytes (a size such as `"30KB"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum MarkAt {
+    Packets(u64),
+    Bytes(Size),
+}
+
+impl MarkAt {
+    pub fn threshold(&self) -> MarkThreshold {
+        match *self {
+            MarkAt::Packets(n) => MarkThreshold::Packets(n),
+            MarkAt::Bytes(b) => MarkThreshold::Bytes(b.0),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MarkAt {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MarkAt, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = MarkAt;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a marking threshold: a packet count such as 20, or a size such as \"30KB\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<MarkAt, E> {
+                Ok(MarkAt::Packets(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<MarkAt, E> {
+                if v < 0 {
+                    return Err(E::custom(format!("expected a non-negative packet count or a size, got {v}")));
+                }
+                Ok(MarkAt::Packets(v as u64))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<MarkAt, E> {
+                crate::units::parse_size(v).map(|b| MarkAt::Bytes(Size(b))).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 pub type QueueSpec = QueueTable;
@@ -116,6 +162,8 @@ impl<'de> serde::de::Visitor<'de> for QueueVisitor {
             bytes: Option<Size>,
             #[serde(default)]
             red: Option<RedSpec>,
+            #[serde(default)]
+            mark_threshold: Option<MarkAt>,
         }
         let t = T::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
         let red = match (t.kind, t.red) {
@@ -126,7 +174,7 @@ impl<'de> serde::de::Visitor<'de> for QueueVisitor {
             (_, red) => red,
         };
         let kind = if red.is_some() { QueueKind::Red } else { QueueKind::Droptail };
-        Ok(QueueTable { kind, packets: t.packets, bytes: t.bytes, red })
+        Ok(QueueTable { kind, packets: t.packets, bytes: t.bytes, red, mark_threshold: t.mark_threshold })
     }
 }
 

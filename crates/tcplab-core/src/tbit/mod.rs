@@ -171,7 +171,10 @@ impl SimServer {
                 // A profile without a handshake (ns-2's one-way agents) opens at once; the prober
                 // still needs an answer to its SYN: one says what the stack would agree to.
                 let sack = self.cfg.sack && seg.sack_permitted;
-                let synack = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: u32::MAX, sack_permitted: sack, ..Default::default() };
+                let mut synack = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: u32::MAX, sack_permitted: sack, ..Default::default() };
+                if self.cfg.ecn_accepts() && seg.ece() && seg.cwr() {
+                    synack.flags |= crate::net::FLAG_ECE; // RFC 3168 §6.1.1
+                }
                 self.out.push(OutSeg { seg: synack, tag: crate::net::PacketTag::Syn { tx: 1 } });
                 if self.conn.is_some() {
                     return;
@@ -186,6 +189,9 @@ impl SimServer {
                 // Without a handshake the stack would use SACK whatever the peer said; the
                 // prober's SYN stands for the agreement a handshake makes (RFC 2018 §2).
                 cfg.sack = cfg.sack && seg.sack_permitted;
+                // Likewise ECN (RFC 3168 §6.1.1): in use when the prober's SYN asked and the stack
+                // would agree.
+                cfg.ecn = if cfg.ecn_accepts() && seg.ece() && seg.cwr() { crate::tcp::config::Ecn::On } else { crate::tcp::config::Ecn::Off };
             }
             let mut out = std::mem::take(&mut self.out);
             self.conn = Some(TcpConn::listen(cfg, self.now, &mut out));

@@ -82,6 +82,9 @@ pub enum Cc {
     Cubic,
     /// BBR v1 as Linux's `tcp_bbr.c` computes it (`cc/bbr.rs`); it paces (`SK_PACING_NEEDED`).
     Bbr,
+    /// DCTCP as Linux's `tcp_dctcp.c` computes it (RFC 8257; `cc/dctcp.rs`): needs ECN, so it
+    /// turns `ecn` on.
+    Dctcp,
 }
 
 impl Cc {
@@ -109,6 +112,51 @@ pub enum LossModel {
 impl LossModel {
     pub fn is_dupthresh(&self) -> bool {
         *self == LossModel::Dupthresh
+    }
+}
+
+/// Explicit Congestion Notification (RFC 3168), Linux's `net.ipv4.tcp_ecn`: whether this end
+/// asks for ECN in its SYN and agrees to it in its SYN-ACK. Written `true` / `false` or
+/// `"on"` / `"off"` / `"accept"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ecn {
+    /// Never (`tcp_ecn=0`): no ECE+CWR in the SYN, no ECE in the SYN-ACK.
+    #[default]
+    Off,
+    /// Ask and accept (`tcp_ecn=1`): the SYN carries ECE and CWR (RFC 3168 §6.1.1).
+    On,
+    /// Accept, never ask (`tcp_ecn=2`, Linux's default): a SYN-ACK agrees to a SYN that asks.
+    Accept,
+}
+
+impl Ecn {
+    pub fn is_off(&self) -> bool {
+        *self == Ecn::Off
+    }
+}
+
+impl<'de> Deserialize<'de> for Ecn {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Ecn, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Ecn;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false, \"on\", \"off\" or \"accept\"")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Ecn, E> {
+                Ok(if v { Ecn::On } else { Ecn::Off })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Ecn, E> {
+                match v {
+                    "on" => Ok(Ecn::On),
+                    "off" => Ok(Ecn::Off),
+                    "accept" => Ok(Ecn::Accept),
+                    _ => Err(E::custom(format!("expected true, false, \"on\", \"off\" or \"accept\", got {v:?}"))),
+                }
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -625,6 +673,10 @@ tcp_knobs! {
     /// (`tcp_cwnd_restart`: halved per RTO idle, down to min(IW, cwnd); and the decay of an
     /// application-limited window, `tcp_cwnd_application_limited`).
     cwnd_validation: CwndValidation [skip_if = "CwndValidation::is_rfc5681", default = "CwndValidation::default"],
+    /// ECN (RFC 3168): `false`/`"off"` never, `true`/`"on"` ask in the SYN and accept,
+    /// `"accept"` only agree when the peer asks (Linux's `tcp_ecn` 0, 1, 2). `cc = "dctcp"`
+    /// asks whatever this says (Linux's `TCP_CONG_NEEDS_ECN`).
+    ecn: Ecn [skip_if = "Ecn::is_off", default = "Ecn::default"],
     // Linux timers and receiver
     /// Linux's timer clock, `CONFIG_HZ` jiffies a second (100, 250, 300 or 1000; the testbed's
     /// kernel: 250), for `rto_model = "linux"` and `delack_model = "linux"`. 0: no jiffies, timers
@@ -756,6 +808,17 @@ pub fn preset(name: &str) -> Option<&'static Preset> {
 }
 
 impl TcpConfig {
+    /// This end asks for ECN in its SYN (RFC 3168 §6.1.1): `ecn = "on"`, or a controller that
+    /// needs it (DCTCP: Linux `tcp_ecn_send_syn` with `tcp_ca_needs_ecn`).
+    pub fn ecn_asks(&self) -> bool {
+        self.ecn == Ecn::On || self.cc == Cc::Dctcp
+    }
+
+    /// This end agrees to ECN when the peer's SYN asks (`ecn` "on" or "accept", or DCTCP).
+    pub fn ecn_accepts(&self) -> bool {
+        self.ecn != Ecn::Off || self.cc == Cc::Dctcp
+    }
+
     /// The standards of today: RFC 5681, RFC 6298, RFC 6582, RFC 1122.
     pub fn rfc() -> TcpConfig {
         TcpConfig {
@@ -817,6 +880,7 @@ impl TcpConfig {
             cwnd_validation: CwndValidation::Rfc5681,
             loss: LossModel::Dupthresh,
             tlp: false,
+            ecn: Ecn::Off,
             hz: 0,
             delack_model: DelackModel::Rfc,
             comp_sack_nr: 0,
@@ -1019,6 +1083,8 @@ impl TcpConfig {
                 // detector, with Linux's recovery state machine, and the tail loss probe.
                 c.loss = LossModel::Rack;
                 c.tlp = true;
+                // net.ipv4.tcp_ecn = 2: ECN agreed to when the peer asks, never asked for.
+                c.ecn = Ecn::Accept;
             }
             _ => return None,
         }
@@ -1057,6 +1123,7 @@ impl TcpConfig {
             ("cc", serde_json::to_value(self.cc).expect("serialises")),
             ("pacing", serde_json::json!(self.pacing)),
             ("cwnd_validation", serde_json::to_value(self.cwnd_validation).expect("serialises")),
+            ("ecn", serde_json::to_value(self.ecn).expect("serialises")),
             ("hz", serde_json::json!(self.hz)),
             ("delack_model", serde_json::to_value(self.delack_model).expect("serialises")),
             ("comp_sack_nr", serde_json::json!(self.comp_sack_nr)),
@@ -1313,10 +1380,13 @@ mod tests {
         back.cwnd_validation = CwndValidation::Rfc5681;
         back.loss = LossModel::Dupthresh;
         back.tlp = false;
+        // net.ipv4.tcp_ecn = 2: ECN agreed to, never asked for (RFC 3168 §6.1.1).
+        assert_eq!(c.ecn, Ecn::Accept);
+        back.ecn = Ecn::Off;
         assert_eq!(back, TcpConfig::profile("linux").unwrap());
         for p in PROFILES.iter().filter(|p| **p != "linux6") {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "ecn"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
             }
         }

@@ -84,7 +84,7 @@ impl TcpConn {
         let n = out.len();
         let mut c = TcpConn::new(cfg.into(), true);
         c.snd.start(now, out);
-        c.after(&out[n..]);
+        c.after(&mut out[n..]);
         c
     }
 
@@ -98,7 +98,7 @@ impl TcpConn {
             let sack = c.rcv.sack_on;
             c.snd.open_passive(now, sack, None, 0, out);
         }
-        c.after(&out[n..]);
+        c.after(&mut out[n..]);
         c
     }
 
@@ -111,7 +111,7 @@ impl TcpConn {
         let n = out.len();
         self.snd.core.ack_no = self.rcv.ack_value();
         self.snd.write(now, bytes, out);
-        self.after(&out[n..]);
+        self.after(&mut out[n..]);
     }
 
     /// Nothing more will be written: a FIN follows the last byte (with `cfg.fin`).
@@ -119,7 +119,7 @@ impl TcpConn {
         let n = out.len();
         self.snd.core.ack_no = self.rcv.ack_value();
         self.snd.close(now, out);
-        self.after(&out[n..]);
+        self.after(&mut out[n..]);
     }
 
     /// A segment from the peer.
@@ -138,8 +138,10 @@ impl TcpConn {
                     // blocks, so the receive half of the active opener sends them too (the send
                     // half decided the same from this SYN-ACK).
                     self.rcv.sack_on = self.snd.core.sack_ok;
+                    // RFC 3168 §6.1.1: ECN, once agreed, serves both directions.
+                    self.rcv.ecn_on = self.snd.core.ecn_ok;
                 }
-                self.after(&out[n..]);
+                self.after(&mut out[n..]);
                 return;
             }
             if seg.len > 0 || seg.fin() {
@@ -160,13 +162,14 @@ impl TcpConn {
                 let sack = self.rcv.sack_on;
                 self.snd.core.ack_no = self.rcv.ack_value();
                 let retransmits = self.rcv.synack_retransmits();
+                self.snd.core.ecn_ok = self.rcv.ecn_on;
                 self.snd.open_passive(now, sack, sent, retransmits, out);
             }
             if !seg.syn() && seg.has_ack() && self.snd.phase() != SenderPhase::Idle {
                 self.ack_to_send_half(now, seg, out);
             }
         }
-        self.after(&out[n..]);
+        self.after(&mut out[n..]);
     }
 
     /// The acknowledgment part of a segment, for the send half. When the send half has nothing
@@ -215,7 +218,7 @@ impl TcpConn {
                 self.snd.on_pacing_timer(now, out);
             }
         }
-        self.after(&out[n..]);
+        self.after(&mut out[n..]);
         None
     }
 
@@ -278,7 +281,14 @@ impl TcpConn {
     /// After every call: segments sent by the send half carried our acknowledgment; collect the
     /// timer deadlines set and the events to tell.
     #[inline]
-    fn after(&mut self, sent: &[OutSeg]) {
+    fn after(&mut self, sent: &mut [OutSeg]) {
+        if self.rcv.ece_pending {
+            // RFC 3168 §6.1.3: every ACK we send carries ECE until the CWR, the send half's
+            // data segments too (the receive half's own ACKs have it already).
+            for o in sent.iter_mut().filter(|o| matches!(o.tag, PacketTag::Data { .. } | PacketTag::Fin { .. })) {
+                o.seg.flags |= crate::net::FLAG_ECE;
+            }
+        }
         if self.rcv.owes_ack() && sent.iter().any(|o| matches!(o.tag, PacketTag::Data { .. } | PacketTag::Fin { .. })) {
             self.rcv.piggybacked();
         }

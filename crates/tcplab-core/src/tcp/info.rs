@@ -139,6 +139,17 @@ pub struct TcpInfo {
     /// A model-based controller's state (BBR's mode, bandwidth, min_rtt, gains: Linux's
     /// `tcp_bbr_info`, `ss -ti`'s `bbr:(bw,mrtt,pacing_gain,cwnd_gain)`).
     pub cc_model: Option<crate::tcp::cc::CcModel>,
+    /// ECN is in use (RFC 3168 §6.1.1; Linux `tcpi_options & TCPI_OPT_ECN`).
+    pub ecn: bool,
+    /// Window reductions for ECN-Echo (RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
+    /// Data segments received marked CE (Linux `TCP_MIB_...`-like, `tcpi_delivered_ce` counts
+    /// the sender's side).
+    pub ce_received: u64,
+    /// Our ACKs carry ECE now (Linux `TCP_ECN_DEMAND_CWR`).
+    pub ece_pending: bool,
+    /// DCTCP's α in 1/1024 (Linux `dctcp_get_info`); None for the other controllers.
+    pub dctcp_alpha: Option<u32>,
 }
 
 impl TcpInfo {
@@ -217,6 +228,11 @@ impl TcpConn {
             pacing_rate: s.pacing_rate(),
             paced: s.pacing_on(),
             cc_model: s.cc.model(),
+            ecn: s.ecn_ok || r.ecn_on,
+            ecn_reductions: st.ecn_reductions,
+            ce_received: r.stats.ce_received,
+            ece_pending: r.ece_pending,
+            dctcp_alpha: s.cc.dctcp_alpha(),
         }
     }
 

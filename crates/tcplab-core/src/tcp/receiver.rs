@@ -2,13 +2,13 @@
 //! delivers it to the application, and acknowledges it — delayed (RFC 1122 §4.2.3.2, RFC 5681
 //! §4.2) or every segment — or as Linux 6.x does (`delack_model = "linux"`, `linux_ack.rs`).
 
-use super::config::{DelackModel, TcpConfig};
+use super::config::{Cc, DelackModel, TcpConfig};
 use super::linux_ack::{AckNow, LinuxAck, TimerOutcome, FLAG_PSH};
 use super::rtt::timer_deadline;
 use super::state::OutSeg;
 use super::stats::ConnStats;
 use crate::engine::Timer;
-use crate::net::{PacketTag, SackBlock, Segment, FLAG_ACK, FLAG_SYN};
+use crate::net::{PacketTag, SackBlock, Segment, ECN_ECT0, FLAG_ACK, FLAG_ECE, FLAG_SYN};
 use crate::units::Time;
 
 /// The receiver's two timers.
@@ -67,6 +67,16 @@ pub struct TcpReceiver {
     pub stats: ConnStats,
     /// Linux's ACK policy (`delack_model = "linux"` with delayed ACKs).
     pub linux: Option<Box<LinuxAck>>,
+    /// ECN is in use (RFC 3168 §6.1.1: the peer's SYN asked and our SYN-ACK agreed, or the
+    /// other way round; without a handshake, when this end accepts ECN).
+    pub ecn_on: bool,
+    /// Our ACKs carry ECE (Linux `TCP_ECN_DEMAND_CWR`): from a CE-marked data segment until a
+    /// CWR arrives (RFC 3168 §6.1.3); with DCTCP, exactly while the last data segment was CE.
+    pub ece_pending: bool,
+    /// DCTCP's receiver (RFC 8257 §3.2, Linux `dctcp_ece_ack_update`): the CE state of the last
+    /// data segment, and RCV.NXT after it (`prior_rcv_nxt`).
+    dctcp: bool,
+    ce_state: bool,
 }
 
 impl TcpReceiver {
@@ -95,6 +105,10 @@ impl TcpReceiver {
             seq_no: 1,
             synack_sent_at: 0,
             stats: ConnStats::default(),
+            ecn_on: cfg.ecn_accepts() && !cfg.handshake,
+            ece_pending: false,
+            dctcp: cfg.cc == Cc::Dctcp,
+            ce_state: false,
             linux: (cfg.delack_model == DelackModel::Linux && cfg.delayed_ack).then(|| Box::new(LinuxAck::new(cfg.hz, cfg.mss.0, cfg.rwnd.get(), cfg.comp_sack_nr, cfg.rto_initial.0))),
             cfg,
         }
@@ -177,6 +191,17 @@ impl TcpReceiver {
         self.unacked_bytes = 0;
         self.delack_timer.cancel();
         let mut seg = Segment { seq: self.seq_no, ack: self.rcv_nxt, flags: FLAG_ACK, wnd: self.wnd(), ..Default::default() };
+        if self.ecn_on {
+            // RFC 3168 §6.1.3: ECE on every ACK while a CE is unanswered; pure ACKs are not
+            // ECN-capable (§6.1.4), except from a controller that needs ECN (Linux
+            // `tcp_ecn_send` with `tcp_ca_needs_ecn`).
+            if self.ece_pending {
+                seg.flags |= FLAG_ECE;
+            }
+            if self.dctcp {
+                seg.ip_ecn = ECN_ECT0;
+            }
+        }
         if self.sack_on {
             self.fill_sack(&mut seg);
         }
@@ -203,7 +228,11 @@ impl TcpReceiver {
     fn send_synack(&mut self, out: &mut Vec<OutSeg>) {
         self.synack_tx += 1;
         self.synack_sent_at = self.now;
-        let seg = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: self.wnd(), opt_len: self.cfg.syn_options as u16, sack_permitted: self.sack_on, ..Default::default() };
+        let mut seg = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: self.wnd(), opt_len: self.cfg.syn_options as u16, sack_permitted: self.sack_on, ..Default::default() };
+        if self.ecn_on {
+            // RFC 3168 §6.1.1: an ECN-setup SYN-ACK has ECE set and CWR clear.
+            seg.flags |= FLAG_ECE;
+        }
         out.push(OutSeg { seg, tag: PacketTag::SynAck { tx: self.synack_tx } });
         if let Some(t) = self.synack_timer.set(timer_deadline(self.now, self.synack_rto, self.cfg.timer_tick.0)) {
             self.timer_events.push((RxTimer::SynAck, t));
@@ -227,6 +256,9 @@ impl TcpReceiver {
                     self.synced = true;
                     // RFC 2018 §2: SACK only if the SYN offered it and we are willing.
                     self.sack_on = self.cfg.sack && seg.sack_permitted;
+                    // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR; we agree if willing
+                    // (Linux `tcp_ecn_create_request`: `tcp_ecn` 1 or 2).
+                    self.ecn_on = self.cfg.ecn_accepts() && seg.ece() && seg.cwr();
                     self.send_synack(out);
                 }
                 // A SYN retransmitted after our SYN-ACK crossed it: acknowledge again.
@@ -247,9 +279,47 @@ impl TcpReceiver {
         self.on_data(seg, out);
     }
 
+    /// The ECN part of a data segment (before it is queued): CWR ends the echo, CE starts it
+    /// (RFC 3168 §6.1.3; Linux `tcp_ecn_accept_cwr`, `__tcp_ecn_check_ce`), or with DCTCP the echo
+    /// follows the segment's CE exactly (RFC 8257 §3.2). Returns whether the segment must be
+    /// acknowledged at once.
+    fn ecn_on_data(&mut self, seg: &Segment, out: &mut Vec<OutSeg>) -> bool {
+        let mut now = false;
+        if seg.cwr() {
+            // tcp_ecn_accept_cwr: "If the sender is telling us it has entered CWR, then its
+            // cwnd may be very low (even just 1 packet), so we should ACK immediately."
+            self.ece_pending = false;
+            now = true;
+        }
+        let ce = seg.ce();
+        self.stats.ce_received += ce as u64;
+        if self.dctcp {
+            // dctcp_ece_ack_update: "CE state has changed, force an immediate ACK to reflect
+            // the new CE state. If an ACK was delayed, send that first to reflect the prior CE
+            // state" (RFC 8257 §3.2's two-state machine). The delayed ACK covers RCV.NXT before
+            // this segment, `prior_rcv_nxt`.
+            if ce != self.ce_state {
+                if self.owes_ack() {
+                    self.ece_pending = self.ce_state;
+                    self.send_ack(out);
+                }
+                now = true;
+            }
+            self.ce_state = ce;
+            self.ece_pending = ce;
+        } else if ce && !self.ece_pending {
+            // __tcp_ecn_check_ce: "Better not delay acks, sender can have a very low cwnd"
+            // (tcp_enter_quickack_mode), and TCP_ECN_DEMAND_CWR until the CWR.
+            self.ece_pending = true;
+            now = true;
+        }
+        now
+    }
+
     fn on_data(&mut self, seg: &Segment, out: &mut Vec<OutSeg>) {
         let start = seg.seq;
         let end = seg.seq + seg.len as u64;
+        let ecn_now = self.ecn_on && seg.len > 0 && self.ecn_on_data(seg, out);
         if seg.len > 0 && self.first_byte_at.is_none() {
             self.first_byte_at = Some(self.now);
         }
@@ -349,7 +419,7 @@ impl TcpReceiver {
             // tcp_data_queue(): tcp_event_data_recv(); "RFC5681. 4.2. SHOULD send immediate ACK,
             // when gap in queue is filled" (ICSK_ACK_NOW); then __tcp_ack_snd_check().
             l.event_data_recv(self.now, seg.len as u64, seg.flags & FLAG_PSH != 0);
-            if had_hole && self.ooo.is_empty() {
+            if (had_hole && self.ooo.is_empty()) || ecn_now {
                 l.ack_now = true;
             }
             let mut d = l.ack_snd_check(self.now, self.rcv_nxt, !self.ooo.is_empty(), self.sack_on);
@@ -374,7 +444,7 @@ impl TcpReceiver {
         // ns-2 FullTcp `need_send()` (tcp/tcp-full.cc): at once when segsperack_ × maxseg bytes
         // are unacknowledged; otherwise, RFC 5681 §4.2, by segments.
         let due = if self.cfg.delack_bytes { self.unacked_bytes >= self.cfg.delack_segments as u64 * self.cfg.mss.0 } else { self.unacked_segs >= self.cfg.delack_segments };
-        if !self.cfg.delayed_ack || due {
+        if !self.cfg.delayed_ack || due || ecn_now {
             // RFC 5681 §4.2 / RFC 1122: ACK at least every second full-sized segment.
             self.send_ack(out);
         } else if !self.delack_timer.is_set() {

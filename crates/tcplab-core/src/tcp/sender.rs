@@ -136,6 +136,10 @@ impl TcpSender {
                     // RFC 2018 §2: SACK is used only if both ends agreed in the handshake. The
                     // SACK variants fall back to NewReno without it (RFC 6675 §1 needs SACK).
                     self.core.sack_ok = self.core.cfg.sack && seg.sack_permitted;
+                    // RFC 3168 §6.1.1: ECN is used when our SYN asked (ECE and CWR) and the
+                    // SYN-ACK agrees: "ECE flag set and CWR flag not set" (an ECE+CWR SYN-ACK is
+                    // not an ECN-setup SYN-ACK).
+                    self.core.ecn_ok = self.core.cfg.ecn_asks() && seg.ece() && !seg.cwr();
                     if !self.core.sack_ok && self.core.cfg.variant.needs_sack() {
                         self.rec = Box::new(NewReno::default());
                     }
@@ -207,6 +211,7 @@ impl TcpSender {
         if c.cc_owns {
             c.ack_prior_pipe = c.flight_size().saturating_sub(c.sb.sacked_bytes().saturating_sub(newly_sacked));
         }
+        c.ack_ece = c.ecn_ok && seg.ece();
         // The transmit record (tcp/txq.rs): records the ACK delivers, SACKed or cumulatively.
         if c.txq_on {
             c.txq_ack(seg, advanced, newly_sacked);
@@ -235,6 +240,13 @@ impl TcpSender {
                 c.limited_transmit(newly_sacked, out);
             }
             self.rec.on_dupack(c, out);
+        }
+        // RFC 3168 §6.1.2 after the loss processing (a reduction for a loss this ACK detected
+        // makes the ECE one of the same window), before the sends, so that CWR rides on the
+        // next new data.
+        if c.ecn_ok {
+            let ece = c.ack_ece;
+            c.ecn_ack(acked + newly_sacked, ece);
         }
         // Linux `tcp_ack` → `tcp_cong_control`: a controller with `cong_control` (BBR) sees
         // every ACK, after loss detection and before the recovery's sends (`tcp_xmit_recovery`).
@@ -309,7 +321,9 @@ impl TcpSender {
             self.rec.on_ack_in_recovery(c, acked, out)
         } else {
             c.dupacks = 0;
-            if cwnd_limited {
+            // RFC 3168 §6.1.2: "The sending TCP SHOULD NOT increase the congestion window in
+            // response to the receipt of an ECN-Echo ACK packet."
+            if cwnd_limited && !c.ack_ece {
                 c.cc_on_ack(acked);
             }
             true

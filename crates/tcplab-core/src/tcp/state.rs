@@ -5,7 +5,7 @@
 //! transmit record (`txq.rs`). `recovery/` and `legacy/` import this module, never `sender.rs`;
 //! `cc/` imports neither (the controller sees the window and an `AckSample`, not the sender).
 
-use super::cc::{self, AckSample, Bbr, CaPhase, CongestionControl, CongestionEvent, Cubic, LossContext, RackSample, RateSample, Reno, Window};
+use super::cc::{self, AckEvent, AckSample, Bbr, CaPhase, CongestionControl, CongestionEvent, Cubic, Dctcp, LossContext, RackSample, RateSample, Reno, Window};
 use super::config::TcpConfig;
 use super::gate::{may_send, Ask, Limit, SendKind, SendWindow};
 use super::loss::{DupThresh, LossDetection, LossView, Rack, RackInput, RackVerdict};
@@ -15,7 +15,7 @@ use super::sack::Scoreboard;
 use super::stats::ConnStats;
 use super::txq::TxQueue;
 use crate::engine::Timer;
-use crate::net::{PacketTag, Segment, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use crate::net::{PacketTag, Segment, ECN_ECT0, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN};
 use crate::units::Time;
 use std::collections::BTreeMap;
 
@@ -142,6 +142,21 @@ pub struct SenderCore {
     pub sack_ignored: bool,
     /// Go-back-N after a timeout skips SACKed data (RFC 6675 §5.1); off for ns-2's Sack1.
     pub gbn_skips_sacked: bool,
+    /// ECN is in use (RFC 3168 §6.1.1: asked for in our SYN and agreed in the SYN-ACK, or the
+    /// other way round; without a handshake, when this end asks for it).
+    pub ecn_ok: bool,
+    /// Every packet goes out ECN-capable, pure ACKs and retransmissions too (the controller
+    /// needs ECN: DCTCP, Linux `tcp_ca_needs_ecn`).
+    pub(super) ect_all: bool,
+    /// A reduction for ECE was made: the next new data segment carries CWR (RFC 3168 §6.1.2,
+    /// Linux `TCP_ECN_QUEUE_CWR`).
+    pub(super) ecn_cwr_pending: bool,
+    /// snd_max at the last ECE reduction: no other until snd_una reaches it (once per window
+    /// of data, RFC 3168 §6.1.2; Linux's CWR state until `high_seq`).
+    pub(super) ecn_high: u64,
+    /// The ACK being processed carried ECE on an ECN connection: the window does not grow on
+    /// it (RFC 3168 §6.1.2 "SHOULD NOT increase the congestion window").
+    pub(super) ack_ece: bool,
     /// When data was last sent (RFC 5681 §4.1 restart window).
     pub(super) last_send_at: Time,
     /// When the current recovery began (its fast retransmit), until the data outstanding then
@@ -214,6 +229,7 @@ impl SenderCore {
             cc: match cfg.cc {
                 super::config::Cc::Reno => Box::new(Reno::new(&cfg)) as Box<dyn CongestionControl>,
                 super::config::Cc::Cubic => Box::new(Cubic::new(&cfg)),
+                super::config::Cc::Dctcp => Box::new(Dctcp::new(&cfg)),
                 super::config::Cc::Bbr => Box::new(Bbr::new(&cfg)),
             },
             loss: match cfg.loss {
@@ -243,6 +259,11 @@ impl SenderCore {
             sb: Scoreboard::default(),
             sack_ignored: false,
             gbn_skips_sacked: true,
+            ecn_ok: cfg.ecn_asks() && !cfg.handshake,
+            ect_all: false,
+            ecn_cwr_pending: false,
+            ecn_high: 0,
+            ack_ece: false,
             last_send_at: 0,
             recovery_since: None,
             rtt,
@@ -271,7 +292,41 @@ impl SenderCore {
         core.txq_on = core.cc.wants_delivery_samples() || core.cc.owns_window() || core.loss_marks;
         core.pacing_on = core.cfg.pacing || core.cc.needs_pacing();
         core.cc_owns = core.cc.owns_window();
+        core.ect_all = core.cc.needs_ecn();
         core
+    }
+
+    /// The ECN part of an ACK on an ECN connection (`ece`: it carried ECN-Echo): the
+    /// controller's every-ACK hook (Linux `in_ack_event`, DCTCP's α), then RFC 3168 §6.1.2's
+    /// reaction: "The indication of congestion should be treated just as a congestion loss ...
+    /// the TCP sender's congestion window should be reduced only once in response to a series
+    /// of dropped and/or CE packets from a single window of data" — not inside a loss episode
+    /// (the window was reduced for it), not again before snd_una passes the data outstanding at
+    /// the last reduction. No retransmission; CWR on the next new data segment.
+    pub(super) fn ecn_ack(&mut self, delivered: u64, ece: bool) {
+        let e = AckEvent { delivered, ece, snd_una: self.snd_una, snd_nxt: self.snd_max };
+        let w = self.window();
+        self.cc.on_ack_event(&w, &e);
+        self.ack_ece = ece;
+        if !ece || self.in_recovery || self.episode.is_some() || self.snd_una < self.ecn_high {
+            return;
+        }
+        self.cc_event(CongestionEvent::Ecn(self.loss_context()));
+        self.ecn_high = self.snd_max;
+        self.ecn_cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+    }
+
+    /// The IP ECN field of a segment we send (RFC 3168 §6.1.5: ECT on new data only, "MUST NOT
+    /// set either ECT codepoint ... on retransmitted data packets", nor on pure ACKs, §6.1.4;
+    /// Linux `tcp_ecn_send`: everything ECN-capable when the controller needs ECN).
+    #[inline]
+    pub fn ect_for(&self, new_data: bool) -> u8 {
+        if self.ecn_ok && (new_data || self.ect_all) {
+            ECN_ECT0
+        } else {
+            0
+        }
     }
 
     /// Keep the transmit record (`txq`) although neither the controller nor the loss detector
@@ -544,7 +599,16 @@ impl SenderCore {
     pub(super) fn transmit_syn(&mut self, out: &mut Vec<OutSeg>) {
         self.syn_tx += 1;
         self.syn_sent_at = self.now;
-        let seg = Segment { seq: 0, flags: FLAG_SYN, opt_len: self.cfg.syn_options as u16, wnd: u32::MAX, sack_permitted: self.cfg.sack, ..Default::default() };
+        let mut seg = Segment { seq: 0, flags: FLAG_SYN, opt_len: self.cfg.syn_options as u16, wnd: u32::MAX, sack_permitted: self.cfg.sack, ..Default::default() };
+        if self.cfg.ecn_asks() {
+            // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR; it is not itself
+            // ECN-capable (§6.1.1.1), except from a controller that needs ECN (Linux
+            // `tcp_ecn_send_syn` with `tcp_ca_needs_ecn`).
+            seg.flags |= FLAG_ECE | FLAG_CWR;
+            if self.ect_all {
+                seg.ip_ecn = ECN_ECT0;
+            }
+        }
         out.push(OutSeg { seg, tag: PacketTag::Syn { tx: self.syn_tx } });
         self.snd_nxt = 1;
         self.snd_max = 1;
@@ -612,7 +676,17 @@ impl SenderCore {
         if self.pacing_on {
             self.paced(len);
         }
-        let seg = Segment { seq, ack: self.ack_no, len: len as u32, flags, wnd: u32::MAX, ..Default::default() };
+        let mut seg = Segment { seq, ack: self.ack_no, len: len as u32, flags, wnd: u32::MAX, ..Default::default() };
+        if self.ecn_ok {
+            let new_data = !retx && len > 0;
+            seg.ip_ecn = self.ect_for(new_data);
+            // RFC 3168 §6.1.2: "the TCP sender MUST set the CWR flag in the TCP header of the
+            // first new data packet sent after the window reduction" (Linux `tcp_ecn_send`).
+            if new_data && self.ecn_cwr_pending {
+                self.ecn_cwr_pending = false;
+                seg.flags |= FLAG_CWR;
+            }
+        }
         out.push(OutSeg { seg, tag });
         // RFC 6298 §5.1: start the timer when a segment is sent and it is not running.
         if !self.rto_timer.is_set() {

@@ -72,6 +72,10 @@ pub struct ConnStats {
     pub ooo_segments: u64,
     /// Receiver: data segments that carried only already-received bytes.
     pub dup_segments: u64,
+    /// Window reductions made for ECN-Echo (RFC 3168 §6.1.2; DCTCP's cwnd·(1 − α/2)).
+    pub ecn_reductions: u64,
+    /// Receiver: data segments that arrived marked CE.
+    pub ce_received: u64,
 }
 
 impl ConnStats {
@@ -82,7 +86,7 @@ impl ConnStats {
         macro_rules! sub {
             ($($f:ident),*) => { $( d.$f = self.$f.saturating_sub(base.$f); )* };
         }
-        sub!(segs_sent, bytes_sent, retransmits, retransmitted_bytes, timeouts, fast_retransmits, limited_transmits, early_retransmits, recoveries, recovery_ns, sack_retransmits, sack_transfers, ca_events, non_ca_events, other_losses, rack_marked, reo_timeouts, tlp_probes, tlp_recoveries, syn_retransmits, synack_retransmits, bytes_acked, rtt_samples, rtt_sum_ns, cwnd_integral, open_ns, bytes_delivered, acks_sent, delack_timeouts, ooo_segments, dup_segments);
+        sub!(segs_sent, bytes_sent, retransmits, retransmitted_bytes, timeouts, fast_retransmits, limited_transmits, early_retransmits, recoveries, recovery_ns, sack_retransmits, sack_transfers, ca_events, non_ca_events, other_losses, rack_marked, reo_timeouts, tlp_probes, tlp_recoveries, syn_retransmits, synack_retransmits, bytes_acked, rtt_samples, rtt_sum_ns, cwnd_integral, open_ns, bytes_delivered, acks_sent, delack_timeouts, ooo_segments, dup_segments, ecn_reductions, ce_received);
         d
     }
 
@@ -123,5 +127,7 @@ impl ConnStats {
         self.delack_timeouts += o.delack_timeouts;
         self.ooo_segments += o.ooo_segments;
         self.dup_segments += o.dup_segments;
+        self.ecn_reductions += o.ecn_reductions;
+        self.ce_received += o.ce_received;
     }
 }

@@ -435,6 +435,7 @@ impl Capture {
             flags: s.flags,
             window: s.wnd.min(u16::MAX as u32) as u16,
             payload: s.len,
+            ecn: s.ip_ecn,
         };
         let mut opts = TcpOptions::default();
         if s.syn() {

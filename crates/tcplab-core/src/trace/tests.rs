@@ -22,7 +22,7 @@ struct P(i64, bool, u32, u32, u8, u32);
 
 fn frame(p: &P, opts: &TcpOptions) -> (Vec<u8>, u32) {
     let mut f = Vec::new();
-    let wire = encode_tcp(&mut f, &addrs(p.1), &TcpFields { seq: p.2, ack: p.3, flags: p.4, window: 65535, payload: p.5 }, opts, false);
+    let wire = encode_tcp(&mut f, &addrs(p.1), &TcpFields { seq: p.2, ack: p.3, flags: p.4, window: 65535, payload: p.5, ecn: 0 }, opts, false);
     (f, wire)
 }
 

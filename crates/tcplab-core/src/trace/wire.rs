@@ -67,6 +67,26 @@ pub fn checksum(data: &[u8]) -> u16 {
     fold(sum16(data) as u64)
 }
 
+/// Set CE in the ECN field of an ECN-capable IPv4 packet in an Ethernet frame (RFC 3168 §5:
+/// ECT(0) or ECT(1) becomes CE) and recompute its header checksum: the testbed's delay box marks
+/// with it as the simulator's `mark_threshold` does. False, the frame unchanged, for anything
+/// else (not IPv4, a Not-ECT packet); a CE packet stays CE and counts as marked.
+pub fn mark_ce(f: &mut [u8]) -> bool {
+    const ETH: usize = 14;
+    if f.len() < ETH + IPV4_LEN || f[12..14] != ETHERTYPE_IPV4.to_be_bytes() || f[ETH] >> 4 != 4 {
+        return false;
+    }
+    let ihl = (f[ETH] & 0x0f) as usize * 4;
+    if ihl < IPV4_LEN || f.len() < ETH + ihl || f[ETH + 1] & 0b11 == 0 {
+        return false;
+    }
+    f[ETH + 1] |= 0b11;
+    f[ETH + 10..ETH + 12].copy_from_slice(&[0, 0]);
+    let c = checksum(&f[ETH..ETH + ihl]);
+    f[ETH + 10..ETH + 12].copy_from_slice(&c.to_be_bytes());
+    true
+}
+
 /// Addresses of one packet on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Addrs {
@@ -87,6 +107,8 @@ pub struct TcpFields {
     pub window: u16,
     /// Payload bytes of the segment (on the wire; captured only if asked).
     pub payload: u32,
+    /// The IP header's ECN field (RFC 3168 §5), the low two bits of the TOS byte.
+    pub ecn: u8,
 }
 
 /// TCP options built in a fixed buffer (no allocation per packet).
@@ -160,10 +182,11 @@ fn put_eth(out: &mut Vec<u8>, a: &Addrs) {
     out.extend_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
 }
 
-fn put_ipv4(out: &mut Vec<u8>, a: &Addrs, proto: u8, total_len: u16) {
+fn put_ipv4(out: &mut Vec<u8>, a: &Addrs, proto: u8, total_len: u16, ecn: u8) {
     let start = out.len();
-    // Version 4, IHL 5; no TOS; DF set and ID 0 (RFC 6864 allows it for atomic datagrams); TTL 64.
-    out.extend_from_slice(&[0x45, 0]);
+    // Version 4, IHL 5; DSCP 0 and the ECN field (RFC 3168 §5); DF set and ID 0 (RFC 6864 allows
+    // it for atomic datagrams); TTL 64.
+    out.extend_from_slice(&[0x45, ecn & 0b11]);
     out.extend_from_slice(&total_len.to_be_bytes());
     out.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
     out.extend_from_slice(&a.src_ip);
@@ -186,7 +209,7 @@ pub fn encode_tcp(out: &mut Vec<u8>, a: &Addrs, t: &TcpFields, opts: &TcpOptions
     // An IPv4 datagram is at most 65535 bytes; a larger simulated segment is clipped.
     let ip_len = (IPV4_LEN as u32 + seg_len).min(u16::MAX as u32);
     put_eth(out, a);
-    put_ipv4(out, a, PROTO_TCP, ip_len as u16);
+    put_ipv4(out, a, PROTO_TCP, ip_len as u16, t.ecn);
     let start = out.len();
     out.extend_from_slice(&a.src_port.to_be_bytes());
     out.extend_from_slice(&a.dst_port.to_be_bytes());
@@ -211,7 +234,7 @@ pub fn encode_udp(out: &mut Vec<u8>, a: &Addrs, payload: u32, with_payload: bool
     let ip_len = (IPV4_LEN as u32 + UDP_LEN as u32 + payload).min(u16::MAX as u32);
     let udp_len = ip_len - IPV4_LEN as u32;
     put_eth(out, a);
-    put_ipv4(out, a, PROTO_UDP, ip_len as u16);
+    put_ipv4(out, a, PROTO_UDP, ip_len as u16, 0);
     let start = out.len();
     out.extend_from_slice(&a.src_port.to_be_bytes());
     out.extend_from_slice(&a.dst_port.to_be_bytes());
@@ -230,6 +253,33 @@ pub fn encode_udp(out: &mut Vec<u8>, a: &Addrs, payload: u32, with_payload: bool
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn mark_ce_sets_the_ecn_field_and_keeps_the_checksum_valid() {
+        let a = Addrs { src_mac: node_mac(0), dst_mac: node_mac(1), src_ip: [10, 0, 0, 1], dst_ip: [10, 0, 0, 2], src_port: 1, dst_port: 2 };
+        for ecn in [0b10u8, 0b01, 0b11] {
+            let mut f = Vec::new();
+            encode_tcp(&mut f, &a, &TcpFields { seq: 1, ack: 1, flags: 0x10, window: 100, payload: 0, ecn }, &TcpOptions::default(), false);
+            assert!(mark_ce(&mut f), "{ecn:#b}");
+            assert_eq!(f[15] & 0b11, 0b11);
+            // RFC 1071: the sum over a header with a valid checksum folds to 0.
+            assert_eq!(checksum(&f[14..34]), 0);
+            // A frame written CE directly is the same frame.
+            let mut g = Vec::new();
+            encode_tcp(&mut g, &a, &TcpFields { seq: 1, ack: 1, flags: 0x10, window: 100, payload: 0, ecn: 0b11 }, &TcpOptions::default(), false);
+            assert_eq!(f, g);
+        }
+        // Not-ECT (RFC 3168 §5: only ECN-capable packets are marked) and non-IPv4: unchanged.
+        let mut f = Vec::new();
+        encode_tcp(&mut f, &a, &TcpFields { seq: 1, ack: 1, flags: 0x10, window: 100, payload: 0, ecn: 0 }, &TcpOptions::default(), false);
+        let before = f.clone();
+        assert!(!mark_ce(&mut f));
+        assert_eq!(f, before);
+        f[12] = 0x08;
+        f[13] = 0x06;
+        f[15] = 0b10;
+        assert!(!mark_ce(&mut f));
+    }
+
     use super::*;
 
     fn addrs() -> Addrs {
@@ -265,7 +315,7 @@ mod tests {
     fn tcp_checksums_are_correct_with_and_without_payload() {
         let mut o = TcpOptions::default();
         o.mss(1460).sack_permitted();
-        let t = TcpFields { seq: 0xfffffff0, ack: 7, flags: 0x12, window: 65535, payload: 0 };
+        let t = TcpFields { seq: 0xfffffff0, ack: 7, flags: 0x12, window: 65535, payload: 0, ecn: 0 };
         let mut f = Vec::new();
         let wire = encode_tcp(&mut f, &addrs(), &t, &o, true);
         assert_eq!(wire as usize, f.len());
@@ -273,7 +323,7 @@ mod tests {
         assert_eq!(checksum(&f[14..34]), 0, "IPv4 header checksum");
         assert!(verify_tcp(&f));
         // A data segment: the header-only frame carries the checksum of the full segment.
-        let t = TcpFields { seq: 1, ack: 1, flags: 0x10, window: 1000, payload: 1460 };
+        let t = TcpFields { seq: 1, ack: 1, flags: 0x10, window: 1000, payload: 1460, ecn: 0 };
         let mut full = Vec::new();
         let wire = encode_tcp(&mut full, &addrs(), &t, &TcpOptions::default(), true);
         let mut hdr = Vec::new();

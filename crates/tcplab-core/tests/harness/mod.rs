@@ -16,7 +16,7 @@
 //! Each file that uses it says `#[macro_use] mod harness;`.
 #![allow(dead_code)]
 
-use tcplab_core::net::{SackBlock, Segment, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use tcplab_core::net::{SackBlock, Segment, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN};
 use tcplab_core::tcp::config::{InitialWindow, Limit, Unlimited};
 use tcplab_core::tcp::{ConnEvent, OutSeg, TcpConfig, TcpConn, TcpInfo, TimerKind, Variant};
 use tcplab_core::units::{Size, Time};
@@ -34,11 +34,13 @@ pub struct Seg {
     pub sack: &'static [(u64, u64)],
     pub opt_len: u16,
     pub sack_permitted: bool,
+    /// The IP ECN field (RFC 3168 §5: 0 not ECT, 2 ECT(0), 3 CE).
+    pub ecn: u8,
 }
 
 /// The default template: an ACK-flagged segment at sequence 1 carrying nothing, acknowledging
 /// nothing (ack 0: what an end sends before it has heard from its peer), unlimited window.
-pub const SEG: Seg = Seg { seq: 1, ack: 0, len: 0, flags: FLAG_ACK, wnd: u32::MAX, sack: &[], opt_len: 0, sack_permitted: false };
+pub const SEG: Seg = Seg { seq: 1, ack: 0, len: 0, flags: FLAG_ACK, wnd: u32::MAX, sack: &[], opt_len: 0, sack_permitted: false, ecn: 0 };
 /// A full-sized data segment.
 pub const DATA: Seg = Seg { len: MSS as u32, ..SEG };
 /// A FIN.
@@ -60,7 +62,7 @@ macro_rules! seg {
 
 impl Seg {
     pub fn to_segment(self) -> Segment {
-        let mut s = Segment { seq: self.seq, ack: self.ack, len: self.len, flags: self.flags, wnd: self.wnd, opt_len: self.opt_len, sack_permitted: self.sack_permitted, ..Default::default() };
+        let mut s = Segment { seq: self.seq, ack: self.ack, len: self.len, flags: self.flags, wnd: self.wnd, opt_len: self.opt_len, sack_permitted: self.sack_permitted, ip_ecn: self.ecn, ..Default::default() };
         let blocks: Vec<SackBlock> = self.sack.iter().map(|&(left, right)| SackBlock { left, right }).collect();
         s.set_sack_blocks(&blocks);
         s
@@ -78,11 +80,12 @@ pub struct Wire {
     pub sack: Vec<(u64, u64)>,
     pub opt_len: u16,
     pub sack_permitted: bool,
+    pub ecn: u8,
 }
 
 impl From<&Segment> for Wire {
     fn from(s: &Segment) -> Wire {
-        Wire { seq: s.seq, ack: s.ack, len: s.len, flags: s.flags, wnd: s.wnd, sack: s.sack_blocks().iter().map(|b| (b.left, b.right)).collect(), opt_len: s.opt_len, sack_permitted: s.sack_permitted }
+        Wire { seq: s.seq, ack: s.ack, len: s.len, flags: s.flags, wnd: s.wnd, sack: s.sack_blocks().iter().map(|b| (b.left, b.right)).collect(), opt_len: s.opt_len, sack_permitted: s.sack_permitted, ecn: s.ip_ecn }
     }
 }
 
@@ -94,13 +97,16 @@ impl From<Seg> for Wire {
 
 impl std::fmt::Debug for Wire {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let fl = [(FLAG_SYN, "S"), (FLAG_FIN, "F"), (FLAG_ACK, ".")].iter().filter(|(b, _)| self.flags & b != 0).map(|(_, n)| *n).collect::<String>();
+        let fl = [(FLAG_SYN, "S"), (FLAG_FIN, "F"), (FLAG_ACK, "."), (FLAG_ECE, "E"), (FLAG_CWR, "W")].iter().filter(|(b, _)| self.flags & b != 0).map(|(_, n)| *n).collect::<String>();
         write!(f, "[{fl}] seq={} ack={} len={}", self.seq, self.ack, self.len)?;
         if self.wnd != u32::MAX {
             write!(f, " wnd={}", self.wnd)?;
         }
         if !self.sack.is_empty() {
             write!(f, " sack={:?}", self.sack)?;
+        }
+        if self.ecn != 0 {
+            write!(f, " ecn={}", ["not-ect", "ect1", "ect0", "ce"][self.ecn as usize & 3])?;
         }
         if self.opt_len != 0 || self.sack_permitted {
             write!(f, " opt_len={} sack_permitted={}", self.opt_len, self.sack_permitted)?;
@@ -252,7 +258,7 @@ impl Harness {
     /// The segments sent since the last check, drained (for tests that inspect them freely).
     pub fn take_sent(&mut self) -> Vec<(Time, Seg)> {
         let leak = |s: &Segment| -> &'static [(u64, u64)] { Box::leak(s.sack_blocks().iter().map(|b| (b.left, b.right)).collect::<Vec<_>>().into_boxed_slice()) };
-        self.sent.drain(..).map(|(t, s)| (t, Seg { seq: s.seq, ack: s.ack, len: s.len, flags: s.flags, wnd: s.wnd, sack: leak(&s), opt_len: s.opt_len, sack_permitted: s.sack_permitted })).collect()
+        self.sent.drain(..).map(|(t, s)| (t, Seg { seq: s.seq, ack: s.ack, len: s.len, flags: s.flags, wnd: s.wnd, sack: leak(&s), opt_len: s.opt_len, sack_permitted: s.sack_permitted, ecn: s.ip_ecn })).collect()
     }
 
     /// The connection's snapshot now.

@@ -382,6 +382,14 @@ impl CongestionControl for Cubic {
                 w.ssthresh = self.recalc_ssthresh(cwnd) as u64 * mss;
                 self.cwnd_cnt = 0;
             }
+            // tcp_enter_cwr → tcp_init_cwnd_reduction: ssthresh from `cubictcp_recalc_ssthresh`
+            // (W_max updated as for a loss); the window goes to ssthresh at once (RFC 3168
+            // §6.1.2), where Linux lowers it over the CWR round with PRR (`tcp_cwnd_reduction`).
+            CongestionEvent::Ecn(_) => {
+                w.ssthresh = self.recalc_ssthresh(cwnd) as u64 * mss;
+                w.cwnd = w.ssthresh;
+                self.cwnd_cnt = 0;
+            }
             // tcp_enter_loss: a new ssthresh unless already in Recovery or Loss (a timeout
             // during fast recovery or a repeated one keeps it); cwnd = in_flight + 1 = one packet
             // (everything outstanding is marked lost); then TCP_CA_Loss: `bictcp_reset` (W_max,

@@ -12,10 +12,12 @@
 
 pub mod bbr;
 pub mod cubic;
+pub mod dctcp;
 pub mod reno;
 
 pub use bbr::Bbr;
 pub use cubic::Cubic;
+pub use dctcp::Dctcp;
 pub use reno::Reno;
 
 use crate::units::Time;
@@ -130,9 +132,30 @@ pub struct LossContext {
     pub rwnd: u64,
 }
 
+/// Every ACK the sender processes, as Linux's `in_ack_event` hook sees it (`tcp_in_ack_event`
+/// in `tcp_ack`), whatever the window and the recovery state: DCTCP counts the data delivered
+/// with and without ECE here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckEvent {
+    /// Bytes the ACK newly delivered (cumulatively acknowledged plus newly SACKed; Linux's
+    /// `tp->delivered` counts them in packets).
+    pub delivered: u64,
+    /// The ACK carried ECN-Echo on an ECN connection (`CA_ACK_ECE`).
+    pub ece: bool,
+    /// SND.UNA after the ACK and SND.NXT (the highest sent + 1): a window of data ends when
+    /// snd_una passes the snd_nxt of its start (`dctcp_update_alpha`).
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+}
+
 /// A congestion signal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CongestionEvent {
+    /// An ACK with ECN-Echo (RFC 3168 §6.1.2), at most once per window of data and not inside a
+    /// loss recovery: reduce ssthresh and cwnd as for a loss ("just as a congestion loss"),
+    /// without retransmitting (Linux `tcp_enter_cwr`: ssthresh from the controller's
+    /// `ssthresh`). The controller sets both.
+    Ecn(LossContext),
     /// A loss detected by duplicate ACKs or SACK (a fast retransmit): the new ssthresh. The
     /// recovery strategy sets the window it repairs with (`set_recovery_window`).
     FastRetransmit(LossContext),
@@ -292,6 +315,19 @@ pub trait CongestionControl: Send {
     /// that does not read them (Reno) leaves it off and sees `None` there.
     fn wants_delivery_samples(&self) -> bool {
         false
+    }
+    /// Every ACK (Linux's `in_ack_event`): what it delivered and whether it carried ECE. The
+    /// window is not changed here.
+    fn on_ack_event(&mut self, _w: &Window, _e: &AckEvent) {}
+    /// The controller needs ECN (Linux `TCP_CONG_NEEDS_ECN`): every packet of the connection is
+    /// sent ECN-capable, pure ACKs and retransmissions too (`tcp_ecn_send`), and the receiver
+    /// echoes CE as DCTCP's state machine does (RFC 8257 §3.2).
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+    /// DCTCP's α in 1/1024 (Linux `dctcp_get_info`'s `dctcp_alpha`); `None` for the others.
+    fn dctcp_alpha(&self) -> Option<u32> {
+        None
     }
 }
 

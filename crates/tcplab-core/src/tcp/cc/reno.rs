@@ -99,6 +99,15 @@ impl CongestionControl for Reno {
     fn on_congestion_event(&mut self, w: &mut Window, ev: CongestionEvent) {
         match ev {
             CongestionEvent::FastRetransmit(c) => w.ssthresh = self.ssthresh_after_loss(w, &c),
+            // RFC 3168 §6.1.2: "the TCP source halves the congestion window 'cwnd' and reduces
+            // the slow start threshold 'ssthresh'": ssthresh as after a loss, cwnd = ssthresh,
+            // nothing retransmitted (RFC 5681 §3.1 eq. 4 with FlightSize).
+            CongestionEvent::Ecn(c) => {
+                w.ssthresh = self.ssthresh_after_loss(w, &c);
+                w.cwnd = w.ssthresh;
+                self.bytes_acked = 0;
+                self.ca_remainder = 0;
+            }
             CongestionEvent::Timeout { ctx, first, reduced_in_window, inflation } => {
                 // RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS), but held constant when the
                 // segment has already been retransmitted by the timer. If the window was already

@@ -1,0 +1,121 @@
+"""DCTCP against its analysis: Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010, §3.3.
+
+N long DCTCP flows (`cc = "dctcp"`, Linux `tcp_dctcp.c`'s α with g = 1/16) share a bottleneck of
+C packets/s with round trip RTT and a step marking threshold K (RFC 8257 §3.1). The paper's fluid
+sawtooth of N synchronised flows predicts, with W* = (C·RTT + K)/N the window at which the queue
+reaches K:
+
+    α ≈ sqrt(2 / W*)                                   (eq. 10, the marked fraction per window)
+    A = ½ · sqrt(2 N (C·RTT + K))                       (eq. 11, queue oscillation amplitude)
+    T_C = ½ · sqrt(2 (C·RTT + K) / N)   round trips     (eq. 12, oscillation period)
+    Q_max = K + N,   Q_min = Q_max − A                  (eqs. 13-14)
+    K > C·RTT / 7  ⇒  Q_min > 0, full throughput        (eq. 15)
+
+What is measured (after a warm-up): α as the fraction of data segments that arrived CE-marked
+(what DCTCP's α averages, RFC 8257 §3.3), the queue's oscillation amplitude as the median over
+windows of 3·T_C of (largest − smallest queue) in the bottleneck's queue series, its maximum, and
+the bottleneck's utilisation.
+
+    python experiments/dctcp/analysis.py            # the table in docs/ecn.md
+    python experiments/dctcp/analysis.py --n 2 --k 20 --rate 1Gbps --rtt 1ms --seconds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import tcplab
+from tcplab.units import rate_bps, seconds as to_seconds
+
+PKT_BYTES = 1500  # MSS 1460 + 40 header bytes
+MSS = 1460
+
+
+def scenario(n: int, k: int, rate: str, rtt_s: float, seconds: float, warmup: float) -> str:
+    # RTT = 2 · (2 · access delay + bottleneck delay); access links ten times faster.
+    access = 10e-6
+    bottleneck = rtt_s / 2 - 2 * access
+    return f"""
+name = "dctcp_n{n}_k{k}"
+duration = "{seconds}s"
+warmup = "{warmup}s"
+
+[topology]
+kind = "dumbbell"
+pairs = {n}
+access_rate = "10Gbps"
+access_delay = "{access * 1e6:.0f}us"
+bottleneck_rate = "{rate}"
+bottleneck_delay = "{bottleneck * 1e6:.0f}us"
+queue = {{ packets = 2000, mark_threshold = {k} }}
+
+[tcp]
+cc = "dctcp"
+mss = {MSS}
+delayed_ack = false
+initial_window = 10
+
+[[flows]]
+from = "s{{i}}"
+to = "r{{i}}"
+count = {n}
+start_spacing = "1ms"
+bytes = "unlimited"
+"""
+
+
+def theory(n: int, k: int, c_pps: float, rtt_s: float) -> dict:
+    bdp = c_pps * rtt_s
+    w = (bdp + k) / n
+    a = 0.5 * math.sqrt(2 * n * (bdp + k))
+    return {"C·RTT": bdp, "W*": w, "alpha": math.sqrt(2 / w), "A": a, "T_C_rtts": 0.5 * math.sqrt(2 * (bdp + k) / n),
+            "Q_max": k + n, "Q_min": k + n - a, "K_min": bdp / 7}
+
+
+def measure(n: int, k: int, rate: str, rtt_s: float, seconds: float, warmup: float, seed: int = 1) -> dict:
+    link = "bottleneck:left->right"
+    r = tcplab.run(scenario(n, k, rate, rtt_s, seconds, warmup), seed=seed, series={"kind": "queue", "links": [link]})
+    c = r.connections
+    segs = (c["bytes_delivered"] / MSS).sum()
+    b = r.links.set_index("link").loc[link]
+    q = r.series.queue
+    q = q[q.time_s >= warmup]
+    col = "pkts" if "pkts" in q else "queue_pkts"
+    th = theory(n, k, rate_bps(rate) / (8 * PKT_BYTES), rtt_s)
+    win = 3 * th["T_C_rtts"] * rtt_s
+    bins = ((q.time_s - warmup) // win).astype(int)
+    g = q.groupby(bins)[col]
+    amp = (g.max() - g.min()).median()
+    return {"alpha": c["ce_received"].sum() / segs, "A": float(amp), "Q_max": float(q[col].max()),
+            "Q_mean": float(b["avg_queue_pkts"]), "utilization": float(b["utilization"]),
+            "drops": int(b["dropped_pkts"]), "reductions": int(c["ecn_reductions"].sum())}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, nargs="*", default=[2, 10])
+    ap.add_argument("--k", type=int, default=20)
+    ap.add_argument("--rate", default="1Gbps")
+    ap.add_argument("--rtt", default="1ms")
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--warmup", type=float, default=1.0)
+    a = ap.parse_args()
+    rtt_s = to_seconds(a.rtt)
+    c_pps = rate_bps(a.rate) / (8 * PKT_BYTES)
+    print(f"C = {a.rate} ({c_pps:.0f} packets/s), RTT = {a.rtt}, K = {a.k} packets, {a.seconds} s after {a.warmup} s warm-up")
+    print("| N | quantity | analysis | simulated | error |")
+    print("|---|---|---|---|---|")
+    for n in a.n:
+        th = theory(n, a.k, c_pps, rtt_s)
+        m = measure(n, a.k, a.rate, rtt_s, a.seconds, a.warmup)
+        rows = [("α (marked fraction)", th["alpha"], m["alpha"]), ("amplitude A (packets)", th["A"], m["A"]),
+                ("Q_max (packets)", th["Q_max"], m["Q_max"]), ("throughput (utilisation)", 1.0, m["utilization"])]
+        for name, t, s in rows:
+            print(f"| {n} | {name} | {t:.3f} | {s:.3f} | {100 * (s - t) / t:+.1f} % |")
+        print(f"| {n} | (W* = {th['W*']:.1f}, T_C = {th['T_C_rtts']:.1f} RTTs, K_min = C·RTT/7 = {th['K_min']:.1f}; "
+              f"mean queue {m['Q_mean']:.1f}, drops {m['drops']}, ECN reductions {m['reductions']}) | | | |")
+
+
+if __name__ == "__main__":
+    main()
