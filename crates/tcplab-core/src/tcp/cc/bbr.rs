@@ -776,6 +776,9 @@ impl CongestionControl for Bbr {
             // `bbr_ssthresh` on entering recovery: save cwnd, ssthresh unchanged; the window is
             // set on this ACK by packet conservation (`bbr_set_cwnd_to_recover_or_restore`).
             CongestionEvent::FastRetransmit(_) => self.save_cwnd(),
+            // ECN-Echo: `tcp_enter_cwr` → `tcp_init_cwnd_reduction` asks `bbr_ssthresh`, which
+            // only saves cwnd; BBR v1 does not react to CE (its window is its model's).
+            CongestionEvent::Ecn(_) => self.save_cwnd(),
             // `tcp_enter_loss`: ssthresh (`bbr_ssthresh`, first expiry), cwnd = in flight + 1 = 1
             // packet; `bbr_set_state(TCP_CA_Loss)`: a round ends, full_bw is forgotten and the
             // policer sampler sees a loss.
