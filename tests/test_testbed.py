@@ -114,10 +114,11 @@ def test_the_plan_maps_knobs_to_linux():
     assert s["net.ipv4.tcp_timestamps"] == 0 and s["net.ipv4.tcp_syn_linear_timeouts"] == 0
     assert [c.sport for c in plan.conns] == [10000, 10001, 10002, 40001]  # the simulator's ports
     # Data segment 30 of flow 2, by sequence number in the delay box: its first byte is data byte
-    # 29 · 1000 (MSS 1000, no timestamps in the matched settings); with the kernel's timestamps
-    # (`--stock`) a full segment carries 12 bytes less.
+    # 29 · 1000 (MSS 1000, no timestamps in the matched settings); with timestamps a full
+    # segment carries 12 bytes less (the kernel's mss_cache).
     assert plan.seq_drops == [dict(frm="sender", ports=[10002], port_field="sport", offsets=[29 * 1000], path="flows[2].drops[0]")]
-    assert testbed.build(SCENARIO, stock=True)[0].seq_drops[0]["offsets"] == [29 * 1448]
+    plan.sysctls["sender"]["net.ipv4.tcp_timestamps"] = 1
+    assert plan.payload("sender", 1460) == 1448 and plan.payload("receiver", 1460) == 1460
     # The SYN drop: the first transmission of flow 1's SYN, on the box's port to the receiver.
     assert plan.drops[0] == dict(to="receiver", frm="sender", match="syn", ports=[10001], port_field="sport", nth=[1], path="flows[1].drops[0]")
     rules = nft.ruleset(plan)
