@@ -99,12 +99,13 @@ KNOB_MAP = {
     "data_retries": "ns-2 retries without limit (the difference shows only after this many timeouts)",
     "cc": "fixed: reno (the exported agents' opencwnd() and slowdown())",
     "cwnd_validation": "fixed: rfc5681 (slow_start_restart_ restarts from the initial window)",
+    "reduction": "fixed: halve (ns-2's SACK agents set their window at once; no PRR)",
 }
 FIXED = {
     "rto_model": "ns2", "rto_backoff": 2.0, "karn": True, "fin": False, "nagle": False, "delack_bytes": False,
     "abc": 0, "early_retransmit": False, "ssthresh_whole_segments": True, "timeout_halves_window": True,
     "syn_timeout_ssthresh": True, "grow_on_recovery_exit": True, "syn_timeout_rto_3s": False, "iw_one_after": 1,
-    "cc": "reno", "cwnd_validation": "rfc5681",
+    "cc": "reno", "cwnd_validation": "rfc5681", "reduction": "halve",
 }
 DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s", "delack_dup_immediate": False}
 

@@ -27,7 +27,7 @@ impl TcpSender {
             Variant::Tahoe => Box::new(Tahoe),
             Variant::Reno => Box::new(Reno),
             Variant::Newreno => Box::new(NewReno::default()),
-            Variant::Sack => Box::new(Rfc6675::default()),
+            Variant::Sack => Box::new(Rfc6675::new(&cfg)),
             Variant::Sack1 => Box::new(Sack1::default()),
             Variant::FackRh => Box::new(FackRh::default()),
             Variant::Fack => Box::new(FackNs2::default()),
