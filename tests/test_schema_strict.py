@@ -87,9 +87,9 @@ def test_the_scenario_as_run_is_valid_input_for_every_kind():
 
 
 @pytest.mark.parametrize("knob, value", [("initial_window", "100001"), ("mss", "0"), ("abc", "7"), ("profile", '"win95"'),
-                                         ("cc", '"vegas"'), ("cwnd_validation", '"rfc2861"')])
+                                         ("cc", '"vegas"'), ("cwnd_validation", '"rfc2861"'), ("reduction", '"rate-halving"')])
 def test_tcp_values_are_checked_as_written_even_when_every_flow_overrides_them(knob, value):
-    other = {"initial_window": "4", "mss": "1460", "abc": "0", "profile": '"linux"', "cc": '"cubic"', "cwnd_validation": '"linux"'}[knob]
+    other = {"initial_window": "4", "mss": "1460", "abc": "0", "profile": '"linux"', "cc": '"cubic"', "cwnd_validation": '"linux"', "reduction": '"halve"'}[knob]
     text = SMALL_TOML.replace('[[flows]]', f"[tcp]\n{knob} = {value}\n\n[[flows]]") + f"tcp = {{ {knob} = {other} }}\n"
     e = refusal(text)
     assert e.path == f"tcp.{knob}", e

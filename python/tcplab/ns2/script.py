@@ -105,12 +105,13 @@ KNOB_MAP = {
     "loss": "fixed: dupthresh (the agents count duplicate ACKs; ns-2 has no RACK)",
     "tlp": "fixed: false (ns-2 has no tail loss probe)",
     "ecn": "fixed: off (the exported agents run with ecn_ 0 and queues without setbit_)",
+    "reduction": "fixed: halve (ns-2's SACK agents set their window at once; no PRR)",
 }
 FIXED = {
     "rto_model": "ns2", "rto_backoff": 2.0, "karn": True, "fin": False, "nagle": False, "delack_bytes": False,
     "abc": 0, "early_retransmit": False, "ssthresh_whole_segments": True, "timeout_halves_window": True,
     "syn_timeout_ssthresh": True, "grow_on_recovery_exit": True, "syn_timeout_rto_3s": False, "iw_one_after": 1,
-    "cc": "reno", "cwnd_validation": "rfc5681", "loss": "dupthresh", "tlp": False, "ecn": "off",
+    "cc": "reno", "cwnd_validation": "rfc5681", "loss": "dupthresh", "tlp": False, "ecn": "off", "reduction": "halve",
 }
 DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s", "delack_dup_immediate": False}
 

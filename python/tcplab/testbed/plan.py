@@ -34,6 +34,7 @@ KNOB_MAP = {
     "clock_granularity": "must equal rto_min (Linux's RTO is srtt + max(mdev, rto_min))",
     "cc": "mapped: route congctl (reno, cubic, bbr; --congctl overrides)",
     "cwnd_validation": "Linux always runs tcp_cwnd_restart (\"linux\"); \"rfc5681\" differs only after an idle period longer than the RTO",
+    "reduction": "Linux always reduces the window by PRR (tcp_cwnd_reduction, \"prr\"); \"halve\" is the `linux` profile's model of it",
     "rto_model": "rfc6298 (the `linux` profile's model of Linux's timer) or linux (Linux's own estimator); the kernel runs its own",
     "hz": "0 (no jiffies) or the kernel's CONFIG_HZ (recorded as kernel_hz in testbed.json)",
     "delack_model": "rfc (the `linux` profile's model of Linux's receiver) or linux (quick-ACK, adaptive ATO); the kernel runs its own",

@@ -181,6 +181,25 @@ impl CwndValidation {
     }
 }
 
+/// How a SACK recovery brings the window down to ssthresh (`reduction`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reduction {
+    /// cwnd = ssthresh at once when recovery begins (RFC 6675 §5 step (4.2)).
+    #[default]
+    Halve,
+    /// Proportional Rate Reduction as Linux computes it (RFC 9937; `tcp_cwnd_reduction`,
+    /// `recovery/prr.rs`): cwnd follows pipe + sndcnt on each ACK and becomes ssthresh when
+    /// recovery ends (`tcp_end_cwnd_reduction`).
+    Prr,
+}
+
+impl Reduction {
+    pub fn is_halve(&self) -> bool {
+        *self == Reduction::Halve
+    }
+}
+
 /// The receiver's ACK policy.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -677,6 +696,10 @@ tcp_knobs! {
     /// `"accept"` only agree when the peer asks (Linux's `tcp_ecn` 0, 1, 2). `cc = "dctcp"`
     /// asks whatever this says (Linux's `TCP_CONG_NEEDS_ECN`).
     ecn: Ecn [skip_if = "Ecn::is_off", default = "Ecn::default"],
+    /// How the SACK recovery (`variant = "sack"`) reduces the window: `halve` (cwnd = ssthresh at
+    /// once, RFC 6675 §5) or `prr` (Proportional Rate Reduction as Linux's `tcp_cwnd_reduction`,
+    /// RFC 9937).
+    reduction: Reduction [skip_if = "Reduction::is_halve", default = "Reduction::default"],
     // Linux timers and receiver
     /// Linux's timer clock, `CONFIG_HZ` jiffies a second (100, 250, 300 or 1000; the testbed's
     /// kernel: 250), for `rto_model = "linux"` and `delack_model = "linux"`. 0: no jiffies, timers
@@ -728,6 +751,11 @@ fn base_preset(c: &mut TcpConfig, variant: Variant, sack: bool) {
     c.limited_transmit = false;
     c.abc = 0;
     c.early_retransmit = false;
+    // Proportional Rate Reduction paces only RFC 6675's recovery: a preset of another variant
+    // over a profile with `reduction = "prr"` (linux6) recovers with its own window rules.
+    if variant != Variant::Sack {
+        c.reduction = Reduction::Halve;
+    }
 }
 
 /// Ladha et al. 2004 §3.4 (cumulative: each adds one mechanism to the one before) and Mathis
@@ -881,6 +909,7 @@ impl TcpConfig {
             loss: LossModel::Dupthresh,
             tlp: false,
             ecn: Ecn::Off,
+            reduction: Reduction::Halve,
             hz: 0,
             delack_model: DelackModel::Rfc,
             comp_sack_nr: 0,
@@ -1085,6 +1114,8 @@ impl TcpConfig {
                 c.tlp = true;
                 // net.ipv4.tcp_ecn = 2: ECN agreed to when the peer asks, never asked for.
                 c.ecn = Ecn::Accept;
+                // tcp_cwnd_reduction: Proportional Rate Reduction in every recovery.
+                c.reduction = Reduction::Prr;
             }
             _ => return None,
         }
@@ -1124,6 +1155,7 @@ impl TcpConfig {
             ("pacing", serde_json::json!(self.pacing)),
             ("cwnd_validation", serde_json::to_value(self.cwnd_validation).expect("serialises")),
             ("ecn", serde_json::to_value(self.ecn).expect("serialises")),
+            ("reduction", serde_json::to_value(self.reduction).expect("serialises")),
             ("hz", serde_json::json!(self.hz)),
             ("delack_model", serde_json::to_value(self.delack_model).expect("serialises")),
             ("comp_sack_nr", serde_json::json!(self.comp_sack_nr)),
@@ -1165,6 +1197,11 @@ impl TcpConfig {
             if self.cc != Cc::Reno {
                 return err("cc", "variant \"sack-rh\" (ns-2's Agent/TCP/SackRH) sets its window by its own Rate-Halving, Reno's: cc = \"cubic\" needs another variant (sack, sack1, fack, fack-rh, newreno, reno, tahoe)");
             }
+        }
+        if self.reduction == Reduction::Prr && self.variant != Variant::Sack {
+            // PRR is wired into RFC 6675's recovery only: another variant would run without it
+            // unannounced.
+            return err("reduction", "\"prr\" paces the SACK recovery of variant \"sack\" (RFC 6675 with RFC 9937): choose variant \"sack\" or reduction \"halve\"");
         }
         if self.variant.needs_sack() && !self.sack {
             // Without the option the sender would run NewReno without a word (it still does when
@@ -1369,7 +1406,7 @@ mod tests {
         let c = TcpConfig::profile("linux6").unwrap();
         c.validate().unwrap();
         assert_eq!((c.rto_model, c.hz, c.delack_model, c.comp_sack_nr), (RtoModel::Linux, 250, DelackModel::Linux, 44));
-        assert_eq!((c.cc, c.cwnd_validation), (Cc::Cubic, CwndValidation::Linux));
+        assert_eq!((c.cc, c.cwnd_validation, c.reduction), (Cc::Cubic, CwndValidation::Linux, Reduction::Prr));
         assert_eq!((c.loss, c.tlp), (LossModel::Rack, true));
         let mut back = c.clone();
         back.rto_model = RtoModel::Rfc6298;
@@ -1383,15 +1420,27 @@ mod tests {
         // net.ipv4.tcp_ecn = 2: ECN agreed to, never asked for (RFC 3168 §6.1.1).
         assert_eq!(c.ecn, Ecn::Accept);
         back.ecn = Ecn::Off;
+        back.reduction = Reduction::Halve;
         assert_eq!(back, TcpConfig::profile("linux").unwrap());
         for p in PROFILES.iter().filter(|p| **p != "linux6") {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "ecn"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
             }
         }
         let spec: TcpSpec = toml::from_str("rto_model = \"linux\"\ndelack_model = \"linux\"\nhz = 1000").unwrap();
         assert_eq!((spec.rto_model, spec.delack_model, spec.hz), (Some(RtoModel::Linux), Some(DelackModel::Linux), Some(1000)));
+        for p in PRESETS {
+            let mut c = TcpConfig::profile("linux6").unwrap();
+            (p.apply)(&mut c);
+            // (sack-rh refuses linux6's CUBIC: another knob's error, not this one's)
+            assert_ne!(c.validate().err().map(|e| e.0), Some("reduction".to_string()), "{}", p.name);
+            assert_eq!(c.reduction == Reduction::Prr, c.variant == Variant::Sack, "{}", p.name);
+        }
+        let mut bad = TcpConfig::profile("linux6").unwrap();
+        bad.variant = Variant::Newreno;
+        bad.sack = false;
+        assert_eq!(bad.validate().unwrap_err().0, "reduction");
         let mut bad = TcpConfig::rfc();
         bad.comp_sack_nr = 44;
         assert_eq!(bad.validate().unwrap_err().0, "comp_sack_nr");

@@ -4,12 +4,14 @@
 //! each — `tahoe.rs`, `reno.rs` (RFC 5681 §3.2), `newreno.rs` (RFC 6582), `rfc6675.rs` (RFC 6675,
 //! SACK); the ns-2 agents whose recovery and window arithmetic are their own implement it in
 //! `tcp/legacy/`. Every strategy is told what each ACK delivered (`on_delivered`, RFC 6937's
-//! DeliveredData), so Proportional Rate Reduction can be one more file.
+//! DeliveredData); `prr.rs` is Proportional Rate Reduction (RFC 9937, as Linux computes it), a
+//! calculator any strategy can call (`rfc6675.rs` does with `reduction = "prr"`).
 //!
 //! Imports the sender's state (`state.rs`), never `sender.rs`, which owns the strategy.
 
 pub mod linux;
 pub mod newreno;
+pub mod prr;
 pub mod reno;
 pub mod rfc6675;
 pub mod tahoe;
@@ -17,6 +19,7 @@ pub mod tlp;
 
 pub use linux::LinuxRecovery;
 pub use newreno::NewReno;
+pub use prr::{Prr, PrrAck};
 pub use reno::Reno;
 pub use rfc6675::Rfc6675;
 pub use tahoe::Tahoe;

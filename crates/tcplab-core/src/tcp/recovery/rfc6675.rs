@@ -5,10 +5,13 @@
 //! duplicate ACKs (new SACK information vs RFC 5681's same-ACK rule), loss detection per hole
 //! (IsLost with DupThresh vs any hole below the highest SACK), the pipe (computed from the
 //! scoreboard vs counted), the new ssthresh (FlightSize/2 vs cwnd/2), and RFC 6675's rescue
-//! retransmission.
+//! retransmission. With `reduction = "prr"` the window comes down by Proportional Rate Reduction
+//! (`prr.rs`, RFC 9937 as Linux's `tcp_cwnd_reduction` computes it) instead of at once.
 
-use super::{Caps, Recovery};
+use super::prr::{Prr, PrrAck};
+use super::{Caps, Delivered, Recovery};
 use crate::tcp::cc::CongestionEvent;
+use crate::tcp::config::{Reduction, TcpConfig};
 use crate::tcp::gate::{Ask, Limit, SendKind};
 use crate::tcp::state::{OutSeg, SenderCore};
 
@@ -26,6 +29,13 @@ pub struct Rfc6675 {
     high_rxt: u64,
     /// RescueRxt + 1, if a rescue retransmission is not allowed until HighACK passes it.
     rescue_rxt: Option<u64>,
+    /// Proportional Rate Reduction, with `reduction = "prr"`.
+    prr: Option<Prr>,
+    /// What the ACK being processed delivered, until PRR has taken it (once per ACK).
+    ack: Option<Delivered>,
+    /// One past the highest byte IsLost held lost at the previous ACK of this recovery: an ACK
+    /// that raises it marks new losses (Linux's `newly_lost`, RFC 9937's "further loss").
+    lost_upto: u64,
 }
 
 enum Next {
@@ -35,6 +45,37 @@ enum Next {
 }
 
 impl Rfc6675 {
+    /// The strategy as `cfg` asks: its window reduction (`reduction`).
+    pub fn new(cfg: &TcpConfig) -> Rfc6675 {
+        let prr = (cfg.reduction == Reduction::Prr).then(|| Prr::new(cfg.mss.0));
+        Rfc6675 { prr, ..Rfc6675::default() }
+    }
+
+    /// One past the highest byte of the highest hole IsLost holds lost (holes are lost from the
+    /// bottom up: the lower a hole, the more SACKed data lies above it).
+    fn lost_upto(s: &SenderCore) -> u64 {
+        s.sb.holes(s.snd_una).filter(|&(a, _)| s.is_lost(a)).map(|(_, b)| b).last().unwrap_or(0)
+    }
+
+    /// PRR's step for the ACK being processed (once, before anything is sent in reply to it):
+    /// cwnd = pipe + sndcnt (Linux `tcp_cwnd_reduction`, called from `tcp_cong_control` after
+    /// `tcp_fastretrans_alert` has marked the ACK's losses; RFC 9937's per-ACK step with
+    /// pipe from RFC 6675's SetPipe).
+    fn prr_step(&mut self, s: &mut SenderCore) {
+        let Some(d) = self.ack.take() else { return };
+        if !self.prr.is_some_and(|p| p.active()) {
+            return;
+        }
+        let lost = Self::lost_upto(s);
+        let newly_lost = lost > self.lost_upto;
+        self.lost_upto = self.lost_upto.max(lost);
+        let in_flight = self.pipe(s);
+        let a = PrrAck { delivered: d.data, in_flight, snd_una_advanced: d.acked > 0, newly_lost };
+        if let Some(cwnd) = self.prr.as_mut().and_then(|p| p.on_ack(a)) {
+            s.set_recovery_window(cwnd);
+        }
+    }
+
     /// RFC 6675 §4 SetPipe(): for every byte between HighACK and HighData that is not SACKed,
     /// +1 if not IsLost, +1 more if at or below HighRxt. IsLost is the same for every byte of a
     /// hole (all SACKed bytes lie above it), so the sum goes hole by hole.
@@ -102,6 +143,9 @@ impl Rfc6675 {
                     s.retransmit_hole(seq, out)
                 }
             };
+            if let Some(p) = self.prr.as_mut() {
+                p.on_sent(sent);
+            }
             pipe += sent.max(1);
         }
     }
@@ -114,6 +158,10 @@ impl Recovery for Rfc6675 {
 
     fn caps(&self) -> Caps {
         Caps { sack_dupacks: true, own_limited_transmit: true, ..Caps::STANDARD }
+    }
+
+    fn on_delivered(&mut self, _s: &SenderCore, d: Delivered) {
+        self.ack = Some(d);
     }
 
     fn on_dupack(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
@@ -129,14 +177,29 @@ impl Recovery for Rfc6675 {
             s.recover = s.snd_max;
             // (4.2) ssthresh = cwnd = FlightSize / 2 (with RFC 5681 eq. 4's 2·SMSS floor, and
             // Limited Transmit's data left out of FlightSize as RFC 5681 §3.2 asks).
+            let prior_cwnd = s.cwnd;
             s.cc_event(CongestionEvent::FastRetransmit(s.loss_context()));
-            s.set_recovery_window(s.ssthresh);
+            if self.prr.is_none() {
+                s.set_recovery_window(s.ssthresh);
+            }
             s.loss_reduction(false, true);
             s.in_recovery = true;
             s.restart_rto();
+            if let Some(p) = self.prr.as_mut() {
+                // With PRR cwnd is not cut here: `tcp_init_cwnd_reduction` takes prior_cwnd
+                // (RecoverFS) and the controller's ssthresh, and this ACK's step sets cwnd =
+                // pipe + sndcnt (at least one segment: the fast retransmission) before it goes.
+                p.enter(prior_cwnd, s.ssthresh, s.flight_size());
+                self.high_rxt = s.snd_una;
+                self.lost_upto = 0;
+                self.prr_step(s);
+            }
             // (4.3) retransmit HighACK + 1; HighRxt = RescueRxt = its last byte.
             let una = s.snd_una;
             let len = if s.may_send_single(SendKind::FastRetransmit) { s.retransmit_hole(una, out) } else { 0 };
+            if let Some(p) = self.prr.as_mut() {
+                p.on_sent(len);
+            }
             self.high_rxt = una + len;
             self.rescue_rxt = Some(una + len);
             // (4.4)–(4.5): the send step (C) follows in `send`.
@@ -158,6 +221,11 @@ impl Recovery for Rfc6675 {
         if s.snd_una >= s.recover {
             s.in_recovery = false;
             s.dupacks = 0;
+            // PRR: cwnd = ssthresh at the end of recovery (Linux `tcp_end_cwnd_reduction`,
+            // "Reset cwnd to ssthresh in CWR or Recovery (unless it's undone)"; RFC 9937).
+            if let Some(c) = self.prr.as_mut().filter(|p| p.active()).map(|p| p.exit()) {
+                s.set_recovery_window(c);
+            }
         }
         true
     }
@@ -165,10 +233,16 @@ impl Recovery for Rfc6675 {
     fn on_timeout(&mut self, _s: &mut SenderCore) {
         self.high_rxt = 0;
         self.rescue_rxt = None;
+        // The timeout takes over the window (`tcp_enter_loss`): the PRR episode ends unfinished.
+        if let Some(p) = self.prr.as_mut() {
+            p.abandon();
+        }
     }
 
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         if s.in_recovery {
+            // PRR's step for this ACK (unless the ACK that began recovery took it already).
+            self.prr_step(s);
             // (B)–(C): the scoreboard is up to date; SetPipe and send.
             self.send_loop(s, out);
         } else {
