@@ -9,6 +9,7 @@ use super::config::TcpConfig;
 use super::receiver::{ReceiverPhase, RxTimer, TcpReceiver};
 use super::sender::TcpSender;
 use super::state::{OutSeg, SenderPhase};
+use super::tsopt::Timestamps;
 use crate::engine::TimerFire;
 use crate::net::{PacketTag, Segment};
 use crate::units::Time;
@@ -50,6 +51,8 @@ pub struct TcpConn {
     /// Delivered bytes are told once at least this many are untold (the application's
     /// SO_RCVLOWAT), or when the peer closes.
     rcv_lowat: u64,
+    /// The timestamps option (RFC 7323, `tsopt.rs`): stamps every segment both halves send.
+    ts: Timestamps,
     // What has been reported already, so each event is told once.
     told_established: bool,
     told_delivered: u64,
@@ -61,7 +64,9 @@ pub struct TcpConn {
 impl TcpConn {
     fn new(cfg: Arc<TcpConfig>, active: bool) -> TcpConn {
         let rcv = if active { TcpReceiver::new_active(cfg.clone()) } else { TcpReceiver::new(cfg.clone()) };
+        let ts = Timestamps::new(cfg.timestamps, cfg.handshake);
         TcpConn {
+            ts,
             snd: TcpSender::open(cfg),
             rcv,
             active,
@@ -81,7 +86,7 @@ impl TcpConn {
         let n = out.len();
         let mut c = TcpConn::new(cfg.into(), true);
         c.snd.start(now, out);
-        c.after(&out[n..]);
+        c.after(now, &mut out[n..]);
         c
     }
 
@@ -93,9 +98,10 @@ impl TcpConn {
         let mut c = TcpConn::new(cfg, false);
         if !handshake {
             let sack = c.rcv.sack_on;
-            c.snd.open_passive(now, sack, None, 0, out);
+            let ts = c.ts.on;
+            c.snd.open_passive(now, sack, ts, None, 0, out);
         }
-        c.after(&out[n..]);
+        c.after(now, &mut out[n..]);
         c
     }
 
@@ -108,7 +114,7 @@ impl TcpConn {
         let n = out.len();
         self.snd.core.ack_no = self.rcv.ack_value();
         self.snd.write(now, bytes, out);
-        self.after(&out[n..]);
+        self.after(now, &mut out[n..]);
     }
 
     /// Nothing more will be written: a FIN follows the last byte (with `cfg.fin`).
@@ -116,13 +122,16 @@ impl TcpConn {
         let n = out.len();
         self.snd.core.ack_no = self.rcv.ack_value();
         self.snd.close(now, out);
-        self.after(&out[n..]);
+        self.after(now, &mut out[n..]);
     }
 
     /// A segment from the peer.
     #[inline]
     pub fn on_segment(&mut self, now: Time, seg: &Segment, out: &mut Vec<OutSeg>) {
         let n = out.len();
+        if self.ts.offered() {
+            self.ts.on_segment(seg);
+        }
         if self.active {
             if seg.syn() {
                 // The SYN-ACK: the send half completes the handshake; the peer's SYN took its
@@ -136,7 +145,7 @@ impl TcpConn {
                     // half decided the same from this SYN-ACK).
                     self.rcv.sack_on = self.snd.core.sack_ok;
                 }
-                self.after(&out[n..]);
+                self.after(now, &mut out[n..]);
                 return;
             }
             if seg.len > 0 || seg.fin() {
@@ -157,13 +166,14 @@ impl TcpConn {
                 let sack = self.rcv.sack_on;
                 self.snd.core.ack_no = self.rcv.ack_value();
                 let retransmits = self.rcv.synack_retransmits();
-                self.snd.open_passive(now, sack, sent, retransmits, out);
+                let ts = self.ts.on;
+                self.snd.open_passive(now, sack, ts, sent, retransmits, out);
             }
             if !seg.syn() && seg.has_ack() && self.snd.phase() != SenderPhase::Idle {
                 self.ack_to_send_half(now, seg, out);
             }
         }
-        self.after(&out[n..]);
+        self.after(now, &mut out[n..]);
     }
 
     /// The acknowledgment part of a segment, for the send half. When the send half has nothing
@@ -207,7 +217,7 @@ impl TcpConn {
             }
             TimerKind::SynAck => self.rcv.on_synack_timer(now, out),
         }
-        self.after(&out[n..]);
+        self.after(now, &mut out[n..]);
         None
     }
 
@@ -265,7 +275,10 @@ impl TcpConn {
     /// After every call: segments sent by the send half carried our acknowledgment; collect the
     /// timer deadlines set and the events to tell.
     #[inline]
-    fn after(&mut self, sent: &[OutSeg]) {
+    fn after(&mut self, now: Time, sent: &mut [OutSeg]) {
+        if self.ts.offered() {
+            self.ts.stamp(now, sent.iter_mut().map(|o| &mut o.seg));
+        }
         if self.rcv.owes_ack() && sent.iter().any(|o| matches!(o.tag, PacketTag::Data { .. } | PacketTag::Fin { .. })) {
             self.rcv.piggybacked();
         }
