@@ -481,12 +481,11 @@ def _data_match_with_timestamps(plan: Plan, n0: int, st: dict) -> None:
 def _timestamps_note(plan: Plan, st: dict, where: str) -> None:
     """With --stock the kernel sends timestamps (its default); say so loudly when the simulated
     profile does not: 12 option bytes a segment and a payload of MSS − 12 on the real side only."""
-    if plan.stock and not st["timestamps"]:
-        note = (f"warning: {where}: --stock leaves the kernel's timestamps on (net.ipv4.tcp_timestamps = 1: 12 option bytes a "
-                f"segment, payload MSS − 12 = {st['mss'] - 12} B) but the simulated profile has timestamps = false: "
-                "segment sizes, SACK blocks per ACK (3, not 4) and RTT samples differ; set tcp.timestamps = true to match")
-        if note not in plan.notes:
-            plan.notes.append(note)
+    head = "warning: --stock leaves the kernel's timestamps on"
+    if plan.stock and not st["timestamps"] and not any(n.startswith(head) for n in plan.notes):
+        plan.notes.append(f"{head} (net.ipv4.tcp_timestamps = 1: 12 option bytes a segment, payload MSS − 12 = {st['mss'] - 12} B) "
+                          f"but the simulated profile has timestamps = false ({where}, and any other without them): segment "
+                          "sizes, SACK blocks per ACK (3, not 4) and RTT samples differ; set tcp.timestamps = true to match")
 
 
 def _settings(d: dict, entry: dict, rtcp: dict, base: str, linux: dict, stock: bool, congctl) -> dict:
