@@ -136,6 +136,30 @@ def test_the_plan_maps_knobs_to_linux():
         assert cubic.routes[("sender", "receiver")]["congctl"] == "cubic" == cubic.routes[("receiver", "sender")]["congctl"]
 
 
+def test_timestamps_follow_the_profile_and_stock_differences_are_loud():
+    """RFC 7323 timestamps: the kernel's tcp_timestamps is the profile's `timestamps` (linux6: on),
+    a data drop then counts packets longer than a 52-byte pure ACK; with --stock the kernel keeps
+    its default (on) and a profile without timestamps is warned about, in the plan and in the
+    comparison's opening lines."""
+    s6 = dict(SCENARIO, tcp={"profile": "linux6", "delayed_ack": False})
+    s6["flows"] = [{"name": "clean", "bytes": "150KB", "drops": [{"kind": "data", "segment": 3}]}]
+    plan, _ = testbed.build(s6)
+    assert plan.sysctls["sender"]["net.ipv4.tcp_timestamps"] == 1 == plan.sysctls["receiver"]["net.ipv4.tcp_timestamps"]
+    assert plan.drops[0]["match"] == "data_ts" and "ip length > 52" in nft.ruleset(plan)
+    assert plan.notes == []
+    plan, _ = testbed.build(SCENARIO)
+    assert plan.sysctls["sender"]["net.ipv4.tcp_timestamps"] == 0 and plan.notes == []
+    assert {d["match"] for d in plan.drops} == {"syn", "data"}
+    plan, _ = testbed.build(SCENARIO, stock=True)
+    assert "net.ipv4.tcp_timestamps" not in plan.sysctls["sender"], "the kernel's default stays"
+    assert len(plan.notes) == 1 and plan.notes[0].startswith("warning:") and "timestamps" in plan.notes[0]
+    from tcplab.testbed import sidebyside
+
+    assert plan.notes[0] in sidebyside.differences({"stock": True, "notes": plan.notes})
+    plan, _ = testbed.build(s6, stock=True)
+    assert plan.notes == [] and "net.ipv4.tcp_timestamps" not in plan.sysctls["sender"]
+
+
 def test_a_dumbbell_is_planned_link_by_link():
     db = {"topology": {"kind": "dumbbell", "pairs": 2, "access_rate": "100Mbps", "access_delay": ["2ms", "10ms"],
                        "bottleneck_rate": "5Mbps", "bottleneck_delay": "20ms", "queue": 30},

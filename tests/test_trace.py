@@ -146,6 +146,31 @@ def test_tshark_reads_our_pcaps_and_agrees(tmp_path):
     assert (n, b) == (a.rexmt_segs, a.rexmt_bytes) == (r.connections.iloc[0].retransmits, r.connections.iloc[0].retransmitted_bytes)
 
 
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install tshark)")
+def test_tshark_decodes_the_timestamps_option(tmp_path):
+    """RFC 7323 in a capture of a `linux6` transfer: tshark finds the option on every segment,
+    TSecr 0 on the SYN, 1448-byte payloads in 1500-byte packets, nothing malformed."""
+    text = LOSSY.format(variant="sack").replace("loss = 0.02", "loss = 0").replace('[tcp]\n', '[tcp]\nprofile = "linux6"\n')
+    p = tmp_path / "ts.pcap"
+    tcplab.run(text.replace('"500KB"', '"100KB"'), seed=1, pcap=p)
+    res = subprocess.run(["tshark", "-r", str(p), "-T", "fields", "-e", "tcp.flags.syn", "-e", "tcp.flags.ack", "-e", "tcp.len",
+                          "-e", "ip.len", "-e", "tcp.options.timestamp.tsval", "-e", "tcp.options.timestamp.tsecr", "-e", "_ws.expert.message"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    rows = [l.split("\t") for l in res.stdout.splitlines()]
+    assert rows
+    data = 0
+    for syn, ack, tcp_len, ip_len, tsval, tsecr, expert in rows:
+        assert tsval != "" and tsecr != "", "every segment carries TSval and TSecr"
+        assert "Malformed" not in expert
+        if syn in ("1", "True") and ack in ("0", "False"):
+            assert tsecr == "0"
+        if tcp_len == "1448":
+            data += 1
+            assert ip_len == "1500"
+    assert data >= 60
+
+
 @pytest.mark.skipif(shutil.which("tcptrace") is None, reason="tcptrace is not installed (apt-get install tcptrace)")
 def test_tcptrace_reads_our_pcaps_and_agrees(tmp_path):
     r, tx, _ = _both(tmp_path, "reno", seed=5)

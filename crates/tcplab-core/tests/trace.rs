@@ -193,3 +193,43 @@ fn capture_errors_name_the_key() {
         assert!(e.message.contains("must be relative") && e.message.contains("--pcap"), "{path}: {}", e.message);
     }
 }
+
+/// RFC 7323 on the wire: a `linux6` transfer's capture carries the timestamps option on every
+/// segment (SACK-permitted and TS packed on the SYN), TSval from the 1 ms clock, 1448-byte
+/// payloads, 1500-byte IP packets; read back by the reader (`parse_options`). tshark's decoding of
+/// the same file is checked in tests/test_trace.py.
+#[test]
+fn timestamps_are_written_into_captures() {
+    use tcplab_core::trace::reader::{decode, CaptureReader};
+    let path = tmp("ts.pcap");
+    let text = format!(
+        "name = \"ts\"\n[topology]\nkind = \"single_link\"\nrate = \"10Mbps\"\ndelay = \"10ms\"\nqueue = 100\n[tcp]\nprofile = \"linux6\"\n[[flows]]\nbytes = \"30KB\"\n[[capture]]\npath = {:?}\nnode = \"sender\"\n",
+        path.to_str().unwrap()
+    );
+    let s = Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}"));
+    run(&s, 1).unwrap();
+    let mut r = CaptureReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let (mut n, mut data, mut last_tsval) = (0, 0, 0u32);
+    while let Some(f) = r.next_frame().unwrap() {
+        let t = decode(&f).unwrap();
+        n += 1;
+        assert!(t.timestamps, "frame {n}: no timestamps option");
+        let ours = t.payload > 0 || (t.flags & 0x02 != 0 && t.flags & 0x10 == 0);
+        if ours {
+            // Captured as it leaves the sender: TSval is the 1 ms clock then, and runs forward.
+            assert!(t.tsval >= last_tsval, "TSval runs forward");
+            last_tsval = t.tsval;
+            assert_eq!(t.tsval as i64, t.ts_ns / 1_000_000, "TSval is the 1 ms clock of the sender");
+        }
+        if t.flags & 0x02 != 0 && t.flags & 0x10 == 0 {
+            assert!(t.sack_permitted && t.mss == Some(1460));
+            assert_eq!(t.tsecr, 0, "RFC 7323 §3.2: TSecr 0 on a SYN");
+        }
+        if t.payload == 1448 {
+            data += 1;
+            assert_eq!(t.ip_len, 1500);
+            assert!(t.tsecr > 0, "data echoes the peer's TSval");
+        }
+    }
+    assert!(data >= 20, "30 KB in 1448-byte segments: {data}");
+}

@@ -43,10 +43,11 @@ def expected(cfg: dict, facts: dict) -> dict:
         "rack": "RACK" if rack else "dupthresh",
         "cc_beta": "CUBIC" if cubic else "Reno",
         "ecn": "yes, data ECT(0)" if cfg.get("ecn", "off") in ("on", "accept") or cfg.get("cc") == "dctcp" else "no",
-        # Nor pacing (a flight leaves as the ACKs release it) nor HyStart (slow start ends only
-        # at ssthresh or a loss).
+        # Nor pacing (a flight leaves as the ACKs release it). HyStart's delay detector needs 8
+        # RTT samples in a round: CUBIC gets them with Linux's per-ACK samples (`rto_model =
+        # "linux"`, tcp_ack_update_rtt); with one timed segment per RTT it never fires.
         "pacing": "no",
-        "hystart": "no",
+        "hystart": "yes" if cubic and cfg.get("rto_model") == "linux" else "no",
     }
     if cfg.get("nagle") and cfg["variant"] != "sack-rh":
         # Nagle (RFC 1122 §4.2.3.4) holds the ER test's short third segment while data is

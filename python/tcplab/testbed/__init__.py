@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -60,8 +61,10 @@ def run(scenario, workdir, sets: Sequence[str] = (), stock: bool = False, timeou
         "scenario": d, "sets": list(sets), "stock": stock, "shaper": shaper, "congctl": congctl, "validated": validated,
         "hosts": {h: plan.ip(h) for h in plan.hosts}, "sysctls": plan.sysctls,
         "routes": [{"from": a, "to": b, **o} for (a, b), o in plan.routes.items()],
-        "connections": [c.__dict__ for c in plan.conns], "kernel_hz": lab.kernel_hz(), **out,
+        "connections": [c.__dict__ for c in plan.conns], "kernel_hz": lab.kernel_hz(), "notes": list(plan.notes), **out,
     }
+    for n in plan.notes:
+        print(n, file=sys.stderr)
     (workdir / "testbed.json").write_text(json.dumps(rec, indent=1, default=str))
     return rec
 

@@ -19,6 +19,8 @@ _MATCH = {
     "fin": "tcp flags & fin == fin",
     # Data: longer than the 40 bytes of bare headers (no timestamps; a data sender sends no SACK).
     "data": "tcp flags & (syn | rst) == 0 ip length > 40",
+    # With timestamps (RFC 7323) every segment has 12 option bytes: a pure ACK is 52 bytes.
+    "data_ts": "tcp flags & (syn | rst) == 0 ip length > 52",
     # The sink sends only pure ACKs after its SYN-ACK (and its FIN).
     "ack": "tcp flags & (syn | fin | rst) == 0",
 }

@@ -42,6 +42,8 @@ KNOB_MAP = {
     "loss": "mapped: rack → net.ipv4.tcp_recovery 1 (RACK); dupthresh → 0 (the testbed's default)",
     "tlp": "mapped: true → net.ipv4.tcp_early_retrans 3 (TLP); false → 0 (the testbed's default)",
     "ecn": "mapped: net.ipv4.tcp_ecn (on 1, accept 2; off leaves the kernel's 2); a queue's mark_threshold is the delay box's",
+    "timestamps": "mapped: net.ipv4.tcp_timestamps (with --stock the kernel keeps its default, 1, and a profile without them is warned about)",
+    "fin_with_data": "Linux always puts the FIN on queued data (tcp_send_fin); false differs by one segment at the end of a transfer",
 }
 #: Knobs that only matter with delayed ACKs on.
 DELACK_KNOBS = ("delack_timeout", "delack_tick", "delack_segments", "delack_fill_immediate")
@@ -292,6 +294,11 @@ def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool,
     sysctl["net.ipv4.tcp_synack_retries"] = min(255, int(k["syn_retries"]))
     sysctl["net.ipv4.tcp_retries2"] = min(255, int(k["data_retries"]))
     linux_timers_and_receiver(k, path, sysctl)
+    # RFC 7323 timestamps: the kernel sends them exactly when the simulated profile does (12
+    # option bytes, MSS − 12 of payload). With --stock the kernel keeps its own default (on).
+    timestamps = bool(k.get("timestamps", False))
+    if not stock:
+        sysctl["net.ipv4.tcp_timestamps"] = int(timestamps)
     # The flow's controller (`cc`); --congctl overrides it; with --stock and reno, Linux's default.
     want = k.get("cc", "reno")
     if want == "dctcp" and not congctl:
@@ -304,7 +311,7 @@ def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool,
     cc = congctl or (want if want != "reno" or not stock else None)
     if cc:
         snd["congctl"] = rcv["congctl"] = cc
-    return {"sysctl": sysctl, "sender_route": snd, "receiver_route": rcv, "mss": mss, "iw": iw}
+    return {"sysctl": sysctl, "sender_route": snd, "receiver_route": rcv, "mss": mss, "iw": iw, "timestamps": timestamps}
 
 
 def linux_timers_and_receiver(k: dict, path, sysctl: dict) -> None:
@@ -334,13 +341,13 @@ def linux_timers_and_receiver(k: dict, path, sysctl: dict) -> None:
 #: What the testbed sets in every host namespace. Without `stock` the Linux mechanisms the
 #: simulator does not model are turned off, so that both run the same TCP (docs/testbed.md).
 BASE_SYSCTLS = {
-    "net.ipv4.tcp_timestamps": 0,          # not modelled: MSS 1460 and 40-byte headers, as simulated
     "net.ipv4.tcp_no_metrics_save": 1,     # no state carried from one connection to the next
     "net.ipv4.tcp_window_scaling": 1,
     "net.ipv6.conf.all.disable_ipv6": 1,
     "net.ipv6.conf.default.disable_ipv6": 1,
 }
 MATCHED_SYSCTLS = {
+    "net.ipv4.tcp_timestamps": 0,          # as the profile says (tcp_settings); off unless `timestamps`
     "net.ipv4.tcp_early_retrans": 0,       # no tail-loss probe (RFC 8985 §7)
     "net.ipv4.tcp_recovery": 0,            # no RACK: loss detection by duplicate ACKs
     "net.ipv4.tcp_frto": 0,                # no F-RTO (RFC 5682)
@@ -425,6 +432,7 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
             st = _settings(d, f, rf["tcp"]["sender"], base, linux, stock, congctl)
             src, dst = node(rf["from"], base + ".from"), node(rf["to"], base + ".to")
             apply(st, src, dst, base + ".tcp")
+            _timestamps_note(plan, st, base + ".tcp")
             repeat = int(rf["repeat"])
             ports = [FLOW_PORT_BASE + (fi + (t * nflows)) % 55536 for t in range(repeat)]
             t0 = rf["start_ns"] / 1e9
@@ -435,8 +443,10 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
                 conn_order.append((t0, Conn(f"{base}#{c + 1} transfer {t + 1}", src, dst, p, SINK_PORT, src)))
             plan.horizon_s = max(plan.horizon_s, t0)
             capture(src, dst)
+            n0 = len(plan.drops)
             for j, dr in enumerate(rf["drops"]):
                 _flow_drop(plan, dr, f"{base}.drops[{j}]", src, dst, ports, st["mss"])
+            _data_match_with_timestamps(plan, n0, st)
             fi += 1
     rapps = iter(resolved["apps"])
     for i, a in enumerate(d.get("apps", [])):
@@ -459,6 +469,7 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
         cli, srv = node(ra["client"], base + ".client"), node(ra["server"], base + ".server")
         st = _settings(d, a, ra["tcp"]["client"], base, linux, stock, congctl)
         apply(st, srv, cli, base + ".tcp")
+        _timestamps_note(plan, st, base + ".tcp")
         req = size(ra["request"], base + ".request")
         resp = size(ra["response"], base + ".response")
         start, think = ra["start_ns"] / 1e9, dur(ra["think"], base + ".think")
@@ -483,10 +494,31 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
             conn_order.append((start, Conn(f"{base} object {o + 1}", cli, srv, p, APP_PORT, srv)))
         plan.horizon_s = max(plan.horizon_s, start)
         capture(srv, cli)
+        n0 = len(plan.drops)
         for j, dr in enumerate(ra["drops"]):
             _app_drop(plan, dr, f"{base}.drops[{j}]", cli, srv, ports, per, req, st["mss"])
+        _data_match_with_timestamps(plan, n0, st)
     plan.conns = [c for _, c in sorted(conn_order, key=lambda x: x[0])]
     return plan, d
+
+
+def _data_match_with_timestamps(plan: Plan, n0: int, st: dict) -> None:
+    """Drops from `n0` on that count data packets: with timestamps on the kernel (the profile's, or
+    the kernel's own under --stock) a pure ACK is 52 bytes of IP, not 40, so data is longer than 52."""
+    if plan.stock or st["timestamps"]:
+        for d in plan.drops[n0:]:
+            if d["match"] == "data":
+                d["match"] = "data_ts"
+
+
+def _timestamps_note(plan: Plan, st: dict, where: str) -> None:
+    """With --stock the kernel sends timestamps (its default); say so loudly when the simulated
+    profile does not: 12 option bytes a segment and a payload of MSS − 12 on the real side only."""
+    head = "warning: --stock leaves the kernel's timestamps on"
+    if plan.stock and not st["timestamps"] and not any(n.startswith(head) for n in plan.notes):
+        plan.notes.append(f"{head} (net.ipv4.tcp_timestamps = 1: 12 option bytes a segment, payload MSS − 12 = {st['mss'] - 12} B) "
+                          f"but the simulated profile has timestamps = false ({where}, and any other without them): segment "
+                          "sizes, SACK blocks per ACK (3, not 4) and RTT samples differ; set tcp.timestamps = true to match")
 
 
 def _settings(d: dict, entry: dict, rtcp: dict, base: str, linux: dict, stock: bool, congctl) -> dict:

@@ -168,6 +168,8 @@ def differences(rec: dict) -> list:
     if rec.get("stock"):
         out.append(f"warning: --stock: Linux's own {STOCK_MECHANISMS} were on; the simulated profile "
                    "models none of them")
+    # What the plan found different by construction (the timestamps option under --stock).
+    out.extend(rec.get("notes") or [])
     return out
 
 

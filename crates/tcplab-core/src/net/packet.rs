@@ -101,6 +101,9 @@ pub const fn sack_option_bytes(blocks: usize) -> u32 {
 }
 /// Maximum SACK blocks carried by one segment without timestamps (RFC 2018 §3).
 pub const MAX_SACK_BLOCKS: usize = 4;
+/// The timestamps option on the wire: kind 8, length 10 (RFC 7323 §3.2), after two NOPs that
+/// align it (RFC 7323 Appendix A; Linux `tcp_options_write()`): 12 bytes on every segment.
+pub const TS_OPTION_BYTES: u32 = 12;
 
 /// A SACK block [left, right): the bytes left..right have been received.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -142,6 +145,13 @@ pub struct Segment {
     /// belongs to the IP header; it rides here, in the segment's padding, so the packet stays
     /// the size it was.
     pub ip_ecn: u8,
+    /// The segment carries the timestamps option (RFC 7323 §3): `tsval` and `tsecr` are
+    /// meaningful, and its 10 bytes plus 2 NOPs are counted in `opt_len`.
+    pub ts: bool,
+    /// TSval: the sender's timestamp clock when the segment was sent (RFC 7323 §3.2).
+    pub tsval: u32,
+    /// TSecr: the TS.Recent the sender echoes (RFC 7323 §4.3; 0 on a SYN).
+    pub tsecr: u32,
 }
 
 impl Segment {
@@ -292,7 +302,8 @@ mod tests {
     fn the_common_packet_stays_small() {
         // The SACK blocks are out of line: a packet is copied into the pool on every send and
         // read on every hop, and most carry none.
-        assert!(std::mem::size_of::<Segment>() <= 40, "Segment is {} bytes", std::mem::size_of::<Segment>());
-        assert!(std::mem::size_of::<Packet>() <= 96, "Packet is {} bytes", std::mem::size_of::<Packet>());
+        // The timestamps option (RFC 7323) adds TSval and TSecr: 8 bytes.
+        assert!(std::mem::size_of::<Segment>() <= 48, "Segment is {} bytes", std::mem::size_of::<Segment>());
+        assert!(std::mem::size_of::<Packet>() <= 104, "Packet is {} bytes", std::mem::size_of::<Packet>());
     }
 }

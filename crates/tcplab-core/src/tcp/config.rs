@@ -616,6 +616,16 @@ tcp_knobs! {
     nagle: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Send a FIN after the last byte of a finite transfer.
     fin: bool,
+    /// With `fin`: the FIN rides on the last data segment when the application closes with data
+    /// still unsent (Linux `tcp_send_fin()` sets FIN on the tail skb of the write queue). Off: the FIN
+    /// is a segment of its own after the last byte (ns-2's FullTcp, the RFC profiles).
+    fin_with_data: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// The timestamps option (RFC 7323 §3): offered on the SYN and used when both ends send it;
+    /// then every segment carries TSval (a 1 ms clock, Linux `tcp_time_stamp_ts()`) and TSecr
+    /// (§4.3), 12 option bytes that the payload gives up (MSS − 12, Linux `tcp_sync_mss()`),
+    /// and TSecr gives RTT samples when the sequence space cannot (RFC 7323 §4.1; Linux
+    /// `tcp_ack_update_rtt()`). Linux: on (net.ipv4.tcp_timestamps = 1).
+    timestamps: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Receiver delays ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
     delayed_ack: bool,
     /// Delayed-ACK timeout (RFC 1122: < 0.5 s; BSD 200 ms, ns-2 DelAck 100 ms).
@@ -883,6 +893,8 @@ impl TcpConfig {
             nagle: false,
             pacing: false,
             fin: true,
+            fin_with_data: false,
+            timestamps: false,
             delayed_ack: true,
             delack_timeout: Duration(200 * MS),
             delack_tick: Duration(0),
@@ -1116,6 +1128,10 @@ impl TcpConfig {
                 c.ecn = Ecn::Accept;
                 // tcp_cwnd_reduction: Proportional Rate Reduction in every recovery.
                 c.reduction = Reduction::Prr;
+                // net.ipv4.tcp_timestamps = 1 (tcp_syn_options(), tcp_established_options()), and
+                // tcp_send_fin() merging the FIN into the last queued data segment.
+                c.timestamps = true;
+                c.fin_with_data = true;
             }
             _ => return None,
         }
@@ -1151,6 +1167,8 @@ impl TcpConfig {
             ("delack_bytes", serde_json::json!(self.delack_bytes)),
             ("syn_options", serde_json::json!(self.syn_options)),
             ("nagle", serde_json::json!(self.nagle)),
+            ("fin_with_data", serde_json::json!(self.fin_with_data)),
+            ("timestamps", serde_json::json!(self.timestamps)),
             ("cc", serde_json::to_value(self.cc).expect("serialises")),
             ("pacing", serde_json::json!(self.pacing)),
             ("cwnd_validation", serde_json::to_value(self.cwnd_validation).expect("serialises")),
@@ -1215,6 +1233,12 @@ impl TcpConfig {
         }
         if self.syn_options > 40 {
             return err("syn_options", "expected 0 to 40 bytes (the TCP option space, RFC 793 §3.1)");
+        }
+        if self.timestamps && self.syn_options + crate::net::TS_OPTION_BYTES > 40 {
+            return err("syn_options", "with timestamps the SYN also carries their 12 option bytes: expected 0 to 28 (RFC 793 §3.1's 40 bytes)");
+        }
+        if self.timestamps && self.mss.0 <= crate::net::TS_OPTION_BYTES as u64 {
+            return err("mss", "with timestamps the payload is MSS − 12 bytes (RFC 7323 §3.2, Linux tcp_sync_mss()): expected more than 12");
         }
         if self.dupthresh == 0 {
             return err("dupthresh", "expected at least 1");
@@ -1421,10 +1445,13 @@ mod tests {
         assert_eq!(c.ecn, Ecn::Accept);
         back.ecn = Ecn::Off;
         back.reduction = Reduction::Halve;
+        assert!(c.timestamps && c.fin_with_data);
+        back.timestamps = false;
+        back.fin_with_data = false;
         assert_eq!(back, TcpConfig::profile("linux").unwrap());
         for p in PROFILES.iter().filter(|p| **p != "linux6") {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
             }
         }

@@ -9,6 +9,7 @@ use super::config::TcpConfig;
 use super::receiver::{ReceiverPhase, RxTimer, TcpReceiver};
 use super::sender::TcpSender;
 use super::state::{OutSeg, SenderPhase};
+use super::tsopt::Timestamps;
 use crate::engine::TimerFire;
 use crate::net::{PacketTag, Segment};
 use crate::units::Time;
@@ -53,6 +54,8 @@ pub struct TcpConn {
     /// Delivered bytes are told once at least this many are untold (the application's
     /// SO_RCVLOWAT), or when the peer closes.
     rcv_lowat: u64,
+    /// The timestamps option (RFC 7323, `tsopt.rs`): stamps every segment both halves send.
+    ts: Timestamps,
     // What has been reported already, so each event is told once.
     told_established: bool,
     told_delivered: u64,
@@ -64,7 +67,9 @@ pub struct TcpConn {
 impl TcpConn {
     fn new(cfg: Arc<TcpConfig>, active: bool) -> TcpConn {
         let rcv = if active { TcpReceiver::new_active(cfg.clone()) } else { TcpReceiver::new(cfg.clone()) };
+        let ts = Timestamps::new(cfg.timestamps, cfg.handshake);
         TcpConn {
+            ts,
             snd: TcpSender::open(cfg),
             rcv,
             active,
@@ -84,7 +89,7 @@ impl TcpConn {
         let n = out.len();
         let mut c = TcpConn::new(cfg.into(), true);
         c.snd.start(now, out);
-        c.after(&mut out[n..]);
+        c.after(now, &mut out[n..]);
         c
     }
 
@@ -96,9 +101,10 @@ impl TcpConn {
         let mut c = TcpConn::new(cfg, false);
         if !handshake {
             let sack = c.rcv.sack_on;
-            c.snd.open_passive(now, sack, None, 0, out);
+            let ts = c.ts.on;
+            c.snd.open_passive(now, sack, ts, None, 0, out);
         }
-        c.after(&mut out[n..]);
+        c.after(now, &mut out[n..]);
         c
     }
 
@@ -111,7 +117,7 @@ impl TcpConn {
         let n = out.len();
         self.snd.core.ack_no = self.rcv.ack_value();
         self.snd.write(now, bytes, out);
-        self.after(&mut out[n..]);
+        self.after(now, &mut out[n..]);
     }
 
     /// Nothing more will be written: a FIN follows the last byte (with `cfg.fin`).
@@ -119,13 +125,16 @@ impl TcpConn {
         let n = out.len();
         self.snd.core.ack_no = self.rcv.ack_value();
         self.snd.close(now, out);
-        self.after(&mut out[n..]);
+        self.after(now, &mut out[n..]);
     }
 
     /// A segment from the peer.
     #[inline]
     pub fn on_segment(&mut self, now: Time, seg: &Segment, out: &mut Vec<OutSeg>) {
         let n = out.len();
+        if self.ts.offered() {
+            self.ts.on_segment(seg);
+        }
         if self.active {
             if seg.syn() {
                 // The SYN-ACK: the send half completes the handshake; the peer's SYN took its
@@ -141,7 +150,7 @@ impl TcpConn {
                     // RFC 3168 §6.1.1: ECN, once agreed, serves both directions.
                     self.rcv.ecn_on = self.snd.core.ecn_ok;
                 }
-                self.after(&mut out[n..]);
+                self.after(now, &mut out[n..]);
                 return;
             }
             if seg.len > 0 || seg.fin() {
@@ -163,13 +172,14 @@ impl TcpConn {
                 self.snd.core.ack_no = self.rcv.ack_value();
                 let retransmits = self.rcv.synack_retransmits();
                 self.snd.core.ecn_ok = self.rcv.ecn_on;
-                self.snd.open_passive(now, sack, sent, retransmits, out);
+                let ts = self.ts.on;
+                self.snd.open_passive(now, sack, ts, sent, retransmits, out);
             }
             if !seg.syn() && seg.has_ack() && self.snd.phase() != SenderPhase::Idle {
                 self.ack_to_send_half(now, seg, out);
             }
         }
-        self.after(&mut out[n..]);
+        self.after(now, &mut out[n..]);
     }
 
     /// The acknowledgment part of a segment, for the send half. When the send half has nothing
@@ -218,7 +228,7 @@ impl TcpConn {
                 self.snd.on_pacing_timer(now, out);
             }
         }
-        self.after(&mut out[n..]);
+        self.after(now, &mut out[n..]);
         None
     }
 
@@ -281,7 +291,10 @@ impl TcpConn {
     /// After every call: segments sent by the send half carried our acknowledgment; collect the
     /// timer deadlines set and the events to tell.
     #[inline]
-    fn after(&mut self, sent: &mut [OutSeg]) {
+    fn after(&mut self, now: Time, sent: &mut [OutSeg]) {
+        if self.ts.offered() {
+            self.ts.stamp(now, sent.iter_mut().map(|o| &mut o.seg));
+        }
         if self.rcv.ece_pending {
             // RFC 3168 §6.1.3: every ACK we send carries ECE until the CWR, the send half's
             // data segments too (the receive half's own ACKs have it already).

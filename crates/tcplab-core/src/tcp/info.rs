@@ -204,7 +204,9 @@ impl TcpConn {
             srtt: s.rtt.srtt(),
             rttvar: s.rtt.rttvar(),
             rto: s.rtt.rto(),
-            min_rtt: (st.rtt_samples > 0).then_some(st.rtt_min_ns),
+            // Linux's windowed minimum (tcp_update_rtt_min()) with its estimator; else the
+            // smallest sample.
+            min_rtt: s.rtt.min_rtt().or((st.rtt_samples > 0).then_some(st.rtt_min_ns)),
             dupacks: s.dupacks,
             snd_una: s.snd_una,
             snd_nxt: s.snd_nxt,

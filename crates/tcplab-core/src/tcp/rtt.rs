@@ -39,6 +39,9 @@ pub struct RttEstimator {
     pub sum: u128,
     pub min_sample: Time,
     pub max_sample: Time,
+    /// Linux's windowed minimum RTT (`tcp_update_rtt_min()`: `tp->rtt_min`), fed by
+    /// `update_min_rtt`.
+    min_rtt: WinMinMax,
 }
 
 impl RttEstimator {
@@ -59,7 +62,21 @@ impl RttEstimator {
             sum: 0,
             min_sample: Time::MAX,
             max_sample: 0,
+            min_rtt: WinMinMax::default(),
         }
+    }
+
+    /// Linux `tcp_update_rtt_min()`: the running minimum of the RTT samples over the last
+    /// `sysctl_tcp_min_rtt_wlen` (300 s), a zero sample counted as one jiffy
+    /// (`rtt_us ? : jiffies_to_usecs(1)`). RACK's and BBR's min_rtt.
+    pub fn update_min_rtt(&mut self, now: Time, rtt: Time) {
+        let floor = self.linux.as_ref().map_or(1000, |l| l.j.ns());
+        self.min_rtt.running_min(MIN_RTT_WLEN, now, if rtt == 0 { floor } else { rtt });
+    }
+
+    /// The windowed minimum RTT (`tcp_min_rtt()`), None before the first sample.
+    pub fn min_rtt(&self) -> Option<Time> {
+        self.min_rtt.get()
     }
 
     /// Use ns-2's estimator and timer (`rto_model = "ns2"`); needs a positive tick.
@@ -346,6 +363,68 @@ impl LinuxRtt {
     }
 }
 
+/// net.ipv4.tcp_min_rtt_wlen: the window of the minimum-RTT filter, 300 s.
+pub const MIN_RTT_WLEN: Time = 300 * SEC;
+
+/// Kathleen Nichols' windowed min filter as Linux keeps it (lib/win_minmax.c, `struct minmax`):
+/// the best, second-best and third-best samples of the window, each with its time, so that the
+/// minimum of the last `win` is known at O(1) per sample.
+#[derive(Clone, Copy, Debug, Default)]
+struct WinMinMax {
+    /// (time, value); value 0 = no sample yet.
+    s: [(Time, Time); 3],
+}
+
+impl WinMinMax {
+    fn get(&self) -> Option<Time> {
+        (self.s[0].1 > 0).then_some(self.s[0].1)
+    }
+
+    fn reset(&mut self, t: Time, v: Time) -> Time {
+        self.s = [(t, v); 3];
+        v
+    }
+
+    /// `minmax_running_min()`.
+    fn running_min(&mut self, win: Time, t: Time, v: Time) -> Time {
+        // "Reset if new sample is the minimum or nothing is in the window."
+        if self.s[0].1 == 0 || v <= self.s[0].1 || t - self.s[2].0 > win {
+            return self.reset(t, v);
+        }
+        if v <= self.s[1].1 {
+            self.s[1] = (t, v);
+            self.s[2] = (t, v);
+        } else if v <= self.s[2].1 {
+            self.s[2] = (t, v);
+        }
+        self.subwin_update(win, t, v)
+    }
+
+    /// `minmax_subwin_update()`: age the best samples through quarters of the window.
+    fn subwin_update(&mut self, win: Time, t: Time, v: Time) -> Time {
+        let dt = t - self.s[0].0;
+        if dt > win {
+            // The best expired: the second and third move up, the new sample becomes third.
+            self.s[0] = self.s[1];
+            self.s[1] = self.s[2];
+            self.s[2] = (t, v);
+            if t - self.s[0].0 > win {
+                self.s[0] = self.s[1];
+                self.s[1] = self.s[2];
+                self.s[2] = (t, v);
+            }
+        } else if self.s[1].0 == self.s[0].0 && dt > win / 4 {
+            // A quarter of the window passed with no new second best: take one.
+            self.s[1] = (t, v);
+            self.s[2] = (t, v);
+        } else if self.s[2].0 == self.s[1].0 && dt > win / 2 {
+            // Half the window passed with no new third best: take one.
+            self.s[2] = (t, v);
+        }
+        self.s[0].1
+    }
+}
+
 /// The expiry of a timer of `duration` set at `now`. With a coarse tick the timer is a counter of
 /// n = ⌈duration/tick⌉ ticks decremented on every tick boundary, so it fires on the n-th boundary
 /// after `now` (BSD's slow timer: after between n−1 and n ticks).
@@ -514,6 +593,28 @@ mod tests {
         assert_eq!(e.rto(), ms(408));
         // Samples are whole microseconds.
         assert_eq!(e.measure(1_999, 102_000_500), 102_000_000 - 1_000);
+    }
+
+    /// lib/win_minmax.c: the minimum of the last window; an expired best gives way to the
+    /// second best.
+    #[test]
+    fn windowed_min_rtt() {
+        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(250);
+        assert_eq!(e.min_rtt(), None);
+        e.update_min_rtt(0, ms(50));
+        e.update_min_rtt(SEC, ms(60));
+        e.update_min_rtt(2 * SEC, ms(40));
+        assert_eq!(e.min_rtt(), Some(ms(40)));
+        e.update_min_rtt(3 * SEC, ms(70));
+        assert_eq!(e.min_rtt(), Some(ms(40)));
+        // A zero sample counts as one jiffy (4 ms at HZ 250).
+        e.update_min_rtt(4 * SEC, 0);
+        assert_eq!(e.min_rtt(), Some(ms(4)));
+        // 300 s on, larger samples only: the 4 ms one has expired.
+        e.update_min_rtt(100 * SEC, ms(80));
+        e.update_min_rtt(200 * SEC, ms(90));
+        e.update_min_rtt(305 * SEC, ms(100));
+        assert_eq!(e.min_rtt(), Some(ms(80)), "the 4 ms sample expired; 80 ms was the second best");
     }
 
     /// tcp_bound_rto(): the RTO never exceeds rto_max.

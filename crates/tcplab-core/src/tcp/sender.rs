@@ -79,11 +79,15 @@ impl TcpSender {
     /// SYN offered SACK-permitted (RFC 2018 §2); `synack_sent`: when the SYN-ACK was sent, if it
     /// was sent once (Karn): its round trip seeds the RTT estimator when the profile takes
     /// handshake samples (RFC 6298 §2.2 allows it; Linux does).
-    pub fn open_passive(&mut self, now: Time, peer_sack: bool, synack_sent: Option<Time>, synack_retransmits: u32, out: &mut Vec<OutSeg>) {
+    /// `timestamps`: the SYN carried the timestamps option and this end agreed (RFC 7323 §3.2).
+    pub fn open_passive(&mut self, now: Time, peer_sack: bool, timestamps: bool, synack_sent: Option<Time>, synack_retransmits: u32, out: &mut Vec<OutSeg>) {
         let c = &mut self.core;
         c.now = now;
         c.started_at = Some(now);
         if c.cfg.handshake {
+            if timestamps {
+                c.use_timestamps();
+            }
             // RFC 5681 §3.1: a lost SYN-ACK makes the passive end's IW one segment too.
             if iw_one_segment(&c.cfg, synack_retransmits) {
                 c.cc_event(CongestionEvent::HandshakeLoss);
@@ -140,6 +144,11 @@ impl TcpSender {
                     // SYN-ACK agrees: "ECE flag set and CWR flag not set" (an ECE+CWR SYN-ACK is
                     // not an ECN-setup SYN-ACK).
                     self.core.ecn_ok = self.core.cfg.ecn_asks() && seg.ece() && !seg.cwr();
+                    // RFC 7323 §3.2: the option is used when both SYNs carry it.
+                    if self.core.cfg.timestamps && seg.ts {
+                        self.core.use_timestamps();
+                        self.core.ack_tsecr = (seg.tsecr != 0).then_some(seg.tsecr);
+                    }
                     if !self.core.sack_ok && self.core.cfg.variant.needs_sack() {
                         self.rec = Box::new(NewReno::default());
                     }
@@ -164,6 +173,11 @@ impl TcpSender {
             let sent = c.syn_sent_at;
             let una = c.snd_una;
             sample_rtt(c, sent, now, una);
+        } else if c.syn_tx > 1 && c.cfg.handshake_rtt_sample && c.per_ack_rtt {
+            // The SYN was retransmitted (Karn: FLAG_RETRANS_DATA_ACKED), but the SYN-ACK's
+            // TSecr still measures it (tcp_ack_update_rtt() with FLAG_SYN_ACKED).
+            let una = c.snd_una;
+            c.linux_ack_rtt(una, true, 0);
         }
         if c.syn_tx > 1 {
             // RFC 6298 §5.7: after a SYN timeout, the RTO is re-initialised to 3 s when data
@@ -212,6 +226,7 @@ impl TcpSender {
             c.ack_prior_pipe = c.flight_size().saturating_sub(c.sb.sacked_bytes().saturating_sub(newly_sacked));
         }
         c.ack_ece = c.ecn_ok && seg.ece();
+        c.ack_tsecr = if c.ts_on && seg.ts && seg.tsecr != 0 { Some(seg.tsecr) } else { None };
         // The transmit record (tcp/txq.rs): records the ACK delivers, SACKed or cumulatively.
         if c.txq_on {
             c.txq_ack(seg, advanced, newly_sacked);
@@ -276,7 +291,9 @@ impl TcpSender {
         // (RFC 7661 §4.3, as RFC 2861 and Linux): an unused window is not a validated one.
         let cwnd_limited = c.flight_size() + c.mss > c.cwnd;
         c.ack_app_limited = !cwnd_limited;
-        if let Some((end, sent)) = c.timed {
+        if c.per_ack_rtt {
+            c.linux_ack_rtt(ack, true, acked);
+        } else if let Some((end, sent)) = c.timed {
             if ack >= end {
                 let now = c.now;
                 sample_rtt(c, sent, now, ack);

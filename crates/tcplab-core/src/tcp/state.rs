@@ -106,6 +106,18 @@ pub struct SenderCore {
     /// (from `txq`).
     pub(super) ack_rate: Option<RateSample>,
     pub(super) ack_rack: Option<RackSample>,
+    /// Of the ACK being processed: its TSecr when the timestamps option is in use and it echoes
+    /// one (RFC 7323 §4.1; Linux reads `rx_opt.rcv_tsecr` only when non-zero).
+    pub(super) ack_tsecr: Option<u32>,
+    /// The timestamps option is in use (RFC 7323: both SYNs carried it): 12 option bytes on
+    /// every segment, the MSS 12 bytes smaller, TSecr RTT samples.
+    pub ts_on: bool,
+    /// RTT samples on every ACK from the transmit record (Linux `tcp_clean_rtx_queue()` →
+    /// `tcp_ack_update_rtt()`, `rto_model = "linux"`), instead of one timed segment per RTT.
+    pub(super) per_ack_rtt: bool,
+    /// The FIN went out on the last data segment (`fin_with_data`, Linux `tcp_send_fin()`):
+    /// a retransmission of that segment carries it again.
+    pub(super) fin_on_data: bool,
     /// The transmit record: every segment in flight (tcp/txq.rs), kept while `txq_on`.
     pub txq: TxQueue,
     /// The transmit record is kept: the controller or the loss detector reads it (or a test or
@@ -226,12 +238,7 @@ impl SenderCore {
             ack_no: cfg.handshake as u64,
             cwnd: cfg.initial_window.bytes(mss as u32),
             ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
-            cc: match cfg.cc {
-                super::config::Cc::Reno => Box::new(Reno::new(&cfg)) as Box<dyn CongestionControl>,
-                super::config::Cc::Cubic => Box::new(Cubic::new(&cfg)),
-                super::config::Cc::Dctcp => Box::new(Dctcp::new(&cfg)),
-                super::config::Cc::Bbr => Box::new(Bbr::new(&cfg)),
-            },
+            cc: make_cc(&cfg),
             loss: match cfg.loss {
                 super::config::LossModel::Dupthresh => Box::new(DupThresh::new(&cfg)) as Box<dyn LossDetection>,
                 super::config::LossModel::Rack => Box::new(Rack::new(&cfg)),
@@ -241,6 +248,10 @@ impl SenderCore {
             ack_app_limited: false,
             ack_rate: None,
             ack_rack: None,
+            ack_tsecr: None,
+            ts_on: false,
+            per_ack_rtt: false,
+            fin_on_data: false,
             txq: TxQueue::default(),
             txq_on: false,
             pacing_on: false,
@@ -289,10 +300,15 @@ impl SenderCore {
         // RACK's marks decide IsLost only under Linux's recovery (variant "sack"); with any other
         // variant the detector answers with the duplicate-ACK rules.
         core.loss_marks = core.loss.uses_transmit_record() && core.cfg.variant == super::config::Variant::Sack;
-        core.txq_on = core.cc.wants_delivery_samples() || core.cc.owns_window() || core.loss_marks;
+        // Linux's per-ACK RTT samples read the first send times the transmit record keeps.
+        core.per_ack_rtt = core.cfg.rto_model == super::config::RtoModel::Linux;
+        core.txq_on = core.cc.wants_delivery_samples() || core.cc.owns_window() || core.loss_marks || core.per_ack_rtt;
         core.pacing_on = core.cfg.pacing || core.cc.needs_pacing();
         core.cc_owns = core.cc.owns_window();
         core.ect_all = core.cc.needs_ecn();
+        if core.cfg.timestamps && !core.cfg.handshake {
+            core.use_timestamps();
+        }
         core
     }
 
@@ -327,6 +343,29 @@ impl SenderCore {
         } else {
             0
         }
+    }
+
+    /// The timestamps option is in use on this connection (RFC 7323 §3.2: both SYNs carried
+    /// it, or configured without a handshake). Its 12 bytes come out of every segment's
+    /// payload: Linux's `tcp_sync_mss()` / `tcp_current_mss()` take the MSS as the path's less
+    /// `tcp_header_len` beyond 20 (mss_cache = advmss − 12: 1448 for an MSS of 1460). Called
+    /// before any data is sent: the window, counted in segments until now, is rescaled to the
+    /// smaller segment and the controller rebuilt for it.
+    pub(super) fn use_timestamps(&mut self) {
+        if self.ts_on {
+            return;
+        }
+        self.ts_on = true;
+        let old = self.mss;
+        let mss = old - crate::net::TS_OPTION_BYTES as u64;
+        let mut cfg = (*self.cfg).clone();
+        cfg.mss = crate::units::Size(mss);
+        self.cfg = std::sync::Arc::new(cfg);
+        self.mss = mss;
+        let mut w = self.window();
+        cc::rescale_window(&mut w, old, mss);
+        self.commit_window(w);
+        self.cc = make_cc(&self.cfg);
     }
 
     /// Keep the transmit record (`txq`) although neither the controller nor the loss detector
@@ -520,8 +559,59 @@ impl SenderCore {
         if advanced {
             self.txq.on_cum_ack(self.now, seg.ack);
         } else {
+            if self.per_ack_rtt && newly_sacked > 0 {
+                // A SACK-only ACK: tcp_clean_rtx_queue() runs on it too, with sack_rtt only.
+                self.linux_ack_rtt(self.snd_una, false, 0);
+            }
             self.take_ack_samples();
         }
+    }
+
+    /// Linux's RTT sample of one ACK (`rto_model = "linux"`): `tcp_clean_rtx_queue()` then
+    /// `tcp_ack_update_rtt()` (net/ipv4/tcp_input.c, 6.x). In order of preference:
+    /// - seq_rtt: from the oldest record this ACK cumulatively acknowledges that was never
+    ///   retransmitted nor SACKed, unless it acknowledges any retransmitted one (Karn, RFC 6298
+    ///   §3: FLAG_RETRANS_DATA_ACKED);
+    /// - sack_rtt: from the lowest newly SACKed record never retransmitted (`first_sackt`);
+    /// - with timestamps, "RTTM Rule: A TSecr value received in a segment is used ... only if
+    ///   the segment acknowledges some new data" (RFC 7323 §4.1; `tcp_rtt_tsopt_us()`), which
+    ///   Karn does not forbid (RFC 7323 §4.2: a retransmission carries a new TSval).
+    /// ca_rtt (the newest such record; the TSecr value when that is the source) feeds the
+    /// controller and the windowed min_rtt, seq_rtt the estimator. `una`: snd_una after the
+    /// ACK; `advanced`: it acknowledged new data (FLAG_ACKED); `acked`: bytes it did.
+    pub(super) fn linux_ack_rtt(&mut self, una: u64, advanced: bool, acked: u64) {
+        let r = self.txq.take_rtt();
+        let now = self.now;
+        let (mut seq_rtt, mut ca_rtt) = match (r.first_ackt, r.last_ackt) {
+            (Some(f), Some(l)) if !r.retrans_acked => (Some(self.rtt.measure(f, now)), Some(self.rtt.measure(l, now))),
+            _ => (None, None),
+        };
+        let mut sack_rtt = None;
+        if let (Some((_, f)), Some((_, l))) = (r.first_sackt, r.last_sackt) {
+            sack_rtt = Some(self.rtt.measure(f, now));
+            ca_rtt = Some(self.rtt.measure(l, now));
+        }
+        if seq_rtt.is_none() {
+            seq_rtt = sack_rtt;
+        }
+        if seq_rtt.is_none() && advanced {
+            if let Some(t) = self.ack_tsecr.and_then(|e| super::tsopt::rtt_from_tsecr(now, e)) {
+                seq_rtt = Some(t);
+                ca_rtt = Some(t);
+            }
+        }
+        let Some(m) = seq_rtt else { return };
+        let ca = ca_rtt.unwrap_or(m);
+        // tcp_update_rtt_min(): skip a suspected delayed ACK (FLAG_ACK_MAYBE_DELAYED: one runt
+        // segment acknowledged, nothing SACKed before or now) that would raise the minimum.
+        let maybe_delayed = advanced && r.acked_records == 1 && acked < self.mss && self.sb.is_empty() && self.ack_sacked == 0;
+        if !(maybe_delayed && self.rtt.min_rtt().is_some_and(|mr| ca > mr)) {
+            self.rtt.update_min_rtt(now, ca);
+        }
+        // tcp_rtt_estimator(), tcp_set_rto(), icsk_backoff = 0.
+        self.rtt.sample_acked(m, una, self.snd_max);
+        self.ack_rtt = Some(ca);
+        record_rtt(&mut self.stats, m);
     }
 
     /// The end of an ACK's transmit-record processing: its delivery-rate sample and RACK's newest
@@ -642,7 +732,15 @@ impl SenderCore {
             };
             self.stats.segs_sent += 1;
             self.stats.bytes_sent += len;
-            (len, FLAG_ACK, PacketTag::Data { seg: segno, tx })
+            // Linux `tcp_send_fin()`: a close with data still queued sets FIN on the tail skb,
+            // so the FIN leaves with the last data segment (and a retransmission of that
+            // segment carries it again); data all sent before the close gets a FIN of its own.
+            let fin = self.cfg.fin_with_data && self.fin_pending() && seq + len == self.data_end && (self.fin_on_data || !retx);
+            if fin {
+                self.fin_on_data = true;
+                self.fin_tx += 1;
+            }
+            (len, FLAG_ACK | if fin { FLAG_FIN } else { 0 }, PacketTag::Data { seg: segno, tx })
         };
         if retx {
             if len > 0 {
@@ -966,6 +1064,16 @@ impl SenderCore {
     }
 }
 
+/// The congestion controller a configuration names.
+fn make_cc(cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+    match cfg.cc {
+        super::config::Cc::Reno => Box::new(Reno::new(cfg)),
+        super::config::Cc::Cubic => Box::new(Cubic::new(cfg)),
+        super::config::Cc::Bbr => Box::new(Bbr::new(cfg)),
+        super::config::Cc::Dctcp => Box::new(Dctcp::new(cfg)),
+    }
+}
+
 /// An RTT measurement of a segment sent at `sent` and acknowledged `now`. The estimator takes it
 /// as the stack measures it (whole ticks with a coarse `timer_tick`); the RTTM instrument records
 /// the exact round trip, so that the "TCP RTT" of Mathis et al. §5.2 is not inflated by the
@@ -974,8 +1082,14 @@ impl SenderCore {
 pub(super) fn sample_rtt(c: &mut SenderCore, sent: Time, now: Time, una: u64) {
     let measured = c.rtt.measure(sent, now);
     c.rtt.sample_acked(measured, una, c.snd_max);
-    let r = now - sent;
-    let s = &mut c.stats;
+    if c.per_ack_rtt {
+        c.rtt.update_min_rtt(now, measured);
+    }
+    record_rtt(&mut c.stats, now - sent);
+}
+
+/// The RTTM instrument: one RTT sample of `r`.
+fn record_rtt(s: &mut ConnStats, r: Time) {
     s.rtt_min_ns = if s.rtt_samples == 0 { r } else { s.rtt_min_ns.min(r) };
     s.rtt_max_ns = s.rtt_max_ns.max(r);
     s.rtt_samples += 1;

@@ -78,6 +78,26 @@ impl Newest {
     }
 }
 
+/// What the ACK being processed yields for Linux's RTT samples (`tcp_clean_rtx_queue()` and
+/// `tcp_sacktag_one()`, net/ipv4/tcp_input.c): first send times of the records it delivers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckRtt {
+    /// `first_ackt` / `last_ackt`: the oldest and the newest cumulatively acknowledged record
+    /// that was never retransmitted nor SACKed before (their first and only send time).
+    pub first_ackt: Option<Time>,
+    pub last_ackt: Option<Time>,
+    /// FLAG_RETRANS_DATA_ACKED: a cumulatively acknowledged record had been retransmitted
+    /// (Karn: no sequence sample from this ACK).
+    pub retrans_acked: bool,
+    /// Records cumulatively acknowledged whole (`pkts_acked`).
+    pub acked_records: u32,
+    /// `first_sackt` / `last_sackt`: the send times of the lowest and the highest newly SACKed
+    /// record never retransmitted (the kernel tags SACKed skbs in sequence order), with their
+    /// start sequence.
+    pub first_sackt: Option<(u64, Time)>,
+    pub last_sackt: Option<(u64, Time)>,
+}
+
 #[derive(Debug)]
 pub struct TxQueue {
     q: VecDeque<TxRecord>,
@@ -100,11 +120,13 @@ pub struct TxQueue {
     /// retransmitted (Linux's `state->reord` in `tcp_sacktag_one` and `tcp_clean_rtx_queue`);
     /// `u64::MAX` when none (reset by `take_reord`).
     reord: u64,
+    /// Of the ACK being processed: its RTT sources (taken by `take_rtt`, reset by `end_ack`).
+    rtt: AckRtt,
 }
 
 impl Default for TxQueue {
     fn default() -> Self {
-        TxQueue { q: VecDeque::new(), delivered: 0, delivered_at: 0, first_tx_at: 0, app_limited: 0, una: 0, newest: None, reord: u64::MAX, lost: 0 }
+        TxQueue { q: VecDeque::new(), delivered: 0, delivered_at: 0, first_tx_at: 0, app_limited: 0, una: 0, newest: None, reord: u64::MAX, lost: 0, rtt: AckRtt::default() }
     }
 }
 
@@ -216,6 +238,17 @@ impl TxQueue {
             }
             bytes += r.end - r.start.max(self.una);
             n += 1;
+            // tcp_sacktag_one(): "New sack for not retransmitted frame": first_sackt is the
+            // first such skb in sequence order, last_sackt the last.
+            if r.tx == 1 {
+                let t = (r.start, r.first_sent);
+                if self.rtt.first_sackt.is_none_or(|f| t.0 < f.0) {
+                    self.rtt.first_sackt = Some(t);
+                }
+                if self.rtt.last_sackt.is_none_or(|l| t.0 > l.0) {
+                    self.rtt.last_sackt = Some(t);
+                }
+            }
             // The draft's `UpdateRateSample(P)`, RFC 8985 §6.1 step 2: keep the newest.
             if self.newest.is_none_or(|k| k.older_than(r)) {
                 self.newest = Some(Newest::of(r));
@@ -251,6 +284,16 @@ impl TxQueue {
             if r.end > una {
                 break;
             }
+            // tcp_clean_rtx_queue(): an ever-retransmitted skb sets FLAG_RETRANS_DATA_ACKED;
+            // one neither retransmitted nor SACKed gives first_ackt (the first such) and
+            // last_ackt (the last).
+            self.rtt.acked_records += 1;
+            if r.tx > 1 {
+                self.rtt.retrans_acked = true;
+            } else if !r.sacked {
+                self.rtt.first_ackt.get_or_insert(r.first_sent);
+                self.rtt.last_ackt = Some(r.first_sent);
+            }
             // The draft's `UpdateRateSample(P)`, RFC 8985 §6.1 step 2: keep the newest.
             if !r.sacked && newest.is_none_or(|k| k.older_than(r)) {
                 newest = Some(Newest::of(r));
@@ -274,6 +317,7 @@ impl TxQueue {
     /// min_rtt: discard", which Linux marks with interval −1).
     pub fn end_ack(&mut self, min_rtt: Option<Time>) -> (Option<RateSample>, Option<RackSample>) {
         let newest = self.newest.take();
+        self.rtt = AckRtt::default();
         // draft §3.3: "Clear app-limited field if bubble is ACKed and gone."
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
@@ -287,6 +331,12 @@ impl TxQueue {
         let valid = interval > 0 && min_rtt.is_none_or(|m| interval >= m);
         let rate = valid.then_some(RateSample { delivered: self.delivered - p.delivered, interval, app_limited: r.app_limited, retransmitted: r.retransmitted, prior_delivered: p.delivered });
         (rate, Some(RackSample { xmit_ts: r.last_sent, end_seq: r.end, retransmitted: r.retransmitted }))
+    }
+
+    /// The RTT sources of the ACK being processed so far (before `end_ack`).
+    #[inline]
+    pub fn take_rtt(&mut self) -> AckRtt {
+        std::mem::take(&mut self.rtt)
     }
 
     /// The draft's `CheckIfApplicationLimited` (§3.4; Linux `tcp_rate_check_app_limited()`): the

@@ -442,10 +442,16 @@ impl Capture {
             if s.opt_len >= 4 {
                 opts.mss(fw.mss);
             }
-            if s.sack_permitted {
-                opts.sack_permitted();
-            }
-        } else if s.n_sack > 0 {
+            match (s.sack_permitted, s.ts) {
+                (true, true) => opts.sack_permitted_timestamps(s.tsval, s.tsecr),
+                (true, false) => opts.sack_permitted(),
+                (false, true) => opts.timestamps(s.tsval, s.tsecr),
+                (false, false) => &mut opts,
+            };
+        } else if s.ts {
+            opts.timestamps(s.tsval, s.tsecr);
+        }
+        if !s.syn() && s.n_sack > 0 {
             let mut blocks = [(0u32, 0u32); 4];
             let n = s.sack_blocks().len().min(4);
             for (b, k) in blocks.iter_mut().zip(s.sack_blocks()) {

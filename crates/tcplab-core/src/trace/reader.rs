@@ -424,6 +424,9 @@ pub struct TcpSeg {
     pub wscale: Option<u8>,
     pub sack_permitted: bool,
     pub timestamps: bool,
+    /// TSval and TSecr of the timestamps option (RFC 7323 §3.2), when `timestamps`.
+    pub tsval: u32,
+    pub tsecr: u32,
     pub n_sack: u8,
     pub sack: [(u32, u32); 4],
 }
@@ -659,7 +662,11 @@ fn parse_options(mut o: &[u8], s: &mut TcpSeg) {
             (OPT_MSS, 4) => s.mss = Some(u16::from_be_bytes([v[0], v[1]])),
             (OPT_WSCALE, 3) => s.wscale = Some(v[0]),
             (OPT_SACK_PERMITTED, 2) => s.sack_permitted = true,
-            (OPT_TIMESTAMP, 10) => s.timestamps = true,
+            (OPT_TIMESTAMP, 10) => {
+                s.timestamps = true;
+                s.tsval = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
+                s.tsecr = u32::from_be_bytes([v[4], v[5], v[6], v[7]]);
+            }
             (OPT_SACK, _) if (len - 2) % 8 == 0 => {
                 for b in v.chunks_exact(8).take(4) {
                     s.sack[s.n_sack as usize] = (u32::from_be_bytes([b[0], b[1], b[2], b[3]]), u32::from_be_bytes([b[4], b[5], b[6], b[7]]));

@@ -150,6 +150,22 @@ impl TcpOptions {
         self.push(&[OPT_NOP, OPT_NOP, OPT_SACK_PERMITTED, 2]);
         self
     }
+    /// Timestamps (kind 8, length 10: TSval, TSecr; RFC 7323 §3.2) after two NOPs, as Linux's
+    /// `tcp_options_write()` aligns it.
+    pub fn timestamps(&mut self, tsval: u32, tsecr: u32) -> &mut Self {
+        self.push(&[OPT_NOP, OPT_NOP, OPT_TIMESTAMP, 10]);
+        self.push(&tsval.to_be_bytes());
+        self.push(&tsecr.to_be_bytes());
+        self
+    }
+    /// SACK-permitted and timestamps in one 12-byte word group, as Linux writes them on a SYN
+    /// (`tcp_options_write()`: OPTION_SACK_ADVERTISE with OPTION_TS).
+    pub fn sack_permitted_timestamps(&mut self, tsval: u32, tsecr: u32) -> &mut Self {
+        self.push(&[OPT_SACK_PERMITTED, 2, OPT_TIMESTAMP, 10]);
+        self.push(&tsval.to_be_bytes());
+        self.push(&tsecr.to_be_bytes());
+        self
+    }
     /// SACK blocks (kind 5, length 2 + 8n) after two NOPs; at most 4 blocks fit.
     pub fn sack(&mut self, blocks: &[(u32, u32)]) -> &mut Self {
         let n = blocks.len().min((self.room().saturating_sub(4)) / 8);
@@ -332,6 +348,18 @@ mod tests {
         assert_eq!(hdr.len(), 54);
         assert_eq!(&full[..54], &hdr[..]);
         assert!(verify_tcp(&full));
+    }
+
+    #[test]
+    fn timestamps_option_layout() {
+        let mut o = TcpOptions::default();
+        o.mss(1460).sack_permitted_timestamps(0x01020304, 0);
+        assert_eq!(o.as_bytes(), &[2, 4, 0x05, 0xb4, 4, 2, 8, 10, 1, 2, 3, 4, 0, 0, 0, 0]);
+        let mut o = TcpOptions::default();
+        o.timestamps(7, 9).sack(&[(1, 2), (3, 4), (5, 6), (7, 8)]);
+        // 12 bytes of timestamps leave room for 3 SACK blocks (RFC 2018 §3).
+        assert_eq!(o.as_bytes().len(), 12 + 4 + 3 * 8);
+        assert_eq!(&o.as_bytes()[..12], &[1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9]);
     }
 
     #[test]

@@ -36,11 +36,13 @@ pub struct Seg {
     pub sack_permitted: bool,
     /// The IP ECN field (RFC 3168 §5: 0 not ECT, 2 ECT(0), 3 CE).
     pub ecn: u8,
+    /// The timestamps option (RFC 7323): `Some((tsval, tsecr))`.
+    pub ts: Option<(u32, u32)>,
 }
 
 /// The default template: an ACK-flagged segment at sequence 1 carrying nothing, acknowledging
 /// nothing (ack 0: what an end sends before it has heard from its peer), unlimited window.
-pub const SEG: Seg = Seg { seq: 1, ack: 0, len: 0, flags: FLAG_ACK, wnd: u32::MAX, sack: &[], opt_len: 0, sack_permitted: false, ecn: 0 };
+pub const SEG: Seg = Seg { seq: 1, ack: 0, len: 0, flags: FLAG_ACK, wnd: u32::MAX, sack: &[], opt_len: 0, sack_permitted: false, ecn: 0, ts: None };
 /// A full-sized data segment.
 pub const DATA: Seg = Seg { len: MSS as u32, ..SEG };
 /// A FIN.
@@ -63,6 +65,9 @@ macro_rules! seg {
 impl Seg {
     pub fn to_segment(self) -> Segment {
         let mut s = Segment { seq: self.seq, ack: self.ack, len: self.len, flags: self.flags, wnd: self.wnd, opt_len: self.opt_len, sack_permitted: self.sack_permitted, ip_ecn: self.ecn, ..Default::default() };
+        if let Some((tsval, tsecr)) = self.ts {
+            (s.ts, s.tsval, s.tsecr) = (true, tsval, tsecr);
+        }
         let blocks: Vec<SackBlock> = self.sack.iter().map(|&(left, right)| SackBlock { left, right }).collect();
         s.set_sack_blocks(&blocks);
         s
@@ -81,11 +86,13 @@ pub struct Wire {
     pub opt_len: u16,
     pub sack_permitted: bool,
     pub ecn: u8,
+    pub ts: Option<(u32, u32)>,
 }
 
 impl From<&Segment> for Wire {
     fn from(s: &Segment) -> Wire {
-        Wire { seq: s.seq, ack: s.ack, len: s.len, flags: s.flags, wnd: s.wnd, sack: s.sack_blocks().iter().map(|b| (b.left, b.right)).collect(), opt_len: s.opt_len, sack_permitted: s.sack_permitted, ecn: s.ip_ecn }
+        let ts = s.ts.then_some((s.tsval, s.tsecr));
+        Wire { seq: s.seq, ack: s.ack, len: s.len, flags: s.flags, wnd: s.wnd, sack: s.sack_blocks().iter().map(|b| (b.left, b.right)).collect(), opt_len: s.opt_len, sack_permitted: s.sack_permitted, ecn: s.ip_ecn, ts }
     }
 }
 
@@ -110,6 +117,9 @@ impl std::fmt::Debug for Wire {
         }
         if self.opt_len != 0 || self.sack_permitted {
             write!(f, " opt_len={} sack_permitted={}", self.opt_len, self.sack_permitted)?;
+        }
+        if let Some((v, e)) = self.ts {
+            write!(f, " TS val {v} ecr {e}")?;
         }
         Ok(())
     }
@@ -258,7 +268,7 @@ impl Harness {
     /// The segments sent since the last check, drained (for tests that inspect them freely).
     pub fn take_sent(&mut self) -> Vec<(Time, Seg)> {
         let leak = |s: &Segment| -> &'static [(u64, u64)] { Box::leak(s.sack_blocks().iter().map(|b| (b.left, b.right)).collect::<Vec<_>>().into_boxed_slice()) };
-        self.sent.drain(..).map(|(t, s)| (t, Seg { seq: s.seq, ack: s.ack, len: s.len, flags: s.flags, wnd: s.wnd, sack: leak(&s), opt_len: s.opt_len, sack_permitted: s.sack_permitted, ecn: s.ip_ecn })).collect()
+        self.sent.drain(..).map(|(t, s)| (t, Seg { seq: s.seq, ack: s.ack, len: s.len, flags: s.flags, wnd: s.wnd, sack: leak(&s), opt_len: s.opt_len, sack_permitted: s.sack_permitted, ecn: s.ip_ecn, ts: s.ts.then_some((s.tsval, s.tsecr)) })).collect()
     }
 
     /// The connection's snapshot now.

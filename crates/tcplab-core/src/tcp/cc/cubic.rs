@@ -15,11 +15,11 @@
 //! - a timeout forgets W_max (`cubictcp_state` on TCP_CA_Loss: `bictcp_reset`);
 //! - ssthresh = max(cwnd·717/1024, 2) from cwnd, not FlightSize (RFC 9438 §4.6 agrees).
 //!
-//! What the simulator does not give this controller: an RTT sample on every ACK (the sender
-//! times one segment per round trip, `AckSample::rtt`), so HyStart's delay detector, which wants
-//! 8 samples in a round, fires only in rounds with 8 timed ACKs (in practice never) — the ACK
-//! train detector runs on every ACK the controller sees, as Linux's does with timestamps; and no
-//! undo event (DSACK, F-RTO): Linux's `tcp_reno_undo_cwnd` is not reachable.
+//! An RTT sample on every ACK comes only with `rto_model = "linux"` (`linux6`, Linux's
+//! `tcp_ack_update_rtt`); otherwise the sender times one segment per round trip
+//! (`AckSample::rtt`), and HyStart's delay detector, which wants 8 samples in a round, in
+//! practice never fires — the ACK train detector runs on every ACK the controller sees, as
+//! Linux's does. No undo event (DSACK, F-RTO): Linux's `tcp_reno_undo_cwnd` is not reachable.
 
 use super::{linux_cwnd_restart, AckSample, AppLimited, CongestionControl, CongestionEvent, Window};
 use crate::tcp::config::{CwndValidation, TcpConfig};

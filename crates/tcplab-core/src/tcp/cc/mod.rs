@@ -356,6 +356,16 @@ pub struct CcModel {
 /// Half the window, min(cwnd, rwnd) / 2, at least 2·SMSS: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)`
 /// (tcp/tcp.cc), which halves `window()`; with `whole_segments` in whole segments as ns-2 does,
 /// ⌊⌊W⌋/2⌋ (a window of 15.6 segments gives 7).
+/// The window in segments of `old` bytes recounted in segments of `new` bytes (the timestamps
+/// option agreed in the handshake shrinks the MSS before any data is sent: Linux counts cwnd and
+/// ssthresh in packets, `tcp_sync_mss()` changes only their size). An unset ssthresh stays so.
+pub fn rescale_window(w: &mut Window, old: u64, new: u64) {
+    w.cwnd = (w.cwnd / old).max(1) * new;
+    if w.ssthresh < u64::MAX / 8 {
+        w.ssthresh = (w.ssthresh / old).max(2) * new;
+    }
+}
+
 pub fn half_window(cwnd: u64, rwnd: u64, mss: u64, whole_segments: bool) -> u64 {
     let w = cwnd.min(rwnd);
     if whole_segments {
