@@ -28,7 +28,7 @@ impl TcpSender {
             Variant::Reno => Box::new(Reno),
             Variant::Newreno => Box::new(NewReno::default()),
             // With RACK, Linux's own state machine (recovery/linux.rs) replaces RFC 6675's.
-            Variant::Sack if cfg.loss == super::config::LossModel::Rack => Box::new(LinuxRecovery::new(cfg.tlp)),
+            Variant::Sack if cfg.loss == super::config::LossModel::Rack => Box::new(LinuxRecovery::new(&cfg)),
             Variant::Sack => Box::new(Rfc6675::new(&cfg)),
             Variant::Sack1 => Box::new(Sack1::default()),
             Variant::FackRh => Box::new(FackRh::default()),

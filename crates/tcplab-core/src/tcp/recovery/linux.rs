@@ -8,13 +8,16 @@
 //! once snd_una reaches high_seq (snd_nxt at entry). After an RTO (CA_Loss) every unSACKed
 //! segment is lost and is resent in order from a one-segment window.
 //!
-//! The window reduction in recovery is one call (`Reduction`): today cwnd = ssthresh at once;
-//! RFC 9937 PRR (`prr::Prr`, same two methods) replaces it by changing the `Reduction` alias.
+//! The window reduction in recovery is one call (`Reduction`): with `reduction = "prr"` (the
+//! `linux6` profile) Proportional Rate Reduction as `tcp_cwnd_reduction` computes it (`prr.rs`,
+//! RFC 9937), with `"halve"` cwnd = ssthresh at once.
 //! Not modelled: undo (DSACK, F-RTO, `tcp_try_undo_*`), CWR from ECN, TSO, the delayed-ACK filter
 //! of min_rtt; the tail loss probe is `tlp.rs`.
 
 use super::tlp::{self, Tlp, TCP_TIMEOUT_MIN};
+use super::prr::{Prr, PrrAck};
 use super::{Caps, Delivered, Recovery};
+use crate::tcp::config::TcpConfig;
 use crate::tcp::cc::CongestionEvent;
 use crate::tcp::gate::{Ask, Limit, SendKind};
 use crate::tcp::state::{OutSeg, SenderCore, XmitTimer};
@@ -40,8 +43,46 @@ impl CutToSsthresh {
     }
 }
 
-/// The reduction in use: swap for `super::prr::Prr` to run RFC 9937 PRR.
-type Reduction = CutToSsthresh;
+/// The reduction in use (`reduction`): PRR (Linux `tcp_cwnd_reduction`, RFC 9937), or the
+/// window cut to ssthresh at once.
+#[derive(Clone, Copy, Debug)]
+enum Reduction {
+    Cut(CutToSsthresh),
+    Prr(Prr),
+}
+
+impl Reduction {
+    fn enter(&mut self, mss: u64, prior_cwnd: u64, ssthresh: u64, prior_in_flight: u64) {
+        match self {
+            Reduction::Cut(c) => c.enter(prior_cwnd, ssthresh, prior_in_flight),
+            Reduction::Prr(p) => {
+                p.set_mss(mss);
+                p.enter(prior_cwnd, ssthresh, prior_in_flight);
+            }
+        }
+    }
+
+    /// The cwnd for this ACK in recovery; `cwnd` when PRR changes nothing (nothing delivered).
+    fn on_ack(&mut self, a: PrrAck, cwnd: u64) -> u64 {
+        match self {
+            Reduction::Cut(c) => c.on_ack(a.delivered, a.in_flight),
+            Reduction::Prr(p) => p.on_ack(a).unwrap_or(cwnd),
+        }
+    }
+
+    /// Linux adds what `tcp_xmit_retransmit_queue` and `tcp_write_xmit` send to `prr_out`.
+    fn on_sent(&mut self, bytes: u64) {
+        if let Reduction::Prr(p) = self {
+            p.on_sent(bytes);
+        }
+    }
+
+    fn end(&mut self) {
+        if let Reduction::Prr(p) = self {
+            p.abandon();
+        }
+    }
+}
 
 /// Linux's `icsk_ca_state` as far as this machine routes on it (Disorder and CWR are read from
 /// the scoreboard and the transmit record: `open()`).
@@ -67,6 +108,9 @@ pub struct LinuxRecovery {
     prior_in_flight: u64,
     /// Something was sent since recovery began (Linux `prr_out` > 0).
     sent_in_recovery: bool,
+    /// Bytes marked lost so far (the transmit record's `lost`) after the previous ACK: this ACK
+    /// marked more (Linux `newly_lost`, which takes PRR's SafeACK allowance away).
+    prior_lost: u64,
 }
 
 /// What the transmit record says now: Linux's `tcp_packets_in_flight` in bytes, whether any
@@ -95,8 +139,24 @@ fn scan(s: &SenderCore) -> Scan {
 }
 
 impl LinuxRecovery {
-    pub fn new(tlp: bool) -> Self {
-        LinuxRecovery { ca: Ca::Open, high_seq: 0, reduction: Reduction::default(), tlp: Tlp::new(tlp), delivered: 0, newly_sacked: false, prior_una: 0, prior_fack: 0, prior_in_flight: 0, sent_in_recovery: false }
+    pub fn new(cfg: &TcpConfig) -> Self {
+        let reduction = match cfg.reduction {
+            crate::tcp::config::Reduction::Prr => Reduction::Prr(Prr::new(cfg.mss.0)),
+            crate::tcp::config::Reduction::Halve => Reduction::Cut(CutToSsthresh::default()),
+        };
+        LinuxRecovery {
+            ca: Ca::Open,
+            high_seq: 0,
+            reduction,
+            tlp: Tlp::new(cfg.tlp),
+            delivered: 0,
+            newly_sacked: false,
+            prior_una: 0,
+            prior_fack: 0,
+            prior_in_flight: 0,
+            sent_in_recovery: false,
+            prior_lost: 0,
+        }
     }
 
     /// CA_Open (or CWR): nothing SACKed, lost or retransmitted outstanding (else Linux's
@@ -113,7 +173,7 @@ impl LinuxRecovery {
         s.recovery_since.get_or_insert(s.now);
         let prior_cwnd = s.cwnd;
         s.cc_event(CongestionEvent::FastRetransmit(s.loss_context()));
-        self.reduction.enter(prior_cwnd, s.ssthresh, self.prior_in_flight);
+        self.reduction.enter(s.mss, prior_cwnd, s.ssthresh, self.prior_in_flight);
         self.high_seq = s.snd_max;
         s.recover = s.snd_max;
         s.in_recovery = true;
@@ -131,6 +191,7 @@ impl LinuxRecovery {
         s.in_recovery = false;
         s.dupacks = 0;
         self.ca = Ca::Open;
+        self.reduction.end();
     }
 
     /// Linux `tcp_xmit_retransmit_queue`: the segments marked lost, not SACKed and not already
@@ -175,7 +236,8 @@ impl LinuxRecovery {
         let mut in_flight = sc.in_flight;
         if self.ca == Ca::Recovery {
             // tcp_cong_control → tcp_cwnd_reduction, once per ACK in recovery.
-            let mut cwnd = self.reduction.on_ack(self.delivered, in_flight);
+            let a = PrrAck { delivered: self.delivered, in_flight, snd_una_advanced: s.snd_una > self.prior_una, newly_lost: s.txq.lost() > self.prior_lost };
+            let mut cwnd = self.reduction.on_ack(a, s.cwnd);
             // "Force a fast retransmit upon entering fast recovery": at least one segment while
             // nothing has been sent in this recovery (tcp_cwnd_reduction: sndcnt ≥ 1 while
             // prr_out is 0).
@@ -185,6 +247,7 @@ impl LinuxRecovery {
             s.set_recovery_window(cwnd);
         }
         let before = s.stats.segs_sent + s.fin_tx as u64;
+        let bytes_before = s.stats.bytes_sent;
         if self.ca != Ca::Open {
             self.retransmit_lost(s, &mut in_flight, out);
         }
@@ -198,7 +261,11 @@ impl LinuxRecovery {
             self.send_new(s, &mut in_flight, out)
         };
         let sent = new || s.stats.segs_sent + s.fin_tx as u64 > before;
-        self.sent_in_recovery |= sent && self.ca == Ca::Recovery;
+        if self.ca == Ca::Recovery {
+            self.sent_in_recovery |= sent;
+            self.reduction.on_sent(s.stats.bytes_sent - bytes_before);
+        }
+        self.prior_lost = s.txq.lost();
         sent
     }
 
@@ -241,6 +308,7 @@ impl Recovery for LinuxRecovery {
     /// high_seq; the probe forgotten. Retransmissions outstanding at the RTO are deemed lost
     /// with the rest (their marks cleared, so they are resent in order).
     fn on_timeout(&mut self, s: &mut SenderCore) {
+        self.reduction.end();
         self.ca = Ca::Loss;
         self.high_seq = s.snd_max;
         self.tlp.high_seq = None;

@@ -64,6 +64,12 @@ impl Prr {
         *self = Prr { mss: self.mss, recover_fs: prior_cwnd.max(1), prior_in_flight, ssthresh, prr_delivered: 0, prr_out: 0, active: true };
     }
 
+    /// Segments are `mss` bytes from now on (the timestamps option, negotiated after the
+    /// calculator was made, takes 12 bytes of each: `SenderCore::use_timestamps`).
+    pub fn set_mss(&mut self, mss: u64) {
+        self.mss = mss.max(1);
+    }
+
     /// Whether an episode is under way (between `enter` and `exit`).
     pub fn active(&self) -> bool {
         self.active

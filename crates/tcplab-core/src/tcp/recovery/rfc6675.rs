@@ -189,6 +189,7 @@ impl Recovery for Rfc6675 {
                 // With PRR cwnd is not cut here: `tcp_init_cwnd_reduction` takes prior_cwnd
                 // (RecoverFS) and the controller's ssthresh, and this ACK's step sets cwnd =
                 // pipe + sndcnt (at least one segment: the fast retransmission) before it goes.
+                p.set_mss(s.mss);
                 p.enter(prior_cwnd, s.ssthresh, s.flight_size());
                 self.high_rxt = s.snd_una;
                 self.lost_upto = 0;
