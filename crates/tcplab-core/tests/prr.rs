@@ -41,6 +41,7 @@ fn ssthresh(n: u64, cc: Cc) -> i64 {
     match cc {
         Cc::Reno => (n / 2).max(2) as i64,
         Cc::Cubic => (n * 717 / 1024).max(2) as i64,
+        other => panic!("the PRR tests run Reno and CUBIC, not {other:?}"),
     }
 }
 
