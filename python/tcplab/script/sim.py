@@ -2,8 +2,8 @@
 (`tcplab._core.ScriptSim`, crates/tcplab-core/src/scripted.rs) in virtual time, behind a socket
 model that maps the script's calls onto the connection's listen/connect/write/read/close.
 
-What the model lacks is named, never faked: TCP timestamps and Fast Open make a script "not
-supported"; window scaling is not modelled (a `wscale` option in an expected packet is not
+What the model or the runner lacks is named, never faked: TCP timestamps (modelled by the core,
+not yet played by this runner) and Fast Open make a script "not supported"; window scaling is not modelled (a `wscale` option in an expected packet is not
 compared, and the script's scaled windows are passed unscaled); PSH is not modelled (not
 compared); sysctls without a counterpart are listed in the result's notes (knobs.SIM_MAP).
 """
@@ -47,7 +47,7 @@ class SimStack(Stack):
             if ev.kind == "packet":
                 for o in ev.body.options or ():
                     if o != "..." and o.name == "TS":
-                        raise Unsupported(f"TCP timestamps (TS option, line {ev.line}): not modelled by the simulator")
+                        raise Unsupported(f"TCP timestamps (TS option, line {ev.line}): the simulator models them (`timestamps`), the script runner does not yet play their values")
         # A bad stack description fails here, naming the key.
         self._make(probe=True)
 
