@@ -162,7 +162,7 @@ def test_a_sweep_with_failed_runs_exits_1(tmp_path):
     ('tcp.variant="cubic"', ['`cc = "cubic"`']),
     ('tcp.variant="bbr"', ['`cc = "bbr"`']),
     ('tcp.variant="bbr3"', ["BBR3 is not modelled", "tcplab testbed"]),
-    ("tcp.ecn=true", ["ECN is not modelled"]),
+    ('tcp.ecn="maybe"', ['"on"', '"accept"']),
     ("tcp.pace=true", ["pacing is the knob `pacing = true`"]),
     ('tcp.congctl="cubic"', ["controller is `cc`"]),
     ('tcp.cc="vegas"', ['"reno"', '"cubic"', '"bbr"', "VEGAS is not modelled"]),

@@ -407,7 +407,7 @@ def test_the_delay_box_queues_transmits_and_delays_like_a_simulated_link(tmp_pat
             assert abs(t - want) < 0.003, (k, arrivals)
         time.sleep(0.3)
         stats = json.loads((tmp_path / "stats.json").read_text())
-        assert stats["links"][0] == {"sent": 3, "dropped": 2}, stats
+        assert stats["links"][0] == {"sent": 3, "dropped": 2, "marked": 0}, stats
     finally:
         for p in procs:
             p.kill()
