@@ -206,7 +206,9 @@ def drops(out: Path, quick: bool, profile: str = "linux6") -> tuple[str, dict]:
     rates = DROP_RATES[:1] if quick else DROP_RATES
     rtts = DROP_RTTS_MS[:1] if quick else DROP_RTTS_MS
     cfg = api.profiles()[profile]
-    payload = int(cfg["mss"]) - (12 if cfg.get("timestamps") else 0)
+    from .. import units
+
+    payload = int(units.size_bytes(cfg["mss"])) - (12 if cfg.get("timestamps") else 0)
     cc = cfg.get("cc", "reno")
     res, lines = {}, ["| rate | RTT | dropped | result |", "|---|---|---|---|"]
     ok = total = 0

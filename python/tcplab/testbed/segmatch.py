@@ -53,19 +53,20 @@ class SegMatch:
         return f"first difference at segment {self.first_diff}: kernel {r} | simulator {s}"
 
 
-def _segments(pk, port: int, n: int) -> List[Tuple[float, Seg]]:
+def _segments(path, port: int, n: int) -> List[Tuple[float, Seg]]:
     """The data sender's segments (not pure ACKs) of the connection whose client port is `port`,
     in capture order, times from its first SYN."""
-    a = pk["a"] if "a" in pk.columns else None
-    if a is None:
-        raise ValueError("the packet table has no `a` column (tcplab.trace.packets)")
-    conns = pk[pk["a"].astype(str).str.endswith(f":{port}")]
+    from .. import trace
+
+    conns = trace.analyze(path)
+    conns = conns[conns["a"].astype(str).str.endswith(f":{port}")]
     if conns.empty:
         return []
+    pk = trace.packets(path)
     conn = int(conns["conn"].iloc[0])
     c = pk[pk["conn"] == conn]
     # The data direction: the one with more payload bytes.
-    by = c.groupby("dir")["len"].sum()
+    by = c.groupby("dir", observed=True)["len"].sum()
     d = str(by.idxmax()) if len(by) else "a2b"
     c = c[c["dir"] == d]
     t0 = float(c["time_s"].iloc[0]) if len(c) else 0.0
@@ -83,10 +84,8 @@ def _segments(pk, port: int, n: int) -> List[Tuple[float, Seg]]:
 def match(real_pcap, sim_pcap, port: int, n: int = 500, context: int = 3) -> SegMatch:
     """Compare the first `n` segments the data sender of connection `port` sent, kernel against
     simulator (see the module's doc)."""
-    from .. import trace
-
-    r = _segments(trace.packets(real_pcap), port, n)
-    s = _segments(trace.packets(sim_pcap), port, n)
+    r = _segments(real_pcap, port, n)
+    s = _segments(sim_pcap, port, n)
     k = min(len(r), len(s))
     same = 0
     while same < k and r[same][1] == s[same][1]:
