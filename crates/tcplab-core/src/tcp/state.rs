@@ -450,7 +450,17 @@ impl SenderCore {
         if self.cc_owns {
             return;
         }
-        let a = AckSample {
+        let a = self.ack_sample(acked);
+        let mut w = self.window();
+        self.cc.on_ack(&mut w, &a);
+        self.commit_window(w);
+    }
+
+    /// What every controller is told of the ACK being processed (`acked` bytes newly
+    /// acknowledged); `cc_control` adds what a window-owning controller reads.
+    #[inline]
+    fn ack_sample(&self, acked: u64) -> AckSample {
+        AckSample {
             now: self.now,
             acked,
             sacked: self.ack_sacked,
@@ -462,10 +472,7 @@ impl SenderCore {
             rate: self.ack_rate,
             rack: self.ack_rack,
             ..Default::default()
-        };
-        let mut w = self.window();
-        self.cc.on_ack(&mut w, &a);
-        self.commit_window(w);
+        }
     }
 
     /// Data in the network: FlightSize less what the receiver has SACKed (Linux
@@ -480,16 +487,6 @@ impl SenderCore {
     /// (`ca`), and sets the window and its pacing rate.
     pub(super) fn cc_control(&mut self, acked: u64, ca: CaPhase) {
         let a = AckSample {
-            now: self.now,
-            acked,
-            sacked: self.ack_sacked,
-            rtt: self.ack_rtt,
-            in_flight: self.flight_size(),
-            delivered: self.stats.bytes_acked,
-            app_limited: self.ack_app_limited,
-            after_rto: self.slow_start_after_rto,
-            rate: self.ack_rate,
-            rack: self.ack_rack,
             delivered_seq: self.txq.delivered(),
             lost: self.txq.lost(),
             prior_pipe: self.ack_prior_pipe,
@@ -497,6 +494,7 @@ impl SenderCore {
             ca,
             srtt: self.rtt.srtt(),
             wstamp: if self.pacing_on { self.pacer.next.max(self.now) } else { self.now },
+            ..self.ack_sample(acked)
         };
         let mut w = self.window();
         self.cc.on_ack(&mut w, &a);
