@@ -95,6 +95,10 @@ KNOB_MAP = {
     "grow_on_recovery_exit": "fixed: true (recv_newack_helper())",
     "syn_timeout_rto_3s": "fixed: false",
     "iw_one_after": "fixed: 1 (bugfix_ss_)",
+    "handshake_ack_alone": "fixed: true for FullTcp (FullTcpAgent::recv() in SYN_SENT, TF_ACKNOW), false for the one-way agents (no ACK of the sink's SYN-ACK)",
+    "syn_ack_opens_cwnd": "fixed: true (FackTcpAgent::recv(), SackRHTcpAgent::recv(): the SYN's ACK opens cwnd_ without the reset to windowInit_)",
+    "newreno_recovery_burst": "fixed: 2 for the one-way agents (NewRenoTcpAgent::recv()'s send_much(0, 0, 2), newreno_changes_ 0), 0 for FullTcp",
+    "halve_cwnd_unfloored": "fixed: true (slowdown(CLOSE_CWND_HALF) with precisionReduce_ false: cwnd_ = ⌊window()/2⌋, only ssthresh_ floored at 2)",
     "syn_options": "ns-2's SYN carries no options: its packet 0 is 40 bytes (a difference, docs/ns2.md)",
     "handshake_rtt_sample": "ns-2 times the SYN like any packet",
     "synack_on_dup_syn": "no SYN-ACK in one-way agents (ignored)",
@@ -111,6 +115,7 @@ FIXED = {
     "rto_model": "ns2", "rto_backoff": 2.0, "karn": True, "fin": False, "nagle": False, "delack_bytes": False,
     "abc": 0, "early_retransmit": False, "ssthresh_whole_segments": True, "timeout_halves_window": True,
     "syn_timeout_ssthresh": True, "grow_on_recovery_exit": True, "syn_timeout_rto_3s": False, "iw_one_after": 1,
+    "syn_ack_opens_cwnd": True, "halve_cwnd_unfloored": True,
     "cc": "reno", "cwnd_validation": "rfc5681", "loss": "dupthresh", "tlp": False, "ecn": "off", "reduction": "halve",
 }
 DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s", "delack_dup_immediate": False}
@@ -366,6 +371,10 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
         raise refuse(path("sack"), f"SACK with variant {k['variant']!r}: ns-2's SACK agents are Sack1, Fack and SackRH")
     if not full and k["sack"] and k.get("sack_option_header", False):
         raise refuse(path("sack_option_header"), f"sack_option_header = true: {KNOB_MAP['sack_option_header']}")
+    if bool(k.get("handshake_ack_alone", False)) != (full and bool(k["handshake"])):
+        raise refuse(path("handshake_ack_alone"), f"handshake_ack_alone = {k.get('handshake_ack_alone', False)!r}: {KNOB_MAP['handshake_ack_alone']}")
+    if int(k.get("newreno_recovery_burst", 0)) != (0 if full else 2):
+        raise refuse(path("newreno_recovery_burst"), f"newreno_recovery_burst = {k.get('newreno_recovery_burst', 0)!r}: {KNOB_MAP['newreno_recovery_burst']}")
     if k["limited_transmit"] != k["limited_transmit_send_one"]:
         raise refuse(path("limited_transmit"), "ns-2's Limited Transmit is send_one() (singledup_): limited_transmit and limited_transmit_send_one together")
     if abs(seconds(k["clock_granularity"], path("clock_granularity")) - seconds(k["timer_tick"], path("timer_tick"))) > 1e-12:
@@ -838,10 +847,6 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
 
     for (c, dirn), pos in sorted(positions.items()):
         cn = conns[c]
-        if cn.full and dirn == "a2b":
-            # FullTcp sends the handshake's ACK on its own before any data (tcplab's first data
-            # segment carries it): every later packet of the client is one further on.
-            pos = [p + 1 if p >= 1 else p for p in pos]
         a, b = (cn.src, cn.dst) if dirn == "a2b" else (cn.dst, cn.src)
         hops = route(nodes, links, a, b)
         em = module(*hops[0])
