@@ -509,6 +509,11 @@ tcp_knobs! {
     /// `Sacker::append_ack()` (tcp/tcp-sink.cc) adds to the ACK's size; captures still write a
     /// valid option (4 + 8n bytes).
     sack_option_header: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// With `sack_option_header`, the option is padded to a multiple of 4 bytes by two NOPs
+    /// (RFC 2018 §3's layout): 4 + 8n bytes. Off: kind and length only, 2 + 8n bytes, as ns-2's
+    /// FullTcp/Sack counts it (`SackFullTcpAgent::hdrsize()`, `sack_option_size_` 2,
+    /// tcp/tcp-full.cc); captures still write the padded option.
+    sack_option_padding: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// Sender maximum segment size, payload bytes (SMSS, RFC 5681 §2).
     mss: Size,
     /// Initial window: segments, `"rfc3390"`, `"rfc6928"`, a byte limit, or
@@ -548,6 +553,13 @@ tcp_knobs! {
     /// with `bugFix_` false, which fast-retransmits again for duplicate ACKs of a window already
     /// being repaired or resent after a timeout.
     newreno_recover_guard: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// Reno, NewReno: the `recover` guard (`recover_guard`, `newreno_recover_guard`) holds only
+    /// after a timeout; once a fast retransmit has happened since the last timeout, duplicate
+    /// ACKs of the same window fast-retransmit again. ns-2's FullTcp: `FullTcpAgent::dupack_action()`
+    /// takes the full Reno action whenever `last_cwnd_action_` is `CWND_ACTION_DUPACK`, which
+    /// `fast_retransmit()` sets and only `timeout_action()` replaces (tcp/tcp-full.cc). Off: the
+    /// guard holds after any reduction (RFC 6582 §3.2 step 2).
+    recover_guard_after_timeout_only: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// NewReno: with `newreno_recover_guard`, also fast-retransmit when the cumulative ACK
     /// equals `recover` (RFC 2582 §6's "Less Careful" variant; ns-2's `lessCareful_`,
     /// tcp/tcp-newreno.cc `dupack_action()`). Off: RFC 6582 §3.2 step 2, more than `recover`.
@@ -889,6 +901,7 @@ impl TcpConfig {
             sack: false,
             sack_blocks: 4,
             sack_option_header: true,
+            sack_option_padding: true,
             mss: Size(1460),
             initial_window: InitialWindow::Rule(IwRule::Rfc3390),
             restart_after_idle: true,
@@ -900,6 +913,7 @@ impl TcpConfig {
             aggressive_maxburst: true,
             recover_guard: false,
             newreno_recover_guard: true,
+            recover_guard_after_timeout_only: false,
             newreno_less_careful: false,
             newreno_ack_heuristic: false,
             ssthresh_whole_segments: false,
@@ -1040,13 +1054,20 @@ impl TcpConfig {
                 c.delack_bytes = true;
                 // FullTcp acknowledges old data at once (`recv()`'s dropafterack, tcp/tcp-full.cc).
                 c.delack_dup_immediate = true;
+                // SackFullTcpAgent::hdrsize() (tcp/tcp-full.cc): 2 + 8 bytes a block.
                 c.sack_option_header = true;
+                c.sack_option_padding = false;
                 c.nagle = true;
                 c.restart_after_idle = true;
                 // FullTcpAgent::recv() in SYN_SENT: TF_ACKNOW, the handshake's ACK on its own.
                 c.handshake_ack_alone = true;
                 // FullTcp's recv() sends what the window allows in recovery (no send_much(0, 0, 2)).
                 c.newreno_recovery_burst = 0;
+                // FullTcpAgent::dupack_action(): cwnd_ = ssthresh_ + dupacks_ after slowdown(),
+                // the floored half (tcp/tcp-full.cc).
+                c.halve_cwnd_unfloored = false;
+                // FullTcpAgent::dupack_action(): the recover_ guard only after a timeout.
+                c.recover_guard_after_timeout_only = true;
             }
             // 4.4BSD-Lite / NetBSD 1.x (Stevens, TCP/IP Illustrated vol. 2): Reno, IW 1, 500 ms
             // slow timer, 200 ms delayed-ACK fast timer, minimum RTO 2 ticks, initial SYN RTO 6 s
@@ -1193,9 +1214,11 @@ impl TcpConfig {
             ("delack_fill_immediate", serde_json::json!(self.delack_fill_immediate)),
             ("delack_dup_immediate", serde_json::json!(self.delack_dup_immediate)),
             ("sack_option_header", serde_json::json!(self.sack_option_header)),
+            ("sack_option_padding", serde_json::json!(self.sack_option_padding)),
             ("limited_transmit_send_one", serde_json::json!(self.limited_transmit_send_one)),
             ("max_burst", serde_json::json!(self.max_burst)),
             ("newreno_recover_guard", serde_json::json!(self.newreno_recover_guard)),
+            ("recover_guard_after_timeout_only", serde_json::json!(self.recover_guard_after_timeout_only)),
             ("newreno_less_careful", serde_json::json!(self.newreno_less_careful)),
             ("newreno_ack_heuristic", serde_json::json!(self.newreno_ack_heuristic)),
             ("dupthresh_frac", serde_json::json!(self.dupthresh_frac)),

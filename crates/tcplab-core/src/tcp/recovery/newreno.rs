@@ -14,6 +14,8 @@ pub struct NewReno {
     /// The part of cwnd that is the recovery's inflation, bytes: ns-2's `dupwnd_`
     /// (tcp/tcp-reno.cc, tcp/tcp-newreno.cc), kept as ns-2 keeps it through partial deflation.
     dupwnd: u64,
+    /// A fast retransmit since the last timeout (ns-2 FullTcp's `last_cwnd_action_` DUPACK).
+    fast_retransmitted: bool,
 }
 
 impl Recovery for NewReno {
@@ -31,7 +33,10 @@ impl Recovery for NewReno {
             // advanced at most numdupacks_ segments.
             let less_careful = s.cfg.newreno_less_careful && s.snd_una == s.recover;
             let ack_heuristic = s.cfg.newreno_ack_heuristic && s.cwnd > s.mss && s.snd_una - s.prev_una <= s.cfg.dupthresh as u64 * s.mss;
-            if s.snd_una > s.recover || !s.cfg.newreno_recover_guard || less_careful || ack_heuristic {
+            // `recover_guard_after_timeout_only`: FullTcpAgent::dupack_action() (tcp/tcp-full.cc).
+            let unguarded = s.cfg.recover_guard_after_timeout_only && self.fast_retransmitted;
+            if s.snd_una > s.recover || !s.cfg.newreno_recover_guard || less_careful || ack_heuristic || unguarded {
+                self.fast_retransmitted = true;
                 self.partial_seen = false;
                 let before = s.cwnd;
                 s.enter_fast_recovery(out);
@@ -99,6 +104,10 @@ impl Recovery for NewReno {
             // `newreno_changes1_` 0), Impatient only on the first.
             first_partial || s.cfg.slow_but_steady
         }
+    }
+
+    fn on_timeout(&mut self, _s: &mut SenderCore) {
+        self.fast_retransmitted = false;
     }
 
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {

@@ -12,6 +12,8 @@ pub struct Reno {
     /// The recovery's cwnd without its inflation (ns-2's `cwnd_` beside `dupwnd_`) when
     /// `halve_cwnd_unfloored` set it below ssthresh; None: ssthresh.
     base: Option<u64>,
+    /// A fast retransmit since the last timeout (ns-2 FullTcp's `last_cwnd_action_` DUPACK).
+    fast_retransmitted: bool,
 }
 
 impl Recovery for Reno {
@@ -21,7 +23,10 @@ impl Recovery for Reno {
 
     fn on_dupack(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         if !s.in_recovery && s.dupacks == s.dupthresh() {
-            if !s.cfg.recover_guard || s.snd_una > s.recover {
+            // `recover_guard_after_timeout_only`: FullTcpAgent::dupack_action() (tcp/tcp-full.cc).
+            let unguarded = s.cfg.recover_guard_after_timeout_only && self.fast_retransmitted;
+            if !s.cfg.recover_guard || s.snd_una > s.recover || unguarded {
+                self.fast_retransmitted = true;
                 let before = s.cwnd;
                 s.enter_fast_recovery(out);
                 // ns-2 `RenoTcpAgent::dupack_action()` → `slowdown(CLOSE_SSTHRESH_HALF|
@@ -45,6 +50,10 @@ impl Recovery for Reno {
         s.dupacks = 0;
         grow_on_exit(s, acked);
         true
+    }
+
+    fn on_timeout(&mut self, _s: &mut SenderCore) {
+        self.fast_retransmitted = false;
     }
 
     fn window_inflation(&self, s: &SenderCore) -> u64 {
