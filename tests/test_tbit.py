@@ -249,6 +249,7 @@ def test_every_preset_over_every_profile_with_knobs_infers_its_configuration():
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from frames import hand_frame  # noqa: E402
 from tcplab.tbit.real import RawTransport  # noqa: E402
 from tcplab.tbit.transport import Seg  # noqa: E402
 
@@ -264,10 +265,33 @@ def parser() -> RawTransport:
 
 
 def server_frame(flags=SYN | ACK, seq=1000, payload=b"", opts=b"\x02\x04\x05\xb4\x04\x02\x01\x01") -> bytes:
-    """A frame the server would send, built by the transport's own frame writer."""
+    """A frame the server would send, written by hand (tests/frames.py) with raw option bytes."""
+    return hand_frame("02:00:00:00:00:01", "02:00:00:00:00:02", SERVER, ALIAS, SPORT, DPORT, seq, 0, flags, 65535, payload, opts)
+
+
+def test_the_transport_sends_what_its_options_say():
+    # The prober's SYN: MSS and SACK-permitted, and a later ACK with SACK blocks relative to the
+    # server's ISN, each the frame written by hand.
     w = RawTransport.__new__(RawTransport)
-    w.src, w.my_mac, w.hop_mac, w.id = SERVER, "02:00:00:00:00:01", "02:00:00:00:00:02", 0
-    return w._frame(flags, seq, 0, 65535, payload, opts, ALIAS, SPORT, DPORT)
+    w.src, w.dst, w.port, w.sport, w.my_mac, w.hop_mac, w.id, w.isn, w.snd_nxt = ALIAS, SERVER, SPORT, DPORT, "02:00:00:00:00:02", "02:00:00:00:00:01", 6, 100, 0
+    w.server_isn = None
+    sent = []
+    w.sock = type("S", (), {"send": lambda self, f: sent.append(f)})()
+    w.t0 = 0.0
+    w.send(SYN, 0, 0, 5000, sack_permitted=True, mss=536)
+    w.server_isn = 7000
+    w.send(ACK, 1, 1, 70000, b"GET", sack=[(1, 101), (201, 301), (401, 501), (601, 701)])
+    h = lambda *a, **k: hand_frame("02:00:00:00:00:02", "02:00:00:00:00:01", ALIAS, SERVER, DPORT, SPORT, *a, **k)  # noqa: E731
+    assert sent[0] == h(100, 0, SYN, 5000, b"", bytes([2, 4, 2, 24, 1, 1, 4, 2]), ip_id=7)
+    blocks = b"".join((7000 + a).to_bytes(4, "big") + (7000 + b).to_bytes(4, "big") for a, b in [(1, 101), (201, 301), (401, 501)])
+    assert sent[1] == h(101, 7001, ACK, 65535, b"GET", bytes([1, 1, 5, 26]) + blocks, ip_id=8)
+    # and the segment the receiver reads back from a frame the server sends.
+    tr = parser()
+    tr.isn = 100
+    s = tr._parse(hand_frame("02:00:00:00:00:01", "02:00:00:00:00:02", SERVER, ALIAS, SPORT, DPORT, 9000, 101, SYN | ACK, 29200, b"",
+                             bytes([2, 4, 5, 0xB4, 1, 1, 4, 2, 1, 1, 5, 10]) + (150).to_bytes(4, "big") + (160).to_bytes(4, "big")), 0.5)  # fmt: skip
+    assert (s.seq, s.ack, s.wnd, s.mss, s.sack_permitted, s.sack) == (0, 1, 29200, 1460, True, ((50, 60),))
+    assert s.options == (("mss", 1460), ("nop",), ("nop",), ("sackOK",), ("nop",), ("nop",), ("sack", ((50, 60),)))
 
 
 def test_valid_frames_parse_and_the_short_frame_of_the_report_is_counted():

@@ -22,6 +22,18 @@ const MAX_STEPS: u64 = 1_000_000;
 /// any reduction.
 const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
 
+/// `seg` carrying the timestamps option (TSval, TSecr) when `ts` is given (RFC 7323 §3): the
+/// script's inbound segments state it explicitly, with the option bytes counted.
+pub fn with_ts(mut seg: Segment, ts: Option<(u32, u32)>) -> Segment {
+    if let Some((val, ecr)) = ts {
+        seg.ts = true;
+        seg.tsval = val;
+        seg.tsecr = ecr;
+        seg.opt_len += crate::net::TS_OPTION_BYTES as u16;
+    }
+    seg
+}
+
 pub struct ScriptedConn {
     cfg: TcpConfig,
     now: Time,
@@ -221,6 +233,7 @@ impl ScriptedConn {
             "tcpi_bytes_retrans": i.retrans_bytes,
             "tcpi_delivered": i.segs(i.delivered) + u64::from(i.snd_una > 0 || i.snd_max > 0),
             "tcpi_snd_wnd": i.peer_wnd.min(u32::MAX as u64),
+            "tcpi_reordering": i.reordering,
         });
         let m = v.as_object_mut().expect("an object");
         if let Some(s) = i.srtt {

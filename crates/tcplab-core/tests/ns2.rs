@@ -743,3 +743,200 @@ fn sack_option_size_on_the_wire_as_ns2_sacker() {
     }
     assert!(TcpConfig::rfc().sack_option_header && !TcpConfig::profile("ns2").unwrap().sack_option_header);
 }
+
+/// The sender's segments after the SYN-ACK of a handshake: (payload length, ACK flag) each.
+fn after_synack(c: TcpConfig) -> (Snd, Vec<(u32, bool)>) {
+    let mut h = Snd::new(c, None);
+    assert_eq!(h.out.drain(..).map(|o| o.tag).collect::<Vec<_>>(), [PacketTag::Syn { tx: 1 }]);
+    let synack = Segment { seq: 0, ack: 1, flags: FLAG_SYN | FLAG_ACK, wnd: u32::MAX, ..Default::default() };
+    h.s.on_segment(ms(100), &synack, &mut h.out);
+    h.s.take_timer_events().for_each(drop);
+    let segs = h.out.drain(..).map(|o| (o.seg.len, o.seg.flags & FLAG_ACK != 0)).collect();
+    (h, segs)
+}
+
+/// ns-2 FullTcp (`FullTcpAgent::recv()` in TCPS_SYN_SENT, tcp/tcp-full.cc): a SYN-ACK without
+/// data sets TF_ACKNOW, and the handshake's ACK leaves as a packet of its own before the first
+/// data segment (the `ns2-full` profile's `handshake_ack_alone`). Off: the first data segment
+/// carries the acknowledgment.
+#[test]
+fn fulltcp_sends_the_handshake_ack_alone_before_data() {
+    for alone in [false, true] {
+        let mut c = cfg(Variant::Reno, true);
+        c.handshake = true;
+        c.initial_window = InitialWindow::Segments(2);
+        c.handshake_ack_alone = alone;
+        let (_, segs) = after_synack(c);
+        let data = (MSS as u32, true);
+        if alone {
+            assert_eq!(segs, [(0, true), data, data]);
+        } else {
+            assert_eq!(segs, [data, data]);
+        }
+    }
+    assert!(TcpConfig::profile("ns2-full").unwrap().handshake_ack_alone);
+    assert!(!TcpConfig::profile("ns2").unwrap().handshake_ack_alone && !TcpConfig::rfc().handshake_ack_alone);
+}
+
+/// ns-2's `Agent/TCP/Fack` and `Agent/TCP/SackRH` with `syn_` (tcp/tcp-fack.cc,
+/// tcp/tcp-sack-rh.cc): their recv() takes the SYN's ACK as a new ACK, opencwnd() from the SYN's
+/// cwnd_ 1, without TcpAgent::recv()'s reset to windowInit_: data starts at 2 segments whatever
+/// the initial window (`syn_ack_opens_cwnd`). Reno, with the knob on, and Fack without it start
+/// at the initial window.
+#[test]
+fn fack_and_sackrh_start_at_cwnd_two_after_the_syn() {
+    for preset in ["fack", "sack-rh", "reno"] {
+        for iw in [1u32, 4] {
+            for opens in [false, true] {
+                let mut c = cfg(Variant::Reno, true);
+                (tcplab_core::tcp::config::preset(preset).unwrap().apply)(&mut c);
+                c.mss = Size(MSS);
+                c.handshake = true;
+                c.initial_window = InitialWindow::Segments(iw);
+                c.syn_ack_opens_cwnd = opens;
+                let (h, segs) = after_synack(c);
+                let want = if opens && preset != "reno" { 2 } else { iw };
+                assert_eq!(segs.iter().filter(|s| s.0 > 0).count() as u32, want, "{preset} IW {iw} syn_ack_opens_cwnd {opens}");
+                assert_eq!(h.cwnd_segs(), want as f64);
+            }
+        }
+    }
+    assert!(TcpConfig::profile("ns2").unwrap().syn_ack_opens_cwnd && !TcpConfig::rfc().syn_ack_opens_cwnd);
+}
+
+/// ns-2 `NewRenoTcpAgent::recv()` (tcp/tcp-newreno.cc, `newreno_changes_` 0): in fast recovery
+/// it ends with `send_much(0, 0, 2)`, at most 2 packets an ACK besides a partial ACK's
+/// retransmission. Here the receive window holds the inflated window back; a partial ACK then
+/// opens it by 7 segments (`partial_window_deflation_` 0: cwnd_ = ssthresh_ 10, 3 in flight):
+/// ns-2 sends 2 of them, RFC 6582 all 7.
+#[test]
+fn newreno_sends_at_most_two_per_ack_in_recovery() {
+    for burst in [0u32, 2] {
+        let mut c = cfg(Variant::Newreno, true);
+        c.initial_window = InitialWindow::Segments(20);
+        c.initial_ssthresh = Limit::Bytes(Size(20 * MSS));
+        c.rwnd = Limit::Bytes(Size(20 * MSS));
+        c.partial_window_deflation = false;
+        c.newreno_recovery_burst = burst;
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), (1..=20).collect::<Vec<_>>());
+        let ack = |h: &mut Snd, t: Time, k: u64| {
+            let seg = Segment { seq: 1, ack: 1 + k * MSS, flags: FLAG_ACK, wnd: (20 * MSS) as u32, ..Default::default() };
+            h.s.on_segment(t, &seg, &mut h.out);
+            h.s.take_timer_events().for_each(drop);
+        };
+        // 1 and 18 lost: 18 duplicate ACKs of 0 (2..=17, 19, 20 arrived); the third retransmits 1.
+        for i in 0..18 {
+            ack(&mut h, ms(100 + i), 0);
+        }
+        assert_eq!(h.sent_segs(), [1], "the receive window (1..=20) holds the inflated cwnd back");
+        assert_eq!(h.ssthresh_segs(), 10.0);
+        // The partial ACK of 1..=17: 18 retransmitted, cwnd 10 with 18..=20 in flight.
+        ack(&mut h, ms(300), 17);
+        let want: Vec<u64> = if burst == 2 { vec![18, 21, 22] } else { vec![18, 21, 22, 23, 24, 25, 26, 27] };
+        assert_eq!(h.sent_segs(), want, "newreno_recovery_burst = {burst}");
+    }
+    assert_eq!(TcpConfig::profile("ns2").unwrap().newreno_recovery_burst, 2);
+    assert_eq!(TcpConfig::profile("ns2-full").unwrap().newreno_recovery_burst, 0);
+    assert_eq!(TcpConfig::rfc().newreno_recovery_burst, 0);
+}
+
+/// ns-2 `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)` with `precisionReduce_` false (tcp/tcp.cc):
+/// cwnd_ = ⌊window()/2⌋ and only ssthresh_ is floored at 2. From a window of 3 (with `singledup_`'s
+/// two new segments bringing the third duplicate ACK) cwnd_ is 1, Reno's recovery window 1 + 3,
+/// and the ACK ending recovery leaves cwnd_ 1, which slow start opens to 2
+/// (`halve_cwnd_unfloored`). RFC 5681 §3.2: ssthresh 2 + 3, then 2 and congestion avoidance.
+#[test]
+fn fast_retransmit_from_a_window_of_three_leaves_cwnd_one() {
+    for (variant, unfloored) in [(Variant::Reno, false), (Variant::Reno, true), (Variant::Newreno, false), (Variant::Newreno, true)] {
+        let mut c = cfg(variant, true);
+        c.initial_window = InitialWindow::Segments(3);
+        c.initial_ssthresh = Limit::Bytes(Size(3 * MSS));
+        c.limited_transmit = true;
+        c.limited_transmit_send_one = true;
+        c.halve_cwnd_unfloored = unfloored;
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), [1, 2, 3]);
+        h.ack_seg(ms(100), 0);
+        h.ack_seg(ms(101), 0);
+        assert_eq!(h.sent_segs(), [4, 5], "send_one() on the first two duplicate ACKs");
+        h.ack_seg(ms(102), 0);
+        assert_eq!(h.sent_segs(), [1]);
+        assert_eq!(h.ssthresh_segs(), 2.0);
+        assert_eq!(h.cwnd_segs(), if unfloored { 4.0 } else { 5.0 }, "{variant:?} unfloored {unfloored}");
+        // The fourth duplicate (5 arrived): 1 + 4 = 5 segments, 5 in flight, nothing new; or 6.
+        h.ack_seg(ms(103), 0);
+        assert_eq!(h.sent_segs(), if unfloored { vec![] } else { vec![6] });
+        // The retransmission of 1 arrives: everything up to 5 (or 6, not yet arrived) acknowledged.
+        h.ack_seg(ms(200), 5);
+        // ns-2: cwnd_ 1, opencwnd() in slow start → 2; RFC: 2, congestion avoidance → 2.5.
+        assert_eq!(h.cwnd_segs(), if unfloored { 2.0 } else { 2.5 }, "{variant:?} unfloored {unfloored}");
+    }
+    assert!(TcpConfig::profile("ns2").unwrap().halve_cwnd_unfloored && !TcpConfig::profile("ns2-full").unwrap().halve_cwnd_unfloored);
+}
+
+/// ns-2 FullTcp (`FullTcpAgent::dupack_action()`, tcp/tcp-full.cc): the `recover_` guard is
+/// skipped while `last_cwnd_action_` is DUPACK, which only `timeout_action()` replaces: three
+/// duplicate ACKs after a Reno recovery that a partial ACK ended fast-retransmit again
+/// (`recover_guard_after_timeout_only`); with the guard as the one-way agents have it, they do
+/// not.
+#[test]
+fn fulltcp_fast_retransmits_again_in_the_same_window() {
+    for after_timeout_only in [false, true] {
+        let mut c = cfg(Variant::Reno, true);
+        c.recover_guard = true;
+        c.recover_guard_after_timeout_only = after_timeout_only;
+        let mut c10 = c;
+        c10.initial_window = InitialWindow::Segments(10);
+        c10.initial_ssthresh = Limit::Bytes(Size(10 * MSS));
+        let mut h = Snd::new(c10, None);
+        assert_eq!(h.sent_segs(), (1..=10).collect::<Vec<_>>());
+        // 1 and 5 lost: 2, 3, 4 bring three duplicates, the fast retransmit of 1.
+        for i in 0..3 {
+            h.ack_seg(ms(100 + i), 0);
+        }
+        assert_eq!(h.sent_segs(), [1]);
+        for i in 0..5 {
+            h.ack_seg(ms(103 + i), 0); // 6..=10: recovery inflation
+        }
+        h.sent_segs();
+        // The retransmission of 1: the partial ACK of 1..=4 ends Reno's recovery.
+        h.ack_seg(ms(200), 4);
+        h.sent_segs();
+        // Three duplicates of 4 (from what recovery sent): a second fast retransmit of 5 or not.
+        for i in 0..3 {
+            h.ack_seg(ms(210 + i), 4);
+        }
+        let want: Vec<u64> = if after_timeout_only { vec![5] } else { vec![] };
+        assert_eq!(h.sent_segs().into_iter().filter(|&k| k == 5).collect::<Vec<_>>(), want, "after_timeout_only {after_timeout_only}");
+    }
+    assert!(TcpConfig::profile("ns2-full").unwrap().recover_guard_after_timeout_only);
+    assert!(!TcpConfig::profile("ns2").unwrap().recover_guard_after_timeout_only);
+}
+
+/// ns-2's FullTcp/Sack counts its SACK option as `sack_option_size_` 2 + `sack_block_size_` 8
+/// a block (`SackFullTcpAgent::hdrsize()`, tcp/tcp-full.cc; tcl/lib/ns-default.tcl): kind and
+/// length without the two NOPs (`sack_option_padding` off), 50 bytes with one block.
+#[test]
+fn sack_option_without_padding_as_ns2_fulltcp_sack() {
+    use tcplab_core::tcp::TcpReceiver;
+    for padding in [true, false] {
+        let mut c = cfg(Variant::Reno, true);
+        c.sack = true;
+        c.sack_option_header = true;
+        c.sack_option_padding = padding;
+        c.delayed_ack = false;
+        let mut r = TcpReceiver::new(c);
+        let mut out = Vec::new();
+        let mut data = |k: u64, out: &mut Vec<OutSeg>| {
+            let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
+            r.on_segment(ms(k), &seg, out);
+            let _ = r.take_timer_events().count();
+            out.drain(..).map(|o| (o.seg.n_sack, o.seg.wire_bytes())).collect::<Vec<_>>()
+        };
+        assert_eq!(data(1, &mut out), [(0, 40)]);
+        assert_eq!(data(3, &mut out), [(1, if padding { 52 } else { 50 })]);
+        assert_eq!(data(5, &mut out), [(2, if padding { 60 } else { 58 })]);
+    }
+    assert!(!TcpConfig::profile("ns2-full").unwrap().sack_option_padding && TcpConfig::rfc().sack_option_padding);
+}

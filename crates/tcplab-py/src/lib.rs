@@ -9,6 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 mod columns;
 mod delaybox;
 mod script;
+mod wire;
 
 use tcplab_core::{Scenario, ScenarioError as CoreScenarioError};
 
@@ -487,6 +488,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_class::<TbitSim>()?;
     script::register(m)?;
+    wire::register(m)?;
     m.add_function(wrap_pyfunction!(delay_box, m)?)?;
     Ok(())
 }

@@ -9,7 +9,7 @@ fn guard<T>(f: impl FnOnce() -> T) -> PyResult<T> {
     shielded("the simulated stack of a script", || Ok(f()))
 }
 
-type PySeg = (f64, u8, u64, u64, u32, u32, bool, Vec<(u64, u64)>);
+type PySeg = (f64, u8, u64, u64, u32, u32, bool, Vec<(u64, u64)>, Option<(u32, u32)>);
 
 /// One simulated connection of a TCP stack (`tcp_json`: a flow's `tcp` table as JSON) behind a
 /// socket-like face, in virtual time over a zero-delay path. Relative sequence numbers.
@@ -41,11 +41,12 @@ impl ScriptSim {
         guard(|| self.c.connect())
     }
 
-    /// The script's segment arrives now; False when nothing takes it.
-    #[pyo3(signature = (flags, seq, ack, wnd, length=0, sack=vec![], sack_permitted=false, mss=None))]
+    /// The script's segment arrives now; False when nothing takes it. `ts`: its timestamps
+    /// option (TSval, TSecr), RFC 7323 §3.
+    #[pyo3(signature = (flags, seq, ack, wnd, length=0, sack=vec![], sack_permitted=false, mss=None, ts=None))]
     #[allow(clippy::too_many_arguments)]
-    fn inject(&mut self, flags: u8, seq: u64, ack: u64, wnd: u32, length: u32, sack: Vec<(u64, u64)>, sack_permitted: bool, mss: Option<u64>) -> PyResult<bool> {
-        guard(|| self.c.inject(tcplab_core::tbit::segment(flags, seq, ack, length, wnd, &sack, sack_permitted), mss))
+    fn inject(&mut self, flags: u8, seq: u64, ack: u64, wnd: u32, length: u32, sack: Vec<(u64, u64)>, sack_permitted: bool, mss: Option<u64>, ts: Option<(u32, u32)>) -> PyResult<bool> {
+        guard(|| self.c.inject(tcplab_core::scripted::with_ts(tcplab_core::tbit::segment(flags, seq, ack, length, wnd, &sack, sack_permitted), ts), mss))
     }
 
     fn write(&mut self, n: u64) -> PyResult<bool> {
@@ -61,14 +62,14 @@ impl ScriptSim {
     }
 
     /// Run the timers due up to `until_s` and return the segments sent since the last call:
-    /// (time_s, flags, seq, ack, len, wnd, sack_permitted, sack blocks).
+    /// (time_s, flags, seq, ack, len, wnd, sack_permitted, sack blocks, (TSval, TSecr) or None).
     fn advance(&mut self, until_s: f64) -> PyResult<Vec<PySeg>> {
         let t = secs("until_s", until_s)?;
         guard(|| {
             self.c
                 .advance(t)
                 .into_iter()
-                .map(|(t, s)| (t as f64 / 1e9, s.flags, s.seq, s.ack, s.len, s.wnd, s.sack_permitted, s.sack_blocks().iter().map(|b| (b.left, b.right)).collect()))
+                .map(|(t, s)| (t as f64 / 1e9, s.flags, s.seq, s.ack, s.len, s.wnd, s.sack_permitted, s.sack_blocks().iter().map(|b| (b.left, b.right)).collect(), s.ts.then_some((s.tsval, s.tsecr))))
                 .collect()
         })
     }

@@ -50,7 +50,8 @@ KNOB_MAP = {
     "variant": "ns-2: the agent class (tahoe Agent/TCP, reno /Reno, newreno /Newreno, sack1 /Sack1, fack /Fack, sack-rh /SackRH)",
     "sack": "ns-2: the sink class (TCPSink/Sack1 with a SACK variant)",
     "sack_blocks": "ns-2: the sink's maxSackBlocks_",
-    "sack_option_header": "fixed: false with SACK (Sacker::append_ack() adds 8 bytes a block)",
+    "sack_option_header": "fixed: false with SACK for the one-way agents (Sacker::append_ack() adds 8 bytes a block), true for FullTcp/Sack",
+    "sack_option_padding": "fixed: false for FullTcp/Sack (SackFullTcpAgent::hdrsize(): sack_option_size_ 2 + 8 bytes a block)",
     "mss": "ns-2: packetSize_ (payload bytes; the 40-byte header is added on the wire)",
     "initial_window": "ns-2: windowInit_ (whole segments)",
     "restart_after_idle": "ns-2: slow_start_restart_",
@@ -60,6 +61,7 @@ KNOB_MAP = {
     "dupthresh_frac": "ns-2: numdupacksFrac_ (0 is ns-2's -1, off)",
     "recover_guard": "ns-2: bugFix_ of Agent/TCP and /Reno",
     "newreno_recover_guard": "ns-2: bugFix_ of /Newreno",
+    "recover_guard_after_timeout_only": "fixed: false for the one-way agents, true for FullTcp (FullTcpAgent::dupack_action() fast-retransmits again while last_cwnd_action_ is DUPACK)",
     "newreno_less_careful": "ns-2: lessCareful_",
     "newreno_ack_heuristic": "ns-2: bugFix_ack_",
     "exit_recovery_fix": "ns-2: exit_recovery_fix_ (/Newreno)",
@@ -95,6 +97,10 @@ KNOB_MAP = {
     "grow_on_recovery_exit": "fixed: true (recv_newack_helper())",
     "syn_timeout_rto_3s": "fixed: false",
     "iw_one_after": "fixed: 1 (bugfix_ss_)",
+    "handshake_ack_alone": "fixed: true for FullTcp (FullTcpAgent::recv() in SYN_SENT, TF_ACKNOW), false for the one-way agents (no ACK of the sink's SYN-ACK)",
+    "syn_ack_opens_cwnd": "fixed: true (FackTcpAgent::recv(), SackRHTcpAgent::recv(): the SYN's ACK opens cwnd_ without the reset to windowInit_)",
+    "newreno_recovery_burst": "fixed: 2 for the one-way agents (NewRenoTcpAgent::recv()'s send_much(0, 0, 2), newreno_changes_ 0), 0 for FullTcp",
+    "halve_cwnd_unfloored": "fixed: true for the one-way agents (slowdown(CLOSE_CWND_HALF) with precisionReduce_ false: cwnd_ = ⌊window()/2⌋, only ssthresh_ floored at 2), false for FullTcp (FullTcpAgent::dupack_action(): cwnd_ = ssthresh_ + dupacks_)",
     "syn_options": "ns-2's SYN carries no options: its packet 0 is 40 bytes (a difference, docs/ns2.md)",
     "handshake_rtt_sample": "ns-2 times the SYN like any packet",
     "synack_on_dup_syn": "no SYN-ACK in one-way agents (ignored)",
@@ -111,7 +117,13 @@ FIXED = {
     "rto_model": "ns2", "rto_backoff": 2.0, "karn": True, "fin": False, "nagle": False, "delack_bytes": False,
     "abc": 0, "early_retransmit": False, "ssthresh_whole_segments": True, "timeout_halves_window": True,
     "syn_timeout_ssthresh": True, "grow_on_recovery_exit": True, "syn_timeout_rto_3s": False, "iw_one_after": 1,
+    "syn_ack_opens_cwnd": True,
     "cc": "reno", "cwnd_validation": "rfc5681", "loss": "dupthresh", "tlp": False, "ecn": "off", "reduction": "halve",
+}
+#: Knobs fixed to one value for the one-way agents and another for FullTcp: (one-way, FullTcp).
+BY_AGENT_KIND = {
+    "handshake_ack_alone": (False, True), "halve_cwnd_unfloored": (True, False), "newreno_recovery_burst": (2, 0),
+    "recover_guard_after_timeout_only": (False, True),
 }
 DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s", "delack_dup_immediate": False}
 
@@ -366,6 +378,13 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
         raise refuse(path("sack"), f"SACK with variant {k['variant']!r}: ns-2's SACK agents are Sack1, Fack and SackRH")
     if not full and k["sack"] and k.get("sack_option_header", False):
         raise refuse(path("sack_option_header"), f"sack_option_header = true: {KNOB_MAP['sack_option_header']}")
+    for name, (one_way, two_way) in BY_AGENT_KIND.items():
+        want = two_way if full else one_way
+        if k.get(name, want) != want:
+            raise refuse(path(name), f"{name} = {k[name]!r}: {KNOB_MAP[name]}")
+    if full and k["sack"] and (not k.get("sack_option_header", True) or k.get("sack_option_padding", True)):
+        name = "sack_option_header" if not k.get("sack_option_header", True) else "sack_option_padding"
+        raise refuse(path(name), f"{name} = {k.get(name, True)!r}: ns-2's FullTcp/Sack counts 2 + 8 bytes a block ({KNOB_MAP['sack_option_padding']})")
     if k["limited_transmit"] != k["limited_transmit_send_one"]:
         raise refuse(path("limited_transmit"), "ns-2's Limited Transmit is send_one() (singledup_): limited_transmit and limited_transmit_send_one together")
     if abs(seconds(k["clock_granularity"], path("clock_granularity")) - seconds(k["timer_tick"], path("timer_tick"))) > 1e-12:
@@ -838,10 +857,6 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
 
     for (c, dirn), pos in sorted(positions.items()):
         cn = conns[c]
-        if cn.full and dirn == "a2b":
-            # FullTcp sends the handshake's ACK on its own before any data (tcplab's first data
-            # segment carries it): every later packet of the client is one further on.
-            pos = [p + 1 if p >= 1 else p for p in pos]
         a, b = (cn.src, cn.dst) if dirn == "a2b" else (cn.dst, cn.src)
         hops = route(nodes, links, a, b)
         em = module(*hops[0])

@@ -120,7 +120,7 @@ def _net4_test(suite: str, name: str, tcp: dict, positions: list, net: str = "ne
         "flows": [{"name": "ftp", "from": "s1", "to": "k1", "bytes": "unlimited", "start": "1s"}],
         "duration": f"{stop:g}s",
     }
-    sc["flows"][0]["drops"] = drops_at_positions(sc, positions, full)
+    sc["flows"][0]["drops"] = drops_at_positions(sc, positions)
     return SuiteTest(suite, name, sc, list(positions))
 
 
@@ -223,12 +223,11 @@ def newreno() -> tuple:
     return tuple(out)
 
 
-def drops_at_positions(sc: dict, positions: list, full: bool = False) -> list:
+def drops_at_positions(sc: dict, positions: list) -> list:
     """tcplab's drops (data segment k, its n-th transmission) of the packets at `positions`
     among connection 0's packets leaving its host, from 0, as a suite's `ErrorModel/List`
     counts them. Found one at a time: a drop changes only what follows it. FullTcp's packet 1 is
-    the handshake's ACK, which tcplab's first data segment carries, so tcplab's position is one
-    less after the SYN (the export shifts it back)."""
+    the handshake's ACK, which the `ns2-full` profile sends on its own too (`handshake_ack_alone`)."""
     from .. import api
     from .script import nbytes
 
@@ -240,10 +239,9 @@ def drops_at_positions(sc: dict, positions: list, full: bool = False) -> list:
         r = api.run(trial, series=["segments"])
         seg = r.series.segments
         tx = seg[(seg["event"] == "tx") & (seg["dir"] == "a2b") & (seg["conn"] == 0)]
-        q = p - 1 if full and p >= 1 else p
-        if q >= len(tx):
+        if p >= len(tx):
             raise ValueError(f"{sc.get('name')}: the flow sends {len(tx)} packets, none at position {p}")
-        row = tx.iloc[q]
+        row = tx.iloc[p]
         if int(row["len"]) == 0:
             raise ValueError(f"{sc.get('name')}: position {p} is a packet without data")
         if mss is None:

@@ -16,8 +16,9 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per script, then the summary.")
 @click.option("--tolerance-ms", type=click.FloatRange(min=0), default=None, help="Timing tolerance (default: the script's --tolerance_usecs, else 4 ms), also at least 12.5 % of the time since the previous event.")
 @click.option("--retries", type=click.IntRange(0, 5), default=0, show_default=True, help="Run a script that failed on timing alone (a packet early, late or missing in its window) up to N more times; the notes say so.")
+@click.option("--no-ts-ecr", is_flag=True, help="Do not compare the TS ecr of outbound packets (packetdrill compares only TS val, and only with --tcp_ts_tick_usecs).")
 @click.option("-v", "--verbose", is_flag=True, help="Print each result's notes (what was approximated or not compared).")
-def script_cmd(paths, stack, kernel, as_json, tolerance_ms, retries, verbose) -> None:
+def script_cmd(paths, stack, kernel, as_json, tolerance_ms, retries, no_ts_ecr, verbose) -> None:
     """Run packetdrill scripts: inject the `<` packets, make the socket calls, and check every
     `>` packet, return value and `%{ tcpi_* }%` assertion. A directory runs every *.pkt below it
     and prints a summary per directory. Exit status 1 when a script fails or cannot be read."""
@@ -47,7 +48,7 @@ def script_cmd(paths, stack, kernel, as_json, tolerance_ms, retries, verbose) ->
         root = Path(p)
         roots.append(root)
         for f in runner.scripts_in(root):
-            r = runner.run_file(f, factory, tol, retries)
+            r = runner.run_file(f, factory, tol, retries, not no_ts_ecr)
             results.append((root, r))
             if as_json:
                 click.echo(json.dumps(r.to_dict()))

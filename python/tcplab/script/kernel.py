@@ -156,7 +156,6 @@ class KernelStack(Stack):
         self.socks: dict = {}
         self.next_fd = 3
         self.conn_fd = None
-        self.ts_val = 0  # the kernel's latest TSval, echoed in the script's TS ecr
         self._pending: list = []
         self._ops: list = []
         self._finished: list = []
@@ -234,9 +233,6 @@ class KernelStack(Stack):
         return out
 
     def _out(self, seg) -> Out:
-        for o in seg.options:
-            if o[0] == "TS":
-                self.ts_val = o[1]
         return Out(seg.t, seg.flags, seg.seq, seg.ack, seg.length, seg.wnd, tuple(seg.options))
 
     def inject(self, pkt, ev) -> None:
@@ -260,10 +256,9 @@ class KernelStack(Stack):
                 base = self.tr.server_isn or 0
                 opts += struct.pack("!BB", 5, 2 + 8 * len(o.values)) + b"".join(struct.pack("!II", (base + a) & 0xFFFFFFFF, (base + b) & 0xFFFFFFFF) for a, b in o.values)
             elif o.name == "TS":
-                # The echo: the kernel's latest TSval (packetdrill maps the script's ecr onto the
-                # kernel's clock; this runner echoes the newest value, 0 stays 0).
-                ecr = self.ts_val if o.values[1] else 0
-                opts += struct.pack("!BBII", 8, 10, o.values[0], ecr)
+                # TSval as written; TSecr already mapped onto the kernel's clock by the runner
+                # (packetdrill's map_inbound_packet, tsopt.py).
+                opts += struct.pack("!BBII", 8, 10, o.values[0] % (1 << 32), o.values[1] % (1 << 32))
         if len(opts) > 40:
             raise Fail(ev, "more than 40 bytes of TCP options")
         tr = self.tr
@@ -286,10 +281,6 @@ class KernelStack(Stack):
                 return f"{w.name} {g[1]} instead of {w.values[0]}"
             if w.name == "sack" and tuple(w.values) != tuple(g[1]):
                 return f"sack {g[1]} instead of {w.values}"
-            if w.name == "TS":
-                note = "TS val/ecr of outbound packets are not compared (the kernel's clock)"
-                if note not in self.notes:
-                    self.notes.append(note)
         return None
 
     # -- socket calls, for real ------------------------------------------------------------

@@ -46,7 +46,7 @@ SIM_MAP = {
     "tcp_slow_start_after_idle": _bool("restart_after_idle"),
     "tcp_syn_retries": lambda v: {"syn_retries": int(v)},
     "tcp_reordering": lambda v: {"dupthresh": int(v)},
-    "tcp_timestamps": "timestamps are not modelled (they matter only when the script's SYN carries TS)",
+    "tcp_timestamps": _bool("timestamps"),
     # The controller (`cc`): Reno and CUBIC are modelled; another name is noted and the stack's
     # own controller runs.
     "tcp_congestion_control": lambda v: {"cc": v.strip()} if v.strip() in ("reno", "cubic") else {},

@@ -11,7 +11,10 @@ packetdrill's semantics (google/packetdrill run.c, run_packet.c, and the paper):
   script's last `>` line are not checked);
 - a socket call's return value (and errno) must be what the script says; a blocking call returns
   later (`start...end` times that return);
-- `%{ }%` blocks run as Python over the socket's `tcpi_*` values.
+- `%{ }%` blocks run as Python over the socket's `tcpi_*` values;
+- TCP timestamps as packetdrill maps them (`tsopt.py`): an inbound TSecr names an earlier outbound
+  TSval, an outbound TSval is compared only with `--tcp_ts_tick_usecs`; the TSecr the stack
+  echoes is compared too.
 
 Offloads are off on both stacks: an outbound line that expects a TSO super-segment is matched
 against its MSS-sized pieces, sent back to back, and the result says so.
@@ -22,11 +25,12 @@ from __future__ import annotations
 import math
 import textwrap
 import time as _time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .knobs import Unsupported, commands
-from .parser import FLAG_CHARS, Event, Packet, Script, ScriptError, parse
+from .parser import FLAG_CHARS, Event, Option, Packet, Script, ScriptError, parse
+from .tsopt import TsMap
 
 PSH = FLAG_CHARS["P"]
 FIN = FLAG_CHARS["F"]
@@ -139,8 +143,9 @@ def _expected_text(p: Packet) -> str:
     return " ".join(x for x in [p.flags, f"{p.seq}:{p.end}({p.length})" if p.seq is not None else "...", f"ack {p.ack}" if p.ack is not None else "", f"win {p.win}" if p.win is not None else ""] if x)
 
 
-def run(script: Script, stack: Stack, tolerance_s: float | None = None) -> Result:
-    """Play `script` against `stack`; the result names the first line that diverged."""
+def run(script: Script, stack: Stack, tolerance_s: float | None = None, check_ts_ecr: bool = True) -> Result:
+    """Play `script` against `stack`; the result names the first line that diverged.
+    `check_ts_ecr=False`: outbound TSecr values are not compared (packetdrill's own rule)."""
     t_start = _time.monotonic()
     res = Result(script.path, stack.name, "pass")
     tol_abs = tolerance_s
@@ -152,8 +157,11 @@ def run(script: Script, stack: Stack, tolerance_s: float | None = None) -> Resul
             tol_abs = TOLERANCE_S
     try:
         _check_supported(script, stack)
+        tick = script.options.get("tcp_ts_tick_usecs", "0")
+        if not tick.isdigit() or int(tick) > 1_000_000:
+            raise ScriptError(f"--tcp_ts_tick_usecs={tick}: expected 0 to 1000000 microseconds", 1, 1)
         stack.start(script)
-        _play(script, stack, tol_abs)
+        _play(script, stack, tol_abs, TsMap(int(tick), check_ts_ecr))
     except Unsupported as e:
         res.status, res.reason = "unsupported", f"not supported: {e}"
     except Fail as f:
@@ -205,7 +213,7 @@ def _check_supported(script: Script, stack: Stack) -> None:
         elif ev.kind == "shell":
             commands(ev.body.commands)
     for k in script.options:
-        if k not in ("tolerance_usecs", "ip_version"):  # --mss: packetdrill cooks GRO packets
+        if k not in ("tolerance_usecs", "ip_version", "tcp_ts_tick_usecs"):  # --mss: packetdrill cooks GRO packets
             raise Unsupported(f"--{k}")
     if script.options.get("ip_version", "ipv4") not in ("ipv4", "ipv4-mapped-ipv6"):
         raise Unsupported(f"--ip_version={script.options['ip_version']}")
@@ -225,7 +233,7 @@ def _window(ev: Event, prev: float) -> tuple[float, float]:
 _CURRENT: dict = {}
 
 
-def _play(script: Script, stack: Stack, tol_abs: float) -> None:
+def _play(script: Script, stack: Stack, tol_abs: float, ts: TsMap) -> None:
     _CURRENT["ev"] = None
     queue: list[Out] = []
     prev = 0.0
@@ -263,6 +271,7 @@ def _play(script: Script, stack: Stack, tol_abs: float) -> None:
                 raise Fail(ev, f"no packet by {deadline:.6f}", _expected_text(p), "nothing")
             # What came first, then when: a packet no line expects is named as such.
             n = _match(ev, p, got, stack, take, tol)
+            _match_ts(ev, p, got, ts, lo if math.isfinite(lo) else got.t, tol_abs)
             if got.t < lo - tol or got.t > hi + tol:
                 when = f"{lo:.6f}" if lo == hi else f"{lo:.6f}~{hi:.6f}"
                 raise Fail(ev, f"timing: the packet came at {got.t:.6f}, expected at {when} (tolerance {tol * 1e3:.1f} ms)", _expected_text(p), got.text())
@@ -281,7 +290,7 @@ def _play(script: Script, stack: Stack, tol_abs: float) -> None:
         acted = max(until, stack.now())
         ev_time[id(ev)] = prev
         if ev.kind == "packet":
-            stack.inject(ev.body, ev)
+            stack.inject(_inbound_ts(ev, ev.body, ts), ev)
             settle(until)
         elif ev.kind == "call":
             r = stack.call(ev, None)
@@ -355,6 +364,42 @@ def _match(ev: Event, p: Packet, got: Out, stack: Stack, take, tol: float) -> in
     return len(pieces)
 
 
+def _ts_of(options) -> tuple | None:
+    for o in options or ():
+        if o == "...":
+            return None
+        if isinstance(o, Option):
+            if o.name == "TS":
+                return o.values
+        elif o[0] == "TS":
+            return (o[1], o[2])
+    return None
+
+
+def _match_ts(ev: Event, p: Packet, got: Out, ts: TsMap, t_event: float, tol_abs: float) -> None:
+    """The TS option of an outbound packet (packetdrill's rules, `tsopt.py`); that it is there at
+    all is the options' comparison."""
+    want, have = _ts_of(p.options), _ts_of(got.options)
+    if want is None or have is None:
+        return
+    err = ts.outbound(want, have, t_event, tol_abs)
+    if err:
+        raise Fail(ev, f"options: {err}", _expected_text(p) + _opts_text(p.options), got.text())
+
+
+def _inbound_ts(ev: Event, p: Packet, ts: TsMap) -> Packet:
+    """The script's packet with its TSecr mapped onto the stack's clock (packetdrill's
+    `map_inbound_packet`); the TSval goes as written."""
+    have = _ts_of(p.options)
+    if have is None:
+        return p
+    live = ts.inbound_ecr(have[1], "." in p.flags)
+    if live is None:
+        raise Fail(ev, f"the script's TS ecr {have[1]} names no TS val the stack sent (packetdrill: unable to infer live TS ecr)")
+    opts = tuple(Option("TS", (have[0], live)) if isinstance(o, Option) and o.name == "TS" else o for o in p.options)
+    return replace(p, options=opts)
+
+
 def _opts_text(opts) -> str:
     if opts is None:
         return ""
@@ -404,21 +449,21 @@ def _tcpi_text(info: dict, code: str) -> str:
 TIMING_FAILURES = ("timing:", "no packet by", "the call returned at")
 
 
-def run_file(path, stack_factory, tolerance_s: float | None = None, retries: int = 0) -> Result:
+def run_file(path, stack_factory, tolerance_s: float | None = None, retries: int = 0, check_ts_ecr: bool = True) -> Result:
     """Parse and run one script; a parse error is a result (status "error") naming line and column.
     `retries`: run a script that failed on timing alone up to this many more times (the result
-    says so in its notes)."""
+    says so in its notes). `check_ts_ecr=False`: packetdrill's rule, outbound TSecr not compared."""
     path = Path(path)
     try:
         script = parse(path.read_text(errors="replace"), str(path))
     except ScriptError as e:
         return Result(str(path), "-", "error", e.line, e.col, reason=e.reason)
-    r = run(script, stack_factory(), tolerance_s)
+    r = run(script, stack_factory(), tolerance_s, check_ts_ecr)
     for k in range(retries):
         if not (r.status == "fail" and r.reason.startswith(TIMING_FAILURES)):
             break
         first = f"line {r.line}: {r.reason}"
-        r = run(script, stack_factory(), tolerance_s)
+        r = run(script, stack_factory(), tolerance_s, check_ts_ecr)
         r.notes.append(f"run {k + 2}: the previous run failed on timing ({first})")
     return r
 

@@ -2,8 +2,9 @@
 (`tcplab._core.ScriptSim`, crates/tcplab-core/src/scripted.rs) in virtual time, behind a socket
 model that maps the script's calls onto the connection's listen/connect/write/read/close.
 
-What the model or the runner lacks is named, never faked: TCP timestamps (modelled by the core,
-not yet played by this runner) and Fast Open make a script "not supported"; window scaling is not modelled (a `wscale` option in an expected packet is not
+What the model or the runner lacks is named, never faked: Fast Open makes a script "not
+supported"; TCP timestamps (RFC 7323, the `timestamps` knob, `tcp_timestamps`) are played with
+their values (the runner maps them as packetdrill does, `tsopt.py`); window scaling is not modelled (a `wscale` option in an expected packet is not
 compared, and the script's scaled windows are passed unscaled); PSH is not modelled (not
 compared); sysctls without a counterpart are listed in the result's notes (knobs.SIM_MAP).
 """
@@ -44,10 +45,6 @@ class SimStack(Stack):
         for ev in script.events:
             if ev.kind == "packet" and ev.body.direction == "<" and set("S.") <= set(ev.body.flags) and self.synack_mss is None:
                 self.synack_mss = next((o.values[0] for o in ev.body.options or () if o != "..." and o.name == "mss"), None)
-            if ev.kind == "packet":
-                for o in ev.body.options or ():
-                    if o != "..." and o.name == "TS":
-                        raise Unsupported(f"TCP timestamps (TS option, line {ev.line}): the simulator models them (`timestamps`), the script runner does not yet play their values")
         # A bad stack description fails here, naming the key.
         self._make(probe=True)
 
@@ -85,12 +82,14 @@ class SimStack(Stack):
             self._now = max(self._now, until)
             return []
         out = []
-        for t, flags, seq, ack, length, wnd, sp, sack in self.sim.advance(max(0.0, until)):
+        for t, flags, seq, ack, length, wnd, sp, sack, ts in self.sim.advance(max(0.0, until)):
             opts = []
             if flags & 0x02:
                 opts.append(("mss", self.own_mss))
                 if sp:
                     opts.append(("sackOK",))
+            if ts is not None:
+                opts.append(("TS", ts[0], ts[1]))
             if sack:
                 opts.append(("sack", tuple(sack)))
             out.append(Out(t, flags, seq, ack, length, wnd, tuple(opts)))
@@ -99,7 +98,7 @@ class SimStack(Stack):
     def inject(self, pkt, ev) -> None:
         if self.sim is None:
             raise Unsupported(f"a packet before listen() or connect() (line {ev.line}): the simulated stack answers nothing")
-        mss = sack_ok = None
+        mss = sack_ok = ts = None
         blocks = []
         for o in pkt.options or ():
             if o == "...":
@@ -110,6 +109,8 @@ class SimStack(Stack):
                 sack_ok = True
             elif o.name == "sack":
                 blocks = list(o.values)
+            elif o.name == "TS":
+                ts = tuple(int(x) % (1 << 32) for x in o.values)  # TSecr already mapped by the runner
             elif o.name == "wscale" and "S" in pkt.flags:
                 self.peer_wscale = min(o.values[0], 14)
         if pkt.seq is None:
@@ -117,7 +118,7 @@ class SimStack(Stack):
         win = pkt.win if pkt.win is not None else 65535
         if "S" not in pkt.flags:
             win <<= self.peer_wscale  # RFC 7323 §2.3: the scaled window, as the model reads bytes
-        self.sim.inject(pkt.flag_bits, pkt.seq, pkt.ack or 0, min(win, 2**32 - 1), pkt.length, blocks, bool(sack_ok), mss)
+        self.sim.inject(pkt.flag_bits, pkt.seq, pkt.ack or 0, min(win, 2**32 - 1), pkt.length, blocks, bool(sack_ok), mss, ts)
         self._check_pending()
 
     def compare_options(self, exp, got) -> str | None:
@@ -129,7 +130,7 @@ class SimStack(Stack):
             note = "window scaling is not modelled: expected wscale options are not compared"
             if note not in self.notes:
                 self.notes.append(note)
-        for name in ("mss", "sackOK"):
+        for name in ("mss", "sackOK", "TS"):
             if (name in want) != (name in have):
                 return f"{name} {'missing' if name in want else 'not expected'}"
             if name == "mss" and want.get("mss") != have.get("mss"):

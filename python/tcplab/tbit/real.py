@@ -2,7 +2,8 @@
 namespaces in which it meets the real Linux stack.
 
 `RawTransport` speaks for an address that the local kernel does not own (the "alias"): it
-builds Ethernet, IPv4 and TCP headers itself, answers ARP for the alias, and reads the server's
+builds Ethernet, IPv4 and TCP frames with the core's codec (`tcplab._core.wire`, the
+crate's trace/wire.rs, which also writes the simulator's captures), answers ARP for the alias, and reads the server's
 frames with their kernel receive timestamps. As no local socket owns the alias, the kernel never
 answers the server with a RST. (TBIT proper used the host's own address and a firewall rule
 against the kernel's RSTs; KERNEL_LAB-style alias addressing needs no rule.)
@@ -33,22 +34,14 @@ import sys
 import time
 from pathlib import Path
 
-from .. import netns
+from .. import _core, netns
 from .transport import ACK, RST, SYN, Seg, Transport
 
 ETH_P_IP, ETH_P_ARP, ETH_P_ALL = 0x0800, 0x0806, 0x0003
 SO_TIMESTAMPNS = 35  # asm-generic/socket.h (SO_TIMESTAMPNS_OLD); also its SCM_ type
 CLONE_NEWNET = 0x40000000
 PACKET_OUTGOING = 4
-
-
-def _csum(data: bytes) -> int:
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
+_ETH_ARP = struct.pack("!H", ETH_P_ARP)
 
 
 def _mac(s: str) -> bytes:
@@ -166,18 +159,12 @@ class RawTransport(Transport):
 
     # -- frames ------------------------------------------------------------------------------
 
-    def _frame(self, flags: int, seq: int, ack: int, wnd: int, payload: bytes, opts: bytes, dst: str, sport: int, dport: int) -> bytes:
-        while len(opts) % 4:
-            opts += b"\x01"
-        off = (20 + len(opts)) // 4
-        src_b, dst_b = socket.inet_aton(self.src), socket.inet_aton(dst)
-        tcp = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, off << 4, flags, min(wnd, 65535), 0, 0) + opts + payload
-        pseudo = src_b + dst_b + struct.pack("!BBH", 0, 6, len(tcp))
-        tcp = tcp[:16] + struct.pack("!H", _csum(pseudo + tcp)) + tcp[18:]
+    def _frame(self, flags: int, seq: int, ack: int, wnd: int, payload: bytes, dst: str, sport: int, dport: int, mss: int | None = None,
+               sack_permitted: bool = False, sack=()) -> bytes:  # fmt: skip
+        """A frame from the alias with the next IP identification (absolute sequence numbers)."""
         self.id = (self.id + 1) & 0xFFFF
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), self.id, 0x4000, 64, 6, 0, src_b, dst_b)
-        ip = ip[:10] + struct.pack("!H", _csum(ip)) + ip[12:]
-        return _mac(self.hop_mac) + _mac(self.my_mac) + struct.pack("!H", ETH_P_IP) + ip + tcp
+        return _core.wire.tcp_frame(self.my_mac, self.hop_mac, self.src, dst, sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, flags, min(wnd, 65535),
+                                    bytes(payload), mss=mss, sack_permitted=sack_permitted, sack=list(sack), ip_id=self.id)  # fmt: skip
 
     def _arp_reply(self, frame: bytes) -> None:
         # RFC 826: answer a request for the alias with our MAC.
@@ -201,74 +188,31 @@ class RawTransport(Transport):
 
     def _parse(self, frame: bytes, t: float) -> Seg | None:
         """The server's segment in `frame`, or None: frames not for this connection are ignored,
-        malformed ones (any length or offset that does not fit) are dropped and counted."""
-        if len(frame) < 14:
-            return self._drop()
-        etype = struct.unpack("!H", frame[12:14])[0]
-        if etype == ETH_P_ARP:
+        malformed ones (any length, offset or TCP option that does not fit; the codec names the
+        byte) are dropped and counted, whichever connection they claim to be of."""
+        if len(frame) >= 14 and frame[12:14] == _ETH_ARP:
             self._arp_reply(frame)
             return None
-        if etype != ETH_P_IP:
+        try:
+            p = _core.wire.parse_tcp(frame)
+        except ValueError:
+            return self._drop()
+        if p is None or p["src_ip"] != self.dst or p["dst_ip"] != self.src:
             return None
-        ip = frame[14:]
-        if len(ip) < 20 or ip[0] >> 4 != 4:
-            return self._drop()
-        ihl = (ip[0] & 0x0F) * 4
-        tot = struct.unpack("!H", ip[2:4])[0]
-        # Ethernet may pad a frame beyond the IP total length, never cut it short.
-        if ihl < 20 or tot < ihl or tot > len(ip):
-            return self._drop()
-        if ip[9] != 6 or ip[12:16] != socket.inet_aton(self.dst) or ip[16:20] != socket.inet_aton(self.src):
-            return None
-        tcp = ip[ihl:tot]
-        if len(tcp) < 20:
-            return self._drop()
-        sport, dport, seq, ack, off, flags, wnd = struct.unpack("!HHIIBBH", tcp[:16])
-        hl = (off >> 4) * 4
-        if hl < 20 or hl > len(tcp):
-            return self._drop()
+        sport, dport, seq, ack, flags = p["sport"], p["dport"], p["seq"], p["ack"], p["flags"]
         if self.peer_mode:
             if dport != self.peer_port:
                 return None
         elif sport != self.port or dport != self.sport:
             return None
-        mss, sack_ok, blocks, wire = None, False, [], []
-        opts = tcp[20:hl]
-        i = 0
-        while i < len(opts):
-            kind = opts[i]
-            if kind == 0:
-                wire.append(("eol",))
-                break
-            if kind == 1:
-                wire.append(("nop",))
-                i += 1
-                continue
-            # RFC 9293 §3.1: every other option has a length octet, at least 2, within the header.
-            if i + 1 >= len(opts) or opts[i + 1] < 2 or i + opts[i + 1] > len(opts):
-                return self._drop()
-            ln = opts[i + 1]
-            val = opts[i + 2 : i + ln]
-            if kind == 2:
-                if ln != 4:
-                    return self._drop()
-                mss = struct.unpack("!H", val)[0]
-                wire.append(("mss", mss))
-            elif kind == 4:
+        wire, mss, sack_ok, blocks = p["options"], None, False, ()
+        for o in wire:
+            if o[0] == "mss":
+                mss = o[1]
+            elif o[0] == "sackOK":
                 sack_ok = True
-                wire.append(("sackOK",))
-            elif kind == 5:
-                if (ln - 2) % 8:
-                    return self._drop()
-                blocks = [struct.unpack("!II", val[j : j + 8]) for j in range(0, len(val), 8)]
-                wire.append(("sack", None))  # filled with relative edges below
-            elif kind == 3 and ln == 3:
-                wire.append(("wscale", val[0]))
-            elif kind == 8 and ln == 10:
-                wire.append(("TS", *struct.unpack("!II", val)))
-            else:
-                wire.append(("kind", kind))
-            i += ln
+            elif o[0] == "sack":
+                blocks = o[1]
         if flags & SYN and not self.peer_mode:
             self.server_isn = seq
         base = seq if self.peer_mode and flags & SYN else self.server_isn
@@ -279,7 +223,7 @@ class RawTransport(Transport):
         # RFC 2018 §3: the server's SACK blocks name the prober's data: relative to our ISN.
         rblocks = tuple(((a - self.isn) & 0xFFFFFFFF, (b - self.isn) & 0xFFFFFFFF) for a, b in blocks)
         wire = tuple(("sack", rblocks) if o[0] == "sack" else o for o in wire)
-        return Seg(t, flags, rel, rack, len(tcp) - hl, wnd, sack_ok, rblocks, mss, wire, ip[1])
+        return Seg(t, flags, rel, rack, len(p["payload"]), p["window"], sack_ok, rblocks, mss, wire, p["tos"])
 
     # -- the Transport interface -------------------------------------------------------------
 
@@ -303,17 +247,12 @@ class RawTransport(Transport):
         return time.time() - self.t0
 
     def send(self, flags, seq, ack, wnd, payload=b"", sack=(), sack_permitted=False, mss=None) -> float:
-        opts = b""
-        if mss is not None:
-            opts += struct.pack("!BBH", 2, 4, mss)
-        if sack_permitted:
-            opts += b"\x01\x01\x04\x02"
+        blocks = []
         if sack and self.server_isn is not None:
-            blocks = b"".join(struct.pack("!II", (self.server_isn + a) & 0xFFFFFFFF, (self.server_isn + b) & 0xFFFFFFFF) for a, b in list(sack)[:3])
-            opts += b"\x01\x01" + struct.pack("!BB", 5, 2 + len(blocks)) + blocks
+            blocks = [((self.server_isn + a) & 0xFFFFFFFF, (self.server_isn + b) & 0xFFFFFFFF) for a, b in list(sack)[:3]]
         self.snd_nxt = max(self.snd_nxt, seq + len(payload) + (1 if flags & SYN else 0))
         abs_ack = 0 if self.server_isn is None else (self.server_isn + ack)
-        frame = self._frame(flags, self.isn + seq, abs_ack, wnd, bytes(payload), opts, self.dst, self.sport, self.port)
+        frame = self._frame(flags, self.isn + seq, abs_ack, wnd, bytes(payload), self.dst, self.sport, self.port, mss=mss, sack_permitted=sack_permitted, sack=blocks)
         t = self.now()
         self.sock.send(frame)
         return t
@@ -348,7 +287,7 @@ class RawTransport(Transport):
         # End the server's side: a RST at exactly the sequence number it expects next (RFC 5961
         # §3.2: any other in-window RST only draws a challenge ACK).
         if self.server_isn is not None and not self.peer_mode:
-            self.sock.send(self._frame(RST, self.isn + self.snd_nxt, 0, 0, b"", b"", self.dst, self.sport, self.port))
+            self.sock.send(self._frame(RST, self.isn + self.snd_nxt, 0, 0, b"", self.dst, self.sport, self.port))
         self.server_isn = None
 
     def can_peer_connect(self) -> bool:

@@ -137,9 +137,12 @@ pub struct Segment {
     pub n_sack: u8,
     /// The SACK-permitted option (RFC 2018 §2), meaningful on SYN and SYN-ACK only.
     pub sack_permitted: bool,
-    /// The SACK option counts 8 bytes a block only, without kind, length and padding (ns-2's
-    /// `Sacker::append_ack()`, tcp/tcp-sink.cc; the `sack_option_header` knob off).
-    pub sack_bare: bool,
+    /// Bytes the SACK option counts on the wire below RFC 2018's 4 + 8n (kind, length, two
+    /// NOPs): 0; 4 for ns-2's one-way sinks, 8 bytes a block only (`Sacker::append_ack()`,
+    /// tcp/tcp-sink.cc; the `sack_option_header` knob off); 2 for ns-2's FullTcp/Sack, kind and
+    /// length without padding (`SackFullTcpAgent::hdrsize()`, `sack_option_size_` 2,
+    /// tcp/tcp-full.cc; `sack_option_padding` off).
+    pub sack_trim: u8,
     /// The IP header's ECN field (RFC 3168 §5: `ECN_NOT_ECT`, `ECN_ECT0`, `ECN_CE`, ...): set by
     /// the sender on the data of an ECN connection, changed to CE by a marking queue. It
     /// belongs to the IP header; it rides here, in the segment's padding, so the packet stays
@@ -202,7 +205,7 @@ impl Segment {
     }
     /// Bytes on the wire: payload + 40 header bytes + options.
     pub fn wire_bytes(&self) -> u32 {
-        let sack = if self.sack_bare { 8 * self.n_sack as u32 } else { sack_option_bytes(self.n_sack as usize) };
+        let sack = sack_option_bytes(self.n_sack as usize).saturating_sub(if self.n_sack > 0 { self.sack_trim as u32 } else { 0 });
         self.len + HEADER_BYTES + self.opt_len as u32 + sack
     }
 }

@@ -509,6 +509,11 @@ tcp_knobs! {
     /// `Sacker::append_ack()` (tcp/tcp-sink.cc) adds to the ACK's size; captures still write a
     /// valid option (4 + 8n bytes).
     sack_option_header: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// With `sack_option_header`, the option is padded to a multiple of 4 bytes by two NOPs
+    /// (RFC 2018 §3's layout): 4 + 8n bytes. Off: kind and length only, 2 + 8n bytes, as ns-2's
+    /// FullTcp/Sack counts it (`SackFullTcpAgent::hdrsize()`, `sack_option_size_` 2,
+    /// tcp/tcp-full.cc); captures still write the padded option.
+    sack_option_padding: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// Sender maximum segment size, payload bytes (SMSS, RFC 5681 §2).
     mss: Size,
     /// Initial window: segments, `"rfc3390"`, `"rfc6928"`, a byte limit, or
@@ -548,6 +553,13 @@ tcp_knobs! {
     /// with `bugFix_` false, which fast-retransmits again for duplicate ACKs of a window already
     /// being repaired or resent after a timeout.
     newreno_recover_guard: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// Reno, NewReno: the `recover` guard (`recover_guard`, `newreno_recover_guard`) holds only
+    /// after a timeout; once a fast retransmit has happened since the last timeout, duplicate
+    /// ACKs of the same window fast-retransmit again. ns-2's FullTcp: `FullTcpAgent::dupack_action()`
+    /// takes the full Reno action whenever `last_cwnd_action_` is `CWND_ACTION_DUPACK`, which
+    /// `fast_retransmit()` sets and only `timeout_action()` replaces (tcp/tcp-full.cc). Off: the
+    /// guard holds after any reduction (RFC 6582 §3.2 step 2).
+    recover_guard_after_timeout_only: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// NewReno: with `newreno_recover_guard`, also fast-retransmit when the cumulative ACK
     /// equals `recover` (RFC 2582 §6's "Less Careful" variant; ns-2's `lessCareful_`,
     /// tcp/tcp-newreno.cc `dupack_action()`). Off: RFC 6582 §3.2 step 2, more than `recover`.
@@ -587,6 +599,18 @@ tcp_knobs! {
     /// "Slow-but-Steady"; ns-2's `newreno_changes1_` 0). Off: only the first does ("Impatient";
     /// ns-2's default `newreno_changes1_` 1).
     slow_but_steady: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// NewReno: most segments sent in reply to one ACK during fast recovery, besides a partial
+    /// ACK's retransmission; 0 = no limit (what the window allows, RFC 6582). ns-2's
+    /// `NewRenoTcpAgent::recv()` ends with `send_much(0, 0, 2)` while `dupacks_ ≥ numdupacks_`
+    /// and `newreno_changes_` is 0, its default (tcp/tcp-newreno.cc): 2.
+    newreno_recovery_burst: u32 [skip_if = "is_zero", default = "zero"],
+    /// Reno, NewReno: the fast retransmit sets cwnd to ⌊W/2⌋ segments, W = ⌊min(cwnd, rwnd)⌋ in
+    /// whole segments, not floored at 2 as ssthresh is (ns-2's `slowdown(CLOSE_SSTHRESH_HALF |
+    /// CLOSE_CWND_HALF)` with `precisionReduce_` false: `cwnd_ = halfwin`, then only
+    /// `ssthresh_` is raised to 2, tcp/tcp.cc). The recovery window is that plus the duplicate
+    /// ACKs (ns-2's `cwnd_ + dupwnd_`), and the recovery ends at it (Reno; NewReno takes
+    /// min(cwnd, ssthresh) as before). Off: cwnd = ssthresh (RFC 5681 §3.2 step 2).
+    halve_cwnd_unfloored: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
     /// duplicate ACKs, cwnd unchanged.
     limited_transmit: bool,
@@ -608,6 +632,19 @@ tcp_knobs! {
     /// ns-2's FullTcp counts none: a SYN is `headersize()`, the 40-byte `tcpip_base_hdr_size_`
     /// (tcp/tcp-full.cc `sendpacket()`; options other than timestamps are not counted). At most 40.
     syn_options: u32 [skip_if = "is_syn_options_default", default = "syn_options_default"],
+    /// The active opener acknowledges the SYN-ACK with an ACK of its own before any data
+    /// (ns-2's FullTcp: `FullTcpAgent::recv()` in `TCPS_SYN_SENT` sets `TF_ACKNOW` on a SYN-ACK
+    /// without data, and that ACK leaves alone ahead of the first segment, tcp/tcp-full.cc).
+    /// Off: the first data segment carries the acknowledgment (RFC 793 §3.4 allows either), a
+    /// pure ACK only when there is nothing to send.
+    handshake_ack_alone: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// `fack` and `sack-rh` as active openers: the SYN's ACK opens cwnd from one segment as any
+    /// new ACK does and the initial window is not applied, so data starts at cwnd 2 whatever
+    /// `initial_window` (ns-2's `FackTcpAgent::recv()` → `recv_newack_helper()` → `opencwnd()`
+    /// without `TcpAgent::recv()`'s reset to `windowInit_` when `last_ack_ == 0`, tcp/tcp-fack.cc;
+    /// `SackRHTcpAgent::recv()` alike, tcp/tcp-sack-rh.cc). Other variants, and a passive
+    /// opener: no effect. Off: data starts at the initial window.
+    syn_ack_opens_cwnd: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Nagle (RFC 896, RFC 1122 §4.2.3.4): a new segment shorter than the MSS waits while any
     /// data is unacknowledged; full segments, retransmissions and a short segment with nothing
     /// outstanding go at once. ns-2 FullTcp's `nodelay_` false (its default), the sender SWS
@@ -864,6 +901,7 @@ impl TcpConfig {
             sack: false,
             sack_blocks: 4,
             sack_option_header: true,
+            sack_option_padding: true,
             mss: Size(1460),
             initial_window: InitialWindow::Rule(IwRule::Rfc3390),
             restart_after_idle: true,
@@ -875,6 +913,7 @@ impl TcpConfig {
             aggressive_maxburst: true,
             recover_guard: false,
             newreno_recover_guard: true,
+            recover_guard_after_timeout_only: false,
             newreno_less_careful: false,
             newreno_ack_heuristic: false,
             ssthresh_whole_segments: false,
@@ -884,12 +923,16 @@ impl TcpConfig {
             exit_recovery_fix: true,
             partial_window_deflation: true,
             slow_but_steady: false,
+            newreno_recovery_burst: 0,
+            halve_cwnd_unfloored: false,
             limited_transmit: false,
             limited_transmit_send_one: false,
             abc: 0,
             early_retransmit: false,
             handshake: true,
             syn_options: SYN_OPTIONS_DEFAULT,
+            handshake_ack_alone: false,
+            syn_ack_opens_cwnd: false,
             nagle: false,
             pacing: false,
             fin: true,
@@ -968,6 +1011,12 @@ impl TcpConfig {
                 c.delack_dup_immediate = false;
                 // Sacker::append_ack() (tcp/tcp-sink.cc): 8 bytes a SACK block, no kind/length.
                 c.sack_option_header = false;
+                // FackTcpAgent::recv() / SackRHTcpAgent::recv(): the SYN's ACK opens cwnd to 2.
+                c.syn_ack_opens_cwnd = true;
+                // NewRenoTcpAgent::recv(): send_much(0, 0, 2) in fast recovery (tcp/tcp-newreno.cc).
+                c.newreno_recovery_burst = 2;
+                // slowdown(CLOSE_CWND_HALF): cwnd_ = ⌊window()/2⌋, not floored at 2 (tcp/tcp.cc).
+                c.halve_cwnd_unfloored = true;
             }
             // ns-2's two-way `Agent/TCP/FullTcp` (tcp/tcp-full.cc, tcl/lib/ns-default.tcl), the TCP
             // of RFC 2415, over the `ns2` profile's `Agent/TCP` timers and Reno response (its
@@ -1005,9 +1054,20 @@ impl TcpConfig {
                 c.delack_bytes = true;
                 // FullTcp acknowledges old data at once (`recv()`'s dropafterack, tcp/tcp-full.cc).
                 c.delack_dup_immediate = true;
+                // SackFullTcpAgent::hdrsize() (tcp/tcp-full.cc): 2 + 8 bytes a block.
                 c.sack_option_header = true;
+                c.sack_option_padding = false;
                 c.nagle = true;
                 c.restart_after_idle = true;
+                // FullTcpAgent::recv() in SYN_SENT: TF_ACKNOW, the handshake's ACK on its own.
+                c.handshake_ack_alone = true;
+                // FullTcp's recv() sends what the window allows in recovery (no send_much(0, 0, 2)).
+                c.newreno_recovery_burst = 0;
+                // FullTcpAgent::dupack_action(): cwnd_ = ssthresh_ + dupacks_ after slowdown(),
+                // the floored half (tcp/tcp-full.cc).
+                c.halve_cwnd_unfloored = false;
+                // FullTcpAgent::dupack_action(): the recover_ guard only after a timeout.
+                c.recover_guard_after_timeout_only = true;
             }
             // 4.4BSD-Lite / NetBSD 1.x (Stevens, TCP/IP Illustrated vol. 2): Reno, IW 1, 500 ms
             // slow timer, 200 ms delayed-ACK fast timer, minimum RTO 2 ticks, initial SYN RTO 6 s
@@ -1154,9 +1214,11 @@ impl TcpConfig {
             ("delack_fill_immediate", serde_json::json!(self.delack_fill_immediate)),
             ("delack_dup_immediate", serde_json::json!(self.delack_dup_immediate)),
             ("sack_option_header", serde_json::json!(self.sack_option_header)),
+            ("sack_option_padding", serde_json::json!(self.sack_option_padding)),
             ("limited_transmit_send_one", serde_json::json!(self.limited_transmit_send_one)),
             ("max_burst", serde_json::json!(self.max_burst)),
             ("newreno_recover_guard", serde_json::json!(self.newreno_recover_guard)),
+            ("recover_guard_after_timeout_only", serde_json::json!(self.recover_guard_after_timeout_only)),
             ("newreno_less_careful", serde_json::json!(self.newreno_less_careful)),
             ("newreno_ack_heuristic", serde_json::json!(self.newreno_ack_heuristic)),
             ("dupthresh_frac", serde_json::json!(self.dupthresh_frac)),
@@ -1166,6 +1228,10 @@ impl TcpConfig {
             ("iw_one_after", serde_json::json!(self.iw_one_after)),
             ("delack_bytes", serde_json::json!(self.delack_bytes)),
             ("syn_options", serde_json::json!(self.syn_options)),
+            ("handshake_ack_alone", serde_json::json!(self.handshake_ack_alone)),
+            ("syn_ack_opens_cwnd", serde_json::json!(self.syn_ack_opens_cwnd)),
+            ("newreno_recovery_burst", serde_json::json!(self.newreno_recovery_burst)),
+            ("halve_cwnd_unfloored", serde_json::json!(self.halve_cwnd_unfloored)),
             ("nagle", serde_json::json!(self.nagle)),
             ("fin_with_data", serde_json::json!(self.fin_with_data)),
             ("timestamps", serde_json::json!(self.timestamps)),

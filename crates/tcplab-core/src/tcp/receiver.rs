@@ -222,7 +222,13 @@ impl TcpReceiver {
             blocks[k] = SackBlock { left: l, right: r };
         }
         seg.set_sack_blocks(&blocks[..n]);
-        seg.sack_bare = !self.cfg.sack_option_header;
+        seg.sack_trim = if !self.cfg.sack_option_header {
+            4
+        } else if !self.cfg.sack_option_padding {
+            2
+        } else {
+            0
+        };
     }
 
     fn send_synack(&mut self, out: &mut Vec<OutSeg>) {

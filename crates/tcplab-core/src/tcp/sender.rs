@@ -25,7 +25,7 @@ impl TcpSender {
         let cfg: std::sync::Arc<TcpConfig> = cfg.into();
         let rec: Box<dyn Recovery> = match cfg.variant {
             Variant::Tahoe => Box::new(Tahoe),
-            Variant::Reno => Box::new(Reno),
+            Variant::Reno => Box::new(Reno::default()),
             Variant::Newreno => Box::new(NewReno::default()),
             // With RACK, Linux's own state machine (recovery/linux.rs) replaces RFC 6675's.
             Variant::Sack if cfg.loss == super::config::LossModel::Rack => Box::new(LinuxRecovery::new(&cfg)),
@@ -191,10 +191,24 @@ impl TcpSender {
         if iw_one_segment(&c.cfg, c.syn_tx.saturating_sub(1)) {
             c.cc_event(CongestionEvent::HandshakeLoss);
         }
+        if c.cfg.syn_ack_opens_cwnd && matches!(c.cfg.variant, Variant::Fack | Variant::SackRh) {
+            // ns-2's FackTcpAgent::recv() (tcp/tcp-fack.cc) and SackRHTcpAgent::recv()
+            // (tcp/tcp-sack-rh.cc) take the SYN's ACK as a new ACK: opencwnd() from the SYN's
+            // cwnd_ 1 (slow start, ssthresh_ at least 2), without TcpAgent::recv()'s reset to
+            // windowInit_ when last_ack_ == 0. Data starts at 2 segments.
+            let two = 2 * c.mss;
+            c.legacy_set_cwnd(two);
+        }
+        let ack_alone = c.cfg.handshake_ack_alone;
+        if ack_alone {
+            // ns-2 FullTcpAgent::recv(), TCPS_SYN_SENT: a SYN-ACK without data sets TF_ACKNOW and
+            // the ACK leaves as a packet of its own before the first data segment (tcp/tcp-full.cc).
+            out.push(OutSeg { seg: Segment { seq: 1, ack: c.ack_no, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other });
+        }
         c.begin_data(out);
         self.rec.after_app_send(&mut self.core);
         let c = &mut self.core;
-        if c.snd_max == 1 && !c.fin_pending() {
+        if c.snd_max == 1 && !c.fin_pending() && !ack_alone {
             // Nothing to send: acknowledge the SYN-ACK with a pure ACK.
             out.push(OutSeg { seg: Segment { seq: 1, ack: c.ack_no, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other });
         }

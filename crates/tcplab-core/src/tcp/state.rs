@@ -19,6 +19,8 @@ use crate::net::{PacketTag, Segment, ECN_ECT0, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLA
 use crate::units::Time;
 use std::collections::BTreeMap;
 
+/// Linux `net.ipv4.tcp_max_reordering` (default 300): the most `tp->reordering` may reach.
+const MAX_REORDERING: u32 = 300;
 
 /// A segment to transmit and its drop-filter tag.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,6 +139,10 @@ pub struct SenderCore {
     /// The receiver's advertised window.
     pub peer_wnd: u64,
     pub dupacks: u32,
+    /// Linux `tp->reordering`: the reordering degree seen, in segments; starts at the
+    /// `dupthresh` knob (`net.ipv4.tcp_reordering`, 3) and is raised by
+    /// `check_sack_reordering` (`tcpi_reordering`).
+    pub reordering: u32,
     /// RFC 6582 `recover`, as an exclusive end (snd_max when it was set).
     pub recover: u64,
     pub in_recovery: bool,
@@ -238,6 +244,7 @@ impl SenderCore {
             ack_no: cfg.handshake as u64,
             cwnd: cfg.initial_window.bytes(mss as u32),
             ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
+            reordering: cfg.dupthresh,
             cc: make_cc(&cfg),
             loss: match cfg.loss {
                 super::config::LossModel::Dupthresh => Box::new(DupThresh::new(&cfg)) as Box<dyn LossDetection>,
@@ -1014,21 +1021,50 @@ impl SenderCore {
     pub fn detect_losses(&mut self, recovering: bool, prior_fack: u64, on_timer: bool) -> RackVerdict {
         let min_rtt = (self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns);
         let sacked = if self.sb.is_empty() { 0 } else { self.sb.sacked_bytes().div_ceil(self.mss) };
+        let reord_low = if on_timer { u64::MAX } else { self.txq.take_reord() };
+        if reord_low < prior_fack {
+            self.check_sack_reordering(reord_low);
+        }
         let i = RackInput {
             now: self.now,
             srtt: self.rtt.srtt(),
             min_rtt,
             recovering,
             sacked_segs: sacked,
-            reordering: self.cfg.dupthresh,
+            // tcp_rack_reo_wnd() reads tp->reordering.
+            reordering: self.reordering,
             sample: if on_timer { None } else { self.ack_rack.take() },
-            reord_low: if on_timer { u64::MAX } else { self.txq.take_reord() },
+            reord_low,
             prior_fack,
         };
         if on_timer {
             self.loss.on_reo_timeout(&i, &mut self.txq)
         } else {
             self.loss.on_ack(&i, &mut self.txq)
+        }
+    }
+
+    /// Linux `tcp_check_sack_reordering()` (net/ipv4/tcp_input.c), called by `tcp_sacktag_write_queue`
+    /// and `tcp_clean_rtx_queue` when a never-retransmitted segment starting at `low_seq` was
+    /// delivered below the highest SACKed sequence before the ACK (`prior_fack`): "It's
+    /// reordering when higher sequence was delivered (i.e. sacked) before some lower
+    /// never-retransmitted sequence". The distance is measured to `tcp_highest_sack_seq()` now
+    /// (the start of the highest SACKed segment; snd_una when nothing is SACKed) and, in whole
+    /// segments rounded up, raises `tp->reordering` when above it, at most
+    /// `sysctl_tcp_max_reordering` (300). The kernel's other writers are not modelled here:
+    /// `tcp_check_reno_reordering` (no SACK), the partial undo's call (`tcp_try_undo_partial`)
+    /// and the clamp back to `tcp_reordering` in `tcp_enter_loss`.
+    fn check_sack_reordering(&mut self, low_seq: u64) {
+        let fack = match self.sb.highest() {
+            None => self.snd_una,
+            Some(h) => self.txq.records().filter(|r| r.sacked && r.start < h).last().map_or(self.snd_una, |r| r.start),
+        };
+        if low_seq >= fack || self.mss == 0 {
+            return;
+        }
+        let metric = fack - low_seq;
+        if metric > u64::from(self.reordering) * self.mss {
+            self.reordering = metric.div_ceil(self.mss).min(u64::from(MAX_REORDERING)) as u32;
         }
     }
 

@@ -3,6 +3,11 @@
 //! checksums (RFC 1071). Payload bytes are zeros; when the payload is not captured the checksum is
 //! still that of the whole segment (zeros add nothing to the one's-complement sum, only their count
 //! in the pseudo-header).
+//!
+//! The same codec serves TBIT's raw-socket transport (`tcplab._core.wire`): `encode_tcp_bytes`
+//! writes a frame with real payload bytes and an IP identification, `parse_tcp_frame` reads an
+//! Ethernet/IPv4/TCP frame back into its fields and options, and reports a malformed one with the
+//! byte offset where it goes wrong. Sans-I/O and panic-free: every index is checked.
 
 /// Ethernet II header bytes.
 pub const ETH_LEN: usize = 14;
@@ -198,13 +203,14 @@ fn put_eth(out: &mut Vec<u8>, a: &Addrs) {
     out.extend_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
 }
 
-fn put_ipv4(out: &mut Vec<u8>, a: &Addrs, proto: u8, total_len: u16, ecn: u8) {
+fn put_ipv4(out: &mut Vec<u8>, a: &Addrs, proto: u8, total_len: u16, ecn: u8, id: u16) {
     let start = out.len();
-    // Version 4, IHL 5; DSCP 0 and the ECN field (RFC 3168 §5); DF set and ID 0 (RFC 6864 allows
-    // it for atomic datagrams); TTL 64.
+    // Version 4, IHL 5; DSCP 0 and the ECN field (RFC 3168 §5); DF set; the simulator's ID is 0
+    // (RFC 6864 §4.1 allows it for atomic datagrams); TTL 64.
     out.extend_from_slice(&[0x45, ecn & 0b11]);
     out.extend_from_slice(&total_len.to_be_bytes());
-    out.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
+    out.extend_from_slice(&id.to_be_bytes());
+    out.extend_from_slice(&[0x40, 0, 64, proto, 0, 0]);
     out.extend_from_slice(&a.src_ip);
     out.extend_from_slice(&a.dst_ip);
     let c = checksum(&out[start..start + IPV4_LEN]);
@@ -218,6 +224,22 @@ fn pseudo_sum(a: &Addrs, proto: u8, len: u32) -> u64 {
 /// Append an Ethernet/IPv4/TCP frame to `out`; the payload (zeros) only if `with_payload`.
 /// Returns the frame's length on the wire (what a capture records as the original length).
 pub fn encode_tcp(out: &mut Vec<u8>, a: &Addrs, t: &TcpFields, opts: &TcpOptions, with_payload: bool) -> u32 {
+    encode_tcp_with(out, a, t, opts, 0, None, with_payload)
+}
+
+/// Append an Ethernet/IPv4/TCP frame carrying `payload` (its bytes, `t.payload` is ignored) with
+/// IP identification `ip_id`; TBIT's raw transport sends these. Refused, with `out` unchanged,
+/// when the datagram would exceed 65535 bytes (RFC 791 §3.1, Total Length).
+pub fn encode_tcp_bytes(out: &mut Vec<u8>, a: &Addrs, t: &TcpFields, opts: &TcpOptions, payload: &[u8], ip_id: u16) -> Result<u32, WireError> {
+    let total = IPV4_LEN + TCP_LEN + opts.as_bytes().len() + payload.len();
+    if total > u16::MAX as usize {
+        return Err(WireError { offset: ETH_LEN + 2, message: format!("an IPv4 datagram of {total} bytes exceeds the 65535 of its total length field") });
+    }
+    let t = TcpFields { payload: payload.len() as u32, ..*t };
+    Ok(encode_tcp_with(out, a, &t, opts, ip_id, Some(payload), true))
+}
+
+fn encode_tcp_with(out: &mut Vec<u8>, a: &Addrs, t: &TcpFields, opts: &TcpOptions, ip_id: u16, bytes: Option<&[u8]>, with_payload: bool) -> u32 {
     let opt = opts.as_bytes();
     debug_assert!(opt.len() % 4 == 0);
     let tcp_hdr = TCP_LEN + opt.len();
@@ -225,7 +247,7 @@ pub fn encode_tcp(out: &mut Vec<u8>, a: &Addrs, t: &TcpFields, opts: &TcpOptions
     // An IPv4 datagram is at most 65535 bytes; a larger simulated segment is clipped.
     let ip_len = (IPV4_LEN as u32 + seg_len).min(u16::MAX as u32);
     put_eth(out, a);
-    put_ipv4(out, a, PROTO_TCP, ip_len as u16, t.ecn);
+    put_ipv4(out, a, PROTO_TCP, ip_len as u16, t.ecn, ip_id);
     let start = out.len();
     out.extend_from_slice(&a.src_port.to_be_bytes());
     out.extend_from_slice(&a.dst_port.to_be_bytes());
@@ -237,10 +259,14 @@ pub fn encode_tcp(out: &mut Vec<u8>, a: &Addrs, t: &TcpFields, opts: &TcpOptions
     out.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
     out.extend_from_slice(opt);
     let tcp_len = ip_len - IPV4_LEN as u32;
-    let c = fold(pseudo_sum(a, PROTO_TCP, tcp_len) + sum16(&out[start..start + tcp_hdr]) as u64);
+    // The header is a whole number of 16-bit words, so the payload's words sum on their own.
+    let data_sum = bytes.map_or(0, |b| sum16(b) as u64);
+    let c = fold(pseudo_sum(a, PROTO_TCP, tcp_len) + sum16(&out[start..start + tcp_hdr]) as u64 + data_sum);
     out[start + 16..start + 18].copy_from_slice(&c.to_be_bytes());
-    if with_payload {
-        out.resize(out.len() + (tcp_len as usize - tcp_hdr), 0);
+    match bytes {
+        Some(b) => out.extend_from_slice(b),
+        None if with_payload => out.resize(out.len() + (tcp_len as usize - tcp_hdr), 0),
+        None => {}
     }
     ETH_LEN as u32 + ip_len
 }
@@ -250,7 +276,7 @@ pub fn encode_udp(out: &mut Vec<u8>, a: &Addrs, payload: u32, with_payload: bool
     let ip_len = (IPV4_LEN as u32 + UDP_LEN as u32 + payload).min(u16::MAX as u32);
     let udp_len = ip_len - IPV4_LEN as u32;
     put_eth(out, a);
-    put_ipv4(out, a, PROTO_UDP, ip_len as u16, 0);
+    put_ipv4(out, a, PROTO_UDP, ip_len as u16, 0, 0);
     let start = out.len();
     out.extend_from_slice(&a.src_port.to_be_bytes());
     out.extend_from_slice(&a.dst_port.to_be_bytes());
@@ -265,6 +291,195 @@ pub fn encode_udp(out: &mut Vec<u8>, a: &Addrs, payload: u32, with_payload: bool
         out.resize(out.len() + payload as usize, 0);
     }
     ETH_LEN as u32 + ip_len
+}
+
+/// A malformed frame: the byte offset (from the frame's first byte) where it goes wrong, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireError {
+    pub offset: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "byte {}: {}", self.offset, self.message)
+    }
+}
+
+impl std::error::Error for WireError {}
+
+fn malformed<T>(offset: usize, message: impl Into<String>) -> Result<T, WireError> {
+    Err(WireError { offset, message: message.into() })
+}
+
+/// One TCP option as it appears on the wire (RFC 9293 §3.1; MSS §3.7.1, window scale and
+/// timestamps RFC 7323 §2.2 and §3.2, SACK-permitted and SACK RFC 2018 §2 and §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpOpt<'a> {
+    Eol,
+    Nop,
+    Mss(u16),
+    WindowScale(u8),
+    SackPermitted,
+    /// The SACK blocks' bytes: a whole number of 8-byte (left, right) edges; see `sack_blocks`.
+    Sack(&'a [u8]),
+    Timestamps(u32, u32),
+    /// Any other option (or a known kind with a length it does not have): kind and value bytes.
+    Other(u8, &'a [u8]),
+}
+
+/// The (left, right) edges of a SACK option's value.
+pub fn sack_blocks(v: &[u8]) -> impl Iterator<Item = (u32, u32)> + '_ {
+    v.chunks_exact(8).map(|b| (u32::from_be_bytes([b[0], b[1], b[2], b[3]]), u32::from_be_bytes([b[4], b[5], b[6], b[7]])))
+}
+
+/// An Ethernet/IPv4/TCP frame read by `parse_tcp_frame`: header fields as on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParsedTcp<'a> {
+    pub addrs: Addrs,
+    /// The IP header's TOS byte (DSCP and the ECN field, RFC 3168 §5), identification and TTL.
+    pub tos: u8,
+    pub ip_id: u16,
+    pub ttl: u8,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: u8,
+    pub window: u16,
+    /// The option bytes (the TCP header after its first 20 bytes) and where they start.
+    pub options: &'a [u8],
+    pub options_offset: usize,
+    /// The segment's data: the IP datagram after the TCP header (Ethernet padding excluded).
+    pub payload: &'a [u8],
+}
+
+impl<'a> ParsedTcp<'a> {
+    /// The options in wire order, checked: each option other than EOL and NOP has a length octet
+    /// of at least 2 that stays within the header (RFC 9293 §3.1); MSS has length 4 and SACK a
+    /// length of 2 + 8n (RFC 2018 §3). The list ends after an EOL. The first malformed option is
+    /// an error naming its byte offset in the frame.
+    pub fn options(&self) -> OptionIter<'a> {
+        OptionIter { o: self.options, at: 0, base: self.options_offset, done: false }
+    }
+}
+
+/// The options of a TCP header in wire order (`ParsedTcp::options`).
+pub struct OptionIter<'a> {
+    o: &'a [u8],
+    at: usize,
+    base: usize,
+    done: bool,
+}
+
+impl<'a> Iterator for OptionIter<'a> {
+    type Item = Result<TcpOpt<'a>, WireError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let i = self.at;
+        let kind = *self.o.get(i)?;
+        let off = self.base + i;
+        match kind {
+            OPT_EOL => {
+                self.done = true;
+                return Some(Ok(TcpOpt::Eol));
+            }
+            OPT_NOP => {
+                self.at += 1;
+                return Some(Ok(TcpOpt::Nop));
+            }
+            _ => {}
+        }
+        self.done = true; // until this option proves well formed
+        let Some(&len) = self.o.get(i + 1) else {
+            return Some(malformed(off, format!("TCP option kind {kind} has no length octet")));
+        };
+        let len = len as usize;
+        if len < 2 || i + len > self.o.len() {
+            return Some(malformed(off + 1, format!("TCP option kind {kind} has length {len}, outside 2..={}", self.o.len() - i)));
+        }
+        let v = &self.o[i + 2..i + len];
+        let opt = match (kind, len) {
+            (OPT_MSS, 4) => TcpOpt::Mss(u16::from_be_bytes([v[0], v[1]])),
+            (OPT_MSS, _) => return Some(malformed(off + 1, format!("the MSS option has length {len}, not 4"))),
+            (OPT_SACK, _) if (len - 2) % 8 != 0 => return Some(malformed(off + 1, format!("the SACK option has length {len}, not 2 + 8n"))),
+            (OPT_SACK, _) => TcpOpt::Sack(v),
+            (OPT_SACK_PERMITTED, _) => TcpOpt::SackPermitted,
+            (OPT_WSCALE, 3) => TcpOpt::WindowScale(v[0]),
+            (OPT_TIMESTAMP, 10) => TcpOpt::Timestamps(u32::from_be_bytes([v[0], v[1], v[2], v[3]]), u32::from_be_bytes([v[4], v[5], v[6], v[7]])),
+            _ => TcpOpt::Other(kind, v),
+        };
+        self.at += len;
+        self.done = false;
+        Some(Ok(opt))
+    }
+}
+
+/// Read an Ethernet II frame down to TCP. `Ok(None)`: a well-formed frame of something else (not
+/// IPv4 by its EtherType, or not TCP by its protocol). A frame that claims IPv4 and TCP but whose
+/// lengths do not fit (IHL, total length, data offset; RFC 791 §3.1, RFC 9293 §3.1) is an error
+/// naming the byte offset of the field at fault. Ethernet may pad a frame beyond the IP total
+/// length, never cut it short. Checksums are not verified, and options are checked only when
+/// iterated (`ParsedTcp::options`).
+pub fn parse_tcp_frame(f: &[u8]) -> Result<Option<ParsedTcp<'_>>, WireError> {
+    if f.len() < ETH_LEN {
+        return malformed(f.len(), format!("a frame of {} bytes ends inside the 14-byte Ethernet header", f.len()));
+    }
+    if f[12..14] != ETHERTYPE_IPV4.to_be_bytes() {
+        return Ok(None);
+    }
+    let ip = &f[ETH_LEN..];
+    if ip.len() < IPV4_LEN {
+        return malformed(f.len(), format!("the frame ends {} bytes into the 20-byte IPv4 header", ip.len()));
+    }
+    if ip[0] >> 4 != 4 {
+        return malformed(ETH_LEN, format!("IP version {} in an IPv4 frame", ip[0] >> 4));
+    }
+    let ihl = (ip[0] & 0x0f) as usize * 4;
+    if ihl < IPV4_LEN {
+        return malformed(ETH_LEN, format!("IPv4 header length {ihl} is less than 20"));
+    }
+    let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+    if total < ihl || total > ip.len() {
+        return malformed(ETH_LEN + 2, format!("IPv4 total length {total} is outside {ihl}..={} (header length to the frame's IP bytes)", ip.len()));
+    }
+    if ip[9] != PROTO_TCP {
+        return Ok(None);
+    }
+    let t = &ip[ihl..total];
+    let tcp_at = ETH_LEN + ihl;
+    if t.len() < TCP_LEN {
+        return malformed(tcp_at + t.len(), format!("the IPv4 datagram ends {} bytes into the 20-byte TCP header", t.len()));
+    }
+    let doff = (t[12] >> 4) as usize * 4;
+    if doff < TCP_LEN || doff > t.len() {
+        return malformed(tcp_at + 12, format!("TCP data offset {doff} bytes is outside 20..={}", t.len()));
+    }
+    let mut src_mac = [0u8; 6];
+    let mut dst_mac = [0u8; 6];
+    dst_mac.copy_from_slice(&f[0..6]);
+    src_mac.copy_from_slice(&f[6..12]);
+    Ok(Some(ParsedTcp {
+        addrs: Addrs {
+            src_mac,
+            dst_mac,
+            src_ip: [ip[12], ip[13], ip[14], ip[15]],
+            dst_ip: [ip[16], ip[17], ip[18], ip[19]],
+            src_port: u16::from_be_bytes([t[0], t[1]]),
+            dst_port: u16::from_be_bytes([t[2], t[3]]),
+        },
+        tos: ip[1],
+        ip_id: u16::from_be_bytes([ip[4], ip[5]]),
+        ttl: ip[8],
+        seq: u32::from_be_bytes([t[4], t[5], t[6], t[7]]),
+        ack: u32::from_be_bytes([t[8], t[9], t[10], t[11]]),
+        flags: t[13],
+        window: u16::from_be_bytes([t[14], t[15]]),
+        options: &t[TCP_LEN..doff],
+        options_offset: tcp_at + TCP_LEN,
+        payload: &t[doff..],
+    }))
 }
 
 #[cfg(test)]
@@ -384,5 +599,104 @@ mod tests {
         pseudo.extend_from_slice(&[0, 17, 0, 108]);
         pseudo.extend_from_slice(&ip[20..]);
         assert_eq!(checksum(&pseudo), 0);
+    }
+
+    #[test]
+    fn a_frame_with_payload_bytes_parses_back_to_its_fields() {
+        let mut o = TcpOptions::default();
+        o.mss(536).sack_permitted().timestamps(5, 6).sack(&[(100, 200)]);
+        let t = TcpFields { seq: 0xdead_beef, ack: 42, flags: 0x18, window: 4096, payload: 999, ecn: 0b10 };
+        let mut f = Vec::new();
+        let wire = encode_tcp_bytes(&mut f, &addrs(), &t, &o, b"GET / HTTP/1.0\r\n\r\n!", 0x1234).unwrap();
+        assert_eq!(wire as usize, f.len());
+        assert!(verify_tcp(&f), "odd-length payload summed with the header");
+        assert_eq!(checksum(&f[14..34]), 0);
+        assert_eq!(&f[18..20], &[0x12, 0x34], "IP identification");
+        let p = parse_tcp_frame(&f).unwrap().unwrap();
+        assert_eq!(p.addrs, addrs());
+        assert_eq!((p.seq, p.ack, p.flags, p.window, p.ip_id, p.tos & 3, p.ttl), (0xdead_beef, 42, 0x18, 4096, 0x1234, 0b10, 64));
+        assert_eq!(p.payload, b"GET / HTTP/1.0\r\n\r\n!");
+        let opts: Vec<_> = p.options().collect::<Result<_, _>>().unwrap();
+        use TcpOpt::*;
+        assert_eq!(opts[..5], [Mss(536), Nop, Nop, SackPermitted, Nop]);
+        assert_eq!(opts[6], Timestamps(5, 6));
+        let Sack(v) = opts[9] else { panic!("{opts:?}") };
+        assert_eq!(sack_blocks(v).collect::<Vec<_>>(), [(100, 200)]);
+        // The simulator's frames stay as they were: ID 0, zeros for data.
+        let mut g = Vec::new();
+        encode_tcp(&mut g, &addrs(), &t, &o, false);
+        assert_eq!(&g[18..20], &[0, 0]);
+    }
+
+    #[test]
+    fn an_oversized_datagram_is_refused() {
+        let mut f = Vec::new();
+        let e = encode_tcp_bytes(&mut f, &addrs(), &TcpFields::default(), &TcpOptions::default(), &vec![0; 65_500], 0).unwrap_err();
+        assert_eq!(e.offset, 16);
+        assert!(f.is_empty());
+    }
+
+    #[test]
+    fn malformed_frames_name_the_byte_at_fault() {
+        let mut f = Vec::new();
+        let mut o = TcpOptions::default();
+        o.mss(1460);
+        encode_tcp_bytes(&mut f, &addrs(), &TcpFields::default(), &o, b"", 0).unwrap();
+        assert_eq!(parse_tcp_frame(&f[..10]).unwrap_err().offset, 10);
+        assert_eq!(parse_tcp_frame(&f[..30]).unwrap_err().offset, 30);
+        // Cut inside the TCP header: the total length (byte 16) no longer fits.
+        assert_eq!(parse_tcp_frame(&f[..50]).unwrap_err().offset, 16);
+        let mut g = f.clone();
+        g[14] = 0x44; // IHL 16 bytes
+        assert_eq!(parse_tcp_frame(&g).unwrap_err().offset, 14);
+        let mut g = f.clone();
+        g[14 + 20 + 12] = 0x40; // data offset 16 bytes
+        assert_eq!(parse_tcp_frame(&g).unwrap_err().offset, 46);
+        let mut g = f.clone();
+        g[55] = 3; // the MSS option's length
+        let p = parse_tcp_frame(&g).unwrap().unwrap();
+        assert_eq!(p.options().next().unwrap().unwrap_err().offset, 55);
+        let mut g = f.clone();
+        g[55] = 9; // beyond the header
+        let e = parse_tcp_frame(&g).unwrap().unwrap().options().find_map(Result::err).unwrap();
+        assert_eq!(e.offset, 55);
+        // Not IPv4, not TCP: not malformed, just not ours.
+        let mut g = f.clone();
+        g[12..14].copy_from_slice(&[0x08, 0x06]);
+        assert_eq!(parse_tcp_frame(&g), Ok(None));
+        let mut g = f.clone();
+        g[14 + 9] = PROTO_UDP;
+        assert_eq!(parse_tcp_frame(&g), Ok(None));
+        // Ethernet padding after the datagram is not payload.
+        let mut g = f.clone();
+        g.extend_from_slice(&[0; 6]);
+        assert!(parse_tcp_frame(&g).unwrap().unwrap().payload.is_empty());
+    }
+
+    #[test]
+    fn every_truncation_and_byte_flip_parses_or_errs_without_panicking() {
+        let mut o = TcpOptions::default();
+        o.mss(1460).sack_permitted().sack(&[(1, 2), (3, 4)]);
+        let mut f = Vec::new();
+        encode_tcp_bytes(&mut f, &addrs(), &TcpFields::default(), &o, b"abc", 7).unwrap();
+        let walk = |g: &[u8]| {
+            if let Ok(Some(p)) = parse_tcp_frame(g) {
+                for opt in p.options() {
+                    if let Err(e) = opt {
+                        assert!(e.offset < g.len());
+                    }
+                }
+            }
+        };
+        for cut in 0..=f.len() {
+            walk(&f[..cut]);
+        }
+        for i in 0..f.len() {
+            for v in [0u8, 1, 2, 5, 0x0f, 0x4f, 0xff] {
+                let mut g = f.clone();
+                g[i] = v;
+                walk(&g);
+            }
+        }
     }
 }

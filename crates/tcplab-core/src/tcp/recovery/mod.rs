@@ -115,3 +115,19 @@ pub(super) fn grow_on_exit(s: &mut SenderCore, acked: u64) {
         s.cc_on_ack(acked);
     }
 }
+
+/// With `halve_cwnd_unfloored`, the fast retransmit's cwnd before the duplicate ACKs inflate it:
+/// ns-2's `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)` with `precisionReduce_` false sets
+/// `cwnd_ = halfwin` = ⌊window()/2⌋, window() = ⌊min(cwnd_, wnd_)⌋, and floors only `ssthresh_`
+/// at 2 (tcp/tcp.cc): a window of 2 or 3 segments leaves `cwnd_` 1. `before`: cwnd before the
+/// reduction. None when the knob is off or the half is not below ssthresh (then cwnd = ssthresh
+/// as RFC 5681 §3.2 step 2 has it). At least one segment (ns-2's 0 from a window of 1 cannot
+/// meet 3 duplicate ACKs without Limited Transmit, and a zero window would never grow here).
+pub(super) fn unfloored_half(s: &SenderCore, before: u64) -> Option<u64> {
+    if !s.cfg.halve_cwnd_unfloored {
+        return None;
+    }
+    let half = (before.min(s.peer_wnd) / s.mss / 2 * s.mss).max(s.mss);
+    (half < s.ssthresh).then_some(half)
+}
+

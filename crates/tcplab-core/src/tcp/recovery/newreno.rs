@@ -1,8 +1,8 @@
 //! NewReno's fast recovery (RFC 6582 §3.2): recovery lasts until `recover` is acknowledged; each
 //! partial ACK retransmits the next hole.
 
-use super::{grow_on_exit, Recovery};
-use crate::tcp::gate::SendKind;
+use super::{grow_on_exit, unfloored_half, Recovery};
+use crate::tcp::gate::{Ask, Limit, SendKind};
 use crate::tcp::state::{OutSeg, SenderCore};
 
 /// NewReno, RFC 6582 §3.2: fast recovery lasts until the ACK that covers `recover`; each partial
@@ -14,6 +14,8 @@ pub struct NewReno {
     /// The part of cwnd that is the recovery's inflation, bytes: ns-2's `dupwnd_`
     /// (tcp/tcp-reno.cc, tcp/tcp-newreno.cc), kept as ns-2 keeps it through partial deflation.
     dupwnd: u64,
+    /// A fast retransmit since the last timeout (ns-2 FullTcp's `last_cwnd_action_` DUPACK).
+    fast_retransmitted: bool,
 }
 
 impl Recovery for NewReno {
@@ -31,11 +33,20 @@ impl Recovery for NewReno {
             // advanced at most numdupacks_ segments.
             let less_careful = s.cfg.newreno_less_careful && s.snd_una == s.recover;
             let ack_heuristic = s.cfg.newreno_ack_heuristic && s.cwnd > s.mss && s.snd_una - s.prev_una <= s.cfg.dupthresh as u64 * s.mss;
-            if s.snd_una > s.recover || !s.cfg.newreno_recover_guard || less_careful || ack_heuristic {
+            // `recover_guard_after_timeout_only`: FullTcpAgent::dupack_action() (tcp/tcp-full.cc).
+            let unguarded = s.cfg.recover_guard_after_timeout_only && self.fast_retransmitted;
+            if s.snd_una > s.recover || !s.cfg.newreno_recover_guard || less_careful || ack_heuristic || unguarded {
+                self.fast_retransmitted = true;
                 self.partial_seen = false;
+                let before = s.cwnd;
                 s.enter_fast_recovery(out);
                 // ns-2 dupack_action(): dupwnd_ = numdupacks_ on top of the halved cwnd_.
                 self.dupwnd = s.cwnd.saturating_sub(s.ssthresh);
+                // `halve_cwnd_unfloored`: the halved cwnd_ is ⌊window()/2⌋, maybe below
+                // ssthresh (slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF), tcp/tcp.cc).
+                if let Some(base) = unfloored_half(s, before) {
+                    s.set_recovery_window(base + self.dupwnd);
+                }
             }
         } else if s.in_recovery {
             // RFC 5681 §3.2 step 4 (kept by RFC 6582): cwnd += SMSS per additional duplicate ACK.
@@ -54,7 +65,12 @@ impl Recovery for NewReno {
             } else {
                 // ns-2 NewReno with `exit_recovery_fix_` 0 (tcp/tcp-newreno.cc): the inflation
                 // (`dupwnd_`) is dropped, cwnd_ (ssthresh, or less after partial deflation) kept.
-                s.cwnd.min(s.ssthresh)
+                if s.cfg.halve_cwnd_unfloored {
+                    // cwnd_ itself, which the unfloored halving may have left below ssthresh.
+                    s.cwnd.saturating_sub(self.dupwnd).max(s.mss).min(s.ssthresh)
+                } else {
+                    s.cwnd.min(s.ssthresh)
+                }
             };
             s.set_recovery_window(cwnd);
             s.in_recovery = false;
@@ -77,14 +93,41 @@ impl Recovery for NewReno {
                 self.dupwnd = if self.dupwnd > acked { self.dupwnd - acked + add } else { s.mss };
                 s.cwnd.saturating_sub(acked).max(s.mss) + add
             } else {
-                // ns-2 `partial_window_deflation_` 0 (tcp/tcp-newreno.cc): dupwnd_ = 0.
+                // ns-2 `partial_window_deflation_` 0 (tcp/tcp-newreno.cc): dupwnd_ = 0, cwnd_
+                // kept (ssthresh, or the unfloored half with `halve_cwnd_unfloored`).
+                let base = if s.cfg.halve_cwnd_unfloored { s.cwnd.saturating_sub(self.dupwnd).max(s.mss).min(s.ssthresh) } else { s.ssthresh };
                 self.dupwnd = 0;
-                s.ssthresh
+                base
             };
             s.set_recovery_window(cwnd);
             // RFC 6582 §4: Slow-but-Steady restarts the timer on every partial ACK (ns-2
             // `newreno_changes1_` 0), Impatient only on the first.
             first_partial || s.cfg.slow_but_steady
+        }
+    }
+
+    fn on_timeout(&mut self, _s: &mut SenderCore) {
+        self.fast_retransmitted = false;
+    }
+
+    fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
+        let cap = s.cfg.newreno_recovery_burst;
+        if cap == 0 || !s.in_recovery || s.snd_nxt != s.snd_max {
+            s.send_available(out);
+            return;
+        }
+        // ns-2 `NewRenoTcpAgent::recv()` (tcp/tcp-newreno.cc), `newreno_changes_` 0: while
+        // dupacks_ ≥ numdupacks_ it ends with `send_much(0, 0, 2)`, at most 2 packets an ACK;
+        // a partial ACK's retransmission (`output()` in `partialnewack_helper()`) is not counted.
+        let mut sent = 0u32;
+        while sent < cap && s.can_send_new() {
+            let len = s.mss.min(s.data_end.saturating_sub(s.snd_max));
+            let ask = Ask { used: s.snd_nxt - s.snd_una, need: len, limit: Limit::CwndRwnd, burst: true, what: SendKind::Window };
+            if !s.send_gate(sent, ask) {
+                break;
+            }
+            s.send_new(out);
+            sent += 1;
         }
     }
 
