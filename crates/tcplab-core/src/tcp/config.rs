@@ -620,6 +620,12 @@ tcp_knobs! {
     /// still unsent (Linux `tcp_send_fin()` sets FIN on the tail skb of the write queue). Off: the FIN
     /// is a segment of its own after the last byte (ns-2's FullTcp, the RFC profiles).
     fin_with_data: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// Linux's TSO deferral (net/ipv4/tcp_output.c `tcp_tso_should_defer`, `tcp/tso.rs`): Linux
+    /// builds every TCP skb for GSO (`sk_setup_caps`), also with TSO and GSO off on the device,
+    /// and holds a new skb back for the next ACK while the window lets out less than the skb's
+    /// worth (`tcp_tso_autosize`), the last send was under 1 ms ago and the next ACK is due
+    /// within 1 ms; outside Recovery and Loss. Off: every segment the window allows leaves.
+    tso_defer: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// The timestamps option (RFC 7323 §3): offered on the SYN and used when both ends send it;
     /// then every segment carries TSval (a 1 ms clock, Linux `tcp_time_stamp_ts()`) and TSecr
     /// (§4.3), 12 option bytes that the payload gives up (MSS − 12, Linux `tcp_sync_mss()`),
@@ -894,6 +900,7 @@ impl TcpConfig {
             pacing: false,
             fin: true,
             fin_with_data: false,
+            tso_defer: false,
             timestamps: false,
             delayed_ack: true,
             delack_timeout: Duration(200 * MS),
@@ -1132,6 +1139,8 @@ impl TcpConfig {
                 // tcp_send_fin() merging the FIN into the last queued data segment.
                 c.timestamps = true;
                 c.fin_with_data = true;
+                // tcp_write_xmit → tcp_tso_should_defer: sends wait for a skb's worth of window.
+                c.tso_defer = true;
             }
             _ => return None,
         }
@@ -1168,6 +1177,7 @@ impl TcpConfig {
             ("syn_options", serde_json::json!(self.syn_options)),
             ("nagle", serde_json::json!(self.nagle)),
             ("fin_with_data", serde_json::json!(self.fin_with_data)),
+            ("tso_defer", serde_json::json!(self.tso_defer)),
             ("timestamps", serde_json::json!(self.timestamps)),
             ("cc", serde_json::to_value(self.cc).expect("serialises")),
             ("pacing", serde_json::json!(self.pacing)),
@@ -1445,13 +1455,14 @@ mod tests {
         assert_eq!(c.ecn, Ecn::Accept);
         back.ecn = Ecn::Off;
         back.reduction = Reduction::Halve;
-        assert!(c.timestamps && c.fin_with_data);
+        assert!(c.timestamps && c.fin_with_data && c.tso_defer);
         back.timestamps = false;
         back.fin_with_data = false;
+        back.tso_defer = false;
         assert_eq!(back, TcpConfig::profile("linux").unwrap());
         for p in PROFILES.iter().filter(|p| **p != "linux6") {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "tso_defer"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
             }
         }
