@@ -604,6 +604,11 @@ tcp_knobs! {
     /// `NewRenoTcpAgent::recv()` ends with `send_much(0, 0, 2)` while `dupacks_ ≥ numdupacks_`
     /// and `newreno_changes_` is 0, its default (tcp/tcp-newreno.cc): 2.
     newreno_recovery_burst: u32 [skip_if = "is_zero", default = "zero"],
+    /// With `newreno_recovery_burst`, the limit holds only from the recovery's first partial
+    /// ACK to its end: ns-2's FullTcp/Newreno sets `maxburst_` to `recov_maxburst_` (2) in
+    /// `NewRenoFullTcpAgent::pack_action()` and restores it in `ack_action()` (tcp/tcp-full.cc).
+    /// Off: from the fast retransmit on, as the one-way agent.
+    newreno_burst_after_partial: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Reno, NewReno: the fast retransmit sets cwnd to ⌊W/2⌋ segments, W = ⌊min(cwnd, rwnd)⌋ in
     /// whole segments, not floored at 2 as ssthresh is (ns-2's `slowdown(CLOSE_SSTHRESH_HALF |
     /// CLOSE_CWND_HALF)` with `precisionReduce_` false: `cwnd_ = halfwin`, then only
@@ -924,6 +929,7 @@ impl TcpConfig {
             partial_window_deflation: true,
             slow_but_steady: false,
             newreno_recovery_burst: 0,
+            newreno_burst_after_partial: false,
             halve_cwnd_unfloored: false,
             limited_transmit: false,
             limited_transmit_send_one: false,
@@ -1061,8 +1067,12 @@ impl TcpConfig {
                 c.restart_after_idle = true;
                 // FullTcpAgent::recv() in SYN_SENT: TF_ACKNOW, the handshake's ACK on its own.
                 c.handshake_ack_alone = true;
-                // FullTcp's recv() sends what the window allows in recovery (no send_much(0, 0, 2)).
-                c.newreno_recovery_burst = 0;
+                // NewRenoFullTcpAgent::pack_action() (tcp/tcp-full.cc): from a partial ACK to the
+                // end of recovery maxburst_ = recov_maxburst_ (2), and cwnd_ = ssthresh_ (no
+                // partial window deflation).
+                c.newreno_recovery_burst = 2;
+                c.newreno_burst_after_partial = true;
+                c.partial_window_deflation = false;
                 // FullTcpAgent::dupack_action(): cwnd_ = ssthresh_ + dupacks_ after slowdown(),
                 // the floored half (tcp/tcp-full.cc).
                 c.halve_cwnd_unfloored = false;
@@ -1231,6 +1241,7 @@ impl TcpConfig {
             ("handshake_ack_alone", serde_json::json!(self.handshake_ack_alone)),
             ("syn_ack_opens_cwnd", serde_json::json!(self.syn_ack_opens_cwnd)),
             ("newreno_recovery_burst", serde_json::json!(self.newreno_recovery_burst)),
+            ("newreno_burst_after_partial", serde_json::json!(self.newreno_burst_after_partial)),
             ("halve_cwnd_unfloored", serde_json::json!(self.halve_cwnd_unfloored)),
             ("nagle", serde_json::json!(self.nagle)),
             ("fin_with_data", serde_json::json!(self.fin_with_data)),
