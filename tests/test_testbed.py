@@ -273,6 +273,32 @@ def test_a_small_scenario_both_ways(both):
 
 
 @real
+def test_every_dropped_segment_of_a_flow_is_dropped_by_the_box(tmp_path):
+    """Several data segments of one flow, each a drop rule of its own: the box drops each once
+    (it once read only the first rule of a connection), and both sides retransmit the same
+    segments. The sender hands the kernel the whole transfer in one write, so every segment but
+    the last is full (a write per 64 KB made Linux end a segment at each write's end)."""
+    from tcplab.testbed import segmatch
+
+    scen = {"topology": {"kind": "single_link", "rate": "10Mbps", "delay": "10ms", "queue": 400},
+            "tcp": {"profile": "linux", "delayed_ack": False},
+            "flows": [{"bytes": "300KB", "drops": [{"kind": "data", "segment": 12}, {"kind": "data", "segment": 20}]}]}
+    rec = testbed.run(scen, tmp_path, timeout=20)
+    assert (rec.get("box") or {}).get("dropped_by_seq") == 2, rec.get("box")
+    c = testbed.compare(tmp_path)
+    conn = "flows[0]#1 transfer 1"
+    assert value(c, conn, "rexmt_segs", "real") == value(c, conn, "rexmt_segs", "sim") == 2, c.text
+    segs = segmatch._segments(rec["captures"]["sender"], rec["connections"][0]["sport"], 10_000)
+    lens = [ln for _, (_, ln, fl) in segs if ln > 0]
+    from tcplab import units
+
+    n = int(units.size_bytes("300KB"))
+    full, rest = divmod(n, 1460)
+    assert len(lens) == full + (rest > 0) + 2 and set(lens[:-1]) == {1460} and lens[-1] == (rest or 1460), lens
+    assert leftovers() == []
+
+
+@real
 def test_nothing_is_left_after_a_normal_run(both):
     assert leftovers() == []
 

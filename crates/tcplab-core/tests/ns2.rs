@@ -811,13 +811,15 @@ fn fack_and_sackrh_start_at_cwnd_two_after_the_syn() {
 /// ns-2 sends 2 of them, RFC 6582 all 7.
 #[test]
 fn newreno_sends_at_most_two_per_ack_in_recovery() {
-    for burst in [0u32, 2] {
+    // (burst, after_partial): FullTcp/Newreno's recov_maxburst_ holds from the partial ACK on.
+    for (burst, after_partial) in [(0u32, false), (2, false), (2, true)] {
         let mut c = cfg(Variant::Newreno, true);
         c.initial_window = InitialWindow::Segments(20);
         c.initial_ssthresh = Limit::Bytes(Size(20 * MSS));
         c.rwnd = Limit::Bytes(Size(20 * MSS));
         c.partial_window_deflation = false;
         c.newreno_recovery_burst = burst;
+        c.newreno_burst_after_partial = after_partial;
         let mut h = Snd::new(c, None);
         assert_eq!(h.sent_segs(), (1..=20).collect::<Vec<_>>());
         let ack = |h: &mut Snd, t: Time, k: u64| {
@@ -837,7 +839,8 @@ fn newreno_sends_at_most_two_per_ack_in_recovery() {
         assert_eq!(h.sent_segs(), want, "newreno_recovery_burst = {burst}");
     }
     assert_eq!(TcpConfig::profile("ns2").unwrap().newreno_recovery_burst, 2);
-    assert_eq!(TcpConfig::profile("ns2-full").unwrap().newreno_recovery_burst, 0);
+    let full = TcpConfig::profile("ns2-full").unwrap();
+    assert!(full.newreno_recovery_burst == 2 && full.newreno_burst_after_partial && !full.partial_window_deflation);
     assert_eq!(TcpConfig::rfc().newreno_recovery_burst, 0);
 }
 

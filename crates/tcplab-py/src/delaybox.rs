@@ -185,9 +185,12 @@ impl SeqDrops {
             return false;
         }
         let Some(t) = tcp_view(frame) else { return false };
-        let Some((_, _, _, offsets)) = self.specs.iter().find(|(src, ports, by_sport, _)| *src == t.src && ports.contains(if *by_sport { &t.sport } else { &t.dport })) else {
+        // Every rule of this connection counts: a flow with several dropped segments has one
+        // rule per segment (plan.py), and the first rule's offsets alone would drop only one.
+        let rules = |(src, ports, by_sport, _): &&([u8; 4], Vec<u16>, bool, Vec<u64>)| *src == t.src && ports.contains(if *by_sport { &t.sport } else { &t.dport });
+        if !self.specs.iter().any(|r| rules(&r)) {
             return false;
-        };
+        }
         let key = (t.src, t.sport, t.dport);
         if t.syn {
             // A new connection (or its SYN again): data starts at ISN + 1.
@@ -199,7 +202,8 @@ impl SeqDrops {
         }
         let Some((isn, done)) = self.conns.get_mut(&key) else { return false };
         let off = t.seq.wrapping_sub(*isn).wrapping_sub(1) as u64;
-        if offsets.contains(&off) && !done.contains(&off) {
+        let chosen = self.specs.iter().filter(|r| rules(r)).any(|(_, _, _, offsets)| offsets.contains(&off));
+        if chosen && !done.contains(&off) {
             done.push(off);
             self.dropped += 1;
             return true;

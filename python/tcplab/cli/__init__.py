@@ -18,17 +18,21 @@
 Only the commands that need them import pandas and matplotlib: `run`, `validate` and `trace`
 start in well under 0.1 s.
 
-The package: `app` (the click group, every command's options and help), `common` (the error exit
-and text tables), `run` (the work of `tcplab run` and its fast path). `main`, the click group, is
-loaded on first use; `entry`, the console script, runs a plain `tcplab run FILE ...` without
-importing click at all (cli/run.py says when it declines), everything else through `main`.
+The package, one module per command group: `app` (the click group `main`, which imports each
+command's module when the command is named or listed), `scenario` (run, validate, example,
+profiles, variants), `sweep`, `results`, `reproduce`, `trace`, `plot`, `tbit`; `common` (the error
+exit and text tables) and `run` (the work of `tcplab run` and its fast path). The testbed's, ns-2's
+and the scripted tests' commands live with their packages (testbed/cli.py, ns2/cli.py,
+script/cli.py). `main` is loaded on first use; `entry`, the console script, runs a plain `tcplab
+run FILE ...` without importing click at all (cli/run.py says when it declines), everything else
+through `main`.
 """
 
 from __future__ import annotations
 
 import sys
 
-_SUBMODULES = ("app", "common", "run")
+_SUBMODULES = ("app", "common", "run", "scenario", "sweep", "results", "reproduce", "trace", "plot", "tbit")
 
 
 def entry(argv: list | None = None):

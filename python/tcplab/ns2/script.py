@@ -99,7 +99,8 @@ KNOB_MAP = {
     "iw_one_after": "fixed: 1 (bugfix_ss_)",
     "handshake_ack_alone": "fixed: true for FullTcp (FullTcpAgent::recv() in SYN_SENT, TF_ACKNOW), false for the one-way agents (no ACK of the sink's SYN-ACK)",
     "syn_ack_opens_cwnd": "fixed: true (FackTcpAgent::recv(), SackRHTcpAgent::recv(): the SYN's ACK opens cwnd_ without the reset to windowInit_)",
-    "newreno_recovery_burst": "fixed: 2 for the one-way agents (NewRenoTcpAgent::recv()'s send_much(0, 0, 2), newreno_changes_ 0), 0 for FullTcp",
+    "newreno_recovery_burst": "fixed: 2 (NewRenoTcpAgent::recv()'s send_much(0, 0, 2), newreno_changes_ 0; FullTcp/Newreno's recov_maxburst_ 2)",
+    "newreno_burst_after_partial": "fixed: false for the one-way agents, true for FullTcp (NewRenoFullTcpAgent::pack_action() sets maxburst_ = recov_maxburst_ at a partial ACK)",
     "halve_cwnd_unfloored": "fixed: true for the one-way agents (slowdown(CLOSE_CWND_HALF) with precisionReduce_ false: cwnd_ = ⌊window()/2⌋, only ssthresh_ floored at 2), false for FullTcp (FullTcpAgent::dupack_action(): cwnd_ = ssthresh_ + dupacks_)",
     "syn_options": "ns-2's SYN carries no options: its packet 0 is 40 bytes (a difference, docs/ns2.md)",
     "handshake_rtt_sample": "ns-2 times the SYN like any packet",
@@ -122,7 +123,8 @@ FIXED = {
 }
 #: Knobs fixed to one value for the one-way agents and another for FullTcp: (one-way, FullTcp).
 BY_AGENT_KIND = {
-    "handshake_ack_alone": (False, True), "halve_cwnd_unfloored": (True, False), "newreno_recovery_burst": (2, 0),
+    "handshake_ack_alone": (False, True), "halve_cwnd_unfloored": (True, False), "newreno_recovery_burst": (2, 2),
+    "newreno_burst_after_partial": (False, True),
     "recover_guard_after_timeout_only": (False, True),
 }
 DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s", "delack_dup_immediate": False}
@@ -378,6 +380,9 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
         raise refuse(path("sack"), f"SACK with variant {k['variant']!r}: ns-2's SACK agents are Sack1, Fack and SackRH")
     if not full and k["sack"] and k.get("sack_option_header", False):
         raise refuse(path("sack_option_header"), f"sack_option_header = true: {KNOB_MAP['sack_option_header']}")
+    if full and k["variant"] == "newreno" and k.get("partial_window_deflation", False):
+        raise refuse(path("partial_window_deflation"), "partial_window_deflation = true: FullTcp/Newreno's pack_action() sets cwnd_ to "
+                     "ssthresh_ on a partial ACK (partial_window_deflation = false)")
     for name, (one_way, two_way) in BY_AGENT_KIND.items():
         want = two_way if full else one_way
         if k.get(name, want) != want:

@@ -75,14 +75,20 @@ def kernel_hz() -> Optional[int]:
     return None
 
 
-def rt_prefix() -> list:
-    """`chrt -f 50` when real-time scheduling is allowed here (it keeps the delay box's reader
-    threads from being woken late on a loaded machine), else nothing."""
+#: Real-time priorities (SCHED_FIFO): the delay box above the endpoints, which only must not wait
+#: behind other work to write right after the handshake or to read.
+RT_BOX, RT_PEER = 50, 40
+
+
+def rt_prefix(prio: int = RT_BOX) -> list:
+    """`chrt -f PRIO` when real-time scheduling is allowed here (it keeps the delay box's reader
+    threads, and the endpoints' writes after the handshake, from being woken late on a loaded
+    machine), else nothing."""
     global _RT
     if _RT is None:
         ok = shutil.which("chrt") and subprocess.run(["chrt", "-f", "50", "true"], capture_output=True).returncode == 0
-        _RT = ["chrt", "-f", "50"] if ok else []
-    return _RT
+        _RT = ["chrt", "-f"] if ok else []
+    return _RT + [str(prio)] if _RT else []
 
 
 def _sh(*args, check=True, timeout=20, input=None) -> subprocess.CompletedProcess:
@@ -215,7 +221,7 @@ class Lab:
     def start_servers(self) -> None:
         for h, ports in self.plan.servers.items():
             if ports:
-                self._start(f"server {h}", ["ip", "netns", "exec", self.ns[h], sys.executable, PEER, "server"] + [str(x) for x in sorted(ports)], ready=b"ready")
+                self._start(f"server {h}", ["ip", "netns", "exec", self.ns[h]] + rt_prefix(RT_PEER) + [sys.executable, PEER, "server"] + [str(x) for x in sorted(ports)], ready=b"ready")
 
     def start_captures(self) -> dict:
         caps = {}
@@ -235,7 +241,7 @@ class Lab:
             plan_path = self.dir / f"client-{h}.json"
             plan_path.write_text(json.dumps({"t0": t0, "timeout": timeout, "jobs": jobs}))
             out = self.dir / f"client-{h}.out.json"
-            pr = self._start(f"client {h}", ["ip", "netns", "exec", self.ns[h], sys.executable, PEER, "client", str(plan_path), str(out)])
+            pr = self._start(f"client {h}", ["ip", "netns", "exec", self.ns[h]] + rt_prefix(RT_PEER) + [sys.executable, PEER, "client", str(plan_path), str(out)])
             pending.append((h, pr, out))
         deadline = time.monotonic() + self.plan.horizon_s + timeout + 1.0
         results = []

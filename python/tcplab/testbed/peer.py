@@ -21,14 +21,36 @@ import sys
 import threading
 import time
 
-CHUNK = b"x" * 65536
+#: SO_SNDBUFFORCE (asm-generic/socket.h): SO_SNDBUF past net.core.wmem_max, for CAP_NET_ADMIN.
+SO_SNDBUFFORCE = getattr(socket, "SO_SNDBUFFORCE", 32)
+#: Largest transfer whose bytes are all handed to the kernel in one buffer.
+WHOLE_MAX = 64 << 20
 
 
-def _send(c, n):
-    while n > 0:
-        k = min(n, len(CHUNK))
-        c.sendall(CHUNK[:k])
-        n -= k
+def _sndbuf(c, n):
+    """A send buffer that holds all `n` bytes: twice the bytes plus 1 MB, forced past `wmem_max`
+    when allowed (the kernel doubles it again, and `sk_sndbuf` counts truesize, about 1.5 times
+    the payload at 1448 B)."""
+    if 0 < n <= WHOLE_MAX:
+        want = 2 * n + (1 << 20)
+        try:
+            c.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, want)
+        except OSError:
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, want)
+
+
+def _send(c, n, data=None):
+    """Hand the kernel all `n` bytes in one write, with a send buffer that holds them all.
+
+    Linux ends a segment at the end of each write when it may send (`tcp_push` at the end of
+    `tcp_sendmsg_locked`), so writing in chunks would let the writer shape the segments; the
+    simulated application hands its connection the whole transfer. With the buffer of `_sndbuf`
+    the one `sendmsg` never waits for space, and every skb it builds is a full `size_goal` (the
+    MSS with TSO off) except the last."""
+    if n <= 0:
+        return
+    _sndbuf(c, n)
+    c.sendall(data if data is not None else b"x" * n)
 
 
 def _drain(c):
@@ -105,9 +127,10 @@ def _guard(fn, c):
         c.close()
 
 
-def _connect(dst, dport, sport, timeout):
+def _connect(dst, dport, sport, timeout, sndbuf=0):
     c = socket.socket()
     c.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    _sndbuf(c, sndbuf)
     c.bind(("0.0.0.0", sport))
     c.settimeout(timeout)
     rec = {"sport": sport, "t_start": time.time()}
@@ -117,9 +140,12 @@ def _connect(dst, dport, sport, timeout):
 
 
 def bulk(job, timeout, out):
+    # Made before the connection, so the write follows the handshake as soon as it can (the
+    # simulated application's data is there when the connection opens).
+    data = b"x" * job["bytes"]
     for i, sport in enumerate(job["sports"]):
-        c, rec = _connect(job["dst"], job["dport"], sport, timeout)
-        _send(c, job["bytes"])
+        c, rec = _connect(job["dst"], job["dport"], sport, timeout, sndbuf=len(data))
+        _send(c, len(data), data)
         c.shutdown(socket.SHUT_WR)
         rec["t_sent"] = time.time()
         _drain(c)

@@ -44,6 +44,7 @@ KNOB_MAP = {
     "ecn": "mapped: net.ipv4.tcp_ecn (on 1, accept 2; off leaves the kernel's 2); a queue's mark_threshold is the delay box's",
     "timestamps": "mapped: net.ipv4.tcp_timestamps (with --stock the kernel keeps its default, 1, and a profile without them is warned about)",
     "fin_with_data": "Linux always puts the FIN on queued data (tcp_send_fin); false differs by one segment at the end of a transfer",
+    "tso_defer": "Linux always builds TCP skbs for GSO and may defer them (tcp_tso_should_defer); false sends each segment the window allows at once",
 }
 #: Knobs that only matter with delayed ACKs on.
 DELACK_KNOBS = ("delack_timeout", "delack_tick", "delack_segments", "delack_fill_immediate")

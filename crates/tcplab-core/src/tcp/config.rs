@@ -604,6 +604,11 @@ tcp_knobs! {
     /// `NewRenoTcpAgent::recv()` ends with `send_much(0, 0, 2)` while `dupacks_ ≥ numdupacks_`
     /// and `newreno_changes_` is 0, its default (tcp/tcp-newreno.cc): 2.
     newreno_recovery_burst: u32 [skip_if = "is_zero", default = "zero"],
+    /// With `newreno_recovery_burst`, the limit holds only from the recovery's first partial
+    /// ACK to its end: ns-2's FullTcp/Newreno sets `maxburst_` to `recov_maxburst_` (2) in
+    /// `NewRenoFullTcpAgent::pack_action()` and restores it in `ack_action()` (tcp/tcp-full.cc).
+    /// Off: from the fast retransmit on, as the one-way agent.
+    newreno_burst_after_partial: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Reno, NewReno: the fast retransmit sets cwnd to ⌊W/2⌋ segments, W = ⌊min(cwnd, rwnd)⌋ in
     /// whole segments, not floored at 2 as ssthresh is (ns-2's `slowdown(CLOSE_SSTHRESH_HALF |
     /// CLOSE_CWND_HALF)` with `precisionReduce_` false: `cwnd_ = halfwin`, then only
@@ -657,6 +662,12 @@ tcp_knobs! {
     /// still unsent (Linux `tcp_send_fin()` sets FIN on the tail skb of the write queue). Off: the FIN
     /// is a segment of its own after the last byte (ns-2's FullTcp, the RFC profiles).
     fin_with_data: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// Linux's TSO deferral (net/ipv4/tcp_output.c `tcp_tso_should_defer`, `tcp/tso.rs`): Linux
+    /// builds every TCP skb for GSO (`sk_setup_caps`), also with TSO and GSO off on the device,
+    /// and holds a new skb back for the next ACK while the window lets out less than the skb's
+    /// worth (`tcp_tso_autosize`), the last send was under 1 ms ago and the next ACK is due
+    /// within 1 ms; outside Recovery and Loss. Off: every segment the window allows leaves.
+    tso_defer: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// The timestamps option (RFC 7323 §3): offered on the SYN and used when both ends send it;
     /// then every segment carries TSval (a 1 ms clock, Linux `tcp_time_stamp_ts()`) and TSecr
     /// (§4.3), 12 option bytes that the payload gives up (MSS − 12, Linux `tcp_sync_mss()`),
@@ -924,6 +935,7 @@ impl TcpConfig {
             partial_window_deflation: true,
             slow_but_steady: false,
             newreno_recovery_burst: 0,
+            newreno_burst_after_partial: false,
             halve_cwnd_unfloored: false,
             limited_transmit: false,
             limited_transmit_send_one: false,
@@ -937,6 +949,7 @@ impl TcpConfig {
             pacing: false,
             fin: true,
             fin_with_data: false,
+            tso_defer: false,
             timestamps: false,
             delayed_ack: true,
             delack_timeout: Duration(200 * MS),
@@ -1061,8 +1074,12 @@ impl TcpConfig {
                 c.restart_after_idle = true;
                 // FullTcpAgent::recv() in SYN_SENT: TF_ACKNOW, the handshake's ACK on its own.
                 c.handshake_ack_alone = true;
-                // FullTcp's recv() sends what the window allows in recovery (no send_much(0, 0, 2)).
-                c.newreno_recovery_burst = 0;
+                // NewRenoFullTcpAgent::pack_action() (tcp/tcp-full.cc): from a partial ACK to the
+                // end of recovery maxburst_ = recov_maxburst_ (2), and cwnd_ = ssthresh_ (no
+                // partial window deflation).
+                c.newreno_recovery_burst = 2;
+                c.newreno_burst_after_partial = true;
+                c.partial_window_deflation = false;
                 // FullTcpAgent::dupack_action(): cwnd_ = ssthresh_ + dupacks_ after slowdown(),
                 // the floored half (tcp/tcp-full.cc).
                 c.halve_cwnd_unfloored = false;
@@ -1192,6 +1209,8 @@ impl TcpConfig {
                 // tcp_send_fin() merging the FIN into the last queued data segment.
                 c.timestamps = true;
                 c.fin_with_data = true;
+                // tcp_write_xmit → tcp_tso_should_defer: sends wait for a skb's worth of window.
+                c.tso_defer = true;
             }
             _ => return None,
         }
@@ -1231,9 +1250,11 @@ impl TcpConfig {
             ("handshake_ack_alone", serde_json::json!(self.handshake_ack_alone)),
             ("syn_ack_opens_cwnd", serde_json::json!(self.syn_ack_opens_cwnd)),
             ("newreno_recovery_burst", serde_json::json!(self.newreno_recovery_burst)),
+            ("newreno_burst_after_partial", serde_json::json!(self.newreno_burst_after_partial)),
             ("halve_cwnd_unfloored", serde_json::json!(self.halve_cwnd_unfloored)),
             ("nagle", serde_json::json!(self.nagle)),
             ("fin_with_data", serde_json::json!(self.fin_with_data)),
+            ("tso_defer", serde_json::json!(self.tso_defer)),
             ("timestamps", serde_json::json!(self.timestamps)),
             ("cc", serde_json::to_value(self.cc).expect("serialises")),
             ("pacing", serde_json::json!(self.pacing)),
@@ -1511,13 +1532,14 @@ mod tests {
         assert_eq!(c.ecn, Ecn::Accept);
         back.ecn = Ecn::Off;
         back.reduction = Reduction::Halve;
-        assert!(c.timestamps && c.fin_with_data);
+        assert!(c.timestamps && c.fin_with_data && c.tso_defer);
         back.timestamps = false;
         back.fin_with_data = false;
+        back.tso_defer = false;
         assert_eq!(back, TcpConfig::profile("linux").unwrap());
         for p in PROFILES.iter().filter(|p| **p != "linux6") {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "tso_defer"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
             }
         }

@@ -20,6 +20,7 @@ pub mod sack;
 pub mod sender;
 pub mod state;
 pub mod stats;
+pub mod tso;
 pub mod tsopt;
 pub mod txq;
 

@@ -6,9 +6,10 @@
 //! a held send waits for the pacing timer (`TimerKind::Pacing`, Linux's `tcp_pacing_check` and its
 //! hrtimer).
 //!
-//! Not modelled: the fq qdisc (pacing outside TCP), TSQ (`tcp_small_queue_check`), TSO deferral
-//! (`tcp_tso_should_defer`), the timer slack of the hrtimer and `sk_pacing_shift` changes by
-//! drivers. A skb of several segments leaves as back-to-back segments at one instant.
+//! Not modelled: the fq qdisc (pacing outside TCP), TSQ (`tcp_small_queue_check`), the timer
+//! slack of the hrtimer and `sk_pacing_shift` changes by drivers. A skb of several segments
+//! leaves as back-to-back segments at one instant. TSO deferral (`tcp_tso_should_defer`), which
+//! reads `tso_autosize`, is `tso.rs`.
 //!
 //! This module imports nothing of the sender, so no circle.
 

@@ -354,7 +354,7 @@ impl TcpSender {
             c.dupacks = 0;
             // RFC 3168 §6.1.2: "The sending TCP SHOULD NOT increase the congestion window in
             // response to the receipt of an ECN-Echo ACK packet."
-            if cwnd_limited && !c.ack_ece {
+            if cwnd_limited && !c.ack_ece && self.rec.grows_on_new_ack(c) {
                 c.cc_on_ack(acked);
             }
             true

@@ -13,6 +13,7 @@ use super::pacing::{self, Pacer};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::stats::ConnStats;
+use super::tso;
 use super::txq::TxQueue;
 use crate::engine::Timer;
 use crate::net::{PacketTag, Segment, ECN_ECT0, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN};
@@ -177,6 +178,9 @@ pub struct SenderCore {
     pub(super) ack_ece: bool,
     /// When data was last sent (RFC 5681 §4.1 restart window).
     pub(super) last_send_at: Time,
+    /// Linux's `icsk_ca_state` is below Recovery (Open, Disorder, CWR): TSO deferral
+    /// (`tso_defer`) may hold a send. The recovery in use keeps it (`recovery/linux.rs`).
+    pub tso_may_defer: bool,
     /// When the current recovery began (its fast retransmit), until the data outstanding then
     /// is acknowledged or the timer expires.
     pub(super) recovery_since: Option<Time>,
@@ -283,6 +287,7 @@ impl SenderCore {
             ecn_high: 0,
             ack_ece: false,
             last_send_at: 0,
+            tso_may_defer: true,
             recovery_since: None,
             rtt,
             rto_timer: Timer::default(),
@@ -818,6 +823,50 @@ impl SenderCore {
         }
     }
 
+    /// Linux `tcp_write_xmit` with `tso_defer` (`tcp/tso.rs`), for the new data at snd_nxt when
+    /// `in_flight` bytes are in the network: None if `tcp_tso_should_defer` holds the head skb for
+    /// the next ACK, else the segments the next skb carries (`tcp_cwnd_test`, `tcp_tso_autosize`,
+    /// the head skb's end), which leave without asking again.
+    pub fn tso_next_skb(&self, in_flight: u64) -> Option<u64> {
+        let mss = self.mss.max(1);
+        let room = self.cwnd.saturating_sub(in_flight);
+        if !self.cfg.tso_defer || self.snd_nxt >= self.data_end || room < mss {
+            return Some(1);
+        }
+        // The write queue as one write made it (`tcp_xmit_size_goal`), half of the largest
+        // window the SYN-ACK can offer unscaled.
+        let goal = tso::size_goal(mss, self.peer_wnd.min(u16::MAX as u64), pacing::GSO_MAX_SIZE);
+        let (skb_len, tail) = tso::head_skb(self.snd_nxt, 1, self.data_end, goal);
+        let rate = self.pacing_rate();
+        let min_rtt = (self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns);
+        let max_segs = rate.map_or(pacing::MIN_TSO_SEGS, |r| pacing::tso_autosize(r, mss, min_rtt, self.cc.min_tso_segs(r))) as u64;
+        let skb_segs = skb_len.div_ceil(mss);
+        // tcp_write_xmit: `if (tso_segs == 1) { Nagle } else { tcp_tso_should_defer }`.
+        if skb_segs > 1 && self.tso_may_defer {
+            let head_sent = self.txq.records().find(|r| r.end > self.snd_una).map(|r| r.last_sent);
+            let v = tso::DeferView {
+                now: self.now,
+                last_xmit: self.last_send_at,
+                recovering: false,
+                mss,
+                cwnd_room: room,
+                cwnd: self.cwnd,
+                send_win: (self.snd_una + self.peer_wnd).saturating_sub(self.snd_nxt),
+                snd_wnd: self.peer_wnd,
+                skb_len,
+                skb_is_tail: tail,
+                skb_fin: tail && self.cfg.fin_with_data && self.fin_pending(),
+                max_segs,
+                head_sent,
+                srtt: self.rtt.srtt().unwrap_or(0),
+            };
+            if tso::should_defer(&v) {
+                return None;
+            }
+        }
+        Some(tso::skb_segments(self.cwnd / mss, room / mss, max_segs, skb_segs))
+    }
+
     /// Nagle (RFC 896; RFC 1122 §4.2.3.4; ns-2 FullTcp `foutput()` with `nodelay_` false,
     /// tcp/tcp-full.cc): a new segment of `len` < MSS at `seq` waits while data is outstanding.
     /// A retransmission (below snd_max) and a full segment are never held.
@@ -862,6 +911,7 @@ impl SenderCore {
             self.cc_event(CongestionEvent::IdleRestart { now: self.now, idle: self.now - self.last_send_at, rto: self.rtt.rto() });
         }
         let mut burst = 0u32;
+        let mut skb_left = 0u64;
         loop {
             // The burst limit (the window is asked below, once the segment is known).
             if !self.send_gate(burst, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: true, what: SendKind::Window }) {
@@ -880,6 +930,16 @@ impl SenderCore {
                 let ask = Ask { used: self.snd_nxt - self.snd_una, need: len, limit: Limit::CwndRwnd, burst: false, what: SendKind::Window };
                 if !self.send_gate(burst, ask) || self.nagle_holds(self.snd_nxt, len) {
                     break;
+                }
+                // Linux's TSO deferral: new data leaves a skb at a time, or waits for an ACK.
+                if self.cfg.tso_defer && self.snd_nxt == self.snd_max {
+                    if skb_left == 0 {
+                        match self.tso_next_skb(self.snd_nxt - self.snd_una) {
+                            Some(n) => skb_left = n,
+                            None => break,
+                        }
+                    }
+                    skb_left -= 1;
                 }
                 self.transmit(self.snd_nxt, out);
                 burst += 1;

@@ -69,6 +69,11 @@ impl Recovery for FackNs2 {
         if s.in_recovery {
             self.on_recovery_ack(s, 0);
         }
+        // ns-2 recv() takes every duplicate through oldack(), whose newtimer() restarts the
+        // retransmission timer (tcp/tcp-fack.cc): in and out of fast recovery.
+        if s.snd_una < s.snd_max {
+            s.restart_rto();
+        }
     }
 
     fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, _out: &mut Vec<OutSeg>) -> bool {
@@ -82,6 +87,14 @@ impl Recovery for FackNs2 {
             self.stalled = false;
         }
         true
+    }
+
+    fn grows_on_new_ack(&self, s: &SenderCore) -> bool {
+        // ns-2 recv() outside fast recovery: only an ACK above last_ack_ with no SACK blocks is
+        // a "regular ACK" (recv_newack_helper() → opencwnd()); one with SACK blocks goes through
+        // oldack(), which does not open cwnd. The scoreboard holds blocks above snd_una exactly
+        // when the ACK reported some.
+        !(s.sack_ok && !s.sb.is_empty())
     }
 
     fn on_timeout(&mut self, _s: &mut SenderCore) {
@@ -112,7 +125,11 @@ impl Recovery for FackNs2 {
                 let len = if s.may_send_single(SendKind::FastRetransmit) { s.retransmit_hole(una, out) } else { 0 };
                 self.rtx.push(Rtx { seq: una, end: una + len, sent_at_nxt: nxt });
             } else {
-                s.send_available(out);
+                // `if (dupacks_ == 0) send_much(...)`: a new ACK without SACK blocks (newack()
+                // zeroes dupacks_) sends; one with a hole below the forward-most SACK does not.
+                if between == 0 {
+                    s.send_available(out);
+                }
                 return;
             }
         }

@@ -214,10 +214,22 @@ impl LinuxRecovery {
     /// window, `can_send_new`).
     fn send_new(&mut self, s: &mut SenderCore, in_flight: &mut u64, out: &mut Vec<OutSeg>) -> bool {
         let mut sent = false;
+        let mut skb_left = 0u64;
         while s.can_send_new() {
             let need = if s.snd_max >= s.data_end { 1 } else { s.mss.min(s.data_end - s.snd_max) };
             if !s.send_gate(0, Ask { used: *in_flight, need, limit: Limit::Cwnd, burst: false, what: SendKind::Window }) {
                 break;
+            }
+            // tcp_write_xmit's TSO deferral (`tso_defer`, tcp/tso.rs): in Disorder a skb's worth
+            // of window, or the next ACK; never in Recovery or Loss.
+            if s.cfg.tso_defer && s.snd_max < s.data_end {
+                if skb_left == 0 {
+                    match s.tso_next_skb(*in_flight) {
+                        Some(n) => skb_left = n,
+                        None => break,
+                    }
+                }
+                skb_left -= 1;
             }
             *in_flight += s.send_new(out);
             sent = true;
@@ -246,6 +258,8 @@ impl LinuxRecovery {
             }
             s.set_recovery_window(cwnd);
         }
+        // tcp_tso_should_defer: "if (icsk->icsk_ca_state >= TCP_CA_Recovery) goto send_now".
+        s.tso_may_defer = self.ca == Ca::Open;
         let before = s.stats.segs_sent + s.fin_tx as u64;
         let bytes_before = s.stats.bytes_sent;
         if self.ca != Ca::Open {
@@ -310,6 +324,7 @@ impl Recovery for LinuxRecovery {
     fn on_timeout(&mut self, s: &mut SenderCore) {
         self.reduction.end();
         self.ca = Ca::Loss;
+        s.tso_may_defer = false;
         self.high_seq = s.snd_max;
         self.tlp.high_seq = None;
         for r in s.txq.records_mut() {

@@ -101,6 +101,12 @@ pub trait Recovery: Send {
     /// The application's write (or close, or the opening of the connection) has let segments
     /// go out through `send_available` (Linux `tcp_write_xmit` → `tcp_schedule_loss_probe`).
     fn after_app_send(&mut self, _s: &mut SenderCore) {}
+    /// Whether a new ACK outside recovery grows cwnd (the controller's `on_ack`), asked after
+    /// the ACK's SACK blocks are recorded. ns-2's Fack takes a new ACK that carries SACK blocks
+    /// for a duplicate (`oldack()`, no `opencwnd()`, tcp/tcp-fack.cc).
+    fn grows_on_new_ack(&self, _s: &SenderCore) -> bool {
+        true
+    }
     /// Send what the strategy allows after an ACK has been processed.
     fn send(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
         s.send_available(_out);

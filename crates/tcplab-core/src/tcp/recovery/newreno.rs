@@ -112,7 +112,10 @@ impl Recovery for NewReno {
 
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         let cap = s.cfg.newreno_recovery_burst;
-        if cap == 0 || !s.in_recovery || s.snd_nxt != s.snd_max {
+        // `newreno_burst_after_partial`: NewRenoFullTcpAgent::pack_action() sets maxburst_ at
+        // the first partial ACK, ack_action() restores it (tcp/tcp-full.cc).
+        let held = s.cfg.newreno_burst_after_partial && !self.partial_seen;
+        if cap == 0 || held || !s.in_recovery || s.snd_nxt != s.snd_max {
             s.send_available(out);
             return;
         }

@@ -1,0 +1,108 @@
+//! Linux's TSO deferral (`tso_defer`, tcp/tso.rs): net/ipv4/tcp_output.c `tcp_tso_should_defer`
+//! as `tcp_write_xmit` asks it, on the connection harness. Linux builds every TCP skb for GSO,
+//! so with TSO and GSO off on the device a one-segment opening of the window after a send less
+//! than 1 ms old waits for the next ACK when that ACK is due; in Recovery nothing waits.
+
+#[macro_use]
+mod harness;
+
+use harness::{Harness, DATA, MSS, SYNACK};
+use tcplab_core::tcp::config::LossModel;
+use tcplab_core::tcp::{CaState, InitialWindow, TcpConfig, Variant};
+use tcplab_core::units::{Time, MS, US};
+
+fn ms(x: u64) -> Time {
+    x * MS
+}
+
+/// A RACK connection (the `rack.rs` set-up: a 100 ms handshake, SRTT = min_rtt = 100 ms) with
+/// TSO deferral on or off, its initial window of 10 sent at 100 ms.
+fn conn(defer: bool) -> Harness {
+    let mut c: TcpConfig = harness::cfg();
+    c.handshake = true;
+    c.variant = Variant::Sack;
+    c.sack = true;
+    c.loss = LossModel::Rack;
+    c.initial_window = InitialWindow::Segments(10);
+    c.tso_defer = defer;
+    c.validate().unwrap();
+    let mut h = Harness::client(c);
+    assert_eq!(h.take_sent().len(), 1, "the SYN");
+    h.send(ms(100), seg!(ack = 1, sack_permitted = true, ..SYNACK));
+    h.recv(ms(100), [seg!(ack = 1)]);
+    h.write(ms(100), 1 << 30);
+    assert_eq!(h.take_sent().len(), 10, "the initial window");
+    h
+}
+
+fn data(k: u64) -> harness::Seg {
+    seg!(seq = 1 + (k - 1) * MSS, ack = 1, ..DATA)
+}
+
+fn ack(k: u64, sack: &[(u64, u64)]) -> harness::Seg {
+    let sack: &'static [(u64, u64)] = Box::leak(sack.to_vec().into_boxed_slice());
+    harness::Seg { seq: 1, ack: 1 + (k - 1) * MSS, sack, ..harness::SEG }
+}
+
+const fn blk(a: u64, b: u64) -> (u64, u64) {
+    (1 + (a - 1) * MSS, 1 + b * MSS)
+}
+
+/// Segment 1 of the initial window lost; the SACKs of segments 2, 3, 4 come 0.58 ms apart (one
+/// 1448-byte segment at 20 Mb/s), as the testbed's kernel sender saw them.
+#[test]
+fn with_segment_1_lost_the_second_sack_sends_nothing_and_the_third_the_retransmission() {
+    let mut h = conn(true);
+    // First SACK: Disorder; cwnd 10, 9 in flight. The last send was 100 ms ago, more than 1 ms
+    // ("allowing defer only if the last write was recent"): segment 11 goes.
+    h.send(ms(200), ack(1, &[blk(2, 2)]));
+    assert_eq!(h.info().ca_state, CaState::Disorder);
+    h.recv(ms(200), [data(11)]);
+    // Second SACK, 0.58 ms later: one segment of room (limit 1448 B < max_segs 2 · MSS; not a
+    // third of cwnd), the last send 0.58 ms ago, segment 1's ACK due at 100 + 100 ms = now: the
+    // head skb (22 segments) waits for the next ACK (`*is_cwnd_limited = true; return true`).
+    h.send(ms(200) + 580 * US, ack(1, &[blk(2, 3)]));
+    h.recv_nothing();
+    // Third SACK: RACK's reo_wnd is 0 at three SACKed (tcp_rack_reo_wnd), segment 1 is lost,
+    // Recovery: "if (icsk->icsk_ca_state >= TCP_CA_Recovery) goto send_now"; the retransmission
+    // first (tcp_xmit_retransmit_queue), as the kernel sent it.
+    h.send(ms(200) + 1160 * US, ack(1, &[blk(2, 4)]));
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    let sent = h.take_sent();
+    assert_eq!(sent.first().map(|(_, s)| s.seq), Some(1), "{sent:?}");
+}
+
+#[test]
+fn without_deferral_the_second_sack_sends_a_new_segment() {
+    let mut h = conn(false);
+    h.send(ms(200), ack(1, &[blk(2, 2)]));
+    h.recv(ms(200), [data(11)]);
+    h.send(ms(200) + 580 * US, ack(1, &[blk(2, 3)]));
+    h.recv(ms(200) + 580 * US, [data(12)]);
+}
+
+/// At 5 Mb/s the SACKs come 2.3 ms apart: the last send is more than 1 ms old and the segment
+/// leaves (the kernel sent segments 11 and 12 before the retransmission there).
+#[test]
+fn a_sack_more_than_1ms_after_the_last_send_is_not_deferred() {
+    let mut h = conn(true);
+    h.send(ms(200), ack(1, &[blk(2, 2)]));
+    h.recv(ms(200), [data(11)]);
+    h.send(ms(200) + 2300 * US, ack(1, &[blk(2, 3)]));
+    h.recv(ms(200) + 2300 * US, [data(12)]);
+}
+
+/// The deferred segment goes with the next ACK that opens room for a skb's worth (two segments
+/// at this pacing rate): the ACK of segment 1 (its retransmission not needed: it was reordered)
+/// covers 1..4 and leaves the window room for more than two.
+#[test]
+fn a_deferred_segment_leaves_with_the_next_ack_that_opens_room() {
+    let mut h = conn(true);
+    h.send(ms(200), ack(1, &[blk(2, 2)]));
+    h.recv(ms(200), [data(11)]);
+    h.send(ms(200) + 580 * US, ack(1, &[blk(2, 3)]));
+    h.recv_nothing();
+    h.send(ms(200) + 800 * US, ack(4, &[]));
+    let sent: Vec<u64> = h.take_sent().iter().map(|(_, s)| s.seq).collect();
+    assert!(sent.len() >= 2 && sent[0] == 1 + 11 * MSS, "segment 12 first, then more: {sent:?}");
+}
