@@ -69,7 +69,7 @@ def main(scenario: str, out: str) -> None:
         m = re.search(r"cwnd:(\d+)", text)
         if not m:
             return None
-        ss = re.search(r"ssthresh:(\d+)", text)
+        ss = re.search(r"(?<![\w])ssthresh:(\d+)", text)  # not rcv_ssthresh: ss omits ssthresh while it is infinite
         rtt = re.search(r"rtt:([\d.]+)/", text)
         return int(m.group(1)), int(ss.group(1)) if ss else "", float(rtt.group(1)) if rtt else ""
 
