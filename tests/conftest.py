@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import queue
+import shutil
 import subprocess
 import time
 import sys
@@ -13,6 +14,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "experiments" / "examples"
+
+#: ns-2's `ns` is on PATH. The tests that run it are marked `@needs_ns` (imported from here) and
+#: skip with `NS_MISSING` otherwise; CI installs it.
+HAVE_NS = shutil.which("ns") is not None
+NS_MISSING = "ns-2's `ns` is not installed (apt-get install ns2; scripts/setup.sh --tools)"
+needs_ns = pytest.mark.skipif(not HAVE_NS, reason=NS_MISSING)
 
 # A 16 KB transfer over 10 Mb/s with 35 ms one way, no queue limit, no loss.
 SMALL_TOML = """\

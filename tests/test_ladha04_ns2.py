@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pandas as pd
 import pytest
 
@@ -20,9 +18,7 @@ import tcplab
 from tcplab.experiments import ladha04 as l04
 from tcplab.ns2 import runner
 from tcplab.ns2.script import export
-
-HAVE_NS = shutil.which("ns") is not None
-needs_ns = pytest.mark.skipif(not HAVE_NS, reason="ns-2's `ns` is not installed (apt-get install ns2; scripts/setup.sh --tools)")
+from conftest import needs_ns
 
 
 @pytest.mark.parametrize("variant", list(l04.NS2_VARIANTS))

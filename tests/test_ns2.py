@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +23,8 @@ import tcplab
 from tcplab import ns2
 from tcplab.ns2 import diff
 from tcplab.ns2.script import export
+from conftest import needs_ns
 
-HAVE_NS = shutil.which("ns") is not None
-needs_ns = pytest.mark.skipif(not HAVE_NS, reason="ns-2's `ns` is not installed (apt-get install ns2; scripts/setup.sh --tools)")
 
 EXAMPLES = Path(tcplab.__file__).resolve().parent / "examples"
 

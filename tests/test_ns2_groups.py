@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import copy
-import shutil
 from pathlib import Path
 
 import pytest
@@ -22,9 +21,8 @@ import pytest
 import tcplab
 from tcplab import ns2
 from tcplab.ns2.script import export
+from conftest import needs_ns
 
-HAVE_NS = shutil.which("ns") is not None
-needs_ns = pytest.mark.skipif(not HAVE_NS, reason="ns-2's `ns` is not installed (apt-get install ns2; scripts/setup.sh --tools)")
 
 LADHA = Path(tcplab.__file__).resolve().parent / "experiments" / "topologies" / "ladha04.toml"
 

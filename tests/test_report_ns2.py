@@ -3,15 +3,13 @@ tcplab's, which side of a miss it is on, and Mathis's M3 run in ns-2 at the tiny
 with the reason, where `ns` is not installed)."""
 
 import json
-import shutil
 
 import pandas as pd
 import pytest
 
 from tcplab.experiments import mathis97 as m97
 from tcplab.report import Check, Report
-
-HAVE_NS = shutil.which("ns") is not None
+from conftest import HAVE_NS, NS_MISSING
 
 
 def test_side_of_a_tolerance_miss():
@@ -88,7 +86,7 @@ def test_m3_without_ns_says_not_installed_and_does_not_fail(tmp_path, monkeypatc
 @pytest.fixture(scope="module")
 def tiny_m3(tmp_path_factory):
     if not HAVE_NS:
-        pytest.skip("ns-2 (`ns`) is not installed: `sudo apt-get install ns2` (CI installs it)")
+        pytest.skip(NS_MISSING)
     out = tmp_path_factory.mktemp("m97ns2")
     res = m97.reproduce(out, scale="tiny", only=["m3"], workers=0, progress=False, log=lambda m: None)
     return out, res
@@ -187,7 +185,7 @@ def test_ns2_instruments_from_packets():
 
 def test_m2_tiny_has_ns2_values(tmp_path):
     if not HAVE_NS:
-        pytest.skip("ns-2 (`ns`) is not installed: `sudo apt-get install ns2` (CI installs it)")
+        pytest.skip(NS_MISSING)
     res = m97.reproduce(tmp_path, scale="tiny", only=["m2"], workers=0, progress=False, log=lambda m: None)
     m2 = [c for c in res["checks"] if c.what.startswith("M2:")]
     assert len(m2) == 2 and all(isinstance(c.ns2, float) for c in m2)

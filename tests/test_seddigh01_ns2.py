@@ -9,16 +9,12 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pandas as pd
 import pytest
 
 from tcplab.experiments import seddigh01 as s01
 from tcplab.ns2 import runner
-
-HAVE_NS = shutil.which("ns") is not None
-needs_ns = pytest.mark.skipif(not HAVE_NS, reason="ns-2's `ns` is not installed (apt-get install ns2; scripts/setup.sh --tools)")
+from conftest import needs_ns
 
 
 def small_grid(monkeypatch):

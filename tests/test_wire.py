@@ -126,3 +126,37 @@ def test_bad_arguments_name_the_argument():
         wire.tcp_frame(*ok, b"x" * 65500)
     with pytest.raises(OverflowError):
         wire.tcp_frame(*ok[:9], 65536)
+
+
+def test_an_option_list_is_written_in_its_order_and_padded_with_nops():
+    # A scripted test's <mss 1000,sackOK,nop,nop,nop,wscale 7>: its layout exactly, as packetdrill
+    # writes it (12 bytes).
+    opts = [("mss", 1000), ("sackOK",), ("nop",), ("nop",), ("nop",), ("wscale", 7)]
+    f = wire.tcp_frame(A, B, "10.0.0.1", "10.0.0.2", 1, 80, 5, 0, SYN, 65535, options=opts)
+    assert f == hand_frame(A, B, "10.0.0.1", "10.0.0.2", 1, 80, 5, 0, SYN, 65535, opts=bytes.fromhex("020403e8" "0402" "010101" "030307"))
+    assert wire.parse_tcp(f)["options"] == tuple(opts)
+    # <mss 1000,wscale 7> is 7 bytes: one NOP ends the word.
+    f = wire.tcp_frame(A, B, "10.0.0.1", "10.0.0.2", 1, 80, 5, 0, SYN, 65535, options=[("mss", 1000), ("wscale", 7)])
+    assert f[54:62] == bytes.fromhex("020403e8" "03030701")
+    # The structure parse_tcp returns goes back in unchanged.
+    ts = [("nop",), ("nop",), ("TS", 7, 9), ("nop",), ("nop",), ("sack", ((1, 2), (3, 4))), ("eol",)]
+    g = wire.tcp_frame(A, B, "10.0.0.1", "10.0.0.2", 1, 80, 5, 0, ACK, 100, options=ts)
+    assert wire.parse_tcp(g)["options"] == tuple(ts)
+    # 40 bytes fit; 42 do not, and the error names the option.
+    wire.tcp_frame(A, B, "10.0.0.1", "10.0.0.2", 1, 80, 5, 0, ACK, 100, options=[("TS", 1, 2)] * 4)
+    with pytest.raises(ValueError, match=r"options\[4\].*more than 40 bytes"):
+        wire.tcp_frame(A, B, "10.0.0.1", "10.0.0.2", 1, 80, 5, 0, ACK, 100, options=[("TS", 1, 2)] * 5)
+
+
+@pytest.mark.parametrize("bad, words", [
+    ([("kind", 30)], r"options\[0\]: known options"),
+    ([("nop",), ("mss", 70000)], r"options\[1\]: an MSS is 0 to 65535"),
+    ([("mss",)], r"options\[0\]: mss takes 1 value"),
+    (["mss"], r"options\[0\]: expected a tuple"),
+    ([("sack", "x")], r"options\[0\]: sack takes"),
+])
+def test_a_bad_option_list_names_the_entry(bad, words):
+    with pytest.raises(ValueError, match=words):
+        wire.tcp_frame(A, B, "10.0.0.1", "10.0.0.2", 1, 80, 5, 0, ACK, 100, options=bad)
+    with pytest.raises(ValueError, match="not both"):
+        wire.tcp_frame(A, B, "10.0.0.1", "10.0.0.2", 1, 80, 5, 0, ACK, 100, mss=536, options=[])

@@ -11,15 +11,11 @@ cwnd packets, bw bytes/s, mode, pacing_rate bytes/s); prints both summaries. Roo
 
 import os
 import re
-import subprocess
 import sys
-import threading
-import time
 
 import tcplab
-from tcplab import testbed
+from ss_sample import sample_during, write_tsv  # the shared sampler, beside this file
 
-PERIOD_S = 0.008
 UNITS = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
@@ -30,39 +26,16 @@ def rate(text: str, key: str):
 
 
 def sample_kernel(scenario: str, out: str, congctl=None) -> list:
-    samples, stop = [], threading.Event()
+    def bbr_model(text: str):
+        m = re.search(r"cwnd:(\d+)", text)
+        b = re.search(r"bbr:\(bw:([\d.]+)([KMG]?)bps,mrtt:([\d.]+)(?:,pacing_gain:([\d.]+))?(?:,cwnd_gain:([\d.]+))?", text)
+        if not (m and b):
+            return None
+        bw = round(float(b.group(1)) * UNITS[b.group(2)] / 8)
+        return int(m.group(1)), bw, float(b.group(3)), b.group(4) or "", b.group(5) or "", rate(text, "pacing_rate"), rate(text, "delivery_rate")
 
-    def sampler():
-        pid, ns, t0 = str(os.getpid()), None, None
-        deadline = time.monotonic() + 600
-        while not stop.is_set() and time.monotonic() < deadline:
-            if ns is None:
-                names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
-                ns = next((n for n in names if pid in n and n.endswith("-sender")), None)
-                time.sleep(0.005)
-                continue
-            r = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tin", "state", "established", "dport", "=", ":5001"],
-                               capture_output=True, text=True)
-            now = time.monotonic()
-            m = re.search(r"cwnd:(\d+)", r.stdout)
-            b = re.search(r"bbr:\(bw:([\d.]+)([KMG]?)bps,mrtt:([\d.]+)(?:,pacing_gain:([\d.]+))?(?:,cwnd_gain:([\d.]+))?", r.stdout)
-            if m and b:
-                t0 = now if t0 is None else t0
-                bw = round(float(b.group(1)) * UNITS[b.group(2)] / 8)
-                samples.append((round(now - t0, 4), int(m.group(1)), bw, float(b.group(3)), b.group(4) or "", b.group(5) or "",
-                                rate(r.stdout, "pacing_rate"), rate(r.stdout, "delivery_rate")))
-            time.sleep(PERIOD_S)
-
-    th = threading.Thread(target=sampler, daemon=True)
-    th.start()
-    try:
-        testbed.run(scenario, out, congctl=congctl)
-    finally:
-        stop.set()
-        th.join()
-    with open(os.path.join(out, "ss_bbr.tsv"), "w") as f:
-        for s in samples:
-            f.write("\t".join(map(str, s)) + "\n")
+    samples = sample_during(scenario, out, bbr_model, congctl=congctl)
+    write_tsv(os.path.join(out, "ss_bbr.tsv"), samples)
     return samples
 
 
@@ -73,9 +46,7 @@ def sample_sim(scenario: str, out: str) -> list:
     t0 = t["time_s"].iloc[0]
     rows = [(round(x.time_s - t0, 4), int(x.cwnd) // 1460, int(x.bbr_bw), str(x.bbr_mode), int(x.pacing_rate) if x.pacing_rate is not None and str(x.pacing_rate) != "<NA>" else "")
             for x in t.itertuples()]
-    with open(os.path.join(out, "sim_bbr.tsv"), "w") as f:
-        for s in rows:
-            f.write("\t".join(map(str, s)) + "\n")
+    write_tsv(os.path.join(out, "sim_bbr.tsv"), rows)
     return rows
 
 

@@ -29,16 +29,57 @@ fn mac_str(m: &[u8; 6]) -> String {
     m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
 }
 
-/// An Ethernet/IPv4/TCP frame with correct IPv4 and TCP checksums (RFC 1071). Options in this
-/// order, each as Linux aligns it: MSS, SACK-permitted, timestamps (TSval, TSecr), SACK blocks
-/// (as many as fit, RFC 2018 §3). The IP header has DF set, TTL 64, identification `ip_id` and
-/// the ECN field `ecn`.
+/// One option of `tcp_frame(options=...)`, in the structure `parse_tcp` returns.
+fn option(i: usize, o: &Bound<'_, PyAny>, sack_bytes: &mut Vec<u8>) -> PyResult<TcpOpt<'static>> {
+    let bad = |why: &str| PyValueError::new_err(format!("options[{i}]: {why}, got {o}"));
+    let t = o.downcast::<PyTuple>().map_err(|_| bad("expected a tuple such as (\"mss\", 1460)"))?;
+    let name: String = t.get_item(0).and_then(|n| n.extract()).map_err(|_| bad("expected a tuple starting with the option's name"))?;
+    let arity = |n: usize| if t.len() == n + 1 { Ok(()) } else { Err(bad(&format!("{name} takes {n} value(s)"))) };
+    let val = |k: usize| t.get_item(k).and_then(|v| v.extract::<u32>()).map_err(|_| bad("values must be integers from 0 to 2^32 - 1"));
+    Ok(match name.as_str() {
+        "eol" => arity(0).map(|_| TcpOpt::Eol)?,
+        "nop" => arity(0).map(|_| TcpOpt::Nop)?,
+        "sackOK" => arity(0).map(|_| TcpOpt::SackPermitted)?,
+        "mss" => {
+            arity(1)?;
+            TcpOpt::Mss(u16::try_from(val(1)?).map_err(|_| bad("an MSS is 0 to 65535"))?)
+        }
+        "wscale" => {
+            arity(1)?;
+            TcpOpt::WindowScale(u8::try_from(val(1)?).map_err(|_| bad("a window scale is 0 to 255"))?)
+        }
+        "TS" => {
+            arity(2)?;
+            TcpOpt::Timestamps(val(1)?, val(2)?)
+        }
+        "sack" => {
+            arity(1)?;
+            let blocks: Vec<(u32, u32)> = t.get_item(1).and_then(|b| b.extract()).map_err(|_| bad("sack takes ((left, right), ...) of 32-bit edges"))?;
+            sack_bytes.clear();
+            for (l, r) in blocks {
+                sack_bytes.extend_from_slice(&l.to_be_bytes());
+                sack_bytes.extend_from_slice(&r.to_be_bytes());
+            }
+            // The bytes are copied into the option buffer at once (`push_opt`); a marker here.
+            TcpOpt::Sack(&[])
+        }
+        _ => return Err(bad("known options are eol, nop, mss, wscale, sackOK, TS and sack")),
+    })
+}
+
+/// An Ethernet/IPv4/TCP frame with correct IPv4 and TCP checksums (RFC 1071). Options either by
+/// keyword, in this order and each as Linux aligns it: MSS, SACK-permitted, timestamps (TSval,
+/// TSecr), SACK blocks (as many as fit, RFC 2018 §3); or `options`, a list in wire order in the
+/// structure `parse_tcp` returns (("mss", 1460), ("nop",), ("sack", ((l, r),)), ...), written
+/// exactly so and padded with NOPs to a whole word; more than 40 bytes is a ValueError. The IP
+/// header has DF set, TTL 64, identification `ip_id` and the ECN field `ecn`.
 #[pyfunction]
-#[pyo3(signature = (src_mac, dst_mac, src_ip, dst_ip, sport, dport, seq, ack, flags, window, payload=None, *, mss=None, sack_permitted=false, timestamps=None, sack=vec![], ip_id=0, ecn=0))]
+#[pyo3(signature = (src_mac, dst_mac, src_ip, dst_ip, sport, dport, seq, ack, flags, window, payload=None, *, mss=None, sack_permitted=false, timestamps=None, sack=vec![], options=None, ip_id=0, ecn=0))]
 #[allow(clippy::too_many_arguments)]
 fn tcp_frame<'py>(
     py: Python<'py>, src_mac: &str, dst_mac: &str, src_ip: &str, dst_ip: &str, sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, window: u16,
-    payload: Option<&[u8]>, mss: Option<u16>, sack_permitted: bool, timestamps: Option<(u32, u32)>, sack: Vec<(u32, u32)>, ip_id: u16, ecn: u8,
+    payload: Option<&[u8]>, mss: Option<u16>, sack_permitted: bool, timestamps: Option<(u32, u32)>, sack: Vec<(u32, u32)>, options: Option<Vec<Bound<'py, PyAny>>>,
+    ip_id: u16, ecn: u8,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let payload = payload.unwrap_or_default();
     let out = shielded("the frame codec", || {
@@ -47,6 +88,22 @@ fn tcp_frame<'py>(
         }
         let a = Addrs { src_mac: mac("src_mac", src_mac)?, dst_mac: mac("dst_mac", dst_mac)?, src_ip: ipv4("src_ip", src_ip)?, dst_ip: ipv4("dst_ip", dst_ip)?, src_port: sport, dst_port: dport };
         let mut o = TcpOptions::default();
+        if let Some(list) = &options {
+            if mss.is_some() || sack_permitted || timestamps.is_some() || !sack.is_empty() {
+                return Err(PyValueError::new_err("options: give either the list of options or mss/sack_permitted/timestamps/sack, not both"));
+            }
+            let mut sack_bytes = Vec::new();
+            for (i, item) in list.iter().enumerate() {
+                let opt = match option(i, item, &mut sack_bytes)? {
+                    TcpOpt::Sack(_) => TcpOpt::Sack(&sack_bytes),
+                    other => other,
+                };
+                if !o.push_opt(&opt) {
+                    return Err(PyValueError::new_err(format!("options[{i}]: {item} does not fit: more than 40 bytes of TCP options")));
+                }
+            }
+            o.align_with_nops(); // 40 is a whole number of words: padding always fits
+        }
         if let Some(m) = mss {
             o.mss(m);
         }

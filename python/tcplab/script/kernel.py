@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import errno as _errno
 import fcntl
-import json
 import random
 import select
 import socket
@@ -71,7 +70,8 @@ def parse_tcp_info(raw: bytes) -> dict:
 
 
 class _Lab:
-    """S and C namespaces over one veth pair (see the module docstring)."""
+    """S and C namespaces over one veth pair (see the module docstring), made and removed by the
+    labs' one helper (`netns.Namespaces`)."""
 
     def __init__(self):
         Lab._made += 1
@@ -79,33 +79,26 @@ class _Lab:
 
         tag = f"{NS_PREFIX}{os.getpid()}n{Lab._made}"
         self.C, self.S = f"{tag}c", f"{tag}s"
-        self.made: list = []
+        self.ns = netns.Namespaces()
 
     def sh(self, *args, ns=None, check=True, timeout=15):
-        return netns.sh(*args, ns=ns, check=check, timeout=timeout)
+        return self.ns.sh(*args, ns=ns, check=check, timeout=timeout)
 
     def build(self) -> str:
         # Removed after the script (KernelStack.stop), at interpreter exit, or by `tcplab testbed
         # cleanup` once the process is gone (the names are those of TBIT's labs).
         atexit.register(self.close)
         C, S = self.C, self.S
-        for ns in (C, S):
-            self.sh("ip", "netns", "add", ns)
-            self.made.append(ns)
-        self.sh("ip", "link", "add", "c0", "netns", C, "type", "veth", "peer", "name", "s0", "netns", S)
-        for ns, dev in ((C, "c0"), (S, "s0")):
-            self.sh("ip", "-n", ns, "link", "set", dev, "up")
-            self.sh("ip", "-n", ns, "link", "set", "lo", "up")
-            self.sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off", ns=ns, check=False)
+        self.ns.add(C, S)
+        self.ns.veth(C, "c0", S, "s0")
         # The script may inject segments larger than an Ethernet MTU (packetdrill's tun takes
         # them, as GRO would build them): the veths take 64 KB frames, while the route keeps
         # the kernel's own path MTU at 1500 bytes (MSS 1460, as on packetdrill's tun).
         for ns, dev in ((C, "c0"), (S, "s0")):
             self.sh("ip", "-n", ns, "link", "set", dev, "mtu", "65535")
-        self.sh("ip", "-n", S, "addr", "add", f"{NET}.2/24", "dev", "s0")
+        self.ns.addr(S, "s0", f"{NET}.2/24")
         self.route()
-        c_mac = json.loads(self.sh("ip", "-n", C, "-j", "link", "show", "c0").stdout)[0]["address"]
-        s_mac = json.loads(self.sh("ip", "-n", S, "-j", "link", "show", "s0").stdout)[0]["address"]
+        c_mac, s_mac = self.ns.mac(C, "c0"), self.ns.mac(S, "s0")
         self.sh("ip", "-n", S, "neigh", "replace", f"{NET}.50", "lladdr", c_mac, "dev", "s0", "nud", "permanent")
         self.sysctl({"tcp_no_metrics_save": "1"})
         return s_mac
@@ -140,9 +133,7 @@ class _Lab:
                 raise Unsupported(f"sysctl on this kernel: {r.stderr.strip()}")
 
     def close(self) -> None:
-        for ns in reversed(self.made):
-            netns.kill(ns)
-        self.made = []
+        self.ns.close()
         atexit.unregister(self.close)
 
 
@@ -238,34 +229,31 @@ class KernelStack(Stack):
     def inject(self, pkt, ev) -> None:
         if pkt.seq is None:
             raise Unsupported(f"an inbound packet with elided seq:end(len) (line {ev.line})")
-        opts = b""
+        # The script's options in its order and layout, written by the core's codec.
+        opts = []
         for o in pkt.options or ():
             if o == "...":
                 raise Unsupported(f"<...> options on an inbound packet (line {ev.line})")
-            if o.name == "mss":
-                opts += struct.pack("!BBH", 2, 4, o.values[0])
-            elif o.name == "sackOK":
-                opts += b"\x04\x02"
-            elif o.name == "nop":
-                opts += b"\x01"
-            elif o.name == "eol":
-                opts += b"\x00"
-            elif o.name == "wscale":
-                opts += struct.pack("!BBB", 3, 3, o.values[0])
+            if o.name in ("mss", "wscale"):
+                opts.append((o.name, o.values[0]))
+            elif o.name in ("sackOK", "nop", "eol"):
+                opts.append((o.name,))
             elif o.name == "sack":
                 base = self.tr.server_isn or 0
-                opts += struct.pack("!BB", 5, 2 + 8 * len(o.values)) + b"".join(struct.pack("!II", (base + a) & 0xFFFFFFFF, (base + b) & 0xFFFFFFFF) for a, b in o.values)
+                opts.append(("sack", tuple(((base + a) & 0xFFFFFFFF, (base + b) & 0xFFFFFFFF) for a, b in o.values)))
             elif o.name == "TS":
                 # TSval as written; TSecr already mapped onto the kernel's clock by the runner
-                # (packetdrill's map_inbound_packet, tsopt.py).
-                opts += struct.pack("!BBII", 8, 10, o.values[0] % (1 << 32), o.values[1] % (1 << 32))
-        if len(opts) > 40:
-            raise Fail(ev, "more than 40 bytes of TCP options")
+                # (packetdrill's map_inbound_packet, tsopt.py). More than 40 option bytes is the
+                # codec's ValueError, a Fail below.
+                opts.append(("TS", o.values[0] % (1 << 32), o.values[1] % (1 << 32)))
         tr = self.tr
         seq = (tr.isn + pkt.seq) & 0xFFFFFFFF
         ack = ((tr.server_isn or 0) + (pkt.ack or 0)) & 0xFFFFFFFF if pkt.ack is not None else 0
         win = pkt.win if pkt.win is not None else 65535
-        frame = tr._frame(pkt.flag_bits, seq, ack, win, bytes(pkt.length), opts, tr.dst, tr.sport, tr.port)
+        try:
+            frame = tr._frame(pkt.flag_bits, seq, ack, win, bytes(pkt.length), tr.dst, tr.sport, tr.port, options=opts)
+        except ValueError as e:
+            raise Fail(ev, str(e)) from None
         tr.sock.send(frame)
 
     def compare_options(self, exp, got) -> str | None:

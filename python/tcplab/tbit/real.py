@@ -25,8 +25,6 @@ import os
 import random
 import re
 import select
-import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -160,11 +158,13 @@ class RawTransport(Transport):
     # -- frames ------------------------------------------------------------------------------
 
     def _frame(self, flags: int, seq: int, ack: int, wnd: int, payload: bytes, dst: str, sport: int, dport: int, mss: int | None = None,
-               sack_permitted: bool = False, sack=()) -> bytes:  # fmt: skip
-        """A frame from the alias with the next IP identification (absolute sequence numbers)."""
+               sack_permitted: bool = False, sack=(), options: list | None = None) -> bytes:  # fmt: skip
+        """A frame from the alias with the next IP identification (absolute sequence numbers);
+        options by keyword, or `options` in wire order (`_core.wire.tcp_frame`)."""
         self.id = (self.id + 1) & 0xFFFF
+        kw = {"options": options} if options is not None else {"mss": mss, "sack_permitted": sack_permitted, "sack": list(sack)}
         return _core.wire.tcp_frame(self.my_mac, self.hop_mac, self.src, dst, sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, flags, min(wnd, 65535),
-                                    bytes(payload), mss=mss, sack_permitted=sack_permitted, sack=list(sack), ip_id=self.id)  # fmt: skip
+                                    bytes(payload), ip_id=self.id, **kw)  # fmt: skip
 
     def _arp_reply(self, frame: bytes) -> None:
         # RFC 826: answer a request for the alias with our MAC.
@@ -315,31 +315,12 @@ class RawTransport(Transport):
 
 def missing() -> str | None:
     """Why the real-kernel lab cannot run here, or None."""
-    if not sys.platform.startswith("linux"):
-        return "network namespaces need Linux"
-    if os.geteuid() != 0:
-        return "network namespaces and raw sockets need root"
-    for tool in ("ip", "ethtool"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (apt-get install -y iproute2 ethtool)"
-    name = f"tbq{os.getpid() % 100000}"
-    r = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
-    if r.returncode != 0:
-        return f"cannot create a network namespace here: {r.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", name], capture_output=True)
-    return None
+    return netns.missing(("ip", "ethtool"), "iproute2 ethtool", f"tbq{os.getpid() % 100000}")
 
 
 #: The lab's namespace names: tcplabtbit<pid>n<k><c|r|s> (the pid of the process that made them).
 NS_PREFIX = "tcplabtbit"
 _NS_NAME = re.compile(NS_PREFIX + r"(\d+)n\d+[crs]")
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """`preexec_fn` of the lab's helper processes: SIGKILL when the process that started them
-    dies (prctl PR_SET_PDEATHSIG, Linux), so a killed prober leaves no server behind."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def namespaces() -> list:
@@ -354,7 +335,8 @@ def cleanup_stale() -> list:
 
 
 class Lab:
-    """client — router — server namespaces; the stack under test is the server's kernel."""
+    """client — router — server namespaces; the stack under test is the server's kernel. Built
+    and taken down by the labs' one helper (`netns.Namespaces`)."""
 
     NET_C, NET_S = "10.203.1", "10.203.2"
 
@@ -366,17 +348,21 @@ class Lab:
         self.C, self.R, self.S = f"{tag}c", f"{tag}r", f"{tag}s"
         self.client_ip, self.alias = f"{self.NET_C}.2", f"{self.NET_C}.50"
         self.server_ip, self.port, self.page_bytes = f"{self.NET_S}.2", port, page_bytes
-        self.procs: list[subprocess.Popen] = []
-        self.made: list[str] = []
-        self._old_handlers = {}
+        self.ns = netns.Namespaces()
+        self._signals: netns.interrupts | None = None
+        self._peer: subprocess.Popen | None = None
         self.tr: RawTransport | None = None
 
-    # Everything made is recorded in `made` before the next step, so `close` removes exactly it.
+    @property
+    def procs(self) -> list:
+        """The processes started in the lab (the HTTP server first), ended by `close`."""
+        return self.ns.procs
+
     def _sh(self, *args: str, ns: str | None = None, check: bool = True, timeout: float = 15) -> subprocess.CompletedProcess:
-        return netns.sh(*args, ns=ns, check=check, timeout=timeout)
+        return self.ns.sh(*args, ns=ns, check=check, timeout=timeout)
 
     def __enter__(self) -> Lab:
-        self._hook_signals()
+        self._signals = netns.interrupts().__enter__()
         atexit.register(self.close)
         try:
             self._build()
@@ -388,45 +374,26 @@ class Lab:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _hook_signals(self) -> None:
-        def on_signal(signum, frame):
-            self.close()
-            raise KeyboardInterrupt(f"signal {signum}")
-
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                self._old_handlers[sig] = signal.signal(sig, on_signal)
-            except ValueError:  # not the main thread: the caller's handlers stay
-                pass
-
     def _build(self) -> None:
         C, R, S = self.C, self.R, self.S
-        for ns in (C, R, S):
-            self._sh("ip", "netns", "add", ns)
-            self.made.append(ns)
-        self._sh("ip", "link", "add", "c0", "netns", C, "type", "veth", "peer", "name", "r0", "netns", R)
-        self._sh("ip", "link", "add", "r1", "netns", R, "type", "veth", "peer", "name", "s0", "netns", S)
-        for ns, dev in ((C, "c0"), (R, "r0"), (R, "r1"), (S, "s0")):
-            self._sh("ip", "-n", ns, "link", "set", dev, "up")
-            self._sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off", ns=ns, check=False)
-        for ns in (C, R, S):
-            self._sh("ip", "-n", ns, "link", "set", "lo", "up")
-        self._sh("ip", "-n", C, "addr", "add", f"{self.client_ip}/24", "dev", "c0")
-        self._sh("ip", "-n", R, "addr", "add", f"{self.NET_C}.1/24", "dev", "r0")
-        self._sh("ip", "-n", R, "addr", "add", f"{self.NET_S}.1/24", "dev", "r1")
-        self._sh("ip", "-n", S, "addr", "add", f"{self.server_ip}/24", "dev", "s0")
+        n = self.ns
+        n.add(C, R, S)
+        n.veth(C, "c0", R, "r0")
+        n.veth(R, "r1", S, "s0")
+        n.addr(C, "c0", f"{self.client_ip}/24")
+        n.addr(R, "r0", f"{self.NET_C}.1/24")
+        n.addr(R, "r1", f"{self.NET_S}.1/24")
+        n.addr(S, "s0", f"{self.server_ip}/24")
         self._sh("ip", "-n", C, "route", "add", "default", "via", f"{self.NET_C}.1")
-        self._sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=R)
-        c_mac = json.loads(self._sh("ip", "-n", C, "-j", "link", "show", "c0").stdout)[0]["address"]
-        r_mac = json.loads(self._sh("ip", "-n", R, "-j", "link", "show", "r0").stdout)[0]["address"]
+        n.sysctls(R, {"net.ipv4.ip_forward": 1})
+        c_mac, r_mac = n.mac(C, "c0"), n.mac(R, "r0")
         # The alias lives on the client's wire: the router sends its frames to the client's MAC,
         # where the prober reads them and the client kernel, not owning it, drops them silently.
         self._sh("ip", "-n", R, "neigh", "replace", self.alias, "lladdr", c_mac, "dev", "r0", "nud", "permanent")
         self.configure()
         server = Path(__file__).with_name("server.py")
-        p = subprocess.Popen(["ip", "netns", "exec", S, sys.executable, str(server), "--port", str(self.port), "--size", str(self.page_bytes)],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=_die_with_parent)  # fmt: skip
-        self.procs.append(p)
+        p = n.spawn(["ip", "netns", "exec", S, sys.executable, str(server), "--port", str(self.port), "--size", str(self.page_bytes)],
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=netns.die_with_parent)  # fmt: skip
         ready, _, _ = select.select([p.stdout], [], [], 10)
         if not ready or "listening" not in p.stdout.readline():
             raise RuntimeError("the HTTP server in the server namespace did not start within 10 s")
@@ -446,8 +413,7 @@ class Lab:
         # send buffer the server's writes would run dry between ACKs (application-limited, so
         # the window TBIT reads would not be the congestion window). 4 MB holds the whole page.
         base = {"tcp_no_metrics_save": 1, "tcp_syn_retries": 6, "tcp_wmem": "4096 4194304 16777216"}
-        for k, v in {**base, **(sysctls or {})}.items():
-            self._sh("sysctl", "-qw", f"net.ipv4.{k}={v}", ns=self.S)
+        self.ns.sysctls(self.S, {**base, **(sysctls or {})}, prefix="net.ipv4.")
         self._sh("ip", "-n", self.S, "tcp_metrics", "flush", "all", check=False)
 
     def defaults(self) -> None:
@@ -457,33 +423,19 @@ class Lab:
     def _server_connects(self) -> None:
         # The server's kernel opens a connection to the prober's alias (Seddigh's SYN test: the
         # prober never answers); the process is killed when the lab closes or the next one starts.
-        for p in self.procs[1:]:
-            if p.poll() is None:
-                p.kill()
-                p.wait(5)
-        self.procs = self.procs[:1]
+        if self._peer is not None:
+            netns.Namespaces.stop(self._peer, grace=5)
+            self.ns.procs.remove(self._peer)
         code = f"import socket; s = socket.socket(); s.settimeout(60); s.connect(({self.alias!r}, {self.tr.peer_port}))"
-        self.procs.append(subprocess.Popen(["ip", "netns", "exec", self.S, sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                           preexec_fn=_die_with_parent))  # fmt: skip
+        self._peer = self.ns.spawn(["ip", "netns", "exec", self.S, sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   preexec_fn=netns.die_with_parent)  # fmt: skip
 
     def close(self) -> None:
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-                try:
-                    p.wait(5)
-                except subprocess.TimeoutExpired:
-                    pass
-        self.procs = []
         if self.tr is not None:
             self.tr.shutdown()
             self.tr = None
-        for ns in reversed(self.made):
-            netns.kill(ns)
-        self.made = []
-        for sig, h in self._old_handlers.items():
-            try:
-                signal.signal(sig, h)
-            except (ValueError, TypeError):
-                pass
-        self._old_handlers = {}
+        self._peer = None
+        self.ns.close()
+        if self._signals is not None:
+            self._signals.__exit__(None, None, None)
+            self._signals = None

@@ -4,7 +4,7 @@ One network namespace per end host and one for the delay box, a veth pair from e
 box port (`eth0` in the host, `pK` in the box), offloads off, static neighbours (no ARP), the
 plan's sysctls and routes, the nftables table, the servers, tcpdump at each data sender, the
 clients. Everything is removed afterwards — after a normal run, a failure and SIGINT/SIGTERM —
-by `Lab.close()`: the processes it started, then whatever else runs in its namespaces, then the
+by `Lab.close()` (the labs' one helper, `netns.Namespaces`): the processes it started, then whatever else runs in its namespaces, then the
 namespaces (which takes their veths and nftables tables with them). `cleanup_stale()` removes
 what a killed run left behind (`tcplab testbed cleanup`).
 """
@@ -40,19 +40,7 @@ class TestbedError(RuntimeError):
 
 def missing() -> Optional[str]:
     """Why the testbed cannot run here, or None."""
-    if sys.platform != "linux":
-        return "network namespaces need Linux"
-    if os.geteuid() != 0:
-        return "creating network namespaces needs root"
-    for tool in ("ip", "tcpdump", "nft", "ethtool"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (apt-get install -y iproute2 tcpdump nftables ethtool)"
-    probe = f"{PREFIX}probe{os.getpid()}"
-    r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if r.returncode != 0:
-        return f"cannot create a network namespace here: {r.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-    return None
+    return netns.missing(("ip", "tcpdump", "nft", "ethtool"), "iproute2 tcpdump nftables ethtool", f"{PREFIX}probe{os.getpid()}")
 
 
 _RT: Optional[list] = None
@@ -109,28 +97,6 @@ def cleanup_stale() -> list:
     return netns.cleanup_stale(_NAME)
 
 
-class _Signals:
-    """SIGINT and SIGTERM raise KeyboardInterrupt in the main thread while a run is under way,
-    so that its `finally` takes everything down."""
-
-    def __enter__(self):
-        self.old = {}
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            def handler(sig, frame):
-                raise KeyboardInterrupt(f"signal {sig}")
-
-            for s in (signal.SIGINT, signal.SIGTERM):
-                self.old[s] = signal.signal(s, handler)
-        return self
-
-    def __exit__(self, *exc):
-        for s, h in self.old.items():
-            signal.signal(s, h)
-        return False
-
-
 class Lab:
     def __init__(self, plan, workdir: Path):
         self.plan = plan
@@ -138,8 +104,9 @@ class Lab:
         self.id = f"{PREFIX}{os.getpid()}-{int(time.time() * 1000) % 100000}"
         self.box = f"{self.id}-box"
         self.ns = {h: f"{self.id}-{h}" for h in plan.hosts}
-        self.procs: list = []
-        self.made: list = []
+        #: What the run makes (namespaces, veths, processes), removed by `close` (`netns.Namespaces`).
+        self.lab = netns.Namespaces(error=TestbedError)
+        self.names: dict = {}  # pid -> what the process is ("box", "server h1", "tcpdump h2", ...)
 
     # -- building --------------------------------------------------------------------------
     def nsx(self, ns, *args, **kw):
@@ -147,21 +114,15 @@ class Lab:
 
     def build(self) -> None:
         p = self.plan
-        for ns in [self.box] + list(self.ns.values()):
-            _sh("ip", "netns", "add", ns)
-            self.made.append(ns)
-            self.nsx(ns, "ip", "link", "set", "lo", "up")
-        self.nsx(self.box, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+        self.lab.add(self.box, *self.ns.values())
+        self.lab.sysctls(self.box, {"net.ipv6.conf.all.disable_ipv6": 1, "net.ipv6.conf.default.disable_ipv6": 1})
         for k, h in enumerate(p.hosts):
             ns = self.ns[h]
-            _sh("ip", "link", "add", "eth0", "netns", ns, "address", p.mac(h), "type", "veth", "peer", "name", f"p{k}", "netns", self.box)
+            # Offloads off (in `veth`): frames of at most one MSS, checksums filled in.
+            self.lab.veth(ns, "eth0", self.box, f"p{k}", mac_a=p.mac(h))
             for key, v in p.sysctls[h].items():
                 self.nsx(ns, "sysctl", "-qw", f"{key}={v}")
-            self.nsx(ns, "ip", "addr", "add", f"{p.ip(h)}/24", "dev", "eth0")
-            for dev, where in (("eth0", ns), (f"p{k}", self.box)):
-                self.nsx(where, "ip", "link", "set", dev, "up")
-                # Offloads off: frames of at most one MSS, checksums filled in.
-                self.nsx(where, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off", check=False)
+            self.lab.addr(ns, "eth0", f"{p.ip(h)}/24")
             for o in p.hosts:
                 if o != h:
                     self.nsx(ns, "ip", "neigh", "replace", p.ip(o), "lladdr", p.mac(o), "dev", "eth0", "nud", "permanent")
@@ -201,8 +162,8 @@ class Lab:
         self._start("box", cmd + [sys.executable, "-m", "tcplab.testbed.boxmain", str(self.dir / "box.json")], ready=b"ready")
 
     def _start(self, name, cmd, ready: Optional[bytes] = None, stderr_ready: Optional[bytes] = None, timeout=15.0):
-        pr = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        self.procs.append((name, pr))
+        pr = self.lab.spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.names[pr.pid] = name
         want, stream = (ready, pr.stdout) if ready else (stderr_ready, pr.stderr)
         if want is None:
             return pr
@@ -263,15 +224,15 @@ class Lab:
 
     def stop_captures(self) -> None:
         time.sleep(0.3)  # the last ACKs and FINs
-        for name, pr in self.procs:
-            if name.startswith("tcpdump") and pr.poll() is None:
+        dumps = [pr for pr in self.lab.procs if self.names.get(pr.pid, "").startswith("tcpdump")]
+        for pr in dumps:
+            if pr.poll() is None:
                 pr.send_signal(signal.SIGINT)
-        for name, pr in self.procs:
-            if name.startswith("tcpdump"):
-                try:
-                    pr.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    pr.kill()
+        for pr in dumps:
+            try:
+                pr.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pr.kill()
 
     def counters(self) -> dict:
         """The kernel's own TCP counters of each host (its namespace's /proc/net/snmp and
@@ -290,41 +251,9 @@ class Lab:
 
     # -- taking down -----------------------------------------------------------------------
     def close(self) -> None:
-        """Take everything down; a second Ctrl-C meanwhile is ignored, not obeyed half-way."""
-        import threading
-
-        held = {}
-        if threading.current_thread() is threading.main_thread():
-            for s in (signal.SIGINT, signal.SIGTERM):
-                held[s] = signal.signal(s, signal.SIG_IGN)
-        try:
-            self._close()
-        finally:
-            for s, h in held.items():
-                signal.signal(s, h)
-
-    def _close(self) -> None:
-        for _, pr in self.procs:
-            if pr.poll() is None:
-                try:
-                    os.killpg(pr.pid, signal.SIGTERM)
-                except (ProcessLookupError, PermissionError):
-                    pr.terminate()
-        for _, pr in self.procs:
-            try:
-                pr.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(pr.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                pr.wait(timeout=3)
-            for s in (pr.stdout, pr.stderr):
-                if s:
-                    s.close()
-        for ns in reversed(self.made):
-            netns.kill(ns)
-        self.made.clear()
+        """Take everything down (`netns.Namespaces.close`); a second Ctrl-C meanwhile is
+        ignored, not obeyed half-way."""
+        self.lab.close()
 
 
 def run_real(plan, workdir, timeout: float = 60.0, _fail_after_setup: bool = False) -> dict:
@@ -338,7 +267,7 @@ def run_real(plan, workdir, timeout: float = 60.0, _fail_after_setup: bool = Fal
         raise TestbedError(why)
     cleanup_stale()  # what killed runs left behind
     lab = Lab(plan, workdir)
-    with _Signals():
+    with netns.interrupts():
         try:
             lab.build()
             lab.start_box()

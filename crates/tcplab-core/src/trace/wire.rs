@@ -184,6 +184,56 @@ impl TcpOptions {
         }
         self
     }
+    /// Append one option exactly as given, without alignment NOPs (a scripted test writes its
+    /// options in the order and layout it wants); false, nothing written, when it does not fit in
+    /// the 40 bytes or is not one an encoder can write (`Other`, or SACK bytes that are not whole
+    /// 8-byte blocks).
+    pub fn push_opt(&mut self, o: &TcpOpt<'_>) -> bool {
+        let mut b = [0u8; TCP_MAX_OPTIONS];
+        let n = match *o {
+            TcpOpt::Eol => 1,
+            TcpOpt::Nop => {
+                b[0] = OPT_NOP;
+                1
+            }
+            TcpOpt::Mss(m) => {
+                b[..4].copy_from_slice(&[OPT_MSS, 4, (m >> 8) as u8, m as u8]);
+                4
+            }
+            TcpOpt::WindowScale(w) => {
+                b[..3].copy_from_slice(&[OPT_WSCALE, 3, w]);
+                3
+            }
+            TcpOpt::SackPermitted => {
+                b[..2].copy_from_slice(&[OPT_SACK_PERMITTED, 2]);
+                2
+            }
+            TcpOpt::Timestamps(v, e) => {
+                b[..2].copy_from_slice(&[OPT_TIMESTAMP, 10]);
+                b[2..6].copy_from_slice(&v.to_be_bytes());
+                b[6..10].copy_from_slice(&e.to_be_bytes());
+                10
+            }
+            TcpOpt::Sack(v) => {
+                if v.len() % 8 != 0 || v.len() + 2 > TCP_MAX_OPTIONS {
+                    return false;
+                }
+                b[..2].copy_from_slice(&[OPT_SACK, 2 + v.len() as u8]);
+                b[2..2 + v.len()].copy_from_slice(v);
+                2 + v.len()
+            }
+            TcpOpt::Other(..) => return false,
+        };
+        self.push(&b[..n])
+    }
+    /// Pad with NOPs to a multiple of four bytes (RFC 9293 §3.1: the header is a whole number of
+    /// 32-bit words).
+    pub fn align_with_nops(&mut self) -> &mut Self {
+        while self.len % 4 != 0 {
+            self.push(&[OPT_NOP]);
+        }
+        self
+    }
     /// Pad with NOPs to at least `len` bytes (option bytes the simulator counts but does not
     /// name), then with EOL to a multiple of four.
     pub fn pad_to(&mut self, len: usize) -> &mut Self {
@@ -698,5 +748,21 @@ mod tests {
                 walk(&g);
             }
         }
+    }
+
+    #[test]
+    fn options_pushed_as_given_keep_their_order_and_layout() {
+        let mut o = TcpOptions::default();
+        let blocks = [0u8, 0, 0, 1, 0, 0, 0, 2];
+        for opt in [TcpOpt::Mss(1000), TcpOpt::SackPermitted, TcpOpt::Nop, TcpOpt::WindowScale(7), TcpOpt::Sack(&blocks), TcpOpt::Timestamps(1, 2), TcpOpt::Eol] {
+            assert!(o.push_opt(&opt), "{opt:?}");
+        }
+        o.align_with_nops();
+        assert_eq!(o.as_bytes(), &[2, 4, 3, 232, 4, 2, 1, 3, 3, 7, 5, 10, 0, 0, 0, 1, 0, 0, 0, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 0, 1]);
+        // 40 bytes at most; an option that does not fit is not written at all.
+        assert!(!o.push_opt(&TcpOpt::Timestamps(3, 4)));
+        assert_eq!(o.as_bytes().len(), 32);
+        assert!(!o.push_opt(&TcpOpt::Other(30, &[])));
+        assert!(!o.push_opt(&TcpOpt::Sack(&[0; 7])));
     }
 }
