@@ -9,7 +9,7 @@
 //! starts at 1. `info()` reads `TcpConn::info()` in the units of Linux's `struct tcp_info`
 //! (include/uapi/linux/tcp.h; `tcp_get_info()` in net/ipv4/tcp.c): packets, microseconds.
 
-use crate::net::Segment;
+use crate::net::{Segment, FLAG_ACK, FLAG_RST};
 use crate::tcp::info::{CaState, TcpState};
 use crate::tcp::{ConnEvent, OutSeg, TcpConfig, TcpConn, TimerKind};
 use crate::units::{Size, Time};
@@ -46,12 +46,15 @@ pub struct ScriptedConn {
     /// Bytes delivered in order and not yet read by the script.
     readable: u64,
     peer_closed: bool,
+    /// The socket is gone (closed in SYN-SENT, or aborted with unread data): segments reaching
+    /// it are answered as in the CLOSED state.
+    gone: bool,
     steps: u64,
 }
 
 impl ScriptedConn {
     pub fn new(cfg: TcpConfig) -> ScriptedConn {
-        ScriptedConn { cfg, now: 0, conn: None, listening: false, timers: Vec::new(), out: Vec::new(), sent: Vec::new(), established: false, readable: 0, peer_closed: false, steps: 0 }
+        ScriptedConn { cfg, now: 0, conn: None, listening: false, timers: Vec::new(), out: Vec::new(), sent: Vec::new(), established: false, readable: 0, peer_closed: false, gone: false, steps: 0 }
     }
 
     pub fn config(&self) -> &TcpConfig {
@@ -76,10 +79,12 @@ impl ScriptedConn {
     }
 
     /// The script's segment arrives now; `mss` is its MSS option (on a SYN). False when nothing
-    /// takes it (no listener and no connection: a real stack would answer with a RST).
+    /// takes it (no listener and no connection): then it is answered with a RST, as a segment to
+    /// a CLOSED port is (RFC 9293 §3.10.7.1; Linux `tcp_v4_send_reset()`).
     pub fn inject(&mut self, seg: Segment, mss: Option<u64>) -> bool {
         if self.conn.is_none() {
-            if !(self.listening && seg.syn() && !seg.has_ack()) {
+            if self.gone || !(self.listening && seg.syn() && !seg.has_ack()) {
+                self.reset_closed(&seg);
                 return false;
             }
             let mut cfg = self.cfg.clone();
@@ -118,9 +123,23 @@ impl ScriptedConn {
         n
     }
 
-    /// The application closes: a FIN follows the data written.
+    /// The application closes: a FIN follows the data written. As Linux's `tcp_close()`: in
+    /// SYN-SENT the socket just goes (no segment), and with received data unread it is aborted
+    /// with a RST (RFC 9293 §3.10.4 and RFC 2525 §2.17, "Failure to RST on close with data
+    /// pending"; `data_was_unread` → `tcp_send_active_reset()`).
     pub fn close(&mut self) -> bool {
         let Some(conn) = self.conn.as_mut() else { return false };
+        if conn.state() == TcpState::SynSent || self.readable > 0 {
+            if self.readable > 0 {
+                let rst = conn.reset_segment(self.now);
+                self.sent.push((self.now, rst));
+            }
+            self.conn = None;
+            self.gone = true;
+            self.timers.clear();
+            self.readable = 0;
+            return true;
+        }
         let mut out = std::mem::take(&mut self.out);
         conn.close(self.now, &mut out);
         self.out = out;
@@ -164,6 +183,22 @@ impl ScriptedConn {
         std::mem::take(&mut self.sent)
     }
 
+    /// RFC 9293 §3.10.7.1, a segment reaching no connection: "If the ACK bit is off, sequence
+    /// number zero is used, <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>. If the ACK bit is on,
+    /// <SEQ=SEG.ACK><CTL=RST>"; a RST is discarded. SEG.LEN counts SYN and FIN.
+    fn reset_closed(&mut self, seg: &Segment) {
+        if seg.flags & FLAG_RST != 0 {
+            return;
+        }
+        let rst = if seg.has_ack() {
+            Segment { seq: seg.ack, flags: FLAG_RST, ..Default::default() }
+        } else {
+            let len = u64::from(seg.len) + u64::from(seg.syn()) + u64::from(seg.fin());
+            Segment { seq: 0, ack: seg.seq + len, flags: FLAG_RST | FLAG_ACK, ..Default::default() }
+        };
+        self.sent.push((self.now, rst));
+    }
+
     /// The earliest pending timer, if any.
     pub fn next_timer(&self) -> Option<Time> {
         self.timers.iter().map(|t| t.0).min()
@@ -192,7 +227,7 @@ impl ScriptedConn {
     /// so that an assertion on one of them is reported as not supported rather than passing.
     pub fn info(&self) -> serde_json::Value {
         let Some(conn) = self.conn.as_ref() else {
-            return serde_json::json!({ "tcpi_state": if self.listening { 10 } else { 7 } });
+            return serde_json::json!({ "tcpi_state": if self.listening && !self.gone { 10 } else { 7 } });
         };
         let i = conn.info();
         let us = |t: Time| t / 1_000;
@@ -233,7 +268,6 @@ impl ScriptedConn {
             "tcpi_bytes_retrans": i.retrans_bytes,
             "tcpi_delivered": i.segs(i.delivered) + u64::from(i.snd_una > 0 || i.snd_max > 0),
             "tcpi_snd_wnd": i.peer_wnd.min(u32::MAX as u64),
-            "tcpi_reordering": i.reordering,
         });
         let m = v.as_object_mut().expect("an object");
         if let Some(s) = i.srtt {
@@ -241,6 +275,9 @@ impl ScriptedConn {
         }
         if let Some(r) = i.min_rtt {
             m.insert("tcpi_min_rtt".into(), us(r).into());
+        }
+        if let Some(r) = i.reordering {
+            m.insert("tcpi_reordering".into(), r.into());
         }
         if let Some(l) = i.lost {
             m.insert("tcpi_lost".into(), i.segs(l).into());
@@ -283,16 +320,115 @@ mod tests {
         assert_eq!(info["tcpi_snd_ssthresh"], INFINITE_SSTHRESH);
     }
 
-    /// Nothing listens: the segment is refused; an RTO retransmits after the initial 1 s.
+    /// Nothing listens: the segment is refused with a RST|ACK (RFC 9293 §3.10.7.1); an RTO
+    /// retransmits after the initial 1 s.
     #[test]
     fn refused_and_timer() {
         let mut c = ScriptedConn::new(resolve(r#"{"profile": "linux"}"#).unwrap());
         assert!(!c.inject(seg(FLAG_SYN, 0, 0, 0), None));
+        let rst = c.advance(0);
+        assert_eq!((rst[0].1.flags, rst[0].1.seq, rst[0].1.ack), (FLAG_RST | FLAG_ACK, 0, 1));
         c.connect();
         let syn = c.advance(0);
         assert_eq!(syn.len(), 1);
         let again = c.advance(1500 * MS);
         assert_eq!(again.len(), 1, "one SYN retransmission by 1.5 s");
         assert_eq!(again[0].0, crate::units::SEC);
+    }
+
+    /// The linux6 profile (timestamps on) opened passively by `syn`, data of 10 segments of
+    /// 1000 bytes written at 100 ms.
+    fn linux6_sending(syn: Segment) -> ScriptedConn {
+        let mut c = ScriptedConn::new(resolve(r#"{"profile": "linux6"}"#).unwrap());
+        c.listen();
+        assert!(c.inject(syn, Some(1000)));
+        c.advance(100 * MS);
+        c
+    }
+
+    /// RFC 7323 §3.2 and §4.3 through the scripted face: the SYN's TSval is echoed on the SYN-ACK,
+    /// the ACK's TSval becomes TS.Recent and is echoed on data; TSval is the 1 ms clock.
+    #[test]
+    fn timestamps_are_carried_in_and_out() {
+        let mut c = linux6_sending(with_ts(seg(FLAG_SYN, 0, 0, 0), Some((100, 0))));
+        let mut c0 = ScriptedConn::new(resolve(r#"{"profile": "linux6"}"#).unwrap());
+        c0.listen();
+        c0.inject(with_ts(seg(FLAG_SYN, 0, 0, 0), Some((100, 0))), Some(1000));
+        let synack = c0.advance(0);
+        assert!(synack[0].1.ts && synack[0].1.tsecr == 100 && synack[0].1.tsval == 0);
+        assert!(c.inject(with_ts(seg(FLAG_ACK, 1, 1, 0), Some((200, 0))), None));
+        c.write(1976);
+        let data = c.advance(100 * MS);
+        assert_eq!(data.len(), 2);
+        assert!(data.iter().all(|(_, s)| s.ts && s.tsecr == 200 && s.tsval == 100));
+        // The timestamps option takes 12 of the 1000 bytes the peer's MSS allows (Linux
+        // tcp_current_mss(): the header options are subtracted).
+        assert_eq!(data[0].1.len, 988);
+        // A SYN without the option turns it off for the connection (RFC 7323 §3.2).
+        let mut c = linux6_sending(seg(FLAG_SYN, 0, 0, 0));
+        c.inject(seg(FLAG_ACK, 1, 1, 0), None);
+        c.write(1000);
+        assert!(c.advance(100 * MS).iter().all(|(_, s)| !s.ts));
+    }
+
+    /// Linux `tcp_check_sack_reordering()`: segment 5 SACKed first, then a cumulative ACK
+    /// delivers the never-retransmitted 1..4001 below it: tp->reordering rises from 3 to
+    /// ceil((fack − low_seq) / mss) = ceil((5001 − 1) / 1000) = 5, and tcpi_reordering says so.
+    #[test]
+    fn reordering_is_raised_by_a_delivery_below_the_highest_sack() {
+        let mut c = linux6_sending(seg(FLAG_SYN, 0, 0, 0));
+        c.inject(seg(FLAG_ACK, 1, 1, 0), None);
+        assert_eq!(c.info()["tcpi_reordering"], 3);
+        c.write(10_000);
+        assert_eq!(c.advance(100 * MS).len(), 10);
+        // 100 ms later (RTT 100 ms): a SACK of segment 5 alone, within RACK's reordering window.
+        c.advance(200 * MS);
+        let mut sack = seg(FLAG_ACK, 1, 1, 0);
+        sack.set_sack_blocks(&[crate::net::SackBlock { left: 4001, right: 5001 }]);
+        c.inject(sack, None);
+        assert_eq!(c.info()["tcpi_reordering"], 3, "no delivery below the SACK yet");
+        c.inject(seg(FLAG_ACK, 1, 5001, 0), None);
+        assert_eq!(c.info()["tcpi_reordering"], 5);
+        assert_eq!(c.info()["tcpi_total_retrans"], 0, "nothing was marked lost");
+        // An in-order cumulative ACK changes nothing.
+        c.inject(seg(FLAG_ACK, 1, 6001, 0), None);
+        assert_eq!(c.info()["tcpi_reordering"], 5);
+    }
+
+    /// Linux `tcp_close()` with received data unread: a RST|ACK at snd_nxt acknowledging what
+    /// arrived, stamped with TSval now and TS.Recent (`tcp_send_active_reset()`), and the socket
+    /// is gone: a later segment is answered as in CLOSED, <SEQ=SEG.ACK><CTL=RST>.
+    #[test]
+    fn close_with_unread_data_resets() {
+        let mut c = linux6_sending(with_ts(seg(FLAG_SYN, 0, 0, 0), Some((100, 0))));
+        c.inject(with_ts(seg(FLAG_ACK, 1, 1, 0), Some((200, 0))), None);
+        c.inject(with_ts(seg(FLAG_ACK, 1, 1, 1000), Some((201, 0))), None);
+        c.advance(1100 * MS);
+        assert_eq!(c.readable(), 1000);
+        assert!(c.close());
+        let rst = c.advance(1100 * MS);
+        assert_eq!(rst.len(), 1);
+        let r = &rst[0].1;
+        assert_eq!((r.flags, r.seq, r.ack), (FLAG_RST | FLAG_ACK, 1, 1001));
+        assert!(r.ts && r.tsval == 1100 && r.tsecr == 201);
+        assert_eq!(c.info()["tcpi_state"], 7);
+        c.inject(seg(FLAG_ACK, 1001, 1, 0), None);
+        let again = c.advance(1200 * MS);
+        assert_eq!((again[0].1.flags, again[0].1.seq), (FLAG_RST, 1));
+        assert!(c.advance(10_000 * MS).is_empty(), "no timer outlives the socket");
+    }
+
+    /// Linux `tcp_close()` in SYN-SENT sends nothing; the SYN-ACK that comes later reaches no
+    /// socket and draws <SEQ=SEG.ACK><CTL=RST> (RFC 9293 §3.10.7.1).
+    #[test]
+    fn close_in_syn_sent_sends_nothing() {
+        let mut c = ScriptedConn::new(resolve(r#"{"profile": "linux6"}"#).unwrap());
+        c.connect();
+        assert_eq!(c.advance(0).len(), 1);
+        assert!(c.close());
+        assert!(c.advance(5000 * MS).is_empty(), "no SYN retransmission, no FIN");
+        assert!(!c.inject(seg(FLAG_SYN | FLAG_ACK, 0, 1, 0), Some(1460)));
+        let rst = c.advance(5000 * MS);
+        assert_eq!((rst[0].1.flags, rst[0].1.seq, rst[0].1.ts), (FLAG_RST, 1, false));
     }
 }

@@ -74,6 +74,13 @@ SIM_MAP = {
     "tcp_rto_min_us": "not modelled",
 }
 
+#: sysctls whose SIM_MAP note names something a profile may model after all: the note is left
+#: out when the resolved configuration (`ScriptSim.config()`) does what the value asks.
+SIM_MODELLED = {
+    "tcp_recovery": lambda v, cfg: v.strip() != "0" and cfg.get("loss") == "rack",
+    "tcp_early_retrans": lambda v, cfg: v.strip() not in ("0", "1", "2") and cfg.get("tlp") is True,
+}
+
 #: Values of the whitelisted sysctls that change behaviour the model lacks: a script that sets
 #: one of these is "not supported" on the simulator.
 SIM_REFUSE = {"tcp_ecn": {"1", "2"}}
@@ -147,8 +154,9 @@ def expand(pairs) -> list:
     return out
 
 
-def sim_overrides(pairs) -> tuple[dict, list]:
-    """Knob overrides for the simulated stack and the notes on what has no counterpart."""
+def sim_overrides(pairs, cfg: dict | None = None) -> tuple[dict, list]:
+    """Knob overrides for the simulated stack and the notes on what has no counterpart (with
+    `cfg`, the resolved configuration: not on what it models, SIM_MODELLED)."""
     knobs, notes = {}, []
     for k, v in expand(pairs):
         if k == "qdisc":
@@ -164,6 +172,8 @@ def sim_overrides(pairs) -> tuple[dict, list]:
                 notes.append(note)
         elif callable(m):
             knobs.update(m(v))
+        elif cfg is not None and k in SIM_MODELLED and SIM_MODELLED[k](v, cfg):
+            continue
         else:
             note = f"net.ipv4.{k}={v}: {m}"
             if note not in notes:

@@ -51,13 +51,13 @@ class SimStack(Stack):
     def _make(self, probe: bool = False):
         from .. import _core
 
-        knobs, notes = sim_overrides(self.sysctls)
-        for n in notes:
-            if n not in self.notes:
-                self.notes.append(n)
+        knobs, _ = sim_overrides(self.sysctls)
         spec = {**self.tcp, **knobs, **self.knobs}
         sim = _core.ScriptSim(json.dumps(spec))
         cfg = json.loads(sim.config())
+        for n in sim_overrides(self.sysctls, cfg)[1]:
+            if n not in self.notes:
+                self.notes.append(n)
         if probe:
             # The MSS the stack advertises in its SYN: the profile's, whatever the peer allows.
             self.own_mss = int(str(cfg.get("mss", 1460)).rstrip("B"))

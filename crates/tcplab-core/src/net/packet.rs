@@ -76,6 +76,8 @@ impl Payload {
 pub const FLAG_SYN: u8 = 0x02;
 pub const FLAG_FIN: u8 = 0x01;
 pub const FLAG_ACK: u8 = 0x10;
+/// Reset (RFC 9293 §3.5.2): the connection is aborted, or a segment reached no connection.
+pub const FLAG_RST: u8 = 0x04;
 /// ECN-Echo (RFC 3168 §6.1): on a SYN with CWR, "I can do ECN"; on a SYN-ACK alone, "agreed";
 /// on an ACK, "a CE-marked packet arrived" (until the peer's CWR).
 pub const FLAG_ECE: u8 = 0x40;

@@ -128,6 +128,19 @@ impl TcpConn {
         self.after(now, &mut out[n..]);
     }
 
+    /// The RST that aborts this connection now (RFC 9293 §3.10.4 ABORT: "a <SEQ=SND.NXT><CTL=RST>
+    /// segment"; Linux `tcp_send_active_reset()`: RST|ACK at snd_nxt, ACKing rcv_nxt, with the
+    /// timestamps option when in use; the window field is left 0). The caller discards the
+    /// connection afterwards.
+    pub fn reset_segment(&mut self, now: Time) -> Segment {
+        let c = &self.snd.core;
+        let mut seg = Segment { seq: c.snd_max.max(c.snd_nxt), ack: self.rcv.ack_value(), flags: crate::net::FLAG_RST | crate::net::FLAG_ACK, ..Default::default() };
+        if self.ts.on {
+            self.ts.stamp(now, std::iter::once(&mut seg));
+        }
+        seg
+    }
+
     /// A segment from the peer.
     #[inline]
     pub fn on_segment(&mut self, now: Time, seg: &Segment, out: &mut Vec<OutSeg>) {

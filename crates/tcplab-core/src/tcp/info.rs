@@ -87,8 +87,9 @@ pub struct TcpInfo {
     /// SACK).
     pub dupacks: u32,
     /// The reordering degree seen, segments (Linux `tp->reordering`, `tcpi_reordering`): the
-    /// `dupthresh` knob at first, raised by `tcp_check_sack_reordering`.
-    pub reordering: u32,
+    /// `dupthresh` knob at first, raised by `tcp_check_sack_reordering`. None when the loss
+    /// detector does not track reordering (only RACK over the transmit record does).
+    pub reordering: Option<u32>,
     /// Oldest unacknowledged sequence number (RFC 793 SND.UNA).
     pub snd_una: u64,
     /// Next sequence number to send (SND.NXT); pulled back to SND.UNA by a timeout (go-back-N).
@@ -211,7 +212,7 @@ impl TcpConn {
             // smallest sample.
             min_rtt: s.rtt.min_rtt().or((st.rtt_samples > 0).then_some(st.rtt_min_ns)),
             dupacks: s.dupacks,
-            reordering: s.reordering,
+            reordering: (s.loss_marks && s.sack_ok).then_some(s.reordering),
             snd_una: s.snd_una,
             snd_nxt: s.snd_nxt,
             snd_max: s.snd_max,

@@ -1108,17 +1108,16 @@ impl SenderCore {
     /// and `tcp_clean_rtx_queue` when a never-retransmitted segment starting at `low_seq` was
     /// delivered below the highest SACKed sequence before the ACK (`prior_fack`): "It's
     /// reordering when higher sequence was delivered (i.e. sacked) before some lower
-    /// never-retransmitted sequence". The distance is measured to `tcp_highest_sack_seq()` now
-    /// (the start of the highest SACKed segment; snd_una when nothing is SACKed) and, in whole
-    /// segments rounded up, raises `tp->reordering` when above it, at most
-    /// `sysctl_tcp_max_reordering` (300). The kernel's other writers are not modelled here:
-    /// `tcp_check_reno_reordering` (no SACK), the partial undo's call (`tcp_try_undo_partial`)
-    /// and the clamp back to `tcp_reordering` in `tcp_enter_loss`.
+    /// never-retransmitted sequence". The distance is measured to `tcp_highest_sack_seq()` now:
+    /// the start of `tp->highest_sack`, which `tcp_advance_highest_sack` points at the segment
+    /// after the highest SACKed one (snd_nxt when none follows), i.e. the end of the highest SACKed
+    /// data; snd_una when nothing is SACKed. In whole segments rounded up it raises
+    /// `tp->reordering` when above it, at most `sysctl_tcp_max_reordering` (300). The kernel's
+    /// other writers are not modelled here: `tcp_check_reno_reordering` (no SACK), the partial
+    /// undo's call (`tcp_try_undo_partial`) and the clamp back to `tcp_reordering` in
+    /// `tcp_enter_loss`.
     fn check_sack_reordering(&mut self, low_seq: u64) {
-        let fack = match self.sb.highest() {
-            None => self.snd_una,
-            Some(h) => self.txq.records().filter(|r| r.sacked && r.start < h).last().map_or(self.snd_una, |r| r.start),
-        };
+        let fack = self.sb.highest().unwrap_or(self.snd_una).max(self.snd_una);
         if low_seq >= fack || self.mss == 0 {
             return;
         }
