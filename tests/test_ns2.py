@@ -176,9 +176,9 @@ def test_trace_maps_packet_numbers_to_tcplab_bytes():
 #: Generated cases (tcplab.ns2.diff.case(i), seed 1) and what they show today.
 IDENTICAL = [0, 1, 2, 5, 6, 7, 11, 12,            # tahoe, reno, newreno with drops, DelAck on and off
              3,                                    # sack1, 4 drops: 8 bytes a SACK block (sack_option_header off)
-             90]                                   # tahoe with DelAck: a go-back-N copy of the highest in-order packet delayed
+             90,                                   # tahoe with DelAck: a go-back-N copy of the highest in-order packet delayed
+             9, 249]                               # fack, IW 3: cwnd 2 after the SYN; IW 1: a new ACK with SACK blocks a duplicate
 KNOWN = {
-    9: "Fack initial window",     # fack, IW 3
     27: "same-instant order",     # newreno, a queue overflow at the instant the link frees
 }
 
@@ -241,17 +241,24 @@ def test_ns2_full_flows_export_as_two_fulltcp_agents():
 
 
 @needs_ns
-def test_ns2_full_first_divergence_is_the_handshakes_own_ack():
-    """ns-2's FullTcp sends the handshake's ACK as a packet of its own before the data; the trace
-    reader reads FullTcp's byte sequence, ACK numbers and flags (FIN on the last data segment)."""
+def test_ns2_full_sends_the_handshakes_own_ack_as_ns2():
+    """ns-2's FullTcp sends the handshake's ACK as a packet of its own before the data, and so does
+    the `ns2-full` profile (`handshake_ack_alone`); the trace reader reads FullTcp's byte sequence,
+    ACK numbers and flags (FIN on the last data segment)."""
     sc = scenario(tcp={"profile": "ns2-full", "preset": "reno"}, flow={"bytes": "3000B"})
     c = ns2.compare(sc)
-    assert diff.classify(sc, c) == "FullTcp handshake ACK", c.text
     assert c.core
     seg = c.ns2_run.segments
     tx = seg[(seg["event"] == "tx") & (seg["dir"] == "a2b")]
     assert [int(x) for x in tx["seq"]] == [0, 1, 1, 537, 1073, 1609, 2145, 2681, 3002]
     assert list(tx["tcp_flags"])[-2] == "FA" and int(tx["len"].iloc[-2]) == 320
+    ours = tcplab.run(sc, series=["segments"]).series.segments
+    ours = ours[(ours["event"] == "tx") & (ours["dir"] == "a2b")]
+    assert [int(x) for x in ours["seq"]][:3] == [0, 1, 1] and int(ours["len"].iloc[1]) == 0
+    # The rest differs only by the FIN riding on the last data segment in ns-2 (not modelled).
+    if not c.identical:
+        t, a, b = c.divergence
+        assert (a is None or a[4] >= 2681) and (b is None or b[4] >= 2681), c.text
 
 
 CBR = {"kind": "cbr", "rate": "500kbps", "packet": "500B", "start": "100ms", "stop": "2s"}
@@ -298,11 +305,14 @@ def test_an_unlimited_fulltcp_transfer_runs_to_the_duration():
 
 @needs_ns
 def test_sackrh_also_starts_at_cwnd_2_after_the_syn():
+    """SackRHTcpAgent::recv() opens cwnd_ on the SYN's ACK without the reset to windowInit_ (1 in
+    the preset): ns-2 and tcplab (`syn_ack_opens_cwnd`) send the first two data segments together."""
     sc = scenario(tcp={"preset": "sack-rh"}, flow={"bytes": "30000B", "drops": [{"kind": "data", "segment": 7}]})
     c = ns2.compare(sc)
-    assert diff.classify(sc, c) == "Fack initial window", c.text
-    t, a, b = c.divergence
-    assert a is None and b[3] == "a2b" and b[4] == 1001   # ns-2's second data segment, with the first
+    assert c.core, c.text
+    for ev in (c.events_tcplab, c.events_ns2):
+        data = [e for e in ev if e[1] == 0 and e[3] == "a2b" and e[5] > 0]
+        assert [e[4] for e in data if e[0] == data[0][0]] == [1, 1001]
 
 
 def test_a_refusal_under_another_profile_says_which_to_write():
@@ -349,7 +359,8 @@ def test_tcp_variants_suite_is_transcribed_with_its_drop_lists():
     assert "partial_ack_" in ts["multiple_partial_ack_sack"].reason
     # The second drop of twodrops_reno ({14 28}) is packet 28: the fast retransmission of 14.
     assert ts["twodrops_reno"].scenario["flows"][0]["drops"] == [{"kind": "data", "segment": 14, "transmissions": [1, 2]}]
-    # FullTcp's packet 1 is the handshake's ACK: packet 16 carries data segment 15.
+    # FullTcp's packet 1 is the handshake's ACK (tcplab's too, `handshake_ack_alone`): packet 16
+    # carries data segment 15.
     assert ts["onedrop_reno_full"].scenario["flows"][0]["drops"] == [{"kind": "data", "segment": 15, "transmissions": [1]}]
     for n in ("onedrop_reno", "twodrops_reno", "fourdrops_sack", "onedrop_reno_full", "multiple_tahoe"):
         assert suites.drops_as_in_suite(ts[n]) is True, n
@@ -362,12 +373,13 @@ SUITE_TESTS = {
     ("tcpVariants", "twodrops_SA_newreno"): ("identical", True),
     ("tcpVariants", "multiple2_tahoe"): ("identical", True),
     ("tcpVariants", "onedrop_sack"): ("identical", True),   # 8 bytes a SACK block, as ns-2
-    ("tcpVariants", "onedrop_fack"): ("Fack initial window", False),
+    ("tcpVariants", "onedrop_fack"): ("identical", True),   # cwnd 2 after the SYN (syn_ack_opens_cwnd)
     ("tcpVariants", "twodrops_reno"): ("identical", True),  # the timeout in recovery, as ns-2
-    ("tcpVariants", "onedrop_newreno_full"): ("FullTcp handshake ACK", True),
+    ("tcpVariants", "onedrop_newreno_full"): ("identical", True),   # the handshake's ACK alone
+    ("tcpVariants", "threedrops_reno_full"): ("identical", True),   # FullTcp's second fast retransmit
     ("newreno", "newreno1_BF"): ("identical", True),
-    ("newreno", "newreno_rto_dup"): ("NewReno recovery burst", True),
-    ("newreno", "reno1"): ("small-window halving", False),
+    ("newreno", "newreno_rto_dup"): ("identical", True),    # send_much(0, 0, 2) (newreno_recovery_burst)
+    ("newreno", "reno1"): ("identical", True),              # cwnd 1 from a window of 3 (halve_cwnd_unfloored)
     ("newreno", "impatient1"): ("identical", True),
 }
 
@@ -395,11 +407,6 @@ def test_suite_tests_show_as_named(suite, name):
     assert o.expressible and o.faithful_drops is True
     assert (o.cls, o.core) == (cls, core), o.comparison.text
     assert o.identical == (cls == "identical")
-    if name == "newreno_rto_dup":
-        # ns-2 sends 2 new packets on the divergence's ACK (send_much(0, 0, 2)), tcplab more.
-        t_us = o.comparison.divergence[0]
-        new = [e for e in o.comparison.events_ns2 if e[0] == t_us and e[1] == 0 and e[3] == "a2b" and e[5] > 0]
-        assert len(new) == 3   # the partial ACK's retransmission and 2 new packets
     if name == "twodrops_reno":
         # Both time out once in recovery and restart from half the uninflated window
         # (RenoTcpAgent::timeout()): the same segments.

@@ -1,7 +1,9 @@
 """Every key docs/scenarios.md documents for what the testbed runs (the top level, the
 `single_link` and `dumbbell` topologies, flows and their drops, `reqresp` and `http10`
-applications and their drops) is honoured by the real run or refused by its key path: none is
-silently ignored.
+applications and their drops, every `[tcp]` knob) is honoured by the real run or refused by its
+key path: none is silently ignored. Tables under a key the testbed refuses whole (other topology
+kinds, host groups, RED's keys under `queue.red`, delays, the other application kinds, UDP
+sources) are covered by the refusal of that key.
 
 The keys are read from the docs' tables, so a newly documented key fails here until it has a
 value below. "Honoured" means the plan for Linux (hosts, links, routes, sysctls, jobs, drops)
@@ -261,3 +263,71 @@ def test_a_documented_key_is_honoured_or_refused_by_its_path(where, key, app_kin
         assert key in e.path or key in str(e), f"refused at {e.path!r}, which does not name {key!r}: {e}"
         return
     assert changed != plan_of(base), f"{where}.{key} = {VALUES[(where, key)]!r} leaves the real run unchanged: ignored"
+
+
+# -- the `[tcp]` knobs ----------------------------------------------------------------------------
+# The tables above do not list the TCP knobs: docs/scenarios.md gives them in their own table
+# ("| knob | value | `rfc` | meaning |"). Each is set, over the `linux` profile, to a value other
+# than the profile's (the first the schema accepts, from the values the table names and a few of
+# the knob's type), and the real run must change or refuse it by its key path.
+
+
+def tcp_knobs() -> dict:
+    """{knob: the table's value column} of docs/scenarios.md's `[tcp]` table."""
+    at = DOCS.index("| knob | value | `rfc` | meaning |")
+    rows = re.match(r"(?:\|.*\n)+", DOCS[at:]).group(0).splitlines()[2:]
+    return {m.group(1): r.split("|")[2] for r in rows if (m := re.match(r"\| `(\w+)` \|", r))}
+
+
+def other_values(linux_value, value_doc: str) -> list:
+    named = [v for v in re.findall(r'`"([^"]+)"`', value_doc) if v != linux_value]
+    if isinstance(linux_value, bool):
+        return [not linux_value]
+    if isinstance(linux_value, int):
+        return named + [linux_value + 1, linux_value * 2, 1, 2, 0]
+    if isinstance(linux_value, float):
+        return named + [linux_value * 2, linux_value / 2, 0.5]
+    return named + ["300ms", "2s", "10KB", "1000B", 10, "20ms"]
+
+
+#: Knobs whose other value needs a partner knob to be legal (the schema's rules between knobs).
+TCP_PARTNERS = {
+    "sack": {"variant": "newreno"},  # variant "sack" needs sack = true
+    "rto_min": {"clock_granularity": "300ms"},  # the testbed: Linux's G is its minimum RTO
+    "tlp": {"loss": "rack"},  # the tail loss probe is part of RACK-TLP
+}
+#: Knobs whose other value describes what the kernel does anyway, so the real run rightly stays
+#: the same (plan.KNOB_MAP says so for each).
+TCP_NEUTRAL = {
+    "fin_with_data": "Linux always puts the FIN on queued data (tcp_send_fin)",
+    "rto_model": "\"linux\" is Linux's own estimator, which the kernel runs",
+    "cwnd_validation": "\"linux\" is Linux's tcp_cwnd_restart, which the kernel runs",
+    "reduction": "\"prr\" is Linux's tcp_cwnd_reduction, which the kernel runs",
+}
+
+
+@pytest.mark.parametrize("knob", list(tcp_knobs()))
+def test_a_documented_tcp_knob_is_honoured_or_refused_by_its_path(knob):
+    linux = tcplab.api.profiles()["linux"]
+    assert knob in linux, f"tcp.{knob} is documented but not a resolved knob of the linux profile"
+    tried = []
+    for v in other_values(linux[knob], tcp_knobs()[knob]):
+        s = copy.deepcopy(SINGLE)
+        s["tcp"].update(TCP_PARTNERS.get(knob, {}), **{knob: v})
+        try:
+            tcplab.validate(s)
+        except tcplab.ScenarioError as e:
+            tried.append((v, str(e)))
+            continue
+        try:
+            changed = plan_of(s)
+        except tcplab.ScenarioError as e:
+            assert "cannot run this on Linux" in str(e), str(e)
+            assert e.path == f"tcp.{knob}", f"tcp.{knob} = {v!r} refused at {e.path!r}: {e}"
+            return
+        if knob in TCP_NEUTRAL:
+            assert changed == plan_of(SINGLE), f"tcp.{knob} = {v!r} changes the real run, though {TCP_NEUTRAL[knob]}"
+        else:
+            assert changed != plan_of(SINGLE), f"tcp.{knob} = {v!r} leaves the real run unchanged: ignored"
+        return
+    pytest.fail(f"no value of tcp.{knob} other than the linux profile's passes the schema: {tried}")

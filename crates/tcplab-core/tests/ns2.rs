@@ -943,3 +943,28 @@ fn sack_option_without_padding_as_ns2_fulltcp_sack() {
     }
     assert!(!TcpConfig::profile("ns2-full").unwrap().sack_option_padding && TcpConfig::rfc().sack_option_padding);
 }
+
+/// ns-2 `FackTcpAgent::recv()` outside fast recovery (tcp/tcp-fack.cc): only a new ACK without
+/// SACK blocks is a regular one (`recv_newack_helper()` → `opencwnd()`, then `send_much()`); a
+/// new ACK with SACK blocks goes through `oldack()`, which opens no window, and nothing is sent
+/// while `dupacks_ = fack_ − last_ack_ − 1` is above 0. Every duplicate restarts the timer
+/// (`oldack()` → `newtimer()`).
+#[test]
+fn ns2_fack_new_ack_with_sack_is_a_duplicate() {
+    // Without SACK blocks: cwnd 10 → 10.1, and 11, 12 leave.
+    let mut h = fack_in_flight(10);
+    h.ack_sack(ms(100), 2, &[]);
+    assert!((h.cwnd_segs() - 10.1).abs() < 1e-9);
+    assert_eq!(h.sent_segs(), [11, 12]);
+    // Segment 3 lost: the ACK of 1..=2 SACKs 4. cwnd stays 10 and nothing leaves, although 8
+    // in flight would let 2 go.
+    let mut h = fack_in_flight(10);
+    h.ack_sack(ms(100), 2, &[(4, 4)]);
+    assert_eq!(h.cwnd_segs(), 10.0);
+    assert_eq!(h.sent_segs(), Vec::<u64>::new());
+    // A duplicate 50 ms later moves the timer 50 ms on.
+    let before = h.s.core.rto_timer.deadline().expect("timer running");
+    h.ack_sack(ms(150), 2, &[(4, 5)]);
+    assert_eq!(h.s.core.rto_timer.deadline(), Some(before + ms(50)));
+    assert_eq!(h.sent_segs(), Vec::<u64>::new());
+}

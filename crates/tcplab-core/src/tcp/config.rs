@@ -609,12 +609,13 @@ tcp_knobs! {
     /// `NewRenoFullTcpAgent::pack_action()` and restores it in `ack_action()` (tcp/tcp-full.cc).
     /// Off: from the fast retransmit on, as the one-way agent.
     newreno_burst_after_partial: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
-    /// Reno, NewReno: the fast retransmit sets cwnd to ⌊W/2⌋ segments, W = ⌊min(cwnd, rwnd)⌋ in
+    /// Reno, NewReno, Sack1: the fast retransmit sets cwnd to ⌊W/2⌋ segments, W = ⌊min(cwnd, rwnd)⌋ in
     /// whole segments, not floored at 2 as ssthresh is (ns-2's `slowdown(CLOSE_SSTHRESH_HALF |
     /// CLOSE_CWND_HALF)` with `precisionReduce_` false: `cwnd_ = halfwin`, then only
     /// `ssthresh_` is raised to 2, tcp/tcp.cc). The recovery window is that plus the duplicate
-    /// ACKs (ns-2's `cwnd_ + dupwnd_`), and the recovery ends at it (Reno; NewReno takes
-    /// min(cwnd, ssthresh) as before). Off: cwnd = ssthresh (RFC 5681 §3.2 step 2).
+    /// ACKs (ns-2's `cwnd_ + dupwnd_`), and the recovery ends at it (Reno, and Sack1, which
+    /// does not inflate; NewReno takes min(cwnd, ssthresh) as before). At least one segment.
+    /// Off: cwnd = ssthresh (RFC 5681 §3.2 step 2).
     halve_cwnd_unfloored: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
     /// duplicate ACKs, cwnd unchanged.
@@ -1050,8 +1051,9 @@ impl TcpConfig {
             // - `slow_start_restart_` true: `idle_restart()` after an idle period over the RTO.
             // Not modelled: a FIN riding on the last data segment (sent here as a segment of its
             // own, 40 bytes), Nagle's exception for a segment that carries an owed full-segment
-            // ACK (`need_send()` in `foutput()`), and `dupack_action()`'s fast retransmit again
-            // right after a fast retransmit (`last_cwnd_action_` DUPACK).
+            // ACK (`need_send()` in `foutput()`). Modelled by knobs of their own: the handshake's
+            // ACK alone, the recover guard after a timeout only, FullTcp/Sack's 2 + 8n-byte SACK
+            // option, FullTcp/Newreno's `recov_maxburst_` and cwnd = ssthresh on a partial ACK.
             "ns2-full" => {
                 c = TcpConfig::profile("ns2").expect("the ns2 profile");
                 c.handshake = true;

@@ -33,8 +33,12 @@ impl Recovery for Sack1 {
                 // ns-2 slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF): half the window, not
                 // of FlightSize; at least 2 segments.
                 let half = s.half_window();
+                let before = s.cwnd;
                 s.legacy_set_ssthresh(half);
-                s.legacy_set_cwnd(half);
+                // `halve_cwnd_unfloored`: slowdown()'s cwnd_ = ⌊window()/2⌋, below ssthresh_
+                // from a window of 2 or 3 (tcp/tcp.cc).
+                let cwnd = crate::tcp::recovery::unfloored_half(s, before).unwrap_or(half);
+                s.legacy_set_cwnd(cwnd);
                 s.loss_reduction(false, true);
                 s.in_recovery = true;
                 s.restart_rto();
@@ -55,8 +59,12 @@ impl Recovery for Sack1 {
         if s.snd_una >= s.recover {
             s.in_recovery = false;
             s.dupacks = 0;
-            let ss = s.ssthresh;
-            s.legacy_set_cwnd(ss);
+            // ns-2's Sack1 leaves cwnd_ as slowdown() set it (newack() only, tcp/tcp-sack1.cc):
+            // ssthresh, or the unfloored half below it with `halve_cwnd_unfloored`.
+            if !s.cfg.halve_cwnd_unfloored {
+                let ss = s.ssthresh;
+                s.legacy_set_cwnd(ss);
+            }
         } else {
             // A partial ACK: the retransmission and the original have both left the network.
             self.pipe -= 2 * s.mss as i64;

@@ -129,7 +129,7 @@ pub(super) fn grow_on_exit(s: &mut SenderCore, acked: u64) {
 /// reduction. None when the knob is off or the half is not below ssthresh (then cwnd = ssthresh
 /// as RFC 5681 §3.2 step 2 has it). At least one segment (ns-2's 0 from a window of 1 cannot
 /// meet 3 duplicate ACKs without Limited Transmit, and a zero window would never grow here).
-pub(super) fn unfloored_half(s: &SenderCore, before: u64) -> Option<u64> {
+pub(crate) fn unfloored_half(s: &SenderCore, before: u64) -> Option<u64> {
     if !s.cfg.halve_cwnd_unfloored {
         return None;
     }
