@@ -303,6 +303,7 @@ TCP_NEUTRAL = {
     "rto_model": "\"linux\" is Linux's own estimator, which the kernel runs",
     "cwnd_validation": "\"linux\" is Linux's tcp_cwnd_restart, which the kernel runs",
     "reduction": "\"prr\" is Linux's tcp_cwnd_reduction, which the kernel runs",
+    "tso_defer": "true is Linux's tcp_tso_should_defer, which the kernel runs",
 }
 
 
