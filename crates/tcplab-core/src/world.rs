@@ -23,6 +23,7 @@ use crate::tcp::{ConnEvent, OutSeg, TimerKind};
 use crate::series::Series;
 use crate::trace::Capture;
 use crate::units::{to_secs, Time};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug)]
@@ -76,12 +77,14 @@ pub struct World {
     /// Per application label (flows first, empty for them): the node its client runs on, for the
     /// `client_node` of its `objects` and `pages` rows.
     app_clients: Vec<String>,
-    /// What a connection sent during one call, and what applications sent during a callback.
+    /// The segments a connection sent during one call (a segment, a timer), or the endpoints
+    /// during an application's callback (in the order sent; `outgoing` says whose).
     out: Vec<OutSeg>,
+    /// What applications did to endpoints during a callback, in order.
     outgoing: Vec<Outgoing>,
-    touched: Vec<ConnId>,
     app_timers: Vec<(Time, u32, u32)>,
-    events: Vec<(u32, ConnId, ConnEvent)>,
+    /// Connection events not yet told to their applications, oldest first.
+    events: VecDeque<(u32, ConnId, ConnEvent)>,
     limit: Option<Time>,
     /// End of the warmup, and the link counters then.
     warmup: Option<Time>,
@@ -237,9 +240,8 @@ impl World {
             app_clients: flows.iter().map(|_| String::new()).chain(app_specs.iter().map(|a| net.nodes[a.client].clone())).collect(),
             out: Vec::with_capacity(64),
             outgoing: Vec::new(),
-            touched: Vec::new(),
             app_timers: Vec::new(),
-            events: Vec::new(),
+            events: VecDeque::new(),
             limit: scenario.duration.map(|d| d.0),
             warmup: scenario.warmup.map(|d| d.0),
             link_base: Vec::new(),
@@ -364,11 +366,11 @@ impl World {
         true
     }
 
-    /// Run an application callback, then put on the network what it sent, schedule the timers
-    /// it and its connections set, and tell it (and others) what happened to their connections.
+    /// Run an application callback, then put out what it did and tell the applications what
+    /// happened to their connections (`settle`).
     fn with_app(&mut self, a: u32, f: impl FnOnce(&mut dyn App, &mut Ctx)) {
         self.call(a, f);
-        self.flush();
+        self.settle();
     }
 
     /// Run an application callback with its context; count the application out if it finished.
@@ -380,7 +382,6 @@ impl World {
                 app: a,
                 conns: &mut self.conns,
                 outgoing: &mut self.outgoing,
-                touched: &mut self.touched,
                 timers: &mut self.app_timers,
                 finished: &mut finished,
                 seg_buf: &mut self.out,
@@ -396,49 +397,67 @@ impl World {
         }
     }
 
-    /// Send what applications sent, schedule the timers set, and dispatch connection events.
-    fn flush(&mut self) {
+    /// Until nothing is left: put out what the applications' callbacks did (`put_out`), then tell
+    /// the oldest untold connection event to its application. Each event's consequences go out
+    /// before the next event is told, whichever path (an application's callback, a segment, a
+    /// timer) queued it.
+    fn settle(&mut self) {
         loop {
-            let mut outgoing = std::mem::take(&mut self.outgoing);
-            for o in outgoing.drain(..) {
-                match o {
-                    Outgoing::Tcp(id, seg) => self.send(id, Payload::Tcp(seg.seg), seg.tag),
-                    Outgoing::Udp(id, d) => self.send(id, Payload::Udp(d), PacketTag::Other),
-                }
+            if !self.outgoing.is_empty() || !self.app_timers.is_empty() {
+                self.put_out();
             }
-            self.outgoing = outgoing;
-            let mut touched = std::mem::take(&mut self.touched);
-            for id in touched.drain(..) {
-                self.collect(id);
-            }
-            self.touched = touched;
-            for (t, a, token) in self.app_timers.drain(..) {
-                self.q.schedule_timer(t, Ev::App(a, token));
-            }
-            if self.events.is_empty() {
-                return;
-            }
-            let events = std::mem::take(&mut self.events);
-            for &(a, id, ev) in &events {
-                self.call(a, |app, cx| app.on_event(cx, id, ev));
-            }
-            self.events = events;
-            self.events.clear();
+            let Some((a, id, ev)) = self.events.pop_front() else { return };
+            self.call(a, |app, cx| app.on_event(cx, id, ev));
         }
     }
 
-    /// Schedule the timers a connection set and queue its events for its application.
-    fn collect(&mut self, id: ConnId) {
-        let Some(ep) = self.conns.get_mut(id) else { return };
-        let app = ep.app;
-        if let Some(c) = ep.tcp() {
-            self.fabric.observer().on_conn(self.q.now(), ep.label, ep.dir, ep.node.0, ep.peer_node.0, c);
+    /// What the applications did during their callbacks, in the order they did it: every TCP
+    /// endpoint they acted on is drained (`drain_conn`) in turn, so segments go on the wire in
+    /// the order they were sent (A, then B, then A again: A1, B1, A2), and datagrams among them;
+    /// then the applications' timers are scheduled.
+    fn put_out(&mut self) {
+        let mut outgoing = std::mem::take(&mut self.outgoing);
+        for o in outgoing.drain(..) {
+            match o {
+                Outgoing::Tcp(id, n) => self.drain_conn(id, n as usize),
+                Outgoing::Udp(id, d) => self.send(id, Payload::Udp(d), PacketTag::Other),
+            }
         }
-        if let Some(c) = ep.tcp_mut() {
-            let q = &mut self.q;
-            c.take_timers(|which, t| q.schedule_timer(t, Ev::Conn(id.idx, id.gen, which)));
-            if c.has_events() {
-                self.events.extend(c.take_events().map(|e| (app, id, e)));
+        self.outgoing = outgoing;
+        for (t, a, token) in self.app_timers.drain(..) {
+            self.q.schedule_timer(t, Ev::App(a, token));
+        }
+    }
+
+    /// The one way out of a TCP endpoint, whatever made it act (a segment, a timer, its
+    /// application): tell the instruments its state, put the first `n` segments of `out` (the
+    /// ones it sent) on the network towards its peer, schedule the timers it set, and queue its
+    /// events for its application (told by `settle`).
+    #[inline]
+    fn drain_conn(&mut self, id: ConnId, n: usize) {
+        let Some(ep) = self.conns.get(id) else {
+            // Freed by its application before it was drained: what it sent goes nowhere.
+            self.out.drain(..n);
+            return;
+        };
+        let (app, conn, label, dir, src, dst) = (ep.app, ep.peer, ep.label, ep.dir, ep.node, ep.peer_node);
+        if let Some(c) = ep.tcp() {
+            self.fabric.observer().on_conn(self.q.now(), label, dir, src.0, dst.0, c);
+        }
+        if n > 0 {
+            let mut out = std::mem::take(&mut self.out);
+            let hop = self.fabric.path_of(id, src, dst);
+            for o in out.drain(..n) {
+                self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop });
+            }
+            self.out = out;
+        }
+        let Some(c) = self.conns.get_mut(id).and_then(|e| e.tcp_mut()) else { return };
+        let q = &mut self.q;
+        c.take_timers(|which, t| q.schedule_timer(t, Ev::Conn(id.idx, id.gen, which)));
+        if c.has_events() {
+            for e in c.take_events() {
+                self.events.push_back((app, id, e));
             }
         }
     }
@@ -484,7 +503,10 @@ impl World {
         match (&mut ep.kind, &p.body) {
             (EndpointKind::Tcp(c), Payload::Tcp(seg)) => {
                 c.on_segment(now, seg, &mut self.out);
-                self.after_conn(conn);
+                self.drain_conn(conn, self.out.len());
+                if !self.events.is_empty() {
+                    self.settle();
+                }
             }
             (EndpointKind::Udp(u), Payload::Udp(d)) => {
                 u.rcvd_pkts += 1;
@@ -504,40 +526,9 @@ impl World {
             self.q.schedule_timer(t, Ev::Conn(id.idx, id.gen, which));
             return;
         }
-        self.after_conn(id);
-    }
-
-    /// After a connection handled a segment or a timer: send what it sent, schedule its timers,
-    /// and tell its application what happened.
-    fn after_conn(&mut self, id: ConnId) {
-        let Some(ep) = self.conns.get_mut(id) else { return };
-        let app = ep.app;
-        let (conn, label, dir, src, dst) = (ep.peer, ep.label, ep.dir, ep.node, ep.peer_node);
-        if let Some(c) = ep.tcp() {
-            self.fabric.observer().on_conn(self.q.now(), label, dir, src.0, dst.0, c);
-        }
-        let mut out = std::mem::take(&mut self.out);
-        if !out.is_empty() {
-            let hop = self.fabric.path_of(id, src, dst);
-            for o in out.drain(..) {
-                self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop });
-            }
-        }
-        self.out = out;
-        let Some(c) = self.conns.get_mut(id).and_then(|e| e.tcp_mut()) else { return };
-        let q = &mut self.q;
-        c.take_timers(|which, t| q.schedule_timer(t, Ev::Conn(id.idx, id.gen, which)));
-        if !c.has_events() {
-            return;
-        }
-        // The common case (a segment delivered, an ACK taken) tells the application directly;
-        // only what it does in turn goes through the general `flush`.
-        loop {
-            let Some(ev) = self.conns.get_mut(id).and_then(|e| e.tcp_mut()).and_then(|c| c.next_event()) else { return };
-            self.call(app, |app, cx| app.on_event(cx, id, ev));
-            if !self.outgoing.is_empty() || !self.touched.is_empty() || !self.app_timers.is_empty() {
-                self.flush();
-            }
+        self.drain_conn(id, self.out.len());
+        if !self.events.is_empty() {
+            self.settle();
         }
     }
 
@@ -573,7 +564,6 @@ impl World {
                 app: a as u32,
                 conns: &mut self.conns,
                 outgoing: &mut self.outgoing,
-                touched: &mut self.touched,
                 timers: &mut self.app_timers,
                 finished: &mut finished,
                 seg_buf: &mut self.out,

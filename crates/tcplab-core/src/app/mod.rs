@@ -16,9 +16,13 @@ use crate::result::{ConnRow, ObjectRow, PageRow, TransferRow, UdpRow};
 use crate::tcp::{ConnEvent, OutSeg, TcpConfig, TcpConn};
 use crate::units::Time;
 
-/// Something an endpoint sends, waiting for the world to put it on the network.
+/// What an application did to an endpoint during a callback, waiting for the world, in order.
 pub enum Outgoing {
-    Tcp(ConnId, OutSeg),
+    /// A TCP endpoint acted (connect, listen, write, close): the world drains it (its segments,
+    /// the next this many of the context's `seg_buf`, then its timers and events) the one way
+    /// a connection's output leaves it (`World::drain_conn`).
+    Tcp(ConnId, u32),
+    /// A datagram from a UDP socket to its peer.
     Udp(ConnId, Datagram),
 }
 
@@ -29,21 +33,18 @@ pub struct Ctx<'a> {
     pub(crate) app: u32,
     pub(crate) conns: &'a mut ConnTable,
     pub(crate) outgoing: &'a mut Vec<Outgoing>,
-    /// Endpoints whose timers and events the world must collect after the callback.
-    pub(crate) touched: &'a mut Vec<ConnId>,
     pub(crate) timers: &'a mut Vec<(Time, u32, u32)>,
     pub(crate) finished: &'a mut bool,
+    /// The segments the endpoints sent during the callback, in order; `outgoing` says whose.
     pub(crate) seg_buf: &'a mut Vec<OutSeg>,
     /// The run's seed: a connection's controller draws from its own stream of it (BBR).
     pub(crate) seed: u64,
 }
 
 impl Ctx<'_> {
-    fn take_segments(&mut self, id: ConnId) {
-        for o in self.seg_buf.drain(..) {
-            self.outgoing.push(Outgoing::Tcp(id, o));
-        }
-        self.touched.push(id);
+    /// Endpoint `id` acted: the segments from `from` on in `seg_buf` are the ones it sent.
+    fn acted(&mut self, id: ConnId, from: usize) {
+        self.outgoing.push(Outgoing::Tcp(id, (self.seg_buf.len() - from) as u32));
     }
 
     /// Open a TCP connection from `from` to `to`: the passive end listens at `to`, the active end
@@ -57,6 +58,7 @@ impl Ctx<'_> {
         let now = self.now;
         let app = self.app;
         let (cfg, peer_cfg) = (self.conns.share_config(cfg), self.conns.share_config(peer_cfg));
+        let sent = self.seg_buf.len();
         let mut active = TcpConn::connect(cfg, now, self.seg_buf);
         // A controller that draws (BBR's PROBE_BW start phase) gets the connection's stream of
         // the run's seed before it first draws (DESIGN.md, "Randomness").
@@ -64,13 +66,14 @@ impl Ctx<'_> {
             active.snd.core.cc.seed(self.seed, &format!("conn:{}", a.idx));
         }
         let ia = self.conns.insert(Endpoint { node: from, peer: b, peer_node: to, app, label, dir: Dir::Forward, kind: EndpointKind::Tcp(active) });
-        self.take_segments(a);
+        self.acted(a, sent);
+        let sent = self.seg_buf.len();
         let mut passive = TcpConn::listen(peer_cfg, now, self.seg_buf);
         if passive.snd.core.cfg.cc == crate::tcp::config::Cc::Bbr {
             passive.snd.core.cc.seed(self.seed, &format!("conn:{}", b.idx));
         }
         let ib = self.conns.insert(Endpoint { node: to, peer: a, peer_node: from, app, label, dir: Dir::Reverse, kind: EndpointKind::Tcp(passive) });
-        self.take_segments(b);
+        self.acted(b, sent);
         debug_assert_eq!((ia, ib), (a, b));
         (a, b)
     }
@@ -79,8 +82,9 @@ impl Ctx<'_> {
     pub fn write(&mut self, id: ConnId, bytes: u64) {
         let now = self.now;
         if let Some(c) = self.conns.get_mut(id).and_then(Endpoint::tcp_mut) {
+            let from = self.seg_buf.len();
             c.write(now, bytes, self.seg_buf);
-            self.take_segments(id);
+            self.acted(id, from);
         }
     }
 
@@ -88,8 +92,9 @@ impl Ctx<'_> {
     pub fn close(&mut self, id: ConnId) {
         let now = self.now;
         if let Some(c) = self.conns.get_mut(id).and_then(Endpoint::tcp_mut) {
+            let from = self.seg_buf.len();
             c.close(now, self.seg_buf);
-            self.take_segments(id);
+            self.acted(id, from);
         }
     }
 
