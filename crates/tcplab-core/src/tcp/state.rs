@@ -842,12 +842,12 @@ impl SenderCore {
         let max_segs = rate.map_or(pacing::MIN_TSO_SEGS, |r| pacing::tso_autosize(r, mss, min_rtt, self.cc.min_tso_segs(r))) as u64;
         let skb_segs = skb_len.div_ceil(mss);
         // tcp_write_xmit: `if (tso_segs == 1) { Nagle } else { tcp_tso_should_defer }`.
-        if skb_segs > 1 && self.tso_may_defer {
+        if skb_segs > 1 {
             let head_sent = self.txq.records().find(|r| r.end > self.snd_una).map(|r| r.last_sent);
             let v = tso::DeferView {
                 now: self.now,
                 last_xmit: self.last_send_at,
-                recovering: false,
+                recovering: !self.tso_may_defer || self.in_recovery,
                 mss,
                 cwnd_room: room,
                 cwnd: self.cwnd,
