@@ -49,12 +49,15 @@ pub struct ScriptedConn {
     /// The socket is gone (closed in SYN-SENT, or aborted with unread data): segments reaching
     /// it are answered as in the CLOSED state.
     gone: bool,
+    /// The application closed after the peer's FIN (CLOSE-WAIT → LAST-ACK): once our FIN is
+    /// acknowledged the socket is gone (no TIME-WAIT for the passive closer, RFC 9293 §3.6).
+    closed_after_peer: bool,
     steps: u64,
 }
 
 impl ScriptedConn {
     pub fn new(cfg: TcpConfig) -> ScriptedConn {
-        ScriptedConn { cfg, now: 0, conn: None, listening: false, timers: Vec::new(), out: Vec::new(), sent: Vec::new(), established: false, readable: 0, peer_closed: false, gone: false, steps: 0 }
+        ScriptedConn { cfg, now: 0, conn: None, listening: false, timers: Vec::new(), out: Vec::new(), sent: Vec::new(), established: false, readable: 0, peer_closed: false, gone: false, closed_after_peer: false, steps: 0 }
     }
 
     pub fn config(&self) -> &TcpConfig {
@@ -82,6 +85,12 @@ impl ScriptedConn {
     /// takes it (no listener and no connection): then it is answered with a RST, as a segment to
     /// a CLOSED port is (RFC 9293 §3.10.7.1; Linux `tcp_v4_send_reset()`).
     pub fn inject(&mut self, seg: Segment, mss: Option<u64>) -> bool {
+        if self.closed_after_peer && self.conn.as_ref().is_some_and(|c| c.state() == TcpState::Closed) {
+            // LAST-ACK ended: the kernel no longer has any record of the socket.
+            self.conn = None;
+            self.gone = true;
+            self.timers.clear();
+        }
         if self.conn.is_none() {
             if self.gone || !(self.listening && seg.syn() && !seg.has_ack()) {
                 self.reset_closed(&seg);
@@ -140,6 +149,7 @@ impl ScriptedConn {
             self.readable = 0;
             return true;
         }
+        self.closed_after_peer = self.peer_closed;
         let mut out = std::mem::take(&mut self.out);
         conn.close(self.now, &mut out);
         self.out = out;
@@ -279,6 +289,12 @@ impl ScriptedConn {
         if let Some(r) = i.reordering {
             m.insert("tcpi_reordering".into(), r.into());
         }
+        if let Some(r) = i.reord_seen {
+            m.insert("tcpi_reord_seen".into(), r.into());
+        }
+        if let Some(r) = i.retrans_out {
+            m.insert("tcpi_retrans".into(), r.into());
+        }
         if let Some(l) = i.lost {
             m.insert("tcpi_lost".into(), i.segs(l).into());
         }
@@ -389,7 +405,9 @@ mod tests {
         assert_eq!(c.info()["tcpi_reordering"], 3, "no delivery below the SACK yet");
         c.inject(seg(FLAG_ACK, 1, 5001, 0), None);
         assert_eq!(c.info()["tcpi_reordering"], 5);
+        assert_eq!(c.info()["tcpi_reord_seen"], 1);
         assert_eq!(c.info()["tcpi_total_retrans"], 0, "nothing was marked lost");
+        assert_eq!(c.info()["tcpi_retrans"], 0);
         // An in-order cumulative ACK changes nothing.
         c.inject(seg(FLAG_ACK, 1, 6001, 0), None);
         assert_eq!(c.info()["tcpi_reordering"], 5);
@@ -430,5 +448,48 @@ mod tests {
         assert!(!c.inject(seg(FLAG_SYN | FLAG_ACK, 0, 1, 0), Some(1460)));
         let rst = c.advance(5000 * MS);
         assert_eq!((rst[0].1.flags, rst[0].1.seq, rst[0].1.ts), (FLAG_RST, 1, false));
+    }
+
+    /// `tcpi_retrans` is Linux's `retrans_out`: a retransmission in flight counts until it is
+    /// delivered. Three SACKs above segment 1 let RACK mark it lost (reo_wnd 0 once 3 segments
+    /// are SACKed) and the recovery retransmits it.
+    #[test]
+    fn retrans_out_counts_retransmissions_in_flight() {
+        let mut c = linux6_sending(seg(FLAG_SYN, 0, 0, 0));
+        c.inject(seg(FLAG_ACK, 1, 1, 0), None);
+        c.write(10_000);
+        assert_eq!(c.advance(100 * MS).len(), 10);
+        c.advance(200 * MS);
+        for right in [3001, 4001, 5001] {
+            let mut s = seg(FLAG_ACK, 1, 1, 0);
+            s.set_sack_blocks(&[crate::net::SackBlock { left: 1001, right }]);
+            c.inject(s, None);
+        }
+        let sent = c.advance(200 * MS);
+        assert_eq!(sent.first().map(|x| (x.1.seq, x.1.len)), Some((1, 1000)), "the retransmission of segment 1");
+        assert_eq!(c.info()["tcpi_retrans"], 1);
+        c.inject(seg(FLAG_ACK, 1, 5001, 0), None);
+        assert_eq!(c.info()["tcpi_retrans"], 0);
+        assert_eq!(c.info()["tcpi_reord_seen"], 0, "a retransmitted segment's delivery is no reordering");
+    }
+
+    /// The passive closer: the peer's FIN, our close and FIN, the peer's ACK of it (LAST-ACK →
+    /// CLOSED); a later segment reaches no socket and draws <SEQ=SEG.ACK><CTL=RST>.
+    #[test]
+    fn segment_after_last_ack_draws_a_reset() {
+        let mut c = linux6_sending(seg(FLAG_SYN, 0, 0, 0));
+        c.inject(seg(FLAG_ACK, 1, 1, 0), None);
+        c.inject(seg(FLAG_ACK | crate::net::FLAG_FIN, 1, 1, 0), None);
+        assert!(c.peer_closed());
+        c.advance(110 * MS);
+        c.close();
+        let fin = c.advance(110 * MS);
+        assert!(fin.iter().any(|x| x.1.fin() && x.1.seq == 1 && x.1.ack == 2));
+        c.inject(seg(FLAG_ACK, 2, 2, 0), None);
+        assert_eq!(c.info()["tcpi_state"], 7);
+        assert!(c.advance(120 * MS).is_empty());
+        c.inject(seg(FLAG_ACK, 2, 2, 0), None);
+        let rst = c.advance(130 * MS);
+        assert_eq!((rst[0].1.flags, rst[0].1.seq), (FLAG_RST, 2));
     }
 }

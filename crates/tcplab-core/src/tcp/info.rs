@@ -90,6 +90,12 @@ pub struct TcpInfo {
     /// `dupthresh` knob at first, raised by `tcp_check_sack_reordering`. None when the loss
     /// detector does not track reordering (only RACK over the transmit record does).
     pub reordering: Option<u32>,
+    /// Deliveries found reordered (Linux `tp->reord_seen`, `tcpi_reord_seen`); None where
+    /// `reordering` is.
+    pub reord_seen: Option<u32>,
+    /// Retransmitted segments neither delivered nor deemed lost again (Linux `tp->retrans_out`,
+    /// `tcpi_retrans`); None without the transmit record's marks (RACK with SACK).
+    pub retrans_out: Option<u64>,
     /// Oldest unacknowledged sequence number (RFC 793 SND.UNA).
     pub snd_una: u64,
     /// Next sequence number to send (SND.NXT); pulled back to SND.UNA by a timeout (go-back-N).
@@ -213,6 +219,8 @@ impl TcpConn {
             min_rtt: s.rtt.min_rtt().or((st.rtt_samples > 0).then_some(st.rtt_min_ns)),
             dupacks: s.dupacks,
             reordering: (s.loss_marks && s.sack_ok).then_some(s.reordering),
+            reord_seen: (s.loss_marks && s.sack_ok).then_some(s.reord_seen),
+            retrans_out: (s.loss_marks && s.sack_ok).then(|| s.txq.records().filter(|r| r.retrans).map(|r| (r.end - r.start).div_ceil(s.mss.max(1))).sum()),
             snd_una: s.snd_una,
             snd_nxt: s.snd_nxt,
             snd_max: s.snd_max,

@@ -144,6 +144,8 @@ pub struct SenderCore {
     /// `dupthresh` knob (`net.ipv4.tcp_reordering`, 3) and is raised by
     /// `check_sack_reordering` (`tcpi_reordering`).
     pub reordering: u32,
+    /// Linux `tp->reord_seen`: deliveries found reordered by `check_sack_reordering`.
+    pub reord_seen: u32,
     /// RFC 6582 `recover`, as an exclusive end (snd_max when it was set).
     pub recover: u64,
     pub in_recovery: bool,
@@ -249,6 +251,7 @@ impl SenderCore {
             cwnd: cfg.initial_window.bytes(mss as u32),
             ssthresh: cfg.initial_ssthresh.get().unwrap_or(u64::MAX / 4),
             reordering: cfg.dupthresh,
+            reord_seen: 0,
             cc: make_cc(&cfg),
             loss: match cfg.loss {
                 super::config::LossModel::Dupthresh => Box::new(DupThresh::new(&cfg)) as Box<dyn LossDetection>,
@@ -1125,6 +1128,8 @@ impl SenderCore {
         if metric > u64::from(self.reordering) * self.mss {
             self.reordering = metric.div_ceil(self.mss).min(u64::from(MAX_REORDERING)) as u32;
         }
+        // "This exciting event is worth to be remembered."
+        self.reord_seen += 1;
     }
 
     /// Count a fast retransmit (and an Early Retransmit when the threshold was lowered); the
