@@ -46,6 +46,12 @@ pub enum ConnEvent {
     Failed,
 }
 
+/// `TcpConn::features`: the optional mechanisms of the configuration that touch every segment
+/// the connection sends. The timestamps option (RFC 7323 §3.2: once agreed, on every segment).
+const FEAT_TIMESTAMPS: u8 = 1 << 0;
+/// ECN (RFC 3168 §6.1.3: ECE on the data segments too while a CE is unanswered).
+const FEAT_ECN: u8 = 1 << 1;
+
 pub struct TcpConn {
     pub snd: TcpSender,
     pub rcv: TcpReceiver,
@@ -56,6 +62,9 @@ pub struct TcpConn {
     rcv_lowat: u64,
     /// The timestamps option (RFC 7323, `tsopt.rs`): stamps every segment both halves send.
     ts: Timestamps,
+    /// Which of `FEAT_*` the configuration turns on, computed once when the connection is built:
+    /// a connection that uses none asks one question per call (`after`), not one per mechanism.
+    features: u8,
     // What has been reported already, so each event is told once.
     told_established: bool,
     told_delivered: u64,
@@ -68,8 +77,10 @@ impl TcpConn {
     fn new(cfg: Arc<TcpConfig>, active: bool) -> TcpConn {
         let rcv = if active { TcpReceiver::new_active(cfg.clone()) } else { TcpReceiver::new(cfg.clone()) };
         let ts = Timestamps::new(cfg.timestamps, cfg.handshake);
+        let features = if cfg.timestamps { FEAT_TIMESTAMPS } else { 0 } | if cfg.ecn_accepts() { FEAT_ECN } else { 0 };
         TcpConn {
             ts,
+            features,
             snd: TcpSender::open(cfg),
             rcv,
             active,
@@ -303,17 +314,12 @@ impl TcpConn {
 
     /// After every call: segments sent by the send half carried our acknowledgment; collect the
     /// timer deadlines set and the events to tell.
-    #[inline]
+    #[inline(always)]
     fn after(&mut self, now: Time, sent: &mut [OutSeg]) {
-        if self.ts.offered() {
-            self.ts.stamp(now, sent.iter_mut().map(|o| &mut o.seg));
-        }
-        if self.rcv.ece_pending {
-            // RFC 3168 §6.1.3: every ACK we send carries ECE until the CWR, the send half's
-            // data segments too (the receive half's own ACKs have it already).
-            for o in sent.iter_mut().filter(|o| matches!(o.tag, PacketTag::Data { .. } | PacketTag::Fin { .. })) {
-                o.seg.flags |= crate::net::FLAG_ECE;
-            }
+        // An ECN-Echo is owed only on a connection whose configuration allows ECN.
+        debug_assert!(self.features & FEAT_ECN != 0 || !self.rcv.ece_pending);
+        if self.features != 0 && !sent.is_empty() {
+            self.options_on(now, sent);
         }
         if self.rcv.owes_ack() && sent.iter().any(|o| matches!(o.tag, PacketTag::Data { .. } | PacketTag::Fin { .. })) {
             self.rcv.piggybacked();
@@ -347,6 +353,23 @@ impl TcpConn {
                     self.events.push(ConnEvent::Failed);
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// What the optional mechanisms (`features`) put on the segments just sent, out of line:
+    /// a connection without them never runs it.
+    #[cold]
+    #[inline(never)]
+    fn options_on(&mut self, now: Time, sent: &mut [OutSeg]) {
+        if self.ts.offered() {
+            self.ts.stamp(now, sent.iter_mut().map(|o| &mut o.seg));
+        }
+        if self.rcv.ece_pending {
+            // RFC 3168 §6.1.3: every ACK we send carries ECE until the CWR, the send half's
+            // data segments too (the receive half's own ACKs have it already).
+            for o in sent.iter_mut().filter(|o| matches!(o.tag, PacketTag::Data { .. } | PacketTag::Fin { .. })) {
+                o.seg.flags |= crate::net::FLAG_ECE;
             }
         }
     }
