@@ -63,7 +63,10 @@ impl Case {
 
     fn tcp(&self) -> String {
         let preset = self.preset.map_or(String::new(), |p| format!(", preset = \"{p}\""));
-        format!("{{ profile = \"{}\"{preset}, mss = {}, delayed_ack = {} }}", self.profile, self.mss, self.delayed_ack)
+        // `syn_ack_opens_cwnd` (the `ns2` profiles) starts `fack` and `sack-rh` active openers at
+        // cwnd 2 after the SYN, as ns-2's one-way agents, and leaves a passive opener at its
+        // initial window: by design a flow and an application's response differ there.
+        format!("{{ profile = \"{}\"{preset}, mss = {}, delayed_ack = {}, syn_ack_opens_cwnd = false }}", self.profile, self.mss, self.delayed_ack)
     }
 
     fn drop_list(&self, kind: &str) -> String {

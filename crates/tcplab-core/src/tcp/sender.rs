@@ -191,14 +191,8 @@ impl TcpSender {
         if iw_one_segment(&c.cfg, c.syn_tx.saturating_sub(1)) {
             c.cc_event(CongestionEvent::HandshakeLoss);
         }
-        if c.cfg.syn_ack_opens_cwnd && matches!(c.cfg.variant, Variant::Fack | Variant::SackRh) {
-            // ns-2's FackTcpAgent::recv() (tcp/tcp-fack.cc) and SackRHTcpAgent::recv()
-            // (tcp/tcp-sack-rh.cc) take the SYN's ACK as a new ACK: opencwnd() from the SYN's
-            // cwnd_ 1 (slow start, ssthresh_ at least 2), without TcpAgent::recv()'s reset to
-            // windowInit_ when last_ack_ == 0. Data starts at 2 segments.
-            let two = 2 * c.mss;
-            c.legacy_set_cwnd(two);
-        }
+        // ns-2's Fack and SackRH: data starts at cwnd 2 after the SYN (tcp/legacy/).
+        super::legacy::syn_ack_opens_cwnd(c);
         let ack_alone = c.cfg.handshake_ack_alone;
         if ack_alone {
             // ns-2 FullTcpAgent::recv(), TCPS_SYN_SENT: a SYN-ACK without data sets TF_ACKNOW and

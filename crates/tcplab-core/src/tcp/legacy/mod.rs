@@ -18,6 +18,17 @@ pub use fack_rh::FackRh;
 pub use sack1::Sack1;
 pub use sackrh::SackRh;
 
+/// `syn_ack_opens_cwnd`: ns-2's FackTcpAgent::recv() (tcp/tcp-fack.cc) and SackRHTcpAgent::recv()
+/// (tcp/tcp-sack-rh.cc) take the SYN's ACK as a new ACK: opencwnd() from the SYN's cwnd_ 1 (slow
+/// start, ssthresh_ at least 2), without TcpAgent::recv()'s reset to windowInit_ when
+/// last_ack_ == 0. Data starts at 2 segments. Called by the active opener once established.
+pub fn syn_ack_opens_cwnd(s: &mut crate::tcp::state::SenderCore) {
+    if s.cfg.syn_ack_opens_cwnd && matches!(s.cfg.variant, crate::tcp::config::Variant::Fack | crate::tcp::config::Variant::SackRh) {
+        let two = 2 * s.mss;
+        s.legacy_set_cwnd(two);
+    }
+}
+
 /// A retransmission in flight in the current recovery (FACK's scoreboard marks).
 #[derive(Clone, Copy, Debug)]
 struct Rtx {
