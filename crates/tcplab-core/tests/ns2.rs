@@ -718,28 +718,34 @@ fn delack_sink_delays_the_ack_of_a_copy_of_its_highest_in_order_packet() {
     assert!(TcpConfig::profile("ns2-full").unwrap().delack_dup_immediate);
 }
 
+/// A SACK receiver (the `ns2` profile's Reno, no delayed ACKs, `set` applied) given data segments
+/// 1, 3 and 5: each ACK's (number of SACK blocks, bytes on the wire).
+fn sack_ack_sizes(set: impl FnOnce(&mut TcpConfig)) -> [(u8, u32); 3] {
+    use tcplab_core::tcp::TcpReceiver;
+    let mut c = cfg(Variant::Reno, true);
+    c.sack = true;
+    c.delayed_ack = false;
+    set(&mut c);
+    let mut r = TcpReceiver::new(c);
+    let mut out: Vec<OutSeg> = Vec::new();
+    [1, 3, 5].map(|k: u64| {
+        let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
+        r.on_segment(ms(k), &seg, &mut out);
+        let _ = r.take_timer_events().count();
+        let got: Vec<_> = out.drain(..).map(|o| (o.seg.n_sack, o.seg.wire_bytes())).collect();
+        assert_eq!(got.len(), 1, "one ACK for data segment {k}: {got:?}");
+        got[0]
+    })
+}
+
 /// ns-2's `Sacker::append_ack()` (tcp/tcp-sink.cc) adds 8 bytes per SACK block to the ACK's
 /// size, no kind, length or padding: 48 bytes with one block, 56 with two. RFC 2018 §3 (the
 /// `sack_option_header` default): kind, length and two NOPs, 4 + 8n bytes (52, 60).
 #[test]
 fn sack_option_size_on_the_wire_as_ns2_sacker() {
-    use tcplab_core::tcp::TcpReceiver;
     for header in [true, false] {
-        let mut c = cfg(Variant::Reno, true);
-        c.sack = true;
-        c.sack_option_header = header;
-        c.delayed_ack = false;
-        let mut r = TcpReceiver::new(c);
-        let mut out = Vec::new();
-        let mut data = |k: u64, out: &mut Vec<OutSeg>| {
-            let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
-            r.on_segment(ms(k), &seg, out);
-            let _ = r.take_timer_events().count();
-            out.drain(..).map(|o| (o.seg.n_sack, o.seg.wire_bytes())).collect::<Vec<_>>()
-        };
-        assert_eq!(data(1, &mut out), [(0, 40)]);
-        assert_eq!(data(3, &mut out), [(1, if header { 52 } else { 48 })]);
-        assert_eq!(data(5, &mut out), [(2, if header { 60 } else { 56 })]);
+        let sizes = sack_ack_sizes(|c| c.sack_option_header = header);
+        assert_eq!(sizes, [(0, 40), (1, if header { 52 } else { 48 }), (2, if header { 60 } else { 56 })]);
     }
     assert!(TcpConfig::rfc().sack_option_header && !TcpConfig::profile("ns2").unwrap().sack_option_header);
 }
@@ -922,24 +928,9 @@ fn fulltcp_fast_retransmits_again_in_the_same_window() {
 /// length without the two NOPs (`sack_option_padding` off), 50 bytes with one block.
 #[test]
 fn sack_option_without_padding_as_ns2_fulltcp_sack() {
-    use tcplab_core::tcp::TcpReceiver;
     for padding in [true, false] {
-        let mut c = cfg(Variant::Reno, true);
-        c.sack = true;
-        c.sack_option_header = true;
-        c.sack_option_padding = padding;
-        c.delayed_ack = false;
-        let mut r = TcpReceiver::new(c);
-        let mut out = Vec::new();
-        let mut data = |k: u64, out: &mut Vec<OutSeg>| {
-            let seg = Segment { seq: 1 + (k - 1) * MSS, ack: 0, len: MSS as u32, flags: FLAG_ACK, ..Default::default() };
-            r.on_segment(ms(k), &seg, out);
-            let _ = r.take_timer_events().count();
-            out.drain(..).map(|o| (o.seg.n_sack, o.seg.wire_bytes())).collect::<Vec<_>>()
-        };
-        assert_eq!(data(1, &mut out), [(0, 40)]);
-        assert_eq!(data(3, &mut out), [(1, if padding { 52 } else { 50 })]);
-        assert_eq!(data(5, &mut out), [(2, if padding { 60 } else { 58 })]);
+        let sizes = sack_ack_sizes(|c| (c.sack_option_header, c.sack_option_padding) = (true, padding));
+        assert_eq!(sizes, [(0, 40), (1, if padding { 52 } else { 50 }), (2, if padding { 60 } else { 58 })]);
     }
     assert!(!TcpConfig::profile("ns2-full").unwrap().sack_option_padding && TcpConfig::rfc().sack_option_padding);
 }

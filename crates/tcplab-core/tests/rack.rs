@@ -6,7 +6,7 @@
 #[macro_use]
 mod harness;
 
-use harness::{Harness, DATA, MSS, SYNACK};
+use harness::{ack, blk, data, Harness, MSS, SYNACK};
 use tcplab_core::tcp::config::LossModel;
 use tcplab_core::tcp::{CaState, InitialWindow, TcpConfig, TimerKind, Variant};
 use tcplab_core::units::{Time, MS};
@@ -37,22 +37,6 @@ fn rack(iw: u32, bytes: u64, knobs: impl FnOnce(&mut TcpConfig)) -> Harness {
     assert_eq!(sent.len() as u64, (iw as u64).min(bytes.div_ceil(MSS)), "{sent:?}");
     assert_eq!(h.info().srtt, Some(ms(100)));
     h
-}
-
-/// Data segment k (1-based) as sent: sequence 1 + (k − 1)·MSS, acknowledging the peer's SYN.
-fn data(k: u64) -> harness::Seg {
-    seg!(seq = 1 + (k - 1) * MSS, ack = 1, ..DATA)
-}
-
-/// The peer's ACK of everything below data segment k, with SACK blocks.
-fn ack(k: u64, sack: &[(u64, u64)]) -> harness::Seg {
-    let sack: &'static [(u64, u64)] = Box::leak(sack.to_vec().into_boxed_slice());
-    harness::Seg { seq: 1, ack: 1 + (k - 1) * MSS, sack, ..harness::SEG }
-}
-
-/// SACK block covering data segments a..=b.
-const fn blk(a: u64, b: u64) -> (u64, u64) {
-    (1 + (a - 1) * MSS, 1 + b * MSS)
 }
 
 fn stats(h: &Harness) -> tcplab_core::tcp::ConnStats {

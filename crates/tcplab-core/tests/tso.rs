@@ -6,7 +6,7 @@
 #[macro_use]
 mod harness;
 
-use harness::{Harness, DATA, MSS, SYNACK};
+use harness::{ack, blk, data, Harness, MSS, SYNACK};
 use tcplab_core::tcp::config::LossModel;
 use tcplab_core::tcp::{CaState, InitialWindow, TcpConfig, Variant};
 use tcplab_core::units::{Time, MS, US};
@@ -33,19 +33,6 @@ fn conn(defer: bool) -> Harness {
     h.write(ms(100), 1 << 30);
     assert_eq!(h.take_sent().len(), 10, "the initial window");
     h
-}
-
-fn data(k: u64) -> harness::Seg {
-    seg!(seq = 1 + (k - 1) * MSS, ack = 1, ..DATA)
-}
-
-fn ack(k: u64, sack: &[(u64, u64)]) -> harness::Seg {
-    let sack: &'static [(u64, u64)] = Box::leak(sack.to_vec().into_boxed_slice());
-    harness::Seg { seq: 1, ack: 1 + (k - 1) * MSS, sack, ..harness::SEG }
-}
-
-const fn blk(a: u64, b: u64) -> (u64, u64) {
-    (1 + (a - 1) * MSS, 1 + b * MSS)
 }
 
 /// Segment 1 of the initial window lost; the SACKs of segments 2, 3, 4 come 0.58 ms apart (one

@@ -62,6 +62,22 @@ macro_rules! seg {
     ($($t:tt)*) => { seg!(@acc [] ; $($t)*) };
 }
 
+/// Data segment k (1-based) as sent: sequence 1 + (k − 1)·MSS, acknowledging the peer's SYN.
+pub fn data(k: u64) -> Seg {
+    Seg { seq: 1 + (k - 1) * MSS, ack: 1, ..DATA }
+}
+
+/// The peer's ACK of everything below data segment k, with SACK blocks.
+pub fn ack(k: u64, sack: &[(u64, u64)]) -> Seg {
+    let sack: &'static [(u64, u64)] = Box::leak(sack.to_vec().into_boxed_slice());
+    Seg { seq: 1, ack: 1 + (k - 1) * MSS, sack, ..SEG }
+}
+
+/// SACK block covering data segments a..=b.
+pub const fn blk(a: u64, b: u64) -> (u64, u64) {
+    (1 + (a - 1) * MSS, 1 + b * MSS)
+}
+
 impl Seg {
     pub fn to_segment(self) -> Segment {
         let mut s = Segment { seq: self.seq, ack: self.ack, len: self.len, flags: self.flags, wnd: self.wnd, opt_len: self.opt_len, sack_permitted: self.sack_permitted, ip_ecn: self.ecn, ..Default::default() };
