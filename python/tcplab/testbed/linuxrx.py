@@ -179,7 +179,7 @@ def ack_replay(workdir, n_segments: int = 100, tcp: Optional[dict] = None, hz: O
     if t_next is None:
         t_next = float("inf")
         out += sim.advance(float(inbound["time_s"].iloc[-1]) - base + 1.0)
-    sim_acks = [(t, a) for (t, fl, s, a, ln, w, sp, sk) in out if ln == 0 and not (fl & 0x03) and t < t_next and (end_n is None or a <= end_n)]
+    sim_acks = [(t, a) for (t, fl, s, a, ln, w, sp, sk, _ts) in out if ln == 0 and not (fl & 0x03) and t < t_next and (end_n is None or a <= end_n)]
     real_acks = [(t - base, a) for t, a in real_acks_all if t - base < t_next and (end_n is None or a <= end_n)]
     # ACKs matched by their ACK number (each side's first ACK of a number; a repeated number is a
     # window update).
