@@ -36,7 +36,7 @@ PKG = "tcplab"
 ROOT = Path(__file__).resolve().parent.parent / "python" / PKG
 
 LAYERS = {
-    0: ["_core", "errors", "units", "limits", "progress", "netns"],
+    0: ["_core", "errors", "units", "limits", "progress", "netns", "rows"],
     1: ["api", "trace", "series", "results", "executors", "store"],
     2: ["sweep"],
     3: ["analysis", "models", "report", "plot", "tbit", "tbit.*", "testbed", "testbed.*", "ns2", "ns2.*", "script", "script.*"],

@@ -273,10 +273,10 @@ def test_failed_runs_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
 
     real = _core.run_scenario
 
-    def flaky(text, fmt, seed, sets):
+    def flaky(text, fmt, seed, sets, **kw):
         if seed == 2 and 'tcp.variant="reno"' in sets:
             raise _core.CoreError("internal error in the simulator core: deliberate test panic")
-        return real(text, fmt, seed, sets)
+        return real(text, fmt, seed, sets, **kw)
 
     monkeypatch.setattr(ex._core, "run_scenario", flaky)
     sweep = {"axes": {"tcp.variant": ["reno", "newreno"], "tcp.rwnd": ["1000B", "64KB"]}, "replicates": 2}

@@ -7,11 +7,9 @@ Validation happens once, in the Rust core, which names the key path of anything 
 
 from __future__ import annotations
 
-import array
 import json
 import operator
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -205,93 +203,7 @@ def _rfc_knobs() -> dict:
     return _RFC_KNOBS
 
 
-_PACKED = {"<i8": "q", "<f8": "d", "?": "?"}  # numpy dtype -> struct code of a packed column
-
-
-def _unpack(dtype: str, data: bytes) -> list:
-    """A packed column's values as Python ints, floats or bools (no numpy)."""
-    code = _PACKED[dtype]
-    if code == "?" or sys.byteorder == "little":
-        return memoryview(data).cast(code).tolist()
-    a = array.array(code)
-    a.frombytes(data)
-    a.byteswap()
-    return a.tolist()
-
-
-class _Table:
-    """A result table as the core hands it over, column by column (`columns`, in the order of the
-    row's fields): None when no row has a value; a column of one numeric type as (numpy dtype,
-    little-endian bytes) or, with missing values (None in the records), (dtype, bytes, their
-    rows); any other as a list (None where JSON has null). `absent`: for a column some rows lack
-    (the core leaves a link's UDP counters out where no UDP crossed), those rows, or True for
-    all. Records and the DataFrame are built from it when first asked for."""
-
-    __slots__ = ("columns", "absent", "_n", "_rows")
-
-    def __init__(self, columns: dict, absent: dict, n: int):
-        self.columns = columns
-        self.absent = absent
-        self._n = n
-        self._rows: Optional[list] = None
-
-    def __len__(self) -> int:
-        return self._n
-
-    def values(self, name: str) -> list:
-        """A column as the records hold it: Python ints, floats, bools, strings, None."""
-        v = self.columns[name]
-        if v is None:
-            return [None] * self._n
-        if isinstance(v, list):
-            return v
-        out = _unpack(v[0], v[1])
-        for i in v[2] if len(v) > 2 else ():
-            out[i] = None
-        return out
-
-    def _lacking(self, name: str):
-        rows = self.absent.get(name, ())
-        return range(self._n) if rows is True else rows
-
-    def rows(self) -> list:
-        """The table as the run's JSON records: a dict per row, without the keys a row lacks."""
-        if self._rows is None:
-            names = list(self.columns)
-            rows = [dict(zip(names, values)) for values in zip(*(self.values(k) for k in names))] if names else []
-            for col in self.absent:
-                for i in self._lacking(col):
-                    del rows[i][col]
-            self._rows = rows
-        return self._rows
-
-    def frame(self):
-        """The DataFrame pandas makes of the records: a column no row has is left out, a column
-        of nothing but nulls holds None, and a numeric column with missing values is float64
-        with NaN for them."""
-        import numpy as np
-        import pandas as pd
-
-        n = self._n
-        if n == 0:
-            return pd.DataFrame([])
-        cols = {}
-        for k, v in self.columns.items():
-            if self.absent.get(k) is True:
-                continue
-            if v is None:
-                cols[k] = [None] * n
-            elif isinstance(v, list):
-                cols[k] = v
-            else:
-                a = np.frombuffer(v[1], dtype=np.dtype(v[0]))
-                if len(v) > 2:
-                    a = a.astype(np.float64)
-                    a[v[2]] = np.nan
-                else:
-                    a = a.copy()
-                cols[k] = a
-        return pd.DataFrame(cols)
+from .rows import Table as _Table  # noqa: E402  (the core's column form; also the store's)
 
 
 def _median(values: list) -> Optional[float]:

@@ -22,6 +22,7 @@ from collections import deque
 from typing import Any, Optional
 
 from . import _core
+from .rows import RunRows
 
 # Rows of a run are built in the worker; the coordinator only inserts them.
 RESULT_TABLES = ("connections", "links", "transfers", "objects", "pages", "udp")
@@ -53,10 +54,12 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
     A task may carry a fourth element, (directory, `[[series]]` entries): the run then records
     those series and writes them to Parquet under the directory (`tcplab.series.write_run`).
 
-    Each table comes as its columns (`columns_of`): a dict of column name -> list of values, one
-    per row, which the store inserts as they are. Neither the workers nor the coordinator import
-    pyarrow for them (pyarrow imports pandas as soon as it builds an array: together a few hundred
-    ms of a fresh process, which on a busy machine the coordinator takes from the workers)."""
+    Each table comes as a list of `rows.RunRows`, one per run with rows: the run's columns as the
+    core hands them over (numeric ones as packed bytes, not a Python object per value), which the
+    store joins into plain columns (`rows.merge`) only as it inserts them. Neither the workers nor
+    the coordinator import pyarrow, pandas or numpy for them (pyarrow imports pandas as soon as it
+    builds an array: together a few hundred ms of a fresh process, which on a busy machine the
+    coordinator takes from the workers)."""
     t_batch = time.perf_counter()
     limits = {} if run_timeout is None else {"max_wall_s": run_timeout}
     runs = []
@@ -71,10 +74,10 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
                 directory, entries = extra[0]
                 if directory not in with_series:
                     with_series[directory] = json.dumps({**json.loads(base_json), "series": entries})
-                out, recorded = _core.run_scenario(with_series[directory], "json", seed, list(sets), series=True, **limits)
+                out, recorded = _core.run_scenario(with_series[directory], "json", seed, list(sets), series=True, columns=True, **limits)
                 _series.write_run(recorded, directory, key)
             else:
-                out = _core.run_scenario(base_json, "json", seed, list(sets), **limits)
+                out = _core.run_scenario(base_json, "json", seed, list(sets), columns=True, **limits)
         except _core.RunLimitError as e:
             runs.append(
                 {
@@ -87,8 +90,7 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
             runs.append({"key": key, "status": "failed", "error": f"{type(e).__name__}: {e}", "wall_time_s": time.perf_counter() - t0})
             continue
         wall = time.perf_counter() - t0
-        d = json.loads(out)
-        m = d["meta"]
+        m = json.loads(out["json"])["meta"]
         runs.append(
             {
                 "key": key,
@@ -100,33 +102,11 @@ def run_batch(base_json: str, tasks: list, run_timeout: Optional[float] = None) 
                 "completed": m["completed"],
             }
         )
-        for rec in d["links"]:
-            # The core writes a link's UDP counters only where UDP crossed (its delay counter only
-            # where a delay held packets); a store's table has one set of columns for every run.
-            rec.setdefault("udp_pkts", 0)
-            rec.setdefault("udp_bytes", 0)
-            rec.setdefault("delayed_filter", 0)
-            rec.setdefault("ce_marks", 0)
-        for rec in d["connections"]:
-            # ECN counters likewise only where ECN acted (RFC 3168).
-            rec.setdefault("ecn_reductions", 0)
-            rec.setdefault("ce_received", 0)
-        for name in RESULT_TABLES:
-            rows[name].extend({"key": key, **rec} for rec in d.get(name, ()))
-    tables = {name: columns_of(r) for name, r in rows.items()}
+        for name, (columns, absent, n) in out["tables"].items():
+            if n and name in rows:
+                rows[name].append(RunRows(key, columns, absent, n))
+    tables = {name: (r or None) for name, r in rows.items()}
     return {"runs": runs, "tables": tables, "batch_wall_s": time.perf_counter() - t_batch, "pid": os.getpid()}
-
-
-def columns_of(rows: list) -> Optional[dict]:
-    """Row dicts as columns: column name -> list of values, the columns in the order they first
-    appear, None where a row lacks one; None for no rows."""
-    if not rows:
-        return None
-    names = dict.fromkeys(rows[0])
-    for r in rows:
-        if len(r) != len(names) or r.keys() != names.keys():
-            names.update(dict.fromkeys(r))
-    return {n: [r.get(n) for r in rows] for n in names}
 
 
 # --- in this process ----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 
 from . import _core
+from .rows import ZERO_WHERE_ABSENT, merge, run_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,6 +84,8 @@ RUN_TYPES = {
     "sim_time_s": "DOUBLE", "events": "BIGINT", "completed": "BOOLEAN", "tcplab_version": "VARCHAR", "finished_at": "TIMESTAMP",
 }  # fmt: skip
 INT64_MAX = 2**63 - 1
+# Rows of a result table inserted by one statement (`Store._insert_rows`).
+INSERT_ROWS = 8192
 
 
 def _ident(name: str) -> str:
@@ -245,8 +248,8 @@ class Store:
 
     def commit(self, tasks: list, outcomes: list, tables: Optional[dict] = None, sweep: Optional[str] = None) -> None:
         """Store finished runs in one transaction: their `runs` rows (tasks with their outcomes, as
-        run_batch gives them) and their result rows (`tables`: name -> the table's columns as
-        run_batch gives them, or an Arrow table, or a list of either). A run failed earlier is
+        run_batch gives them) and their result rows (`tables`: name -> the runs' rows as run_batch
+        gives them, a table's columns, an Arrow table, or a list of one of these). A run failed earlier is
         replaced. Neither needs pyarrow: columns go to DuckDB as list parameters."""
         by_key = {o["key"]: o for o in outcomes}
         cols: dict = {c: [] for c in RUN_COLUMNS if c not in ("sweep", "tcplab_version", "finished_at")}
@@ -285,8 +288,10 @@ class Store:
         self._failed.difference_update(replace)
 
     def _insert_rows(self, name: str, parts: Any) -> None:
-        """Insert a result table's rows: columns as `run_batch` gives them (or a list of them),
-        each column a list passed to DuckDB as one parameter; or an Arrow table (or a list)."""
+        """Insert a result table's rows: the runs' rows as `run_batch` gives them (`RunRows`, or
+        lists of them), joined into columns here, or columns (a dict of column name -> values, or a
+        list of them), each column a list passed to DuckDB as one parameter; or an Arrow table (or
+        a list)."""
         con = self.con
         if _is_arrow(parts):
             tbl = _concat(parts)
@@ -300,7 +305,8 @@ class Store:
             finally:
                 con.unregister("_rows")
             return
-        cols = _merge_columns(parts)
+        runs = run_rows(parts)
+        cols = merge(runs, ZERO_WHERE_ABSENT.get(name, ())) if runs is not None else _merge_columns(parts)
         if cols is None:
             return
         try:
@@ -311,7 +317,12 @@ class Store:
             return self._insert_rows(name, pa.Table.from_pydict(cols))
         have = self._prepare_table(name, types)
         sql = ", ".join(f"UNNEST(?::{types[c] or have[c]}[]) AS {_ident(c)}" for c in cols)
-        con.execute(f"INSERT INTO {name} BY NAME SELECT {sql}", list(cols.values()))
+        n = len(cols["key"]) if "key" in cols else len(next(iter(cols.values())))
+        # In slices: DuckDB turns a list parameter into a value per element (some 100 bytes
+        # each) before it inserts, so one statement of a batch's rows of a many-row table (the
+        # objects of a web study: 10^5 rows x 20 columns) would take hundreds of MB at once.
+        for i in range(0, n, INSERT_ROWS):
+            con.execute(f"INSERT INTO {name} BY NAME SELECT {sql}", [v[i : i + INSERT_ROWS] for v in cols.values()])
 
     def _prepare_table(self, name: str, types: dict) -> dict:
         """Create result table `name`, or add the columns it lacks, for a batch of rows whose
@@ -383,13 +394,30 @@ class Store:
             if name not in self._tables:
                 out[name] = head.iloc[0:0].copy()
                 continue
-            df = self.con.execute(f"SELECT * FROM {name}").df()
-            df = df[df["key"].isin(rank.index)]
-            df = head.merge(df, on="key", how="inner", sort=False)
-            df = df.assign(_rank=df["key"].map(rank).values).sort_values(["_rank"] + ROW_ORDER[name], kind="mergesort")
-            out[name] = df.drop(columns=["_rank"]).reset_index(drop=True)
+            out[name] = self._table_of_runs(name, head, rank)
         return SweepResult(runs=runs.reset_index(drop=True), connections=out["connections"], links=out["links"], transfers=out["transfers"],
                            objects=out["objects"], pages=out["pages"], udp=out["udp"], store=self.path)
+
+    def _table_of_runs(self, name: str, head, rank):
+        """Result table `name`'s rows of the runs in `rank` (key -> the run's position in `head`),
+        in order of run and then of `ROW_ORDER`, each led by its run's `head` columns. DuckDB
+        selects, joins and sorts, so the rows reach pandas once (a web study's objects run to
+        10^5-10^6 rows: a frame copied at each step of a pandas join and sort took seconds and
+        hundreds of MB)."""
+        import pandas as pd
+
+        rows = ", ".join(f"t.{_ident(c)} NULLS LAST" for c in ROW_ORDER[name])
+        df = self.con.execute(
+            f"SELECT r._rank AS _rank, t.* FROM {name} t JOIN (SELECT UNNEST(?::VARCHAR[]) AS key, UNNEST(?::BIGINT[]) AS _rank) r "
+            f"ON t.key = r.key ORDER BY r._rank, {rows}",
+            [[str(k) for k in rank.index], [int(i) for i in rank.values]],
+        ).df()
+        lead = head.iloc[df.pop("_rank").to_numpy()].reset_index(drop=True)
+        rest = df.drop(columns=["key"])
+        if set(rest.columns) & set(lead.columns):  # a result column named like an axis: pandas' suffixes, as before
+            df = head.merge(df, on="key", how="inner", sort=False)
+            return df.assign(_rank=df["key"].map(rank).values).sort_values(["_rank"] + ROW_ORDER[name], kind="mergesort").drop(columns=["_rank"]).reset_index(drop=True)
+        return pd.concat([lead, rest], axis=1)
 
     def _one_sweep(self, runs, sweep: Optional[str], mixed: bool):
         """The runs of one sweep of the store (see `load`)."""
