@@ -404,6 +404,7 @@ class Store:
         selects, joins and sorts, so the rows reach pandas once (a web study's objects run to
         10^5-10^6 rows: a frame copied at each step of a pandas join and sort took seconds and
         hundreds of MB)."""
+        import numpy as np
         import pandas as pd
 
         rows = ", ".join(f"t.{_ident(c)} NULLS LAST" for c in ROW_ORDER[name])
@@ -414,10 +415,21 @@ class Store:
         ).df()
         lead = head.iloc[df.pop("_rank").to_numpy()].reset_index(drop=True)
         rest = df.drop(columns=["key"])
+        for c in rest.columns:
+            if rest[c].dtype == object:
+                # One string object per distinct value (a run's client and application names
+                # repeat on each of its rows), not one per cell as DuckDB hands them over.
+                codes, uniques = pd.factorize(rest[c], use_na_sentinel=True)
+                if len(uniques) * 4 < len(codes):
+                    values = np.empty(len(codes), dtype=object)
+                    values[:] = None
+                    have = codes >= 0
+                    values[have] = uniques.to_numpy(dtype=object)[codes[have]]
+                    rest[c] = values
         if set(rest.columns) & set(lead.columns):  # a result column named like an axis: pandas' suffixes, as before
             df = head.merge(df, on="key", how="inner", sort=False)
             return df.assign(_rank=df["key"].map(rank).values).sort_values(["_rank"] + ROW_ORDER[name], kind="mergesort").drop(columns=["_rank"]).reset_index(drop=True)
-        return pd.concat([lead, rest], axis=1)
+        return pd.concat([lead, rest], axis=1, copy=False)
 
     def _one_sweep(self, runs, sweep: Optional[str], mixed: bool):
         """The runs of one sweep of the store (see `load`)."""
