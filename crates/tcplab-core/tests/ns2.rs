@@ -959,3 +959,115 @@ fn ns2_fack_new_ack_with_sack_is_a_duplicate() {
     assert_eq!(h.s.core.rto_timer.deadline(), Some(before + ms(50)));
     assert_eq!(h.sent_segs(), Vec::<u64>::new());
 }
+
+/// ns-2.35's default `precisionReduce_` true (`TcpAgent::slowdown()`, tcp/tcp.cc):
+/// `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)` sets `ssthresh_ = (int)(windowd()/2)` and
+/// `cwnd_ = windowd()/2` unrounded (`precision_reduce`); with it false, `cwnd_ = ⌊window()/2⌋`.
+/// Worked by hand in ns-2's doubles for Reno (tcp/tcp-reno.cc: `window()` = ⌊cwnd_ + dupwnd_⌋,
+/// the exit zeroes `dupwnd_` and `recv_newack_helper()` opens `cwnd_`): a window of 7 in
+/// congestion avoidance, the ACK of 1 → cwnd_ 7 + 1/7 = 7.142857 and 8 leaves; 2 lost. The
+/// third duplicate: ssthresh_ ⌊3.571⌋ = 3, cwnd_ 3.571429 (off: 3), dupwnd_ 3: window 6, 7
+/// outstanding; the fifth and sixth duplicates send 9 and 10 either way. The ACK of 8 ends the
+/// recovery: cwnd_ 3.571429 + 1/3.571429 = 3.851429 (off: 3.333333), window 3, 11 leaves; the
+/// ACK of 9: 4.111074 (off: 3.633333): ns-2 sends 12 and 13, without the rule 12 alone.
+/// tcplab keeps cwnd in bytes: within a byte (1/1000 of a segment here) of ns-2's double.
+#[test]
+fn precision_reduce_halves_cwnd_unrounded_reno() {
+    for precise in [false, true] {
+        let mut h = {
+            let mut c = cfg(Variant::Reno, true);
+            c.halve_cwnd_unfloored = true;
+            c.precision_reduce = precise;
+            c.initial_window = InitialWindow::Segments(7);
+            c.initial_ssthresh = Limit::Bytes(Size(7 * MSS));
+            let mut h = Snd::new(c, None);
+            assert_eq!(h.sent_segs(), (1..=7).collect::<Vec<_>>());
+            h
+        };
+        let near = |h: &Snd, want: f64, what: &str| {
+            assert!((h.cwnd_segs() - want).abs() < 0.002, "precise {precise}, {what}: cwnd {} segments, ns-2 {want}", h.cwnd_segs());
+        };
+        let mut ns2 = 7.0f64;
+        h.ack_seg(ms(100), 1);
+        ns2 += 1.0 / ns2;
+        near(&h, ns2, "after the ACK of 1");
+        assert_eq!(h.sent_segs(), [8]);
+        for t in 0..3 {
+            h.ack_seg(ms(101 + t), 1);
+        }
+        assert_eq!(h.sent_segs(), [2], "fast retransmit");
+        assert_eq!(h.ssthresh_segs(), 3.0, "ssthresh_ = (int)(windowd()/2) either way");
+        ns2 = if precise { ns2 / 2.0 } else { (ns2 as u64 / 2) as f64 };
+        near(&h, ns2 + 3.0, "cwnd_ + dupwnd_ after the fast retransmit");
+        h.ack_seg(ms(104), 1);
+        assert_eq!(h.sent_segs(), Vec::<u64>::new());
+        h.ack_seg(ms(105), 1);
+        h.ack_seg(ms(106), 1);
+        assert_eq!(h.sent_segs(), [9, 10]);
+        h.ack_seg(ms(200), 8);
+        ns2 += 1.0 / ns2;
+        near(&h, ns2, "the ACK ending recovery");
+        assert_eq!(h.sent_segs(), [11]);
+        h.ack_seg(ms(210), 9);
+        ns2 += 1.0 / ns2;
+        near(&h, ns2, "the next ACK");
+        assert_eq!(h.sent_segs(), if precise { vec![12, 13] } else { vec![12] }, "precise {precise}");
+    }
+    assert!(!TcpConfig::rfc().precision_reduce && !TcpConfig::profile("ns2").unwrap().precision_reduce);
+}
+
+/// The same loss under Sack1 (tcp/tcp-sack1.cc): `dupack_action()` sets `pipe_ = maxseq_ −
+/// highest_ack_ − numdupacks_` = 8 − 1 − 3 = 4, then `slowdown()`; `send_much()` in fast recovery
+/// sends while `pipe_ < int(cwnd_)`, so the fractional 3.571 lets out no more than 3 would: each
+/// duplicate decrements `pipe_`, and the fourth leaves it at 3 (nothing), the fifth and sixth at 2
+/// (9, then 10). The ACK ending recovery calls `newack()` alone: cwnd_ stays 3.571429 (off: 3,
+/// ssthresh_), window 3, 11 leaves; the next ACK opens it to 3.851429 (off 3.333333), 12; the
+/// one after to 4.111074 (off 3.633333): ns-2 sends 13 and 14, without the rule 13.
+#[test]
+fn precision_reduce_halves_cwnd_unrounded_sack1() {
+    for precise in [false, true] {
+        let mut h = {
+            let mut c = cfg(Variant::Reno, true);
+            (tcplab_core::tcp::config::preset("sack1").unwrap().apply)(&mut c);
+            c.mss = Size(MSS);
+            c.halve_cwnd_unfloored = true;
+            c.precision_reduce = precise;
+            c.initial_window = InitialWindow::Segments(7);
+            c.initial_ssthresh = Limit::Bytes(Size(7 * MSS));
+            let mut h = Snd::new(c, None);
+            assert_eq!(h.sent_segs(), (1..=7).collect::<Vec<_>>());
+            h
+        };
+        let near = |h: &Snd, want: f64, what: &str| {
+            assert!((h.cwnd_segs() - want).abs() < 0.002, "precise {precise}, {what}: cwnd {} segments, ns-2 {want}", h.cwnd_segs());
+        };
+        let mut ns2 = 7.0f64;
+        h.ack_sack(ms(100), 1, &[]);
+        ns2 += 1.0 / ns2;
+        assert_eq!(h.sent_segs(), [8]);
+        for (t, hi) in [(101, 3), (102, 4), (103, 5)] {
+            h.ack_sack(ms(t), 1, &[(3, hi)]);
+        }
+        assert_eq!(h.sent_segs(), [2], "fast retransmit");
+        assert_eq!(h.ssthresh_segs(), 3.0);
+        ns2 = if precise { ns2 / 2.0 } else { (ns2 as u64 / 2) as f64 };
+        near(&h, ns2, "cwnd_ after the fast retransmit");
+        h.ack_sack(ms(104), 1, &[(3, 6)]);
+        assert_eq!(h.sent_segs(), Vec::<u64>::new(), "pipe_ 3 < int(cwnd_) 3 is false");
+        h.ack_sack(ms(105), 1, &[(3, 7)]);
+        assert_eq!(h.sent_segs(), [9]);
+        h.ack_sack(ms(106), 1, &[(3, 8)]);
+        assert_eq!(h.sent_segs(), [10]);
+        h.ack_sack(ms(200), 8, &[]);
+        near(&h, ns2, "newack() at the end of recovery leaves cwnd_");
+        assert_eq!(h.sent_segs(), [11]);
+        h.ack_sack(ms(210), 9, &[]);
+        ns2 += 1.0 / ns2;
+        near(&h, ns2, "the first ACK after recovery");
+        assert_eq!(h.sent_segs(), [12]);
+        h.ack_sack(ms(220), 10, &[]);
+        ns2 += 1.0 / ns2;
+        near(&h, ns2, "the second ACK after recovery");
+        assert_eq!(h.sent_segs(), if precise { vec![13, 14] } else { vec![13] }, "precise {precise}");
+    }
+}
