@@ -1071,3 +1071,30 @@ fn precision_reduce_halves_cwnd_unrounded_sack1() {
         assert_eq!(h.sent_segs(), if precise { vec![13, 14] } else { vec![13] }, "precise {precise}");
     }
 }
+
+/// ns-2's `recv_newack_helper()` calls `opencwnd()` on every new ACK (tcp/tcp.cc), whether or
+/// not the window limited the sender: with `window_` 4 and `windowInit_` 4 in slow start, cwnd_
+/// is 5, 6, 7 after three ACKs although never more than 4 packets are out
+/// (`grow_when_not_cwnd_limited`). RFC 7661 §4.3: the window that was not used does not grow
+/// (5, 5, 5: only the first ACK came with the window full). The segments sent are the same.
+#[test]
+fn ns2_grows_cwnd_while_the_receive_window_limits() {
+    for grow in [false, true] {
+        let mut c = cfg(Variant::Reno, true);
+        c.initial_window = InitialWindow::Segments(4);
+        c.rwnd = Limit::Bytes(Size(4 * MSS));
+        c.grow_when_not_cwnd_limited = grow;
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), [1, 2, 3, 4]);
+        let mut cwnds = Vec::new();
+        for k in 1..=3 {
+            let seg = Segment { seq: 1, ack: 1 + k * MSS, flags: FLAG_ACK, wnd: (4 * MSS) as u32, ..Default::default() };
+            h.s.on_segment(ms(100 + k), &seg, &mut h.out);
+            h.s.take_timer_events().for_each(drop);
+            assert_eq!(h.sent_segs(), [k + 4], "the receive window lets one segment out an ACK");
+            cwnds.push(h.cwnd_segs());
+        }
+        assert_eq!(cwnds, if grow { [5.0, 6.0, 7.0] } else { [5.0, 5.0, 5.0] }, "grow {grow}");
+    }
+    assert!(!TcpConfig::rfc().grow_when_not_cwnd_limited && !TcpConfig::profile("ns2").unwrap().grow_when_not_cwnd_limited);
+}

@@ -630,6 +630,12 @@ tcp_knobs! {
     /// one segment. Off: as `halve_cwnd_unfloored` says (ns-2 before 2006, `precisionReduce_`
     /// false), or RFC 5681 §3.2 step 2.
     precision_reduce: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// Every ACK of new data outside recovery grows cwnd, also when the window did not limit the
+    /// sender (the receive window or the application held it back, or `max_burst` left room):
+    /// ns-2's `recv_newack_helper()` calls `opencwnd()` unconditionally (tcp/tcp.cc), so its
+    /// `cwnd_` climbs past `window_` and past what was sent. Off: RFC 7661 §4.3, an unused
+    /// window does not grow (as RFC 2861 and Linux).
+    grow_when_not_cwnd_limited: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
     /// duplicate ACKs, cwnd unchanged.
     limited_transmit: bool,
@@ -952,6 +958,7 @@ impl TcpConfig {
             newreno_burst_after_partial: false,
             halve_cwnd_unfloored: false,
             precision_reduce: false,
+            grow_when_not_cwnd_limited: false,
             limited_transmit: false,
             limited_transmit_send_one: false,
             abc: 0,
@@ -1269,6 +1276,7 @@ impl TcpConfig {
             ("newreno_burst_after_partial", serde_json::json!(self.newreno_burst_after_partial)),
             ("halve_cwnd_unfloored", serde_json::json!(self.halve_cwnd_unfloored)),
             ("precision_reduce", serde_json::json!(self.precision_reduce)),
+            ("grow_when_not_cwnd_limited", serde_json::json!(self.grow_when_not_cwnd_limited)),
             ("nagle", serde_json::json!(self.nagle)),
             ("fin_with_data", serde_json::json!(self.fin_with_data)),
             ("tso_defer", serde_json::json!(self.tso_defer)),
