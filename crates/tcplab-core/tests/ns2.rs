@@ -1098,3 +1098,35 @@ fn ns2_grows_cwnd_while_the_receive_window_limits() {
     }
     assert!(!TcpConfig::rfc().grow_when_not_cwnd_limited && !TcpConfig::profile("ns2").unwrap().grow_when_not_cwnd_limited);
 }
+
+/// ns-2 Sack1 with `singledup_` and `numdupacksFrac_` (tcp/tcp-sack1.cc `recv()`): every
+/// duplicate ACK below `numdupacks(cwnd_)` = max(numdupacks_, ⌊cwnd_⌋/numdupacksFrac_) calls
+/// `send_one()`, which sends `t_seqno_` while it is at most `highest_ack_ + cwnd_ + dupacks_`.
+/// A window of 20 with `numdupacksFrac_` 4: the threshold is 5, the first four duplicates send
+/// 21–24 and the fifth retransmits 1. Without the fraction: 21, 22 and the fast retransmit on
+/// the third (RFC 3042's two segments).
+#[test]
+fn sack1_send_one_below_the_fractional_threshold() {
+    for (frac, lt) in [(4u32, vec![21u64, 22, 23, 24]), (0, vec![21, 22])] {
+        let mut c = cfg(Variant::Sack1, true);
+        c.sack = true;
+        c.sack_blocks = 3;
+        c.dupthresh_frac = frac;
+        c.limited_transmit = true;
+        c.limited_transmit_send_one = true;
+        c.initial_window = InitialWindow::Segments(20);
+        c.initial_ssthresh = Limit::Bytes(Size(20 * MSS));
+        c.validate().unwrap();
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), (1..=20).collect::<Vec<_>>());
+        let mut sent = Vec::new();
+        let thresh = lt.len() as u64 + 1;
+        for k in 2..=thresh {
+            h.ack_sack(ms(100 + k), 0, &[(2, k)]);
+            sent.extend(h.sent_segs());
+        }
+        assert_eq!(sent, lt, "numdupacksFrac_ {frac}: send_one() below the threshold");
+        h.ack_sack(ms(100 + thresh + 1), 0, &[(2, thresh + 1)]);
+        assert_eq!(h.sent_segs().first(), Some(&1), "the fast retransmission at duplicate {thresh}");
+    }
+}
