@@ -59,6 +59,7 @@ def scenario(**over) -> dict:
     ({"tcp": {"rto_model": "rfc6298"}}, "tcp.rto_model"),
     ({"tcp": {"fin": True, "handshake": False}}, "tcp.handshake"),
     ({"tcp": {"profile": "ns2-full", "preset": "fack"}}, "tcp.variant"),
+    ({"tcp": {"profile": "ns2-full", "precision_reduce": True}}, "tcp.precision_reduce"),
     ({"tcp": {"initial_window": "rfc3390"}}, "tcp.initial_window"),
     ({"tcp": {"limited_transmit": True}}, "tcp.limited_transmit"),
     ({"flow": {"bytes": "20500B"}}, "flows[0].bytes"),
@@ -393,9 +394,57 @@ def test_newreno_suite_is_transcribed_with_its_refusals():
     assert ts["impatient4"].scenario["duration"] == "20s" and ts["impatient4"].scenario["tcp"]["rwnd"] == "32000B"
     assert suites.drops_as_in_suite(ts["newreno_rto_loss"]) is True
     # LimTransmit and rfc2581 run without TCP/IP headers (useHeaders_ false): none expressible.
-    for suite, n, why in (("LimTransmit", 4, "useHeaders_ false"), ("rfc2581", 8, "useHeaders_ false"), ("sack", 17, "precisionReduce_ true")):
+    for suite, n, why in (("LimTransmit", 4, "useHeaders_ false"), ("rfc2581", 8, "useHeaders_ false")):
         ts = suites.tests(suite)
         assert len(ts) == n and all(t.scenario is None and why in t.reason for t in ts)
+
+
+def test_sack_suite_is_transcribed_as_its_tcl_builds_it():
+    ts = {t.name: t for t in suites.tests("sack")}
+    assert len(ts) == 17 and sorted(n for n, t in ts.items() if t.scenario is None) == ["FalsePipe", "FalsePipe1"]
+    assert all("delay_pkt_" in ts[n].reason for n in ("FalsePipe", "FalsePipe1"))
+    for t in ts.values():
+        if t.scenario is not None:
+            tcp = t.scenario["tcp"]
+            # ns-2.35's defaults the suite keeps: Sack1, syn_, singledup_ 1, precisionReduce_ true.
+            assert (tcp["preset"], tcp["handshake"], tcp["limited_transmit"], tcp["precision_reduce"]) == ("sack1", True, True, True)
+            assert tcp["grow_when_not_cwnd_limited"] and t.drops == []
+            tcplab.validate(t.scenario)
+    # sack3: two flows, window_ 16 from 0.5 s and window_ 100 (bugFix_ false) from 1 s, queue-limit 8.
+    sc = ts["sack3"].scenario
+    assert [(f["start"], f["tcp"]["rwnd"], f["tcp"]["recover_guard"]) for f in sc["flows"]] == [("0.5s", "16000B", False), ("1s", "100000B", False)]
+    assert sc["topology"]["links"][2]["queue"] == 7
+    # sackB2: queue-limit 9 on r1 -> k1 only; sackB4: RED both ways, 29 and 25.
+    assert ts["sackB2"].scenario["topology"]["links"][2]["queue"] == 8 and ts["sackB2"].scenario["topology"]["links"][2]["reverse_queue"] == 5
+    b4 = ts["sackB4"].scenario["topology"]["links"][2]
+    assert (b4["queue"]["kind"], b4["queue"]["packets"], b4["reverse_queue"]["packets"]) == ("red", 29, 25)
+    assert b4["queue"]["red"]["min_th"] == 5 and b4["queue"]["red"]["max_th"] == 15 and b4["queue"]["red"]["w_q"] == 0.002
+    assert ts["sack_dupacks1"].scenario["tcp"]["dupthresh_frac"] == 4 and ts["sack1z"].scenario["tcp"]["max_burst"] == 4
+    # The export writes ns-2.35's precisionReduce_ true, and the RED queue both ways.
+    tcl = export(ts["sackB4"].scenario).tcl
+    assert "set precisionReduce_ 1" in tcl and "$ns duplex-link $n(2) $n(3) 1500000 0.02 RED" in tcl
+
+
+#: The sack suite's tests and what they show today (docs/ns2.md).
+SACK_SUITE_TESTS = {
+    "sack1a": ("identical", True),
+    "sack1z": ("identical", True),          # maxburst_ 4: cwnd_ grows unfilled (grow_when_not_cwnd_limited)
+    "sack3": ("identical", True),           # two flows
+    "sack_finiteflow": ("identical", True),
+    "sack_dupacks1": ("microsecond rounding", True),   # send_one() below numdupacks(cwnd_) first
+    "sack1": ("same-instant order", False),
+}
+
+
+@needs_ns
+@pytest.mark.parametrize("name", sorted(SACK_SUITE_TESTS))
+def test_sack_suite_tests_show_as_named(name):
+    t = next(t for t in suites.tests("sack") if t.name == name)
+    o = suites.run_test(t)
+    cls, core = SACK_SUITE_TESTS[name]
+    assert o.expressible and o.faithful_drops is None
+    assert (o.cls, o.core) == (cls, core), o.comparison.text
+    assert o.identical == (cls == "identical")
 
 
 @needs_ns

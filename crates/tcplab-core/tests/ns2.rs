@@ -959,3 +959,174 @@ fn ns2_fack_new_ack_with_sack_is_a_duplicate() {
     assert_eq!(h.s.core.rto_timer.deadline(), Some(before + ms(50)));
     assert_eq!(h.sent_segs(), Vec::<u64>::new());
 }
+
+/// ns-2.35's default `precisionReduce_` true (`TcpAgent::slowdown()`, tcp/tcp.cc):
+/// `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)` sets `ssthresh_ = (int)(windowd()/2)` and
+/// `cwnd_ = windowd()/2` unrounded (`precision_reduce`); with it false, `cwnd_ = ⌊window()/2⌋`.
+/// Worked by hand in ns-2's doubles for Reno (tcp/tcp-reno.cc: `window()` = ⌊cwnd_ + dupwnd_⌋,
+/// the exit zeroes `dupwnd_` and `recv_newack_helper()` opens `cwnd_`): a window of 7 in
+/// congestion avoidance, the ACK of 1 → cwnd_ 7 + 1/7 = 7.142857 and 8 leaves; 2 lost. The
+/// third duplicate: ssthresh_ ⌊3.571⌋ = 3, cwnd_ 3.571429 (off: 3), dupwnd_ 3: window 6, 7
+/// outstanding; the fifth and sixth duplicates send 9 and 10 either way. The ACK of 8 ends the
+/// recovery: cwnd_ 3.571429 + 1/3.571429 = 3.851429 (off: 3.333333), window 3, 11 leaves; the
+/// ACK of 9: 4.111074 (off: 3.633333): ns-2 sends 12 and 13, without the rule 12 alone.
+/// tcplab keeps cwnd in bytes: within a byte (1/1000 of a segment here) of ns-2's double.
+#[test]
+fn precision_reduce_halves_cwnd_unrounded_reno() {
+    for precise in [false, true] {
+        let mut h = {
+            let mut c = cfg(Variant::Reno, true);
+            c.halve_cwnd_unfloored = true;
+            c.precision_reduce = precise;
+            c.initial_window = InitialWindow::Segments(7);
+            c.initial_ssthresh = Limit::Bytes(Size(7 * MSS));
+            let mut h = Snd::new(c, None);
+            assert_eq!(h.sent_segs(), (1..=7).collect::<Vec<_>>());
+            h
+        };
+        let near = |h: &Snd, want: f64, what: &str| {
+            assert!((h.cwnd_segs() - want).abs() < 0.002, "precise {precise}, {what}: cwnd {} segments, ns-2 {want}", h.cwnd_segs());
+        };
+        let mut ns2 = 7.0f64;
+        h.ack_seg(ms(100), 1);
+        ns2 += 1.0 / ns2;
+        near(&h, ns2, "after the ACK of 1");
+        assert_eq!(h.sent_segs(), [8]);
+        for t in 0..3 {
+            h.ack_seg(ms(101 + t), 1);
+        }
+        assert_eq!(h.sent_segs(), [2], "fast retransmit");
+        assert_eq!(h.ssthresh_segs(), 3.0, "ssthresh_ = (int)(windowd()/2) either way");
+        ns2 = if precise { ns2 / 2.0 } else { (ns2 as u64 / 2) as f64 };
+        near(&h, ns2 + 3.0, "cwnd_ + dupwnd_ after the fast retransmit");
+        h.ack_seg(ms(104), 1);
+        assert_eq!(h.sent_segs(), Vec::<u64>::new());
+        h.ack_seg(ms(105), 1);
+        h.ack_seg(ms(106), 1);
+        assert_eq!(h.sent_segs(), [9, 10]);
+        h.ack_seg(ms(200), 8);
+        ns2 += 1.0 / ns2;
+        near(&h, ns2, "the ACK ending recovery");
+        assert_eq!(h.sent_segs(), [11]);
+        h.ack_seg(ms(210), 9);
+        ns2 += 1.0 / ns2;
+        near(&h, ns2, "the next ACK");
+        assert_eq!(h.sent_segs(), if precise { vec![12, 13] } else { vec![12] }, "precise {precise}");
+    }
+    assert!(!TcpConfig::rfc().precision_reduce && !TcpConfig::profile("ns2").unwrap().precision_reduce);
+}
+
+/// The same loss under Sack1 (tcp/tcp-sack1.cc): `dupack_action()` sets `pipe_ = maxseq_ −
+/// highest_ack_ − numdupacks_` = 8 − 1 − 3 = 4, then `slowdown()`; `send_much()` in fast recovery
+/// sends while `pipe_ < int(cwnd_)`, so the fractional 3.571 lets out no more than 3 would: each
+/// duplicate decrements `pipe_`, and the fourth leaves it at 3 (nothing), the fifth and sixth at 2
+/// (9, then 10). The ACK ending recovery calls `newack()` alone: cwnd_ stays 3.571429 (off: 3,
+/// ssthresh_), window 3, 11 leaves; the next ACK opens it to 3.851429 (off 3.333333), 12; the
+/// one after to 4.111074 (off 3.633333): ns-2 sends 13 and 14, without the rule 13.
+#[test]
+fn precision_reduce_halves_cwnd_unrounded_sack1() {
+    for precise in [false, true] {
+        let mut h = {
+            let mut c = cfg(Variant::Reno, true);
+            (tcplab_core::tcp::config::preset("sack1").unwrap().apply)(&mut c);
+            c.mss = Size(MSS);
+            c.halve_cwnd_unfloored = true;
+            c.precision_reduce = precise;
+            c.initial_window = InitialWindow::Segments(7);
+            c.initial_ssthresh = Limit::Bytes(Size(7 * MSS));
+            let mut h = Snd::new(c, None);
+            assert_eq!(h.sent_segs(), (1..=7).collect::<Vec<_>>());
+            h
+        };
+        let near = |h: &Snd, want: f64, what: &str| {
+            assert!((h.cwnd_segs() - want).abs() < 0.002, "precise {precise}, {what}: cwnd {} segments, ns-2 {want}", h.cwnd_segs());
+        };
+        let mut ns2 = 7.0f64;
+        h.ack_sack(ms(100), 1, &[]);
+        ns2 += 1.0 / ns2;
+        assert_eq!(h.sent_segs(), [8]);
+        for (t, hi) in [(101, 3), (102, 4), (103, 5)] {
+            h.ack_sack(ms(t), 1, &[(3, hi)]);
+        }
+        assert_eq!(h.sent_segs(), [2], "fast retransmit");
+        assert_eq!(h.ssthresh_segs(), 3.0);
+        ns2 = if precise { ns2 / 2.0 } else { (ns2 as u64 / 2) as f64 };
+        near(&h, ns2, "cwnd_ after the fast retransmit");
+        h.ack_sack(ms(104), 1, &[(3, 6)]);
+        assert_eq!(h.sent_segs(), Vec::<u64>::new(), "pipe_ 3 < int(cwnd_) 3 is false");
+        h.ack_sack(ms(105), 1, &[(3, 7)]);
+        assert_eq!(h.sent_segs(), [9]);
+        h.ack_sack(ms(106), 1, &[(3, 8)]);
+        assert_eq!(h.sent_segs(), [10]);
+        h.ack_sack(ms(200), 8, &[]);
+        near(&h, ns2, "newack() at the end of recovery leaves cwnd_");
+        assert_eq!(h.sent_segs(), [11]);
+        h.ack_sack(ms(210), 9, &[]);
+        ns2 += 1.0 / ns2;
+        near(&h, ns2, "the first ACK after recovery");
+        assert_eq!(h.sent_segs(), [12]);
+        h.ack_sack(ms(220), 10, &[]);
+        ns2 += 1.0 / ns2;
+        near(&h, ns2, "the second ACK after recovery");
+        assert_eq!(h.sent_segs(), if precise { vec![13, 14] } else { vec![13] }, "precise {precise}");
+    }
+}
+
+/// ns-2's `recv_newack_helper()` calls `opencwnd()` on every new ACK (tcp/tcp.cc), whether or
+/// not the window limited the sender: with `window_` 4 and `windowInit_` 4 in slow start, cwnd_
+/// is 5, 6, 7 after three ACKs although never more than 4 packets are out
+/// (`grow_when_not_cwnd_limited`). RFC 7661 §4.3: the window that was not used does not grow
+/// (5, 5, 5: only the first ACK came with the window full). The segments sent are the same.
+#[test]
+fn ns2_grows_cwnd_while_the_receive_window_limits() {
+    for grow in [false, true] {
+        let mut c = cfg(Variant::Reno, true);
+        c.initial_window = InitialWindow::Segments(4);
+        c.rwnd = Limit::Bytes(Size(4 * MSS));
+        c.grow_when_not_cwnd_limited = grow;
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), [1, 2, 3, 4]);
+        let mut cwnds = Vec::new();
+        for k in 1..=3 {
+            let seg = Segment { seq: 1, ack: 1 + k * MSS, flags: FLAG_ACK, wnd: (4 * MSS) as u32, ..Default::default() };
+            h.s.on_segment(ms(100 + k), &seg, &mut h.out);
+            h.s.take_timer_events().for_each(drop);
+            assert_eq!(h.sent_segs(), [k + 4], "the receive window lets one segment out an ACK");
+            cwnds.push(h.cwnd_segs());
+        }
+        assert_eq!(cwnds, if grow { [5.0, 6.0, 7.0] } else { [5.0, 5.0, 5.0] }, "grow {grow}");
+    }
+    assert!(!TcpConfig::rfc().grow_when_not_cwnd_limited && !TcpConfig::profile("ns2").unwrap().grow_when_not_cwnd_limited);
+}
+
+/// ns-2 Sack1 with `singledup_` and `numdupacksFrac_` (tcp/tcp-sack1.cc `recv()`): every
+/// duplicate ACK below `numdupacks(cwnd_)` = max(numdupacks_, ⌊cwnd_⌋/numdupacksFrac_) calls
+/// `send_one()`, which sends `t_seqno_` while it is at most `highest_ack_ + cwnd_ + dupacks_`.
+/// A window of 20 with `numdupacksFrac_` 4: the threshold is 5, the first four duplicates send
+/// 21–24 and the fifth retransmits 1. Without the fraction: 21, 22 and the fast retransmit on
+/// the third (RFC 3042's two segments).
+#[test]
+fn sack1_send_one_below_the_fractional_threshold() {
+    for (frac, lt) in [(4u32, vec![21u64, 22, 23, 24]), (0, vec![21, 22])] {
+        let mut c = cfg(Variant::Sack1, true);
+        c.sack = true;
+        c.sack_blocks = 3;
+        c.dupthresh_frac = frac;
+        c.limited_transmit = true;
+        c.limited_transmit_send_one = true;
+        c.initial_window = InitialWindow::Segments(20);
+        c.initial_ssthresh = Limit::Bytes(Size(20 * MSS));
+        c.validate().unwrap();
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), (1..=20).collect::<Vec<_>>());
+        let mut sent = Vec::new();
+        let thresh = lt.len() as u64 + 1;
+        for k in 2..=thresh {
+            h.ack_sack(ms(100 + k), 0, &[(2, k)]);
+            sent.extend(h.sent_segs());
+        }
+        assert_eq!(sent, lt, "numdupacksFrac_ {frac}: send_one() below the threshold");
+        h.ack_sack(ms(100 + thresh + 1), 0, &[(2, thresh + 1)]);
+        assert_eq!(h.sent_segs().first(), Some(&1), "the fast retransmission at duplicate {thresh}");
+    }
+}

@@ -69,6 +69,9 @@ CLASSES = {
     "small-window halving": "slowdown() floors ssthresh_ at 2 but sets cwnd_ to half the window unfloored: from a window of 2 "
                             "or 3, cwnd_ 1, so the Reno and NewReno recovery window is 1 + 3 duplicate ACKs (tcp/tcp.cc); tcplab's is "
                             "ssthresh + 3 = 5 and sends one more packet",
+    "microsecond rounding": "the same packets at instants one microsecond apart: tcplab's link rounds each transmission time "
+                            "up to a whole nanosecond (5 546 667 ns for 1040 B at 1.5 Mb/s, 5 546 666.7 in ns-2's double) and the "
+                            "nanoseconds a busy link accumulates carry an instant over the half microsecond where both traces round",
     "same-instant order": "ns-2's clock is a double: a packet arriving as a link finishes sending is enqueued before or after "
                           "the link takes its next packet as the two floating-point times round (Scheduler, common/scheduler.cc); "
                           "tcplab's integer clock makes them simultaneous and orders them by scheduling",
@@ -95,6 +98,10 @@ def classify(sc: dict, cmp) -> str:
     first_data = min((e[0] for e in cmp.events_ns2 if e[1] == 0 and e[3] == "a2b" and e[5] > 0), default=None)
     if tcp["preset"] in ("fack", "sack-rh") and tcp.get("initial_window", 1) != 2 and first_data is not None and t <= first_data:
         return "Fack initial window"
+    if (a is None) != (b is None):
+        e, others = (a, cmp.events_ns2) if b is None else (b, cmp.events_tcplab)
+        if any(o[1:] == e[1:] and abs(o[0] - e[0]) == 1 for o in others):
+            return "microsecond rounding"
     if tcp["preset"] in ("sack1", "fack") and a is None and b is not None and _later(b, cmp.events_tcplab):
         return "SACK option size"
     if tcp.get("delayed_ack") and b is None and a is not None and a[1] == 0 and a[3] == "b2a":

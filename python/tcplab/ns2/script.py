@@ -91,7 +91,7 @@ KNOB_MAP = {
     "delack_tick": "fixed: 0s (the DelAck sink's timer runs from the packet)",
     "abc": "fixed: 0 (opencwnd() counts ACKs)",
     "early_retransmit": "fixed: false",
-    "ssthresh_whole_segments": "fixed: true (slowdown() with precisionReduce_ false: ssthresh_ and cwnd_ = ⌊window()/2⌋)",
+    "ssthresh_whole_segments": "fixed: true (slowdown(): ssthresh_ = ⌊windowd()/2⌋, whole packets whatever precisionReduce_)",
     "timeout_halves_window": "fixed: true (timeout())",
     "syn_timeout_ssthresh": "fixed: true (timeout() with the SYN outstanding)",
     "grow_on_recovery_exit": "fixed: true (recv_newack_helper())",
@@ -102,6 +102,8 @@ KNOB_MAP = {
     "newreno_recovery_burst": "fixed: 2 (NewRenoTcpAgent::recv()'s send_much(0, 0, 2), newreno_changes_ 0; FullTcp/Newreno's recov_maxburst_ 2)",
     "newreno_burst_after_partial": "fixed: false for the one-way agents, true for FullTcp (NewRenoFullTcpAgent::pack_action() sets maxburst_ = recov_maxburst_ at a partial ACK)",
     "halve_cwnd_unfloored": "fixed: true for the one-way agents (slowdown(CLOSE_CWND_HALF) with precisionReduce_ false: cwnd_ = ⌊window()/2⌋, only ssthresh_ floored at 2), false for FullTcp (FullTcpAgent::dupack_action(): cwnd_ = ssthresh_ + dupacks_)",
+    "precision_reduce": "ns-2: precisionReduce_ (slowdown() sets cwnd_ to windowd()/2 unrounded; false: ⌊window()/2⌋, with halve_cwnd_unfloored); FullTcp: false only (its dupack_action() sets cwnd_ = ssthresh_ + dupacks_)",
+    "grow_when_not_cwnd_limited": "ns-2's agents always grow (recv_newack_helper() calls opencwnd() on every new ACK); false, RFC 7661's rule, is exported as it is and differs where the window is not what limits the sender (docs/ns2.md)",
     "syn_options": "ns-2's SYN carries no options: its packet 0 is 40 bytes (a difference, docs/ns2.md)",
     "handshake_rtt_sample": "ns-2 times the SYN like any packet",
     "synack_on_dup_syn": "no SYN-ACK in one-way agents (ignored)",
@@ -390,6 +392,8 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
     if full and k["sack"] and (not k.get("sack_option_header", True) or k.get("sack_option_padding", True)):
         name = "sack_option_header" if not k.get("sack_option_header", True) else "sack_option_padding"
         raise refuse(path(name), f"{name} = {k.get(name, True)!r}: ns-2's FullTcp/Sack counts 2 + 8 bytes a block ({KNOB_MAP['sack_option_padding']})")
+    if full and k.get("precision_reduce", False):
+        raise refuse(path("precision_reduce"), f"precision_reduce = true: {KNOB_MAP['precision_reduce']}")
     if k["limited_transmit"] != k["limited_transmit_send_one"]:
         raise refuse(path("limited_transmit"), "ns-2's Limited Transmit is send_one() (singledup_): limited_transmit and limited_transmit_send_one together")
     if abs(seconds(k["clock_granularity"], path("clock_granularity")) - seconds(k["timer_tick"], path("timer_tick"))) > 1e-12:
@@ -415,10 +419,11 @@ def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
         "rtxcur_init_": _g(seconds(k["rto_initial"], path("rto_initial"))), "minrto_": _g(seconds(k["rto_min"], path("rto_min"))),
         "maxrto_": _g(seconds(k["rto_max"], path("rto_max"))), "tcpTick_": _g(seconds(k["timer_tick"], path("timer_tick"))),
         "lessCareful_": int(bool(k["newreno_less_careful"])), "bugFix_ack_": int(bool(k["newreno_ack_heuristic"])),
-        # ssthresh_whole_segments: slowdown() halves the whole-packet window() and sets cwnd_ to
-        # that whole number, as ns-2 did before precision_reduce_ (true since 2006, when cwnd_
-        # becomes windowd()/2 unrounded while ssthresh_ is truncated), tcp/tcp.cc.
-        "precisionReduce_": 0,
+        # ssthresh_whole_segments: slowdown() truncates ssthresh_ to whole packets either way;
+        # cwnd_ becomes the whole-packet ⌊window()/2⌋ with precisionReduce_ false (ns-2 before
+        # 2006), or windowd()/2 unrounded with ns-2.35's default true (precision_reduce),
+        # tcp/tcp.cc.
+        "precisionReduce_": int(bool(k.get("precision_reduce", False))),
     }
     sets["bugFix_"] = int(bool(k["newreno_recover_guard"] if v == "newreno" else k["recover_guard"]))
     if k["initial_ssthresh"] != "unlimited":

@@ -275,22 +275,13 @@ def rfc2581() -> tuple:
     return tuple(SuiteTest("rfc2581", n, None, reason=_NO_HEADERS) for n in RFC2581_TESTS)
 
 
-# --- test-suite-sack.tcl -------------------------------------------------------------------
-
-_PRECISION = ("the suite keeps ns-2.35's default precisionReduce_ true (slowdown() sets cwnd_ to the unrounded half "
-              "window); tcplab's ns2 profile has only ssthresh_whole_segments = true, precisionReduce_ false")
-SACK_TESTS = {
-    "sack1": "", "sack1z": "", "sack1a": "", "sack1aa": "", "sack1b": "", "sack1c": "", "sack3": "", "sack5": "",
-    "sack5a": "", "sackB2": "", "sackB4": "", "sackB4a": "", "sack_dupacks": "", "sack_finiteflow": "", "sack_dupacks1": "",
-    "FalsePipe": "; and four packets delayed (flows[i].delays, which the export refuses)",
-    "FalsePipe1": "; and four packets delayed (flows[i].delays, which the export refuses)",
-}
-
+# --- test-suite-sack.tcl: transcribed in suites_sack ---------------------------------------
 
 @functools.lru_cache(maxsize=None)
 def sack() -> tuple:
-    """The tests of test-suite-sack.tcl: none expressible today (precisionReduce_ true)."""
-    return tuple(SuiteTest("sack", n, None, reason=_PRECISION + extra) for n, extra in SACK_TESTS.items())
+    """The tests of test-suite-sack.tcl (tcplab.ns2.suites_sack)."""
+    from .suites_sack import tests as sack_tests
+    return tuple(SuiteTest("sack", n, sc, reason=r) for n, sc, r in sack_tests())
 
 
 #: The suites transcribed, each a function returning its tests.

@@ -617,6 +617,25 @@ tcp_knobs! {
     /// does not inflate; NewReno takes min(cwnd, ssthresh) as before). At least one segment.
     /// Off: cwnd = ssthresh (RFC 5681 §3.2 step 2).
     halve_cwnd_unfloored: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// Reno, NewReno, Sack1: the fast retransmit sets cwnd to half the window unrounded,
+    /// min(cwnd, rwnd)/2 in bytes (at least one segment), while ssthresh stays ⌊W/2⌋ whole
+    /// segments with `ssthresh_whole_segments`: ns-2.35's default `precisionReduce_` true,
+    /// `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)` sets `cwnd_ = windowd()/2` (tcp/tcp.cc).
+    /// The fractional window is then used as ns-2 uses its `double cwnd_`: whole segments may be
+    /// sent (`window()` truncates; Sack1's recovery sends while `pipe_ < int(cwnd_)`), the
+    /// fraction is carried into congestion avoidance (it decides at which ACK the window next
+    /// reaches a whole segment), and Reno, NewReno (`exit_recovery_fix` off) and Sack1 leave
+    /// recovery at it,
+    /// above ssthresh when the half has a fraction. Implies `halve_cwnd_unfloored`'s floor of
+    /// one segment. Off: as `halve_cwnd_unfloored` says (ns-2 before 2006, `precisionReduce_`
+    /// false), or RFC 5681 §3.2 step 2.
+    precision_reduce: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// Every ACK of new data outside recovery grows cwnd, also when the window did not limit the
+    /// sender (the receive window or the application held it back, or `max_burst` left room):
+    /// ns-2's `recv_newack_helper()` calls `opencwnd()` unconditionally (tcp/tcp.cc), so its
+    /// `cwnd_` climbs past `window_` and past what was sent. Off: RFC 7661 §4.3, an unused
+    /// window does not grow (as RFC 2861 and Linux).
+    grow_when_not_cwnd_limited: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
     /// duplicate ACKs, cwnd unchanged.
     limited_transmit: bool,
@@ -938,6 +957,8 @@ impl TcpConfig {
             newreno_recovery_burst: 0,
             newreno_burst_after_partial: false,
             halve_cwnd_unfloored: false,
+            precision_reduce: false,
+            grow_when_not_cwnd_limited: false,
             limited_transmit: false,
             limited_transmit_send_one: false,
             abc: 0,
@@ -1254,6 +1275,8 @@ impl TcpConfig {
             ("newreno_recovery_burst", serde_json::json!(self.newreno_recovery_burst)),
             ("newreno_burst_after_partial", serde_json::json!(self.newreno_burst_after_partial)),
             ("halve_cwnd_unfloored", serde_json::json!(self.halve_cwnd_unfloored)),
+            ("precision_reduce", serde_json::json!(self.precision_reduce)),
+            ("grow_when_not_cwnd_limited", serde_json::json!(self.grow_when_not_cwnd_limited)),
             ("nagle", serde_json::json!(self.nagle)),
             ("fin_with_data", serde_json::json!(self.fin_with_data)),
             ("tso_defer", serde_json::json!(self.tso_defer)),

@@ -348,7 +348,9 @@ impl TcpSender {
             c.dupacks = 0;
             // RFC 3168 §6.1.2: "The sending TCP SHOULD NOT increase the congestion window in
             // response to the receipt of an ECN-Echo ACK packet."
-            if cwnd_limited && !c.ack_ece && self.rec.grows_on_new_ack(c) {
+            // `grow_when_not_cwnd_limited`: ns-2's recv_newack_helper() → opencwnd() whatever
+            // the window's use (tcp/tcp.cc).
+            if (cwnd_limited || c.cfg.grow_when_not_cwnd_limited) && !c.ack_ece && self.rec.grows_on_new_ack(c) {
                 c.cc_on_ack(acked);
             }
             true

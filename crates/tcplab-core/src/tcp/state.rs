@@ -984,6 +984,7 @@ impl SenderCore {
             snd_max: self.snd_max,
             data_end: self.data_end,
             peer_wnd: self.peer_wnd,
+            cwnd: self.cwnd,
             dupacks: self.dupacks,
             in_recovery: self.in_recovery,
             sack_ok: self.sack_ok,

@@ -61,7 +61,8 @@ impl Recovery for Sack1 {
             s.dupacks = 0;
             // ns-2's Sack1 leaves cwnd_ as slowdown() set it (newack() only, tcp/tcp-sack1.cc):
             // ssthresh, or the unfloored half below it with `halve_cwnd_unfloored`.
-            if !s.cfg.halve_cwnd_unfloored {
+            // (`precision_reduce`: the unrounded half, which may lie above ssthresh.)
+            if !s.cfg.halve_cwnd_unfloored && !s.cfg.precision_reduce {
                 let ss = s.ssthresh;
                 s.legacy_set_cwnd(ss);
             }
@@ -92,8 +93,11 @@ impl Recovery for Sack1 {
             return;
         }
         let mut burst = 0;
-        // ns-2 send_much() while pipe_ < cwnd_ (segments, any fraction): one byte of window.
-        while s.send_gate(burst, Ask { used: self.pipe.max(0) as u64, need: 1, limit: Limit::Cwnd, burst: true, what: SendKind::Window }) {
+        // ns-2 send_much() while `pipe_ < int(cwnd_)` (tcp/tcp-sack1.cc): pipe in whole segments
+        // below the truncated window. A whole-segment cwnd needs one byte of room; the fractional
+        // cwnd of `precision_reduce` a whole segment (pipe + SMSS ≤ cwnd ⇔ pipe_ < ⌊cwnd_⌋).
+        let need = if s.cfg.precision_reduce { s.mss } else { 1 };
+        while s.send_gate(burst, Ask { used: self.pipe.max(0) as u64, need, limit: Limit::Cwnd, burst: true, what: SendKind::Window }) {
             burst += 1;
             let top = s.fack();
             let hole = s.sb.next_unsacked(self.rtx_next.max(s.snd_una));

@@ -16,11 +16,22 @@ pub struct DupThresh {
     /// (`tcp.limited_transmit_send_one`).
     limited_transmit: bool,
     send_one: bool,
+    /// ns-2 Sack1's `numdupacksFrac_` (`tcp.dupthresh_frac`; 0 off): `send_one()` is called
+    /// while `dupacks_ < numdupacks(cwnd_)` = max(numdupacks_, ⌊cwnd_⌋/numdupacksFrac_)
+    /// (tcp/tcp-sack1.cc); the other agents compare with `numdupacks_` alone.
+    send_one_frac: u32,
 }
 
 impl DupThresh {
     pub fn new(cfg: &TcpConfig) -> Self {
-        DupThresh { dupthresh: cfg.dupthresh, early_retransmit: cfg.early_retransmit, limited_transmit: cfg.limited_transmit, send_one: cfg.limited_transmit_send_one }
+        let sack1 = cfg.variant == crate::tcp::Variant::Sack1;
+        DupThresh {
+            dupthresh: cfg.dupthresh,
+            early_retransmit: cfg.early_retransmit,
+            limited_transmit: cfg.limited_transmit,
+            send_one: cfg.limited_transmit_send_one,
+            send_one_frac: if sack1 && cfg.limited_transmit_send_one { cfg.dupthresh_frac } else { 0 },
+        }
     }
 }
 
@@ -58,7 +69,14 @@ impl LossDetection for DupThresh {
     fn early_send(&self, v: &LossView) -> Option<EarlySend> {
         // RFC 3042 §2: on each of the first two duplicate ACKs (below the threshold, outside
         // recovery; with SACK only on an ACK with new SACK information, RFC 6675 §5 step 3).
-        let eligible = self.limited_transmit && !v.in_recovery && v.dupacks <= 2 && v.dupacks < self.dupthresh && (!v.sack_ok || v.newly_sacked > 0);
+        // ns-2's send_one() (Sack1 with `numdupacksFrac_`): below max(numdupacks_,
+        // ⌊cwnd_⌋/numdupacksFrac_), which may be more than two.
+        let below = if self.send_one_frac > 0 {
+            v.dupacks < self.dupthresh.max((v.cwnd / v.mss / self.send_one_frac as u64) as u32)
+        } else {
+            v.dupacks <= 2 && v.dupacks < self.dupthresh
+        };
+        let eligible = self.limited_transmit && !v.in_recovery && below && (!v.sack_ok || v.newly_sacked > 0);
         if !eligible || v.snd_nxt >= v.data_end {
             return None;
         }
@@ -86,7 +104,7 @@ mod tests {
     use crate::tcp::sack::Scoreboard;
 
     fn view(sb: &Scoreboard) -> LossView<'_> {
-        LossView { mss: 1000, snd_una: 1, snd_nxt: 100_001, snd_max: 100_001, data_end: 1 << 40, peer_wnd: 1 << 40, dupacks: 0, in_recovery: false, sack_ok: true, newly_sacked: 0, sb }
+        LossView { mss: 1000, snd_una: 1, snd_nxt: 100_001, snd_max: 100_001, data_end: 1 << 40, peer_wnd: 1 << 40, cwnd: 1 << 40, dupacks: 0, in_recovery: false, sack_ok: true, newly_sacked: 0, sb }
     }
 
     fn b(l: u64, r: u64) -> SackBlock {
@@ -97,7 +115,7 @@ mod tests {
     /// bytes (three full segments) or three discontiguous ranges above it are SACKed.
     #[test]
     fn is_lost_rule() {
-        let d = DupThresh { dupthresh: 3, early_retransmit: false, limited_transmit: false, send_one: false };
+        let d = DupThresh { dupthresh: 3, early_retransmit: false, limited_transmit: false, send_one: false, send_one_frac: 0 };
         let mut s = Scoreboard::default();
         s.update(1, 100_001, &[b(1001, 3001)]);
         assert!(!d.is_lost(&view(&s), 1), "two segments SACKed above: not yet");
@@ -113,7 +131,7 @@ mod tests {
     /// RFC 5827 §3.2: 3 segments outstanding and nothing new to send: the threshold is 2.
     #[test]
     fn early_retransmit_lowers_the_threshold_only_without_new_data() {
-        let d = DupThresh { dupthresh: 3, early_retransmit: true, limited_transmit: false, send_one: false };
+        let d = DupThresh { dupthresh: 3, early_retransmit: true, limited_transmit: false, send_one: false, send_one_frac: 0 };
         let sb = Scoreboard::default();
         let v = LossView { snd_max: 3001, snd_nxt: 3001, data_end: 3001, ..view(&sb) };
         assert_eq!(d.dupthresh(&v), 2);

@@ -66,6 +66,8 @@ pub struct LossView<'a> {
     pub data_end: u64,
     /// The receiver's advertised window.
     pub peer_wnd: u64,
+    /// The congestion window (ns-2 Sack1's `numdupacks(cwnd_)`).
+    pub cwnd: u64,
     /// Consecutive duplicate ACKs, this one included.
     pub dupacks: u32,
     pub in_recovery: bool,

@@ -129,11 +129,34 @@ pub(super) fn grow_on_exit(s: &mut SenderCore, acked: u64) {
 /// reduction. None when the knob is off or the half is not below ssthresh (then cwnd = ssthresh
 /// as RFC 5681 §3.2 step 2 has it). At least one segment (ns-2's 0 from a window of 1 cannot
 /// meet 3 duplicate ACKs without Limited Transmit, and a zero window would never grow here).
+///
+/// With `precision_reduce`, ns-2.35's default `precisionReduce_` true: `cwnd_ = windowd()/2`,
+/// half of min(cwnd_, wnd_) unrounded, raised to 1 if below (tcp/tcp.cc `slowdown()`): here
+/// min(cwnd, rwnd)/2 bytes, at least one segment, whether below ssthresh or above it.
 pub(crate) fn unfloored_half(s: &SenderCore, before: u64) -> Option<u64> {
+    if s.cfg.precision_reduce {
+        return Some((before.min(s.peer_wnd) / 2).max(s.mss));
+    }
     if !s.cfg.halve_cwnd_unfloored {
         return None;
     }
     let half = (before.min(s.peer_wnd) / s.mss / 2 * s.mss).max(s.mss);
     (half < s.ssthresh).then_some(half)
+}
+
+/// ns-2's `cwnd_` during a recovery whose inflation (`dupwnd_`) is `inflation`: the window
+/// without it, at least one segment. Under `halve_cwnd_unfloored` it is never above ssthresh
+/// (the whole-segment half is at most ssthresh); under `precision_reduce` it may be, by the
+/// half's fraction, and is kept so (tcp/tcp-newreno.cc zeroes `dupwnd_`, keeps `cwnd_`).
+/// None: neither knob, the recovery's window is ssthresh.
+pub(crate) fn uninflated_cwnd(s: &SenderCore, inflation: u64) -> Option<u64> {
+    let base = s.cwnd.saturating_sub(inflation).max(s.mss);
+    if s.cfg.precision_reduce {
+        Some(base)
+    } else if s.cfg.halve_cwnd_unfloored {
+        Some(base.min(s.ssthresh))
+    } else {
+        None
+    }
 }
 

@@ -1,7 +1,7 @@
 //! NewReno's fast recovery (RFC 6582 §3.2): recovery lasts until `recover` is acknowledged; each
 //! partial ACK retransmits the next hole.
 
-use super::{grow_on_exit, unfloored_half, Recovery};
+use super::{grow_on_exit, unfloored_half, uninflated_cwnd, Recovery};
 use crate::tcp::gate::{Ask, Limit, SendKind};
 use crate::tcp::state::{OutSeg, SenderCore};
 
@@ -65,12 +65,9 @@ impl Recovery for NewReno {
             } else {
                 // ns-2 NewReno with `exit_recovery_fix_` 0 (tcp/tcp-newreno.cc): the inflation
                 // (`dupwnd_`) is dropped, cwnd_ (ssthresh, or less after partial deflation) kept.
-                if s.cfg.halve_cwnd_unfloored {
-                    // cwnd_ itself, which the unfloored halving may have left below ssthresh.
-                    s.cwnd.saturating_sub(self.dupwnd).max(s.mss).min(s.ssthresh)
-                } else {
-                    s.cwnd.min(s.ssthresh)
-                }
+                // cwnd_ itself, which the unfloored halving may have left below ssthresh (or
+                // `precision_reduce` a fraction above it).
+                uninflated_cwnd(s, self.dupwnd).unwrap_or_else(|| s.cwnd.min(s.ssthresh))
             };
             s.set_recovery_window(cwnd);
             s.in_recovery = false;
@@ -95,7 +92,7 @@ impl Recovery for NewReno {
             } else {
                 // ns-2 `partial_window_deflation_` 0 (tcp/tcp-newreno.cc): dupwnd_ = 0, cwnd_
                 // kept (ssthresh, or the unfloored half with `halve_cwnd_unfloored`).
-                let base = if s.cfg.halve_cwnd_unfloored { s.cwnd.saturating_sub(self.dupwnd).max(s.mss).min(s.ssthresh) } else { s.ssthresh };
+                let base = uninflated_cwnd(s, self.dupwnd).unwrap_or(s.ssthresh);
                 self.dupwnd = 0;
                 base
             };
