@@ -28,6 +28,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
+from . import suites_more
+
 #: The suites compared, in the order printed. Tests of a suite not transcribed yet are not
 #: counted (the output says so).
 SUITES = ("tcpVariants", "tcp-init-win", "LimTransmit", "rfc2581", "newreno", "sack", "simple", "tcp")
@@ -358,6 +360,7 @@ def sack() -> tuple:
 
 #: The suites transcribed, each a function returning its tests.
 TRANSCRIBED = {"tcpVariants": tcp_variants, "LimTransmit": lim_transmit, "rfc2581": rfc2581, "newreno": newreno, "sack": sack}
+TRANSCRIBED.update(suites_more.register(sys.modules[__name__]))   # tcp-init-win, simple, tcp
 #: Suites whose tests are not transcribed yet: the reason printed in place of their counts.
 NOT_TRANSCRIBED = {s: "not transcribed yet" for s in SUITES if s not in TRANSCRIBED}
 
@@ -418,6 +421,9 @@ def classify(sc: dict, cmp) -> str:
     if cl != "unclassified":
         return cl
     t, a, b = cmp.divergence
+    if a is None and b is not None and b[1] == 0 and b[3] == "a2b" and b[5] > 0 and sc["tcp"]["preset"] == "newreno" \
+            and _dupwnd_after_recovery(sc, cmp, t):
+        return "NewReno window inflated after recovery"
     if not (a is not None and b is None and a[1] == 0 and a[3] == "a2b" and a[5] > 0):
         return cl
     preset = sc["tcp"]["preset"]
@@ -445,6 +451,32 @@ def classify(sc: dict, cmp) -> str:
         if len(before) and before["state"].iloc[-1] == "recovery":
             return "timeout in recovery"
     return cl
+
+
+#: Classes of difference found by the suites alone (the generated cases of tcplab.ns2.diff show none).
+SUITE_CLASSES = {
+    "NewReno window inflated after recovery": "a NewReno recovery that ends with dupwnd_ 0 (partial ACKs zero it with "
+    "partial_window_deflation_ 0) leaves last_cwnd_action_ at CWND_ACTION_DUPACK, so NewRenoTcpAgent::recv() inflates "
+    "dupwnd_ on each duplicate past numdupacks_ after a fast retransmit the recover guard (bugFix_) refused, and sends "
+    "on it (tcp/tcp-newreno.cc); tcplab's sender, out of recovery, does not",
+}
+
+
+def _dupwnd_after_recovery(sc: dict, cmp, t: int) -> bool:
+    """ns-2 sends new data on a duplicate ACK at `t` where tcplab's sender is out of recovery
+    with more than `dupthresh` duplicates and had been in recovery before."""
+    from .. import api
+
+    acks = [e for e in cmp.events_ns2 if e[1] == 1 and e[3] == "b2a" and e[0] <= t]
+    if len(acks) < 2 or acks[-1][0] != t or acks[-1][7] != acks[-2][7]:
+        return False
+    st = api.run(sc, series=["tcp"]).series.tcp
+    st = st[(st["conn"] == 0) & (st["dir"] == "a2b")]
+    us = (st["time_s"].astype("float64") * 1e6 + 0.5).astype("int64")
+    now = st[us <= t]
+    dupthresh = int(api.validate(sc, tcp=True)["flows"][0]["tcp"]["dupthresh"])
+    return len(now) > 0 and now["state"].iloc[-1] != "recovery" and int(now["dupacks"].iloc[-1]) > dupthresh \
+        and bool((now["state"] == "recovery").any())
 
 
 @dataclass
@@ -478,8 +510,10 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--test", action="append", help="only this test (repeatable)")
     ap.add_argument("--show", action="store_true", help="print each differing test's first divergence")
     args = ap.parse_args(argv)
-    from .diff import CLASSES
+    from .diff import CLASSES as DIFF_CLASSES
     from .pair import describe
+
+    CLASSES = {**DIFF_CLASSES, **SUITE_CLASSES}
     from .runner import Ns2NotFound
 
     for s in args.suite or ():
