@@ -101,6 +101,7 @@ KNOB_MAP = {
     "syn_ack_opens_cwnd": "fixed: true (FackTcpAgent::recv(), SackRHTcpAgent::recv(): the SYN's ACK opens cwnd_ without the reset to windowInit_)",
     "newreno_recovery_burst": "fixed: 2 (NewRenoTcpAgent::recv()'s send_much(0, 0, 2), newreno_changes_ 0; FullTcp/Newreno's recov_maxburst_ 2)",
     "newreno_burst_after_partial": "fixed: false for the one-way agents, true for FullTcp (NewRenoFullTcpAgent::pack_action() sets maxburst_ = recov_maxburst_ at a partial ACK)",
+    "newreno_inflate_after_quiet_exit": "ns-2's one-way NewReno behaves as true (NewRenoTcpAgent::recv(): last_cwnd_action_ stays DUPACK after an exit with dupwnd_ 0, and duplicates past numdupacks_ inflate dupwnd_); false, every profile's value, is the difference class 'NewReno window inflated after recovery' (docs/ns2.md); FullTcp: false only",
     "halve_cwnd_unfloored": "fixed: true for the one-way agents (slowdown(CLOSE_CWND_HALF) with precisionReduce_ false: cwnd_ = ⌊window()/2⌋, only ssthresh_ floored at 2), false for FullTcp (FullTcpAgent::dupack_action(): cwnd_ = ssthresh_ + dupacks_)",
     "syn_options": "ns-2's SYN carries no options: its packet 0 is 40 bytes (a difference, docs/ns2.md)",
     "handshake_rtt_sample": "ns-2 times the SYN like any packet",
@@ -380,6 +381,9 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
         raise refuse(path("sack"), f"SACK with variant {k['variant']!r}: ns-2's SACK agents are Sack1, Fack and SackRH")
     if not full and k["sack"] and k.get("sack_option_header", False):
         raise refuse(path("sack_option_header"), f"sack_option_header = true: {KNOB_MAP['sack_option_header']}")
+    if full and k.get("newreno_inflate_after_quiet_exit", False):
+        raise refuse(path("newreno_inflate_after_quiet_exit"), "newreno_inflate_after_quiet_exit = true: FullTcp/Newreno has no such rule "
+                     "(it is NewRenoTcpAgent::recv()'s, the one-way agent's)")
     if full and k["variant"] == "newreno" and k.get("partial_window_deflation", False):
         raise refuse(path("partial_window_deflation"), "partial_window_deflation = true: FullTcp/Newreno's pack_action() sets cwnd_ to "
                      "ssthresh_ on a partial ACK (partial_window_deflation = false)")
