@@ -61,8 +61,8 @@ def _iw_by_size(size: int) -> int:
     return 4 if size <= 1095 else 3 if size < 2190 else 2
 
 
-def _init_win_tcp(agent: str, mss: int = 1000, iw: int = 2, syn: bool = True, rto_min: str = "200ms") -> dict:
-    """ns-2.35's defaults, as tcplab knobs, for one agent of the suite."""
+def _init_win_tcp(k, agent: str, mss: int = 1000, iw: int = 2, syn: bool = True, rto_min: str = "200ms") -> dict:
+    """ns-2.35's defaults, as tcplab knobs, for one agent of the suite (`k`: tcplab.ns2.suites)."""
     preset = _AGENTS[agent]
     tcp = {
         "profile": "ns2", "preset": preset, "mss": f"{mss}B", "initial_window": iw, "rwnd": f"{20 * mss}B",
@@ -75,7 +75,7 @@ def _init_win_tcp(agent: str, mss: int = 1000, iw: int = 2, syn: bool = True, rt
     }
     if preset == "newreno":
         tcp.update({"newreno_recover_guard": True, "slow_but_steady": False, "partial_window_deflation": True,
-                    "exit_recovery_fix": False})
+                    "exit_recovery_fix": False, **k.NEWRENO_AGENT})
     if preset == "sack1":
         tcp["sack_blocks"] = 3                                          # TCPSink maxSackBlocks_ 3
     return tcp
@@ -153,26 +153,26 @@ def tcp_init_win(k) -> tuple:
         low = {"Tahoe": "tahoe", "Reno": "reno", "Newreno": "newreno", "Sack": "sack"}[v]
         tahoe = v == "Tahoe"
         # <v>1: windowInitOption_ 2, three flows of 1000, 1500 and 2500-byte packets, run 1 s.
-        out.append(_init_win_test(k, f"{low}1", "net6", [("s1", _init_win_tcp(v, 1000, _iw_by_size(1000))),
-                                                      ("s2", _init_win_tcp(v, 1500, _iw_by_size(1500))),
-                                                      ("s2", _init_win_tcp(v, 2500, _iw_by_size(2500)))], 1.0, precision_free=tahoe))
+        out.append(_init_win_test(k, f"{low}1", "net6", [("s1", _init_win_tcp(k, v, 1000, _iw_by_size(1000))),
+                                                      ("s2", _init_win_tcp(k, v, 1500, _iw_by_size(1500))),
+                                                      ("s2", _init_win_tcp(k, v, 2500, _iw_by_size(2500)))], 1.0, precision_free=tahoe))
         # <v>2: static windows; the first flow without syn_ and delay_growth_ (IW 6 at once).
-        out.append(_init_win_test(k, f"{low}2", "net6", [("s1", _init_win_tcp(v, 1000, 6, syn=False)),
-                                                      ("s2", _init_win_tcp(v, 1000, 2)),
-                                                      ("s2", _init_win_tcp(v, 1000, 6))], 1.0, precision_free=tahoe))
+        out.append(_init_win_test(k, f"{low}2", "net6", [("s1", _init_win_tcp(k, v, 1000, 6, syn=False)),
+                                                      ("s2", _init_win_tcp(k, v, 1000, 2)),
+                                                      ("s2", _init_win_tcp(k, v, 1000, 6))], 1.0, precision_free=tahoe))
         out.append(SuiteTest("tcp-init-win", f"{low}3", None, [0], reason=_SYN_OPTION2))
         out.append(SuiteTest("tcp-init-win", f"{low}4", None, [], reason=_NS1_COMPAT))
     # slowLink*: net8, Sack, minrto_ 1, run 30 s.
-    out.append(_init_win_test(k, "slowLink", "net8", [("s1", _init_win_tcp("Sack", 1000, _iw_by_size(1000), rto_min="1s"))], 30.0))
-    out.append(_init_win_test(k, "slowLink1", "net8", [("s1", _init_win_tcp("Sack", 1500, _iw_by_size(1500), rto_min="1s"))], 30.0))
-    out.append(_init_win_test(k, "slowLink2", "net8", [("s1", _init_win_tcp("Sack", 1500, 2, rto_min="1s"))], 30.0))
+    out.append(_init_win_test(k, "slowLink", "net8", [("s1", _init_win_tcp(k, "Sack", 1000, _iw_by_size(1000), rto_min="1s"))], 30.0))
+    out.append(_init_win_test(k, "slowLink1", "net8", [("s1", _init_win_tcp(k, "Sack", 1500, _iw_by_size(1500), rto_min="1s"))], 30.0))
+    out.append(_init_win_test(k, "slowLink2", "net8", [("s1", _init_win_tcp(k, "Sack", 1500, 2, rto_min="1s"))], 30.0))
     # dropped*: windowInit_ 4 (windowInitOption_ 1), run 5 s; bugfix_ss_ 0 in the odd-numbered ones.
     out.append(SuiteTest("tcp-init-win", "droppedSYN", None, [0], reason=_NO_BUGFIX_SS))
-    out.append(_init_win_test(k, "droppedSYN1", "net6", [("s1", _init_win_tcp("Newreno", 1000, 4))], 5.0, syn_drop=True))
+    out.append(_init_win_test(k, "droppedSYN1", "net6", [("s1", _init_win_tcp(k, "Newreno", 1000, 4))], 5.0, syn_drop=True))
     out.append(SuiteTest("tcp-init-win", "droppedPKT", None, [1], reason=_NO_BUGFIX_SS))
-    out.append(_init_win_test(k, "droppedPKT1", "net6", [("s1", _init_win_tcp("Newreno", 1000, 4))], 5.0, drop_positions=(1,)))
+    out.append(_init_win_test(k, "droppedPKT1", "net6", [("s1", _init_win_tcp(k, "Newreno", 1000, 4))], 5.0, drop_positions=(1,)))
     out.append(SuiteTest("tcp-init-win", "droppedPKT2", None, [1], reason=_NO_BUGFIX_SS))
-    out.append(_init_win_test(k, "droppedPKT3", "net6", [("s1", _init_win_tcp("Sack", 1000, 4))], 5.0, drop_positions=(1,)))
+    out.append(_init_win_test(k, "droppedPKT3", "net6", [("s1", _init_win_tcp(k, "Sack", 1000, 4))], 5.0, drop_positions=(1,)))
     return tuple(out)
 
 
