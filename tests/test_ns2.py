@@ -59,6 +59,7 @@ def scenario(**over) -> dict:
     ({"tcp": {"rto_model": "rfc6298"}}, "tcp.rto_model"),
     ({"tcp": {"fin": True, "handshake": False}}, "tcp.handshake"),
     ({"tcp": {"profile": "ns2-full", "preset": "fack"}}, "tcp.variant"),
+    ({"tcp": {"profile": "ns2-full", "preset": "newreno", "newreno_inflate_after_quiet_exit": True}}, "tcp.newreno_inflate_after_quiet_exit"),
     ({"tcp": {"initial_window": "rfc3390"}}, "tcp.initial_window"),
     ({"tcp": {"limited_transmit": True}}, "tcp.limited_transmit"),
     ({"flow": {"bytes": "20500B"}}, "flows[0].bytes"),
