@@ -60,11 +60,15 @@ def scenario(**over) -> dict:
     ({"tcp": {"fin": True, "handshake": False}}, "tcp.handshake"),
     ({"tcp": {"profile": "ns2-full", "preset": "fack"}}, "tcp.variant"),
     ({"tcp": {"profile": "ns2-full", "precision_reduce": True}}, "tcp.precision_reduce"),
+    ({"tcp": {"profile": "ns2-full", "preset": "newreno", "newreno_inflate_after_quiet_exit": True}}, "tcp.newreno_inflate_after_quiet_exit"),
     ({"tcp": {"initial_window": "rfc3390"}}, "tcp.initial_window"),
     ({"tcp": {"limited_transmit": True}}, "tcp.limited_transmit"),
     ({"flow": {"bytes": "20500B"}}, "flows[0].bytes"),
     ({"flow": {"repeat": 2}}, "flows[0].repeat"),
-    ({"flow": {"delays": [{"kind": "data", "segment": 3, "by": "5ms"}]}}, "flows[0].delays"),
+    ({"flow": {"delays": [{"kind": "data", "segment": 3, "by": "5ms"}, {"kind": "data", "segment": 5, "by": "6ms"}]}},
+     "flows[0].delays[1].by"),
+    ({"flow": {"delays": [{"kind": "data", "segment": 3, "by": "5ms"}], "drops": [{"kind": "data", "segment": 6}]}},
+     "flows[0].delays"),
     ({"flow": {"tcp": {"variant": "fack-rh", "sack": True}}}, "flows[0].tcp.variant"),
     ({"topology": {"kind": "single_link", "rate": "1Mbps", "delay": "10ms", "queue": {"bytes": "20KB"}}}, "topology.queue.bytes"),
     ({"topology": {"kind": "single_link", "rate": "1Mbps", "delay": "10ms", "loss": 0.01, "loss_pattern": "periodic"}}, "topology.loss_pattern"),
@@ -108,6 +112,29 @@ def test_a_chosen_drop_is_its_position_among_the_flows_packets():
     # The second transmission of segment 2 comes after every packet sent before its repair.
     s = export(scenario(flow={"drops": [{"kind": "data", "segment": 2, "transmissions": [1, 2]}]}))
     assert "droplist {2 " in s.tcl
+
+
+def test_a_chosen_delay_is_ns2s_delay_model_at_its_position():
+    # Segment 5 is packet 5 (packet 0 is the SYN): one ErrorModel/List with delay_pkt_ holds it
+    # 50 ms, bound to the flow behind s -> r's enqueue trace (the trace shows it when sent).
+    sc = scenario(flow={"delays": [{"kind": "data", "segment": 5, "by": "50ms"}, {"kind": "data", "segment": 9, "by": "50ms"}]})
+    tcl = export(sc).tcl
+    for line in ("$dl_0_a2b set delay_pkt_ true", "$dl_0_a2b set drop_ false", "$dl_0_a2b set delay_ 0.05",
+                 "$dl_0_a2b droplist {5 9}", "$ed_0_a2b bind $dl_0_a2b 0", "$ed_0_a2b target [[[$ns link $n(0) $n(1)] set enqT_] target]",
+                 "[[$ns link $n(0) $n(1)] set enqT_] target $ed_0_a2b"):
+        assert line in tcl.splitlines(), line
+    # An ACK delay is counted among the ACKs (the SYN-ACK is packet 0 of that direction).
+    tcl = export(scenario(flow={"delays": [{"kind": "ack", "number": 3, "by": "5ms"}]})).tcl
+    assert "$dl_0_b2a droplist {3}" in tcl.splitlines() and "$dl_0_b2a set delay_ 0.005" in tcl.splitlines()
+
+
+@needs_ns
+def test_a_delayed_segment_reorders_as_in_ns2():
+    # Held longer than the rest of the window takes: three duplicates, a spurious fast retransmit.
+    c = ns2.compare(scenario(flow={"bytes": "60000B", "delays": [{"kind": "data", "segment": 12, "by": "60ms"}]}))
+    assert c.identical, c.text
+    a = c.tcplab[0]
+    assert a["retx_ack"] >= 1 and 12 * 1000 - 999 in a["retx_set"]
 
 
 def test_red_and_random_loss_are_exported():
@@ -382,19 +409,37 @@ SUITE_TESTS = {
     ("newreno", "newreno_rto_dup"): ("identical", True),    # send_much(0, 0, 2) (newreno_recovery_burst)
     ("newreno", "reno1"): ("identical", True),              # cwnd 1 from a window of 3 (halve_cwnd_unfloored)
     ("newreno", "impatient1"): ("identical", True),
+    ("newreno", "reno5a"): ("identical", True),             # four packets held back 50 ms (delay_pkt_)
+    ("newreno", "sack5"): ("identical", True),
+    ("newreno", "newreno5"): ("identical", True),           # newreno_inflate_after_quiet_exit
+    ("newreno", "newreno5_noLT"): ("identical", True),
+    ("newreno", "newreno_rto_loss_ackf"): ("identical", True),
+    ("tcp-init-win", "sack1"): ("identical", True),         # IW 4, 3, 2 by packet size (windowInitOption_ 2)
+    ("tcp-init-win", "reno2"): ("no SYN", True),
+    ("tcp-init-win", "slowLink"): ("identical", True),
+    ("tcp-init-win", "droppedSYN1"): ("identical", True),
+    ("tcp-init-win", "droppedPKT3"): ("identical", True),
 }
 
 
 def test_newreno_suite_is_transcribed_with_its_refusals():
     ts = {t.name: t for t in suites.tests("newreno")}
-    assert len(ts) == 64 and sum(t.scenario is not None for t in ts.values()) == 47
-    assert "delay_pkt_" in ts["newreno5"].reason and "timestamps_" in ts["newreno_rto_dup_ts"].reason
+    assert len(ts) == 64 and sum(t.scenario is not None for t in ts.values()) == 60
+    assert "timestamps_" in ts["newreno_rto_dup_ts"].reason and "ts_option_size_" in ts["newreno_rto_dup_ts"].reason
+    # Reordering: packet 25 of fid 1 (data segment 25 after the SYN) held back 50 ms.
+    assert ts["newreno5"].scenario["flows"][0]["delays"] == [{"kind": "data", "segment": 25, "transmissions": [1], "by": "50ms"}]
+    assert ts["newreno5"].scenario["topology"]["links"][2]["queue"] == 79
+    assert suites.drops_as_in_suite(ts["reno5a"]) is True and ts["reno5a"].delayed == [25, 31, 35, 40]
+    # ackf: the ACK positions {23 24 25 26} lie past the 23 ACKs sent by 6 s, as does data packet 43.
+    ackf = ts["newreno_rto_loss_ackf"]
+    assert ackf.unreached == [43, "ACK 23", "ACK 24", "ACK 25", "ACK 26"] and suites.drops_as_in_suite(ackf) is True
     tcp = ts["newreno1_A_BF_LC"].scenario["tcp"]
     assert (tcp["limited_transmit"], tcp["newreno_recover_guard"], tcp["slow_but_steady"], tcp["newreno_less_careful"]) == (True, True, False, True)
     assert ts["impatient4"].scenario["duration"] == "20s" and ts["impatient4"].scenario["tcp"]["rwnd"] == "32000B"
     assert suites.drops_as_in_suite(ts["newreno_rto_loss"]) is True
     # LimTransmit and rfc2581 run without TCP/IP headers (useHeaders_ false): none expressible.
-    for suite, n, why in (("LimTransmit", 4, "useHeaders_ false"), ("rfc2581", 8, "useHeaders_ false")):
+    for suite, n, why in (("LimTransmit", 4, "useHeaders_ false"), ("rfc2581", 8, "useHeaders_ false"),
+                          ("simple", 37, "useHeaders_ false"), ("tcp", 32, "useHeaders_ false")):
         ts = suites.tests(suite)
         assert len(ts) == n and all(t.scenario is None and why in t.reason for t in ts)
 
@@ -447,13 +492,33 @@ def test_sack_suite_tests_show_as_named(name):
     assert o.identical == (cls == "identical")
 
 
+def test_tcp_init_win_suite_is_transcribed():
+    ts = {t.name: t for t in suites.tests("tcp-init-win")}
+    assert len(ts) == 25
+    # windowInitOption_ 2: IW 4, 3 and 2 packets of 1000, 1500 and 2500 bytes; three flows from 0 s.
+    fl = ts["reno1"].scenario["flows"]
+    assert [(f["from"], f["tcp"]["mss"], f["tcp"]["initial_window"]) for f in fl] == [("s1", "1000B", 4), ("s2", "1500B", 3), ("s2", "2500B", 2)]
+    assert fl[0]["tcp"]["rto_min"] == "200ms" and fl[0]["tcp"]["restart_after_idle"] is True
+    assert ts["sack2"].scenario["flows"][0]["tcp"]["handshake"] is False     # syn_ false, delay_growth_ false
+    # ErrorModel/Periodic offset_ 1 is the SYN, offset_ 2 the first data packet.
+    assert ts["droppedSYN1"].scenario["flows"][0]["drops"] == [{"kind": "syn"}]
+    assert ts["droppedPKT3"].scenario["flows"][0]["drops"] == [{"kind": "data", "segment": 1, "transmissions": [1]}]
+    assert suites.drops_as_in_suite(ts["droppedPKT3"]) is True
+    red = ts["slowLink"].scenario["topology"]["links"][2]["queue"]
+    assert red["packets"] == 25 and red["red"]["gentle"] is True
+    refused = {n: t.reason for n, t in ts.items() if t.scenario is None}
+    assert sorted(refused) == sorted([f"{v}{i}" for v in ("tahoe", "reno", "newreno", "sack") for i in (3, 4)]
+                                     + ["droppedSYN", "droppedPKT", "droppedPKT2"])
+    assert "windowInitOption_ 2" in refused["reno3"] and "ns1_compat_" in refused["sack4"] and "bugfix_ss_ 0" in refused["droppedPKT"]
+
+
 @needs_ns
 @pytest.mark.parametrize("suite, name", sorted(SUITE_TESTS))
 def test_suite_tests_show_as_named(suite, name):
     t = next(t for t in suites.tests(suite) if t.name == name)
     o = suites.run_test(t)
     cls, core = SUITE_TESTS[(suite, name)]
-    assert o.expressible and o.faithful_drops is True
+    assert o.expressible and o.faithful_drops is (True if (t.drops or t.delayed or t.ack_drops) else None)
     assert (o.cls, o.core) == (cls, core), o.comparison.text
     assert o.identical == (cls == "identical")
     if name == "twodrops_reno":

@@ -850,6 +850,70 @@ fn newreno_sends_at_most_two_per_ack_in_recovery() {
     assert_eq!(TcpConfig::rfc().newreno_recovery_burst, 0);
 }
 
+/// ns-2 `NewRenoTcpAgent::recv()` (tcp/tcp-newreno.cc): a recovery whose last partial ACK zeroed
+/// `dupwnd_` (`partial_window_deflation_` 0) ends with `last_cwnd_action_` still
+/// `CWND_ACTION_DUPACK`; duplicates past the third whose fast retransmit the recover guard
+/// refuses then `++dupwnd_` and send on it, until a new ACK zeroes it. Here 1 and 2 are lost
+/// from a window of 10, and 11: 1 fast-retransmitted, 2 on the partial ACK, the ACK of 1..=10 ends the
+/// recovery with no inflation left; the duplicates of 10 from 12..=15 cannot fast-retransmit
+/// (snd_una = recover) and the fourth sends 16 with the knob (as ns-2 in the newreno suite's
+/// `newreno5`), nothing without it (RFC 6582).
+#[test]
+fn newreno_inflates_after_a_quiet_exit_as_ns2() {
+    for inflate in [false, true] {
+        let mut c = cfg(Variant::Newreno, true);
+        c.initial_window = InitialWindow::Segments(10);
+        c.initial_ssthresh = Limit::Bytes(Size(20 * MSS));
+        c.limited_transmit = false;
+        c.limited_transmit_send_one = false;
+        c.newreno_recover_guard = true;
+        c.partial_window_deflation = false;
+        c.newreno_inflate_after_quiet_exit = inflate;
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), (1..=10).collect::<Vec<_>>());
+        let ack = |h: &mut Snd, t: Time, k: u64| {
+            let seg = Segment { seq: 1, ack: 1 + k * MSS, flags: FLAG_ACK, wnd: (40 * MSS) as u32, ..Default::default() };
+            h.s.on_segment(t, &seg, &mut h.out);
+            h.s.take_timer_events().for_each(drop);
+        };
+        // 3..=10 arrive: eight duplicates of 0; the third retransmits 1, the inflation (cwnd 5 + 3,
+        // then one segment a duplicate) sends 11 and 12.
+        for i in 0..8 {
+            ack(&mut h, ms(100 + i), 0);
+        }
+        assert_eq!(h.sent_segs(), [1, 11, 12]);
+        assert_eq!(h.ssthresh_segs(), 5.0);
+        // The partial ACK of 1 retransmits 2 and zeroes the inflation (cwnd 5, 11 out).
+        ack(&mut h, ms(200), 1);
+        assert_eq!(h.sent_segs(), [2]);
+        // The ACK of 1..=10 (recover) ends the recovery quietly: cwnd 5 + 1/5, 13..=15 go.
+        ack(&mut h, ms(300), 10);
+        assert_eq!(h.sent_segs(), [13, 14, 15]);
+        assert!(!h.s.core.in_recovery);
+        // 12..=15 arrive, 11 lost: four duplicates of 10; no fast retransmit at the third.
+        for i in 0..3 {
+            ack(&mut h, ms(400 + i), 10);
+        }
+        assert_eq!(h.sent_segs(), Vec::<u64>::new(), "the recover guard refuses the fast retransmit");
+        ack(&mut h, ms(403), 10);
+        let cwnd_before = 5.2;
+        if inflate {
+            assert_eq!(h.sent_segs(), [16], "dupwnd_ 1 on the fourth duplicate");
+            assert!((h.cwnd_segs() - (cwnd_before + 1.0)).abs() < 1e-9);
+        } else {
+            assert_eq!(h.sent_segs(), Vec::<u64>::new());
+            assert!((h.cwnd_segs() - cwnd_before).abs() < 1e-9);
+        }
+        // A new ACK takes the inflation back before the window grows (cwnd_ += 1/cwnd_).
+        ack(&mut h, ms(500), 11);
+        assert!((h.cwnd_segs() - (cwnd_before + 1.0 / cwnd_before)).abs() < 0.01, "{}", h.cwnd_segs());
+    }
+    // Off in every profile: the ns2 profile's recorded results stay as they were.
+    for p in ["rfc", "ns2", "ns2-full"] {
+        assert!(!TcpConfig::profile(p).unwrap().newreno_inflate_after_quiet_exit, "{p}");
+    }
+}
+
 /// ns-2 `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)` with `precisionReduce_` false (tcp/tcp.cc):
 /// cwnd_ = ⌊window()/2⌋ and only ssthresh_ is floored at 2. From a window of 3 (with `singledup_`'s
 /// two new segments bringing the third duplicate ACK) cwnd_ is 1, Reno's recovery window 1 + 3,

@@ -101,6 +101,7 @@ KNOB_MAP = {
     "syn_ack_opens_cwnd": "fixed: true (FackTcpAgent::recv(), SackRHTcpAgent::recv(): the SYN's ACK opens cwnd_ without the reset to windowInit_)",
     "newreno_recovery_burst": "fixed: 2 (NewRenoTcpAgent::recv()'s send_much(0, 0, 2), newreno_changes_ 0; FullTcp/Newreno's recov_maxburst_ 2)",
     "newreno_burst_after_partial": "fixed: false for the one-way agents, true for FullTcp (NewRenoFullTcpAgent::pack_action() sets maxburst_ = recov_maxburst_ at a partial ACK)",
+    "newreno_inflate_after_quiet_exit": "ns-2's one-way NewReno behaves as true (NewRenoTcpAgent::recv(): last_cwnd_action_ stays DUPACK after an exit with dupwnd_ 0, and duplicates past numdupacks_ inflate dupwnd_); false, every profile's value, is the difference class 'NewReno window inflated after recovery' (docs/ns2.md); FullTcp: false only",
     "halve_cwnd_unfloored": "fixed: true for the one-way agents (slowdown(CLOSE_CWND_HALF) with precisionReduce_ false: cwnd_ = ⌊window()/2⌋, only ssthresh_ floored at 2), false for FullTcp (FullTcpAgent::dupack_action(): cwnd_ = ssthresh_ + dupacks_)",
     "precision_reduce": "ns-2: precisionReduce_ (slowdown() sets cwnd_ to windowd()/2 unrounded; false: ⌊window()/2⌋, with halve_cwnd_unfloored); FullTcp: false only (its dupack_action() sets cwnd_ = ssthresh_ + dupacks_)",
     "grow_when_not_cwnd_limited": "ns-2's agents always grow (recv_newack_helper() calls opencwnd() on every new ACK); false, RFC 7661's rule, is exported as it is and differs where the window is not what limits the sender (docs/ns2.md)",
@@ -137,7 +138,7 @@ UNLIMITED_QUEUE = 1_000_000
 FULL_HORIZON_S = 600.0
 #: An unlimited receive window: ns-2's window_ must be a number of packets.
 UNLIMITED_WINDOW = 100_000
-FLOW_KEYS = {"name", "from", "to", "count", "start", "start_spacing", "bytes", "repeat", "think", "tcp", "drops"}
+FLOW_KEYS = {"name", "from", "to", "count", "start", "start_spacing", "bytes", "repeat", "think", "tcp", "drops", "delays"}
 DROP_KEYS = {"kind", "segment", "number", "transmissions", "transfer"}
 
 
@@ -382,6 +383,9 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
         raise refuse(path("sack"), f"SACK with variant {k['variant']!r}: ns-2's SACK agents are Sack1, Fack and SackRH")
     if not full and k["sack"] and k.get("sack_option_header", False):
         raise refuse(path("sack_option_header"), f"sack_option_header = true: {KNOB_MAP['sack_option_header']}")
+    if full and k.get("newreno_inflate_after_quiet_exit", False):
+        raise refuse(path("newreno_inflate_after_quiet_exit"), "newreno_inflate_after_quiet_exit = true: FullTcp/Newreno has no such rule "
+                     "(it is NewRenoTcpAgent::recv()'s, the one-way agent's)")
     if full and k["variant"] == "newreno" and k.get("partial_window_deflation", False):
         raise refuse(path("partial_window_deflation"), "partial_window_deflation = true: FullTcp/Newreno's pack_action() sets cwnd_ to "
                      "ssthresh_ on a partial ACK (partial_window_deflation = false)")
@@ -660,6 +664,54 @@ def _drop_positions(scenario, sets, seed) -> dict:
     return {k: sorted(v) for k, v in out.items()}
 
 
+def _delay_positions(scenario, sets, seed, d: dict, resolved: dict) -> dict:
+    """Where tcplab's run held chosen packets back (`flows[i].delays`): {(conn, dir): (by in s,
+    [position among that connection's packets in that direction as they leave their host, from
+    0])}. ns-2's delay model holds every listed packet for one `delay_`: the delays of a flow's
+    direction must share one `by`. The packets are found by what the delay names (data segment k
+    and its transmissions, the k-th pure ACK, the SYN), in tcplab's sending order."""
+    out: dict = {}
+    flows = d.get("flows", [])
+    if any(int(f.get("count", 1)) != 1 and f.get("delays") for f in flows):
+        i = next(i for i, f in enumerate(flows) if int(f.get("count", 1)) != 1 and f.get("delays"))
+        raise refuse(f"flows[{i}].delays", "delays of a flow with count > 1 are not exported")
+    r = api.run(scenario, sets=sets, seed=seed, series=["segments"])
+    seg = r.series.segments
+    tx = seg[seg["event"] == "tx"]
+    conn = 0
+    for i, f in enumerate(flows):
+        c, conn = conn, conn + int(f.get("count", 1))
+        if not f.get("delays"):
+            continue
+        if resolved["flows"][i]["tcp"]["fin"]:
+            raise refuse(f"flows[{i}].delays", "delays are exported for ns-2's one-way agents only")
+        mss = nbytes(resolved["flows"][i]["tcp"]["mss"], "tcp.mss")
+        for j, dl in enumerate(f["delays"]):
+            p = f"flows[{i}].delays[{j}]"
+            if dl["kind"] not in ("data", "ack", "syn"):
+                raise refuse(p + ".kind", f"{dl['kind']!r}: one-way agents have no SYN-ACK or FIN")
+            if dl.get("transfer") is not None:
+                raise refuse(p + ".transfer", "one transfer per connection")
+            dirn = "b2a" if dl["kind"] == "ack" else "a2b"
+            mine = tx[(tx["conn"] == c) & (tx["dir"] == dirn)].reset_index(drop=True)
+            if dl["kind"] == "data":
+                hit = mine.index[(mine["len"] > 0) & (mine["seq"] == (int(dl["segment"]) - 1) * mss + 1)
+                                 & mine["tx"].isin([int(x) for x in dl.get("transmissions") or [1]])]
+            elif dl["kind"] == "syn":
+                hit = mine.index[mine["syn"] & mine["tx"].isin([int(x) for x in dl.get("transmissions") or [1]])]
+            else:
+                pure = mine.index[(mine["len"] == 0) & ~mine["syn"]]
+                k = int(dl["number"])
+                hit = pure[k - 1:k]
+            by = seconds(dl["by"], p + ".by")
+            prev = out.get((c, dirn))
+            if prev is not None and abs(prev[0] - by) > 1e-12:
+                raise refuse(p + ".by", f"{dl['by']!r}: ns-2's delay model holds every packet of a flow's direction for one delay_ "
+                                        f"({_g(prev[0])} s here)")
+            out[(c, dirn)] = (by, sorted((prev[1] if prev else []) + [int(x) for x in hit]))
+    return out
+
+
 def ns2_seed(seed) -> int:
     """The seed of ns-2's default stream for tcplab's `seed`: a positive number below 2^31 − 1
     (ns-2 takes 0 for a seed of its own choosing, which would not repeat)."""
@@ -756,7 +808,7 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
         base = f"flows[{i}]"
         for k in f:
             if k not in FLOW_KEYS:
-                raise refuse(f"{base}.{k}", f"`{k}` is not exported (delays, per-flow series, ...)")
+                raise refuse(f"{base}.{k}", f"`{k}` is not exported (per-flow series, ...)")
         for j, dr in enumerate(f.get("drops") or []):
             for k in dr:
                 if k not in DROP_KEYS:
@@ -874,6 +926,28 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
         lines.append(f"$el_{c}_{dirn} droplist {{{' '.join(str(p) for p in pos)}}}")
         lines.append(f"${em} insert $el_{c}_{dirn}")
         lines.append(f"${em} bind $el_{c}_{dirn} {c}")
+    # Chosen delays (packet reordering): ns-2's ErrorModel with delay_pkt_ (ErrorModel::recv(),
+    # queue/errmodel.cc) holds the packets at the listed positions for delay_ and then passes
+    # them on. Its ErrorModule sits behind the link's enqueue trace (a pure tracer), so that
+    # ns-2's trace shows the held packet when it was sent, as tcplab's `segments` does; it still
+    # holds the packet before the queue, where the suites' error module holds it.
+    held = _delay_positions(scenario, sets, seed, d, resolved) if any((f.get("delays") for f in d.get("flows", []))) else {}
+    for (c, dirn), (by, pos) in sorted(held.items()):
+        cn = conns[c]
+        a, b = (cn.src, cn.dst) if dirn == "a2b" else (cn.dst, cn.src)
+        hops = route(nodes, links, a, b)
+        if (c, dirn) in positions:
+            raise refuse(f"{cn.path}.delays", "delays and drops of the same packets' direction are not exported together "
+                                              "(one ns-2 error model per flow and link)")
+        name = f"ed_{c}_{dirn}"
+        lk = f"[$ns link $n({idx[hops[0][0]]}) $n({idx[hops[0][1]]})]"
+        lines += [f"set {name} [new ErrorModule Fid]",
+                  f"set dl_{c}_{dirn} [new ErrorModel/List]",
+                  f"$dl_{c}_{dirn} set delay_pkt_ true", f"$dl_{c}_{dirn} set drop_ false", f"$dl_{c}_{dirn} set delay_ {_g(by)}",
+                  f"$dl_{c}_{dirn} droplist {{{' '.join(str(p) for p in pos)}}}",
+                  f"${name} insert $dl_{c}_{dirn}", f"${name} bind $dl_{c}_{dirn} {c}", f"${name} default pass",
+                  f"${name} target [[{lk} set enqT_] target]", f"${name} drop-target [{lk} set drophead_]",
+                  f"[{lk} set enqT_] target ${name}"]
     for lk in links:
         for a, b, p, key in ((lk.a, lk.b, lk.loss, "loss"), (lk.b, lk.a, lk.reverse_loss, "reverse_loss")):
             if p <= 0:

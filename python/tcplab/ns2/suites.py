@@ -28,6 +28,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
+from . import suites_more
+
 #: The suites compared, in the order printed. Tests of a suite not transcribed yet are not
 #: counted (the output says so).
 SUITES = ("tcpVariants", "tcp-init-win", "LimTransmit", "rfc2581", "newreno", "sack", "simple", "tcp")
@@ -72,6 +74,11 @@ VARIANTS_HAS = {
 }
 
 
+#: ns-2's one-way NewReno agent's own rules that the `ns2` profile leaves off (its recorded
+#: results stay as they were; docs/ns2.md): the suites' NewReno tests set them.
+NEWRENO_AGENT = {"newreno_inflate_after_quiet_exit": True}
+
+
 @dataclass
 class SuiteTest:
     suite: str
@@ -79,6 +86,9 @@ class SuiteTest:
     scenario: Optional[dict]            # None: not expressible (see `reason`)
     drops: list = field(default_factory=list)   # the suite's ErrorModel/List positions
     reason: str = ""                     # why not expressible
+    delayed: list = field(default_factory=list)  # the positions its delay model (delay_pkt_) holds back
+    ack_drops: list = field(default_factory=list)  # the positions of its ACK drops (k1 -> r1)
+    unreached: list = field(default_factory=list)  # listed positions past tcplab's last packet ("ACK p": of its ACKs)
 
 
 def _variants_tcp(preset: str, limited: bool, full: bool) -> dict:
@@ -97,14 +107,17 @@ def _variants_tcp(preset: str, limited: bool, full: bool) -> dict:
     if preset == "newreno" and not full:
         tcp["slow_but_steady"] = True               # newreno_changes1_ 0
         tcp["partial_window_deflation"] = False     # partial_window_deflation_ 0
+        tcp["newreno_inflate_after_quiet_exit"] = True   # NewRenoTcpAgent::recv()'s rule (NEWRENO_AGENT)
     return tcp
 
 
 def _net4_test(suite: str, name: str, tcp: dict, positions: list, net: str = "net4", stop: float = 6.0, window: int = 28,
-               full: bool = False) -> SuiteTest:
+               full: bool = False, delayed: tuple = (), ack_positions: tuple = ()) -> SuiteTest:
     """A test of the suites built on Topology/net4 (tcpVariants, newreno): an FTP from s1 to k1
     from 1 s to `stop`, `window_` `window` packets, the packets at `positions` of fid 1 dropped
-    on r1 -> k1. net4a has queue-limit 80, net4b a 200 ms bottleneck."""
+    on r1 -> k1. net4a has queue-limit 80, net4b a 200 ms bottleneck. `delayed`: the positions
+    of fid 1's packets its delay model holds back 50 ms on s1 -> r1 (the newreno suite's
+    reordering tests); `ack_positions`: those of fid 1's ACKs dropped on k1 -> r1 (`drop_acks`)."""
     topo = copy.deepcopy(NET4)
     if net == "net4a":
         topo["links"][2]["queue"] = 79
@@ -120,8 +133,21 @@ def _net4_test(suite: str, name: str, tcp: dict, positions: list, net: str = "ne
         "flows": [{"name": "ftp", "from": "s1", "to": "k1", "bytes": "unlimited", "start": "1s"}],
         "duration": f"{stop:g}s",
     }
-    sc["flows"][0]["drops"] = drops_at_positions(sc, positions)
-    return SuiteTest(suite, name, sc, list(positions))
+    acks = [{"kind": "ack", "number": p} for p in ack_positions]
+    # A position tcplab's run never reaches drops nothing there (nor in ns-2, up to where they differ).
+    unreached: list = []
+    sc["flows"][0]["drops"] = drops_at_positions(sc, positions, keep=acks, past_end=unreached) + acks
+    if delayed:
+        sc["flows"][0]["delays"] = delays_at_positions(sc, list(delayed), REORDER_DELAY)
+    acked = list(ack_positions)
+    if acked:
+        from .. import api
+
+        seg = api.run(sc, series=["segments"]).series.segments
+        n_acks = int(((seg["event"] == "tx") & (seg["dir"] == "b2a") & (seg["conn"] == 0)).sum())
+        acked = [p for p in acked if p < n_acks]
+    return SuiteTest(suite, name, sc, [p for p in positions if p not in unreached], delayed=list(delayed),
+                     ack_drops=acked, unreached=unreached + [f"ACK {p}" for p in ack_positions if p not in acked])
 
 
 @functools.lru_cache(maxsize=None)
@@ -189,13 +215,24 @@ NEWRENO_TESTS = {
     "impatient4": ("newreno", list(range(30, 56)), "net4b 20 32 C1 PWD LT"),
     "slow4": ("newreno", list(range(30, 56)), "net4b 20 32 PWD LT"),
 }
-_REORDER = "reordering (an ErrorModel with delay_pkt_ delays packet 25 on s1 -> r1 by 50 ms): flows[i].delays, which the export refuses"
-_TS = "timestamps_ (the timestamp option, bugFix_ts_): the export maps no timestamp knob"
+#: The reordering tests (net4a, no drop): name -> (agent, the positions of fid 1's packets its
+#: ErrorModel with delay_pkt_ holds back `delay_` 50 ms on s1 -> r1, knobs as above).
+REORDER_DELAY = "50ms"
+REORDER_TESTS = {
+    "newreno5": ("newreno", [25], "LT"), "sack5": ("sack1", [25], "LT"), "newreno5_LC": ("newreno", [25], "LT LC"),
+    "newreno5_noLT": ("newreno", [25], "LT0"), "newreno5_noLT_LC": ("newreno", [25], "LT0 LC"),
+    "newreno5_noBF": ("newreno", [25], "LT BF0"), "newreno5_noLT_noBF": ("newreno", [25], "LT0 BF0"),
+    "reno5": ("reno", [25], "LT"), "reno5_noBF": ("reno", [25], "LT BF0"), "reno5_noLT_noBF": ("reno", [25], "LT0 BF0"),
+    "reno5a": ("reno", [25, 31, 35, 40], "LT"), "reno5a_noLT_noBF": ("reno", [25, 31, 35, 40], "LT0 BF0"),
+}
+#: newreno_rto_loss_ackf: the data packets dropped on r1 -> k1, the ACKs dropped on k1 -> r1.
+ACKF = (list(range(15, 31)) + [43], [23, 24, 25, 26])
+_TS = ("timestamps_ true (bugFix_ts_, ts_echo_rfc1323_): ns-2's one-way agents add ts_option_size_ 10 bytes to each data "
+       "packet (TcpAgent::headersize()), keep the payload packetSize_, send ACKs of 40 bytes, and take an RTT sample from "
+       "every ACK's echo rounded to the nearest tick (rtt_update()); tcplab's `timestamps` is RFC 7323's 12-byte option "
+       "on every segment with the payload MSS - 12: no tcplab knob gives ns-2's packets")
 NEWRENO_REFUSED = {
-    **{n: _REORDER for n in ("newreno5", "sack5", "newreno5_LC", "newreno5_noLT", "newreno5_noLT_LC", "newreno5_noBF",
-                             "newreno5_noLT_noBF", "reno5", "reno5_noBF", "reno5_noLT_noBF", "reno5a", "reno5a_noLT_noBF")},
     "newreno_rto_loss_ts": _TS, "newreno_rto_loss_tsh": _TS, "newreno_rto_dup_ts": _TS, "newreno_rto_dup_tsh": _TS,
-    "newreno_rto_loss_ackf": "ACKs dropped by position on k1 -> r1 (drop_acks): not transcribed",
 }
 
 
@@ -207,7 +244,8 @@ def _newreno_tcp(agent: str, knobs: str) -> dict:
            "limited_transmit": lt, "limited_transmit_send_one": lt, "recover_guard": bf}
     if agent == "newreno":
         tcp.update({"newreno_recover_guard": bf, "slow_but_steady": "C1" not in k, "partial_window_deflation": "PWD" in k,
-                    "exit_recovery_fix": "ERF" in k, "newreno_less_careful": "LC" in k, "newreno_ack_heuristic": "ACKH" in k})
+                    "exit_recovery_fix": "ERF" in k, "newreno_less_careful": "LC" in k, "newreno_ack_heuristic": "ACKH" in k,
+                    **NEWRENO_AGENT})
     return tcp
 
 
@@ -219,15 +257,23 @@ def newreno() -> tuple:
         k = knobs.split()
         net, stop, window = ("net4b", float(k[1]), int(k[2])) if k and k[0] == "net4b" else ("net4", 6.0, 28)
         out.append(_net4_test("newreno", name, _newreno_tcp(agent, knobs), lst, net=net, stop=stop, window=window))
+    for name, (agent, held, knobs) in REORDER_TESTS.items():
+        # `setup TYPE {100000} 0`: the drop list names a packet never sent.
+        out.append(_net4_test("newreno", name, _newreno_tcp(agent, knobs), [], net="net4a", delayed=tuple(held)))
+    out.append(_net4_test("newreno", "newreno_rto_loss_ackf", _newreno_tcp("newreno", "C1 PWD ACKH"), ACKF[0],
+                          ack_positions=tuple(ACKF[1])))
     out += [SuiteTest("newreno", n, None, reason=r) for n, r in NEWRENO_REFUSED.items()]
     return tuple(out)
 
 
-def drops_at_positions(sc: dict, positions: list) -> list:
+def drops_at_positions(sc: dict, positions: list, keep: list = (), past_end: Optional[list] = None) -> list:
     """tcplab's drops (data segment k, its n-th transmission) of the packets at `positions`
     among connection 0's packets leaving its host, from 0, as a suite's `ErrorModel/List`
     counts them. Found one at a time: a drop changes only what follows it. FullTcp's packet 1 is
-    the handshake's ACK, which the `ns2-full` profile sends on its own too (`handshake_ack_alone`)."""
+    the handshake's ACK, which the `ns2-full` profile sends on its own too (`handshake_ack_alone`).
+    `keep`: drops of other packets (ACKs) in place in every trial run. With `past_end` a list, a
+    position past the flow's last packet (which an ErrorModel/List never reaches either) is
+    appended to it instead of refused."""
     from .. import api
     from .script import nbytes
 
@@ -235,10 +281,13 @@ def drops_at_positions(sc: dict, positions: list) -> list:
     mss = None
     for p in positions:
         trial = copy.deepcopy(sc)
-        trial["flows"][0]["drops"] = list(out)
+        trial["flows"][0]["drops"] = list(out) + list(keep)
         r = api.run(trial, series=["segments"])
         seg = r.series.segments
         tx = seg[(seg["event"] == "tx") & (seg["dir"] == "a2b") & (seg["conn"] == 0)]
+        if p >= len(tx) and past_end is not None:
+            past_end.append(p)
+            continue
         if p >= len(tx):
             raise ValueError(f"{sc.get('name')}: the flow sends {len(tx)} packets, none at position {p}")
         row = tx.iloc[p]
@@ -253,6 +302,29 @@ def drops_at_positions(sc: dict, positions: list) -> list:
     for d in out:
         merged.setdefault(d["segment"], []).extend(d["transmissions"])
     return [{"kind": "data", "segment": k, "transmissions": sorted(v)} for k, v in sorted(merged.items())]
+
+
+def delays_at_positions(sc: dict, positions: list, by: str) -> list:
+    """tcplab's delays (data segment k, its n-th transmission, held `by`) of the packets at
+    `positions` among connection 0's packets leaving its host, from 0, as a suite's delay model
+    (an `ErrorModel/List` with `delay_pkt_`) counts them; found one at a time, as the drops."""
+    from .. import api
+    from .script import nbytes
+
+    out: list = []
+    mss = nbytes(api.validate(sc, tcp=True)["flows"][0]["tcp"]["mss"], "tcp.mss")
+    for p in positions:
+        trial = copy.deepcopy(sc)
+        trial["flows"][0]["delays"] = list(out)
+        seg = api.run(trial, series=["segments"]).series.segments
+        tx = seg[(seg["event"] == "tx") & (seg["dir"] == "a2b") & (seg["conn"] == 0)]
+        if p >= len(tx):
+            raise ValueError(f"{sc.get('name')}: the flow sends {len(tx)} packets, none at position {p}")
+        row = tx.iloc[p]
+        if int(row["len"]) == 0:
+            raise ValueError(f"{sc.get('name')}: position {p} is a packet without data")
+        out.append({"kind": "data", "segment": (int(row["seq"]) - 1) // mss + 1, "transmissions": [int(row["tx"])], "by": by})
+    return out
 
 
 # --- test-suite-LimTransmit.tcl and test-suite-rfc2581.tcl --------------------------------
@@ -286,6 +358,7 @@ def sack() -> tuple:
 
 #: The suites transcribed, each a function returning its tests.
 TRANSCRIBED = {"tcpVariants": tcp_variants, "LimTransmit": lim_transmit, "rfc2581": rfc2581, "newreno": newreno, "sack": sack}
+TRANSCRIBED.update(suites_more.register(sys.modules[__name__]))   # tcp-init-win, simple, tcp
 #: Suites whose tests are not transcribed yet: the reason printed in place of their counts.
 NOT_TRANSCRIBED = {s: "not transcribed yet" for s in SUITES if s not in TRANSCRIBED}
 
@@ -301,11 +374,15 @@ def drops_as_in_suite(t: SuiteTest) -> Optional[bool]:
     not expressible)."""
     from .script import export
 
-    if t.scenario is None or not t.drops:
+    if t.scenario is None or not (t.drops or t.delayed or t.ack_drops):
         return None
     tcl = export(t.scenario).tcl
-    m = re.search(r"droplist \{([0-9 ]*)\}", tcl)
-    return m is not None and [int(x) for x in m.group(1).split()] == t.drops
+
+    def listed(var: str, want: list) -> bool:
+        m = re.search(var + r" droplist \{([0-9 ]*)\}", tcl)
+        return (m is not None and [int(x) for x in m.group(1).split()] == want) if want else m is None
+
+    return listed(r"\$el_0_a2b", t.drops) and listed(r"\$el_0_b2a", t.ack_drops) and listed(r"\$dl_0_a2b", t.delayed)
 
 
 def _timeouts(ev: list, before: int) -> list:
@@ -342,6 +419,9 @@ def classify(sc: dict, cmp) -> str:
     if cl != "unclassified":
         return cl
     t, a, b = cmp.divergence
+    if a is None and b is not None and b[1] == 0 and b[3] == "a2b" and b[5] > 0 and sc["tcp"]["preset"] == "newreno" \
+            and _dupwnd_after_recovery(sc, cmp, t):
+        return "NewReno window inflated after recovery"
     if not (a is not None and b is None and a[1] == 0 and a[3] == "a2b" and a[5] > 0):
         return cl
     preset = sc["tcp"]["preset"]
@@ -369,6 +449,32 @@ def classify(sc: dict, cmp) -> str:
         if len(before) and before["state"].iloc[-1] == "recovery":
             return "timeout in recovery"
     return cl
+
+
+#: Classes of difference found by the suites alone (the generated cases of tcplab.ns2.diff show none).
+SUITE_CLASSES = {
+    "NewReno window inflated after recovery": "a NewReno recovery that ends with dupwnd_ 0 (partial ACKs zero it with "
+    "partial_window_deflation_ 0) leaves last_cwnd_action_ at CWND_ACTION_DUPACK, so NewRenoTcpAgent::recv() inflates "
+    "dupwnd_ on each duplicate past numdupacks_ after a fast retransmit the recover guard (bugFix_) refused, and sends "
+    "on it (tcp/tcp-newreno.cc); tcplab's sender, out of recovery, does not",
+}
+
+
+def _dupwnd_after_recovery(sc: dict, cmp, t: int) -> bool:
+    """ns-2 sends new data on a duplicate ACK at `t` where tcplab's sender is out of recovery
+    with more than `dupthresh` duplicates and had been in recovery before."""
+    from .. import api
+
+    acks = [e for e in cmp.events_ns2 if e[1] == 1 and e[3] == "b2a" and e[0] <= t]
+    if len(acks) < 2 or acks[-1][0] != t or acks[-1][7] != acks[-2][7]:
+        return False
+    st = api.run(sc, series=["tcp"]).series.tcp
+    st = st[(st["conn"] == 0) & (st["dir"] == "a2b")]
+    us = (st["time_s"].astype("float64") * 1e6 + 0.5).astype("int64")
+    now = st[us <= t]
+    dupthresh = int(api.validate(sc, tcp=True)["flows"][0]["tcp"]["dupthresh"])
+    return len(now) > 0 and now["state"].iloc[-1] != "recovery" and int(now["dupacks"].iloc[-1]) > dupthresh \
+        and bool((now["state"] == "recovery").any())
 
 
 @dataclass
@@ -402,8 +508,10 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--test", action="append", help="only this test (repeatable)")
     ap.add_argument("--show", action="store_true", help="print each differing test's first divergence")
     args = ap.parse_args(argv)
-    from .diff import CLASSES
+    from .diff import CLASSES as DIFF_CLASSES
     from .pair import describe
+
+    CLASSES = {**DIFF_CLASSES, **SUITE_CLASSES}
     from .runner import Ns2NotFound
 
     for s in args.suite or ():

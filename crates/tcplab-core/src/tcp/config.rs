@@ -609,6 +609,16 @@ tcp_knobs! {
     /// `NewRenoFullTcpAgent::pack_action()` and restores it in `ack_action()` (tcp/tcp-full.cc).
     /// Off: from the fast retransmit on, as the one-way agent.
     newreno_burst_after_partial: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// NewReno: a fast recovery that ends while no duplicate ACK inflates the window (each
+    /// partial ACK zeroed the inflation, `partial_window_deflation` off) leaves the sender as if
+    /// still after a fast retransmit: further duplicate ACKs past `dupthresh` whose fast
+    /// retransmit the recover guard refuses inflate cwnd by one segment each, until the next new
+    /// ACK removes the inflation. ns-2's `NewRenoTcpAgent::recv()` (tcp/tcp-newreno.cc):
+    /// `last_cwnd_action_` becomes `CWND_ACTION_EXITED` only at an exit with `dupwnd_` > 0, and
+    /// `++dupwnd_` on each duplicate past `numdupacks_` while it is `CWND_ACTION_DUPACK`. Off
+    /// in every profile (the `ns2` profile's results stay as recorded); ns-2's validation suites
+    /// run with it on (docs/ns2.md).
+    newreno_inflate_after_quiet_exit: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Reno, NewReno, Sack1: the fast retransmit sets cwnd to ⌊W/2⌋ segments, W = ⌊min(cwnd, rwnd)⌋ in
     /// whole segments, not floored at 2 as ssthresh is (ns-2's `slowdown(CLOSE_SSTHRESH_HALF |
     /// CLOSE_CWND_HALF)` with `precisionReduce_` false: `cwnd_ = halfwin`, then only
@@ -956,6 +966,7 @@ impl TcpConfig {
             slow_but_steady: false,
             newreno_recovery_burst: 0,
             newreno_burst_after_partial: false,
+            newreno_inflate_after_quiet_exit: false,
             halve_cwnd_unfloored: false,
             precision_reduce: false,
             grow_when_not_cwnd_limited: false,
@@ -1274,6 +1285,7 @@ impl TcpConfig {
             ("syn_ack_opens_cwnd", serde_json::json!(self.syn_ack_opens_cwnd)),
             ("newreno_recovery_burst", serde_json::json!(self.newreno_recovery_burst)),
             ("newreno_burst_after_partial", serde_json::json!(self.newreno_burst_after_partial)),
+            ("newreno_inflate_after_quiet_exit", serde_json::json!(self.newreno_inflate_after_quiet_exit)),
             ("halve_cwnd_unfloored", serde_json::json!(self.halve_cwnd_unfloored)),
             ("precision_reduce", serde_json::json!(self.precision_reduce)),
             ("grow_when_not_cwnd_limited", serde_json::json!(self.grow_when_not_cwnd_limited)),

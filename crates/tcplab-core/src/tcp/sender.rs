@@ -346,6 +346,7 @@ impl TcpSender {
             self.rec.on_ack_in_recovery(c, acked, out)
         } else {
             c.dupacks = 0;
+            self.rec.on_new_ack_outside_recovery(c);
             // RFC 3168 §6.1.2: "The sending TCP SHOULD NOT increase the congestion window in
             // response to the receipt of an ECN-Echo ACK packet."
             // `grow_when_not_cwnd_limited`: ns-2's recv_newack_helper() → opencwnd() whatever

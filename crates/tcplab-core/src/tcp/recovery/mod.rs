@@ -107,6 +107,10 @@ pub trait Recovery: Send {
     fn grows_on_new_ack(&self, _s: &SenderCore) -> bool {
         true
     }
+    /// New data was acknowledged outside recovery (snd_una already advanced), before the
+    /// controller grows cwnd: a strategy that inflated cwnd on duplicate ACKs outside recovery
+    /// takes the inflation back here (ns-2 NewReno's `dupwnd_ = 0` on a new ACK).
+    fn on_new_ack_outside_recovery(&mut self, _s: &mut SenderCore) {}
     /// Send what the strategy allows after an ACK has been processed.
     fn send(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
         s.send_available(_out);

@@ -16,6 +16,11 @@ pub struct NewReno {
     dupwnd: u64,
     /// A fast retransmit since the last timeout (ns-2 FullTcp's `last_cwnd_action_` DUPACK).
     fast_retransmitted: bool,
+    /// `newreno_inflate_after_quiet_exit`: the last recovery ended with no inflation, and no
+    /// timeout or inflated exit since (ns-2's `last_cwnd_action_` still `CWND_ACTION_DUPACK`).
+    quiet_exit: bool,
+    /// The inflation added outside recovery under `quiet_exit`, bytes (ns-2's `dupwnd_` there).
+    inflated_outside: u64,
 }
 
 impl Recovery for NewReno {
@@ -38,6 +43,10 @@ impl Recovery for NewReno {
             if s.snd_una > s.recover || !s.cfg.newreno_recover_guard || less_careful || ack_heuristic || unguarded {
                 self.fast_retransmitted = true;
                 self.partial_seen = false;
+                // A new recovery: ns-2's last_cwnd_action_ is CWND_ACTION_DUPACK again (no
+                // inflation outside recovery is left: it starts only past the third duplicate).
+                self.quiet_exit = false;
+                self.inflated_outside = 0;
                 let before = s.cwnd;
                 s.enter_fast_recovery(out);
                 // ns-2 dupack_action(): dupwnd_ = numdupacks_ on top of the halved cwnd_.
@@ -52,6 +61,22 @@ impl Recovery for NewReno {
             // RFC 5681 §3.2 step 4 (kept by RFC 6582): cwnd += SMSS per additional duplicate ACK.
             s.set_recovery_window(s.cwnd + s.mss);
             self.dupwnd += s.mss;
+        } else if self.quiet_exit && s.dupacks > s.dupthresh() {
+            // ns-2 NewRenoTcpAgent::recv() (tcp/tcp-newreno.cc): `++dupwnd_` on a duplicate past
+            // numdupacks_ while last_cwnd_action_ is CWND_ACTION_DUPACK, even with no recovery
+            // under way (the recover guard refused the fast retransmit at the third).
+            s.set_recovery_window(s.cwnd + s.mss);
+            self.inflated_outside += s.mss;
+        }
+    }
+
+    fn on_new_ack_outside_recovery(&mut self, s: &mut SenderCore) {
+        if self.inflated_outside > 0 {
+            // ns-2: a new ACK with dupwnd_ > 0 sets dupwnd_ = 0 and last_cwnd_action_ =
+            // CWND_ACTION_EXITED before opencwnd() (tcp/tcp-newreno.cc).
+            s.set_recovery_window(s.cwnd.saturating_sub(self.inflated_outside).max(s.mss));
+            self.inflated_outside = 0;
+            self.quiet_exit = false;
         }
     }
 
@@ -72,6 +97,8 @@ impl Recovery for NewReno {
             s.set_recovery_window(cwnd);
             s.in_recovery = false;
             s.dupacks = 0;
+            // ns-2 sets last_cwnd_action_ = CWND_ACTION_EXITED only when dupwnd_ > 0 here.
+            self.quiet_exit = s.cfg.newreno_inflate_after_quiet_exit && self.dupwnd == 0;
             grow_on_exit(s, acked);
             true
         } else {
@@ -105,6 +132,9 @@ impl Recovery for NewReno {
 
     fn on_timeout(&mut self, _s: &mut SenderCore) {
         self.fast_retransmitted = false;
+        // ns-2: last_cwnd_action_ = CWND_ACTION_TIMEOUT; the core has reset cwnd.
+        self.quiet_exit = false;
+        self.inflated_outside = 0;
     }
 
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
