@@ -257,6 +257,35 @@ def test_active_open_on_the_sim():
 
 
 
+# -- shutdown(2): Linux inet_shutdown() / tcp_shutdown() ------------------------------------------
+
+def test_shutdown_rd_reads_zero_and_still_takes_data():
+    r = sim_run(HEAD + """
+   +0 shutdown(4, SHUT_RD) = 0
+   +0 read(4, ..., 1000) = 0
+   +0 < . 1:501(500) ack 1 win 1000
+   +0 > . 1:1(0) ack 501
+   +0 read(4, ..., 1000) = 500
+   +0 write(4, ..., 100) = 100
+   +0 > P. 1:101(100) ack 501
+""", {"profile": "linux6"})  # linux6: quick-ACK mode ACKs the data at once
+    assert r.status == "pass", r.text()
+
+
+def test_shutdown_rdwr_sends_the_fin_and_refuses_both_directions():
+    r = sim_run(HEAD + """
+   +0 shutdown(4, SHUT_RDWR) = 0
+   +0 > F. 1:1(0) ack 1
+   +0 read(4, ..., 1000) = 0
+   +0 write(4, ..., 1000) = -1 EPIPE (Broken pipe)
+   +0 shutdown(4, SHUT_WR) = 0
+   +0 close(4) = 0
+""")
+    assert r.status == "pass", r.text()
+    r = sim_run(HEAD + "   +0 shutdown(4, 7) = 0\n")
+    assert r.status == "unsupported" and "shutdown 7" in r.reason
+
+
 # -- TCP timestamps (RFC 7323) as packetdrill plays them ------------------------------------------
 
 TS_HEAD = """

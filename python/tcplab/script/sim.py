@@ -208,7 +208,9 @@ class SimStack(Stack):
                 raise Unsupported(f"{name} without a length (line {ev.line})")
             if self.sim.readable() > 0:
                 return self.sim.read(n), None
-            if self.sim.peer_closed():
+            if self.sim.peer_closed() or sock.get("closed_rd"):
+                # Linux tcp_recvmsg(): with the queue empty, RCV_SHUTDOWN (the peer's FIN, or
+                # shutdown(SHUT_RD)) ends the read with 0 instead of blocking.
                 return 0, None
             if sock["nonblock"]:
                 return -1, "EAGAIN"
@@ -220,12 +222,25 @@ class SimStack(Stack):
             del self.fds[fd]
             return 0, None
         if name == "shutdown":
-            if len(a) > 1 and a[1] == "SHUT_WR" and fd == self.conn_fd:
-                self.sim.close()
-                sock["closed_wr"] = True
-                return 0, None
-            raise Unsupported(f"shutdown {a[1] if len(a) > 1 else ''}")
+            return self._shutdown(sock, fd, a[1] if len(a) > 1 else "")
         raise Unsupported(f"call {name}")
+
+    def _shutdown(self, sock, fd, how: str):
+        """shutdown(2) as Linux's inet_shutdown() and tcp_shutdown() (net/ipv4/af_inet.c,
+        net/ipv4/tcp.c): SHUT_RD only marks RCV_SHUTDOWN, so a read of an empty queue returns 0
+        while arriving data is still ACKed and queued (tcp_rcv_established does not look at it);
+        SHUT_WR sends the FIN after the queued data (tcp_shutdown → tcp_close_state →
+        tcp_send_fin) and a later write fails with EPIPE (sk_stream_error); SHUT_RDWR is both."""
+        if how not in ("SHUT_RD", "SHUT_WR", "SHUT_RDWR"):
+            raise Unsupported(f"shutdown {how}")
+        if fd != self.conn_fd or self.sim is None:
+            return -1, "ENOTCONN"  # inet_shutdown(): not connected
+        if how in ("SHUT_RD", "SHUT_RDWR"):
+            sock["closed_rd"] = True
+        if how in ("SHUT_WR", "SHUT_RDWR") and not sock.get("closed_wr"):
+            self.sim.close()
+            sock["closed_wr"] = True
+        return 0, None
 
     def _accepted(self, sock, want=None) -> int:
         sock["accepted"] = True
