@@ -286,6 +286,30 @@ def test_shutdown_rdwr_sends_the_fin_and_refuses_both_directions():
     assert r.status == "unsupported" and "shutdown 7" in r.reason
 
 
+# -- socket options: TCP_MAXSEG, TCP_USER_TIMEOUT, getsockopt ------------------------------------
+
+def test_user_timeout_drops_the_connection_and_write_says_etimedout():
+    r = sim_run(HEAD + """
+   +0 setsockopt(4, SOL_TCP, TCP_USER_TIMEOUT, [-5], 4) = -1 EINVAL (Invalid argument)
+   +0 setsockopt(4, SOL_TCP, TCP_USER_TIMEOUT, [1000], 4) = 0
+   +0 write(4, ..., 1000) = 1000
+   +0 > P. 1:1001(1000) ack 1
+   +2 write(4, ..., 1000) = -1 ETIMEDOUT (Connection timed out)
+   +0 write(4, ..., 1000) = -1 EPIPE (Broken pipe)
+   +0 %{ assert tcpi_state == 7, tcpi_state }%
+""")
+    assert r.status == "pass", r.text()
+
+
+def test_getsockopt_compares_the_value_and_names_what_is_not_modelled():
+    r = sim_run(HEAD + "   +0 getsockopt(4, SOL_TCP, TCP_MAXSEG, [1460], [4]) = 0\n")
+    assert r.status == "fail" and r.expected == "1460" and r.got == "1000", r.text()
+    r = sim_run(HEAD + "   +0 getsockopt(4, SOL_SOCKET, SO_ERROR, [0], [4]) = 0\n")
+    assert r.status == "pass", r.text()
+    r = sim_run(HEAD + "   +0 getsockopt(4, SOL_SOCKET, SO_SNDBUF, [42000], [4]) = 0\n")
+    assert r.status == "unsupported" and "send buffer is not modelled" in r.reason
+
+
 # -- TCP timestamps (RFC 7323) as packetdrill plays them ------------------------------------------
 
 TS_HEAD = """

@@ -385,9 +385,12 @@ impl ScriptedConn {
             self.sent.push((self.now, o.seg));
         }
         if let Some(conn) = self.conn.as_ref() {
-            let q = send_queues(conn);
-            self.chrono.observe(self.now, q);
             self.uto.on_progress(conn.snd.core.snd_una, conn.snd.core.stats.timeouts);
+            if self.established {
+                // From the handshake on: the SYN-ACK belongs to no socket's queue, and
+                // packetdrill's tcp-info-sndbuf-limited reads a busy time that leaves the SYN out.
+                self.chrono.observe(self.now, send_queues(conn));
+            }
         }
     }
 
@@ -437,10 +440,10 @@ impl ScriptedConn {
             "tcpi_bytes_retrans": i.retrans_bytes,
             "tcpi_delivered": i.segs(i.delivered) + u64::from(i.snd_una > 0 || i.snd_max > 0),
             "tcpi_snd_wnd": i.peer_wnd.min(u32::MAX as u64),
-            // tp->advmss: the advertised MSS; an active opener takes the timestamps option off
-            // it once agreed (tcp_rcv_synsent_state_process: `tp->advmss -=
-            // TCPOLEN_TSTAMP_ALIGNED`), a passive one keeps it (tcp_v4_syn_recv_sock).
-            "tcpi_advmss": self.advertised_mss() - if conn.is_active() && conn.timestamps_on() { u64::from(crate::net::TS_OPTION_BYTES) } else { 0 },
+            // tp->advmss: the advertised MSS less the timestamps option once it is agreed, at
+            // either end (tcp_rcv_synsent_state_process: `tp->advmss -= TCPOLEN_TSTAMP_ALIGNED`;
+            // the passive opener's reads the same on Linux 6.18).
+            "tcpi_advmss": self.advertised_mss() - if conn.timestamps_on() { u64::from(crate::net::TS_OPTION_BYTES) } else { 0 },
         });
         let m = v.as_object_mut().expect("an object");
         if i.state != TcpState::SynSent && i.state != TcpState::SynReceived {
@@ -654,6 +657,99 @@ mod tests {
         c.inject(seg(FLAG_ACK, 1, 5001, 0), None);
         assert_eq!(c.info()["tcpi_retrans"], 0);
         assert_eq!(c.info()["tcpi_reord_seen"], 0, "a retransmitted segment's delivery is no reordering");
+    }
+
+    /// `TCP_MAXSEG` (Linux `do_tcp_setsockopt()` / `do_tcp_getsockopt()`): the range check, the
+    /// listener's reading, the SYN-ACK's MSS option and the connection's MSS, clamped.
+    #[test]
+    fn user_mss_clamps_both_directions() {
+        let mut c = ScriptedConn::new(resolve(r#"{"profile": "linux6"}"#).unwrap());
+        assert_eq!(c.maxseg(), TCP_MSS_DEFAULT);
+        assert_eq!(c.set_user_mss(50), Err("EINVAL"));
+        assert_eq!(c.set_user_mss(40_000), Err("EINVAL"));
+        c.set_user_mss(1100).unwrap();
+        c.listen();
+        assert_eq!((c.maxseg(), c.advertised_mss()), (1100, 1100));
+        c.inject(seg(FLAG_SYN, 0, 0, 0), Some(1300));
+        c.advance(100 * MS);
+        c.inject(seg(FLAG_ACK, 1, 1, 0), None);
+        assert_eq!(c.maxseg(), 1100);
+        assert_eq!((c.info()["tcpi_snd_mss"].as_u64(), c.info()["tcpi_advmss"].as_u64()), (Some(1100), Some(1100)));
+        c.write(3300);
+        assert_eq!(c.advance(100 * MS).iter().map(|x| x.1.len).collect::<Vec<_>>(), vec![1100; 3]);
+    }
+
+    /// RFC 9293 §3.10.7.3: the active opener takes SND.WND from the SYN-ACK; a zero window holds
+    /// the data back, and the time counts as receive-window limited (`tcp_chrono_start()`).
+    #[test]
+    fn zero_window_syn_ack_holds_data_and_counts_rwnd_limited() {
+        let mut c = ScriptedConn::new(resolve(r#"{"profile": "linux6"}"#).unwrap());
+        c.connect();
+        c.advance(10 * MS);
+        let mut synack = seg(FLAG_SYN | FLAG_ACK, 0, 1, 0);
+        synack.wnd = 0;
+        c.inject(synack, Some(1000));
+        assert_eq!(c.info()["tcpi_snd_wnd"], 0);
+        c.advance(10 * MS);
+        c.write(1000);
+        assert!(c.advance(110 * MS).iter().all(|x| x.1.len == 0), "nothing into a zero window");
+        assert_eq!(c.info()["tcpi_rwnd_limited"], 100_000);
+        let mut open = seg(FLAG_ACK, 1, 1, 0);
+        open.wnd = 2000;
+        c.inject(open, None);
+        assert_eq!(c.advance(110 * MS).iter().map(|x| x.1.len).sum::<u32>(), 1000);
+        c.advance(130 * MS);
+        let mut ack = seg(FLAG_ACK, 1, 1001, 0);
+        ack.wnd = 2000;
+        c.inject(ack, None);
+        c.advance(200 * MS);
+        assert_eq!((c.info()["tcpi_busy_time"].as_u64(), c.info()["tcpi_rwnd_limited"].as_u64()), (Some(120_000), Some(100_000)));
+    }
+
+    /// Linux `tcp_rcv_state_process()`: data reaching a closed socket in FIN-WAIT-1 resets it,
+    /// <SEQ=SEG.ACK><CTL=RST>, and the socket is gone; after shutdown(SHUT_WR) alone (no
+    /// RCV_SHUTDOWN) the same data is taken.
+    #[test]
+    fn data_after_close_in_fin_wait_resets() {
+        for close in [true, false] {
+            let mut c = linux6_sending(seg(FLAG_SYN, 0, 0, 0));
+            c.inject(seg(FLAG_ACK, 1, 1, 0), None);
+            if close {
+                c.close();
+            } else {
+                c.shutdown_write();
+            }
+            assert!(c.advance(100 * MS).iter().any(|x| x.1.fin()));
+            c.inject(seg(FLAG_ACK, 1, 1, 100), None);
+            let out = c.advance(100 * MS);
+            if close {
+                assert_eq!(out.iter().map(|x| (x.1.flags, x.1.seq)).collect::<Vec<_>>(), vec![(FLAG_RST, 1)]);
+                assert_eq!(c.info()["tcpi_state"], 7);
+            } else {
+                assert!(out.iter().all(|x| x.1.flags & FLAG_RST == 0));
+                assert_eq!(c.readable(), 100);
+            }
+        }
+    }
+
+    /// `TCP_USER_TIMEOUT` 1000 ms: the data sent at 100 ms is never acknowledged; after the
+    /// RTO's retransmissions the connection is dropped at 1100 ms without a segment, and the
+    /// error is ETIMEDOUT, reported once.
+    #[test]
+    fn user_timeout_aborts_retransmissions() {
+        let mut c = linux6_sending(seg(FLAG_SYN, 0, 0, 0));
+        c.inject(seg(FLAG_ACK, 1, 1, 0), None);
+        assert_eq!(c.set_user_timeout(-1), Err("EINVAL"));
+        c.set_user_timeout(1000).unwrap();
+        c.write(1000);
+        let out = c.advance(1099 * MS);
+        assert!(out.len() >= 3, "the data and its retransmissions");
+        assert!(c.take_error().is_none());
+        assert!(c.advance(1100 * MS).is_empty(), "tcp_write_err() sends nothing");
+        assert_eq!(c.info()["tcpi_state"], 7);
+        assert_eq!(c.take_error(), Some("ETIMEDOUT"));
+        assert_eq!(c.take_error(), None);
+        assert!(c.advance(10_000 * MS).is_empty());
     }
 
     /// The passive closer: the peer's FIN, our close and FIN, the peer's ACK of it (LAST-ACK →
