@@ -131,10 +131,10 @@ impl ScriptedConn {
     /// TCP_MSS_DEFAULT before a connection), or `user_mss` when set and the socket is in CLOSE
     /// or LISTEN.
     pub fn maxseg(&self) -> u64 {
-        let conn = self.conn.as_ref().filter(|c| c.state() != TcpState::Closed);
-        match conn {
+        let closed = self.conn.as_ref().is_none_or(|c| c.state() == TcpState::Closed);
+        match self.conn.as_ref() {
+            _ if closed && self.user_mss != 0 => self.user_mss,
             Some(c) => c.info().mss,
-            None if self.user_mss != 0 => self.user_mss,
             None => TCP_MSS_DEFAULT,
         }
     }

@@ -7,6 +7,9 @@ supported"; TCP timestamps (RFC 7323, the `timestamps` knob, `tcp_timestamps`) a
 their values (the runner maps them as packetdrill does, `tsopt.py`); window scaling is not modelled (a `wscale` option in an expected packet is not
 compared, and the script's scaled windows are passed unscaled); PSH is not modelled (not
 compared); sysctls without a counterpart are listed in the result's notes (knobs.SIM_MAP).
+Socket-level behaviour (shutdown, TCP_MAXSEG, TCP_USER_TIMEOUT, getsockopt) follows Linux's
+inet_shutdown/tcp_shutdown and do_tcp_{set,get}sockopt; the send buffer is not modelled, so
+getsockopt(SO_SNDBUF) is "not supported".
 """
 
 from __future__ import annotations
@@ -251,6 +254,8 @@ class SimStack(Stack):
         tcp_send_fin) and a later write fails with EPIPE (sk_stream_error); SHUT_RDWR is both."""
         if how not in ("SHUT_RD", "SHUT_WR", "SHUT_RDWR"):
             raise Unsupported(f"shutdown {how}")
+        if sock.get("listen"):
+            raise Unsupported("shutdown of a listening socket")
         if fd != self.conn_fd or self.sim is None:
             return -1, "ENOTCONN"  # inet_shutdown(): not connected
         if how in ("SHUT_RD", "SHUT_RDWR"):
