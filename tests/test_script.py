@@ -257,6 +257,59 @@ def test_active_open_on_the_sim():
 
 
 
+# -- shutdown(2): Linux inet_shutdown() / tcp_shutdown() ------------------------------------------
+
+def test_shutdown_rd_reads_zero_and_still_takes_data():
+    r = sim_run(HEAD + """
+   +0 shutdown(4, SHUT_RD) = 0
+   +0 read(4, ..., 1000) = 0
+   +0 < . 1:501(500) ack 1 win 1000
+   +0 > . 1:1(0) ack 501
+   +0 read(4, ..., 1000) = 500
+   +0 write(4, ..., 100) = 100
+   +0 > P. 1:101(100) ack 501
+""", {"profile": "linux6"})  # linux6: quick-ACK mode ACKs the data at once
+    assert r.status == "pass", r.text()
+
+
+def test_shutdown_rdwr_sends_the_fin_and_refuses_both_directions():
+    r = sim_run(HEAD + """
+   +0 shutdown(4, SHUT_RDWR) = 0
+   +0 > F. 1:1(0) ack 1
+   +0 read(4, ..., 1000) = 0
+   +0 write(4, ..., 1000) = -1 EPIPE (Broken pipe)
+   +0 shutdown(4, SHUT_WR) = 0
+   +0 close(4) = 0
+""")
+    assert r.status == "pass", r.text()
+    r = sim_run(HEAD + "   +0 shutdown(4, 7) = 0\n")
+    assert r.status == "unsupported" and "shutdown 7" in r.reason
+
+
+# -- socket options: TCP_MAXSEG, TCP_USER_TIMEOUT, getsockopt ------------------------------------
+
+def test_user_timeout_drops_the_connection_and_write_says_etimedout():
+    r = sim_run(HEAD + """
+   +0 setsockopt(4, SOL_TCP, TCP_USER_TIMEOUT, [-5], 4) = -1 EINVAL (Invalid argument)
+   +0 setsockopt(4, SOL_TCP, TCP_USER_TIMEOUT, [1000], 4) = 0
+   +0 write(4, ..., 1000) = 1000
+   +0 > P. 1:1001(1000) ack 1
+   +2 write(4, ..., 1000) = -1 ETIMEDOUT (Connection timed out)
+   +0 write(4, ..., 1000) = -1 EPIPE (Broken pipe)
+   +0 %{ assert tcpi_state == 7, tcpi_state }%
+""")
+    assert r.status == "pass", r.text()
+
+
+def test_getsockopt_compares_the_value_and_names_what_is_not_modelled():
+    r = sim_run(HEAD + "   +0 getsockopt(4, SOL_TCP, TCP_MAXSEG, [1460], [4]) = 0\n")
+    assert r.status == "fail" and r.expected == "1460" and r.got == "1000", r.text()
+    r = sim_run(HEAD + "   +0 getsockopt(4, SOL_SOCKET, SO_ERROR, [0], [4]) = 0\n")
+    assert r.status == "pass", r.text()
+    r = sim_run(HEAD + "   +0 getsockopt(4, SOL_SOCKET, SO_SNDBUF, [42000], [4]) = 0\n")
+    assert r.status == "unsupported" and "send buffer is not modelled" in r.reason
+
+
 # -- TCP timestamps (RFC 7323) as packetdrill plays them ------------------------------------------
 
 TS_HEAD = """

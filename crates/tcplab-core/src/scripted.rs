@@ -10,7 +10,9 @@
 //! (include/uapi/linux/tcp.h; `tcp_get_info()` in net/ipv4/tcp.c): packets, microseconds.
 
 use crate::net::{Segment, FLAG_ACK, FLAG_RST};
+use crate::tcp::chrono::{Chrono, SendQueues};
 use crate::tcp::info::{CaState, TcpState};
+use crate::tcp::user_timeout::UserTimeout;
 use crate::tcp::{ConnEvent, OutSeg, TcpConfig, TcpConn, TimerKind};
 use crate::units::{Size, Time};
 
@@ -53,11 +55,35 @@ pub struct ScriptedConn {
     /// acknowledged the socket is gone (no TIME-WAIT for the passive closer, RFC 9293 §3.6).
     closed_after_peer: bool,
     steps: u64,
+    /// The MSS this end advertises in its SYN or SYN-ACK before any `TCP_MAXSEG`: the route's
+    /// (Linux `dst_metric_advmss()`), the profile's `mss` unless the runner says otherwise.
+    route_advmss: u64,
+    /// `setsockopt(TCP_MAXSEG)`'s value (Linux `tp->rx_opt.user_mss`), 0 when unset.
+    user_mss: u64,
+    /// When data was last received (Linux `icsk->icsk_ack.lrcvtime`): set when the connection
+    /// is established and by every in-order data arrival (`tcp_event_data_recv()`).
+    lrcvtime: Option<Time>,
+    /// The send chronographs (`tcpi_busy_time`, `tcpi_rwnd_limited`), updated after every event.
+    chrono: Chrono,
+    /// Linux `sk->sk_shutdown & RCV_SHUTDOWN`: set by `shutdown(SHUT_RD)` and by `close()`.
+    rcv_shutdown: bool,
+    /// `TCP_USER_TIMEOUT` (`crate::tcp::user_timeout`).
+    uto: UserTimeout,
+    /// `sk->sk_err`: the error the next call reports once (`sock_error()`), e.g. ETIMEDOUT.
+    error: Option<&'static str>,
 }
+
+/// Linux `TCP_MSS_DEFAULT` (include/net/tcp.h): `tp->mss_cache` of a socket not yet connected
+/// (`tcp_init_sock()`), what `getsockopt(TCP_MAXSEG)` reads there without a `user_mss`.
+pub const TCP_MSS_DEFAULT: u64 = 536;
+/// Linux `TCP_MIN_MSS` and `MAX_TCP_WINDOW`: the range `setsockopt(TCP_MAXSEG)` accepts.
+pub const TCP_MIN_MSS: u64 = 88;
+pub const MAX_TCP_WINDOW: u64 = 32767;
 
 impl ScriptedConn {
     pub fn new(cfg: TcpConfig) -> ScriptedConn {
-        ScriptedConn { cfg, now: 0, conn: None, listening: false, timers: Vec::new(), out: Vec::new(), sent: Vec::new(), established: false, readable: 0, peer_closed: false, gone: false, closed_after_peer: false, steps: 0 }
+        let route_advmss = cfg.mss.0;
+        ScriptedConn { cfg, now: 0, conn: None, listening: false, timers: Vec::new(), out: Vec::new(), sent: Vec::new(), established: false, readable: 0, peer_closed: false, gone: false, closed_after_peer: false, steps: 0, route_advmss, user_mss: 0, lrcvtime: None, chrono: Chrono::default(), rcv_shutdown: false, uto: UserTimeout::default(), error: None }
     }
 
     pub fn config(&self) -> &TcpConfig {
@@ -68,6 +94,51 @@ impl ScriptedConn {
         self.now
     }
 
+    /// The route's advertised MSS (`dst_metric_advmss()`), when it is not the configuration's
+    /// `mss` (the runner caps an active opener's `mss` with the SYN-ACK it reads ahead).
+    pub fn set_route_advmss(&mut self, mss: u64) {
+        self.route_advmss = mss;
+    }
+
+    /// `setsockopt(TCP_MAXSEG, val)`, Linux `do_tcp_setsockopt()`: 0 or TCP_MIN_MSS..=
+    /// MAX_TCP_WINDOW (else EINVAL) becomes `tp->rx_opt.user_mss`. It clamps the MSS this end
+    /// advertises (`tcp_mss_clamp()` in `tcp_connect_init()` and `tcp_make_synack()`) and the
+    /// peer's (`tcp_parse_options()`: `if (user_mss && user_mss < in_mss) in_mss = user_mss`),
+    /// for the connection made after it; an open connection keeps its MSS.
+    pub fn set_user_mss(&mut self, val: u64) -> Result<(), &'static str> {
+        if val != 0 && !(TCP_MIN_MSS..=MAX_TCP_WINDOW).contains(&val) {
+            return Err("EINVAL");
+        }
+        self.user_mss = val;
+        Ok(())
+    }
+
+    /// `tcp_mss_clamp()`: `mss` capped by `user_mss` when one is set.
+    fn mss_clamp(&self, mss: u64) -> u64 {
+        if self.user_mss != 0 && self.user_mss < mss {
+            self.user_mss
+        } else {
+            mss
+        }
+    }
+
+    /// The MSS option of this end's SYN or SYN-ACK: `tcp_mss_clamp(tp, dst_metric_advmss(dst))`.
+    pub fn advertised_mss(&self) -> u64 {
+        self.mss_clamp(self.route_advmss)
+    }
+
+    /// `getsockopt(TCP_MAXSEG)`, Linux `do_tcp_getsockopt()`: `tp->mss_cache` (the sending MSS;
+    /// TCP_MSS_DEFAULT before a connection), or `user_mss` when set and the socket is in CLOSE
+    /// or LISTEN.
+    pub fn maxseg(&self) -> u64 {
+        let closed = self.conn.as_ref().is_none_or(|c| c.state() == TcpState::Closed);
+        match self.conn.as_ref() {
+            _ if closed && self.user_mss != 0 => self.user_mss,
+            Some(c) => c.info().mss,
+            None => TCP_MSS_DEFAULT,
+        }
+    }
+
     /// `listen()`: the next SYN opens a connection (passive open).
     pub fn listen(&mut self) {
         self.listening = true;
@@ -76,7 +147,9 @@ impl ScriptedConn {
     /// `connect()`: the SYN goes out now (active open).
     pub fn connect(&mut self) {
         let mut out = std::mem::take(&mut self.out);
-        self.conn = Some(TcpConn::connect(self.cfg.clone(), self.now, &mut out));
+        let mut cfg = self.cfg.clone();
+        cfg.mss = Size(self.mss_clamp(cfg.mss.0));
+        self.conn = Some(TcpConn::connect(cfg, self.now, &mut out));
         self.out = out;
         self.flush();
     }
@@ -101,10 +174,13 @@ impl ScriptedConn {
                 // RFC 9293 §3.7.1: the sender's MSS is at most what the peer's SYN allows.
                 cfg.mss = Size(cfg.mss.0.min(m).max(1));
             }
+            cfg.mss = Size(self.mss_clamp(cfg.mss.0));
             let mut out = std::mem::take(&mut self.out);
             self.conn = Some(TcpConn::listen(cfg, self.now, &mut out));
             self.out = out;
         } else if seg.syn() && !seg.has_ack() && !self.cfg.handshake {
+            return true;
+        } else if self.abort_on_data(&seg) {
             return true;
         }
         let mut out = std::mem::take(&mut self.out);
@@ -112,6 +188,57 @@ impl ScriptedConn {
         conn.on_segment(self.now, &seg, &mut out);
         self.out = out;
         self.flush();
+        true
+    }
+
+    /// `setsockopt(TCP_USER_TIMEOUT, ms)` (`crate::tcp::user_timeout`).
+    pub fn set_user_timeout(&mut self, ms: i64) -> Result<(), &'static str> {
+        self.uto.set(ms)
+    }
+
+    /// The socket's pending error, taken (Linux `sock_error()`: `xchg(&sk->sk_err, 0)`).
+    pub fn take_error(&mut self) -> Option<&'static str> {
+        self.error.take()
+    }
+
+    /// When the user timeout aborts the connection, if it is pending.
+    fn user_timeout_at(&self) -> Option<Time> {
+        let conn = self.conn.as_ref()?;
+        self.uto.deadline(conn.snd.core.stats.timeouts)
+    }
+
+    /// `tcp_write_err()`: the connection is dropped without a segment, ETIMEDOUT reported.
+    fn abort_timed_out(&mut self) {
+        self.conn = None;
+        self.gone = true;
+        self.timers.clear();
+        self.error = Some("ETIMEDOUT");
+    }
+
+    /// `shutdown(SHUT_RD)`: Linux only marks RCV_SHUTDOWN (`inet_shutdown()`); data still
+    /// arrives and is ACKed in ESTABLISHED, but not once the FIN is sent (`inject`).
+    pub fn shutdown_read(&mut self) {
+        self.rcv_shutdown = true;
+    }
+
+    /// Linux `tcp_rcv_state_process()` in FIN-WAIT-1 and FIN-WAIT-2: "RFC 793 says to queue data
+    /// in these states, RFC 1122 says we MUST send a reset. BSD 4.4 also does reset": with
+    /// RCV_SHUTDOWN, a segment carrying data beyond RCV.NXT resets the connection
+    /// (`tcp_reset()`, LINUX_MIB_TCPABORTONDATA) and is answered with a RST as from a closed
+    /// port (`tcp_v4_send_reset()`); the socket is gone (`tcp_done()`).
+    fn abort_on_data(&mut self, seg: &Segment) -> bool {
+        let Some(conn) = self.conn.as_ref() else { return false };
+        if !self.rcv_shutdown || !matches!(conn.state(), TcpState::FinWait1 | TcpState::FinWait2) {
+            return false;
+        }
+        let rcv_nxt = conn.info().rcv_nxt;
+        if seg.len == 0 || seg.seq + u64::from(seg.len) <= rcv_nxt {
+            return false;
+        }
+        self.reset_closed(seg);
+        self.conn = None;
+        self.gone = true;
+        self.timers.clear();
         true
     }
 
@@ -132,6 +259,19 @@ impl ScriptedConn {
         n
     }
 
+    /// `shutdown(SHUT_WR)`, Linux `tcp_shutdown()`: the FIN follows the data written
+    /// (`tcp_close_state()` → `tcp_send_fin()`); unread data stays (no reset, unlike `close`)
+    /// and the read side is untouched.
+    pub fn shutdown_write(&mut self) -> bool {
+        let Some(conn) = self.conn.as_mut() else { return false };
+        self.closed_after_peer = self.peer_closed;
+        let mut out = std::mem::take(&mut self.out);
+        conn.close(self.now, &mut out);
+        self.out = out;
+        self.flush();
+        true
+    }
+
     /// The application closes: a FIN follows the data written. As Linux's `tcp_close()`: in
     /// SYN-SENT the socket just goes (no segment), and with received data unread it is aborted
     /// with a RST (RFC 9293 §3.10.4 and RFC 2525 §2.17, "Failure to RST on close with data
@@ -149,12 +289,8 @@ impl ScriptedConn {
             self.readable = 0;
             return true;
         }
-        self.closed_after_peer = self.peer_closed;
-        let mut out = std::mem::take(&mut self.out);
-        conn.close(self.now, &mut out);
-        self.out = out;
-        self.flush();
-        true
+        self.rcv_shutdown = true; // tcp_close(): sk->sk_shutdown = SHUTDOWN_MASK
+        self.shutdown_write()
     }
 
     pub fn established(&self) -> bool {
@@ -173,7 +309,15 @@ impl ScriptedConn {
     /// segments sent since the last call, with their send times, oldest first.
     pub fn advance(&mut self, until: Time) -> Vec<(Time, Segment)> {
         while self.steps < MAX_STEPS {
-            let Some((i, &(t, kind))) = self.timers.iter().enumerate().min_by_key(|(_, x)| x.0) else { break };
+            let next = self.timers.iter().enumerate().min_by_key(|(_, x)| x.0).map(|(i, x)| (i, *x));
+            if let Some(at) = self.user_timeout_at() {
+                if at <= until && next.is_none_or(|(_, (t, _))| at <= t) {
+                    self.now = self.now.max(at);
+                    self.abort_timed_out();
+                    break;
+                }
+            }
+            let Some((i, (t, kind))) = next else { break };
             if t > until {
                 break;
             }
@@ -220,15 +364,33 @@ impl ScriptedConn {
             conn.take_timers(|k, t| timers.push((t, k)));
             for e in conn.take_events() {
                 match e {
-                    ConnEvent::Established => self.established = true,
-                    ConnEvent::Delivered(n) => self.readable += n,
+                    ConnEvent::Established => {
+                        self.established = true;
+                        self.lrcvtime = Some(self.now);
+                    }
+                    ConnEvent::Delivered(n) => {
+                        self.readable += n;
+                        self.lrcvtime = Some(self.now);
+                    }
                     ConnEvent::PeerClosed => self.peer_closed = true,
                     _ => {}
                 }
             }
         }
         for o in self.out.drain(..) {
+            if self.uto.is_set() {
+                let s = &o.seg;
+                self.uto.on_sent(self.now, s.seq, s.seq + u64::from(s.len) + u64::from(s.syn()) + u64::from(s.fin()));
+            }
             self.sent.push((self.now, o.seg));
+        }
+        if let Some(conn) = self.conn.as_ref() {
+            self.uto.on_progress(conn.snd.core.snd_una, conn.snd.core.stats.timeouts);
+            if self.established {
+                // From the handshake on: the SYN-ACK belongs to no socket's queue, and
+                // packetdrill's tcp-info-sndbuf-limited reads a busy time that leaves the SYN out.
+                self.chrono.observe(self.now, send_queues(conn));
+            }
         }
     }
 
@@ -278,8 +440,21 @@ impl ScriptedConn {
             "tcpi_bytes_retrans": i.retrans_bytes,
             "tcpi_delivered": i.segs(i.delivered) + u64::from(i.snd_una > 0 || i.snd_max > 0),
             "tcpi_snd_wnd": i.peer_wnd.min(u32::MAX as u64),
+            // tp->advmss: the advertised MSS less the timestamps option once it is agreed, at
+            // either end (tcp_rcv_synsent_state_process: `tp->advmss -= TCPOLEN_TSTAMP_ALIGNED`;
+            // the passive opener's reads the same on Linux 6.18).
+            "tcpi_advmss": self.advertised_mss() - if conn.timestamps_on() { u64::from(crate::net::TS_OPTION_BYTES) } else { 0 },
         });
         let m = v.as_object_mut().expect("an object");
+        if i.state != TcpState::SynSent && i.state != TcpState::SynReceived {
+            let (busy, rwnd, _) = self.chrono.stats(self.now);
+            m.insert("tcpi_busy_time".into(), us(busy).into());
+            m.insert("tcpi_rwnd_limited".into(), us(rwnd).into());
+        }
+        if let Some(t) = self.lrcvtime {
+            // jiffies_to_msecs(now - icsk->icsk_ack.lrcvtime)
+            m.insert("tcpi_last_data_recv".into(), ((self.now - t) / 1_000_000).into());
+        }
         if let Some(s) = i.srtt {
             m.insert("tcpi_rtt".into(), us(s).into());
         }
@@ -300,6 +475,17 @@ impl ScriptedConn {
         }
         v
     }
+}
+
+/// The send queues as the chronographs read them (`crate::tcp::chrono`): anything unacknowledged
+/// or unsent (`tcp_rtx_and_write_queues_empty()`), and whether the next segment to send is held
+/// by the peer's window, Linux `tcp_snd_wnd_test()`: its end, at most one MSS on, beyond
+/// SND.UNA + SND.WND (`tcp_wnd_end()`).
+fn send_queues(conn: &TcpConn) -> SendQueues {
+    let c = &conn.snd.core;
+    let unsent = c.data_end.saturating_sub(c.snd_nxt);
+    let rwnd_limited = unsent > 0 && c.snd_nxt + unsent.min(c.mss) > c.snd_una + c.peer_wnd;
+    SendQueues { queued: c.snd_max > c.snd_una || unsent > 0, rwnd_limited, sndbuf_limited: false }
 }
 
 #[cfg(test)]
@@ -471,6 +657,99 @@ mod tests {
         c.inject(seg(FLAG_ACK, 1, 5001, 0), None);
         assert_eq!(c.info()["tcpi_retrans"], 0);
         assert_eq!(c.info()["tcpi_reord_seen"], 0, "a retransmitted segment's delivery is no reordering");
+    }
+
+    /// `TCP_MAXSEG` (Linux `do_tcp_setsockopt()` / `do_tcp_getsockopt()`): the range check, the
+    /// listener's reading, the SYN-ACK's MSS option and the connection's MSS, clamped.
+    #[test]
+    fn user_mss_clamps_both_directions() {
+        let mut c = ScriptedConn::new(resolve(r#"{"profile": "linux6"}"#).unwrap());
+        assert_eq!(c.maxseg(), TCP_MSS_DEFAULT);
+        assert_eq!(c.set_user_mss(50), Err("EINVAL"));
+        assert_eq!(c.set_user_mss(40_000), Err("EINVAL"));
+        c.set_user_mss(1100).unwrap();
+        c.listen();
+        assert_eq!((c.maxseg(), c.advertised_mss()), (1100, 1100));
+        c.inject(seg(FLAG_SYN, 0, 0, 0), Some(1300));
+        c.advance(100 * MS);
+        c.inject(seg(FLAG_ACK, 1, 1, 0), None);
+        assert_eq!(c.maxseg(), 1100);
+        assert_eq!((c.info()["tcpi_snd_mss"].as_u64(), c.info()["tcpi_advmss"].as_u64()), (Some(1100), Some(1100)));
+        c.write(3300);
+        assert_eq!(c.advance(100 * MS).iter().map(|x| x.1.len).collect::<Vec<_>>(), vec![1100; 3]);
+    }
+
+    /// RFC 9293 §3.10.7.3: the active opener takes SND.WND from the SYN-ACK; a zero window holds
+    /// the data back, and the time counts as receive-window limited (`tcp_chrono_start()`).
+    #[test]
+    fn zero_window_syn_ack_holds_data_and_counts_rwnd_limited() {
+        let mut c = ScriptedConn::new(resolve(r#"{"profile": "linux6"}"#).unwrap());
+        c.connect();
+        c.advance(10 * MS);
+        let mut synack = seg(FLAG_SYN | FLAG_ACK, 0, 1, 0);
+        synack.wnd = 0;
+        c.inject(synack, Some(1000));
+        assert_eq!(c.info()["tcpi_snd_wnd"], 0);
+        c.advance(10 * MS);
+        c.write(1000);
+        assert!(c.advance(110 * MS).iter().all(|x| x.1.len == 0), "nothing into a zero window");
+        assert_eq!(c.info()["tcpi_rwnd_limited"], 100_000);
+        let mut open = seg(FLAG_ACK, 1, 1, 0);
+        open.wnd = 2000;
+        c.inject(open, None);
+        assert_eq!(c.advance(110 * MS).iter().map(|x| x.1.len).sum::<u32>(), 1000);
+        c.advance(130 * MS);
+        let mut ack = seg(FLAG_ACK, 1, 1001, 0);
+        ack.wnd = 2000;
+        c.inject(ack, None);
+        c.advance(200 * MS);
+        assert_eq!((c.info()["tcpi_busy_time"].as_u64(), c.info()["tcpi_rwnd_limited"].as_u64()), (Some(120_000), Some(100_000)));
+    }
+
+    /// Linux `tcp_rcv_state_process()`: data reaching a closed socket in FIN-WAIT-1 resets it,
+    /// <SEQ=SEG.ACK><CTL=RST>, and the socket is gone; after shutdown(SHUT_WR) alone (no
+    /// RCV_SHUTDOWN) the same data is taken.
+    #[test]
+    fn data_after_close_in_fin_wait_resets() {
+        for close in [true, false] {
+            let mut c = linux6_sending(seg(FLAG_SYN, 0, 0, 0));
+            c.inject(seg(FLAG_ACK, 1, 1, 0), None);
+            if close {
+                c.close();
+            } else {
+                c.shutdown_write();
+            }
+            assert!(c.advance(100 * MS).iter().any(|x| x.1.fin()));
+            c.inject(seg(FLAG_ACK, 1, 1, 100), None);
+            let out = c.advance(100 * MS);
+            if close {
+                assert_eq!(out.iter().map(|x| (x.1.flags, x.1.seq)).collect::<Vec<_>>(), vec![(FLAG_RST, 1)]);
+                assert_eq!(c.info()["tcpi_state"], 7);
+            } else {
+                assert!(out.iter().all(|x| x.1.flags & FLAG_RST == 0));
+                assert_eq!(c.readable(), 100);
+            }
+        }
+    }
+
+    /// `TCP_USER_TIMEOUT` 1000 ms: the data sent at 100 ms is never acknowledged; after the
+    /// RTO's retransmissions the connection is dropped at 1100 ms without a segment, and the
+    /// error is ETIMEDOUT, reported once.
+    #[test]
+    fn user_timeout_aborts_retransmissions() {
+        let mut c = linux6_sending(seg(FLAG_SYN, 0, 0, 0));
+        c.inject(seg(FLAG_ACK, 1, 1, 0), None);
+        assert_eq!(c.set_user_timeout(-1), Err("EINVAL"));
+        c.set_user_timeout(1000).unwrap();
+        c.write(1000);
+        let out = c.advance(1099 * MS);
+        assert!(out.len() >= 3, "the data and its retransmissions");
+        assert!(c.take_error().is_none());
+        assert!(c.advance(1100 * MS).is_empty(), "tcp_write_err() sends nothing");
+        assert_eq!(c.info()["tcpi_state"], 7);
+        assert_eq!(c.take_error(), Some("ETIMEDOUT"));
+        assert_eq!(c.take_error(), None);
+        assert!(c.advance(10_000 * MS).is_empty());
     }
 
     /// The passive closer: the peer's FIN, our close and FIN, the peer's ACK of it (LAST-ACK →

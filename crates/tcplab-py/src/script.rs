@@ -33,6 +33,46 @@ impl ScriptSim {
         guard(|| self.c.config().to_json_full().to_string())
     }
 
+    /// The route's advertised MSS (Linux `dst_metric_advmss()`).
+    fn set_route_advmss(&mut self, mss: u64) -> PyResult<()> {
+        guard(|| self.c.set_route_advmss(mss))
+    }
+
+    /// `setsockopt(TCP_MAXSEG)`: None, or the errno name ("EINVAL").
+    fn set_user_mss(&mut self, val: u64) -> PyResult<Option<&'static str>> {
+        guard(|| self.c.set_user_mss(val).err())
+    }
+
+    /// The MSS option of this end's SYN or SYN-ACK.
+    fn advertised_mss(&self) -> PyResult<u64> {
+        guard(|| self.c.advertised_mss())
+    }
+
+    /// `getsockopt(TCP_MAXSEG)`.
+    fn maxseg(&self) -> PyResult<u64> {
+        guard(|| self.c.maxseg())
+    }
+
+    /// `setsockopt(TCP_USER_TIMEOUT)`: None, or the errno name.
+    fn set_user_timeout(&mut self, ms: i64) -> PyResult<Option<&'static str>> {
+        guard(|| self.c.set_user_timeout(ms).err())
+    }
+
+    /// The socket's pending error (errno name), taken.
+    fn take_error(&mut self) -> PyResult<Option<&'static str>> {
+        guard(|| self.c.take_error())
+    }
+
+    /// `shutdown(SHUT_WR)`: the FIN after the data; False without a connection.
+    fn shutdown_write(&mut self) -> PyResult<bool> {
+        guard(|| self.c.shutdown_write())
+    }
+
+    /// `shutdown(SHUT_RD)`.
+    fn shutdown_read(&mut self) -> PyResult<()> {
+        guard(|| self.c.shutdown_read())
+    }
+
     fn listen(&mut self) -> PyResult<()> {
         guard(|| self.c.listen())
     }

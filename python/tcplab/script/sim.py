@@ -7,6 +7,9 @@ supported"; TCP timestamps (RFC 7323, the `timestamps` knob, `tcp_timestamps`) a
 their values (the runner maps them as packetdrill does, `tsopt.py`); window scaling is not modelled (a `wscale` option in an expected packet is not
 compared, and the script's scaled windows are passed unscaled); PSH is not modelled (not
 compared); sysctls without a counterpart are listed in the result's notes (knobs.SIM_MAP).
+Socket-level behaviour (shutdown, TCP_MAXSEG, TCP_USER_TIMEOUT, getsockopt) follows Linux's
+inet_shutdown/tcp_shutdown and do_tcp_{set,get}sockopt; the send buffer is not modelled, so
+getsockopt(SO_SNDBUF) is "not supported".
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import json
 
 from .knobs import Unsupported, expand, sim_overrides
-from .runner import Out, Stack
+from .runner import Fail, Out, Stack
 
 #: setsockopt options the model takes (with their effect) at the SOL_SOCKET and IPPROTO_TCP levels.
 _SOCKOPTS_NOOP = {"SO_REUSEADDR", "SO_REUSEPORT", "SO_SNDBUF", "SO_KEEPALIVE"}
@@ -38,6 +41,11 @@ class SimStack(Stack):
         self._done: list = []
         self.own_mss = None
         self._now = 0.0
+        #: setsockopt(TCP_MAXSEG)'s value (Linux tp->rx_opt.user_mss), applied to the connection
+        #: the stack makes; `_probe` (a stack with no connection) answers for sockets without one.
+        self.user_mss = None
+        self.user_timeout = None
+        self._probe = None
 
     # -- set-up --------------------------------------------------------------------------
     def start(self, script) -> None:
@@ -61,6 +69,13 @@ class SimStack(Stack):
         if probe:
             # The MSS the stack advertises in its SYN: the profile's, whatever the peer allows.
             self.own_mss = int(str(cfg.get("mss", 1460)).rstrip("B"))
+            self._probe = sim
+        else:
+            sim.set_route_advmss(self.own_mss)
+            if self.user_mss is not None:
+                sim.set_user_mss(self.user_mss)
+            if self.user_timeout is not None:
+                sim.set_user_timeout(self.user_timeout)
         if not probe:
             sim.advance(self._now)  # the connection is made at the script's time, not at 0
             self.sim = sim
@@ -85,7 +100,7 @@ class SimStack(Stack):
         for t, flags, seq, ack, length, wnd, sp, sack, ts in self.sim.advance(max(0.0, until)):
             opts = []
             if flags & 0x02:
-                opts.append(("mss", self.own_mss))
+                opts.append(("mss", self.sim.advertised_mss()))
                 if sp:
                     opts.append(("sackOK",))
             if ts is not None:
@@ -166,6 +181,8 @@ class SimStack(Stack):
             return 0, None
         if name == "setsockopt":
             return self._setsockopt(ev, a)
+        if name == "getsockopt":
+            return self._getsockopt(ev, fd, a)
         if name == "fcntl":
             cmd = a[1] if len(a) > 1 else ""
             if cmd == "F_SETFL":
@@ -198,9 +215,13 @@ class SimStack(Stack):
             n = _int(a[2]) if len(a) > 2 else None
             if n is None or self.sim is None or fd != self.conn_fd:
                 raise Unsupported(f"{name} without a connected socket or a length (line {ev.line})")
+            err = self.sim.take_error()
+            if err:
+                return -1, err  # tcp_sendmsg_locked() → sk_stream_error(): sk_err, once
             if self.fds[fd].get("closed_wr"):
                 return -1, "EPIPE"  # RFC 9293 §3.10.2: SEND after CLOSE is an error
-            self.sim.write(n)
+            if not self.sim.write(n):
+                return -1, "EPIPE"  # the connection is gone: sk_stream_wait_connect() → EPIPE
             return n, None
         if name in ("read", "recv"):
             n = _int(a[2]) if len(a) > 2 else None
@@ -208,7 +229,9 @@ class SimStack(Stack):
                 raise Unsupported(f"{name} without a length (line {ev.line})")
             if self.sim.readable() > 0:
                 return self.sim.read(n), None
-            if self.sim.peer_closed():
+            if self.sim.peer_closed() or sock.get("closed_rd"):
+                # Linux tcp_recvmsg(): with the queue empty, RCV_SHUTDOWN (the peer's FIN, or
+                # shutdown(SHUT_RD)) ends the read with 0 instead of blocking.
                 return 0, None
             if sock["nonblock"]:
                 return -1, "EAGAIN"
@@ -220,12 +243,28 @@ class SimStack(Stack):
             del self.fds[fd]
             return 0, None
         if name == "shutdown":
-            if len(a) > 1 and a[1] == "SHUT_WR" and fd == self.conn_fd:
-                self.sim.close()
-                sock["closed_wr"] = True
-                return 0, None
-            raise Unsupported(f"shutdown {a[1] if len(a) > 1 else ''}")
+            return self._shutdown(sock, fd, a[1] if len(a) > 1 else "")
         raise Unsupported(f"call {name}")
+
+    def _shutdown(self, sock, fd, how: str):
+        """shutdown(2) as Linux's inet_shutdown() and tcp_shutdown() (net/ipv4/af_inet.c,
+        net/ipv4/tcp.c): SHUT_RD only marks RCV_SHUTDOWN, so a read of an empty queue returns 0
+        while arriving data is still ACKed and queued (tcp_rcv_established does not look at it);
+        SHUT_WR sends the FIN after the queued data (tcp_shutdown → tcp_close_state →
+        tcp_send_fin) and a later write fails with EPIPE (sk_stream_error); SHUT_RDWR is both."""
+        if how not in ("SHUT_RD", "SHUT_WR", "SHUT_RDWR"):
+            raise Unsupported(f"shutdown {how}")
+        if sock.get("listen"):
+            raise Unsupported("shutdown of a listening socket")
+        if fd != self.conn_fd or self.sim is None:
+            return -1, "ENOTCONN"  # inet_shutdown(): not connected
+        if how in ("SHUT_RD", "SHUT_RDWR"):
+            sock["closed_rd"] = True
+            self.sim.shutdown_read()
+        if how in ("SHUT_WR", "SHUT_RDWR") and not sock.get("closed_wr"):
+            self.sim.shutdown_write()
+            sock["closed_wr"] = True
+        return 0, None
 
     def _accepted(self, sock, want=None) -> int:
         sock["accepted"] = True
@@ -239,6 +278,26 @@ class SimStack(Stack):
         opt = a[2] if len(a) > 2 else ""
         val = a[3] if len(a) > 3 else ""
         if opt in _SOCKOPTS_NOOP:
+            return 0, None
+        if opt == "TCP_MAXSEG":
+            v = _int(val.strip("[] "))
+            if v is None:
+                raise Unsupported(f"setsockopt TCP_MAXSEG value {val}")
+            err = self._probe.set_user_mss(v)  # the range check: EINVAL, as do_tcp_setsockopt()
+            if err:
+                return -1, err
+            self.user_mss = v
+            if self.sim is not None:
+                self.sim.set_user_mss(v)
+            return 0, None
+        if opt == "TCP_USER_TIMEOUT":
+            v = _int(val.strip("[] "))
+            if v is None:
+                raise Unsupported(f"setsockopt TCP_USER_TIMEOUT value {val}")
+            err = (self.sim or self._probe).set_user_timeout(v)
+            if err:
+                return -1, err
+            self.user_timeout = v  # kept for the connection made later (_make)
             return 0, None
         if opt == "TCP_NODELAY":
             on = val.strip("[] ") not in ("0", "")
@@ -254,6 +313,29 @@ class SimStack(Stack):
                     self.notes.append(note)
             return 0, None
         raise Unsupported(f"setsockopt {opt}")
+
+    def _getsockopt(self, ev, fd, a):
+        """getsockopt(2) of what the model keeps; the script's value (`[N]`) is compared."""
+        opt = a[2] if len(a) > 2 else ""
+        val = a[3] if len(a) > 3 else ""
+        want = _int(val.strip("[] ")) if val.startswith("[") and val != "[...]" else None
+        if want is None:
+            raise Unsupported(f"getsockopt {opt} value {val}")
+        if opt == "TCP_MAXSEG":
+            # do_tcp_getsockopt(): the connection's mss_cache; a socket without a connection
+            # (CLOSE or LISTEN) reads user_mss when set, else TCP_MSS_DEFAULT.
+            got = (self.sim if fd == self.conn_fd and self.sim is not None else self._probe).maxseg()
+        elif opt == "SO_ERROR":
+            # sock_error(): sk->sk_err, which only a reset, a refused connect or a timeout
+            # sets; the model reports none of those as an errno yet.
+            if self.sim is not None and self.info().get("tcpi_state") == 7 and fd == self.conn_fd:
+                raise Unsupported("getsockopt SO_ERROR of a connection that ended (socket errors are not modelled)")
+            got = 0
+        else:
+            raise Unsupported(f"getsockopt {opt}" + (" (the send buffer is not modelled)" if opt == "SO_SNDBUF" else ""))
+        if got != want:
+            raise Fail(ev, f"getsockopt gave {got}", str(want), str(got))
+        return 0, None
 
     def _check_pending(self) -> None:
         keep = []

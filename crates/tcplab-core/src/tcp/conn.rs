@@ -119,6 +119,11 @@ impl TcpConn {
         c
     }
 
+    /// The timestamps option is in use on this connection (RFC 7323 §3.2: both SYNs carried it).
+    pub fn timestamps_on(&self) -> bool {
+        self.ts.on
+    }
+
     pub fn is_active(&self) -> bool {
         self.active
     }

@@ -4,6 +4,7 @@
 //! ns-2 agents whose window arithmetic is their own are kept whole in `legacy/`.
 
 pub mod cc;
+pub mod chrono;
 pub mod config;
 pub mod conn;
 pub mod gate;
@@ -23,6 +24,7 @@ pub mod stats;
 pub mod tso;
 pub mod tsopt;
 pub mod txq;
+pub mod user_timeout;
 
 pub use conn::{ConnEvent, TcpConn, TimerKind};
 pub use info::{CaState, TcpInfo, TcpState};

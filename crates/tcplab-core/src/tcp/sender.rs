@@ -152,6 +152,10 @@ impl TcpSender {
                     if !self.core.sack_ok && self.core.cfg.variant.needs_sack() {
                         self.rec = Box::new(NewReno::default());
                     }
+                    // RFC 9293 §3.10.7.3 (SYN-SENT, our SYN acknowledged): "SND.WND <- SEG.WND";
+                    // Linux tcp_rcv_synsent_state_process(): `tp->snd_wnd = ntohs(th->window)`
+                    // (unscaled on a SYN). A zero window holds the first data back.
+                    self.core.peer_wnd = if seg.wnd == u32::MAX { u64::MAX / 4 } else { u64::from(seg.wnd) };
                     self.established(out);
                 }
             }
