@@ -221,9 +221,11 @@ impl TcpSender {
         let advanced = seg.ack > c.snd_una;
         // RFC 6675 §3 Update(): record the SACK blocks first.
         // RFC 6937's DeliveredData needs the change in SACKed bytes, not only the new ones.
+        let (blocks, n_blocks) = if seg.n_sack > 0 { c.sacktag_blocks(seg) } else { Default::default() };
+        let blocks = &blocks[..n_blocks];
         let (newly_sacked, sacked_change) = if c.sack_ok && !c.sack_ignored {
             let before = if c.sb.is_empty() { 0 } else { c.sb.sacked_bytes() };
-            let n = c.sb.update(seg.ack.max(c.snd_una), c.snd_max, seg.sack_blocks());
+            let n = c.sb.update(seg.ack.max(c.snd_una), c.snd_max, blocks);
             (n, c.sb.sacked_bytes() as i64 - before as i64)
         } else {
             (0, 0)
@@ -237,7 +239,7 @@ impl TcpSender {
         c.ack_tsecr = if c.ts_on && seg.ts && seg.tsecr != 0 { Some(seg.tsecr) } else { None };
         // The transmit record (tcp/txq.rs): records the ACK delivers, SACKed or cumulatively.
         if c.txq_on {
-            c.txq_ack(seg, advanced, newly_sacked);
+            c.txq_ack(seg, blocks, advanced, newly_sacked);
         }
         if advanced {
             c.sack_ignored = false;
@@ -249,7 +251,7 @@ impl TcpSender {
         let data = (acked as i64 + sacked_change).max(0) as u64;
         self.rec.on_delivered(c, Delivered { acked, sacked: newly_sacked, data });
         if advanced {
-            self.on_new_ack(seg.ack, out);
+            self.on_new_ack(seg.ack, data, out);
         }
         let c = &mut self.core;
         // RFC 6675 §2: with SACK, a duplicate ACK is one whose SACK blocks report new data
@@ -291,14 +293,24 @@ impl TcpSender {
         self.check_done();
     }
 
-    fn on_new_ack(&mut self, ack: u64, out: &mut Vec<OutSeg>) {
+    /// An ACK of new data: `ack`, the new snd_una; `delivered`, the bytes it newly delivers
+    /// (cumulatively acknowledged and not SACKed before, plus newly SACKed).
+    fn on_new_ack(&mut self, ack: u64, delivered: u64, out: &mut Vec<OutSeg>) {
         let c = &mut self.core;
         let acked = ack - c.snd_una;
         // Was the window the limit when this ACK came (could not another full segment be sent)?
         // If the receiver window or the application held the sender back, cwnd does not grow
         // (RFC 7661 §4.3, as RFC 2861 and Linux): an unused window is not a validated one.
-        let cwnd_limited = c.flight_size() + c.mss > c.cwnd;
+        // With Linux's window validation the controller answers from the send rounds it saw
+        // (`tcp_is_cwnd_limited`: in slow start, cwnd < 2·max_packets_out also lets it grow).
+        let linux_gate = c.cc_cwnd_limited();
+        let cwnd_limited = linux_gate.unwrap_or_else(|| c.flight_size() + c.mss > c.cwnd);
         c.ack_app_limited = !cwnd_limited;
+        // Linux `tcp_ack` → `tcp_cong_control(sk, ack, delivered, ...)`: the window grows by what
+        // the ACK newly delivered (`tcp_newly_delivered`), so a segment SACKed earlier is not
+        // counted again when the cumulative ACK passes it. Elsewhere by the bytes cumulatively
+        // acknowledged (RFC 5681 §3.1, RFC 3465).
+        let grow_by = if linux_gate.is_some() { delivered } else { acked };
         if c.per_ack_rtt {
             c.linux_ack_rtt(ack, true, acked);
         } else if let Some((end, sent)) = c.timed {
@@ -349,7 +361,7 @@ impl TcpSender {
             // RFC 3168 §6.1.2: "The sending TCP SHOULD NOT increase the congestion window in
             // response to the receipt of an ECN-Echo ACK packet."
             if cwnd_limited && !c.ack_ece && self.rec.grows_on_new_ack(c) {
-                c.cc_on_ack(acked);
+                c.cc_on_ack(grow_by);
             }
             true
         };
