@@ -151,7 +151,9 @@ impl LinuxRecovery {
             tlp: Tlp::new(cfg.tlp),
             delivered: 0,
             newly_sacked: false,
-            prior_una: 0,
+            // snd_una once the SYN is acknowledged (data starts at sequence 1): the first ACK
+            // that acknowledges nothing new is not taken for one that advanced snd_una.
+            prior_una: 1,
             prior_fack: 0,
             prior_in_flight: 0,
             sent_in_recovery: false,
