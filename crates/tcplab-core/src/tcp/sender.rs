@@ -310,7 +310,19 @@ impl TcpSender {
         // the ACK newly delivered (`tcp_newly_delivered`), so a segment SACKed earlier is not
         // counted again when the cumulative ACK passes it. Elsewhere by the bytes cumulatively
         // acknowledged (RFC 5681 §3.1, RFC 3465).
-        let grow_by = if linux_gate.is_some() { delivered } else { acked };
+        let grow_by = match linux_gate {
+            None => acked,
+            // Without SACK, Linux counts each duplicate ACK as one segment delivered
+            // (`tcp_add_reno_sack`: sacked_out += 1, at most packets_out − 1 by
+            // `tcp_limit_reno_sacked`), and the cumulative ACK after them as delivering
+            // max(acked − sacked_out, 1) (`tcp_remove_reno_sacks`: "One ACK acked hole. The
+            // rest eat duplicate ACKs.").
+            Some(_) if !c.sack_ok && c.dupacks > 0 => {
+                let sacked_out = (c.dupacks as u64 * c.mss).min(c.flight_size().saturating_sub(c.mss));
+                acked.saturating_sub(sacked_out).max(acked.min(c.mss))
+            }
+            Some(_) => delivered,
+        };
         if c.per_ack_rtt {
             c.linux_ack_rtt(ack, true, acked);
         } else if let Some((end, sent)) = c.timed {
