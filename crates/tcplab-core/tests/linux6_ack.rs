@@ -10,7 +10,7 @@ mod harness;
 
 use harness::{Harness, Seg, DATA, FIN, MSS, SYNACK};
 use tcplab_core::net::FLAG_ACK;
-use tcplab_core::tcp::ConnEvent;
+use tcplab_core::tcp::{ConnEvent, TimerKind};
 use tcplab_core::tcp::config::{CwndValidation, DelackModel, Limit, Unlimited};
 use tcplab_core::tcp::TcpConfig;
 use tcplab_core::units::{Size, Time, MS};
@@ -214,4 +214,50 @@ fn without_the_linux_receiver_the_segment_is_taken() {
     }), seg!(ack = 1, sack_permitted = true, ..SYNACK));
     h.send(ms(200), seg!(ack = 9999, ..FIN));
     assert!(h.events().contains(&ConnEvent::PeerClosed));
+}
+
+/// The persist timer (RFC 9293 §3.8.6.1) as Linux runs it (`tcp_check_probe_timer`,
+/// `tcp_probe_timer` → `tcp_send_probe0` → `tcp_xmit_probe_skb`, `tcp_probe0_when`,
+/// `tcp_ack_probe`): the peer closes its window with nothing in flight and data waiting; a
+/// zero-length probe at SND.UNA − 1 goes one RTO later, the next ones after 2 and 4 RTOs; an ACK
+/// that leaves the window closed restarts the wait; the ACK that opens it lets the data go, with
+/// the RTO armed (slow-start-after-win-update).
+#[test]
+fn a_closed_window_is_probed_with_backoff_until_it_opens() {
+    let mut h = linux6(|_| {});
+    h.write(ms(100), 4 * MSS);
+    h.recv(ms(100), datas(1, 4));
+    h.send(ms(200), seg!(ack = 4001, wnd = 0));
+    h.write(ms(200), 4 * MSS);
+    h.recv_nothing();
+    let rto = h.info().rto;
+    let jiffy = ms(4);
+    // On the timer wheel: a wait of n jiffies runs on the next multiple of 8 jiffies past it
+    // (level 1, n ≥ 63), of 64 past it from n ≥ 504.
+    let wheel = |from: Time, wait: Time| {
+        let n = wait / jiffy;
+        let g = if n >= 504 { 64 } else if n >= 63 { 8 } else { 1 };
+        ((from / jiffy + n) / g + 1) * g * jiffy
+    };
+    let probe = seg!(seq = 4000, ack = 1);
+    let t1 = wheel(ms(200), rto);
+    assert_eq!(h.deadline(TimerKind::Rto), Some(t1));
+    h.recv(t1, [probe]);
+    let t2 = wheel(t1, 2 * rto);
+    h.recv(t2, [probe]);
+    // A window update that leaves it closed: the wait (4 RTOs now) restarts from it.
+    let t = t2 + ms(100);
+    h.send(t, seg!(ack = 4001, wnd = 0));
+    h.recv_nothing();
+    let t3 = wheel(t, 4 * rto);
+    assert_eq!(h.deadline(TimerKind::Rto), Some(t3));
+    h.recv(t3, [probe]);
+    // The window opens: the data goes, the RTO is armed for it, no more probes.
+    let t = t3 + ms(50);
+    h.send(t, seg!(ack = 4001, wnd = 100 * MSS as u32));
+    let sent = h.take_sent();
+    assert!(!sent.is_empty() && sent.iter().all(|(at, s)| *at == t && s.len > 0), "{sent:?}");
+    assert_eq!(sent[0].1.seq, 4001);
+    let rto_at = h.deadline(TimerKind::Rto).unwrap();
+    assert!(rto_at > t && rto_at <= t + h.info().rto + 8 * jiffy, "{rto_at}");
 }

@@ -11,6 +11,7 @@ use super::config::{TcpConfig, Variant};
 use super::legacy::{FackNs2, FackRh, Sack1, SackRh};
 use super::recovery::{Delivered, LinuxRecovery, NewReno, Recovery, Reno, Rfc6675, Tahoe};
 pub use super::state::{OutSeg, SenderCore, SenderPhase, SYN_OPTION_BYTES, UNLIMITED};
+use super::persist;
 use super::state::{sample_rtt, XmitTimer};
 use crate::net::{PacketTag, Segment, FLAG_ACK};
 use crate::units::{Time, SEC};
@@ -60,6 +61,7 @@ impl TcpSender {
     pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<OutSeg>) {
         self.core.write(now, bytes, out);
         self.rec.after_app_send(&mut self.core);
+        persist::check(&mut self.core);
     }
 
     /// The application will write no more: the FIN follows the last byte (with `cfg.fin`).
@@ -218,6 +220,10 @@ impl TcpSender {
         // RFC 5681 §2 (e): a duplicate ACK advertises the same window as the previous ACK.
         let same_wnd = wnd == c.peer_wnd;
         c.peer_wnd = wnd;
+        // tcp_ack → tcp_ack_probe: the window the zero-window probe waited for.
+        if c.xmit_timer == XmitTimer::Probe0 || c.persist.probes_out > 0 {
+            persist::on_ack(c);
+        }
         let advanced = seg.ack > c.snd_una;
         // RFC 6675 §3 Update(): record the SACK blocks first.
         // RFC 6937's DeliveredData needs the change in SACKed bytes, not only the new ones.
@@ -290,6 +296,7 @@ impl TcpSender {
         if self.core.cfg.aggressive_maxburst || seg.ack >= self.core.snd_una {
             self.rec.send(&mut self.core, out);
         }
+        persist::check(&mut self.core);
         self.check_done();
     }
 
@@ -409,6 +416,10 @@ impl TcpSender {
         c.now = now;
         // The one timer armed for RACK's reordering timer or the tail loss probe (Linux
         // `icsk_pending`): the recovery strategy that armed it handles it.
+        if c.xmit_timer == XmitTimer::Probe0 {
+            persist::on_timer(c, out);
+            return;
+        }
         if c.xmit_timer != XmitTimer::Retrans && c.phase == SenderPhase::Established {
             let kind = c.xmit_timer;
             self.rec.on_xmit_timer(c, kind, out);

@@ -430,7 +430,8 @@ impl Recovery for LinuxRecovery {
                 }
                 self.end_ack(s);
             }
-            XmitTimer::Retrans => s.restart_rto(),
+            // The zero-window probe is the sender's (`persist.rs`), never handed here.
+            XmitTimer::Retrans | XmitTimer::Probe0 => s.restart_rto(),
         }
     }
 }
