@@ -20,7 +20,8 @@ use crate::units::Time;
 /// `tcp_probe0_when` applies.
 const MAX_PROBE_BACKOFF: u32 = 10;
 
-/// The persist state (`icsk_backoff` and `icsk_probes_out` while probing).
+/// The persist state (`icsk_backoff` and `icsk_probes_out` while probing), kept by the sender
+/// beside its `SenderCore` (so that `state.rs` does not import this module).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Persist {
     backoff: u32,
@@ -45,9 +46,9 @@ fn probe_at(s: &SenderCore, backoff: u32) -> Time {
 
 /// `tcp_check_probe_timer`, after a send attempt: arm the probe if the window stalls the sender
 /// and no timer is pending.
-pub fn check(s: &mut SenderCore) {
+pub fn check(p: &Persist, s: &mut SenderCore) {
     if window_stalls(s) && !s.rto_timer.is_set() {
-        let at = probe_at(s, s.persist.backoff);
+        let at = probe_at(s, p.backoff);
         s.reset_xmit_timer(XmitTimer::Probe0, at);
     }
 }
@@ -55,16 +56,16 @@ pub fn check(s: &mut SenderCore) {
 /// `tcp_ack_probe` (from `tcp_ack`, nothing in flight): the window opened: the timer and the
 /// backoff are cleared so that the sends this ACK allows arm the RTO; still closed: the probe
 /// timer restarts from now. Every ACK resets `icsk_probes_out`.
-pub fn on_ack(s: &mut SenderCore) {
-    s.persist.probes_out = 0;
+pub fn on_ack(p: &mut Persist, s: &mut SenderCore) {
+    p.probes_out = 0;
     if s.xmit_timer != XmitTimer::Probe0 {
         return;
     }
     if window_stalls(s) {
-        let at = probe_at(s, s.persist.backoff);
+        let at = probe_at(s, p.backoff);
         s.reset_xmit_timer(XmitTimer::Probe0, at);
     } else {
-        s.persist.backoff = 0;
+        p.backoff = 0;
         s.rto_timer.cancel();
         s.xmit_timer = XmitTimer::Retrans;
     }
@@ -73,16 +74,16 @@ pub fn on_ack(s: &mut SenderCore) {
 /// `tcp_probe_timer` → `tcp_send_probe0`: the zero-window probe (`tcp_xmit_probe_skb(sk, 0)`:
 /// "Use a previous sequence. This should cause the other end to send an ack."), then the next
 /// one a doubled wait later; nothing when the window no longer stalls the sender.
-pub fn on_timer(s: &mut SenderCore, out: &mut Vec<OutSeg>) {
+pub fn on_timer(p: &mut Persist, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
     s.xmit_timer = XmitTimer::Retrans;
     if !window_stalls(s) {
-        s.persist = Persist::default();
+        *p = Persist::default();
         return;
     }
     let seg = Segment { seq: s.snd_una - 1, ack: s.ack_no, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() };
     out.push(OutSeg { seg, tag: PacketTag::Other });
-    s.persist.probes_out += 1;
-    s.persist.backoff = (s.persist.backoff + 1).min(s.cfg.data_retries);
-    let at = probe_at(s, s.persist.backoff);
+    p.probes_out += 1;
+    p.backoff = (p.backoff + 1).min(s.cfg.data_retries);
+    let at = probe_at(s, p.backoff);
     s.reset_xmit_timer(XmitTimer::Probe0, at);
 }

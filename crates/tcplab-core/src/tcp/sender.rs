@@ -19,6 +19,8 @@ use crate::units::{Time, SEC};
 pub struct TcpSender {
     pub core: SenderCore,
     pub rec: Box<dyn Recovery>,
+    /// Zero-window probing (`persist.rs`, with `rto_model = "linux"`).
+    persist: persist::Persist,
 }
 
 impl TcpSender {
@@ -41,7 +43,7 @@ impl TcpSender {
         let rec: Box<dyn Recovery> = if cfg.variant.needs_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
         let mut core = SenderCore::new(cfg, bytes);
         core.gbn_skips_sacked = rec.caps().gbn_skips_sacked;
-        TcpSender { core, rec }
+        TcpSender { core, rec, persist: persist::Persist::default() }
     }
 
     /// The send half of a new connection: nothing written yet, not closed (the application
@@ -61,7 +63,7 @@ impl TcpSender {
     pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<OutSeg>) {
         self.core.write(now, bytes, out);
         self.rec.after_app_send(&mut self.core);
-        persist::check(&mut self.core);
+        persist::check(&self.persist, &mut self.core);
     }
 
     /// The application will write no more: the FIN follows the last byte (with `cfg.fin`).
@@ -221,8 +223,8 @@ impl TcpSender {
         let same_wnd = wnd == c.peer_wnd;
         c.peer_wnd = wnd;
         // tcp_ack → tcp_ack_probe: the window the zero-window probe waited for.
-        if c.xmit_timer == XmitTimer::Probe0 || c.persist.probes_out > 0 {
-            persist::on_ack(c);
+        if c.xmit_timer == XmitTimer::Probe0 || self.persist.probes_out > 0 {
+            persist::on_ack(&mut self.persist, c);
         }
         let advanced = seg.ack > c.snd_una;
         // RFC 6675 §3 Update(): record the SACK blocks first.
@@ -296,7 +298,7 @@ impl TcpSender {
         if self.core.cfg.aggressive_maxburst || seg.ack >= self.core.snd_una {
             self.rec.send(&mut self.core, out);
         }
-        persist::check(&mut self.core);
+        persist::check(&self.persist, &mut self.core);
         self.check_done();
     }
 
@@ -417,7 +419,7 @@ impl TcpSender {
         // The one timer armed for RACK's reordering timer or the tail loss probe (Linux
         // `icsk_pending`): the recovery strategy that armed it handles it.
         if c.xmit_timer == XmitTimer::Probe0 {
-            persist::on_timer(c, out);
+            persist::on_timer(&mut self.persist, c, out);
             return;
         }
         if c.xmit_timer != XmitTimer::Retrans && c.phase == SenderPhase::Established {

@@ -51,7 +51,7 @@ pub const SYN_OPTION_BYTES: u16 = super::config::SYN_OPTIONS_DEFAULT as u16;
 /// and the tail loss probe on one timer (`icsk_pending`: `ICSK_TIME_RETRANS`,
 /// `ICSK_TIME_REO_TIMEOUT`, `ICSK_TIME_LOSS_PROBE`; include/net/inet_connection_sock.h), so a
 /// connection keeps one timer event for the three. Only `recovery/linux.rs` arms the other two.
-/// The zero-window probe (`ICSK_TIME_PROBE0`) shares it too (`persist.rs`).
+/// The zero-window probe (`ICSK_TIME_PROBE0`) shares it too (`persist.rs`, from `sender.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum XmitTimer {
     #[default]
@@ -192,8 +192,6 @@ pub struct SenderCore {
     pub rto_timer: Timer,
     /// What `rto_timer` is armed for (Linux `icsk_pending`); `Retrans` unless RACK-TLP armed it.
     pub xmit_timer: XmitTimer,
-    /// Zero-window probing (`persist.rs`, with `rto_model = "linux"`).
-    pub persist: super::persist::Persist,
     /// The loss detector marks lost segments in the transmit record (RACK): `is_lost` reads
     /// the marks there.
     pub(super) loss_marks: bool,
@@ -299,7 +297,6 @@ impl SenderCore {
             rtt,
             rto_timer: Timer::default(),
             xmit_timer: XmitTimer::Retrans,
-            persist: Default::default(),
             loss_marks: false,
             timer_events: Vec::new(),
             timed: None,
