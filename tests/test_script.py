@@ -412,6 +412,9 @@ SIM_KNOWN.update({
     "rack-reo-wnd.pkt": (26, "no RACK on the `linux` profile: segment 1 waits for the third duplicate ACK or the RTO"),
     "tlp-tail-probe.pkt": (22, "no tail-loss probe on the `linux` profile: nothing before the RTO"),
     "sack-reordering.pkt": ("unsupported", "tcpi_reordering"),
+    "app-limited-slow-start.pkt": (24, "the `linux` profile (cwnd_validation = \"rfc5681\") grows cwnd only on an ACK that finds the window full, where Linux's tcp_is_cwnd_limited lets slow start grow to twice the flight"),
+    "challenge-ack.pkt": (13, "no timestamps on the `linux` profile: the SYN-ACK carries no TS option"),
+    "zero-window-probe.pkt": (24, "no persist timer on the `linux` profile (it comes with rto_model = \"linux\")"),
 })
 
 #: The same scripts on `linux6` (Linux's own timers and quick-ACK receiver, CUBIC unless the

@@ -718,8 +718,10 @@ def cc_beta_rule(o, ctx):
     # the reduction), 0.03 of a 32-packet window, far from the 0.1 on either side. BETA_NONE =
     # 0.85 lies midway between CUBIC's 0.7 and no reduction at all (BBR v1 keeps its window
     # through a loss: Linux `bbr_set_cwnd_to_recover_or_restore`). A sender that restarts from
-    # a small window (Tahoe, or a timeout) shows β where slow start stops: the last flight that
-    # was still doubled from the one before is ssthresh.
+    # a small window (Tahoe, or a timeout) shows β where slow start stops: the first flight that
+    # is not doubled from the one before is ssthresh (`tcp_slow_start` stops cwnd there, RFC 5681
+    # §3.1), give or take the one packet congestion avoidance adds; ssthresh is rarely a power
+    # of two (CUBIC's 22 of 32), so the last doubled flight (16) would undershoot it.
     if not o["hole_back"]:
         return "without conclusion: the lost packet never came back"
     w, after = o["w"], o["after"]
@@ -729,7 +731,7 @@ def cc_beta_rule(o, ctx):
     if f < 0.35 * w:
         for a, b in zip(after, after[1:]):
             if b < 1.5 * a:
-                f = a
+                f = b
                 break
         else:
             return "without conclusion: slow start did not end after the loss"

@@ -161,6 +161,17 @@ impl TcpConn {
     #[inline]
     pub fn on_segment(&mut self, now: Time, seg: &Segment, out: &mut Vec<OutSeg>) {
         let n = out.len();
+        if self.acks_unsent_data(seg) {
+            // RFC 9293 §3.10.7.4: "If the ACK acks something not yet sent (SEG.ACK > SND.NXT),
+            // then send an ACK, drop the segment, and return." Linux 6.x `tcp_ack()`: a
+            // challenge ACK, then -SKB_DROP_REASON_TCP_ACK_UNSENT_DATA, before
+            // `tcp_replace_ts_recent` (TS.Recent keeps its value) and before the segment's
+            // data or FIN is queued.
+            self.rcv.seq_no = self.snd.core.snd_max.max(1);
+            self.rcv.challenge_ack(now, out);
+            self.after(now, &mut out[n..]);
+            return;
+        }
         if self.ts.offered() {
             self.ts.on_segment(seg);
         }
@@ -209,6 +220,19 @@ impl TcpConn {
             }
         }
         self.after(now, &mut out[n..]);
+    }
+
+    /// A segment whose ACK acknowledges something never sent, on a connection past the
+    /// handshake, with Linux's receiver (`delack_model = "linux"`, whose challenge ACK answers
+    /// it); the other models take what they can of it (the send half ignores the ACK).
+    fn acks_unsent_data(&self, seg: &Segment) -> bool {
+        let c = &self.snd.core;
+        c.cfg.delack_model == super::config::DelackModel::Linux
+            && seg.has_ack()
+            && !seg.syn()
+            && seg.flags & crate::net::FLAG_RST == 0
+            && matches!(c.phase, SenderPhase::Established | SenderPhase::Done)
+            && seg.ack > c.snd_max
     }
 
     /// The acknowledgment part of a segment, for the send half. When the send half has nothing

@@ -14,6 +14,7 @@ pub mod legacy;
 pub mod linux_ack;
 pub mod loss;
 pub mod pacing;
+pub mod persist;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;

@@ -3,6 +3,7 @@
 //! §4.2) or every segment — or as Linux 6.x does (`delack_model = "linux"`, `linux_ack.rs`).
 
 use super::config::{Cc, DelackModel, TcpConfig};
+use super::jiffies::Jiffies;
 use super::linux_ack::{AckNow, LinuxAck, TimerOutcome, FLAG_PSH};
 use super::rtt::timer_deadline;
 use super::state::OutSeg;
@@ -77,6 +78,9 @@ pub struct TcpReceiver {
     /// data segment, and RCV.NXT after it (`prior_rcv_nxt`).
     dctcp: bool,
     ce_state: bool,
+    /// `tp->last_oow_ack_time`, jiffies: when the last challenge ACK went (Linux's per-socket
+    /// limit, `__tcp_oow_rate_limited`).
+    last_oow_ack: Option<u64>,
 }
 
 impl TcpReceiver {
@@ -109,6 +113,7 @@ impl TcpReceiver {
             ece_pending: false,
             dctcp: cfg.cc == Cc::Dctcp,
             ce_state: false,
+            last_oow_ack: None,
             linux: (cfg.delack_model == DelackModel::Linux && cfg.delayed_ack).then(|| Box::new(LinuxAck::new(cfg.hz, cfg.mss.0, cfg.rwnd.get(), cfg.comp_sack_nr, cfg.rto_initial.0))),
             cfg,
         }
@@ -206,6 +211,22 @@ impl TcpReceiver {
             self.fill_sack(&mut seg);
         }
         out.push(OutSeg { seg, tag: PacketTag::Ack { k: self.stats.acks_sent } });
+    }
+
+    /// Linux's `tcp_send_challenge_ack` (RFC 5961 §7, ACK throttling): a pure ACK of RCV.NXT,
+    /// unless the last one went less than `tcp_invalid_ratelimit` (500 ms, HZ/2) ago
+    /// (`__tcp_oow_rate_limited`, in jiffies). The host-wide budget is off
+    /// (`tcp_challenge_ack_limit` = INT_MAX, the 6.x default). Returns whether it was sent.
+    pub fn challenge_ack(&mut self, now: Time, out: &mut Vec<OutSeg>) -> bool {
+        self.now = now;
+        let j = Jiffies::new(self.cfg.hz);
+        let at = j.at(now);
+        if self.last_oow_ack.is_some_and(|last| at - last < j.hz_div(2)) {
+            return false;
+        }
+        self.last_oow_ack = Some(at);
+        self.send_ack(out);
+        true
     }
 
     /// RFC 2018 §4: the first block holds the segment that triggered this ACK (the most recently

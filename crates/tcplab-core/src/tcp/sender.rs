@@ -11,6 +11,7 @@ use super::config::{TcpConfig, Variant};
 use super::legacy::{FackNs2, FackRh, Sack1, SackRh};
 use super::recovery::{Delivered, LinuxRecovery, NewReno, Recovery, Reno, Rfc6675, Tahoe};
 pub use super::state::{OutSeg, SenderCore, SenderPhase, SYN_OPTION_BYTES, UNLIMITED};
+use super::persist;
 use super::state::{sample_rtt, XmitTimer};
 use crate::net::{PacketTag, Segment, FLAG_ACK};
 use crate::units::{Time, SEC};
@@ -18,6 +19,8 @@ use crate::units::{Time, SEC};
 pub struct TcpSender {
     pub core: SenderCore,
     pub rec: Box<dyn Recovery>,
+    /// Zero-window probing (`persist.rs`, with `rto_model = "linux"`).
+    persist: persist::Persist,
 }
 
 impl TcpSender {
@@ -40,7 +43,7 @@ impl TcpSender {
         let rec: Box<dyn Recovery> = if cfg.variant.needs_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
         let mut core = SenderCore::new(cfg, bytes);
         core.gbn_skips_sacked = rec.caps().gbn_skips_sacked;
-        TcpSender { core, rec }
+        TcpSender { core, rec, persist: persist::Persist::default() }
     }
 
     /// The send half of a new connection: nothing written yet, not closed (the application
@@ -60,6 +63,7 @@ impl TcpSender {
     pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<OutSeg>) {
         self.core.write(now, bytes, out);
         self.rec.after_app_send(&mut self.core);
+        persist::check(&self.persist, &mut self.core);
     }
 
     /// The application will write no more: the FIN follows the last byte (with `cfg.fin`).
@@ -222,12 +226,18 @@ impl TcpSender {
         // RFC 5681 §2 (e): a duplicate ACK advertises the same window as the previous ACK.
         let same_wnd = wnd == c.peer_wnd;
         c.peer_wnd = wnd;
+        // tcp_ack → tcp_ack_probe: the window the zero-window probe waited for.
+        if c.xmit_timer == XmitTimer::Probe0 || self.persist.probes_out > 0 {
+            persist::on_ack(&mut self.persist, c);
+        }
         let advanced = seg.ack > c.snd_una;
         // RFC 6675 §3 Update(): record the SACK blocks first.
         // RFC 6937's DeliveredData needs the change in SACKed bytes, not only the new ones.
+        let (blocks, n_blocks) = if seg.n_sack > 0 { c.sacktag_blocks(seg) } else { Default::default() };
+        let blocks = &blocks[..n_blocks];
         let (newly_sacked, sacked_change) = if c.sack_ok && !c.sack_ignored {
             let before = if c.sb.is_empty() { 0 } else { c.sb.sacked_bytes() };
-            let n = c.sb.update(seg.ack.max(c.snd_una), c.snd_max, seg.sack_blocks());
+            let n = c.sb.update(seg.ack.max(c.snd_una), c.snd_max, blocks);
             (n, c.sb.sacked_bytes() as i64 - before as i64)
         } else {
             (0, 0)
@@ -241,7 +251,7 @@ impl TcpSender {
         c.ack_tsecr = if c.ts_on && seg.ts && seg.tsecr != 0 { Some(seg.tsecr) } else { None };
         // The transmit record (tcp/txq.rs): records the ACK delivers, SACKed or cumulatively.
         if c.txq_on {
-            c.txq_ack(seg, advanced, newly_sacked);
+            c.txq_ack(seg, blocks, advanced, newly_sacked);
         }
         if advanced {
             c.sack_ignored = false;
@@ -253,7 +263,7 @@ impl TcpSender {
         let data = (acked as i64 + sacked_change).max(0) as u64;
         self.rec.on_delivered(c, Delivered { acked, sacked: newly_sacked, data });
         if advanced {
-            self.on_new_ack(seg.ack, out);
+            self.on_new_ack(seg.ack, data, out);
         }
         let c = &mut self.core;
         // RFC 6675 §2: with SACK, a duplicate ACK is one whose SACK blocks report new data
@@ -292,17 +302,40 @@ impl TcpSender {
         if self.core.cfg.aggressive_maxburst || seg.ack >= self.core.snd_una {
             self.rec.send(&mut self.core, out);
         }
+        persist::check(&self.persist, &mut self.core);
         self.check_done();
     }
 
-    fn on_new_ack(&mut self, ack: u64, out: &mut Vec<OutSeg>) {
+    /// An ACK of new data: `ack`, the new snd_una; `delivered`, the bytes it newly delivers
+    /// (cumulatively acknowledged and not SACKed before, plus newly SACKed).
+    fn on_new_ack(&mut self, ack: u64, delivered: u64, out: &mut Vec<OutSeg>) {
         let c = &mut self.core;
         let acked = ack - c.snd_una;
         // Was the window the limit when this ACK came (could not another full segment be sent)?
         // If the receiver window or the application held the sender back, cwnd does not grow
         // (RFC 7661 §4.3, as RFC 2861 and Linux): an unused window is not a validated one.
-        let cwnd_limited = c.flight_size() + c.mss > c.cwnd;
+        // With Linux's window validation the controller answers from the send rounds it saw
+        // (`tcp_is_cwnd_limited`: in slow start, cwnd < 2·max_packets_out also lets it grow).
+        let linux_gate = c.cc_cwnd_limited();
+        let cwnd_limited = linux_gate.unwrap_or_else(|| c.flight_size() + c.mss > c.cwnd);
         c.ack_app_limited = !cwnd_limited;
+        // Linux `tcp_ack` → `tcp_cong_control(sk, ack, delivered, ...)`: the window grows by what
+        // the ACK newly delivered (`tcp_newly_delivered`), so a segment SACKed earlier is not
+        // counted again when the cumulative ACK passes it. Elsewhere by the bytes cumulatively
+        // acknowledged (RFC 5681 §3.1, RFC 3465).
+        let grow_by = match linux_gate {
+            None => acked,
+            // Without SACK, Linux counts each duplicate ACK as one segment delivered
+            // (`tcp_add_reno_sack`: sacked_out += 1, at most packets_out − 1 by
+            // `tcp_limit_reno_sacked`), and the cumulative ACK after them as delivering
+            // max(acked − sacked_out, 1) (`tcp_remove_reno_sacks`: "One ACK acked hole. The
+            // rest eat duplicate ACKs.").
+            Some(_) if !c.sack_ok && c.dupacks > 0 => {
+                let sacked_out = (c.dupacks as u64 * c.mss).min(c.flight_size().saturating_sub(c.mss));
+                acked.saturating_sub(sacked_out).max(acked.min(c.mss))
+            }
+            Some(_) => delivered,
+        };
         if c.per_ack_rtt {
             c.linux_ack_rtt(ack, true, acked);
         } else if let Some((end, sent)) = c.timed {
@@ -356,7 +389,7 @@ impl TcpSender {
             // `grow_when_not_cwnd_limited`: ns-2's recv_newack_helper() → opencwnd() whatever
             // the window's use (tcp/tcp.cc).
             if (cwnd_limited || c.cfg.grow_when_not_cwnd_limited) && !c.ack_ece && self.rec.grows_on_new_ack(c) {
-                c.cc_on_ack(acked);
+                c.cc_on_ack(grow_by);
             }
             true
         };
@@ -392,6 +425,10 @@ impl TcpSender {
         c.now = now;
         // The one timer armed for RACK's reordering timer or the tail loss probe (Linux
         // `icsk_pending`): the recovery strategy that armed it handles it.
+        if c.xmit_timer == XmitTimer::Probe0 {
+            persist::on_timer(&mut self.persist, c, out);
+            return;
+        }
         if c.xmit_timer != XmitTimer::Retrans && c.phase == SenderPhase::Established {
             let kind = c.xmit_timer;
             self.rec.on_xmit_timer(c, kind, out);

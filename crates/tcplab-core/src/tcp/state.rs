@@ -16,7 +16,7 @@ use super::stats::ConnStats;
 use super::tso;
 use super::txq::TxQueue;
 use crate::engine::Timer;
-use crate::net::{PacketTag, Segment, ECN_ECT0, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN};
+use crate::net::{PacketTag, SackBlock, Segment, ECN_ECT0, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN, MAX_SACK_BLOCKS};
 use crate::units::Time;
 use std::collections::BTreeMap;
 
@@ -51,12 +51,14 @@ pub const SYN_OPTION_BYTES: u16 = super::config::SYN_OPTIONS_DEFAULT as u16;
 /// and the tail loss probe on one timer (`icsk_pending`: `ICSK_TIME_RETRANS`,
 /// `ICSK_TIME_REO_TIMEOUT`, `ICSK_TIME_LOSS_PROBE`; include/net/inet_connection_sock.h), so a
 /// connection keeps one timer event for the three. Only `recovery/linux.rs` arms the other two.
+/// The zero-window probe (`ICSK_TIME_PROBE0`) shares it too (`persist.rs`, from `sender.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum XmitTimer {
     #[default]
     Retrans,
     ReoTimeout,
     LossProbe,
+    Probe0,
 }
 
 /// A loss episode (Mathis et al. §5.2): from the first loss detection until everything outstanding
@@ -471,6 +473,12 @@ impl SenderCore {
         self.commit_window(w);
     }
 
+    /// Linux's `tcp_is_cwnd_limited` where the controller keeps it (`cwnd_validation =
+    /// "linux"`); None: the sender's own test.
+    pub(super) fn cc_cwnd_limited(&self) -> Option<bool> {
+        self.cc.cwnd_limited(&self.window())
+    }
+
     /// What every controller is told of the ACK being processed (`acked` bytes newly
     /// acknowledged); `cc_control` adds what a window-owning controller reads.
     #[inline]
@@ -560,10 +568,28 @@ impl SenderCore {
     /// (`newly_sacked` > 0: the merged scoreboard ranges its blocks fall in) or cumulatively
     /// acknowledged (`advanced`); an ACK that advances nothing ends here, one that does ends in
     /// `on_new_ack` after its RTT sample.
-    pub(super) fn txq_ack(&mut self, seg: &Segment, advanced: bool, newly_sacked: u64) {
+    /// The SACK blocks of `seg` as the scoreboard takes them: as sent, or with Linux's
+    /// recovery (`loss = "rack"`) only the whole segments each covers (`tcp_match_skb_to_sack`,
+    /// `TxQueue::whole_records`): a block holding part of a segment does not SACK it, and a
+    /// retransmission resends it whole.
+    pub(super) fn sacktag_blocks(&self, seg: &Segment) -> ([SackBlock; MAX_SACK_BLOCKS], usize) {
+        let mut out = [SackBlock::default(); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        let whole = self.txq_on && self.cfg.loss == super::config::LossModel::Rack;
+        for b in seg.sack_blocks() {
+            let kept = if whole { self.txq.whole_records(b.left, b.right) } else { Some((b.left, b.right)) };
+            if let Some((left, right)) = kept {
+                out[n] = SackBlock { left, right };
+                n += 1;
+            }
+        }
+        (out, n)
+    }
+
+    pub(super) fn txq_ack(&mut self, seg: &Segment, blocks: &[SackBlock], advanced: bool, newly_sacked: u64) {
         if newly_sacked > 0 {
             let una = seg.ack.max(self.snd_una);
-            for b in seg.sack_blocks() {
+            for b in blocks {
                 if let Some((l, r)) = self.sb.range_at(b.left.max(una)).filter(|_| b.right > una) {
                     self.txq.on_sacked(self.now, l, r);
                 }

@@ -147,6 +147,21 @@ impl TxQueue {
         std::mem::replace(&mut self.reord, u64::MAX)
     }
 
+    /// Linux's `tcp_sacktag_walk` → `tcp_match_skb_to_sack`: a SACK block tags only the segments
+    /// it covers whole (a multi-segment skb is split at a block's edge only on an MSS boundary,
+    /// rounded so that the block covers whole MSSes; a one-segment skb is tagged only if the
+    /// block covers all of it). So [l, r) shrinks to the records lying entirely inside it; None
+    /// when it holds no whole record.
+    pub fn whole_records(&self, l: u64, r: u64) -> Option<(u64, u64)> {
+        let i = self.q.partition_point(|x| x.start < l);
+        let j = self.q.partition_point(|x| x.end <= r);
+        if i >= j {
+            return None;
+        }
+        let (a, b) = (self.q[i].start, self.q[j - 1].end);
+        (a < b).then_some((a, b))
+    }
+
     /// The first record in sequence order (the head of Linux's retransmission queue).
     pub fn head(&self) -> Option<&TxRecord> {
         self.q.front()

@@ -372,6 +372,10 @@ impl CongestionControl for Cubic {
         }
     }
 
+    fn cwnd_limited(&self, w: &Window) -> Option<bool> {
+        (self.cwnd_validation == CwndValidation::Linux).then(|| self.app_limited.is_cwnd_limited(w, self.mss))
+    }
+
     fn on_congestion_event(&mut self, w: &mut Window, ev: CongestionEvent) {
         let mss = self.mss;
         let cwnd = (w.cwnd / mss).max(1).min(u32::MAX as u64) as u32;

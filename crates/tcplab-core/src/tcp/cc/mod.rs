@@ -227,9 +227,7 @@ impl AppLimited {
             self.cwnd_usage_seq = r.snd_nxt;
         }
         let cwnd = (w.cwnd / mss).max(1);
-        // tcp_is_cwnd_limited: "If in slow start, ensure cwnd grows to twice what was ACKed."
-        let limited = self.is_cwnd_limited || (w.cwnd < w.ssthresh && cwnd < 2 * self.max_packets_out);
-        if limited {
+        if self.is_cwnd_limited(w, mss) {
             self.cwnd_used = 0;
             self.stamp = Some(r.now);
             return;
@@ -247,6 +245,16 @@ impl AppLimited {
             }
             self.stamp = Some(r.now);
         }
+    }
+
+    /// `tcp_is_cwnd_limited` (include/net/tcp.h), from what the last send rounds recorded: the
+    /// window limited them (`is_cwnd_limited`), or, in slow start (`tcp_in_slow_start`: cwnd <
+    /// ssthresh), cwnd < 2·`max_packets_out` ("If in slow start, ensure cwnd grows to twice what
+    /// was ACKed"). The gate of `cubictcp_cong_avoid` / `tcp_reno_cong_avoid` on every ACK, and
+    /// of the decay in `tcp_cwnd_validate`.
+    pub fn is_cwnd_limited(&self, w: &Window, mss: u64) -> bool {
+        let cwnd = (w.cwnd / mss).max(1);
+        self.is_cwnd_limited || (w.cwnd < w.ssthresh && cwnd < 2 * self.max_packets_out)
     }
 
     /// `tcp_cwnd_restart` ends with snd_cwnd_used = 0 and snd_cwnd_stamp = now.
@@ -268,6 +276,12 @@ pub trait CongestionControl: Send {
     /// deflation, RFC 6582's partial-ACK deflation, RFC 6675 (4.2)). A controller may bound it.
     fn set_recovery_window(&mut self, w: &mut Window, cwnd: u64) {
         w.cwnd = cwnd;
+    }
+    /// Whether an ACK may grow the window, where the controller keeps Linux's record of the send
+    /// rounds (`cwnd_validation = "linux"`: `tcp_is_cwnd_limited`); None: the sender's own test
+    /// (the window was full when the ACK came) applies.
+    fn cwnd_limited(&self, _w: &Window) -> Option<bool> {
+        None
     }
     /// The window the sender may have in flight.
     fn window(&self, w: &Window) -> u64 {

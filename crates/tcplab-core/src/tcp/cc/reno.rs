@@ -96,6 +96,10 @@ impl CongestionControl for Reno {
         }
     }
 
+    fn cwnd_limited(&self, w: &Window) -> Option<bool> {
+        (self.cwnd_validation == CwndValidation::Linux).then(|| self.app_limited.is_cwnd_limited(w, self.mss))
+    }
+
     fn on_congestion_event(&mut self, w: &mut Window, ev: CongestionEvent) {
         match ev {
             CongestionEvent::FastRetransmit(c) => w.ssthresh = self.ssthresh_after_loss(w, &c),

@@ -151,7 +151,9 @@ impl LinuxRecovery {
             tlp: Tlp::new(cfg.tlp),
             delivered: 0,
             newly_sacked: false,
-            prior_una: 0,
+            // snd_una once the SYN is acknowledged (data starts at sequence 1): the first ACK
+            // that acknowledges nothing new is not taken for one that advanced snd_una.
+            prior_una: 1,
             prior_fack: 0,
             prior_in_flight: 0,
             sent_in_recovery: false,
@@ -354,6 +356,14 @@ impl Recovery for LinuxRecovery {
         // E: tcp_identify_packet_loss → tcp_rack_mark_lost.
         let v = s.detect_losses(self.ca != Ca::Open, self.prior_fack, false);
         s.stats.rack_marked += v.marked as u64;
+        // tcp_cong_control → tcp_may_raise_cwnd: "If reordering is high then always grow cwnd
+        // whenever data is delivered regardless of its ordering" (tp->reordering above
+        // tcp_reordering: FLAG_FORWARD_PROGRESS), so a SACK-only ACK grows it too, by what it
+        // delivered, outside a reduction and while cwnd-limited. (An ACK of new data grew it
+        // already.)
+        if !advanced && self.newly_sacked && self.ca == Ca::Open && s.reordering > s.cfg.dupthresh && !s.ack_ece && !scan(s).lost && s.cc_cwnd_limited() == Some(true) {
+            s.cc_on_ack(self.delivered);
+        }
         let sent = self.repair(s, out);
         // Timers, as tcp_ack leaves them: RACK's reordering timer if it set one, else (data
         // acknowledged: FLAG_SET_XMIT_TIMER) the probe or the RTO (`tcp_set_xmit_timer`); then
@@ -420,7 +430,8 @@ impl Recovery for LinuxRecovery {
                 }
                 self.end_ack(s);
             }
-            XmitTimer::Retrans => s.restart_rto(),
+            // The zero-window probe is the sender's (`persist.rs`), never handed here.
+            XmitTimer::Retrans | XmitTimer::Probe0 => s.restart_rto(),
         }
     }
 }
