@@ -561,6 +561,7 @@ impl SenderCore {
     /// acknowledged (`advanced`); an ACK that advances nothing ends here, one that does ends in
     /// `on_new_ack` after its RTT sample.
     pub(super) fn txq_ack(&mut self, seg: &Segment, advanced: bool, newly_sacked: u64) {
+        self.txq.set_min_rtt((self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns));
         if newly_sacked > 0 {
             let una = seg.ack.max(self.snd_una);
             for b in seg.sack_blocks() {
