@@ -312,3 +312,30 @@ fn rack_rtt_is_the_last_delivered_segments_not_the_newest_ones() {
     // min(5 − 1, max(prr_delivered 3 − prr_out 1, delivered 2) + 1 on a SafeACK) = 3.
     h.recv(ms(320), [data(5), data(6), data(7)]);
 }
+
+/// Linux `tcp_cong_control` outside a cwnd reduction: `tcp_may_raise_cwnd` lets a SACK-only ACK
+/// grow cwnd only once `tp->reordering` is above `tcp_reordering` (3), and `tcp_cong_avoid` is
+/// given what the ACK newly delivered (`tcp_newly_delivered`): a cumulative ACK over segments
+/// SACKed before counts only the others. CUBIC's slow start (`tcp_slow_start`: cwnd += acked).
+/// The case of packetdrill's `cubic-rack-reo-timeout-retrans-failed-incoming-data` (line 27),
+/// at a 100 ms round trip.
+#[test]
+fn cwnd_grows_by_what_an_ack_newly_delivers() {
+    let mut h = rack(10, 1 << 30, |c| c.cc = tcplab_core::tcp::config::Cc::Cubic);
+    let cwnd = |h: &Harness| h.info().cwnd / MSS;
+    // Segment 10 SACKed: no reordering seen, a SACK-only ACK (no FLAG_DATA_ACKED): cwnd stays 10;
+    // one new segment fits (in_flight 9).
+    h.send(ms(200), ack(1, &[blk(10, 10)]));
+    assert_eq!(cwnd(&h), 10);
+    h.recv(ms(200), [data(11)]);
+    // Segment 4 SACKed below 10: reordering 7 (tcp_check_sack_reordering) > 3, so this SACK-only
+    // ACK grows cwnd by the one segment it delivered.
+    h.send(ms(200), ack(1, &[blk(4, 4), blk(10, 10)]));
+    assert_eq!(h.info().reordering, Some(7));
+    assert_eq!(cwnd(&h), 11);
+    h.recv(ms(200), [data(12), data(13)]);
+    // The cumulative ACK of 1..10: 10 segments acknowledged, 8 newly delivered (4 and 10 were
+    // SACKed): 11 + 8 = 19, where counting the acknowledged bytes would give 21.
+    h.send(ms(200), ack(11, &[]));
+    assert_eq!(cwnd(&h), 19);
+}

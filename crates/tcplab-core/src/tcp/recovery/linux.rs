@@ -99,8 +99,10 @@ pub struct LinuxRecovery {
     high_seq: u64,
     reduction: Reduction,
     tlp: Tlp,
-    /// Of the ACK being processed: RFC 6937's DeliveredData, and whether it newly SACKed.
+    /// Of the ACK being processed: RFC 6937's DeliveredData, what it acknowledged cumulatively
+    /// (Linux `FLAG_DATA_ACKED`), and whether it newly SACKed.
     delivered: u64,
+    acked: u64,
     newly_sacked: bool,
     /// snd_una, the highest SACKed sequence and in_flight after the previous ACK.
     prior_una: u64,
@@ -150,6 +152,7 @@ impl LinuxRecovery {
             reduction,
             tlp: Tlp::new(cfg.tlp),
             delivered: 0,
+            acked: 0,
             newly_sacked: false,
             prior_una: 0,
             prior_fack: 0,
@@ -283,6 +286,28 @@ impl LinuxRecovery {
         sent
     }
 
+    /// Linux `tcp_cong_control` outside a cwnd reduction: `tcp_may_raise_cwnd` ("If reordering is
+    /// high then always grow cwnd whenever data is delivered regardless of its ordering.
+    /// Otherwise stay conservative and only grow cwnd on in-order delivery (RFC5681)": with
+    /// `tp->reordering` above `net.ipv4.tcp_reordering`, any ACK that delivered data, SACKed or
+    /// not, else only one that acknowledged data cumulatively), then `tcp_cong_avoid(sk, ack,
+    /// acked_sacked)` by what the ACK newly delivered (`tcp_newly_delivered`: each segment once,
+    /// so a cumulative ACK of data SACKed before counts only the rest). The controller's own
+    /// cwnd-limited test and RFC 3168's ECE rule stay as on any ACK.
+    fn raise_cwnd(&self, s: &mut SenderCore) {
+        if self.delivered == 0 {
+            return;
+        }
+        let advanced = self.acked > 0;
+        let may_raise = if s.reordering > s.cfg.dupthresh { true } else { advanced };
+        // The window was the limit when the ACK came (`on_new_ack` judged it before snd_una
+        // moved; a SACK-only ACK leaves FlightSize as it was).
+        let cwnd_limited = if advanced { !s.ack_app_limited } else { s.flight_size() + s.mss > s.cwnd };
+        if may_raise && cwnd_limited && !s.ack_ece {
+            s.cc_on_ack(self.delivered);
+        }
+    }
+
     fn end_ack(&mut self, s: &SenderCore) {
         self.prior_una = s.snd_una;
         self.prior_fack = s.fack();
@@ -304,6 +329,7 @@ impl Recovery for LinuxRecovery {
 
     fn on_delivered(&mut self, _s: &SenderCore, d: Delivered) {
         self.delivered = d.data;
+        self.acked = d.acked;
         self.newly_sacked = d.sacked > 0;
     }
 
@@ -315,6 +341,12 @@ impl Recovery for LinuxRecovery {
 
     fn recovering(&self, _s: &SenderCore) -> bool {
         self.ca == Ca::Recovery
+    }
+
+    /// The window grows in `send` (`raise_cwnd`), after loss detection, as `tcp_ack` calls
+    /// `tcp_cong_control` after `tcp_fastretrans_alert`.
+    fn grows_on_new_ack(&self, _s: &SenderCore) -> bool {
+        false
     }
 
     /// Linux `tcp_enter_loss` (the sender has already taken ssthresh and cwnd from the controller,
@@ -354,6 +386,11 @@ impl Recovery for LinuxRecovery {
         // E: tcp_identify_packet_loss → tcp_rack_mark_lost.
         let v = s.detect_losses(self.ca != Ca::Open, self.prior_fack, false);
         s.stats.rack_marked += v.marked as u64;
+        // tcp_cong_control, after tcp_fastretrans_alert: outside a cwnd reduction (not in
+        // Recovery, nor entering it on this ACK) the window grows if tcp_may_raise_cwnd allows.
+        if self.ca != Ca::Recovery && !(self.ca == Ca::Open && scan(s).lost) {
+            self.raise_cwnd(s);
+        }
         let sent = self.repair(s, out);
         // Timers, as tcp_ack leaves them: RACK's reordering timer if it set one, else (data
         // acknowledged: FLAG_SET_XMIT_TIMER) the probe or the RTO (`tcp_set_xmit_timer`); then
