@@ -39,18 +39,9 @@ impl Jiffies {
         self.jiffy.max(1)
     }
 
-    /// `jiffies` at simulated time `t`. The kernel's ticks have no fixed phase to a connection's
-    /// events (jiffies count from boot); the simulator's tick falls half a jiffy after each
-    /// multiple of a jiffy (`PHASE`), so that events on whole milliseconds, as a script's are, meet
-    /// the kernel's mean timer latency (n + ½ jiffies for a level-0 timer of n) rather than its
-    /// worst case (n + 1, an event just after a tick).
+    /// `jiffies` at simulated time `t` (the tick at time 0 is jiffy 0).
     pub fn at(&self, t: Time) -> u64 {
-        (t + self.phase()) / self.ns()
-    }
-
-    /// Half a jiffy (0 with the clock off): jiffy k runs from k·jiffy − phase to (k+1)·jiffy − phase.
-    fn phase(&self) -> Time {
-        self.jiffy / 2
+        t / self.ns()
     }
 
     /// A constant the kernel writes as `HZ / div` (TCP_ATO_MIN = HZ/25, TCP_DELACK_MAX = HZ/5,
@@ -91,7 +82,7 @@ impl Jiffies {
         }
         let shift = lvl * LVL_CLK_SHIFT;
         let bucket = ((expires >> shift) + 1) << shift;
-        bucket * self.jiffy - self.phase()
+        bucket * self.jiffy
     }
 }
 
@@ -115,8 +106,7 @@ mod tests {
         assert_eq!(j.usecs_to_jiffies(200_000), 50);
         assert_eq!(j.usecs_to_jiffies(200_001), 51);
         assert_eq!(j.usecs_to_jiffies(1), 1);
-        // The ticks fall half a jiffy off the whole milliseconds: jiffy 1 runs from 2 to 6 ms.
-        assert_eq!((j.at(ms(1)), j.at(ms(2)), j.at(ms(5)), j.at(ms(6))), (0, 1, 1, 2));
+        assert_eq!(j.at(ms(7)), 1);
         let off = Jiffies::new(0);
         assert_eq!((off.hz_div(25), off.usecs_to_jiffies(3)), (ms(40), 3000));
         assert_eq!(off.timer_expiry(ms(5), ms(40)), ms(45));
@@ -127,23 +117,17 @@ mod tests {
     fn timer_wheel_levels() {
         let j = Jiffies::new(250);
         assert_eq!((lvl_start(1), lvl_start(2), lvl_start(3)), (63, 504, 4032));
-        // Jiffy k starts at k·4 ms − 2 ms.
-        let tick = |k: u64| k * ms(4) - ms(2);
-        // Level 0: 10 jiffies set at jiffy 2 (t = 9 ms) run at jiffy 13 = 50 ms.
-        assert_eq!(j.timer_expiry(ms(9), 10), tick(13));
-        assert_eq!(j.timer_expiry(ms(8), 62), tick(65));
+        // Level 0: 10 jiffies set at jiffy 2 (t = 9 ms) run at jiffy 13 = 52 ms.
+        assert_eq!(j.timer_expiry(ms(9), 10), ms(52));
+        assert_eq!(j.timer_expiry(ms(8), 62), ms(8) + 63 * ms(4));
         // Level 1, granularity 8: 63 jiffies from jiffy 0 → bucket (63 >> 3) + 1 = 8 → jiffy 64.
-        assert_eq!(j.timer_expiry(0, 63), tick(64));
-        // 51 jiffies (a 204 ms RTO) from jiffy 0: level 0, jiffy 52 = 206 ms.
-        assert_eq!(j.timer_expiry(0, 51), ms(206));
+        assert_eq!(j.timer_expiry(0, 63), 64 * ms(4));
+        // 51 jiffies (a 204 ms RTO) from jiffy 0: level 0, jiffy 52 = 208 ms.
+        assert_eq!(j.timer_expiry(0, 51), ms(208));
         // 75 jiffies (300 ms) from jiffy 3: expires 78 → (78 >> 3) + 1 = 10 → jiffy 80.
-        assert_eq!(j.timer_expiry(ms(12), 75), tick(80));
+        assert_eq!(j.timer_expiry(ms(12), 75), ms(320));
         // Level 2 (granularity 64): 1 s = 250 jiffies from 0 is level 1: (250 >> 3) + 1 = 32 → 256.
-        assert_eq!(j.timer_expiry(0, 250), tick(256));
-        assert_eq!(j.timer_expiry(0, 750), tick(((750u64 >> 6) + 1) * 64));
-        // A level-0 timer of n jiffies armed on a whole 4 ms runs n + ½ jiffies later (the
-        // kernel's mean over the tick's phase): RACK's 27 ms reordering timer (7 jiffies) at
-        // 30 ms.
-        assert_eq!(j.timer_expiry(ms(200), j.usecs_to_jiffies(27_000)), ms(230));
+        assert_eq!(j.timer_expiry(0, 250), 256 * ms(4));
+        assert_eq!(j.timer_expiry(0, 750), ((750u64 >> 6) + 1) * 64 * ms(4));
     }
 }
