@@ -377,6 +377,7 @@ impl Recovery for LinuxRecovery {
         // tcp_process_tlp_ack.
         self.tlp.on_ack(s, !advanced && !self.newly_sacked);
         // tcp_fastretrans_alert, D: "State can be terminated when high_seq is ACKed."
+        let was_recovery = self.ca == Ca::Recovery;
         match self.ca {
             Ca::Recovery if s.snd_una >= self.high_seq => self.end_recovery(s),
             // tcp_process_loss → tcp_try_undo_recovery: CA_Open.
@@ -388,7 +389,9 @@ impl Recovery for LinuxRecovery {
         s.stats.rack_marked += v.marked as u64;
         // tcp_cong_control, after tcp_fastretrans_alert: outside a cwnd reduction (not in
         // Recovery, nor entering it on this ACK) the window grows if tcp_may_raise_cwnd allows.
-        if self.ca != Ca::Recovery && !(self.ca == Ca::Open && scan(s).lost) {
+        // Not on the ACK that ends Recovery (cwnd = ssthresh exactly, as before; the kernel's
+        // tcp_cong_avoid on that ACK is not modelled).
+        if !was_recovery && self.ca != Ca::Recovery && !(self.ca == Ca::Open && scan(s).lost) {
             self.raise_cwnd(s);
         }
         let sent = self.repair(s, out);
