@@ -281,3 +281,61 @@ fn linux6_repairs_a_tail_drop_by_a_loss_probe_not_the_rto() {
     eprintln!("tail drop: TLP {} s, RTO {} s", end(&with), end(&without));
     assert!(end(&with) + 0.05 < end(&without), "TLP {} s, RTO {} s", end(&with), end(&without));
 }
+
+/// RACK.rtt is the RTT of the last segment `tcp_rack_advance` is called for (the SACKed ones in
+/// sequence order, then the cumulatively acknowledged ones), not the most recently sent one's:
+/// an ACK that covers a retransmission (sent late, a short RTT) and an original below the
+/// highest SACK (sent early) leaves RACK.xmit_ts at the retransmission and RACK.rtt at the
+/// original's. Linux 6.x `tcp_clean_rtx_queue` → `tcp_rack_advance` (net/ipv4/tcp_recovery.c);
+/// the case of packetdrill's `prr-ss-ack-below-snd_una`, at a 100 ms round trip.
+#[test]
+fn rack_rtt_is_the_last_delivered_segments_not_the_newest_ones() {
+    let mut h = rack(10, 10 * MSS, |c| c.reduction = tcplab_core::tcp::config::Reduction::Prr);
+    // Segments 2, 3 and 9 SACKed at 200 ms: three SACKed, no reordering seen, reo_wnd = 0
+    // (tcp_rack_reo_wnd): 1 and 4..8 are lost; Recovery resends segment 1 (PRR's forced first
+    // retransmission).
+    h.send(ms(200), ack(1, &[blk(2, 2)]));
+    h.send(ms(200), ack(1, &[blk(2, 3)]));
+    h.send(ms(200), ack(1, &[blk(2, 3), blk(9, 9)]));
+    h.recv(ms(200), [data(1)]);
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    assert_eq!(h.info().lost, Some(6 * MSS));
+    // At 320 ms the ACK of 1..4 (the retransmission of 1, RTT 120 ms; 2 and 3 SACKed before; 4
+    // never retransmitted, RTT 220 ms). Segment 4 below the SACKed 9 is reordering
+    // (tcp_check_sack_reordering): reo_wnd = min_rtt/4 = 25 ms even in Recovery. RACK.rtt =
+    // 220 ms (segment 4's call comes last), RACK.xmit_ts = 200 ms: segment 10 (sent at 100 ms)
+    // has 220 + 25 − 220 = 25 ms left and is not lost. Taking the newest segment's RTT
+    // (120 ms) would mark it lost on this ACK and take PRR's SafeACK allowance away.
+    h.send(ms(320), ack(5, &[blk(9, 9)]));
+    assert_eq!(h.info().lost, Some(4 * MSS), "segments 5..8 only");
+    // tcp_cwnd_reduction: in_flight = 6 − 1 SACKed − 4 lost = 1 ≤ ssthresh 5; sndcnt =
+    // min(5 − 1, max(prr_delivered 3 − prr_out 1, delivered 2) + 1 on a SafeACK) = 3.
+    h.recv(ms(320), [data(5), data(6), data(7)]);
+}
+
+/// Linux `tcp_cong_control` outside a cwnd reduction: `tcp_may_raise_cwnd` lets a SACK-only ACK
+/// grow cwnd only once `tp->reordering` is above `tcp_reordering` (3), and `tcp_cong_avoid` is
+/// given what the ACK newly delivered (`tcp_newly_delivered`): a cumulative ACK over segments
+/// SACKed before counts only the others. CUBIC's slow start (`tcp_slow_start`: cwnd += acked).
+/// The case of packetdrill's `cubic-rack-reo-timeout-retrans-failed-incoming-data` (line 27),
+/// at a 100 ms round trip.
+#[test]
+fn cwnd_grows_by_what_an_ack_newly_delivers() {
+    let mut h = rack(10, 1 << 30, |c| c.cc = tcplab_core::tcp::config::Cc::Cubic);
+    let cwnd = |h: &Harness| h.info().cwnd / MSS;
+    // Segment 10 SACKed: no reordering seen, a SACK-only ACK (no FLAG_DATA_ACKED): cwnd stays 10;
+    // one new segment fits (in_flight 9).
+    h.send(ms(200), ack(1, &[blk(10, 10)]));
+    assert_eq!(cwnd(&h), 10);
+    h.recv(ms(200), [data(11)]);
+    // Segment 4 SACKed below 10: reordering 7 (tcp_check_sack_reordering) > 3, so this SACK-only
+    // ACK grows cwnd by the one segment it delivered.
+    h.send(ms(200), ack(1, &[blk(4, 4), blk(10, 10)]));
+    assert_eq!(h.info().reordering, Some(7));
+    assert_eq!(cwnd(&h), 11);
+    h.recv(ms(200), [data(12), data(13)]);
+    // The cumulative ACK of 1..10: 10 segments acknowledged, 8 newly delivered (4 and 10 were
+    // SACKed): 11 + 8 = 19, where counting the acknowledged bytes would give 21.
+    h.send(ms(200), ack(11, &[]));
+    assert_eq!(cwnd(&h), 19);
+}

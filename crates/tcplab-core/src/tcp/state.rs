@@ -587,6 +587,7 @@ impl SenderCore {
     }
 
     pub(super) fn txq_ack(&mut self, seg: &Segment, blocks: &[SackBlock], advanced: bool, newly_sacked: u64) {
+        self.txq.set_min_rtt((self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns));
         if newly_sacked > 0 {
             let una = seg.ack.max(self.snd_una);
             for b in blocks {

@@ -122,11 +122,44 @@ pub struct TxQueue {
     reord: u64,
     /// Of the ACK being processed: its RTT sources (taken by `take_rtt`, reset by `end_ack`).
     rtt: AckRtt,
+    /// Of the ACK being processed: RACK's state as Linux's calls of `tcp_rack_advance` leave it
+    /// (reset by `end_ack`), with the start of the SACKed record that gave its RTT.
+    rack: Option<RackSample>,
+    rack_rtt_from: u64,
+    /// The smallest RTT measured before this ACK (Linux `tcp_min_rtt`), for RACK's rule on
+    /// retransmissions delivered too soon (`set_min_rtt`).
+    min_rtt: Option<Time>,
+}
+
+/// Linux `tcp_rack_advance()` (net/ipv4/tcp_recovery.c; RFC 8985 §6.2 step 2), called for each
+/// record an ACK delivers in the kernel's order (`tcp_sacktag_one` for the newly SACKed ones in
+/// sequence order, then `tcp_clean_rtx_queue` for the cumulatively acknowledged ones): RACK.rtt is
+/// the RTT of the *last* call, RACK.xmit_ts / end_seq the most recently sent record. "If the sacked
+/// packet was retransmitted, it's ambiguous whether the retransmission or the original (or the
+/// prior retransmission) was sacked": a retransmitted record delivered sooner than min_rtt after
+/// it was sent is not a call at all.
+/// Returns whether the record counted (was not such a retransmission).
+#[inline]
+fn rack_advance(rack: &mut Option<RackSample>, min_rtt: Option<Time>, now: Time, r: &TxRecord) -> bool {
+    let rtt = now.saturating_sub(r.last_sent);
+    // tcp_min_rtt() is ~0U before any sample: every retransmission is then ambiguous.
+    if r.tx > 1 && min_rtt.is_none_or(|m| rtt < m) {
+        return false;
+    }
+    let s = rack.get_or_insert(RackSample { xmit_ts: r.last_sent, end_seq: r.end, retransmitted: r.tx > 1, rtt });
+    s.rtt = rtt;
+    // tcp_skb_sent_after(xmit_time, rack.mstamp, end_seq, rack.end_seq).
+    if r.last_sent > s.xmit_ts || (r.last_sent == s.xmit_ts && r.end > s.end_seq) {
+        s.xmit_ts = r.last_sent;
+        s.end_seq = r.end;
+        s.retransmitted = r.tx > 1;
+    }
+    true
 }
 
 impl Default for TxQueue {
     fn default() -> Self {
-        TxQueue { q: VecDeque::new(), delivered: 0, delivered_at: 0, first_tx_at: 0, app_limited: 0, una: 0, newest: None, reord: u64::MAX, lost: 0, rtt: AckRtt::default() }
+        TxQueue { q: VecDeque::new(), delivered: 0, delivered_at: 0, first_tx_at: 0, app_limited: 0, una: 0, newest: None, reord: u64::MAX, lost: 0, rtt: AckRtt::default(), rack: None, rack_rtt_from: 0, min_rtt: None }
     }
 }
 
@@ -160,6 +193,12 @@ impl TxQueue {
         }
         let (a, b) = (self.q[i].start, self.q[j - 1].end);
         (a < b).then_some((a, b))
+    }
+
+    /// The smallest RTT measured so far (Linux `tcp_min_rtt`), set before an ACK's records are
+    /// processed: RACK ignores a retransmission delivered sooner than this (`tcp_rack_advance`).
+    pub fn set_min_rtt(&mut self, min_rtt: Option<Time>) {
+        self.min_rtt = min_rtt;
     }
 
     /// The first record in sequence order (the head of Linux's retransmission queue).
@@ -268,6 +307,17 @@ impl TxQueue {
             if self.newest.is_none_or(|k| k.older_than(r)) {
                 self.newest = Some(Newest::of(r));
             }
+            // tcp_sacktag_write_queue() sorts the blocks, so the kernel's last call is for the
+            // highest newly SACKed record whatever the blocks' order in the option: a lower
+            // record met after a higher one may move RACK.xmit_ts but keeps RACK.rtt.
+            let prior_rtt = self.rack.map(|k| k.rtt);
+            if rack_advance(&mut self.rack, self.min_rtt, now, r) {
+                if r.start >= self.rack_rtt_from {
+                    self.rack_rtt_from = r.start;
+                } else if let (Some(k), Some(t)) = (self.rack.as_mut(), prior_rtt) {
+                    k.rtt = t;
+                }
+            }
         }
         if n > 0 {
             self.delivered += bytes;
@@ -313,6 +363,10 @@ impl TxQueue {
             if !r.sacked && newest.is_none_or(|k| k.older_than(r)) {
                 newest = Some(Newest::of(r));
             }
+            // tcp_clean_rtx_queue() runs after the SACK tagging: these calls come last.
+            if !r.sacked {
+                rack_advance(&mut self.rack, self.min_rtt, now, r);
+            }
             self.q.pop_front();
         }
         if bytes > 0 {
@@ -332,12 +386,14 @@ impl TxQueue {
     /// min_rtt: discard", which Linux marks with interval −1).
     pub fn end_ack(&mut self, min_rtt: Option<Time>) -> (Option<RateSample>, Option<RackSample>) {
         let newest = self.newest.take();
+        let rack = self.rack.take();
+        self.rack_rtt_from = 0;
         self.rtt = AckRtt::default();
         // draft §3.3: "Clear app-limited field if bubble is ACKed and gone."
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
         }
-        let Some(r) = newest else { return (None, None) };
+        let Some(r) = newest else { return (None, rack) };
         let p = r.snap;
         let send_elapsed = r.last_sent.saturating_sub(p.first_tx_at);
         let ack_elapsed = self.delivered_at.saturating_sub(p.delivered_at);
@@ -345,7 +401,7 @@ impl TxQueue {
         let interval = send_elapsed.max(ack_elapsed);
         let valid = interval > 0 && min_rtt.is_none_or(|m| interval >= m);
         let rate = valid.then_some(RateSample { delivered: self.delivered - p.delivered, interval, app_limited: r.app_limited, retransmitted: r.retransmitted, prior_delivered: p.delivered });
-        (rate, Some(RackSample { xmit_ts: r.last_sent, end_seq: r.end, retransmitted: r.retransmitted }))
+        (rate, rack)
     }
 
     /// The RTT sources of the ACK being processed so far (before `end_ack`).
@@ -403,6 +459,34 @@ impl TxQueue {
 mod tests {
     use super::*;
 
+    /// Linux `tcp_rack_advance` as `tcp_sacktag_one` then `tcp_clean_rtx_queue` call it: RACK.rtt
+    /// is the last call's (the cumulatively acknowledged records come after the SACKed ones, in
+    /// sequence order), RACK.xmit_ts the most recently sent record's; a retransmission delivered
+    /// sooner than min_rtt does not count.
+    #[test]
+    fn rack_takes_the_rtt_of_the_kernels_last_call() {
+        let mut t = TxQueue::default();
+        t.on_cum_ack(0, 1);
+        for k in 0..4u64 {
+            t.on_send(10, 1 + k * 100, 101 + k * 100, false, k == 0);
+        }
+        // Segment 1 resent at 20; min_rtt 10.
+        t.on_send(20, 1, 101, true, false);
+        t.set_min_rtt(Some(10));
+        // The ACK at 32 acknowledges segments 1 (the retransmission, RTT 12) and 2 (RTT 22).
+        t.on_cum_ack(32, 201);
+        let (_, rack) = t.end_ack(Some(10));
+        assert_eq!(rack, Some(RackSample { xmit_ts: 20, end_seq: 101, retransmitted: true, rtt: 22 }));
+        // SACK blocks in the option's order (higher first): RACK.rtt is still the highest
+        // record's, as the kernel sorts them.
+        t.on_send(40, 201, 301, true, false);
+        t.on_sacked(45, 301, 401);
+        t.on_sacked(45, 201, 301);
+        let (_, rack) = t.end_ack(Some(10));
+        // Segment 3's retransmission (sent at 40, delivered 5 later, < min_rtt) does not count.
+        assert_eq!(rack, Some(RackSample { xmit_ts: 10, end_seq: 401, retransmitted: false, rtt: 35 }));
+    }
+
     #[test]
     fn records_follow_sends_sacks_and_cumulative_acks() {
         let mut t = TxQueue::default();
@@ -419,14 +503,16 @@ mod tests {
         t.on_sacked(60, 201, 301);
         assert_eq!(t.delivered(), 100);
         let (_, rack) = t.end_ack(None);
-        assert_eq!(rack, Some(RackSample { xmit_ts: 12, end_seq: 301, retransmitted: false }));
+        assert_eq!(rack, Some(RackSample { xmit_ts: 12, end_seq: 301, retransmitted: false, rtt: 48 }));
         // The cumulative ACK of 1..301: segments 1 and 2 delivered now (3 was already), pruned.
         t.on_cum_ack(70, 301);
         assert_eq!(t.delivered(), 300);
         assert_eq!(t.len(), 1);
         let (rate, rack) = t.end_ack(None);
-        // The most recently sent delivered record is segment 2's retransmission (at 50).
-        assert_eq!(rack, Some(RackSample { xmit_ts: 50, end_seq: 201, retransmitted: true }));
+        // The most recently sent delivered record is segment 2's retransmission (at 50); no
+        // min_rtt is known, so the retransmission is ambiguous and only segment 1 counts
+        // (tcp_rack_advance).
+        assert_eq!(rack, Some(RackSample { xmit_ts: 10, end_seq: 101, retransmitted: false, rtt: 60 }));
         let rate = rate.unwrap();
         // Its snapshot at 50: delivered 0 at 10, first_sent 10; now delivered 300 at 70.
         assert_eq!((rate.delivered, rate.interval, rate.retransmitted), (300, 60, true));

@@ -115,8 +115,12 @@ pub struct RackSample {
     pub xmit_ts: Time,
     /// One past its last sequence number.
     pub end_seq: u64,
-    /// It was retransmitted (RFC 8985 §6.1 step 2 then ignores it if its RTT is ambiguous).
+    /// It was retransmitted.
     pub retransmitted: bool,
+    /// RACK.rtt: the RTT of the last delivered record in Linux's order of `tcp_rack_advance`
+    /// calls (the highest cumulatively acknowledged one, else the highest newly SACKed one), not
+    /// necessarily the most recently sent one's (`txq.rs`).
+    pub rtt: Time,
 }
 
 /// What the sender knows when it reacts to a congestion signal: the reductions of RFC 5681

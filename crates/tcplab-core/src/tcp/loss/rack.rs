@@ -74,23 +74,18 @@ impl Rack {
         }
     }
 
-    /// Linux `tcp_rack_advance()` (RFC 8985 §6.2 step 2) for the newest segment the ACK
-    /// delivered.
+    /// Linux `tcp_rack_advance()` (RFC 8985 §6.2 step 2) as the ACK's calls leave RACK: the
+    /// transmit record (`txq.rs`) has already left out the retransmissions delivered sooner than
+    /// min_rtt and taken RACK.rtt from the last call, which is not always the most recently sent
+    /// segment's (a cumulative ACK of an old segment after a retransmission: the old one's).
     fn advance(&mut self, i: &RackInput) {
         let Some(s) = i.sample else { return };
-        let rtt = i.now.saturating_sub(s.xmit_ts);
-        // "If the sacked packet was retransmitted, it's ambiguous whether the retransmission or
-        // the original (or the prior retransmission) was sacked": a retransmission delivered
-        // sooner than min_rtt after it was sent is taken for the original (RFC 8985 §6.2 step 2:
-        // the spurious-retransmission rule).
-        if s.retransmitted && self.min_rtt(i).is_none_or(|m| rtt < m) {
-            return;
-        }
         if !s.retransmitted {
+            let rtt = i.now.saturating_sub(s.xmit_ts);
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
         self.advanced = true;
-        self.rtt = rtt;
+        self.rtt = s.rtt;
         if sent_after(s.xmit_ts, s.end_seq, self.xmit_ts, self.end_seq) {
             self.xmit_ts = s.xmit_ts;
             self.end_seq = s.end_seq;
@@ -208,15 +203,15 @@ mod tests {
         assert_eq!(r.reo_wnd(&RackInput { sacked_segs: 3, recovering: true, ..i }), 25 * MS);
     }
 
-    /// RFC 8985 §6.2 step 2 / `tcp_rack_advance`: a retransmission delivered sooner than
-    /// min_rtt after it was sent does not advance RACK.
+    /// `tcp_rack_advance`: RACK.rtt is the sample's (the last call's), RACK.xmit_ts only moves
+    /// forward.
     #[test]
-    fn a_retransmission_acked_too_soon_does_not_advance() {
+    fn advance_takes_the_samples_rtt_and_keeps_the_newest_send_time() {
         let mut r = Rack::new(&TcpConfig::rfc());
-        r.advance(&input(150 * MS, Some(RackSample { xmit_ts: 100 * MS, end_seq: 1001, retransmitted: true })));
-        assert!(!r.advanced);
-        r.advance(&input(250 * MS, Some(RackSample { xmit_ts: 100 * MS, end_seq: 1001, retransmitted: true })));
+        r.advance(&input(150 * MS, Some(RackSample { xmit_ts: 120 * MS, end_seq: 1001, retransmitted: true, rtt: 30 * MS })));
         assert!(r.advanced);
-        assert_eq!((r.xmit_ts, r.end_seq, r.rtt), (100 * MS, 1001, 150 * MS));
+        assert_eq!((r.xmit_ts, r.end_seq, r.rtt), (120 * MS, 1001, 30 * MS));
+        r.advance(&input(160 * MS, Some(RackSample { xmit_ts: 100 * MS, end_seq: 4001, retransmitted: false, rtt: 60 * MS })));
+        assert_eq!((r.xmit_ts, r.end_seq, r.rtt), (120 * MS, 1001, 60 * MS));
     }
 }
