@@ -19,9 +19,9 @@ LINK = {"kind": "single_link", "rate": "10Mbps", "delay": "30ms"}
 def test_linux6_is_a_profile_with_linux_timers_and_receiver():
     p = tcplab.profiles()
     l6, l = p["linux6"], p["linux"]
-    own = ("rto_model", "hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "reduction", "timestamps", "fin_with_data", "tso_defer", "ecn")
-    assert tuple(l6[k] for k in own) == ("linux", 250, "linux", 44, "cubic", "linux", "rack", True, "prr", True, True, True, "accept")
-    assert tuple(l[k] for k in own) == ("rfc6298", 0, "rfc", 0, "reno", "rfc5681", "dupthresh", False, "halve", False, False, False, "off")
+    own = ("rto_model", "hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "reduction", "timestamps", "fin_with_data", "tso_defer", "ecn", "rcv_buffer")
+    assert tuple(l6[k] for k in own) == ("linux", 250, "linux", 44, "cubic", "linux", "rack", True, "prr", True, True, True, "accept", "linux")
+    assert tuple(l[k] for k in own) == ("rfc6298", 0, "rfc", 0, "reno", "rfc5681", "dupthresh", False, "halve", False, False, False, "off", "fixed")
     assert {k: v for k, v in l6.items() if k not in own} == {k: v for k, v in l.items() if k not in own}
 
 

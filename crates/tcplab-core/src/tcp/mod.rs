@@ -13,6 +13,7 @@ pub mod legacy;
 pub mod linux_ack;
 pub mod loss;
 pub mod pacing;
+pub mod rcvbuf;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
