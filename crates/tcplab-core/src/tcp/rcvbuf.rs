@@ -345,11 +345,15 @@ impl RcvBuf {
         self.rtt_us8 = new;
     }
 
-    /// The application read everything in order up to `rcv_nxt` at `now` (its memory freed),
-    /// then tcp_rcv_space_adjust(): once per receiver RTT, if more was copied than in the last
-    /// measure, tcp_rcvbuf_grow(). `ooo_span`: bytes from rcv_nxt to the end of the
+    /// The application read everything in order up to `rcv_nxt` at `now` (its memory freed), the
+    /// first skb ending at `first_end`. tcp_recvmsg_locked() calls tcp_rcv_space_adjust() after
+    /// each skb it copies: once per receiver RTT, if more was copied than in the last measure
+    /// ("copied -= inq": less what is still queued), tcp_rcvbuf_grow(). Only the call after the
+    /// first skb can act (a new measure starts there, and the later calls of the same read find
+    /// less than an RTT), so the data a filled hole releases at once is not counted in the
+    /// measure that ends there but in the next. `ooo_span`: bytes from rcv_nxt to the end of the
     /// out-of-order queue (0 if none).
-    pub fn read(&mut self, now: Time, rcv_nxt: u64, ooo_span: u64) {
+    pub fn read(&mut self, now: Time, first_end: u64, rcv_nxt: u64, ooo_span: u64) {
         self.unread = 0;
         if self.rtt_us8 == 0 {
             return;
@@ -358,11 +362,12 @@ impl RcvBuf {
         if time_us < self.rtt_us8 >> 3 {
             return;
         }
-        let copied = rcv_nxt - self.space_seq;
-        if copied > self.space {
-            self.rcvbuf_grow(copied, ooo_span);
+        let inq = rcv_nxt - first_end;
+        let copied = (first_end - self.space_seq) as i64 - inq as i64;
+        if copied > self.space as i64 {
+            self.rcvbuf_grow(copied as u64, ooo_span);
         }
-        self.space_seq = rcv_nxt;
+        self.space_seq = first_end;
         self.space_time = now;
     }
 
@@ -432,8 +437,23 @@ mod tests {
             b.charge(1448);
             let g = b.grow_window(1448, true);
             seen.push((g, b.rcv_ssthresh));
-            b.read(ms(1), 1, 0);
+            b.read(ms(1), 1, 1, 0);
         }
         assert_eq!(seen, [(true, 68056), (true, 70952), (true, 73848), (true, 76744), (true, 79640), (true, 80480), (false, 80480), (false, 80480)]);
+    }
+
+    /// tcp_rcv_space_adjust() per skb of a read: a hole filled at 20 ms releases 2001..20001 at
+    /// once; after the first skb "copied -= inq" leaves 2000 − 18000 < rcvq_space, so the measure
+    /// restarts at 2001 without growth; 11 ms later (RTT 10 ms) 19000 B count: tcp_rcvbuf_grow(19000)
+    /// = 2·19000 + 4·19000·9000/10000 = 106400 B of window, 212800 B of buffer at ratio 128.
+    #[test]
+    fn a_filled_hole_counts_in_the_next_measure() {
+        let mut b = RcvBuf::new(1000, None);
+        b.init_buffer_space(0, 1);
+        b.rtt_us8 = 10_000 << 3;
+        b.read(ms(20), 2001, 20001, 0);
+        assert_eq!((b.rcvbuf, b.space, b.grows), (RMEM_DEFAULT, 10000, 0));
+        b.read(ms(31), 21001, 21001, 0);
+        assert_eq!((b.rcvbuf, b.window_clamp, b.space, b.grows), (212_800, 106_400, 19000, 1));
     }
 }

@@ -514,9 +514,10 @@ impl TcpReceiver {
                 // tcp_rcv_space_adjust().
                 let span = self.ooo.last().map_or(0, |&(_, r)| r - self.rcv_nxt);
                 let held = self.ooo_mem();
+                let first_end = end.clamp(before, self.rcv_nxt);
                 let b = self.rcvbuf.as_mut().expect("receive buffer");
                 b.ooo_mem = held;
-                b.read(self.now, self.rcv_nxt, span);
+                b.read(self.now, first_end, self.rcv_nxt, span);
             }
             return;
         }
