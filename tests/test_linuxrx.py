@@ -19,9 +19,9 @@ LINK = {"kind": "single_link", "rate": "10Mbps", "delay": "30ms"}
 def test_linux6_is_a_profile_with_linux_timers_and_receiver():
     p = tcplab.profiles()
     l6, l = p["linux6"], p["linux"]
-    own = ("rto_model", "hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "reduction", "timestamps", "fin_with_data", "tso_defer", "ecn")
-    assert tuple(l6[k] for k in own) == ("linux", 250, "linux", 44, "cubic", "linux", "rack", True, "prr", True, True, True, "accept")
-    assert tuple(l[k] for k in own) == ("rfc6298", 0, "rfc", 0, "reno", "rfc5681", "dupthresh", False, "halve", False, False, False, "off")
+    own = ("rto_model", "hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "reduction", "timestamps", "fin_with_data", "tso_defer", "ecn", "rcv_buffer")
+    assert tuple(l6[k] for k in own) == ("linux", 250, "linux", 44, "cubic", "linux", "rack", True, "prr", True, True, True, "accept", "linux")
+    assert tuple(l[k] for k in own) == ("rfc6298", 0, "rfc", 0, "reno", "rfc5681", "dupthresh", False, "halve", False, False, False, "off", "fixed")
     assert {k: v for k, v in l6.items() if k not in own} == {k: v for k, v in l.items() if k not in own}
 
 
@@ -67,3 +67,32 @@ def test_ack_replay_of_the_simulators_own_capture_is_exact(tmp_path):
     assert res["real_acks"] == res["sim_acks"] == res["same_ack_number"] == res["within_tol"] > 50
     assert res["only_real"] == res["only_sim"] == 0
     assert res["max_abs_diff_ms"] < 0.001
+
+
+def test_linux_wscale_is_tcp_select_initial_window_s():
+    """tcp_select_initial_window(): ilog2(min(max(64 KB, tcp_rmem[2] = 32 MB, rmem_max), route
+    window)) − 15, within 0..14: the testbed runs' route windows of 64 KB, 93 750 B and 234 375 B
+    gave scales 1, 1 and 2 (their captured windows), none gives 10."""
+    assert [linuxrx.linux_wscale(w) for w in (None, 65536, 93750, 234375, 1 << 40)] == [10, 1, 1, 2, 10]
+    assert linuxrx.linux_wscale(20000) == 0
+
+
+def test_packets_carry_the_timestamps_option(tmp_path):
+    """trace.packets' tsval/tsecr columns: a `linux6` capture (timestamps on) has them on every
+    segment; a `linux` capture has none."""
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for profile in ("linux6", "linux"):
+            tcplab.run({"topology": LINK, "tcp": {"profile": profile}, "flows": [{"bytes": "20KB"}],
+                        "capture": [{"path": f"{profile}.pcap", "node": "receiver"}]})
+    finally:
+        os.chdir(here)
+    for profile, on in (("linux6", True), ("linux", False)):
+        pk = tcplab.trace.packets(tmp_path / f"{profile}.pcap")
+        assert pk["tsval"].notna().all() == on and pk["tsecr"].notna().any() == on
+        if on:
+            # RFC 7323 §3.2: the SYN's TSecr is 0; the simulated clock starts at 0, so the
+            # SYN-ACK echoes TSval 0 too; after that TSecr follows the 1 ms clock.
+            assert (pk.loc[pk["tcp_flags"] == "S", "tsecr"] == 0).all()
+            assert (pk.loc[~pk["syn"], "tsecr"] > 0).all()

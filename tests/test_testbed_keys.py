@@ -295,6 +295,7 @@ TCP_PARTNERS = {
     "sack": {"variant": "newreno"},  # variant "sack" needs sack = true
     "rto_min": {"clock_granularity": "300ms"},  # the testbed: Linux's G is its minimum RTO
     "tlp": {"loss": "rack"},  # the tail loss probe is part of RACK-TLP
+    "rcv_buffer": {"delack_model": "linux"},  # the buffer's quick ACKs feed the Linux receiver
 }
 #: Knobs whose other value describes what the kernel does anyway, so the real run rightly stays
 #: the same (plan.KNOB_MAP says so for each).
@@ -304,6 +305,7 @@ TCP_NEUTRAL = {
     "cwnd_validation": "\"linux\" is Linux's tcp_cwnd_restart, which the kernel runs",
     "reduction": "\"prr\" is Linux's tcp_cwnd_reduction, which the kernel runs",
     "tso_defer": "true is Linux's tcp_tso_should_defer, which the kernel runs",
+    "rcv_buffer": "\"linux\" is Linux's own receive buffer and autotuning, which the kernel runs",
 }
 
 

@@ -115,9 +115,20 @@ PACKET_COLUMNS = {
     "retx": "the analyser counts this segment as a retransmission (docs/traces.md)",
     "dup_ack": "a duplicate ACK (RFC 5681 §2)",
     "sack": "SACK blocks as ((left, right), ...) relative to the other direction; () without",
+    "tsval": "TSval of the timestamps option (RFC 7323); <NA> without the option",
+    "tsecr": "TSecr of the timestamps option; <NA> without the option",
 }
 
 _FLAG_LETTERS = ((0x02, "S"), (0x01, "F"), (0x04, "R"), (0x08, "P"), (0x10, "A"))
+
+
+def _optional(col) -> "pd.arrays.IntegerArray":
+    """A column with -1 for "absent" as nullable integers."""
+    import pandas as pd
+
+    out = pd.array(col, dtype="Int64")
+    out[col < 0] = pd.NA
+    return out
 
 
 def packets(path: PathLike, strict: bool = False) -> "pd.DataFrame":
@@ -161,6 +172,7 @@ def packets(path: PathLike, strict: bool = False) -> "pd.DataFrame":
         "syn": syn, "fin": fin, "rst": rst,
         "retx": a["retx"], "dup_ack": a["dup_ack"],
         "sack": sack,
+        "tsval": _optional(a["tsval"]), "tsecr": _optional(a["tsecr"]),
     })  # fmt: skip
     df.attrs["reader"] = rep["reader"]
     df.attrs["connections"] = [{k: c[k] for k in ("conn", "a", "b", "data_dir")} for c in rep["connections"]]

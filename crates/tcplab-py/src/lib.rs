@@ -419,6 +419,8 @@ fn analyze_trace(py: Python<'_>, path: &str, packets: bool) -> PyResult<(String,
                     put("flags", "u1", p.flags.clone())?;
                     put("retx", "?", p.retx.iter().map(|&b| b as u8).collect())?;
                     put("dup_ack", "?", p.dup_ack.iter().map(|&b| b as u8).collect())?;
+                    put("tsval", "<i8", le_bytes(&p.tsval, i64::to_le_bytes))?;
+                    put("tsecr", "<i8", le_bytes(&p.tsecr, i64::to_le_bytes))?;
                     for k in 0..4 {
                         let l: Vec<i64> = p.sack.iter().map(|s| s[k].0).collect();
                         let r: Vec<i64> = p.sack.iter().map(|s| s[k].1).collect();

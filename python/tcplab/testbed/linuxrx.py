@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -138,11 +139,28 @@ def jiffy_phase(acks: list, arrivals: list, jiffy: float) -> float:
     return (math.atan2(y, x) % (2 * math.pi)) / (2 * math.pi) * jiffy
 
 
+#: net.ipv4.tcp_rmem[2] of the testbed kernel (6.16 and later: 32 MB) and net.core.rmem_max.
+RMEM_MAX, CORE_RMEM_MAX = 32 << 20, 212992
+
+
+def linux_wscale(route_window: Optional[int]) -> int:
+    """The window scale a Linux receiver announces (tcp_select_initial_window: ilog2 of
+    min(max(64 KB, tcp_rmem[2], rmem_max), the route window) − 15, 0 to 14): the capture's
+    window fields are shifted by it (RFC 7323 §2.3)."""
+    space = max(65536, RMEM_MAX, CORE_RMEM_MAX)
+    if route_window:
+        space = min(space, route_window)
+    return max(0, min(14, space.bit_length() - 1 - 15))
+
+
 def ack_replay(workdir, n_segments: int = 100, tcp: Optional[dict] = None, hz: Optional[int] = None, tol_ms: float = 1.0) -> dict:
     """(b) Replay the kernel receiver's inbound segments of a testbed run (`workdir`) into the
-    simulated receiver (`tcp`, default the `linux6` profile) and compare the ACKs sent while the
-    first `n_segments` data segments arrived. Returns counts, the pairs and how many agree in
-    ACK number and within `tol_ms`."""
+    simulated receiver (`tcp`, default the `linux6` profile with the run's `rwnd`, the route
+    window) and compare the ACKs sent while the first `n_segments` data segments arrived.
+    Timestamps are replayed with TSecr moved onto the simulated receiver's clock (the kernel's
+    TSval offset, read off its own segments, taken away; within 1 ms). Returns counts, the
+    pairs, how many agree in ACK number and within `tol_ms`, and how many advertise the same
+    window (`same_window`, scaled by the receiver's window scale)."""
     from .. import _core
 
     workdir = Path(workdir)
@@ -153,17 +171,37 @@ def ack_replay(workdir, n_segments: int = 100, tcp: Optional[dict] = None, hz: O
     inbound = pk[pk["dir"] == data_dir]
     outbound = pk[pk["dir"] != data_dir]
     arrivals = sorted(float(t) for t, ln in zip(inbound["time_s"], inbound["len"]) if ln > 0)
-    real_acks_all = [(float(t), int(a)) for t, a, ln, syn, fin in zip(outbound["time_s"], outbound["ack"], outbound["len"], outbound["syn"], outbound["fin"])
+    has_ts = "tsval" in pk.columns
+    rwnd = rec.get("scenario", {}).get("tcp", {}).get("rwnd")
+    wscale = linux_wscale(_core.quantity("size", rwnd) if rwnd else None)
+    real_acks_all = [(float(t), int(a), int(w) << wscale) for t, a, w, ln, syn, fin in zip(outbound["time_s"], outbound["ack"], outbound["win"], outbound["len"], outbound["syn"], outbound["fin"])
                      if ln == 0 and not syn and not fin]
-    phase = jiffy_phase([t for t, _ in real_acks_all], arrivals, jiffy)
+    phase = jiffy_phase([t for t, _, _ in real_acks_all], arrivals, jiffy)
     t_first = float(inbound["time_s"].iloc[0])
     base = phase + jiffy * ((t_first - phase) // jiffy)
-    cfg = tcp or {"profile": "linux6", "hz": hz}
+    ts_off = None
+    if has_ts:
+        # The kernel's TSval is its 1 ms clock plus a random offset (tsoffset): TSval(τ) =
+        # floor(τ + c) in ms of the replay's clock τ, where c is the largest TSval − τ over the
+        # receiver's own segments (each is captured a little after it was stamped). Without a
+        # jiffy phase from timer-driven ACKs, the replay's clock is shifted by the fraction of c,
+        # so that its milliseconds (and jiffies, which tick on the same clock) start where the
+        # kernel's do; TSecr is then moved onto it by the whole part.
+        xs = [int(v) - (float(t) - base) * 1e3 for t, v in zip(outbound["time_s"], outbound["tsval"]) if v is not None and str(v) != "<NA>"]
+        if xs:
+            c = max(xs)
+            if phase == 0.0:
+                base -= (c - math.floor(c)) / 1e3
+                c = math.floor(c)
+            ts_off = int(math.floor(c + 1e-9))
+    cfg = tcp or {"profile": "linux6", "hz": hz, **({"rwnd": rwnd} if rwnd else {})}
     sim = _core.ScriptSim(json.dumps(cfg))
     sim.listen()
     out = []
     data_seen, end_n, t_next = 0, None, None
-    for t, flags, seq, ack, ln, win, sack in zip(inbound["time_s"], inbound["tcp_flags"], inbound["seq"], inbound["ack"], inbound["len"], inbound["win"], inbound["sack"]):
+    tsv = inbound["tsval"] if has_ts else [None] * len(inbound)
+    tse = inbound["tsecr"] if has_ts else [None] * len(inbound)
+    for t, flags, seq, ack, ln, win, sack, tv, te in zip(inbound["time_s"], inbound["tcp_flags"], inbound["seq"], inbound["ack"], inbound["len"], inbound["win"], inbound["sack"], tsv, tse):
         tau = float(t) - base
         out += sim.advance(tau)
         if int(ln) > 0:
@@ -175,25 +213,30 @@ def ack_replay(workdir, n_segments: int = 100, tcp: Optional[dict] = None, hz: O
                 break
         f = (0x02 if "S" in flags else 0) | (0x10 if "." in flags or "A" in flags else 0) | (0x01 if "F" in flags else 0)
         a = 0 if ack is None or str(ack) == "<NA>" else int(ack)
-        sim.inject(f, int(seq), a, int(win), int(ln), list(sack), "S" in flags, 1460 if "S" in flags else None)
+        ts = None
+        if ts_off is not None and tv is not None and str(tv) != "<NA>":
+            ecr = 0 if te is None or str(te) == "<NA>" or int(te) == 0 else (int(te) - ts_off) % (1 << 32)
+            ts = (int(tv) % (1 << 32), ecr)
+        sim.inject(f, int(seq), a, int(win), int(ln), list(sack), "S" in flags, 1460 if "S" in flags else None, ts)
     if t_next is None:
         t_next = float("inf")
         out += sim.advance(float(inbound["time_s"].iloc[-1]) - base + 1.0)
-    sim_acks = [(t, a) for (t, fl, s, a, ln, w, sp, sk, _ts) in out if ln == 0 and not (fl & 0x03) and t < t_next and (end_n is None or a <= end_n)]
-    real_acks = [(t - base, a) for t, a in real_acks_all if t - base < t_next and (end_n is None or a <= end_n)]
+    sim_acks = [(t, a, w) for (t, fl, s, a, ln, w, sp, sk, _ts) in out if ln == 0 and not (fl & 0x03) and t < t_next and (end_n is None or a <= end_n)]
+    real_acks = [(t - base, a, w) for t, a, w in real_acks_all if t - base < t_next and (end_n is None or a <= end_n)]
     # ACKs matched by their ACK number (each side's first ACK of a number; a repeated number is a
     # window update).
     first_real, first_sim = {}, {}
-    for t, a in real_acks:
-        first_real.setdefault(a, t)
-    for t, a in sim_acks:
-        first_sim.setdefault(a, t)
+    for t, a, w in real_acks:
+        first_real.setdefault(a, (t, w))
+    for t, a, w in sim_acks:
+        first_sim.setdefault(a, (t, w))
     common = sorted(set(first_real) & set(first_sim))
-    pairs = [{"ack": a, "real_ms": first_real[a] * 1e3, "sim_ms": first_sim[a] * 1e3, "diff_ms": (first_sim[a] - first_real[a]) * 1e3} for a in common]
+    pairs = [{"ack": a, "real_ms": first_real[a][0] * 1e3, "sim_ms": first_sim[a][0] * 1e3, "diff_ms": (first_sim[a][0] - first_real[a][0]) * 1e3,
+              "real_wnd": first_real[a][1], "sim_wnd": min(first_sim[a][1], 65535 << wscale), "sim_wnd_bytes": first_sim[a][1]} for a in common]
     agree = sum(1 for p in pairs if abs(p["diff_ms"]) <= tol_ms)
     res = {"data_segments": min(data_seen, n_segments), "real_acks": len(real_acks), "sim_acks": len(sim_acks), "same_ack_number": len(common),
            "only_real": len(set(first_real) - set(first_sim)), "only_sim": len(set(first_sim) - set(first_real)),
-           "within_tol": agree, "tol_ms": tol_ms, "max_abs_diff_ms": max((abs(p["diff_ms"]) for p in pairs), default=None),
+           "within_tol": agree, "tol_ms": tol_ms, "same_window": sum(1 for p in pairs if p["real_wnd"] == p["sim_wnd"]), "wscale": wscale, "max_abs_diff_ms": max((abs(p["diff_ms"]) for p in pairs), default=None),
            "jiffy_phase_ms": phase * 1e3, "pairs": pairs}
     (workdir / "ack_replay.json").write_text(json.dumps(res, indent=1))
     return res

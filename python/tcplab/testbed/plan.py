@@ -39,6 +39,7 @@ KNOB_MAP = {
     "hz": "0 (no jiffies) or the kernel's CONFIG_HZ (recorded as kernel_hz in testbed.json)",
     "delack_model": "rfc (the `linux` profile's model of Linux's receiver) or linux (quick-ACK, adaptive ATO); the kernel runs its own",
     "comp_sack_nr": "mapped: net.ipv4.tcp_comp_sack_nr (0 without delack_model = \"linux\")",
+    "rcv_buffer": "Linux always runs its own receive buffer (tcp_rmem, tcp_moderate_rcvbuf 1: \"linux\"); \"fixed\" is the `linux` profile's model of it (the route window caps the first window only)",
     "loss": "mapped: rack → net.ipv4.tcp_recovery 1 (RACK); dupthresh → 0 (the testbed's default)",
     "tlp": "mapped: true → net.ipv4.tcp_early_retrans 3 (TLP); false → 0 (the testbed's default)",
     "ecn": "mapped: net.ipv4.tcp_ecn (on 1, accept 2; off leaves the kernel's 2); a queue's mark_threshold is the delay box's",

@@ -220,6 +220,28 @@ impl DelackModel {
     }
 }
 
+/// The receive buffer behind the advertised window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RcvBuffer {
+    /// A fixed window: `rwnd` on every segment (the application reads at once).
+    #[default]
+    Fixed,
+    /// Linux 6.x's receive buffer (`tcp/rcvbuf.rs`): `tcp_rmem` 4096/131072/32 MB with
+    /// `tcp_moderate_rcvbuf = 1`; the window grows by `tcp_grow_window` (`rcv_ssthresh`), is
+    /// advertised by `__tcp_select_window` and the buffer autotuned once per receiver RTT
+    /// (`tcp_rcv_space_adjust`); each growth gives a quick ACK (`icsk_ack.quick |= 1`). `rwnd`
+    /// is the route's `window` (the initial `window_clamp` and the window scale). Needs
+    /// `delack_model = "linux"`.
+    Linux,
+}
+
+impl RcvBuffer {
+    pub fn is_fixed(&self) -> bool {
+        *self == RcvBuffer::Fixed
+    }
+}
+
 /// Initial window (RFC 5681 §3.1, RFC 3390, RFC 6928, and Allman et al. 1998 Appendix A).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitialWindow {
@@ -800,6 +822,10 @@ tcp_knobs! {
     /// hold further SACKs for min(1 ms, RTT/20), at most this many (net.ipv4.tcp_comp_sack_nr,
     /// 44; `__tcp_ack_snd_check`). 0: every out-of-order segment is acknowledged at once.
     comp_sack_nr: u32 [skip_if = "is_zero", default = "zero"],
+    /// The receive buffer behind the advertised window: `"fixed"` (`rwnd`) or `"linux"` (Linux
+    /// 6.x's `rcv_ssthresh`, `__tcp_select_window` and receive-buffer autotuning, with the
+    /// quick ACK each window growth gives; `tcp/rcvbuf.rs`).
+    rcv_buffer: RcvBuffer [skip_if = "RcvBuffer::is_fixed", default = "RcvBuffer::default"],
     // Loss detection (tcp/loss/)
     /// The loss detector: `"dupthresh"` (RFC 5681 §3.2 duplicate ACKs, RFC 6675 IsLost) or
     /// `"rack"` (RFC 8985 RACK as Linux's `tcp_recovery.c`; with `variant = "sack"` the recovery
@@ -1014,6 +1040,7 @@ impl TcpConfig {
             hz: 0,
             delack_model: DelackModel::Rfc,
             comp_sack_nr: 0,
+            rcv_buffer: RcvBuffer::Fixed,
         }
     }
 
@@ -1229,6 +1256,7 @@ impl TcpConfig {
                 c.hz = 250;
                 c.delack_model = DelackModel::Linux;
                 c.comp_sack_nr = 44;
+                c.rcv_buffer = RcvBuffer::Linux; // tcp_rmem, tcp_moderate_rcvbuf = 1 (tcp/rcvbuf.rs)
                 c.cc = Cc::Cubic;
                 c.cwnd_validation = CwndValidation::Linux;
                 // RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3): RACK the only SACK loss
@@ -1301,6 +1329,7 @@ impl TcpConfig {
             ("hz", serde_json::json!(self.hz)),
             ("delack_model", serde_json::to_value(self.delack_model).expect("serialises")),
             ("comp_sack_nr", serde_json::json!(self.comp_sack_nr)),
+            ("rcv_buffer", serde_json::to_value(self.rcv_buffer).expect("serialises")),
             ("loss", serde_json::to_value(self.loss).expect("serialises")),
             ("tlp", serde_json::json!(self.tlp)),
         ];
@@ -1404,6 +1433,9 @@ impl TcpConfig {
         }
         if self.tlp && self.loss != LossModel::Rack {
             return err("tlp", "the tail loss probe (RFC 8985 §7) is part of RACK-TLP: set loss = \"rack\" or tlp = false");
+        }
+        if self.rcv_buffer == RcvBuffer::Linux && self.delack_model != DelackModel::Linux {
+            return err("rcv_buffer", "Linux's receive buffer feeds the Linux receiver's quick ACKs: set delack_model = \"linux\" or rcv_buffer = \"fixed\"");
         }
         if self.comp_sack_nr > 255 {
             return err("comp_sack_nr", "expected 0 to 255 (net.ipv4.tcp_comp_sack_nr)");
@@ -1561,6 +1593,8 @@ mod tests {
         back.hz = 0;
         back.delack_model = DelackModel::Rfc;
         back.comp_sack_nr = 0;
+        assert_eq!(c.rcv_buffer, RcvBuffer::Linux);
+        back.rcv_buffer = RcvBuffer::Fixed;
         back.cc = Cc::Reno;
         back.cwnd_validation = CwndValidation::Rfc5681;
         back.loss = LossModel::Dupthresh;
@@ -1576,7 +1610,7 @@ mod tests {
         assert_eq!(back, TcpConfig::profile("linux").unwrap());
         for p in PROFILES.iter().filter(|p| **p != "linux6") {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "tso_defer"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "rcv_buffer", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "tso_defer"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
             }
         }
@@ -1596,6 +1630,9 @@ mod tests {
         let mut bad = TcpConfig::rfc();
         bad.comp_sack_nr = 44;
         assert_eq!(bad.validate().unwrap_err().0, "comp_sack_nr");
+        let mut bad = TcpConfig::rfc();
+        bad.rcv_buffer = RcvBuffer::Linux;
+        assert_eq!(bad.validate().unwrap_err().0, "rcv_buffer");
         let mut bad = TcpConfig::rfc();
         bad.hz = 5;
         assert_eq!(bad.validate().unwrap_err().0, "hz");

@@ -6,9 +6,12 @@
 //! compression (`__tcp_ack_snd_check`). Timers run on jiffies (`jiffies.rs`); the SACK-compression
 //! timer is an hrtimer (nanoseconds).
 //!
+//! With `rcv_buffer = "linux"` (`rcvbuf.rs`) each growth of the window adds a quick ACK
+//! (`tcp_grow_window`: `icsk_ack.quick |= 1`), `__tcp_select_window` may end quick-ACK mode, and
+//! the receive-window condition of `__tcp_ack_snd_check` is checked.
+//!
 //! Not modelled: pingpong (interactive) mode, which a receiver that never sends data does not
-//! enter; the receive-window condition of `__tcp_ack_snd_check` (the simulated application reads
-//! at once and the window does not shrink, so it always holds); the receiver's own RTT estimate
+//! enter; the receiver's own RTT estimate
 //! `rcv_rtt_est` (SACK compression uses this end's SRTT alone); ECN's quick-ACK on CE.
 
 use super::jiffies::Jiffies;
@@ -51,8 +54,9 @@ pub struct LinuxAck {
     pub rcv_mss: u64,
     last_seg_size: u64,
     advmss: u64,
-    /// Receive window for `tcp_incr_quickack` (bytes).
-    rcv_wnd: u64,
+    /// Receive window for `tcp_incr_quickack` (bytes): `rwnd`, or the window last advertised
+    /// with `rcv_buffer = "linux"` (tp->rcv_wnd, `rcvbuf.rs`).
+    pub rcv_wnd: u64,
     /// icsk_ack.pending bits: ICSK_ACK_SCHED, ICSK_ACK_TIMER, ICSK_ACK_PUSHED(2), ICSK_ACK_NOW.
     pub scheduled: bool,
     timer_pending: bool,
@@ -136,6 +140,12 @@ impl LinuxAck {
         self.ato = self.ato_min();
     }
 
+    /// tcp_grow_window(): "inet_csk(sk)->icsk_ack.quick |= 1" when rcv_ssthresh grew (a bitwise
+    /// OR: an even credit gains one, an odd one stays).
+    pub fn grow_credit(&mut self) {
+        self.quick |= 1;
+    }
+
     /// inet_csk_schedule_ack(): an ACK is owed.
     pub fn schedule(&mut self) {
         self.scheduled = true;
@@ -201,14 +211,15 @@ impl LinuxAck {
     }
 
     /// __tcp_ack_snd_check(sk, ofo_possible = 1) with rcv_nxt `rcv_nxt`, `ofo`: data is held
-    /// above a hole, `sack`: SACK is on.
-    pub fn ack_snd_check(&mut self, now: Time, rcv_nxt: u64, ofo: bool, sack: bool) -> AckNow {
+    /// above a hole, `sack`: SACK is on, `window_ok`: "right edge of window advances far
+    /// enough" (`__tcp_select_window(sk) >= tp->rcv_wnd`; always with a fixed window).
+    pub fn ack_snd_check(&mut self, now: Time, rcv_nxt: u64, ofo: bool, sack: bool, window_ok: bool) -> AckNow {
         if !self.scheduled {
             return AckNow::Wait;
         }
-        // "More than one full frame received" (the window condition always holds here), "we ACK
-        // each frame" in quick-ACK mode, or ICSK_ACK_NOW.
-        if rcv_nxt - self.rcv_wup > self.rcv_mss || self.quick > 0 || self.ack_now {
+        // "More than one full frame received ... and right edge of window advances far enough",
+        // "we ACK each frame" in quick-ACK mode, or ICSK_ACK_NOW.
+        if (rcv_nxt - self.rcv_wup > self.rcv_mss && window_ok) || self.quick > 0 || self.ack_now {
             return AckNow::Now;
         }
         if !ofo {

@@ -15,6 +15,7 @@ pub mod linux_ack;
 pub mod loss;
 pub mod pacing;
 pub mod persist;
+pub mod rcvbuf;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;

@@ -1,10 +1,12 @@
 //! The data receiver of a connection, sans I/O: answers the SYN, reassembles data in order,
 //! delivers it to the application, and acknowledges it — delayed (RFC 1122 §4.2.3.2, RFC 5681
-//! §4.2) or every segment — or as Linux 6.x does (`delack_model = "linux"`, `linux_ack.rs`).
+//! §4.2) or every segment — or as Linux 6.x does (`delack_model = "linux"`, `linux_ack.rs`). The
+//! window it advertises is `rwnd`, or Linux's receive buffer (`rcv_buffer = "linux"`, `rcvbuf.rs`).
 
-use super::config::{Cc, DelackModel, TcpConfig};
+use super::config::{Cc, DelackModel, RcvBuffer, TcpConfig};
 use super::jiffies::Jiffies;
 use super::linux_ack::{AckNow, LinuxAck, TimerOutcome, FLAG_PSH};
+use super::rcvbuf::RcvBuf;
 use super::rtt::timer_deadline;
 use super::state::OutSeg;
 use super::stats::ConnStats;
@@ -68,6 +70,10 @@ pub struct TcpReceiver {
     pub stats: ConnStats,
     /// Linux's ACK policy (`delack_model = "linux"` with delayed ACKs).
     pub linux: Option<Box<LinuxAck>>,
+    /// Linux's receive buffer and window (`rcv_buffer = "linux"`), and whether
+    /// `tcp_init_buffer_space` has run (at the handshake's end).
+    pub rcvbuf: Option<Box<RcvBuf>>,
+    rcvbuf_ready: bool,
     /// ECN is in use (RFC 3168 §6.1.1: the peer's SYN asked and our SYN-ACK agreed, or the
     /// other way round; without a handshake, when this end accepts ECN).
     pub ecn_on: bool,
@@ -87,7 +93,7 @@ impl TcpReceiver {
     pub fn new(cfg: impl Into<std::sync::Arc<TcpConfig>>) -> Self {
         let cfg: std::sync::Arc<TcpConfig> = cfg.into();
         let synack_rto = cfg.rto_initial.0;
-        TcpReceiver {
+        let mut r = TcpReceiver {
             phase: if cfg.handshake { ReceiverPhase::Listen } else { ReceiverPhase::Established },
             now: 0,
             rcv_nxt: 1,
@@ -114,8 +120,35 @@ impl TcpReceiver {
             dctcp: cfg.cc == Cc::Dctcp,
             ce_state: false,
             last_oow_ack: None,
-            linux: (cfg.delack_model == DelackModel::Linux && cfg.delayed_ack).then(|| Box::new(LinuxAck::new(cfg.hz, cfg.mss.0, cfg.rwnd.get(), cfg.comp_sack_nr, cfg.rto_initial.0))),
+            linux: None,
+            rcvbuf: None,
+            rcvbuf_ready: false,
             cfg,
+        };
+        if r.cfg.rcv_buffer == RcvBuffer::Linux {
+            // tcp_select_initial_window() on the MSS less the timestamps option (the payload of
+            // a full segment).
+            let seg_mss = r.cfg.mss.0 - if r.cfg.timestamps { crate::net::TS_OPTION_BYTES as u64 } else { 0 };
+            r.rcvbuf = Some(Box::new(RcvBuf::new(seg_mss, r.cfg.rwnd.get())));
+        }
+        if r.cfg.delack_model == DelackModel::Linux && r.cfg.delayed_ack {
+            let wnd = r.rcvbuf.as_ref().map_or(r.cfg.rwnd.get(), |b| Some(b.rcv_wnd));
+            r.linux = Some(Box::new(LinuxAck::new(r.cfg.hz, r.cfg.mss.0, wnd, r.cfg.comp_sack_nr, r.cfg.rto_initial.0)));
+        }
+        if !r.cfg.handshake {
+            r.init_rcvbuf(0);
+        }
+        r
+    }
+
+    /// tcp_init_buffer_space() once the connection is established.
+    fn init_rcvbuf(&mut self, now: Time) {
+        if self.rcvbuf_ready {
+            return;
+        }
+        self.rcvbuf_ready = true;
+        if let Some(b) = &mut self.rcvbuf {
+            b.init_buffer_space(now, self.rcv_nxt);
         }
     }
 
@@ -184,10 +217,29 @@ impl TcpReceiver {
     }
 
     fn wnd(&self) -> u32 {
+        if let Some(b) = &self.rcvbuf {
+            return b.rcv_wnd.min(u32::MAX as u64 - 1) as u32;
+        }
         self.cfg.rwnd.get().map_or(u32::MAX, |w| w.min(u32::MAX as u64 - 1) as u32)
     }
 
+    /// tcp_select_window() for the ACK about to leave (before tcp_event_ack_sent).
+    fn select_window(&mut self) {
+        if let Some(b) = &mut self.rcvbuf {
+            let (wup, rcv_mss) = self.linux.as_ref().map_or((self.rcv_nxt, self.cfg.mss.0), |l| (l.rcv_wup, l.rcv_mss));
+            let (_, quick_off) = b.select_window(self.rcv_nxt, wup, rcv_mss);
+            if let Some(l) = &mut self.linux {
+                if quick_off {
+                    // __tcp_select_window(): "free_space < (full_space >> 1)": icsk_ack.quick = 0.
+                    l.quick = 0;
+                }
+                l.rcv_wnd = b.rcv_wnd;
+            }
+        }
+    }
+
     fn send_ack(&mut self, out: &mut Vec<OutSeg>) {
+        self.select_window();
         if let Some(l) = &mut self.linux {
             l.on_ack_sent(self.rcv_nxt);
         }
@@ -299,6 +351,7 @@ impl TcpReceiver {
         if self.phase == ReceiverPhase::SynReceived && seg.has_ack() {
             self.phase = ReceiverPhase::Established;
             self.synack_timer.cancel();
+            self.init_rcvbuf(now);
         }
         if seg.len == 0 && !seg.fin() {
             return; // the pure ACK completing the handshake
@@ -375,7 +428,7 @@ impl TcpReceiver {
                 let l = self.linux.as_mut().expect("linux receiver");
                 l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
                 l.schedule();
-                let d = l.ack_snd_check(self.now, self.rcv_nxt, true, self.sack_on);
+                let d = l.ack_snd_check(self.now, self.rcv_nxt, true, self.sack_on, true);
                 return self.linux_apply(d, out);
             }
             if let Some(l) = &mut self.linux {
@@ -413,12 +466,16 @@ impl TcpReceiver {
             // ACK, the signal of fast retransmit).
             self.stats.ooo_segments += 1;
             self.insert_ooo(start, end);
+            if self.rcvbuf.is_some() {
+                self.rcvbuf_ofo(seg);
+            }
             if let Some(l) = &mut self.linux {
                 // tcp_data_queue_ofo(): tcp_measure_rcv_mss(), inet_csk_schedule_ack(), then
                 // __tcp_ack_snd_check(): at once, unless SACK compression holds it.
                 l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
                 l.schedule();
-                let d = l.ack_snd_check(self.now, self.rcv_nxt, true, self.sack_on);
+                let window_ok = self.rcvbuf.as_ref().is_none_or(|b| b.select_window_raw(l.rcv_mss).0 >= b.rcv_wnd);
+                let d = l.ack_snd_check(self.now, self.rcv_nxt, true, self.sack_on, window_ok);
                 return self.linux_apply(d, out);
             }
             self.send_ack(out);
@@ -427,6 +484,9 @@ impl TcpReceiver {
         // In order (possibly overlapping old data).
         let had_hole = !self.ooo.is_empty();
         let before = self.rcv_nxt;
+        if self.rcvbuf.is_some() {
+            self.rcvbuf_ts(seg);
+        }
         self.deliver(end);
         while let Some(&(l, r)) = self.ooo.first() {
             if l > self.rcv_nxt {
@@ -442,20 +502,45 @@ impl TcpReceiver {
             self.send_ack(out);
             return;
         }
-        if let Some(l) = &mut self.linux {
+        if self.linux.is_some() {
+            let len = seg.len as u64;
+            if self.rcvbuf.is_some() {
+                self.rcvbuf_in_order(len);
+            }
+            let l = self.linux.as_mut().expect("linux receiver");
             // tcp_data_queue(): tcp_event_data_recv(); "RFC5681. 4.2. SHOULD send immediate ACK,
             // when gap in queue is filled" (ICSK_ACK_NOW); then __tcp_ack_snd_check().
-            l.event_data_recv(self.now, seg.len as u64, seg.flags & FLAG_PSH != 0);
+            l.event_data_recv(self.now, len, seg.flags & FLAG_PSH != 0);
+            if let Some(b) = &mut self.rcvbuf {
+                // tcp_event_data_recv(): tcp_rcv_rtt_measure(), and "if (skb->len >= 128)
+                // tcp_grow_window(sk, skb, true)", whose growth is a quick ACK.
+                b.rtt_measure(self.now, self.rcv_nxt);
+                if len >= GROW_MIN_LEN && b.grow_window(len, true) {
+                    l.grow_credit();
+                }
+            }
             if (had_hole && self.ooo.is_empty()) || ecn_now {
                 l.ack_now = true;
             }
-            let mut d = l.ack_snd_check(self.now, self.rcv_nxt, !self.ooo.is_empty(), self.sack_on);
+            let window_ok = self.rcvbuf.as_ref().is_none_or(|b| b.select_window_raw(l.rcv_mss).0 >= b.rcv_wnd);
+            let mut d = l.ack_snd_check(self.now, self.rcv_nxt, !self.ooo.is_empty(), self.sack_on, window_ok);
             if matches!(d, AckNow::Later(_)) && self.ooo.is_empty() && l.read_sends_ack() {
                 // tcp_cleanup_rbuf(): the application reads pushed data at once and drains the
                 // queue, which sends the ACK.
                 d = AckNow::Now;
             }
-            return self.linux_apply(d, out);
+            self.linux_apply(d, out);
+            if self.rcvbuf.is_some() {
+                // The application reads what is in order (tcp_recvmsg), then
+                // tcp_rcv_space_adjust().
+                let span = self.ooo.last().map_or(0, |&(_, r)| r - self.rcv_nxt);
+                let held = self.ooo_mem();
+                let first_end = end.clamp(before, self.rcv_nxt);
+                let b = self.rcvbuf.as_mut().expect("receive buffer");
+                b.ooo_mem = held;
+                b.read(self.now, first_end, self.rcv_nxt, span);
+            }
+            return;
         }
         // ns-2's DelAck sink with `RFC2581_immediate_ack_` false (tcp/tcp-sink.cc) delays the ACK
         // of a gap-filling segment that leaves the in-order data ending at itself, as any
@@ -480,6 +565,56 @@ impl TcpReceiver {
                 self.timer_events.push((RxTimer::DelAck, t));
             }
         }
+    }
+
+    /// The receive-buffer part of a data segment before it is queued: tcp_rcv_rtt_measure_ts()
+    /// (tcp_rcv_established, before tcp_data_queue).
+    fn rcvbuf_ts(&mut self, seg: &Segment) {
+        self.init_rcvbuf(self.now);
+        let rcv_mss = self.linux.as_ref().map_or(self.cfg.mss.0, |l| l.rcv_mss);
+        if let Some(b) = &mut self.rcvbuf {
+            // tp->rx_opt.saw_tstamp: the option is in use (offered here, carried by the peer).
+            if self.cfg.timestamps && seg.ts {
+                b.rtt_measure_ts(super::tsopt::ts_clock(self.now), seg.tsecr, seg.len as u64, rcv_mss, true);
+            }
+        }
+    }
+
+    /// In-order data of `len` bytes was queued: its memory is charged (the out-of-order data it
+    /// joined stays charged until the application reads it), and tcp_measure_rcv_mss() updates
+    /// scaling_ratio for a segment of a new size at least the receive MSS.
+    fn rcvbuf_in_order(&mut self, len: u64) {
+        let rcv_mss = self.linux.as_ref().map_or(self.cfg.mss.0, |l| l.rcv_mss);
+        let b = self.rcvbuf.as_mut().expect("receive buffer");
+        b.charge(len);
+        if len >= rcv_mss && len != rcv_mss {
+            b.measure(len);
+        }
+    }
+
+    /// An out-of-order segment: tcp_rcv_rtt_measure_ts(), then tcp_data_queue_ofo(): with SACK,
+    /// tcp_grow_window(sk, skb, false) (a quick ACK if it grew), the segment's memory, and
+    /// tcp_rcvbuf_grow() for the out-of-order span.
+    fn rcvbuf_ofo(&mut self, seg: &Segment) {
+        self.rcvbuf_ts(seg);
+        let held = self.ooo_mem();
+        let span = self.ooo.last().map_or(0, |&(_, r)| r - self.rcv_nxt);
+        let len = seg.len as u64;
+        let sack = self.sack_on;
+        let b = self.rcvbuf.as_mut().expect("receive buffer");
+        if sack && b.grow_window(len, false) {
+            if let Some(l) = &mut self.linux {
+                l.grow_credit();
+            }
+        }
+        b.ooo_mem = held;
+        b.ofo_grow(span);
+    }
+
+    /// The memory of the out-of-order queue: each range as full segments of the receive MSS.
+    fn ooo_mem(&self) -> u64 {
+        let mss = self.linux.as_ref().map_or(self.cfg.mss.0, |l| l.rcv_mss).max(1);
+        self.ooo.iter().map(|&(l, r)| (r - l) + (r - l).div_ceil(mss) * super::rcvbuf::TRUESIZE_OVERHEAD).sum()
     }
 
     fn take_fin(&mut self) {
@@ -571,6 +706,9 @@ impl TcpReceiver {
         }
     }
 }
+
+/// tcp_event_data_recv(): "if (skb->len >= 128) tcp_grow_window(sk, skb, true)".
+const GROW_MIN_LEN: u64 = 128;
 
 /// When a delayed ACK is due: `timeout` after the segment, or with a coarse tick (BSD's 200 ms
 /// fast timer) on the first tick boundary at or after that, strictly after now.

@@ -308,6 +308,9 @@ pub struct Packets {
     pub dup_ack: Vec<bool>,
     /// SACK blocks (left, right), up to four per segment; unused slots are (-1, -1).
     pub sack: Vec<[(i64, i64); 4]>,
+    /// TSval and TSecr of the timestamps option (RFC 7323 §3.2); -1 without the option.
+    pub tsval: Vec<i64>,
+    pub tsecr: Vec<i64>,
     /// Key-relative direction, turned into `dir` at the end (side a is known per connection).
     key_dir: Vec<u8>,
 }
@@ -675,6 +678,8 @@ impl Analyzer {
             p.retx.push(retx);
             p.dup_ack.push(dup_ack);
             p.sack.push(sack);
+            p.tsval.push(if s.timestamps { s.tsval as i64 } else { -1 });
+            p.tsecr.push(if s.timestamps { s.tsecr as i64 } else { -1 });
         }
     }
 

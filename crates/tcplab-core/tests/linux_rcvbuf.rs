@@ -1,0 +1,159 @@
+//! Linux 6.x's receive buffer (`rcv_buffer = "linux"`, tcp/rcvbuf.rs) on the whole-connection
+//! harness: the window each ACK advertises and the quick ACK each growth of the window gives,
+//! checked against hand-worked kernel numbers (net/ipv4/tcp_input.c, tcp_output.c). MSS 1000, no
+//! timestamps, no route window, HZ 250; the application reads every byte at once.
+//!
+//! The numbers: tcp_select_initial_window(tcp_full_space = 131072·128/256 = 65536, 1000) offers
+//! 65·1000 = 65000 B with window scale ilog2(32 MB) − 15 = 10; tcp_init_buffer_space() sets
+//! window_clamp = 65536 − 1000 = 64536 (tcp_app_win reserves a segment), rcv_ssthresh 64536,
+//! rcvq_space 10·1000. The first full segment sets scaling_ratio = 1000·256/(1000 + 856) = 137
+//! (tcp_measure_rcv_mss), window_clamp = 131072·137/256 = 70144 and rcv_ssthresh back to
+//! min(rcv_wnd, clamp) = 65000 (tcp_set_window_clamp). tcp_space() with one segment held:
+//! (131072 − 1856)·137/256 = 69150.
+
+#[macro_use]
+mod harness;
+
+use harness::{Harness, Seg, DATA, MSS};
+use tcplab_core::tcp::config::{DelackModel, RcvBuffer, RtoModel};
+use tcplab_core::tcp::TcpConfig;
+use tcplab_core::units::{ms, us};
+
+fn linux(c: &mut TcpConfig) {
+    c.rto_model = RtoModel::Linux;
+    c.hz = 250;
+    c.delack_model = DelackModel::Linux;
+    c.comp_sack_nr = 44;
+    c.rcv_buffer = RcvBuffer::Linux;
+}
+
+fn peer_data(k: u64) -> Seg {
+    seg!(seq = 1 + (k - 1) * MSS, ..DATA)
+}
+
+/// The ACK of `a` advertising `wnd` bytes (the kernel's field times 2^10).
+fn ack_w(a: u64, wnd: u32) -> Seg {
+    seg!(ack = a, wnd = wnd)
+}
+
+fn rcv_ssthresh(h: &Harness) -> u64 {
+    h.conn.rcv.rcvbuf.as_ref().unwrap().rcv_ssthresh
+}
+
+/// Segments 1..=19 one per ms: tcp_grow_window() raises rcv_ssthresh by max(2·advmss, 2·len) =
+/// 2000 on segments 1 and 2 and by the last 150 (room = min(window_clamp, tcp_space) −
+/// rcv_ssthresh) on segment 3, each time with `icsk_ack.quick |= 1` on top of the 16 quick ACKs
+/// of the first segment (tcp_incr_quickack: min(65000 / 2000, TCP_MAX_QUICKACKS)). So 19 ACKs go
+/// at once (16 without the growth), each advertising ALIGN(min(tcp_space, rcv_ssthresh), 1024)
+/// (__tcp_select_window with rcv_wscale 10).
+fn grow_then_quick(h: &mut Harness) {
+    let wnd = [67584, 69632, 69632];
+    for k in 1..=19u64 {
+        h.send(ms(k), peer_data(k));
+        let w = wnd.get(k as usize - 1).copied().unwrap_or(69632);
+        h.recv(ms(k), [ack_w(1 + k * MSS, w)]);
+    }
+    assert_eq!(rcv_ssthresh(h), 69150);
+    assert_eq!(h.conn.rcv.linux.as_ref().unwrap().quick, 0);
+}
+
+/// tcp_grow_window() and tcp_event_data_recv(): three growths give three quick ACKs beyond the
+/// 16, then __tcp_ack_snd_check() acknowledges every second full segment ("more than one full
+/// frame ... and __tcp_select_window(sk) >= tp->rcv_wnd").
+#[test]
+fn each_growth_of_rcv_ssthresh_is_a_quick_ack_then_every_second_segment() {
+    let mut h = Harness::established(linux);
+    let b = h.conn.rcv.rcvbuf.as_ref().unwrap();
+    // tcp_select_initial_window() and tcp_init_buffer_space().
+    assert_eq!((b.rcv_wnd, b.wscale, b.window_clamp, b.rcv_ssthresh, b.space), (65000, 10, 64536, 64536, 10000));
+    grow_then_quick(&mut h);
+    let b = h.conn.rcv.rcvbuf.as_ref().unwrap();
+    // tcp_measure_rcv_mss(): scaling_ratio 137, window_clamp 70144 (tcp_set_window_clamp).
+    assert_eq!((b.scaling_ratio, b.window_clamp), (137, 70144));
+    h.send(ms(20), peer_data(20));
+    h.recv_nothing();
+    h.send(ms(21), peer_data(21));
+    h.recv(ms(21), [ack_w(1 + 21 * MSS, 69632)]);
+    h.send(ms(22), peer_data(22));
+    h.recv_nothing();
+}
+
+/// Without the receive-buffer model (`rcv_buffer = "fixed"`) the same segments get the 16 quick
+/// ACKs only: the 17th waits (the kernel's 30 missing ACKs of docs/testbed.md).
+#[test]
+fn a_fixed_window_gives_only_the_first_sixteen_quick_acks() {
+    let mut h = Harness::established(|c| {
+        linux(c);
+        c.rcv_buffer = RcvBuffer::Fixed;
+    });
+    for k in 1..=16u64 {
+        h.send(ms(k), peer_data(k));
+        h.recv(ms(k), [seg!(ack = 1 + k * MSS)]);
+    }
+    h.send(ms(17), peer_data(17));
+    h.recv_nothing();
+}
+
+/// tcp_rcv_rtt_measure() (no timestamps: Dynamic Right-Sizing): the first segment starts a
+/// measure that ends when rcv_nxt passes 1 + 1000 + 65000 (segment 66, 65 ms later: rtt_us =
+/// 65 ms). tcp_rcv_space_adjust() on the read of segment 66 (66 ms ≥ 65 ms since
+/// tcp_init_buffer_space) finds 66000 B copied > rcvq_space 10000: tcp_rcvbuf_grow(66000):
+/// rcvwin = 2·66000 + 4·66000·(66000 − 10000)/10000 = 1610400, sk_rcvbuf = 1610400·256/137 =
+/// 3009214, window_clamp = 3009214·137/256 = 1610399. From segment 67 rcv_ssthresh grows again by
+/// 2000 a segment, and each segment is ACKed at once.
+#[test]
+fn autotuning_once_per_receiver_rtt_reopens_room_and_quick_acks() {
+    let mut h = Harness::established(linux);
+    grow_then_quick(&mut h);
+    // Segments 20..=66: every second one is ACKed (the odd ones).
+    for k in 20..=66u64 {
+        h.send(ms(k), peer_data(k));
+        if k % 2 == 1 {
+            h.recv(ms(k), [ack_w(1 + k * MSS, 69632)]);
+        } else {
+            h.recv_nothing();
+        }
+    }
+    let b = h.conn.rcv.rcvbuf.as_ref().unwrap();
+    assert_eq!((b.rtt_us8 >> 3, b.grows, b.rcvbuf, b.window_clamp, b.space), (65_000, 1, 3_009_214, 1_610_399, 66_000));
+    // Segment 67: rcv_ssthresh 69150 + 2000 = 71150, advertised ALIGN(71150, 1024) = 71680;
+    // then 73150 → 73728, 75150 → 75776.
+    for (k, w) in [(67u64, 71680u32), (68, 73728), (69, 75776)] {
+        h.send(ms(k), peer_data(k));
+        h.recv(ms(k), [ack_w(1 + k * MSS, w)]);
+    }
+    assert_eq!(rcv_ssthresh(&h), 75150);
+}
+
+/// tcp_data_queue_ofo(): with SACK, an out-of-order segment runs tcp_grow_window(sk, skb, false)
+/// too (truesize unadjusted: 1856·137/256 = 993 ≤ 1000, so 2·advmss), and its quick-ACK credit
+/// sends each SACK at once where SACK compression (__tcp_ack_snd_check, after the third
+/// duplicate) would hold it; the out-of-order memory counts in tcp_space().
+#[test]
+fn out_of_order_growth_sends_every_sack_at_once() {
+    let mut h = Harness::established(|c| {
+        linux(c);
+        c.sack = true;
+    });
+    grow_then_quick(&mut h);
+    for k in 20..=66u64 {
+        h.send(ms(k), peer_data(k));
+        if k % 2 == 1 {
+            h.recv(ms(k), [ack_w(1 + k * MSS, 69632)]);
+        } else {
+            h.recv_nothing();
+        }
+    }
+    // Segment 67 lost; 68..=73 arrive 10 µs apart: six SACKs, each at once, the window (the
+    // rcv_ssthresh grown by 2000 each) advertised on each.
+    let top = 1 + 66 * MSS;
+    let t = ms(68);
+    for (i, k) in (68..=73u64).enumerate() {
+        let at = t + us(10 * i as u64);
+        h.send(at, peer_data(k));
+        let blocks: &'static [(u64, u64)] = Box::leak(vec![(top + MSS, 1 + k * MSS)].into_boxed_slice());
+        let w = (69150 + 2000 * (i as u32 + 1)).div_ceil(1024) * 1024;
+        h.recv(at, [Seg { ack: top, sack: blocks, wnd: w, ..harness::SEG }]);
+    }
+    assert_eq!(h.conn.rcv.rcvbuf.as_ref().unwrap().ooo_mem, 6 * 1856);
+}
