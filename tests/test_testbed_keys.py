@@ -297,13 +297,10 @@ TCP_PARTNERS = {
     "tlp": {"loss": "rack"},  # the tail loss probe is part of RACK-TLP
 }
 #: Knobs whose other value describes what the kernel does anyway, so the real run rightly stays
-#: the same (plan.KNOB_MAP says so for each).
+#: the same. Every other value of a knob the kernel does not follow (`tlp = false`, `reduction =
+#: "halve"`, ...) is a divergence of the plan (`untuned.divergences`), which changes it.
 TCP_NEUTRAL = {
-    "fin_with_data": "Linux always puts the FIN on queued data (tcp_send_fin)",
-    "rto_model": "\"linux\" is Linux's own estimator, which the kernel runs",
-    "cwnd_validation": "\"linux\" is Linux's tcp_cwnd_restart, which the kernel runs",
-    "reduction": "\"prr\" is Linux's tcp_cwnd_reduction, which the kernel runs",
-    "tso_defer": "true is Linux's tcp_tso_should_defer, which the kernel runs",
+    "ecn": "\"off\" and the kernel's tcp_ecn = 2 negotiate nothing between two such ends, as \"accept\" does",
 }
 
 
