@@ -48,7 +48,7 @@ def refused(s, sets=()):
 
 
 @pytest.mark.parametrize("sets, path, words", [
-    (["tcp.variant=reno"], "tcp.variant", "SACK-based"),
+    (["tcp.variant=reno", "tcp.reduction=\"halve\""], "tcp.variant", "SACK-based"),
     (["tcp.abc=0"], "tcp.abc", "`linux` profile's value 2"),
     (["flows.0.tcp.rto_initial=\"3s\""], "flows[0].tcp.rto_initial", "Linux has no setting"),
     (["tcp.clock_granularity=\"1ms\""], "tcp.clock_granularity", "must equal rto_min"),
@@ -292,17 +292,22 @@ def test_a_small_scenario_both_ways(both):
     # After a single SYN retransmission Linux keeps its initial window (tcp_init_transfer sets
     # cwnd 1 only when total_retrans > 1): the linux profile's iw_one_after = 2 does the same.
     assert value(c, synloss, "iw_segs", "real") == value(c, synloss, "iw_segs", "sim") == 10, c.text
-    # The lost GET: retransmitted after RTT + max(200 ms, 2·RTT) (the handshake's sample), on both.
+    # The lost GET: re-sent by the tail loss probe, whose 2·SRTT + rto_min (one segment out) is
+    # capped by the RTO of 240 ms (SRTT 40 ms + rto_min, the handshake's sample), in 4 ms jiffies
+    # on the timer wheel; the kernel's the same within 50 ms.
     get = "apps[0] object 1"
     r, s = value(c, get, "request_retx_after_s", "real"), value(c, get, "request_retx_after_s", "sim")
-    assert abs(s - 0.24) < 1e-3 and abs(r - s) <= 0.050, c.text
+    assert 0.240 <= s <= 0.252 and abs(r - s) <= 0.050, c.text
     assert value(c, get, "iw_segs", "real") == value(c, get, "iw_segs", "sim") == 8, c.text  # 10 KB: 7 full segments and 20 bytes
     # Data segment 30, dropped once by sequence number on the real side and by the filter in the
     # simulator: one retransmitted segment on each, and it is segment 30.
     assert value(c, segloss, "rexmt_segs", "real") == value(c, segloss, "rexmt_segs", "sim") == 1, c.text
     assert (rec.get("box") or {}).get("dropped_by_seq") == 1, rec.get("box")
     assert c.figure is not None and c.figure.exists()
-    assert (d / "compare.txt").read_text().startswith("flows[0]")
+    # The comparison opens with what the two sides do differently by construction (for `linux`:
+    # only what no profile models), then the connections.
+    text = (d / "compare.txt").read_text()
+    assert text.startswith("warning: the simulated profile and the kernel differ in 3 knob(s)") and "\nflows[0]#1 transfer 1\n" in text, text
 
 
 @real
@@ -379,10 +384,13 @@ def test_the_experiment_runner(tmp_path):
 
     res = json.loads((tmp_path / "experiments.json").read_text())["seddigh"]
     for mode in ("untuned",):
+        # The GET re-sent by the tail loss probe at the RTO (0.3 s after the handshake's 100 ms
+        # sample), the SYN after the initial RTO of 1 s: both on the timer wheel in jiffies, up
+        # to 8 jiffies (32 ms) late at these timeouts; the kernel within 50 ms of each.
         get = res[mode]["GET"]
-        assert abs(get["sim"] - 0.300) < 1e-3 and abs(get["real"] - get["sim"]) <= 0.050, res
+        assert 0.300 <= get["sim"] <= 0.332 and abs(get["real"] - get["sim"]) <= 0.050, res
         syn = res[mode]["SYN"]
-        assert syn["sim"] == [1.0] and abs(syn["real"][0] - 1.0) <= 0.050, res
+        assert 1.0 <= syn["sim"][0] <= 1.032 and abs(syn["real"][0] - syn["sim"][0]) <= 0.050, res
     assert leftovers() == []
     with pytest.raises(ValueError, match="unknown experiment nope"):
         experiments.run_all(tmp_path, only=["nope"])

@@ -292,16 +292,16 @@ def other_values(linux_value, value_doc: str) -> list:
 
 #: Knobs whose other value needs a partner knob to be legal (the schema's rules between knobs).
 TCP_PARTNERS = {
-    "sack": {"variant": "newreno"},  # variant "sack" needs sack = true
+    "sack": {"variant": "newreno", "reduction": "halve"},  # variant "sack" needs sack = true
+    "variant": {"reduction": "halve"},  # PRR (the linux profile's) paces variant "sack" only
     "rto_min": {"clock_granularity": "300ms"},  # the testbed: Linux's G is its minimum RTO
     "tlp": {"loss": "rack"},  # the tail loss probe is part of RACK-TLP
+    "loss": {"tlp": False},  # ... and needs RACK
 }
 #: Knobs whose other value describes what the kernel does anyway, so the real run rightly stays
-#: the same. Every other value of a knob the kernel does not follow (`tlp = false`, `reduction =
-#: "halve"`, ...) is a divergence of the plan (`untuned.divergences`), which changes it.
-TCP_NEUTRAL = {
-    "ecn": "\"off\" and the kernel's tcp_ecn = 2 negotiate nothing between two such ends, as \"accept\" does",
-}
+#: the same: none today. Every other value of a knob the kernel does not follow (`tlp = false`,
+#: `reduction = "halve"`, ...) is a divergence of the plan (`untuned.divergences`), which changes it.
+TCP_NEUTRAL: dict = {}
 
 
 @pytest.mark.parametrize("knob", list(tcp_knobs()))

@@ -93,13 +93,13 @@ def seddigh(out: Path, quick: bool) -> tuple[str, dict]:
     scen = {"name": "seddigh-s3", "topology": LINK, "tcp": {"profile": "linux"},
             "apps": [{"kind": "reqresp", "request": "300B", "response": "10KB", "count": 4, "think": "500ms",
                       "drops": [{"kind": "syn", "object": 2}, {"kind": "synack", "object": 3}, {"kind": "request", "object": 4}]}]}
-    res, lines = {}, ["| dropped | what is retransmitted | real | simulated | RFC 6298 / RFC 8985 |", "|---|---|---|---|---|"]
+    res, lines = {}, ["| dropped | what is retransmitted | real | simulated | RFC 6298 / RFC 8985, in jiffies |", "|---|---|---|---|---|"]
     for mode in ("untuned",):
         c = _both(scen, out / f"seddigh-{mode}")
         rows = {
             "SYN": ("the SYN (client)", "apps[0] object 2", "syn_times_s", "1 s (initial RTO)"),
             "SYN-ACK": ("the SYN-ACK (server)", "apps[0] object 3", "synack_times_s", "1 s (initial RTO)"),
-            "GET": ("the GET (client)", "apps[0] object 4", "request_retx_after_s", "TLP: 2·SRTT + 2 ms (+ delayed-ACK allowance) before the RTO's 0.3 s"),
+            "GET": ("the GET (client)", "apps[0] object 4", "request_retx_after_s", "the tail loss probe: min(2·SRTT + 200 ms, RTO) = 0.3 s"),
         }
         res[mode] = {}
         for k, (what, label, m, expect) in rows.items():

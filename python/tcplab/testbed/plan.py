@@ -241,12 +241,14 @@ def _iw_segments(iw, mss: int, path: str) -> int:
         raise refuse(path, str(e)) from None
 
 
-def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool, congctl: Optional[str] = None) -> dict:
+def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool, congctl: Optional[str] = None,
+                 profile: Optional[str] = None) -> dict:
     """The Linux settings for one flow's resolved knobs: {"sysctl": {...}, "sender_route": {...},
     "receiver_route": {...}, "mss", "iw", "timestamps" (whether the kernel sends them),
     "divergences"}. `own` is the flow's own `tcp` table, `base` its path ("flows[0].tcp"), for the
     key path of a refusal. The kernel's mechanisms are the untuned kernel's (`untuned.UNTUNED`),
-    or the tuned ones of `untuned.TUNED` for the profile that models them."""
+    or the tuned ones of `untuned.TUNED` when the scenario names (`profile`) the profile that
+    models them."""
     def path(k):
         return f"{base}.{k}" if k in own else f"tcp.{k}"
 
@@ -302,7 +304,7 @@ def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool,
     sysctl["net.ipv4.tcp_retries2"] = min(255, int(k["data_retries"]))
     hz = linux_timers_and_receiver(k, path)
     # The kernel's own mechanisms: untuned, or tuned to the profile that models a tuned kernel.
-    if untuned.tuned(k, stock):
+    if untuned.tuned(profile, stock):
         sysctl.update(untuned.TUNED)
         # RFC 7323 timestamps, RACK-TLP and SACK compression as that profile says.
         sysctl["net.ipv4.tcp_timestamps"] = int(bool(k.get("timestamps", False)))
@@ -325,7 +327,7 @@ def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool,
     cc = untuned.kernel_cc(k, stock, congctl)
     if cc:
         snd["congctl"] = rcv["congctl"] = cc
-    divs = untuned.divergences(k, base, stock, congctl, hz)
+    divs = untuned.divergences(k, base, stock, congctl, hz, profile)
     return {"sysctl": sysctl, "sender_route": snd, "receiver_route": rcv, "mss": mss, "iw": iw, "timestamps": timestamps, "divergences": divs}
 
 
@@ -513,10 +515,10 @@ def _data_match_with_timestamps(plan: Plan, n0: int, st: dict) -> None:
 def _settings(d: dict, entry: dict, rtcp: dict, base: str, linux: dict, stock: bool, congctl) -> dict:
     """`tcp_settings` of a flow or application; a refusal of a flow that does not run the `linux`
     profile says so."""
+    profile = (entry.get("tcp") or {}).get("profile") or (d.get("tcp") or {}).get("profile") or "rfc"
     try:
-        return tcp_settings(rtcp, entry.get("tcp") or {}, base + ".tcp", linux, stock, congctl)
+        return tcp_settings(rtcp, entry.get("tcp") or {}, base + ".tcp", linux, stock, congctl, profile)
     except api._core.ScenarioError as e:
-        profile = (entry.get("tcp") or {}).get("profile") or (d.get("tcp") or {}).get("profile") or "rfc"
         if profile in ("linux", "linux6", untuned.TUNED_PROFILE):
             raise
         raise api._scenario_error(e.path, f"{e.reason} (profile {profile!r}: write profile = \"linux\" in [tcp], the stack the testbed compares against)") from None

@@ -65,15 +65,16 @@ def kernel_cc(k: dict, stock: bool, congctl: Optional[str]) -> Optional[str]:
     return k.get("cc", "reno")
 
 
-def tuned(k: dict, stock: bool) -> bool:
-    """Whether the kernel is tuned for this flow: its profile is `TUNED_PROFILE`, named by the
-    scenario, and the run is not `--stock`."""
-    return k.get("profile") == TUNED_PROFILE and not stock
+def tuned(profile: Optional[str], stock: bool) -> bool:
+    """Whether the kernel is tuned for a flow: the profile the scenario names for it is
+    `TUNED_PROFILE`, and the run is not `--stock`."""
+    return profile == TUNED_PROFILE and not stock
 
 
-def divergences(k: dict, where: str, stock: bool, congctl: Optional[str], hz: Optional[int]) -> list:
-    """Every knob of the resolved configuration `k` (a flow at `where`) whose simulated value
-    models something else than what the kernel will do: [{where, knob, sim, kernel}]."""
+def divergences(k: dict, where: str, stock: bool, congctl: Optional[str], hz: Optional[int], profile: Optional[str] = None) -> list:
+    """Every knob of the resolved configuration `k` (a flow at `where`, of the named `profile`)
+    whose simulated value models something else than what the kernel will do:
+    [{where, knob, sim, kernel}]."""
     out = []
 
     def diff(knob, sim, kernel):
@@ -83,7 +84,7 @@ def divergences(k: dict, where: str, stock: bool, congctl: Optional[str], hz: Op
     want = k.get("cc", "reno")
     if cc is not None and cc != want:
         diff("cc", want, f"{cc} (--congctl)")
-    if tuned(k, stock):
+    if tuned(profile, stock):
         # The kernel is tuned to the profile; what remains is what no setting reaches.
         kern = {"rto_model": "linux", "delack_model": "linux", "reduction": "prr", "cwnd_validation": "linux",
                 "fin_with_data": True, "tso_defer": True}
