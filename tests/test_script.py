@@ -444,3 +444,21 @@ def test_kernel_failure_names_the_line():
     r = run(parse(rmem + HEAD + "   +0 write(4, ..., 1000) = 1000\n   +0 > P. 1:1001(1000) ack 9\n", "k.pkt"), KernelStack())
     assert r.status == "fail" and r.line == 11 and "ack 1 instead of 9" in r.reason, r.text()
     assert _our_namespaces() == []
+
+
+def test_a_sockets_congestion_control_sets_the_simulated_controller():
+    """setsockopt(TCP_CONGESTION) before the connection: reno and cubic become the simulated
+    `cc` (the `linux` profile's own is CUBIC); another name is a note, the profile's cc stays."""
+    text = """
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 setsockopt(3, SOL_TCP, TCP_CONGESTION, "{cc}", 4) = 0
+   +0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, [1], 4) = 0
+   +0 bind(3, ..., ...) = 0
+   +0 listen(3, 1) = 0
+"""
+    for cc, want in (("reno", "reno"), ("cubic", "cubic"), ("bbr", None)):
+        stack = SimStack({"profile": "linux"})
+        r = run(parse(text.format(cc=cc), "t.pkt"), stack)
+        assert r.status == "pass", r.text()
+        assert stack.knobs.get("cc") == want, (cc, stack.knobs)
+        assert any("TCP_CONGESTION bbr" in n for n in r.notes) == (cc == "bbr"), r.notes
