@@ -202,7 +202,7 @@ def figure(real_pcap, sim_pcap, out, conn_real: Optional[int] = None, conn_sim: 
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharex=True, sharey=True)
     plot.tsg(trace.packets(real_pcap), conn=conn_real, ax=axes[0], title=f"real Linux {title}".strip())
-    plot.tsg(trace.packets(sim_pcap), conn=conn_sim, ax=axes[1], title=f"simulated (linux profile) {title}".strip())
+    plot.tsg(trace.packets(sim_pcap), conn=conn_sim, ax=axes[1], title=f"simulated {title}".strip())
     axes[1].set_ylabel("")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
