@@ -125,7 +125,11 @@ def test_profiles_lists_the_profiles(cli):
     header = p.stdout.splitlines()[0].split()
     assert header[0] == "knob"
     assert {"rfc", "ns2", "bsd", "rfc2988", "linux22"} <= set(header[1:])
-    rows = {line.split()[0]: line.split()[1:] for line in p.stdout.splitlines()[1:]}
+    table, _, rest = p.stdout.partition("\n\n")
+    rows = {line.split()[0]: line.split()[1:] for line in table.splitlines()[1:]}
+    # `linux6` is `linux` under the version's name: said under the table.
+    assert "linux6 is linux under another name" in rest
+    assert rows["cc"][header.index("linux") - 1] == rows["cc"][header.index("linux6") - 1] == "cubic"
     assert rows["rto_initial"][header.index("rfc") - 1] == "1s"
     assert rows["rto_initial"][header.index("bsd") - 1] == "6s"
     assert set(rows) == set(tcplab.profiles()["rfc"])  # every knob

@@ -10,7 +10,9 @@ SCENARIO = {
     "name": "cubic-one-drop",
     "duration": "5s",
     "topology": {"kind": "single_link", "rate": "10Mbps", "delay": "20ms"},
-    "tcp": {"profile": "linux", "mss": "1000B", "delayed_ack": False},
+    # RFC 6675 recovery with Reno unless `cc` says otherwise (the old `linux` model): the two
+    # controllers over the same recovery.
+    "tcp": {"profile": "rfc6675-iw10", "mss": "1000B", "delayed_ack": False},
     "flows": [{"bytes": "unlimited", "drops": [{"kind": "data", "segment": 40}]}],
 }
 

@@ -17,12 +17,15 @@ LINK = {"kind": "single_link", "rate": "10Mbps", "delay": "30ms"}
 
 
 def test_linux6_is_a_profile_with_linux_timers_and_receiver():
+    """`linux` is the Linux 6.x model, `linux6` the same profile under the version's name, and
+    `rfc6675-iw10` the old `linux` model: the same constants without Linux's own mechanisms."""
     p = tcplab.profiles()
-    l6, l = p["linux6"], p["linux"]
+    l6, l, old = p["linux6"], p["linux"], p["rfc6675-iw10"]
+    assert l6 == l
     own = ("rto_model", "hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "reduction", "timestamps", "fin_with_data", "tso_defer", "ecn", "rcv_buffer")
-    assert tuple(l6[k] for k in own) == ("linux", 250, "linux", 44, "cubic", "linux", "rack", True, "prr", True, True, True, "accept", "linux")
-    assert tuple(l[k] for k in own) == ("rfc6298", 0, "rfc", 0, "reno", "rfc5681", "dupthresh", False, "halve", False, False, False, "off", "fixed")
-    assert {k: v for k, v in l6.items() if k not in own} == {k: v for k, v in l.items() if k not in own}
+    assert tuple(l[k] for k in own) == ("linux", 250, "linux", 44, "cubic", "linux", "rack", True, "prr", True, True, True, "accept", "linux")
+    assert tuple(old[k] for k in own) == ("rfc6298", 0, "rfc", 0, "reno", "rfc5681", "dupthresh", False, "halve", False, False, False, "off", "fixed")
+    assert {k: v for k, v in l.items() if k not in own} == {k: v for k, v in old.items() if k not in own}
 
 
 def test_plan_maps_sack_compression_and_checks_hz():
@@ -30,7 +33,7 @@ def test_plan_maps_sack_compression_and_checks_hz():
     plan, _ = build(scen)
     for h in ("sender", "receiver"):
         assert plan.sysctls[h]["net.ipv4.tcp_comp_sack_nr"] == 44
-    plan, _ = build({**scen, "tcp": {"profile": "linux"}})
+    plan, _ = build({**scen, "tcp": {"profile": "rfc6675-iw10"}})
     assert plan.sysctls["receiver"]["net.ipv4.tcp_comp_sack_nr"] == 0
     hz = lab.kernel_hz()
     if hz is None:

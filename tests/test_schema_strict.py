@@ -101,17 +101,17 @@ def test_tcp_knobs_that_need_another_knob_are_judged_where_they_are_combined():
     tcplab.validate(text)
 
 
-@pytest.mark.parametrize("tcp", ['profile = "linux"\nreduction = "prr"', 'profile = "linux"\nloss = "rack"\ntlp = true',
-                                 'profile = "linux"\ndelack_model = "linux"\ncomp_sack_nr = 44'])
+@pytest.mark.parametrize("tcp", ['profile = "rfc6675-iw10"\nreduction = "prr"', 'profile = "rfc6675-iw10"\nloss = "rack"\ntlp = true',
+                                 'profile = "rfc6675-iw10"\ndelack_model = "linux"\ncomp_sack_nr = 44'])
 def test_tcp_knobs_legal_together_in_one_tcp_table_are_legal(tcp):
-    # The reproducer: PRR over the linux profile's variant "sack", and TLP with RACK written beside
+    # The reproducer: PRR over the rfc6675-iw10 profile's variant "sack", and TLP with RACK written beside
     # it, were refused at tcp.reduction and tcp.tlp (each knob was range-checked alone over a base
     # without SACK recovery, RACK or Linux's receiver).
     tcplab.validate(SMALL_TOML.replace('[[flows]]', f"[tcp]\n{tcp}\n\n[[flows]]"))
 
 
 def test_a_tcp_knob_its_table_leaves_illegal_is_still_refused():
-    e = refusal(SMALL_TOML.replace('[[flows]]', '[tcp]\nprofile = "linux"\ntlp = true\n\n[[flows]]'))
+    e = refusal(SMALL_TOML.replace('[[flows]]', '[tcp]\nprofile = "rfc6675-iw10"\ntlp = true\n\n[[flows]]'))
     assert e.path.endswith("tlp") and "RACK" in str(e), e
 
 

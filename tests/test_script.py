@@ -1,6 +1,6 @@
 """Scripted TCP tests in packetdrill's language (`tcplab script`, docs/script.md): the parser
 (errors with line and column; fuzzed), the runner's matching rules on the simulated stack, the
-project's own scripts (tests/scripts/) on the simulator's `linux` profile, and the same scripts
+project's own scripts (tests/scripts/) on the simulator's `linux` and `rfc6675-iw10` profiles, and the same scripts
 on the real kernel in namespaces the runner makes and removes (root and Linux only: otherwise
 those tests are skipped with the reason, see `missing()`).
 """
@@ -25,9 +25,9 @@ from tcplab.script.sim import SimStack
 SCRIPTS = Path(__file__).parent / "scripts"
 OWN = sorted(p.name for p in SCRIPTS.glob("*.pkt"))
 
-#: The project's scripts are written for the kernel's behaviour. Where the simulator's `linux`
-#: profile differs today (RFC 6675/Reno, no quick-ACK; issue on Linux recovery, timers and ACKs),
-#: the script fails on the simulator at a known line, for this named cause.
+#: The project's scripts are written for the kernel's behaviour. Where the simulator's
+#: `rfc6675-iw10` profile (the old `linux` model: RFC 6675/Reno, no quick-ACK) differs, the script
+#: fails on the simulator at a known line, for this named cause.
 SIM_KNOWN = {
     "delayed-ack.pkt": (19, "quick-ACK mode at the start of a connection is not modelled: the first segment is ACKed after the 40 ms delayed-ACK timer"),
     "fast-retransmit-3dupacks.pkt": (37, "the full ACK ends NewReno recovery with cwnd = min(ssthresh, FlightSize + SMSS) (RFC 6582 §3.2 step 3) where Linux's PRR leaves cwnd at ssthresh"),
@@ -251,7 +251,7 @@ def test_active_open_on_the_sim():
    +0 write(3, ..., 2000) = 2000
    +0 > . 1:2001(2000) ack 1
   +.3 > . 1:1001(1000) ack 1
-""")
+""", {"profile": "rfc6675-iw10"})  # no timestamps or loss probe: the RTO resends the first segment
     assert r.status == "pass", r.text()
 
 
@@ -371,11 +371,14 @@ def test_sim_timestamp_differences_are_failures_with_the_line():
     # An inbound TSecr that names no TSval the stack sent (packetdrill refuses it too).
     r = sim_run(TS_HEAD.replace("TS val 200 ecr 700", "TS val 200 ecr 701"), {"profile": "linux6"})
     assert (r.status, r.line) == ("fail", 8) and "names no TS val" in r.reason, r.text()
-    # A stack without timestamps (`linux` profile, no tcp_timestamps sysctl) does not answer them.
-    r = sim_run(TS_HEAD)
+    # A stack without timestamps (`rfc6675-iw10`, no tcp_timestamps sysctl) does not answer them.
+    old = {"profile": "rfc6675-iw10"}
+    r = sim_run(TS_HEAD, old)
     assert (r.status, r.line) == ("fail", 7) and "TS missing" in r.reason, r.text()
     # packetdrill's defaults.sh turns them on (tcp_timestamps=1 maps onto the `timestamps` knob).
-    assert sim_run("`../common/defaults.sh`\n" + TS_HEAD).status == "pass"
+    assert sim_run("`../common/defaults.sh`\n" + TS_HEAD, old).status == "pass"
+    # The `linux` profile (Linux 6.x) answers them as the kernel does.
+    assert sim_run(TS_HEAD).status == "pass"
 
 
 def test_bad_tick_option_is_an_error():
@@ -394,36 +397,37 @@ def test_tcpi_reordering_on_linux6_and_absent_without_rack():
 """
     r = sim_run(text, {"profile": "linux6"})
     assert r.status == "pass", r.text()
-    r = sim_run(text)
+    assert sim_run(text).status == "pass"
+    r = sim_run(text, {"profile": "rfc6675-iw10"})
     assert r.status == "unsupported" and "tcpi_reordering" in r.reason, r.text()
 
 
 def test_notes_leave_out_what_the_profile_models():
     sysctl = "`sysctl -q net.ipv4.tcp_recovery=1 net.ipv4.tcp_early_retrans=3`\n"
     r6 = sim_run(sysctl + HEAD, {"profile": "linux6"})
-    r = sim_run(sysctl + HEAD)
+    r = sim_run(sysctl + HEAD, {"profile": "rfc6675-iw10"})
     assert not any("RACK" in n or "tail-loss" in n for n in r6.notes), r6.notes
     assert any("RACK is not modelled" in n for n in r.notes) and any("tail-loss" in n for n in r.notes)
 
 
-#: Scripts for linux6 behaviours the `linux` profile does not model (RACK, TLP): they fail there
+#: Scripts for Linux 6.x behaviours `rfc6675-iw10` does not model (RACK, TLP): they fail there
 #: at their first line that needs it, or read a tcpi_ field the profile does not keep.
 SIM_KNOWN.update({
-    "rack-reo-wnd.pkt": (26, "no RACK on the `linux` profile: segment 1 waits for the third duplicate ACK or the RTO"),
-    "tlp-tail-probe.pkt": (22, "no tail-loss probe on the `linux` profile: nothing before the RTO"),
+    "rack-reo-wnd.pkt": (26, "no RACK on `rfc6675-iw10`: segment 1 waits for the third duplicate ACK or the RTO"),
+    "tlp-tail-probe.pkt": (22, "no tail-loss probe on `rfc6675-iw10`: nothing before the RTO"),
     "sack-reordering.pkt": ("unsupported", "tcpi_reordering"),
     "app-limited-slow-start.pkt": (24, "the `linux` profile (cwnd_validation = \"rfc5681\") grows cwnd only on an ACK that finds the window full, where Linux's tcp_is_cwnd_limited lets slow start grow to twice the flight"),
     "challenge-ack.pkt": (13, "no timestamps on the `linux` profile: the SYN-ACK carries no TS option"),
     "zero-window-probe.pkt": (24, "no persist timer on the `linux` profile (it comes with rto_model = \"linux\")"),
 })
 
-#: The same scripts on `linux6` (Linux's own timers and quick-ACK receiver, CUBIC unless the
+#: The same scripts on `linux` and `linux6`, one profile (Linux's own timers and quick-ACK receiver, CUBIC unless the
 #: script asks for reno, as these do): quick-ACK mode passes `delayed-ack.pkt`; the recovery
 #: differences stay until PRR and Linux's RTO response are modelled.
 SIM_KNOWN_LINUX6 = {k: v for k, v in SIM_KNOWN.items() if k in ("fast-retransmit-3dupacks.pkt", "rto-after-loss.pkt")}
 
 
-@pytest.mark.parametrize("profile, known", [("linux", SIM_KNOWN), ("linux6", SIM_KNOWN_LINUX6)])
+@pytest.mark.parametrize("profile, known", [("rfc6675-iw10", SIM_KNOWN), ("linux", SIM_KNOWN_LINUX6), ("linux6", SIM_KNOWN_LINUX6)])
 @pytest.mark.parametrize("name", OWN)
 def test_own_scripts_on_the_simulated_linux_profiles(name, profile, known):
     r = run_file(SCRIPTS / name, lambda: SimStack({"profile": profile}))
@@ -496,3 +500,21 @@ def test_kernel_failure_names_the_line():
     r = run(parse(rmem + HEAD + "   +0 write(4, ..., 1000) = 1000\n   +0 > P. 1:1001(1000) ack 9\n", "k.pkt"), KernelStack())
     assert r.status == "fail" and r.line == 11 and "ack 1 instead of 9" in r.reason, r.text()
     assert _our_namespaces() == []
+
+
+def test_a_sockets_congestion_control_sets_the_simulated_controller():
+    """setsockopt(TCP_CONGESTION) before the connection: reno and cubic become the simulated
+    `cc` (the `linux` profile's own is CUBIC); another name is a note, the profile's cc stays."""
+    text = """
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 setsockopt(3, SOL_TCP, TCP_CONGESTION, "{cc}", 4) = 0
+   +0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, [1], 4) = 0
+   +0 bind(3, ..., ...) = 0
+   +0 listen(3, 1) = 0
+"""
+    for cc, want in (("reno", "reno"), ("cubic", "cubic"), ("bbr", None)):
+        stack = SimStack({"profile": "linux"})
+        r = run(parse(text.format(cc=cc), "t.pkt"), stack)
+        assert r.status == "pass", r.text()
+        assert stack.knobs.get("cc") == want, (cc, stack.knobs)
+        assert any("TCP_CONGESTION bbr" in n for n in r.notes) == (cc == "bbr"), r.notes

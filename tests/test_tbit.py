@@ -95,15 +95,17 @@ def test_the_table_covers_the_stacks_it_was_written_for():
         ({"profile": "ns2", "preset": "sack-iw-lt"}, "lt", "yes"),
         # The controller: CUBIC keeps 717/1024 of the window after a loss (RFC 9438 §4.6,
         # tcp_cubic.c), which TBIT's window-after-a-loss test reads as it reads the kernel's.
-        ({"profile": "linux", "cc": "cubic"}, "cc_beta", "CUBIC"),
+        ({"profile": "rfc6675-iw10", "cc": "cubic"}, "cc_beta", "CUBIC"),
+        ({"profile": "linux"}, "cc_beta", "CUBIC"),
         ({"profile": "linux6"}, "cc_beta", "CUBIC"),
-        ({"profile": "linux"}, "cc_beta", "Reno"),
-        # RACK-TLP (`loss = "rack"`, `tlp`, the linux6 profile's): the tail is probed 2·SRTT
+        ({"profile": "rfc6675-iw10"}, "cc_beta", "Reno"),
+        ({"profile": "linux", "cc": "reno"}, "cc_beta", "Reno"),
+        # RACK-TLP (`loss = "rack"`, `tlp`, the linux profile's): the tail is probed 2·SRTT
         # after the last send, and one SACK marks the hole lost after RACK.rtt + reo_wnd.
-        ({"profile": "linux6"}, "tlp", "yes"),
-        ({"profile": "linux6"}, "rack", "RACK"),
-        ({"profile": "linux"}, "tlp", "no"),
-        ({"profile": "linux"}, "rack", "dupthresh"),
+        ({"profile": "linux"}, "tlp", "yes"),
+        ({"profile": "linux"}, "rack", "RACK"),
+        ({"profile": "rfc6675-iw10"}, "tlp", "no"),
+        ({"profile": "rfc6675-iw10"}, "rack", "dupthresh"),
     ],
 )
 def test_knobs_change_the_answer(stack, test, verdict):

@@ -292,21 +292,17 @@ def other_values(linux_value, value_doc: str) -> list:
 
 #: Knobs whose other value needs a partner knob to be legal (the schema's rules between knobs).
 TCP_PARTNERS = {
-    "sack": {"variant": "newreno"},  # variant "sack" needs sack = true
+    "sack": {"variant": "newreno", "reduction": "halve"},  # variant "sack" needs sack = true
+    "variant": {"reduction": "halve"},  # PRR (the linux profile's) paces variant "sack" only
     "rto_min": {"clock_granularity": "300ms"},  # the testbed: Linux's G is its minimum RTO
     "tlp": {"loss": "rack"},  # the tail loss probe is part of RACK-TLP
     "rcv_buffer": {"delack_model": "linux"},  # the buffer's quick ACKs feed the Linux receiver
+    "loss": {"tlp": False},  # the tail loss probe needs RACK
 }
 #: Knobs whose other value describes what the kernel does anyway, so the real run rightly stays
-#: the same (plan.KNOB_MAP says so for each).
-TCP_NEUTRAL = {
-    "fin_with_data": "Linux always puts the FIN on queued data (tcp_send_fin)",
-    "rto_model": "\"linux\" is Linux's own estimator, which the kernel runs",
-    "cwnd_validation": "\"linux\" is Linux's tcp_cwnd_restart, which the kernel runs",
-    "reduction": "\"prr\" is Linux's tcp_cwnd_reduction, which the kernel runs",
-    "tso_defer": "true is Linux's tcp_tso_should_defer, which the kernel runs",
-    "rcv_buffer": "\"linux\" is Linux's own receive buffer and autotuning, which the kernel runs",
-}
+#: the same: none today. Every other value of a knob the kernel does not follow (`tlp = false`,
+#: `reduction = "halve"`, ...) is a divergence of the plan (`untuned.divergences`), which changes it.
+TCP_NEUTRAL: dict = {}
 
 
 @pytest.mark.parametrize("knob", list(tcp_knobs()))

@@ -523,10 +523,10 @@ mod tests {
     }
 
     /// Nothing listens: the segment is refused with a RST|ACK (RFC 9293 §3.10.7.1); an RTO
-    /// retransmits after the initial 1 s.
+    /// retransmits after the initial 1 s (exactly: `rfc6675-iw10` keeps no jiffies).
     #[test]
     fn refused_and_timer() {
-        let mut c = ScriptedConn::new(resolve(r#"{"profile": "linux"}"#).unwrap());
+        let mut c = ScriptedConn::new(resolve(r#"{"profile": "rfc6675-iw10"}"#).unwrap());
         assert!(!c.inject(seg(FLAG_SYN, 0, 0, 0), None));
         let rst = c.advance(0);
         assert_eq!((rst[0].1.flags, rst[0].1.seq, rst[0].1.ack), (FLAG_RST | FLAG_ACK, 0, 1));

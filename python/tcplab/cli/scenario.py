@@ -105,6 +105,13 @@ def profiles_cmd(as_json: bool) -> None:
     click.echo("knob".ljust(w) + "  " + "  ".join(n.rjust(10) for n in names))
     for k in knobs:
         click.echo(k.ljust(w) + "  " + "  ".join(str(p[n][k]).rjust(10) for n in names))
+    # A profile that is another under a second name (`linux6`, the version `linux` models).
+    aliases = [(n, next((m for m in names[:i] if p[m] == p[n]), None)) for i, n in enumerate(names)]
+    aliases = [(n, m) for n, m in aliases if m]
+    if aliases:
+        click.echo("")
+    for n, m in aliases:
+        click.echo(f"{n} is {m} under another name (the same configuration)")
 
 
 @click.command("variants")

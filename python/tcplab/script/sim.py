@@ -306,9 +306,14 @@ class SimStack(Stack):
             self.knobs["nagle"] = not on
             return 0, None
         if opt == "TCP_CONGESTION":
+            # The socket's controller, as the tcp_congestion_control sysctl maps (knobs.py).
             cc = val.strip('"')
-            if cc != "reno":
-                note = f"TCP_CONGESTION {cc}: the simulator's linux profile is Reno"
+            if cc in ("reno", "cubic"):
+                if self.sim is not None:
+                    raise Unsupported("TCP_CONGESTION after the connection opened")
+                self.knobs["cc"] = cc
+            else:
+                note = f"TCP_CONGESTION {cc}: the simulator runs only reno and cubic from a script; the profile's cc stays"
                 if note not in self.notes:
                     self.notes.append(note)
             return 0, None

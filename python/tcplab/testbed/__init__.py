@@ -48,8 +48,8 @@ def run(scenario, workdir, sets: Sequence[str] = (), stock: bool = False, timeou
     the records). `stock`: leave Linux's own mechanisms on (the host's default congestion control, TLP, RACK, F-RTO, linear SYN
     timeouts...) instead of matching the simulator. `shaper`: "box" (the delay box's transmitters
     set the rates and queues) or "tbf" (tc's token bucket on the box's output ports; single link
-    only). `congctl`: the congestion control of every route (default reno; with `stock`
-    the host's default, `net.ipv4.tcp_congestion_control`). Returns what `testbed.json` holds."""
+    only). `congctl`: the congestion control of every route (default each flow's `cc`;
+    with `stock` the host's default, `net.ipv4.tcp_congestion_control`). Returns what `testbed.json` holds."""
     from . import lab
 
     workdir = Path(workdir)
@@ -61,12 +61,24 @@ def run(scenario, workdir, sets: Sequence[str] = (), stock: bool = False, timeou
         "scenario": d, "sets": list(sets), "stock": stock, "shaper": shaper, "congctl": congctl, "validated": validated,
         "hosts": {h: plan.ip(h) for h in plan.hosts}, "sysctls": plan.sysctls,
         "routes": [{"from": a, "to": b, **o} for (a, b), o in plan.routes.items()],
-        "connections": [c.__dict__ for c in plan.conns], "kernel_hz": lab.kernel_hz(), "notes": list(plan.notes), **out,
+        "connections": [c.__dict__ for c in plan.conns], "kernel_hz": lab.kernel_hz(), "notes": list(plan.notes),
+        "divergences": plan.divergences, "sim_cc": sorted({t.get("cc", "reno") for t in _resolved_tcp(d, sets)}),
+        "tcp_metrics_flushed": True, **out,
     }
-    for n in plan.notes:
+    from .untuned import render
+
+    for n in ([render(plan.divergences)] if plan.divergences else []) + plan.notes:
         print(n, file=sys.stderr)
     (workdir / "testbed.json").write_text(json.dumps(rec, indent=1, default=str))
     return rec
+
+
+def _resolved_tcp(scenario: dict, sets) -> list:
+    """Each flow's and application's resolved sending configuration."""
+    from .. import api
+
+    r = api.resolve(scenario, sets=list(sets))
+    return [f["tcp"]["sender"] for f in r["flows"]] + [a["tcp"]["client"] for a in r["apps"]]
 
 
 def simulate(scenario, workdir, hosts: Sequence[str], sets: Sequence[str] = (), seed: Optional[int] = None):

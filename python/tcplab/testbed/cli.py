@@ -17,16 +17,17 @@ def _fail(msg: str) -> None:
 @click.group("testbed")
 def testbed_group() -> None:
     """Run a scenario on the real Linux TCP stack (network namespaces, a delay box, real
-    sockets) and beside it in the simulator with the `linux` profile. Needs root."""
+    sockets; the kernel untuned but for the congestion control) and beside it in the simulator,
+    saying loudly where the simulated profile differs from the kernel. Needs root."""
 
 
 @testbed_group.command("run")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("-o", "--out", "out", type=click.Path(file_okay=False), default="testbed-out", show_default=True, help="Directory for the captures, records and comparison.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a scenario key.")
-@click.option("--stock", is_flag=True, help="Leave Linux's own mechanisms on (the host's default congestion control, TLP, RACK, F-RTO, linear SYN timeouts) instead of matching the simulator.")
+@click.option("--stock", is_flag=True, help="The host's default congestion control instead of each flow's `cc`, and no tuning of the kernel even for a scenario of profile rfc6675-iw10 (the kernel otherwise runs untuned: RACK, TLP, timestamps, F-RTO...).")
 @click.option("--shaper", type=click.Choice(["box", "tbf"]), default="box", show_default=True, help="Who sets rates and queues: the delay box's transmitters, or tc tbf on its output ports (single link only).")
-@click.option("--congctl", default=None, metavar="NAME", help="Congestion control of the real stack (default reno, as simulated; with --stock Linux's default). The simulated side is unchanged.")
+@click.option("--congctl", default=None, metavar="NAME", help="Congestion control of the real stack (default each flow's `cc`, as simulated; with --stock the host's default). The simulated side is unchanged, and the difference is printed.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds the transfers may take after their start.")
 @click.option("--no-compare", is_flag=True, help="Only the real run (compare later with `tcplab testbed compare DIR`).")
 @click.option("--figure", default="tsg.png", show_default=True, help="Time-sequence graphs, real beside simulated (in the output directory).")
@@ -89,7 +90,7 @@ def cleanup_cmd() -> None:
 
 @testbed_group.command("experiments")
 @click.option("-o", "--out", "out", type=click.Path(file_okay=False), default="testbed-experiments", show_default=True)
-@click.option("--only", multiple=True, help="Run only these experiments (seddigh, table2, allman, loss, boxacc).")
+@click.option("--only", multiple=True, help="Run only these experiments (boxacc, seddigh, table2, allman, loss, drops).")
 @click.option("--quick", is_flag=True, help="Fewer repetitions and sizes (a check that it runs).")
 def experiments_cmd(out, only, quick) -> None:
     """Run the experiments of docs/testbed.md on the real stack and in the simulator; write

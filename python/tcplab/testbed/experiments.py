@@ -5,12 +5,16 @@
 - `seddigh`: Seddigh & Devetsikiotis §3: a 10 KB fetch with the SYN, the SYN-ACK or the GET
   dropped, and the timeout each triggers;
 - `table2`: their Table 2's method for Linux: the SYN dropped three times, 10 connections, the
-  initial SYN RTO and the backoff (matched settings and Linux's stock ones);
+  initial SYN RTO and the backoff;
 - `allman`: Allman et al.'s modem test: 28.8 kb/s, MSS 512, 16 KB, initcwnd 1…32 against IW 1;
-- `loss`: a bulk transfer with 1 % random loss, goodput and retransmissions;
+- `loss`: a bulk transfer with 1 % random loss, goodput and retransmissions (CUBIC and BBR on
+  both sides, and the host's own congestion control);
 - `drops`: deterministic drops by sequence number (segment 1, 2, 5, the last, the last two, three
-  of the first 50) over 3 rates × 3 RTTs, the untuned kernel against the `linux6` profile,
+  of the first 50) over 3 rates × 3 RTTs, the untuned kernel against the `linux` profile,
   segment by segment (testbed/segmatch.py).
+
+Every experiment runs the kernel untuned against the `linux` profile (the Linux 6.x model);
+`testbed.json` of each run lists where the two still differ (`divergences`).
 
 `tcplab testbed experiments [-o DIR] [--only NAME] [--quick]` runs them and writes
 DIR/experiments.md and DIR/experiments.json.
@@ -60,8 +64,10 @@ def boxacc(out: Path, quick: bool) -> tuple[str, dict]:
                 "tcp": {"profile": "linux"}, "flows": [{"bytes": size}]}
         d = out / f"boxacc-{rate}-{shaper}"
         rec = run(scen, d, timeout=60, shaper=shaper)
-        # tbf counts Ethernet frames: 14 bytes more than the IP packet the box's model counts.
-        hdr = 40 + (14 if shaper == "tbf" else 0)
+        # IP and TCP headers (with the timestamp option's 12 bytes when the kernel sends it); tbf
+        # counts Ethernet frames: 14 bytes more than the IP packet the box's model counts.
+        ts = 12 if int(rec["sysctls"]["sender"].get("net.ipv4.tcp_timestamps", 1)) else 0
+        hdr = 40 + ts + (14 if shaper == "tbf" else 0)
         ps, pr = trace.packets(rec["captures"]["sender"]), trace.packets(rec["captures"]["receiver"])
         s = ps[(ps["dir"] == "a2b") & (ps["len"] > 0)]
         r = pr[(pr["dir"] == "a2b") & (pr["len"] > 0)]
@@ -87,13 +93,13 @@ def seddigh(out: Path, quick: bool) -> tuple[str, dict]:
     scen = {"name": "seddigh-s3", "topology": LINK, "tcp": {"profile": "linux"},
             "apps": [{"kind": "reqresp", "request": "300B", "response": "10KB", "count": 4, "think": "500ms",
                       "drops": [{"kind": "syn", "object": 2}, {"kind": "synack", "object": 3}, {"kind": "request", "object": 4}]}]}
-    res, lines = {}, ["| dropped | what is retransmitted | real | simulated | RFC 6298 / the `linux` profile |", "|---|---|---|---|---|"]
-    for mode in ("matched", "stock"):
-        c = _both(scen, out / f"seddigh-{mode}", stock=(mode == "stock"))
+    res, lines = {}, ["| dropped | what is retransmitted | real | simulated | RFC 6298 / RFC 8985, in jiffies |", "|---|---|---|---|---|"]
+    for mode in ("untuned",):
+        c = _both(scen, out / f"seddigh-{mode}")
         rows = {
             "SYN": ("the SYN (client)", "apps[0] object 2", "syn_times_s", "1 s (initial RTO)"),
             "SYN-ACK": ("the SYN-ACK (server)", "apps[0] object 3", "synack_times_s", "1 s (initial RTO)"),
-            "GET": ("the GET (client)", "apps[0] object 4", "request_retx_after_s", "RTT + max(200 ms, 2·RTT) = 0.3 s"),
+            "GET": ("the GET (client)", "apps[0] object 4", "request_retx_after_s", "the tail loss probe: min(2·SRTT + 200 ms, RTO) = 0.3 s"),
         }
         res[mode] = {}
         for k, (what, label, m, expect) in rows.items():
@@ -101,7 +107,7 @@ def seddigh(out: Path, quick: bool) -> tuple[str, dict]:
             r1 = r[0] if isinstance(r, list) and r else r
             s1 = s[0] if isinstance(s, list) and s else s
             res[mode][k] = {"real": r, "sim": s}
-            lines.append(f"| {k} ({mode}) | {what} | {_f(r1)} s | {_f(s1)} s | {expect} |")
+            lines.append(f"| {k} | {what} | {_f(r1)} s | {_f(s1)} s | {expect} |")
         res[mode]["clean_transfer_s"] = {"real": _get(c, "apps[0] object 1", "transfer_time_s", "real"), "sim": _get(c, "apps[0] object 1", "transfer_time_s", "sim")}
     return "\n".join(lines), res
 
@@ -111,8 +117,8 @@ def table2(out: Path, quick: bool) -> tuple[str, dict]:
     scen = {"name": "table2-linux", "topology": LINK, "tcp": {"profile": "linux"},
             "flows": [{"bytes": "1KB", "count": n, "start_spacing": "20ms", "drops": [{"kind": "syn", "transmissions": [1, 2, 3]}]}]}
     res, lines = {}, ["| settings | side | connections | initial SYN RTO (mean, min–max) | 2nd / 1st interval | 3rd / 2nd interval |", "|---|---|---|---|---|---|"]
-    for mode in ("matched", "stock"):
-        c = _both(scen, out / f"table2-{mode}", stock=(mode == "stock"))
+    for mode in ("untuned",):
+        c = _both(scen, out / f"table2-{mode}")
         t = c.table[c.table.metric == "syn_times_s"]
         for side in ("real", "sim"):
             iv = []
@@ -154,13 +160,14 @@ def loss(out: Path, quick: bool) -> tuple[str, dict]:
             "tcp": {"profile": "linux"}, "flows": [{"bytes": "2MB"}]}
     lab = "flows[0]#1 transfer 1"
     res = {}
-    # The matched and stock settings, and each with the other congestion control, to tell
-    # the congestion control's share of a difference from the other stock mechanisms'.
-    modes = {"matched": (False, None), "matched + cubic": (False, "cubic"), "stock": (True, None), "stock + reno": (True, "reno")}
+    # The untuned kernel against the `linux` profile with its CUBIC and with BBR (both sides
+    # alike), and the host's own congestion control (`--stock`, the real side only).
+    modes = {"cubic": (False, None), "bbr": (False, "bbr"), "stock": (True, None)}
     for mode, (stock, cc) in modes.items():
         rows = []
         for i in range(reps):
-            c = _both(scen, out / f"loss-{mode.replace(' + ', '-')}-{i}", stock=stock, seed=i + 1, congctl=cc)
+            sc = scen if cc is None else {**scen, "tcp": {**scen["tcp"], "cc": cc}}
+            c = _both(sc, out / f"loss-{mode}-{i}", stock=stock, seed=i + 1)
             rows.append({side: {m: _get(c, lab, m, side) for m in ("goodput_bps", "rexmt_segs", "retx_timeout", "retx_fast", "retx_other", "transfer_time_s")}
                          for side in ("real", "sim")})
         res[mode] = rows
@@ -172,7 +179,7 @@ def loss(out: Path, quick: bool) -> tuple[str, dict]:
         if mode == "stock_congctl":
             continue
         label = f"stock ({res['stock_congctl']})" if mode == "stock" and res["stock_congctl"] else mode
-        for side in ("real", "sim") if mode == "matched" else ("real",):
+        for side in ("real", "sim") if mode != "stock" else ("real",):
             g = [r[side]["goodput_bps"] / 1e6 for r in rows]
             m = lambda k: st.mean(r[side][k] for r in rows)  # noqa: E731
             lines.append(f"| {label} | {side} | {len(rows)} | {st.mean(g):.2f} ({min(g):.2f}–{max(g):.2f}) | {m('rexmt_segs'):.1f} | "
@@ -195,11 +202,11 @@ def drop_sets(n: int = DROP_SEGMENTS, seed: int = 1) -> dict:
     return {"seg1": [1], "seg2": [2], "seg5": [5], "last": [n], "last2": [n - 1, n], "random3": rnd}
 
 
-def drops(out: Path, quick: bool, profile: str = "linux6") -> tuple[str, dict]:
+def drops(out: Path, quick: bool, profile: str = "linux") -> tuple[str, dict]:
     """Each case: a transfer of `DROP_SEGMENTS` full segments over one link (drop-tail queue large
     enough that nothing overflows), the chosen data segments dropped once by sequence number, the
-    kernel untuned (`--stock`, its controller the profile's) beside the simulated `profile`; the
-    data sender's first 500 segments compared (testbed/segmatch.py)."""
+    kernel untuned (its controller the profile's) beside the simulated `profile`; the data
+    sender's first 500 segments compared (testbed/segmatch.py)."""
     from .. import api
     from . import segmatch
 
@@ -220,7 +227,7 @@ def drops(out: Path, quick: bool, profile: str = "linux6") -> tuple[str, dict]:
                         "tcp": {"profile": profile},
                         "flows": [{"bytes": DROP_SEGMENTS * payload, "drops": [{"kind": "data", "segment": k} for k in segs]}]}
                 d = out / "drops" / f"{rate}-{rtt}ms-{name}"
-                rec = run(scen, d, stock=True, timeout=120, congctl=cc)
+                rec = run(scen, d, timeout=120)
                 compare(d, figure="tsg.png")
                 host = "sender"
                 m = segmatch.match(rec["captures"][host], d / f"sim-{host}.pcap", rec["connections"][0]["sport"], n=DROP_SEGMENTS)

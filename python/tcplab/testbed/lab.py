@@ -122,6 +122,9 @@ class Lab:
             self.lab.veth(ns, "eth0", self.box, f"p{k}", mac_a=p.mac(h))
             for key, v in p.sysctls[h].items():
                 self.nsx(ns, "sysctl", "-qw", f"{key}={v}")
+            # No cached RTT, ssthresh or reordering from an earlier connection (tcp_metrics of the
+            # destination cache, tcp_init_metrics): every run starts from the kernel's defaults.
+            self.nsx(ns, "ip", "tcp_metrics", "flush", "all")
             self.lab.addr(ns, "eth0", f"{p.ip(h)}/24")
             for o in p.hosts:
                 if o != h:

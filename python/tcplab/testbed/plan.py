@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .. import api, units
+from . import untuned
 
 #: Every TCP knob of the simulator, and what the testbed does with it on Linux.
-#: "mapped": set on Linux (how: docs/testbed.md); "linux": must hold the `linux` profile's value,
-#: which models what Linux does and cannot be changed there.
+#: "mapped": set on Linux (how: docs/testbed.md); the kernel's own mechanisms stay untuned and a
+#: profile value that models something else is a divergence (`untuned.divergences`), said loudly;
+#: any knob not listed must hold the `linux` profile's value, which models what Linux does.
 KNOB_MAP = {
     "variant": "mapped: sack → tcp_sack 1 (SACK recovery); newreno without sack → tcp_sack 0",
     "sack": "mapped: net.ipv4.tcp_sack",
@@ -32,20 +34,20 @@ KNOB_MAP = {
     "syn_retries": "mapped: net.ipv4.tcp_syn_retries (1 to 127) and tcp_synack_retries",
     "data_retries": "mapped: net.ipv4.tcp_retries2",
     "clock_granularity": "must equal rto_min (Linux's RTO is srtt + max(mdev, rto_min))",
-    "cc": "mapped: route congctl (reno, cubic, bbr; --congctl overrides)",
-    "cwnd_validation": "Linux always runs tcp_cwnd_restart (\"linux\"); \"rfc5681\" differs only after an idle period longer than the RTO",
-    "reduction": "Linux always reduces the window by PRR (tcp_cwnd_reduction, \"prr\"); \"halve\" is the `linux` profile's model of it",
-    "rto_model": "rfc6298 (the `linux` profile's model of Linux's timer) or linux (Linux's own estimator); the kernel runs its own",
-    "hz": "0 (no jiffies) or the kernel's CONFIG_HZ (recorded as kernel_hz in testbed.json)",
-    "delack_model": "rfc (the `linux` profile's model of Linux's receiver) or linux (quick-ACK, adaptive ATO); the kernel runs its own",
-    "comp_sack_nr": "mapped: net.ipv4.tcp_comp_sack_nr (0 without delack_model = \"linux\")",
-    "rcv_buffer": "Linux always runs its own receive buffer (tcp_rmem, tcp_moderate_rcvbuf 1: \"linux\"); \"fixed\" is the `linux` profile's model of it (the route window caps the first window only)",
-    "loss": "mapped: rack → net.ipv4.tcp_recovery 1 (RACK); dupthresh → 0 (the testbed's default)",
-    "tlp": "mapped: true → net.ipv4.tcp_early_retrans 3 (TLP); false → 0 (the testbed's default)",
-    "ecn": "mapped: net.ipv4.tcp_ecn (on 1, accept 2; off leaves the kernel's 2); a queue's mark_threshold is the delay box's",
-    "timestamps": "mapped: net.ipv4.tcp_timestamps (with --stock the kernel keeps its default, 1, and a profile without them is warned about)",
-    "fin_with_data": "Linux always puts the FIN on queued data (tcp_send_fin); false differs by one segment at the end of a transfer",
-    "tso_defer": "Linux always builds TCP skbs for GSO and may defer them (tcp_tso_should_defer); false sends each segment the window allows at once",
+    "cc": "mapped: route congctl on both ends (reno, cubic, bbr; --congctl overrides, loudly)",
+    "cwnd_validation": "the kernel always runs tcp_cwnd_restart (\"linux\"); \"rfc5681\" is a divergence",
+    "reduction": "the kernel always reduces the window by PRR (tcp_cwnd_reduction, \"prr\"); \"halve\" is a divergence",
+    "rto_model": "the kernel runs its own estimator (\"linux\"); \"rfc6298\" is a divergence, \"ns2\" refused",
+    "hz": "the kernel's CONFIG_HZ (recorded as kernel_hz in testbed.json); another value is refused, 0 is a divergence",
+    "delack_model": "the kernel runs its own receiver (\"linux\": quick-ACK, adaptive ATO); \"rfc\" is a divergence",
+    "comp_sack_nr": "untuned: net.ipv4.tcp_comp_sack_nr 44 (another value a divergence); rfc6675-iw10: 0",
+    "loss": "untuned: RACK (net.ipv4.tcp_recovery 1; dupthresh a divergence); rfc6675-iw10: tcp_recovery 0",
+    "tlp": "untuned: TLP (net.ipv4.tcp_early_retrans 3; false a divergence); rfc6675-iw10: tcp_early_retrans 0",
+    "ecn": "mapped: net.ipv4.tcp_ecn (on 1; accept and off the kernel's 2); a queue's mark_threshold is the delay box's",
+    "timestamps": "untuned: net.ipv4.tcp_timestamps 1 (false a divergence); rfc6675-iw10: the profile's 0",
+    "fin_with_data": "the kernel always puts the FIN on queued data (tcp_send_fin); false is a divergence",
+    "tso_defer": "the kernel always builds TCP skbs for GSO and may defer them (tcp_tso_should_defer); false is a divergence",
+    "rcv_buffer": "the kernel always runs its own receive buffer (tcp_rmem, tcp_moderate_rcvbuf 1: \"linux\"); \"fixed\" is a divergence",
 }
 #: Knobs that only matter with delayed ACKs on.
 DELACK_KNOBS = ("delack_timeout", "delack_tick", "delack_segments", "delack_fill_immediate")
@@ -145,6 +147,8 @@ class Plan:
     stock: bool = False
     shaper: str = "box"            # "box": the delay box's own transmitters; "tbf": tc tbf on its output ports
     notes: list = field(default_factory=list)
+    #: Where the simulated profile models something else than the kernel does (`untuned.divergences`).
+    divergences: list = field(default_factory=list)
     #: Data segments the delay box drops by sequence number (crates/tcplab-py/src/delaybox.rs):
     #: dict(frm=sending host, ports, port_field "sport"/"dport", offsets=[byte offset of the
     #: segment's first byte in the data], path).
@@ -152,7 +156,7 @@ class Plan:
 
     def payload(self, host: str, mss: int) -> int:
         """The data bytes of a full segment `host` sends with `mss`: 12 fewer when the kernel
-        sends timestamps (its default, `tcp_timestamps=1`; Linux's mss_cache, tcp_sync_mss)."""
+        sends timestamps (untuned, `tcp_timestamps=1`; Linux's mss_cache, tcp_sync_mss)."""
         return mss - 12 if int(self.sysctls.get(host, {}).get("net.ipv4.tcp_timestamps", 1)) else mss
 
     def ip(self, host: str) -> str:
@@ -238,10 +242,14 @@ def _iw_segments(iw, mss: int, path: str) -> int:
         raise refuse(path, str(e)) from None
 
 
-def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool, congctl: Optional[str] = None) -> dict:
+def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool, congctl: Optional[str] = None,
+                 profile: Optional[str] = None) -> dict:
     """The Linux settings for one flow's resolved knobs: {"sysctl": {...}, "sender_route": {...},
-    "receiver_route": {...}}. `own` is the flow's own `tcp` table, `base` its path ("flows[0].tcp"),
-    for the key path of a refusal."""
+    "receiver_route": {...}, "mss", "iw", "timestamps" (whether the kernel sends them),
+    "divergences"}. `own` is the flow's own `tcp` table, `base` its path ("flows[0].tcp"), for the
+    key path of a refusal. The kernel's mechanisms are the untuned kernel's (`untuned.UNTUNED`),
+    or the tuned ones of `untuned.TUNED` when the scenario names (`profile`) the profile that
+    models them."""
     def path(k):
         return f"{base}.{k}" if k in own else f"tcp.{k}"
 
@@ -295,76 +303,71 @@ def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool,
     sysctl["net.ipv4.tcp_syn_retries"] = int(k["syn_retries"])
     sysctl["net.ipv4.tcp_synack_retries"] = min(255, int(k["syn_retries"]))
     sysctl["net.ipv4.tcp_retries2"] = min(255, int(k["data_retries"]))
-    linux_timers_and_receiver(k, path, sysctl)
-    # RFC 7323 timestamps: the kernel sends them exactly when the simulated profile does (12
-    # option bytes, MSS − 12 of payload). With --stock the kernel keeps its own default (on).
-    timestamps = bool(k.get("timestamps", False))
-    if not stock:
-        sysctl["net.ipv4.tcp_timestamps"] = int(timestamps)
-    # The flow's controller (`cc`); --congctl overrides it; with --stock and reno, Linux's default.
+    hz = linux_timers_and_receiver(k, path)
+    # The kernel's own mechanisms: untuned, or tuned to the profile that models a tuned kernel.
+    if untuned.tuned(profile, stock):
+        sysctl.update(untuned.TUNED)
+        # RFC 7323 timestamps, RACK-TLP and SACK compression as that profile says.
+        sysctl["net.ipv4.tcp_timestamps"] = int(bool(k.get("timestamps", False)))
+        if k.get("loss", "dupthresh") == "rack":
+            sysctl["net.ipv4.tcp_recovery"] = 1
+        if k.get("tlp", False):
+            sysctl["net.ipv4.tcp_early_retrans"] = 3
+        sysctl["net.ipv4.tcp_comp_sack_nr"] = int(k.get("comp_sack_nr", 0))
+    else:
+        sysctl.update(untuned.UNTUNED)
+    timestamps = bool(sysctl["net.ipv4.tcp_timestamps"])
+    # The flow's controller (`cc`); --congctl overrides it; with --stock, the host's default.
     want = k.get("cc", "reno")
     if want == "dctcp" and not congctl:
         raise refuse(path("cc"), "dctcp: the testbed's kernel has no DCTCP module (only reno, cubic and bbr are built)")
-    # `ecn` off leaves the kernel's tcp_ecn = 2 (it answers, never asks): with both ends alike no
-    # connection negotiates ECN, as in the simulator.
-    ecn = k.get("ecn", "off")
-    if ecn != "off":
-        sysctl["net.ipv4.tcp_ecn"] = {"on": 1, "accept": 2}[ecn]
-    cc = congctl or (want if want != "reno" or not stock else None)
+    # `ecn` off or accept is the kernel's tcp_ecn = 2 (it answers, never asks): with both ends
+    # alike no connection negotiates ECN, as in the simulator.
+    if k.get("ecn", "off") == "on":
+        sysctl["net.ipv4.tcp_ecn"] = 1
+    cc = untuned.kernel_cc(k, stock, congctl)
     if cc:
         snd["congctl"] = rcv["congctl"] = cc
-    return {"sysctl": sysctl, "sender_route": snd, "receiver_route": rcv, "mss": mss, "iw": iw, "timestamps": timestamps}
+    divs = untuned.divergences(k, base, stock, congctl, hz, profile)
+    return {"sysctl": sysctl, "sender_route": snd, "receiver_route": rcv, "mss": mss, "iw": iw, "timestamps": timestamps, "divergences": divs}
 
 
-def linux_timers_and_receiver(k: dict, path, sysctl: dict) -> None:
-    """The knobs of Linux's own timers and receiver (`linux6`): the models are refused only where
-    they cannot describe this kernel (ns-2's timer; another HZ); SACK compression is set."""
+def linux_timers_and_receiver(k: dict, path) -> Optional[int]:
+    """The knobs of Linux's own timers and receiver: the models are refused only where they cannot
+    describe this kernel (ns-2's timer; another HZ). Returns the kernel's HZ (None if unknown)."""
     from .lab import kernel_hz
 
     if k.get("rto_model", "rfc6298") not in ("rfc6298", "linux"):
         raise refuse(path("rto_model"), f"{k['rto_model']!r}: Linux's timer is modelled by \"linux\" (or the `linux` profile's \"rfc6298\")")
     hz = int(k.get("hz", 0))
-    if hz:
-        real = kernel_hz()
-        if real is not None and hz != real:
-            raise refuse(path("hz"), f"hz = {hz}: this kernel runs CONFIG_HZ={real}")
+    real = kernel_hz()
+    if hz and real is not None and hz != real:
+        raise refuse(path("hz"), f"hz = {hz}: this kernel runs CONFIG_HZ={real}")
     if k.get("delack_model", "rfc") not in ("rfc", "linux"):
         raise refuse(path("delack_model"), f"{k['delack_model']!r}: expected \"rfc\" or \"linux\"")
-    n = int(k.get("comp_sack_nr", 0))
-    if n:
-        sysctl["net.ipv4.tcp_comp_sack_nr"] = n
-    # RACK-TLP (`loss = "rack"`, `tlp`): the kernel's defaults, which MATCHED_SYSCTLS turns off.
-    if k.get("loss", "dupthresh") == "rack":
-        sysctl["net.ipv4.tcp_recovery"] = 1
-    if k.get("tlp", False):
-        sysctl["net.ipv4.tcp_early_retrans"] = 3
+    return real
 
 
-#: What the testbed sets in every host namespace. Without `stock` the Linux mechanisms the
-#: simulator does not model are turned off, so that both run the same TCP (docs/testbed.md).
+#: What the testbed sets in every host namespace besides the kernel's mechanisms
+#: (`untuned.UNTUNED`, or `untuned.TUNED` for the profile that models a tuned kernel). The
+#: simulator has no destination cache: no connection inherits a previous one's RTT or ssthresh
+#: (and `ip tcp_metrics flush all` runs before each run, lab.py).
 BASE_SYSCTLS = {
-    "net.ipv4.tcp_no_metrics_save": 1,     # no state carried from one connection to the next
+    "net.ipv4.tcp_no_metrics_save": 1,
     "net.ipv4.tcp_window_scaling": 1,
+    "net.ipv4.tcp_ecn": untuned.ECN_DEFAULT,
     "net.ipv6.conf.all.disable_ipv6": 1,
     "net.ipv6.conf.default.disable_ipv6": 1,
-}
-MATCHED_SYSCTLS = {
-    "net.ipv4.tcp_timestamps": 0,          # as the profile says (tcp_settings); off unless `timestamps`
-    "net.ipv4.tcp_early_retrans": 0,       # no tail-loss probe (RFC 8985 §7)
-    "net.ipv4.tcp_recovery": 0,            # no RACK: loss detection by duplicate ACKs
-    "net.ipv4.tcp_frto": 0,                # no F-RTO (RFC 5682)
-    "net.ipv4.tcp_dsack": 0,               # no D-SACK (and no undo on it)
-    "net.ipv4.tcp_comp_sack_nr": 0,        # a SACK for every out-of-order segment
-    "net.ipv4.tcp_syn_linear_timeouts": 0, # SYN timeouts double from the first (RFC 6298 §5.5)
-    "net.ipv4.tcp_autocorking": 0,
 }
 
 
 def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: Optional[str] = None) -> tuple[Plan, dict]:
     """Check `scenario` (as `tcplab.validate` does, then against the subset) and plan the real
-    run. Returns the plan and the validated scenario. `congctl` names the congestion control of
-    every route (default: reno, or Linux's default with `stock`), for experiments beyond what the
-    simulator models."""
+    run. Returns the plan and the validated scenario. The kernel runs untuned (`untuned.py`) with
+    each flow's `cc` as its congestion control; `stock` leaves the host's default congestion
+    control and never tunes the kernel; `congctl` names the congestion control of every route,
+    for experiments beyond what the simulator models. What the simulated side models otherwise
+    is in `plan.divergences` (and printed when the run starts)."""
     d = api.validate(scenario, sets=sets)
     resolved = api.resolve(scenario, sets=sets)
     for k in ("warmup", "duration"):
@@ -384,9 +387,6 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
         raise refuse("topology.kind", "with tbf the rate is set per output port, which can model a single link only (use the box's own transmitters)")
     if shaper == "tbf" and any(l.mark_pkts is not None or l.mark_bytes is not None for l in plan.links):
         raise refuse("topology.queue.mark_threshold", "with tbf the queue is tbf's, which marks nothing; the delay box's own transmitters mark (shaper \"box\")")
-    if not stock:
-        for h in hosts:
-            plan.sysctls[h].update(MATCHED_SYSCTLS)
     set_by: dict = {}
 
     def apply(settings: dict, sender: str, receiver: str, where: str):
@@ -434,7 +434,7 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
             st = _settings(d, f, rf["tcp"]["sender"], base, linux, stock, congctl)
             src, dst = node(rf["from"], base + ".from"), node(rf["to"], base + ".to")
             apply(st, src, dst, base + ".tcp")
-            _timestamps_note(plan, st, base + ".tcp")
+            plan.divergences += st["divergences"]
             repeat = int(rf["repeat"])
             ports = [FLOW_PORT_BASE + (fi + (t * nflows)) % 55536 for t in range(repeat)]
             t0 = rf["start_ns"] / 1e9
@@ -471,7 +471,7 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
         cli, srv = node(ra["client"], base + ".client"), node(ra["server"], base + ".server")
         st = _settings(d, a, ra["tcp"]["client"], base, linux, stock, congctl)
         apply(st, srv, cli, base + ".tcp")
-        _timestamps_note(plan, st, base + ".tcp")
+        plan.divergences += st["divergences"]
         req = size(ra["request"], base + ".request")
         resp = size(ra["response"], base + ".response")
         start, think = ra["start_ns"] / 1e9, dur(ra["think"], base + ".think")
@@ -505,32 +505,22 @@ def build(scenario, sets=(), stock: bool = False, shaper: str = "box", congctl: 
 
 
 def _data_match_with_timestamps(plan: Plan, n0: int, st: dict) -> None:
-    """Drops from `n0` on that count data packets: with timestamps on the kernel (the profile's, or
-    the kernel's own under --stock) a pure ACK is 52 bytes of IP, not 40, so data is longer than 52."""
-    if plan.stock or st["timestamps"]:
+    """Drops from `n0` on that count data packets: with timestamps on the kernel a pure ACK is 52
+    bytes of IP, not 40, so data is longer than 52."""
+    if st["timestamps"]:
         for d in plan.drops[n0:]:
             if d["match"] == "data":
                 d["match"] = "data_ts"
 
 
-def _timestamps_note(plan: Plan, st: dict, where: str) -> None:
-    """With --stock the kernel sends timestamps (its default); say so loudly when the simulated
-    profile does not: 12 option bytes a segment and a payload of MSS − 12 on the real side only."""
-    head = "warning: --stock leaves the kernel's timestamps on"
-    if plan.stock and not st["timestamps"] and not any(n.startswith(head) for n in plan.notes):
-        plan.notes.append(f"{head} (net.ipv4.tcp_timestamps = 1: 12 option bytes a segment, payload MSS − 12 = {st['mss'] - 12} B) "
-                          f"but the simulated profile has timestamps = false ({where}, and any other without them): segment "
-                          "sizes, SACK blocks per ACK (3, not 4) and RTT samples differ; set tcp.timestamps = true to match")
-
-
 def _settings(d: dict, entry: dict, rtcp: dict, base: str, linux: dict, stock: bool, congctl) -> dict:
     """`tcp_settings` of a flow or application; a refusal of a flow that does not run the `linux`
     profile says so."""
+    profile = (entry.get("tcp") or {}).get("profile") or (d.get("tcp") or {}).get("profile") or "rfc"
     try:
-        return tcp_settings(rtcp, entry.get("tcp") or {}, base + ".tcp", linux, stock, congctl)
+        return tcp_settings(rtcp, entry.get("tcp") or {}, base + ".tcp", linux, stock, congctl, profile)
     except api._core.ScenarioError as e:
-        profile = (entry.get("tcp") or {}).get("profile") or (d.get("tcp") or {}).get("profile") or "rfc"
-        if profile in ("linux", "linux6"):
+        if profile in ("linux", "linux6", untuned.TUNED_PROFILE):
             raise
         raise api._scenario_error(e.path, f"{e.reason} (profile {profile!r}: write profile = \"linux\" in [tcp], the stack the testbed compares against)") from None
 

@@ -150,25 +150,23 @@ def render(table) -> str:
     return "\n".join(lines)
 
 
-#: What the simulator models today, for the warnings of `differences`: every variant grows and
-#: cuts its window by Reno's AIMD (docs/tcp.md), with none of Linux's own recovery timers.
-SIMULATED_CC = "reno"
-STOCK_MECHANISMS = "tail-loss probes, RACK, F-RTO and linear SYN timeouts"
-
-
 def differences(rec: dict) -> list:
-    """Loud lines for what the two sides of a testbed run do differently by construction: the real
-    side's congestion control when it is not the Reno AIMD the simulator models, and Linux's own
-    mechanisms when the run was `--stock`. Read from the run's record (`testbed.json`)."""
+    """Loud lines for what the two sides of a testbed run do differently by construction, read
+    from the run's record (`testbed.json`): the knobs where the simulated profile models something
+    else than the kernel did (`divergences`, planned by `untuned.divergences`), and, with
+    `--stock`, the host's default congestion control when it is not the flows' `cc`."""
+    from .untuned import render
+
     out = []
-    real_cc = rec.get("congctl") or (rec.get("default_congctl") if rec.get("stock") else SIMULATED_CC)
-    if real_cc and real_cc != SIMULATED_CC:
-        out.append(f"warning: the real side ran congestion control {real_cc!r}; the simulated side models "
-                   f"{SIMULATED_CC!r} (AIMD): window growth and reductions differ by construction")
-    if rec.get("stock"):
-        out.append(f"warning: --stock: Linux's own {STOCK_MECHANISMS} were on; the simulated profile "
-                   "models none of them")
-    # What the plan found different by construction (the timestamps option under --stock).
+    table = render(rec.get("divergences") or [])
+    if table:
+        out.append(table)
+    real = rec.get("default_congctl")
+    if rec.get("stock") and not rec.get("congctl") and real:
+        for cc in rec.get("sim_cc") or []:
+            if cc != real:
+                out.append(f"warning: --stock: the real side ran the host's congestion control {real!r}; the simulated "
+                           f"flows run {cc!r}: window growth and reductions differ by construction")
     out.extend(rec.get("notes") or [])
     return out
 
@@ -204,7 +202,7 @@ def figure(real_pcap, sim_pcap, out, conn_real: Optional[int] = None, conn_sim: 
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharex=True, sharey=True)
     plot.tsg(trace.packets(real_pcap), conn=conn_real, ax=axes[0], title=f"real Linux {title}".strip())
-    plot.tsg(trace.packets(sim_pcap), conn=conn_sim, ax=axes[1], title=f"simulated (linux profile) {title}".strip())
+    plot.tsg(trace.packets(sim_pcap), conn=conn_sim, ax=axes[1], title=f"simulated {title}".strip())
     axes[1].set_ylabel("")
     fig.tight_layout()
     fig.savefig(out, dpi=120)

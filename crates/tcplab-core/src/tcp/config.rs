@@ -488,7 +488,7 @@ macro_rules! tcp_knobs {
         #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct TcpSpec {
-            /// Named set of defaults to start from (`PROFILES`: `rfc`, `rfc2988`, `ns2`, `ns2-full`, `bsd`, `linux22`, `linux`, `linux6`, and the stacks of Seddigh Table 2).
+            /// Named set of defaults to start from (`PROFILES`: `rfc`, `rfc2988`, `ns2`, `ns2-full`, `bsd`, `linux22`, `rfc6675-iw10`, `linux` (alias `linux6`), and the stacks of Seddigh Table 2).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub profile: Option<String>,
             /// Named stack applied over the profile: the studies' variants (`tcplab variants`).
@@ -844,7 +844,7 @@ pub const MAX_TIMER: crate::units::Time = 3600 * SEC;
 /// The most SYN or data retries before a connection is abandoned (Linux allows 127 SYN retries).
 pub const MAX_RETRIES: u32 = 1000;
 
-pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "ns2-full", "bsd", "linux22", "linux", "linux6", "win98", "winnt4", "solaris7", "sunos4", "irix62", "vxworks54", "netbsd10", "hpux1020"];
+pub const PROFILES: &[&str] = &["rfc", "rfc2988", "ns2", "ns2-full", "bsd", "linux22", "rfc6675-iw10", "linux", "linux6", "win98", "winnt4", "solaris7", "sunos4", "irix62", "vxworks54", "netbsd10", "hpux1020"];
 
 /// A named TCP stack: the mechanism knobs of one variant of a study, applied over a profile
 /// (which supplies the timers, MSS, receiver and so on). Delayed ACKs stay the profile's unless
@@ -1213,21 +1213,23 @@ impl TcpConfig {
                 c.rto_backoff = 3.0;
                 c.syn_timeout_rto_3s = false;
             }
-            // Today's Linux (6.x, include/net/tcp.h and net/ipv4/tcp_*.c) as far as the simulator's
-            // knobs reach, the stack `tcplab testbed` runs against (docs/testbed.md):
+            // RFC 6675 SACK recovery with Reno under Linux's timers and constants (include/net/tcp.h):
+            // no Linux ran this. It is what the `linux` profile was before it became the Linux 6.x
+            // model, kept under an honest name for scenarios that ask for it; `tcplab testbed` runs
+            // it against a kernel tuned to resemble it (congctl reno, tcp_recovery 0,
+            // tcp_early_retrans 0, tcp_timestamps 0, ...: docs/testbed.md):
             // - IW 10: TCP_INIT_CWND 10 (since 2.6.39; RFC 6928);
             // - RFC 6298 with TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s; Linux's
             //   RTO is srtt + max(mdev, rto_min) (tcp_set_rto / tcp_rtt_estimator), i.e. RFC 6298's
             //   G = 200 ms; TCP_TIMEOUT_FALLBACK 3 s after a retransmitted SYN (RFC 6298 §5.7);
             // - tcp_syn_retries 6, tcp_retries2 15;
             // - delayed ACKs: TCP_DELACK_MIN / TCP_ATO_MIN 40 ms, at least every second full
-            //   segment (__tcp_ack_snd_check); the start-of-connection quick-ACK mode is not modelled;
-            // - SACK on (tcp_sack 1) with SACK-based recovery (RFC 6675 is the nearest to Linux's
-            //   PRR + RACK), Limited Transmit (in_flight excludes SACKed and lost segments),
-            //   slow start counting acknowledged segments (tcp_slow_start: ABC with L = 2 under
-            //   delayed ACKs); congestion avoidance is Reno (the testbed sets congctl reno, as
-            //   the simulator has no CUBIC); no TLP and no RACK (the testbed turns them off).
-            "linux" => {
+            //   segment (__tcp_ack_snd_check); no quick-ACK mode;
+            // - SACK on (tcp_sack 1) with RFC 6675 recovery (not Linux's RACK and PRR), Limited
+            //   Transmit (in_flight excludes SACKed and lost segments), slow start counting
+            //   acknowledged segments (tcp_slow_start: ABC with L = 2 under delayed ACKs);
+            //   Reno congestion avoidance; no TLP, no RACK, no timestamps.
+            "rfc6675-iw10" => {
                 c.variant = Variant::Sack;
                 c.sack = true;
                 c.initial_window = InitialWindow::Segments(10);
@@ -1243,15 +1245,19 @@ impl TcpConfig {
                 // tcp_init_transfer(): cwnd 1 only after more than one SYN/SYN-ACK retransmission.
                 c.iw_one_after = 2;
             }
-            // `linux` with Linux 6.x's own timers and receiver: the RTT estimator and RTO of
-            // tcp_rtt_estimator()/tcp_set_rto() in jiffies of CONFIG_HZ 250 (the testbed kernel's;
-            // Debian and Fedora build 250 or 1000), and the quick-ACK / adaptive-ATO receiver of
-            // tcp_event_data_recv()/__tcp_ack_snd_check() with SACK compression
-            // (tcp_comp_sack_nr 44); and the untuned kernel's congestion control, CUBIC with
-            // HyStart (tcp_cubic.c, net.ipv4.tcp_congestion_control = cubic), with its idle and
-            // application-limited restart (tcp_cwnd_restart, tcp_cwnd_application_limited).
-            "linux6" => {
-                c = TcpConfig::profile("linux").expect("the linux profile");
+            // Today's Linux, 6.x untuned (include/net/tcp.h, net/ipv4/tcp_*.c), as far as the
+            // simulator's knobs reach: the stack `tcplab testbed` runs against (docs/testbed.md).
+            // `linux6` is the same profile under the version's name. Over `rfc6675-iw10`'s
+            // constants (IW 10, TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s,
+            // TCP_TIMEOUT_FALLBACK, tcp_syn_retries 6, tcp_retries2 15, ABC L = 2, SACK):
+            // the RTT estimator and RTO of tcp_rtt_estimator()/tcp_set_rto() in jiffies of
+            // CONFIG_HZ 250 (the testbed kernel's; Debian and Fedora build 250 or 1000), the
+            // quick-ACK / adaptive-ATO receiver of tcp_event_data_recv()/__tcp_ack_snd_check() with
+            // SACK compression (tcp_comp_sack_nr 44), and the untuned kernel's congestion control,
+            // CUBIC with HyStart (tcp_cubic.c, net.ipv4.tcp_congestion_control = cubic), with its
+            // idle and application-limited restart (tcp_cwnd_restart, tcp_cwnd_application_limited).
+            "linux" | "linux6" => {
+                c = TcpConfig::profile("rfc6675-iw10").expect("the rfc6675-iw10 profile");
                 c.rto_model = RtoModel::Linux;
                 c.hz = 250;
                 c.delack_model = DelackModel::Linux;
@@ -1565,25 +1571,31 @@ mod tests {
         }
     }
 
-    /// The `linux` profile: Linux's constants (include/net/tcp.h) where the simulator has a knob.
+    /// The `linux` profile and `rfc6675-iw10` under it: Linux's constants (include/net/tcp.h)
+    /// where the simulator has a knob.
     #[test]
     fn linux_profile_has_linux_constants() {
-        let c = TcpConfig::profile("linux").unwrap();
-        c.validate().unwrap();
-        assert_eq!(c.initial_window.bytes(1460), 10 * 1460); // TCP_INIT_CWND
-        assert_eq!((c.rto_initial.0, c.rto_min.0, c.rto_max.0), (SEC, 200 * MS, 120 * SEC));
-        assert_eq!(c.clock_granularity.0, 200 * MS); // rto = srtt + max(mdev, rto_min)
-        assert_eq!(c.delack_timeout.0, 40 * MS); // TCP_DELACK_MIN
-        assert!(c.sack && c.variant == Variant::Sack && c.syn_timeout_rto_3s && c.handshake_rtt_sample);
-        assert_eq!((c.syn_retries, c.rto_backoff), (6, 2.0));
+        for p in ["linux", "rfc6675-iw10"] {
+            let c = TcpConfig::profile(p).unwrap();
+            c.validate().unwrap();
+            assert_eq!(c.initial_window.bytes(1460), 10 * 1460, "{p}"); // TCP_INIT_CWND
+            assert_eq!((c.rto_initial.0, c.rto_min.0, c.rto_max.0), (SEC, 200 * MS, 120 * SEC), "{p}");
+            assert_eq!(c.clock_granularity.0, 200 * MS, "{p}"); // rto = srtt + max(mdev, rto_min)
+            assert_eq!(c.delack_timeout.0, 40 * MS, "{p}"); // TCP_DELACK_MIN
+            assert!(c.sack && c.variant == Variant::Sack && c.syn_timeout_rto_3s && c.handshake_rtt_sample, "{p}");
+            assert_eq!((c.syn_retries, c.rto_backoff), (6, 2.0), "{p}");
+        }
     }
 
-    /// `linux6`: the `linux` profile with Linux's own estimator, jiffies and receiver, and the
-    /// untuned kernel's CUBIC with its idle restart; the `linux` profile itself is unchanged, and
-    /// the new knobs stay out of the serialised form of every other profile (golden digests).
+    /// `linux` (and `linux6`, the same profile under the version's name): `rfc6675-iw10` with
+    /// Linux's own estimator, jiffies and receiver, RACK-TLP, PRR, timestamps and the untuned
+    /// kernel's CUBIC with its idle restart; `rfc6675-iw10` (the `linux` profile before it became
+    /// the Linux 6.x model) is unchanged, and the new knobs stay out of the serialised form of
+    /// every other profile (golden digests).
     #[test]
-    fn linux6_profile_is_linux_with_linux_timers_and_receiver() {
-        let c = TcpConfig::profile("linux6").unwrap();
+    fn linux_profile_is_rfc6675_iw10_with_linux_timers_receiver_and_recovery() {
+        let c = TcpConfig::profile("linux").unwrap();
+        assert_eq!(TcpConfig::profile("linux6").unwrap(), c);
         c.validate().unwrap();
         assert_eq!((c.rto_model, c.hz, c.delack_model, c.comp_sack_nr), (RtoModel::Linux, 250, DelackModel::Linux, 44));
         assert_eq!((c.cc, c.cwnd_validation, c.reduction), (Cc::Cubic, CwndValidation::Linux, Reduction::Prr));
@@ -1607,8 +1619,8 @@ mod tests {
         back.timestamps = false;
         back.fin_with_data = false;
         back.tso_defer = false;
-        assert_eq!(back, TcpConfig::profile("linux").unwrap());
-        for p in PROFILES.iter().filter(|p| **p != "linux6") {
+        assert_eq!(back, TcpConfig::profile("rfc6675-iw10").unwrap());
+        for p in PROFILES.iter().filter(|p| !matches!(**p, "linux" | "linux6")) {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
             for k in ["hz", "delack_model", "comp_sack_nr", "rcv_buffer", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "tso_defer"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
