@@ -11,7 +11,7 @@ mod harness;
 use harness::{Harness, Seg, DATA, FIN, MSS, SYNACK};
 use tcplab_core::net::FLAG_ACK;
 use tcplab_core::tcp::{ConnEvent, TimerKind};
-use tcplab_core::tcp::config::{CwndValidation, DelackModel, Limit, Unlimited};
+use tcplab_core::tcp::config::{CwndValidation, DelackModel, Limit, RcvBuffer, Unlimited};
 use tcplab_core::tcp::TcpConfig;
 use tcplab_core::units::{Size, Time, MS};
 
@@ -211,6 +211,7 @@ fn without_the_linux_receiver_the_segment_is_taken() {
     let mut h = opened(linux6_cfg(|c| {
         c.delack_model = DelackModel::Rfc;
         c.comp_sack_nr = 0;
+        c.rcv_buffer = RcvBuffer::Fixed; // Linux's receive buffer needs the Linux receiver
     }), seg!(ack = 1, sack_permitted = true, ..SYNACK));
     h.send(ms(200), seg!(ack = 9999, ..FIN));
     assert!(h.events().contains(&ConnEvent::PeerClosed));
