@@ -82,16 +82,16 @@ def test_linux_wscale_is_tcp_select_initial_window_s():
 
 def test_packets_carry_the_timestamps_option(tmp_path):
     """trace.packets' tsval/tsecr columns: a `linux6` capture (timestamps on) has them on every
-    segment; a `linux` capture has none."""
+    segment; an `rfc6675-iw10` capture (timestamps off) has none."""
     here = os.getcwd()
     os.chdir(tmp_path)
     try:
-        for profile in ("linux6", "linux"):
+        for profile in ("linux6", "rfc6675-iw10"):
             tcplab.run({"topology": LINK, "tcp": {"profile": profile}, "flows": [{"bytes": "20KB"}],
                         "capture": [{"path": f"{profile}.pcap", "node": "receiver"}]})
     finally:
         os.chdir(here)
-    for profile, on in (("linux6", True), ("linux", False)):
+    for profile, on in (("linux6", True), ("rfc6675-iw10", False)):
         pk = tcplab.trace.packets(tmp_path / f"{profile}.pcap")
         assert pk["tsval"].notna().all() == on and pk["tsecr"].notna().any() == on
         if on:

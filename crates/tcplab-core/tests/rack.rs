@@ -321,7 +321,12 @@ fn rack_rtt_is_the_last_delivered_segments_not_the_newest_ones() {
 /// at a 100 ms round trip.
 #[test]
 fn cwnd_grows_by_what_an_ack_newly_delivers() {
-    let mut h = rack(10, 1 << 30, |c| c.cc = tcplab_core::tcp::config::Cc::Cubic);
+    // With Linux's cwnd-limited gate (`cwnd_validation = "linux"`, `tcp_is_cwnd_limited`), whose
+    // growth rules these are.
+    let mut h = rack(10, 1 << 30, |c| {
+        c.cc = tcplab_core::tcp::config::Cc::Cubic;
+        c.cwnd_validation = tcplab_core::tcp::config::CwndValidation::Linux;
+    });
     let cwnd = |h: &Harness| h.info().cwnd / MSS;
     // Segment 10 SACKed: no reordering seen, a SACK-only ACK (no FLAG_DATA_ACKED): cwnd stays 10;
     // one new segment fits (in_flight 9).
