@@ -402,6 +402,21 @@ def test_tcpi_reordering_on_linux6_and_absent_without_rack():
     assert r.status == "unsupported" and "tcpi_reordering" in r.reason, r.text()
 
 
+def test_the_simulated_ticks_fall_half_a_jiffy_off_unless_the_stack_says():
+    import json as _json
+
+    def offset(tcp):
+        st = SimStack(tcp)
+        st.start(parse(HEAD, "t.pkt"))
+        return _json.loads(st._make().config()).get("jiffy_offset")
+
+    # HZ 250: a jiffy of 4 ms, the ticks 2 ms off the script's time 0; none without jiffies.
+    assert offset({"profile": "linux"}) == "2ms"
+    assert offset({"profile": "linux", "hz": 1000}) == "500us"
+    assert offset({"profile": "rfc6675-iw10"}) == "0s"
+    assert offset({"profile": "linux", "jiffy_offset": "1ms"}) == "1ms"
+
+
 def test_notes_leave_out_what_the_profile_models():
     sysctl = "`sysctl -q net.ipv4.tcp_recovery=1 net.ipv4.tcp_early_retrans=3`\n"
     r6 = sim_run(sysctl + HEAD, {"profile": "linux6"})

@@ -35,7 +35,7 @@ fn linux_rtt(c: &mut TcpConfig) {
 
 /// The estimator the kernel would have, for feeding it the same samples by hand.
 fn kernel_estimator(c: &TcpConfig) -> RttEstimator {
-    RttEstimator::new(c.rto_initial.0, c.rto_min.0, c.rto_max.0, c.clock_granularity.0, 0, 2.0).linux_model(c.hz)
+    RttEstimator::new(c.rto_initial.0, c.rto_min.0, c.rto_max.0, c.clock_granularity.0, 0, 2.0).linux_model(tcplab_core::tcp::jiffies::Jiffies::of(c))
 }
 
 fn ack_ts(a: u64, tsval: u32, tsecr: u32) -> Seg {

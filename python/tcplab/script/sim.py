@@ -63,6 +63,12 @@ class SimStack(Stack):
         spec = {**self.tcp, **knobs, **self.knobs}
         sim = _core.ScriptSim(json.dumps(spec))
         cfg = json.loads(sim.config())
+        if cfg.get("hz") and "jiffy_offset" not in spec:
+            # A kernel's jiffy ticks fall at no fixed phase to the script's time 0 (packetdrill
+            # starts it when the script does): the model puts them half a jiffy off, the mean.
+            spec["jiffy_offset"] = f"{500_000 // cfg['hz']}us"
+            sim = _core.ScriptSim(json.dumps(spec))
+            cfg = json.loads(sim.config())
         for n in sim_overrides(self.sysctls, cfg)[1]:
             if n not in self.notes:
                 self.notes.append(n)

@@ -462,6 +462,12 @@ fn zero() -> u32 {
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
+fn zero_duration() -> Duration {
+    Duration(0)
+}
+fn is_zero_duration(d: &Duration) -> bool {
+    d.0 == 0
+}
 fn syn_options_default() -> u32 {
     SYN_OPTIONS_DEFAULT
 }
@@ -815,6 +821,10 @@ tcp_knobs! {
     /// kernel: 250), for `rto_model = "linux"` and `delack_model = "linux"`. 0: no jiffies, timers
     /// expire exactly.
     hz: u32 [skip_if = "is_zero", default = "zero"],
+    /// Where the jiffy ticks fall: the last tick before time 0 came this long before it (less
+    /// than a jiffy). A kernel's ticks have no fixed phase to an experiment's start; 0 puts them
+    /// on whole multiples of 1/hz. The scripted-test runner sets half a jiffy (`tcplab script`).
+    jiffy_offset: Duration [skip_if = "is_zero_duration", default = "zero_duration"],
     /// Receiver ACK policy: `"rfc"` (RFC 5681 §4.2 delayed ACKs) or `"linux"` (quick-ACK mode and
     /// the adaptive ATO of Linux 6.x).
     delack_model: DelackModel [skip_if = "DelackModel::is_rfc", default = "DelackModel::default"],
@@ -1038,6 +1048,7 @@ impl TcpConfig {
             ecn: Ecn::Off,
             reduction: Reduction::Halve,
             hz: 0,
+            jiffy_offset: Duration(0),
             delack_model: DelackModel::Rfc,
             comp_sack_nr: 0,
             rcv_buffer: RcvBuffer::Fixed,
@@ -1333,6 +1344,7 @@ impl TcpConfig {
             ("ecn", serde_json::to_value(self.ecn).expect("serialises")),
             ("reduction", serde_json::to_value(self.reduction).expect("serialises")),
             ("hz", serde_json::json!(self.hz)),
+            ("jiffy_offset", serde_json::to_value(self.jiffy_offset).expect("serialises")),
             ("delack_model", serde_json::to_value(self.delack_model).expect("serialises")),
             ("comp_sack_nr", serde_json::json!(self.comp_sack_nr)),
             ("rcv_buffer", serde_json::to_value(self.rcv_buffer).expect("serialises")),
@@ -1433,6 +1445,9 @@ impl TcpConfig {
         }
         if self.hz != 0 && !(10..=10_000).contains(&self.hz) {
             return err("hz", "expected 0 (no jiffies) or a tick rate from 10 to 10000 (CONFIG_HZ: 100, 250, 300 or 1000)");
+        }
+        if self.jiffy_offset.0 > 0 && (self.hz == 0 || self.jiffy_offset.0 >= SEC / self.hz as u64) {
+            return err("jiffy_offset", "expected less than one jiffy (1/hz), with hz set");
         }
         if self.comp_sack_nr > 0 && self.delack_model != DelackModel::Linux {
             return err("comp_sack_nr", "SACK compression is part of the Linux receiver: set delack_model = \"linux\" or comp_sack_nr = 0");
@@ -1648,6 +1663,14 @@ mod tests {
         let mut bad = TcpConfig::rfc();
         bad.hz = 5;
         assert_eq!(bad.validate().unwrap_err().0, "hz");
+        let mut bad = TcpConfig::rfc();
+        bad.jiffy_offset = Duration(MS);
+        assert_eq!(bad.validate().unwrap_err().0, "jiffy_offset", "an offset wants jiffies");
+        bad.hz = 250;
+        bad.jiffy_offset = Duration(4 * MS);
+        assert_eq!(bad.validate().unwrap_err().0, "jiffy_offset", "less than a jiffy");
+        bad.jiffy_offset = Duration(2 * MS);
+        assert!(bad.validate().is_ok());
     }
 
     #[test]

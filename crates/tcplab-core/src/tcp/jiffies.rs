@@ -19,15 +19,32 @@ pub struct Jiffies {
     /// Nanoseconds a jiffy (SEC / HZ); 0 when the clock is off.
     jiffy: Time,
     hz: u64,
+    /// How long before time 0 the last tick came (`jiffy_offset`, less than a jiffy): tick k
+    /// falls at k·jiffy − offset.
+    offset: Time,
 }
 
 impl Jiffies {
     pub fn new(hz: u32) -> Jiffies {
         if hz == 0 {
-            Jiffies { jiffy: 0, hz: 0 }
+            Jiffies { jiffy: 0, hz: 0, offset: 0 }
         } else {
-            Jiffies { jiffy: SEC / hz as Time, hz: hz as u64 }
+            Jiffies { jiffy: SEC / hz as Time, hz: hz as u64, offset: 0 }
         }
+    }
+
+    /// The clock of a configuration: `hz`, with its ticks `jiffy_offset` early.
+    pub fn of(cfg: &crate::tcp::config::TcpConfig) -> Jiffies {
+        Jiffies::new(cfg.hz).with_offset(cfg.jiffy_offset.0)
+    }
+
+    /// Ticks `offset` early (the last tick before time 0 came `offset` before it): a real kernel's
+    /// ticks have no fixed phase to an experiment's time 0. At most a jiffy less 1 ns.
+    pub fn with_offset(mut self, offset: Time) -> Jiffies {
+        if self.is_on() {
+            self.offset = offset.min(self.jiffy - 1);
+        }
+        self
     }
 
     pub fn is_on(&self) -> bool {
@@ -39,9 +56,9 @@ impl Jiffies {
         self.jiffy.max(1)
     }
 
-    /// `jiffies` at simulated time `t` (the tick at time 0 is jiffy 0).
+    /// `jiffies` at simulated time `t` (jiffy 0 began `offset` before time 0).
     pub fn at(&self, t: Time) -> u64 {
-        t / self.ns()
+        (t + self.offset) / self.ns()
     }
 
     /// A constant the kernel writes as `HZ / div` (TCP_ATO_MIN = HZ/25, TCP_DELACK_MAX = HZ/5,
@@ -82,7 +99,7 @@ impl Jiffies {
         }
         let shift = lvl * LVL_CLK_SHIFT;
         let bucket = ((expires >> shift) + 1) << shift;
-        bucket * self.jiffy
+        bucket * self.jiffy - self.offset
     }
 }
 
@@ -129,5 +146,20 @@ mod tests {
         // Level 2 (granularity 64): 1 s = 250 jiffies from 0 is level 1: (250 >> 3) + 1 = 32 → 256.
         assert_eq!(j.timer_expiry(0, 250), 256 * ms(4));
         assert_eq!(j.timer_expiry(0, 750), ((750u64 >> 6) + 1) * 64 * ms(4));
+    }
+
+    /// `jiffy_offset`: the ticks fall `offset` early, jiffy k at k·4 ms − 2 ms.
+    #[test]
+    fn ticks_with_an_offset() {
+        let j = Jiffies::new(250).with_offset(ms(2));
+        assert_eq!((j.at(0), j.at(ms(2) - 1), j.at(ms(2)), j.at(ms(7))), (0, 0, 1, 2));
+        // 10 jiffies set at t = 9 ms (jiffy 2) run at jiffy 13, which ticks at 50 ms.
+        assert_eq!(j.timer_expiry(ms(9), 10), ms(50));
+        // Armed just before a tick, a level-0 timer still runs one jiffy past its expiry.
+        assert_eq!(j.timer_expiry(ms(2) - 1, 1), ms(6));
+        assert!(j.timer_expiry(ms(2) - 1, 1) > ms(2) - 1);
+        // The offset is at most a jiffy less 1 ns, and means nothing without jiffies.
+        assert_eq!(Jiffies::new(250).with_offset(ms(9)).at(ms(4) - 1), 1);
+        assert_eq!(Jiffies::new(0).with_offset(ms(2)).timer_expiry(ms(5), ms(40)), ms(45));
     }
 }

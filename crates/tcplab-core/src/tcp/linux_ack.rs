@@ -80,12 +80,12 @@ pub struct LinuxAck {
 }
 
 impl LinuxAck {
-    pub fn new(hz: u32, mss: u64, rwnd: Option<u64>, comp_nr: u32, rto: Time) -> LinuxAck {
+    pub fn new(j: Jiffies, mss: u64, rwnd: Option<u64>, comp_nr: u32, rto: Time) -> LinuxAck {
         let rcv_wnd = rwnd.unwrap_or(u64::MAX / 4);
         // tcp_initialize_rcv_mss(): min(advmss, rcv_wnd/2, TCP_MSS_DEFAULT), at least TCP_MIN_MSS.
         let rcv_mss = mss.min(rcv_wnd / 2).min(MSS_DEFAULT).max(MIN_MSS);
         LinuxAck {
-            j: Jiffies::new(hz),
+            j,
             quick: 0,
             ato: 0,
             lrcvtime: 0,
@@ -380,16 +380,16 @@ mod tests {
     #[test]
     fn initial_rcv_mss_and_quickacks() {
         // tcp_initialize_rcv_mss(): at most 536 until a full segment is seen.
-        let mut a = LinuxAck::new(250, 1448, None, 44, crate::units::SEC);
+        let mut a = LinuxAck::new(Jiffies::new(250), 1448, None, 44, crate::units::SEC);
         assert_eq!(a.rcv_mss, 536);
         a.event_data_recv(ms(100), 1448, false);
         assert_eq!((a.rcv_mss, a.quick, a.ato), (1448, MAX_QUICKACKS, 10));
         // A 64 KB window at MSS 1448: 65535 / 2896 = 22, capped at 16; a 4 KB window: 1 → 1;
         // a window below 2·rcv_mss gives 2.
-        let mut a = LinuxAck::new(250, 1000, Some(4000), 44, crate::units::SEC);
+        let mut a = LinuxAck::new(Jiffies::new(250), 1000, Some(4000), 44, crate::units::SEC);
         a.event_data_recv(0, 1000, false);
         assert_eq!(a.quick, 2);
-        let mut a = LinuxAck::new(250, 1000, Some(1500), 44, crate::units::SEC);
+        let mut a = LinuxAck::new(Jiffies::new(250), 1000, Some(1500), 44, crate::units::SEC);
         a.event_data_recv(0, 1000, false);
         assert_eq!(a.quick, 2, "rcv_wnd/(2·rcv_mss) = 0 → 2");
     }
@@ -397,7 +397,7 @@ mod tests {
     /// tcp_event_data_recv()'s ATO arithmetic in jiffies at HZ 250 (TCP_ATO_MIN 10).
     #[test]
     fn ato_update() {
-        let mut a = LinuxAck::new(250, 1000, None, 0, ms(300));
+        let mut a = LinuxAck::new(Jiffies::new(250), 1000, None, 0, ms(300));
         a.event_data_recv(0, 1000, false); // ato 10, lrcvtime 0
         a.ato = 40;
         a.event_data_recv(ms(8), 1000, false); // m = 2 ≤ 5: 40/2 + 5 = 25

@@ -40,7 +40,7 @@ fn window_stalls(s: &SenderCore) -> bool {
 fn probe_at(s: &SenderCore, backoff: u32) -> Time {
     let base = s.rtt.rto().max(s.cfg.rto_min.0);
     let when = (base << backoff.min(MAX_PROBE_BACKOFF)).min(s.cfg.rto_max.0);
-    let j = Jiffies::new(s.cfg.hz);
+    let j = Jiffies::of(&s.cfg);
     j.timer_expiry(s.now, when.div_ceil(j.ns()))
 }
 

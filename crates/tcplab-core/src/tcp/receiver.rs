@@ -133,7 +133,7 @@ impl TcpReceiver {
         }
         if r.cfg.delack_model == DelackModel::Linux && r.cfg.delayed_ack {
             let wnd = r.rcvbuf.as_ref().map_or(r.cfg.rwnd.get(), |b| Some(b.rcv_wnd));
-            r.linux = Some(Box::new(LinuxAck::new(r.cfg.hz, r.cfg.mss.0, wnd, r.cfg.comp_sack_nr, r.cfg.rto_initial.0)));
+            r.linux = Some(Box::new(LinuxAck::new(Jiffies::of(&r.cfg), r.cfg.mss.0, wnd, r.cfg.comp_sack_nr, r.cfg.rto_initial.0)));
         }
         if !r.cfg.handshake {
             r.init_rcvbuf(0);
@@ -271,7 +271,7 @@ impl TcpReceiver {
     /// (`tcp_challenge_ack_limit` = INT_MAX, the 6.x default). Returns whether it was sent.
     pub fn challenge_ack(&mut self, now: Time, out: &mut Vec<OutSeg>) -> bool {
         self.now = now;
-        let j = Jiffies::new(self.cfg.hz);
+        let j = Jiffies::of(&self.cfg);
         let at = j.at(now);
         if self.last_oow_ack.is_some_and(|last| at - last < j.hz_div(2)) {
             return false;

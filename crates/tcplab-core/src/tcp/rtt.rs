@@ -88,8 +88,7 @@ impl RttEstimator {
 
     /// Use Linux's estimator and timer (`rto_model = "linux"`) on a clock of `hz` jiffies a second.
     /// The initial RTO (TCP_TIMEOUT_INIT, 1 s) is a whole number of jiffies.
-    pub fn linux_model(mut self, hz: u32) -> Self {
-        let j = Jiffies::new(hz);
+    pub fn linux_model(mut self, j: Jiffies) -> Self {
         self.rto = j.to_ns(j.usecs_to_jiffies(self.rto / 1000));
         self.linux = Some(LinuxRtt { j, srtt_us8: 0, mdev_us: 0, mdev_max_us: 0, rttvar_us: 0, rtt_seq: 0, rto_min_us: self.min / 1000 });
         self
@@ -557,7 +556,7 @@ mod tests {
     /// net/ipv4/tcp_input.c.
     #[test]
     fn linux_estimator_kernel_numbers() {
-        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(250);
+        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(Jiffies::new(250));
         assert_eq!(e.rto(), SEC, "TCP_TIMEOUT_INIT");
         // First sample 100 ms: srtt 100, mdev 2m = 200 ms, rttvar = max(mdev, rto_min);
         // RTO = usecs_to_jiffies(100 000 + 200 000) = 75 jiffies.
@@ -582,7 +581,7 @@ mod tests {
         assert_eq!(e.linux_state(), Some((930_000, 204_083, 200_000, 323_131)));
         assert_eq!(e.rto(), ms(440));
         // No 1 s floor: a 2 ms path gets srtt + rto_min, ⌈202 ms⌉ = 51 jiffies = 204 ms.
-        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(250);
+        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(Jiffies::new(250));
         e.sample_acked(ms(2), 0, 1);
         assert_eq!(e.rto(), ms(204));
         // The timer: 51 jiffies set at jiffy 0 is a level-0 timer, run at jiffy 52.
@@ -599,7 +598,7 @@ mod tests {
     /// second best.
     #[test]
     fn windowed_min_rtt() {
-        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(250);
+        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(Jiffies::new(250));
         assert_eq!(e.min_rtt(), None);
         e.update_min_rtt(0, ms(50));
         e.update_min_rtt(SEC, ms(60));
@@ -620,11 +619,11 @@ mod tests {
     /// tcp_bound_rto(): the RTO never exceeds rto_max.
     #[test]
     fn linux_rto_bounded_by_rto_max() {
-        let mut e = RttEstimator::new(SEC, ms(200), 2 * SEC, ms(200), 0, 2.0).linux_model(1000);
+        let mut e = RttEstimator::new(SEC, ms(200), 2 * SEC, ms(200), 0, 2.0).linux_model(Jiffies::new(1000));
         e.sample_acked(3 * SEC, 0, 1);
         assert_eq!(e.rto(), 2 * SEC);
         // HZ 1000: jiffies of 1 ms; a 10 ms path: 10 + 200 = 210 ms.
-        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(1000);
+        let mut e = RttEstimator::new(SEC, ms(200), 120 * SEC, ms(200), 0, 2.0).linux_model(Jiffies::new(1000));
         e.sample_acked(ms(10), 0, 1);
         assert_eq!(e.rto(), ms(210));
     }

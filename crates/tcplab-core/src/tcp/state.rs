@@ -236,7 +236,7 @@ impl SenderCore {
             rtt = rtt.ns2_model();
         }
         if cfg.rto_model == super::config::RtoModel::Linux {
-            rtt = rtt.linux_model(cfg.hz);
+            rtt = rtt.linux_model(crate::tcp::jiffies::Jiffies::of(&cfg));
         }
         let mut core = SenderCore {
             mss,

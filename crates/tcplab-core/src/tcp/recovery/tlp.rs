@@ -28,7 +28,7 @@ fn us(t: Time) -> u64 {
 /// When a timer armed now for a duration of `us` microseconds expires: `usecs_to_jiffies` and the
 /// timer wheel with `hz`, exactly without jiffies.
 pub fn xmit_timer_at(s: &SenderCore, us: u64) -> Time {
-    let j = Jiffies::new(s.cfg.hz);
+    let j = Jiffies::of(&s.cfg);
     j.timer_expiry(s.now, j.usecs_to_jiffies(us))
 }
 
