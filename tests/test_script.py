@@ -436,10 +436,10 @@ SIM_KNOWN.update({
     "zero-window-probe.pkt": (24, "no persist timer on the `linux` profile (it comes with rto_model = \"linux\")"),
 })
 
-#: The same scripts on `linux` and `linux6`, one profile (Linux's own timers and quick-ACK receiver, CUBIC unless the
-#: script asks for reno, as these do): quick-ACK mode passes `delayed-ack.pkt`; the recovery
-#: differences stay until PRR and Linux's RTO response are modelled.
-SIM_KNOWN_LINUX6 = {k: v for k, v in SIM_KNOWN.items() if k in ("fast-retransmit-3dupacks.pkt", "rto-after-loss.pkt")}
+#: The same scripts on `linux` and `linux6`, one profile (Linux's own timers, quick-ACK receiver,
+#: RACK-TLP and PRR, the recovery without SACK on duplicate ACKs, CUBIC unless the script asks
+#: for reno): every one passes.
+SIM_KNOWN_LINUX6: dict = {}
 
 
 @pytest.mark.parametrize("profile, known", [("rfc6675-iw10", SIM_KNOWN), ("linux", SIM_KNOWN_LINUX6), ("linux6", SIM_KNOWN_LINUX6)])

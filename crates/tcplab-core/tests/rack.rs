@@ -344,3 +344,93 @@ fn cwnd_grows_by_what_an_ack_newly_delivers() {
     h.send(ms(200), ack(11, &[]));
     assert_eq!(cwnd(&h), 19);
 }
+
+/// The Linux machine (`loss = "rack"`, PRR, `ssthresh_from_cwnd`) with a peer that does not
+/// agree to SACK: `iw` segments of `bytes` sent at 100 ms, the handshake's sample SRTT 100 ms.
+fn linux_no_sack(iw: u32, bytes: u64) -> Harness {
+    let mut c = harness::cfg();
+    c.handshake = true;
+    c.variant = Variant::Sack;
+    c.sack = true;
+    c.loss = LossModel::Rack;
+    c.tlp = true;
+    c.reduction = tcplab_core::tcp::config::Reduction::Prr;
+    c.ssthresh_from_cwnd = true;
+    c.initial_window = InitialWindow::Segments(iw);
+    c.validate().unwrap();
+    let mut h = Harness::client(c);
+    assert_eq!(h.take_sent().len(), 1, "the SYN");
+    h.send(ms(100), seg!(ack = 1, sack_permitted = false, ..SYNACK));
+    h.recv(ms(100), [seg!(ack = 1)]);
+    h.write(ms(100), bytes);
+    assert_eq!(h.take_sent().len() as u64, (iw as u64).min(bytes.div_ceil(MSS)));
+    h
+}
+
+#[test]
+fn without_sack_linux_counts_duplicates_as_sacked_and_retransmits_the_head_at_the_third() {
+    let mut h = linux_no_sack(10, 10 * MSS);
+    // tcp_add_reno_sack: each duplicate ACK is a segment SACKed (sacked_out), so in Disorder
+    // in_flight = packets_out − sacked_out; with nothing more to send, nothing goes out.
+    h.send(ms(200), ack(1, &[]));
+    h.send(ms(200), ack(1, &[]));
+    assert_eq!(h.info().ca_state, CaState::Disorder);
+    h.recv(ms(200), []);
+    // The third: tcp_newreno_mark_lost (sacked_out ≥ tp->reordering = 3) marks the head lost,
+    // tcp_time_to_recover, tcp_enter_recovery: ssthresh = tcp_reno_ssthresh = 10/2 = 5.
+    h.send(ms(200), ack(1, &[]));
+    h.recv(ms(200), [data(1)]);
+    assert_eq!((h.info().ca_state, h.info().ssthresh), (CaState::Recovery, 5 * MSS));
+    // PRR (tcp_cwnd_reduction): in_flight = 10 − 3 − 1 = 6 above ssthresh; sndcnt =
+    // ⌈5·1/10⌉ − 0 = 1: cwnd 7, and the retransmission filled it.
+    assert_eq!(h.info().cwnd, 7 * MSS);
+    // The ACK of everything up to high_seq: tcp_try_undo_recovery holds Recovery for Reno
+    // ("until something *above* high_seq is ACKed", RFC 6582's guard), and PRR with nothing in
+    // flight gives cwnd = min(ssthresh − 0, ...) = 5 = ssthresh (RFC 9937 §3).
+    h.send(ms(300), ack(11, &[]));
+    assert_eq!((h.info().ca_state, h.info().cwnd, h.info().ssthresh), (CaState::Recovery, 5 * MSS, 5 * MSS));
+    assert_eq!(stats(&h).fast_retransmits, 1);
+}
+
+#[test]
+fn without_sack_a_partial_ack_in_linux_recovery_marks_the_next_head_lost() {
+    let mut h = linux_no_sack(10, 10 * MSS);
+    for _ in 0..3 {
+        h.send(ms(200), ack(1, &[]));
+    }
+    h.recv(ms(200), [data(1)]);
+    // A partial ACK (segments 1-4 acknowledged, 5 still missing): tcp_newreno_mark_lost with
+    // FLAG_SND_UNA_ADVANCED in Recovery marks the new head lost and it is resent at once.
+    h.send(ms(300), ack(5, &[]));
+    h.recv(ms(300), [data(5)]);
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    // An ACK above high_seq (snd_nxt at entry, 10 001) would end it; everything acknowledged
+    // at high_seq holds it (Reno).
+    h.send(ms(400), ack(11, &[]));
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    assert_eq!(stats(&h).fast_retransmits, 1);
+}
+
+#[test]
+fn linux_ssthresh_after_a_timeout_halves_cwnd_not_the_flight() {
+    // One segment outstanding, cwnd 10: RFC 5681 eq. 4 gives max(FlightSize/2, 2) = 2 segments,
+    // Linux's tcp_enter_loss → tcp_reno_ssthresh max(cwnd/2, 2) = 5.
+    let mut h = linux_no_sack(10, MSS);
+    h.advance_to(ms(2000));
+    let sent = h.take_sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!((h.info().ssthresh, h.info().cwnd), (5 * MSS, MSS));
+}
+
+#[test]
+fn linux_6_sends_a_bare_fin_only_within_cwnd() {
+    // Linux ≥ 6.10 `tcp_cwnd_test` has no exemption for the final FIN: with cwnd (10) full of data,
+    // a close queues the FIN until an ACK makes room (`fin_with_data`). Older kernels and BSD
+    // sent it at once.
+    let mut h = linux_no_sack(10, 10 * MSS);
+    h.close(ms(110));
+    h.recv(ms(110), []);
+    h.send(ms(200), ack(2, &[]));
+    let sent = h.take_sent();
+    assert!(sent.iter().any(|(_, s)| s.flags & tcplab_core::net::FLAG_FIN != 0 && s.seq == 1 + 10 * MSS), "{sent:?}");
+}

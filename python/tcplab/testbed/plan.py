@@ -46,7 +46,8 @@ KNOB_MAP = {
     "tlp": "untuned: TLP (net.ipv4.tcp_early_retrans 3; false a divergence); rfc6675-iw10: tcp_early_retrans 0",
     "ecn": "mapped: net.ipv4.tcp_ecn (on 1; accept and off the kernel's 2); a queue's mark_threshold is the delay box's",
     "timestamps": "untuned: net.ipv4.tcp_timestamps 1 (false a divergence); rfc6675-iw10: the profile's 0",
-    "fin_with_data": "the kernel always puts the FIN on queued data (tcp_send_fin); false is a divergence",
+    "fin_with_data": "the kernel always puts the FIN on queued data (tcp_send_fin) and gates a bare FIN by cwnd; false is a divergence",
+    "ssthresh_from_cwnd": "the kernel's reno halves cwnd (tcp_reno_ssthresh); false is a divergence when cc is reno",
     "tso_defer": "the kernel always builds TCP skbs for GSO and may defer them (tcp_tso_should_defer); false is a divergence",
     "rcv_buffer": "the kernel always runs its own receive buffer (tcp_rmem, tcp_moderate_rcvbuf 1: \"linux\"); \"fixed\" is a divergence",
 }

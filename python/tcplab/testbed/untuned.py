@@ -88,13 +88,15 @@ def divergences(k: dict, where: str, stock: bool, congctl: Optional[str], hz: Op
         # The kernel is tuned to the profile; what remains is what no setting reaches.
         kern = {"rto_model": "linux", "delack_model": "linux", "reduction": "prr", "cwnd_validation": "linux",
                 "fin_with_data": True, "tso_defer": True, "rcv_buffer": "linux"}
+        if want == "reno":
+            kern["ssthresh_from_cwnd"] = True
         for knob, kv in kern.items():
             if k.get(knob) != kv:
                 diff(knob, k.get(knob), _KERNEL_DOES[knob])
         return out
     for knob, kv in (("loss", "rack"), ("tlp", True), ("timestamps", True), ("rto_model", "linux"), ("delack_model", "linux"),
                      ("reduction", "prr"), ("cwnd_validation", "linux"), ("fin_with_data", True), ("tso_defer", True),
-                     ("rcv_buffer", "linux")):
+                     ("rcv_buffer", "linux")) + ((("ssthresh_from_cwnd", True),) if want == "reno" else ()):
         if k.get(knob, _RFC.get(knob)) != kv:
             diff(knob, k.get(knob, _RFC.get(knob)), _KERNEL_DOES[knob])
     n = int(k.get("comp_sack_nr", 0))
@@ -109,7 +111,8 @@ def divergences(k: dict, where: str, stock: bool, congctl: Optional[str], hz: Op
 
 #: Each knob's value when a resolved configuration leaves it out (the `rfc` profile's).
 _RFC = {"loss": "dupthresh", "tlp": False, "timestamps": False, "rto_model": "rfc6298", "delack_model": "rfc", "reduction": "halve",
-        "cwnd_validation": "rfc5681", "fin_with_data": False, "tso_defer": False, "rcv_buffer": "fixed"}
+        "cwnd_validation": "rfc5681", "fin_with_data": False, "tso_defer": False, "rcv_buffer": "fixed",
+        "ssthresh_from_cwnd": False}
 #: What the untuned kernel does for each knob.
 _KERNEL_DOES = {
     "loss": "detects losses by RACK (net.ipv4.tcp_recovery 1)",
@@ -119,7 +122,8 @@ _KERNEL_DOES = {
     "delack_model": "ACKs with quick-ACK mode and the adaptive ATO (tcp_event_data_recv)",
     "reduction": "reduces the window by PRR (tcp_cwnd_reduction)",
     "cwnd_validation": "restarts the window after idle by tcp_cwnd_restart",
-    "fin_with_data": "puts the FIN on the last data segment (tcp_send_fin)",
+    "fin_with_data": "puts the FIN on the last data segment (tcp_send_fin) and gates a bare FIN by cwnd (tcp_cwnd_test)",
+    "ssthresh_from_cwnd": "halves cwnd, not FlightSize, on a loss with reno (tcp_reno_ssthresh)",
     "tso_defer": "defers sends for a skb's worth of window (tcp_tso_should_defer)",
     "rcv_buffer": "grows its receive window with the buffer (tcp_grow_window, tcp_rcv_space_adjust), each growth ACKed at once",
 }

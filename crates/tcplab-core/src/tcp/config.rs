@@ -716,9 +716,16 @@ tcp_knobs! {
     nagle: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Send a FIN after the last byte of a finite transfer.
     fin: bool,
+    /// Reno's ssthresh after a loss or a timeout is half of cwnd in whole segments, at least 2
+    /// (Linux `tcp_reno_ssthresh`, called by `tcp_init_cwnd_reduction` and `tcp_enter_loss`).
+    /// Off: RFC 5681 §3.1 eq. 4, max(FlightSize/2, 2·SMSS).
+    ssthresh_from_cwnd: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// With `fin`: the FIN rides on the last data segment when the application closes with data
-    /// still unsent (Linux `tcp_send_fin()` sets FIN on the tail skb of the write queue). Off: the FIN
-    /// is a segment of its own after the last byte (ns-2's FullTcp, the RFC profiles).
+    /// still unsent (Linux `tcp_send_fin()` sets FIN on the tail skb of the write queue), and a
+    /// FIN of its own waits for room in the congestion and receive windows as data does (Linux
+    /// ≥ 6.10 `tcp_cwnd_test`, which no longer exempts the final FIN). Off: the FIN is a segment of
+    /// its own after the last byte, sent whatever the windows (BSD's `tcp_output`, ns-2's FullTcp,
+    /// the RFC profiles).
     fin_with_data: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// Linux's TSO deferral (net/ipv4/tcp_output.c `tcp_tso_should_defer`, `tcp/tso.rs`): Linux
     /// builds every TCP skb for GSO (`sk_setup_caps`), also with TSO and GSO off on the device,
@@ -1018,6 +1025,7 @@ impl TcpConfig {
             pacing: false,
             fin: true,
             fin_with_data: false,
+            ssthresh_from_cwnd: false,
             tso_defer: false,
             timestamps: false,
             delayed_ack: true,
@@ -1288,6 +1296,8 @@ impl TcpConfig {
                 // tcp_send_fin() merging the FIN into the last queued data segment.
                 c.timestamps = true;
                 c.fin_with_data = true;
+                // cc = "reno": tcp_reno_ssthresh halves cwnd, not FlightSize.
+                c.ssthresh_from_cwnd = true;
                 // tcp_write_xmit → tcp_tso_should_defer: sends wait for a skb's worth of window.
                 c.tso_defer = true;
             }
@@ -1336,6 +1346,7 @@ impl TcpConfig {
             ("grow_when_not_cwnd_limited", serde_json::json!(self.grow_when_not_cwnd_limited)),
             ("nagle", serde_json::json!(self.nagle)),
             ("fin_with_data", serde_json::json!(self.fin_with_data)),
+            ("ssthresh_from_cwnd", serde_json::json!(self.ssthresh_from_cwnd)),
             ("tso_defer", serde_json::json!(self.tso_defer)),
             ("timestamps", serde_json::json!(self.timestamps)),
             ("cc", serde_json::to_value(self.cc).expect("serialises")),
@@ -1634,10 +1645,12 @@ mod tests {
         back.timestamps = false;
         back.fin_with_data = false;
         back.tso_defer = false;
+        assert!(c.ssthresh_from_cwnd);
+        back.ssthresh_from_cwnd = false;
         assert_eq!(back, TcpConfig::profile("rfc6675-iw10").unwrap());
         for p in PROFILES.iter().filter(|p| !matches!(**p, "linux" | "linux6")) {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "rcv_buffer", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "tso_defer"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "rcv_buffer", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "ssthresh_from_cwnd", "tso_defer"] {
                 assert!(v.get(k).is_none(), "{p}: {k}");
             }
         }

@@ -23,6 +23,17 @@ pub struct TcpSender {
     persist: persist::Persist,
 }
 
+/// The recovery of a SACK variant whose peer does not SACK: Linux's own machine on duplicate
+/// ACKs (`tcp_is_reno`) where the variant runs Linux's (`loss = "rack"`), else NewReno (RFC
+/// 6582), as RFC 6675 §1 leaves it to a sender without SACK information.
+fn without_sack(cfg: &TcpConfig) -> Box<dyn Recovery> {
+    if cfg.variant == Variant::Sack && cfg.loss == super::config::LossModel::Rack {
+        Box::new(LinuxRecovery::without_sack(cfg))
+    } else {
+        Box::new(NewReno::default())
+    }
+}
+
 impl TcpSender {
     pub fn new(cfg: impl Into<std::sync::Arc<TcpConfig>>, bytes: Option<u64>) -> Self {
         let cfg: std::sync::Arc<TcpConfig> = cfg.into();
@@ -40,7 +51,7 @@ impl TcpSender {
         };
         // Without a handshake SACK is in use exactly when configured; a SACK variant without it
         // recovers as NewReno (as after a SYN-ACK that does not agree to SACK).
-        let rec: Box<dyn Recovery> = if cfg.variant.needs_sack() && !cfg.sack && !cfg.handshake { Box::new(NewReno::default()) } else { rec };
+        let rec: Box<dyn Recovery> = if cfg.variant.needs_sack() && !cfg.sack && !cfg.handshake { without_sack(&cfg) } else { rec };
         let mut core = SenderCore::new(cfg, bytes);
         core.gbn_skips_sacked = rec.caps().gbn_skips_sacked;
         TcpSender { core, rec, persist: persist::Persist::default() }
@@ -98,7 +109,7 @@ impl TcpSender {
             }
             c.sack_ok = c.cfg.sack && peer_sack;
             if !c.sack_ok && c.cfg.variant.needs_sack() {
-                self.rec = Box::new(NewReno::default());
+                self.rec = without_sack(&c.cfg);
             }
             if let Some(sent) = synack_sent.filter(|_| c.cfg.handshake_rtt_sample) {
                 let una = c.snd_una;
@@ -154,7 +165,7 @@ impl TcpSender {
                         self.core.ack_tsecr = (seg.tsecr != 0).then_some(seg.tsecr);
                     }
                     if !self.core.sack_ok && self.core.cfg.variant.needs_sack() {
-                        self.rec = Box::new(NewReno::default());
+                        self.rec = without_sack(&self.core.cfg);
                     }
                     // RFC 9293 §3.10.7.3 (SYN-SENT, our SYN acknowledged): "SND.WND <- SEG.WND";
                     // Linux tcp_rcv_synsent_state_process(): `tp->snd_wnd = ntohs(th->window)`

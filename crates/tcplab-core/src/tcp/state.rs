@@ -974,6 +974,17 @@ impl SenderCore {
                 self.transmit(self.snd_nxt, out);
                 burst += 1;
             } else if self.fin_pending() && self.snd_nxt == self.data_end {
+                // Linux queues a bare FIN as a skb of its own (`tcp_send_fin`) that
+                // `tcp_write_xmit` gates like data: since 6.10 `tcp_cwnd_test` no longer exempts
+                // "the final FIN" ("tcp: remove dubious FIN exception from tcp_cwnd_test()";
+                // older kernels, and BSD's tcp_output, send it whatever the window), and
+                // `tcp_snd_wnd_test` wants its one sequence number inside the peer's window.
+                if self.cfg.fin_with_data && self.snd_nxt == self.snd_max {
+                    let ask = Ask { used: self.snd_nxt - self.snd_una, need: 1, limit: Limit::CwndRwnd, burst: false, what: SendKind::Window };
+                    if !self.send_gate(burst, ask) {
+                        break;
+                    }
+                }
                 self.transmit(self.snd_nxt, out);
                 burst += 1;
             } else {

@@ -14,6 +14,8 @@ pub struct Reno {
     iw: u64,
     /// ns-2 keeps ssthresh in whole segments, half of `window()` (`slowdown()`).
     ssthresh_whole_segments: bool,
+    /// Linux `tcp_reno_ssthresh`: half of cwnd in packets, at least 2 (`ssthresh_from_cwnd`).
+    ssthresh_from_cwnd: bool,
     /// ns-2 `timeout()`: ssthresh = half the window on every expiry.
     timeout_halves_window: bool,
     /// ns-2 `timeout()` with the SYN outstanding: ssthresh = 2 segments.
@@ -37,6 +39,7 @@ impl Reno {
             abc: cfg.abc as u64,
             iw: cfg.initial_window.bytes(mss as u32),
             ssthresh_whole_segments: cfg.ssthresh_whole_segments,
+            ssthresh_from_cwnd: cfg.ssthresh_from_cwnd,
             timeout_halves_window: cfg.timeout_halves_window,
             syn_timeout_ssthresh: cfg.syn_timeout_ssthresh,
             cwnd_validation: cfg.cwnd_validation,
@@ -50,6 +53,10 @@ impl Reno {
     fn ssthresh_after_loss(&self, w: &Window, c: &LossContext) -> u64 {
         if self.ssthresh_whole_segments {
             return half_window(w.cwnd, c.rwnd, self.mss, true);
+        }
+        if self.ssthresh_from_cwnd {
+            // Linux `tcp_reno_ssthresh`: max(tcp_snd_cwnd(tp) >> 1, 2), cwnd in packets.
+            return (w.cwnd / self.mss / 2).max(2) * self.mss;
         }
         // RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS); §3.2 step 2: data sent
         // by Limited Transmit is not included in FlightSize here.
@@ -126,6 +133,12 @@ impl CongestionControl for Reno {
                     // recovery it is the window without the recovery's inflation that is halved.
                     let uninflated = w.cwnd.saturating_sub(inflation).max(self.mss);
                     w.ssthresh = half_window(uninflated, ctx.rwnd, self.mss, self.ssthresh_whole_segments);
+                } else if self.ssthresh_from_cwnd {
+                    // Linux `tcp_enter_loss`: a new ssthresh from the controller unless a
+                    // reduction of this window is already under way (Recovery, or Loss again).
+                    if first && !reduced_in_window {
+                        w.ssthresh = self.ssthresh_after_loss(w, &ctx);
+                    }
                 } else if first {
                     let eq4 = self.ssthresh_after_loss(w, &ctx);
                     w.ssthresh = if reduced_in_window { w.ssthresh.min(eq4) } else { eq4 };

@@ -11,6 +11,11 @@
 //! The window reduction in recovery is one call (`Reduction`): with `reduction = "prr"` (the
 //! `linux6` profile) Proportional Rate Reduction as `tcp_cwnd_reduction` computes it (`prr.rs`,
 //! RFC 9937), with `"halve"` cwnd = ssthresh at once.
+//! Without SACK (the peer did not agree to it: Linux's `tcp_is_reno`) the same machine runs on
+//! duplicate ACKs counted as SACKed segments (`tcp_add_reno_sack`, `tcp_remove_reno_sacks`), the
+//! head marked lost by `tcp_newreno_mark_lost` (at `tp->reordering` duplicates, and on each
+//! partial ACK in Recovery) instead of RACK, no tail loss probe, and Recovery held until data
+//! above high_seq is acknowledged (`tcp_try_undo_recovery`, RFC 6582's guard).
 //! Not modelled: undo (DSACK, F-RTO, `tcp_try_undo_*`), CWR from ECN, TSO, the delayed-ACK filter
 //! of min_rtt; the tail loss probe is `tlp.rs`.
 
@@ -111,6 +116,10 @@ pub struct LinuxRecovery {
     /// Bytes marked lost so far (the transmit record's `lost`) after the previous ACK: this ACK
     /// marked more (Linux `newly_lost`, which takes PRR's SafeACK allowance away).
     prior_lost: u64,
+    /// The peer does not SACK (Linux `tcp_is_reno`): duplicate ACKs stand for SACKed segments.
+    reno: bool,
+    /// Without SACK, Linux's `sacked_out`: segments the duplicate ACKs say have left the network.
+    reno_sacked: u64,
 }
 
 /// What the transmit record says now: Linux's `tcp_packets_in_flight` in bytes, whether any
@@ -158,13 +167,51 @@ impl LinuxRecovery {
             prior_in_flight: 0,
             sent_in_recovery: false,
             prior_lost: 0,
+            reno: false,
+            reno_sacked: 0,
+        }
+    }
+
+    /// The machine for a peer that does not SACK (Linux `tcp_is_reno`).
+    pub fn without_sack(cfg: &TcpConfig) -> Self {
+        LinuxRecovery { reno: true, ..LinuxRecovery::new(cfg) }
+    }
+
+    /// `scan`, with the duplicate ACKs' segments out of in_flight when the peer does not SACK
+    /// (`tcp_left_out` counts `sacked_out` either way).
+    fn scan(&self, s: &SenderCore) -> Scan {
+        let mut sc = scan(s);
+        sc.in_flight = sc.in_flight.saturating_sub(self.reno_sacked * s.mss);
+        sc
+    }
+
+    /// Linux `tcp_add_reno_sack` with `tcp_limit_reno_sacked`: one more segment SACKed by a
+    /// duplicate ACK, leaving at least the holes (lost_out, at least 1) outstanding. Returns the
+    /// segments newly counted (`tcp_count_delivered`).
+    fn add_reno_sack(&mut self, s: &SenderCore) -> u64 {
+        let packets_out = s.txq.records().filter(|r| r.end > s.snd_una).count() as u64;
+        let holes = (s.txq.records().filter(|r| r.end > s.snd_una && r.lost).count() as u64).max(1).min(packets_out);
+        let prior = self.reno_sacked;
+        self.reno_sacked = (self.reno_sacked + 1).min(packets_out - holes);
+        self.reno_sacked.saturating_sub(prior)
+    }
+
+    /// Linux `tcp_newreno_mark_lost`: the head segment lost once `tp->reordering` duplicate ACKs
+    /// came outside Recovery, or on a partial ACK in Recovery.
+    fn newreno_mark_lost(&mut self, s: &mut SenderCore, advanced: bool) {
+        if (self.ca != Ca::Recovery && self.ca != Ca::Loss && self.reno_sacked >= s.reordering as u64) || (self.ca == Ca::Recovery && advanced) {
+            let una = s.snd_una;
+            let head = s.txq.records().find(|r| r.end > una).map(|r| (r.start, r.end));
+            if let Some((a, b)) = head {
+                s.txq.mark_lost(a, b);
+            }
         }
     }
 
     /// CA_Open (or CWR): nothing SACKed, lost or retransmitted outstanding (else Linux's
     /// `tcp_try_to_open` leaves the sender in Disorder); the tail loss probe is armed only here.
     fn open(&self, s: &SenderCore, sc: &Scan) -> bool {
-        self.ca == Ca::Open && s.sb.is_empty() && !sc.lost && !sc.retrans
+        self.ca == Ca::Open && s.sb.is_empty() && !sc.lost && !sc.retrans && self.reno_sacked == 0
     }
 
     /// Linux `tcp_enter_recovery` → `tcp_init_cwnd_reduction`: high_seq = snd_nxt, ssthresh
@@ -243,7 +290,7 @@ impl LinuxRecovery {
     /// `tcp_time_to_recover`: "the loss is proven", lost_out > 0), the reduction, and the
     /// retransmissions and new data the window allows. Returns whether anything was sent.
     fn repair(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) -> bool {
-        let sc = scan(s);
+        let sc = self.scan(s);
         if self.ca == Ca::Open && sc.lost {
             self.enter_recovery(s);
         }
@@ -288,7 +335,7 @@ impl LinuxRecovery {
     fn end_ack(&mut self, s: &SenderCore) {
         self.prior_una = s.snd_una;
         self.prior_fack = s.fack();
-        self.prior_in_flight = scan(s).in_flight;
+        self.prior_in_flight = self.scan(s).in_flight;
     }
 }
 
@@ -301,15 +348,27 @@ impl Recovery for LinuxRecovery {
     /// out within cwnd − in_flight, which leaves SACKed segments out); the SACK marks survive an
     /// RTO (`tcp_timeout_mark_lost` keeps `TCPCB_SACKED_ACKED` unless the receiver reneged).
     fn caps(&self) -> Caps {
-        Caps { sack_dupacks: true, own_limited_transmit: true, keeps_scoreboard_on_timeout: true, ..Caps::STANDARD }
+        Caps { sack_dupacks: !self.reno, own_limited_transmit: true, keeps_scoreboard_on_timeout: true, ..Caps::STANDARD }
     }
 
-    fn on_delivered(&mut self, _s: &SenderCore, d: Delivered) {
+    fn on_delivered(&mut self, s: &SenderCore, d: Delivered) {
         self.delivered = d.data;
         self.newly_sacked = d.sacked > 0;
+        if self.reno && d.acked > 0 {
+            // tcp_clean_rtx_queue → tcp_remove_reno_sacks: "One ACK acked hole. The rest eat
+            // duplicate ACKs": delivered max(acked − sacked_out, 1) segments.
+            let acked = d.acked.div_ceil(s.mss);
+            self.delivered = acked.saturating_sub(self.reno_sacked).max(1) * s.mss;
+            self.reno_sacked = self.reno_sacked.saturating_sub(acked - 1);
+        }
     }
 
-    fn on_dupack(&mut self, _s: &mut SenderCore, _out: &mut Vec<OutSeg>) {}
+    /// Without SACK, a duplicate ACK is a segment SACKed (`tcp_add_reno_sack`), delivered.
+    fn on_dupack(&mut self, s: &mut SenderCore, _out: &mut Vec<OutSeg>) {
+        if self.reno {
+            self.delivered = self.add_reno_sack(s) * s.mss;
+        }
+    }
 
     fn on_ack_in_recovery(&mut self, _s: &mut SenderCore, _acked: u64, _out: &mut Vec<OutSeg>) -> bool {
         true
@@ -326,6 +385,8 @@ impl Recovery for LinuxRecovery {
     fn on_timeout(&mut self, s: &mut SenderCore) {
         self.reduction.end();
         self.ca = Ca::Loss;
+        // tcp_enter_loss: "if (tcp_is_reno(tp)) tcp_reset_reno_sack(tp)".
+        self.reno_sacked = 0;
         s.tso_may_defer = false;
         self.high_seq = s.snd_max;
         self.tlp.high_seq = None;
@@ -347,14 +408,38 @@ impl Recovery for LinuxRecovery {
         // tcp_process_tlp_ack.
         self.tlp.on_ack(s, !advanced && !self.newly_sacked);
         // tcp_fastretrans_alert, D: "State can be terminated when high_seq is ACKed."
+        let mut hold = false;
         match self.ca {
-            Ca::Recovery if s.snd_una >= self.high_seq => self.end_recovery(s),
+            Ca::Recovery if s.snd_una >= self.high_seq => {
+                if self.reno {
+                    self.reno_sacked = 0;
+                }
+                // tcp_try_undo_recovery: "Hold old state until something *above* high_seq is
+                // ACKed. For Reno it is MUST to prevent false fast retransmits (RFC2582)."
+                if self.reno && s.snd_una == self.high_seq {
+                    hold = true;
+                } else {
+                    self.end_recovery(s);
+                }
+            }
             // tcp_process_loss → tcp_try_undo_recovery: CA_Open.
             Ca::Loss if s.snd_una >= self.high_seq => self.ca = Ca::Open,
             _ => {}
         }
-        // E: tcp_identify_packet_loss → tcp_rack_mark_lost.
-        let v = s.detect_losses(self.ca != Ca::Open, self.prior_fack, false);
+        // E: tcp_identify_packet_loss → tcp_rack_mark_lost, or without SACK
+        // tcp_newreno_mark_lost (an ACK of new data outside Recovery first forgets the
+        // duplicates: tcp_reset_reno_sack).
+        let v = if !self.reno {
+            s.detect_losses(self.ca != Ca::Open, self.prior_fack, false)
+        } else {
+            if advanced && self.ca == Ca::Open {
+                self.reno_sacked = 0;
+            }
+            if !hold {
+                self.newreno_mark_lost(s, advanced);
+            }
+            Default::default()
+        };
         s.stats.rack_marked += v.marked as u64;
         // tcp_cong_control → tcp_may_raise_cwnd: "If reordering is high then always grow cwnd
         // whenever data is delivered regardless of its ordering" (tp->reordering above
@@ -368,7 +453,7 @@ impl Recovery for LinuxRecovery {
         // Timers, as tcp_ack leaves them: RACK's reordering timer if it set one, else (data
         // acknowledged: FLAG_SET_XMIT_TIMER) the probe or the RTO (`tcp_set_xmit_timer`); then
         // the probe after new sends (`tcp_write_xmit` → `tcp_schedule_loss_probe`).
-        let sc = scan(s);
+        let sc = self.scan(s);
         let open = self.open(s, &sc);
         if let Some(wait) = v.reo_timeout {
             // tcp_rack_mark_lost: usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US), at most the RTO.
@@ -391,7 +476,7 @@ impl Recovery for LinuxRecovery {
         if s.last_send_at != s.now || s.phase != crate::tcp::state::SenderPhase::Established {
             return;
         }
-        let sc = scan(s);
+        let sc = self.scan(s);
         let open = self.open(s, &sc);
         if s.xmit_timer == XmitTimer::LossProbe {
             tlp::rearm_rto(s, false);
@@ -417,7 +502,7 @@ impl Recovery for LinuxRecovery {
                     // tcp_cwnd_reduction(sk, 1, ...): one segment delivered.
                     if self.ca != Ca::Recovery {
                         self.ca = Ca::Open;
-                        let sc = scan(s);
+                        let sc = self.scan(s);
                         self.prior_in_flight = sc.in_flight;
                         self.enter_recovery(s);
                     }
