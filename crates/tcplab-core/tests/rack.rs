@@ -356,6 +356,8 @@ fn linux_no_sack(iw: u32, bytes: u64) -> Harness {
     c.tlp = true;
     c.reduction = tcplab_core::tcp::config::Reduction::Prr;
     c.ssthresh_from_cwnd = true;
+    c.fin = true;
+    c.fin_with_data = true;
     c.initial_window = InitialWindow::Segments(iw);
     c.validate().unwrap();
     let mut h = Harness::client(c);
@@ -394,13 +396,20 @@ fn without_sack_linux_counts_duplicates_as_sacked_and_retransmits_the_head_at_th
 
 #[test]
 fn without_sack_a_partial_ack_in_linux_recovery_marks_the_next_head_lost() {
+    // Segments 1 and 5 lost: the other eight each draw a duplicate ACK.
     let mut h = linux_no_sack(10, 10 * MSS);
     for _ in 0..3 {
         h.send(ms(200), ack(1, &[]));
     }
     h.recv(ms(200), [data(1)]);
-    // A partial ACK (segments 1-4 acknowledged, 5 still missing): tcp_newreno_mark_lost with
-    // FLAG_SND_UNA_ADVANCED in Recovery marks the new head lost and it is resent at once.
+    for _ in 0..5 {
+        h.send(ms(201), ack(1, &[]));
+    }
+    h.recv(ms(201), []);
+    // The retransmission's partial ACK (segments 1-4 acknowledged, 5 still missing): three of
+    // the eight duplicates are taken back (tcp_remove_reno_sacks: sacked_out 8 − 3 = 5), and
+    // tcp_newreno_mark_lost with FLAG_SND_UNA_ADVANCED in Recovery marks the new head lost:
+    // in_flight = 6 − 5 − 1 = 0 under ssthresh 5, so PRR resends it at once.
     h.send(ms(300), ack(5, &[]));
     h.recv(ms(300), [data(5)]);
     assert_eq!(h.info().ca_state, CaState::Recovery);
@@ -433,4 +442,14 @@ fn linux_6_sends_a_bare_fin_only_within_cwnd() {
     h.send(ms(200), ack(2, &[]));
     let sent = h.take_sent();
     assert!(sent.iter().any(|(_, s)| s.flags & tcplab_core::net::FLAG_FIN != 0 && s.seq == 1 + 10 * MSS), "{sent:?}");
+    // Without `fin_with_data` (BSD's tcp_output, the RFC profiles) the FIN leaves at the close.
+    let mut c = h.conn.snd.core.cfg.as_ref().clone();
+    c.fin_with_data = false;
+    let mut h = Harness::client(c);
+    h.take_sent();
+    h.send(ms(100), seg!(ack = 1, sack_permitted = false, ..SYNACK));
+    h.write(ms(100), 10 * MSS);
+    h.take_sent();
+    h.close(ms(110));
+    h.recv(ms(110), [seg!(seq = 1 + 10 * MSS, ack = 1, ..harness::FIN)]);
 }

@@ -55,14 +55,15 @@ SIM_MAP = {
     "tcp_frto": "F-RTO is not modelled",
     "tcp_dsack": "DSACK is not modelled",
     "tcp_fack": "no effect (removed from Linux)",
-    "tcp_tso_win_divisor": "no TSO deferral in the model",
+    "tcp_tso_win_divisor": "TSO deferral (`tso_defer`) uses the default divisor 3",
     "tcp_min_tso_segs": "no TSO in the model",
-    "tcp_pacing_ss_ratio": "no pacing in the model",
-    "tcp_pacing_ca_ratio": "no pacing in the model",
+    "tcp_pacing_ss_ratio": "the pacing rate uses the default ratio (200 % in slow start)",
+    "tcp_pacing_ca_ratio": "the pacing rate uses the default ratio (120 % after)",
     "tcp_rmem": "buffer sizes are not modelled",
     "tcp_wmem": "buffer sizes are not modelled",
-    "tcp_ecn": "no ECN in the model's TCP",
-    "tcp_ecn_option": "no ECN in the model's TCP",
+    # RFC 3168 ECN (`ecn`): 0 never, 1 ask and accept, 2 accept only (tcp_ecn's values).
+    "tcp_ecn": lambda v: {"ecn": {"0": "off", "1": "on"}.get(v.strip(), "accept")},
+    "tcp_ecn_option": "AccECN options are not modelled",
     "tcp_syncookies": "no SYN cookies in the model",
     "tcp_synack_retries": "SYN-ACK retries follow the profile",
     "tcp_no_metrics_save": "no metrics cache in the model",
@@ -77,13 +78,16 @@ SIM_MAP = {
 #: sysctls whose SIM_MAP note names something a profile may model after all: the note is left
 #: out when the resolved configuration (`ScriptSim.config()`) does what the value asks.
 SIM_MODELLED = {
+    "tcp_tso_win_divisor": lambda v, cfg: v.strip() == "3" and cfg.get("tso_defer") is True,
+    "tcp_pacing_ss_ratio": lambda v, cfg: v.strip() == "200",
+    "tcp_pacing_ca_ratio": lambda v, cfg: v.strip() == "120",
     "tcp_recovery": lambda v, cfg: v.strip() != "0" and cfg.get("loss") == "rack",
     "tcp_early_retrans": lambda v, cfg: v.strip() not in ("0", "1", "2") and cfg.get("tlp") is True,
 }
 
 #: Values of the whitelisted sysctls that change behaviour the model lacks: a script that sets
 #: one of these is "not supported" on the simulator.
-SIM_REFUSE = {"tcp_ecn": {"1", "2"}}
+SIM_REFUSE: dict = {}
 
 
 class Unsupported(Exception):
