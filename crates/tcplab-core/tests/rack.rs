@@ -20,6 +20,11 @@ fn ms(x: u64) -> Time {
 /// SRTT = min_rtt = 100 ms; RTO = 1 s, the `rfc` profile's minimum), with `iw` segments sent at
 /// 100 ms. SACK on, Reno's window arithmetic, no delayed ACKs involved (the peer is scripted).
 fn rack(iw: u32, bytes: u64, knobs: impl FnOnce(&mut TcpConfig)) -> Harness {
+    rack_with_peer(iw, bytes, true, knobs)
+}
+
+/// `rack` with a peer that agrees to SACK or not (`peer_sack`).
+fn rack_with_peer(iw: u32, bytes: u64, peer_sack: bool, knobs: impl FnOnce(&mut TcpConfig)) -> Harness {
     let mut c = harness::cfg();
     c.handshake = true;
     c.variant = Variant::Sack;
@@ -30,7 +35,7 @@ fn rack(iw: u32, bytes: u64, knobs: impl FnOnce(&mut TcpConfig)) -> Harness {
     c.validate().unwrap();
     let mut h = Harness::client(c);
     assert_eq!(h.take_sent().len(), 1, "the SYN");
-    h.send(ms(100), seg!(ack = 1, sack_permitted = true, ..SYNACK));
+    h.send(ms(100), seg!(ack = 1, sack_permitted = peer_sack, ..SYNACK));
     h.recv(ms(100), [seg!(ack = 1)]);
     h.write(ms(100), bytes);
     let sent = h.take_sent();
@@ -348,25 +353,13 @@ fn cwnd_grows_by_what_an_ack_newly_delivers() {
 /// The Linux machine (`loss = "rack"`, PRR, `ssthresh_from_cwnd`) with a peer that does not
 /// agree to SACK: `iw` segments of `bytes` sent at 100 ms, the handshake's sample SRTT 100 ms.
 fn linux_no_sack(iw: u32, bytes: u64) -> Harness {
-    let mut c = harness::cfg();
-    c.handshake = true;
-    c.variant = Variant::Sack;
-    c.sack = true;
-    c.loss = LossModel::Rack;
-    c.tlp = true;
-    c.reduction = tcplab_core::tcp::config::Reduction::Prr;
-    c.ssthresh_from_cwnd = true;
-    c.fin = true;
-    c.fin_with_data = true;
-    c.initial_window = InitialWindow::Segments(iw);
-    c.validate().unwrap();
-    let mut h = Harness::client(c);
-    assert_eq!(h.take_sent().len(), 1, "the SYN");
-    h.send(ms(100), seg!(ack = 1, sack_permitted = false, ..SYNACK));
-    h.recv(ms(100), [seg!(ack = 1)]);
-    h.write(ms(100), bytes);
-    assert_eq!(h.take_sent().len() as u64, (iw as u64).min(bytes.div_ceil(MSS)));
-    h
+    rack_with_peer(iw, bytes, false, |c| {
+        c.tlp = true;
+        c.reduction = tcplab_core::tcp::config::Reduction::Prr;
+        c.ssthresh_from_cwnd = true;
+        c.fin = true;
+        c.fin_with_data = true;
+    })
 }
 
 #[test]
