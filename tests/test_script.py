@@ -31,7 +31,7 @@ OWN = sorted(p.name for p in SCRIPTS.glob("*.pkt"))
 SIM_KNOWN = {
     "delayed-ack.pkt": (19, "quick-ACK mode at the start of a connection is not modelled: the first segment is ACKed after the 40 ms delayed-ACK timer"),
     "fast-retransmit-3dupacks.pkt": (37, "the full ACK ends NewReno recovery with cwnd = min(ssthresh, FlightSize + SMSS) (RFC 6582 §3.2 step 3) where Linux's PRR leaves cwnd at ssthresh"),
-    "rto-after-loss.pkt": (31, "ssthresh after a timeout is max(FlightSize/2, 2·SMSS) (RFC 5681 eq. 4) where Linux halves cwnd (tcp_reno_ssthresh)"),
+    "rto-after-loss.pkt": (33, "ssthresh after a timeout is max(FlightSize/2, 2·SMSS) (RFC 5681 eq. 4) where Linux halves cwnd (tcp_reno_ssthresh)"),
 }
 
 HEAD = """
