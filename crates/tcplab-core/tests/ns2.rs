@@ -1194,3 +1194,76 @@ fn sack1_send_one_below_the_fractional_threshold() {
         assert_eq!(h.sent_segs().first(), Some(&1), "the fast retransmission at duplicate {thresh}");
     }
 }
+
+/// The data segments' arrival times (ms, rounded to the µs) and the ACKs' arrivals back at the
+/// sender of a two-segment Reno transfer over one 800 kb/s, 100 ms link, with a SYN of 40 bytes
+/// (`syn_` true, no options), IW 1, no delayed ACKs.
+fn headerless_run(use_headers: bool) -> (Vec<f64>, Vec<f64>) {
+    use tcplab_core::series::EVENT_RX;
+    let text = format!(
+        "[topology]\nkind = \"single_link\"\nrate = \"800kbps\"\ndelay = \"100ms\"\n[tcp]\nprofile = \"ns2\"\npreset = \"reno\"\n\
+         handshake = true\nsyn_options = 0\nmss = {MSS}\ninitial_window = 1\ndelayed_ack = false\nuse_headers = {use_headers}\n\
+         [[flows]]\nbytes = {}\n[[series]]\nkind = \"segments\"\n",
+        2 * MSS
+    );
+    let s = tcplab_core::Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let r = tcplab_core::run(&s, 1).unwrap();
+    let seg = r.series.as_deref().unwrap().segments.as_ref().unwrap().clone();
+    let at = |dir: u8, data: bool| -> Vec<f64> {
+        (0..seg.seq.len())
+            .filter(|&i| seg.event[i] == EVENT_RX && seg.dir[i] == dir && (seg.len[i] > 0) == data && seg.flags[i] & FLAG_SYN == 0)
+            .map(|i| (seg.time_ns[i] as f64 / 1e3).round() / 1e3)
+            .collect()
+    };
+    (at(0, true), at(1, false))
+}
+
+/// ns-2's `useHeaders_` false (`TcpAgent::output()` adds `headersize()` only with it,
+/// tcp/tcp.cc): a data packet is `packetSize_` bytes on the wire, the SYN (packet 0 with `syn_`)
+/// `tcpip_base_hdr_size_` 40 and the sink's ACKs 40. ns-2.35's trace of this run (`$tcp set
+/// useHeaders_ false`; worked by hand: the SYN takes 0.4 ms at 800 kb/s and arrives at 100.4 ms,
+/// its ACK at 200.8 ms; a 1000-byte packet takes 10 ms): packet 1 arrives at 310.8 ms, its ACK
+/// at 411.2 ms, packet 2 at 521.2 ms, its ACK at 621.6 ms. With headers (1040 bytes, 10.4 ms):
+/// 311.2, 411.6, 522.0 and 622.4 ms.
+#[test]
+fn headerless_data_packets_as_ns2_use_headers_false() {
+    assert_eq!(headerless_run(false), (vec![310.8, 521.2], vec![411.2, 621.6]));
+    assert_eq!(headerless_run(true), (vec![311.2, 522.0], vec![411.6, 622.4]));
+    assert!(TcpConfig::rfc().use_headers && TcpConfig::profile("ns2").unwrap().use_headers, "on in every profile");
+    for p in tcplab_core::tcp::config::PROFILES {
+        assert!(TcpConfig::profile(p).unwrap().use_headers, "{p}");
+    }
+}
+
+/// ns-2's `rfc2988_` false (`rtt_timeout()`, `rtt_backoff()` in tcp/tcp.cc): the RTO is
+/// t_rtxcur_ · t_backoff_, floored at `minrto_` after the backoff. `tcpTick_` 100 ms,
+/// `minrto_` 1 s: segment 1 sent at 0 and acknowledged at 256 ms is a sample of 2 ticks
+/// (t_srtt_ 16, t_rttvar_ 4, t_rtxcur_ ((4 << 3) + 16) >> 3 = 6 ticks, 600 ms), so the timer of
+/// segments 2 and 3, set at 256 ms, runs max(600 ms, 1 s) either way: it fires at 1256 ms. Then
+/// the backed-off RTO is max(2 · 600 ms, 1 s) = 1.2 s (fires at 2456 ms) and 2.4 s (4856 ms);
+/// with `rfc2988_` true, max(600 ms, 1 s) · 2 = 2 s (3256 ms) and 4 s (7256 ms).
+#[test]
+fn ns2_rto_before_rfc2988_floors_after_the_backoff() {
+    use tcplab_core::tcp::config::RtoModel;
+    use tcplab_core::units::{Duration, SEC};
+    for (rfc2988, want) in [(false, [ms(1256), ms(2456), ms(4856)]), (true, [ms(1256), ms(3256), ms(7256)])] {
+        let mut c = cfg(Variant::Reno, true);
+        c.rto_model = RtoModel::Ns2;
+        c.timer_tick = Duration(ms(100));
+        c.clock_granularity = Duration(ms(100));
+        c.rto_min = Duration(SEC);
+        c.rto_initial = Duration(6 * SEC);
+        c.ns2_rfc2988 = rfc2988;
+        c.validate().unwrap();
+        let mut h = Snd::new(c, None);
+        h.sent_segs();
+        h.ack_seg(ms(256), 1);
+        assert_eq!(h.sent_segs(), [2, 3]);
+        let fired: Vec<Time> = (0..3).map(|_| h.rto()).collect();
+        assert_eq!(fired, want, "rfc2988_ {rfc2988}");
+    }
+    // Off needs ns-2's estimator.
+    let mut c = TcpConfig::rfc();
+    c.ns2_rfc2988 = false;
+    assert_eq!(c.validate().unwrap_err().0, "ns2_rfc2988");
+}
