@@ -433,6 +433,11 @@ def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
         # tcp/tcp.cc.
         "precisionReduce_": int(bool(k.get("precision_reduce", False))),
     }
+    if not k["handshake"]:
+        # Without a handshake tcplab's sender grows cwnd on the first ACK as on any: ns-2's
+        # delay_growth_ false (true, its default, resets cwnd_ to windowInit_ on the ACK of
+        # packet 0: TcpAgent::recv(), `last_ack_ == 0 && delay_growth_`, tcp/tcp.cc).
+        sets["delay_growth_"] = "false"
     if not k.get("use_headers", True):
         sets["useHeaders_"] = "false"          # TcpAgent::output(): no headersize() on data packets
     if not k.get("ns2_rfc2988", True):
@@ -469,6 +474,12 @@ def _sink_lines(k: dict, var: str, new: bool = False) -> list:
     out.append(f"{var} set RFC2581_immediate_ack_ {int(bool(k['delack_fill_immediate']))}")
     if k["delayed_ack"]:
         out.append(f"{var} set interval_ {_g(seconds(k['delack_timeout'], 'tcp.delack_timeout'))}")
+        if not k["handshake"]:
+            # Without syn_, packet 0 is data: tcplab's receiver delays its ACK as any in-order
+            # segment's; ns-2.35's DelAck sink acknowledges packet 0 at once unless
+            # SYN_immediate_ack_ is false (DelAckSink::recv(), tcp/tcp-sink.cc; true since 2010,
+            # the suites before it set it false).
+            out.append(f"{var} set SYN_immediate_ack_ false")
     return out
 
 

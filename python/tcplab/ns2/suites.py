@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from . import suites_more
+from . import suites_more, suites_old
 
 #: The suites compared, in the order printed. Tests of a suite not transcribed yet are not
 #: counted (the output says so).
@@ -327,26 +327,6 @@ def delays_at_positions(sc: dict, positions: list, by: str) -> list:
     return out
 
 
-# --- test-suite-LimTransmit.tcl and test-suite-rfc2581.tcl --------------------------------
-
-_NO_HEADERS = ("Agent/TCP useHeaders_ false (the suite's global): ns-2's packets carry no 40-byte TCP/IP header, "
-               "tcplab's always do (the suite also sets rfc2988_ false, which the export does not write)")
-LIMTRANSMIT_TESTS = ("onedrop_sack", "onedrop_SA_sack", "onedrop_ECN_sack", "nodrop_sack")
-RFC2581_TESTS = tuple(f"{p}{v}" for v in ("", "Reno", "NewReno", "Sack") for p in ("immediateAck", "noImmediateAck"))
-
-
-@functools.lru_cache(maxsize=None)
-def lim_transmit() -> tuple:
-    """The tests of test-suite-LimTransmit.tcl: none expressible (useHeaders_ false)."""
-    return tuple(SuiteTest("LimTransmit", n, None, reason=_NO_HEADERS + ("; and ecn_" if "ECN" in n else "")) for n in LIMTRANSMIT_TESTS)
-
-
-@functools.lru_cache(maxsize=None)
-def rfc2581() -> tuple:
-    """The tests of test-suite-rfc2581.tcl: none expressible (useHeaders_ false)."""
-    return tuple(SuiteTest("rfc2581", n, None, reason=_NO_HEADERS) for n in RFC2581_TESTS)
-
-
 # --- test-suite-sack.tcl: transcribed in suites_sack ---------------------------------------
 
 @functools.lru_cache(maxsize=None)
@@ -357,8 +337,9 @@ def sack() -> tuple:
 
 
 #: The suites transcribed, each a function returning its tests.
-TRANSCRIBED = {"tcpVariants": tcp_variants, "LimTransmit": lim_transmit, "rfc2581": rfc2581, "newreno": newreno, "sack": sack}
-TRANSCRIBED.update(suites_more.register(sys.modules[__name__]))   # tcp-init-win, simple, tcp
+TRANSCRIBED = {"tcpVariants": tcp_variants, "newreno": newreno, "sack": sack}
+TRANSCRIBED.update(suites_more.register(sys.modules[__name__]))   # tcp-init-win
+TRANSCRIBED.update(suites_old.register(sys.modules[__name__]))    # LimTransmit, rfc2581, simple, tcp
 #: Suites whose tests are not transcribed yet: the reason printed in place of their counts.
 NOT_TRANSCRIBED = {s: "not transcribed yet" for s in SUITES if s not in TRANSCRIBED}
 
