@@ -1027,7 +1027,7 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
     notes = []
     if any(c.syn for c in conns) and any(resolved["flows"][i]["tcp"]["syn_options"] for i in range(len(d.get("flows", [])))):
         notes.append("ns-2's packet 0 (syn_) is 40 bytes; tcplab's SYN carries syn_options bytes more")
-    if any(not c.syn for c in conns):
+    if any(not c.syn for c in conns) and any(not f["tcp"]["handshake"] and f["tcp"].get("use_headers", True) for f in resolved["flows"]):
         notes.append("without syn_ ns-2 sends packet 0 without its 40-byte header (TcpAgent::output())")
     if rr_sessions:
         ks = [a["tcp"]["client"] for a in plan["apps"] if a["kind"] in WEB_KINDS]
