@@ -1197,12 +1197,18 @@ fn sack1_send_one_below_the_fractional_threshold() {
 
 /// The data segments' arrival times (ms, rounded to the µs) and the ACKs' arrivals back at the
 /// sender of a two-segment Reno transfer over one 800 kb/s, 100 ms link, with a SYN of 40 bytes
-/// (`syn_` true, no options), IW 1, no delayed ACKs.
+/// (`syn_` true, no options), IW 1, no delayed ACKs (the SYN-ACK's arrival first).
 fn headerless_run(use_headers: bool) -> (Vec<f64>, Vec<f64>) {
+    one_link_run(&format!("delayed_ack = false\nuse_headers = {use_headers}"))
+}
+
+/// `one_link_run`'s two-segment transfer with `tcp` added to its `[tcp]`: the arrivals of the
+/// data segments and of the ACKs back at the sender (ms, rounded to the µs; SYN-ACK included).
+fn one_link_run(tcp: &str) -> (Vec<f64>, Vec<f64>) {
     use tcplab_core::series::EVENT_RX;
     let text = format!(
         "[topology]\nkind = \"single_link\"\nrate = \"800kbps\"\ndelay = \"100ms\"\n[tcp]\nprofile = \"ns2\"\npreset = \"reno\"\n\
-         handshake = true\nsyn_options = 0\nmss = {MSS}\ninitial_window = 1\ndelayed_ack = false\nuse_headers = {use_headers}\n\
+         handshake = true\nsyn_options = 0\nmss = {MSS}\ninitial_window = 1\n{tcp}\n\
          [[flows]]\nbytes = {}\n[[series]]\nkind = \"segments\"\n",
         2 * MSS
     );
@@ -1211,7 +1217,7 @@ fn headerless_run(use_headers: bool) -> (Vec<f64>, Vec<f64>) {
     let seg = r.series.as_deref().unwrap().segments.as_ref().unwrap().clone();
     let at = |dir: u8, data: bool| -> Vec<f64> {
         (0..seg.seq.len())
-            .filter(|&i| seg.event[i] == EVENT_RX && seg.dir[i] == dir && (seg.len[i] > 0) == data && seg.flags[i] & FLAG_SYN == 0)
+            .filter(|&i| seg.event[i] == EVENT_RX && seg.dir[i] == dir && (seg.len[i] > 0) == data && (dir == 1 || seg.flags[i] & FLAG_SYN == 0))
             .map(|i| (seg.time_ns[i] as f64 / 1e3).round() / 1e3)
             .collect()
     };
@@ -1227,8 +1233,8 @@ fn headerless_run(use_headers: bool) -> (Vec<f64>, Vec<f64>) {
 /// 311.2, 411.6, 522.0 and 622.4 ms.
 #[test]
 fn headerless_data_packets_as_ns2_use_headers_false() {
-    assert_eq!(headerless_run(false), (vec![310.8, 521.2], vec![411.2, 621.6]));
-    assert_eq!(headerless_run(true), (vec![311.2, 522.0], vec![411.6, 622.4]));
+    assert_eq!(headerless_run(false), (vec![310.8, 521.2], vec![200.8, 411.2, 621.6]));
+    assert_eq!(headerless_run(true), (vec![311.2, 522.0], vec![200.8, 411.6, 622.4]));
     assert!(TcpConfig::rfc().use_headers && TcpConfig::profile("ns2").unwrap().use_headers, "on in every profile");
     for p in tcplab_core::tcp::config::PROFILES {
         assert!(TcpConfig::profile(p).unwrap().use_headers, "{p}");
@@ -1266,4 +1272,21 @@ fn ns2_rto_before_rfc2988_floors_after_the_backoff() {
     let mut c = TcpConfig::rfc();
     c.ns2_rfc2988 = false;
     assert_eq!(c.validate().unwrap_err().0, "ns2_rfc2988");
+}
+
+/// ns-2's DelAck sink with `SYN_immediate_ack_` false and `syn_` true (`DelAckSink::recv()`,
+/// tcp/tcp-sink.cc): the SYN waits for the delayed-ACK timer (`interval_` 100 ms) as any
+/// in-order packet. ns-2.35's trace of `one_link_run`'s transfer with delayed ACKs and headerless
+/// packets (worked by hand: the SYN arrives at 100.4 ms, its ACK leaves at 200.4 ms and arrives
+/// at 300.8 ms; packet 1 arrives at 410.8 ms, its ACK waits 100 ms and arrives at 611.2 ms;
+/// packet 2 at 721.2 ms, its ACK at 921.6 ms). With the SYN acknowledged at once (ns-2.35's
+/// default, `delack_synack` off) everything is 100 ms earlier.
+#[test]
+fn delayed_synack_as_ns2_delack_sink_without_syn_immediate_ack() {
+    let base = "delayed_ack = true\ndelack_timeout = \"100ms\"\nuse_headers = false";
+    assert_eq!(one_link_run(&format!("{base}\ndelack_synack = true")), (vec![410.8, 721.2], vec![300.8, 611.2, 921.6]));
+    assert_eq!(one_link_run(&format!("{base}\ndelack_synack = false")), (vec![310.8, 621.2], vec![200.8, 511.2, 821.6]));
+    // Without delayed ACKs there is no timer to wait for.
+    assert_eq!(one_link_run("delayed_ack = false\nuse_headers = false\ndelack_synack = true").1[0], 200.8);
+    assert!(!TcpConfig::rfc().delack_synack && !TcpConfig::profile("ns2").unwrap().delack_synack);
 }

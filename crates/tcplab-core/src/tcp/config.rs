@@ -676,6 +676,12 @@ tcp_knobs! {
     /// (link times, byte queues); captures still write whole headers. On in every profile;
     /// ns-2's older validation suites set it off (docs/ns2.md).
     use_headers: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// With delayed ACKs (`delayed_ack`, the RFC receiver), the passive opener answers a SYN
+    /// after `delack_timeout` instead of at once: ns-2's DelAck sink takes the SYN (packet 0 with
+    /// `syn_`) as any in-order packet and delays its ACK when `SYN_immediate_ack_` is false
+    /// (`DelAckSink::recv()`, tcp/tcp-sink.cc; ns-2's behaviour before 2010, which its older
+    /// validation suites keep). Off: at once (RFC 9293 §3.5). No effect without delayed ACKs.
+    delack_synack: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// With `rto_model = "ns2"`: ns-2's `rfc2988_` true (its default since 2002), the RTO
     /// max(t_rtxcur_, minrto_) · t_backoff_, and the backoff doubled while that is below
     /// `rto_max` or below 64. Off, ns-2's older rule (`rfc2988_` false, `rtt_timeout()` and
@@ -1012,6 +1018,7 @@ impl TcpConfig {
             precision_reduce: false,
             grow_when_not_cwnd_limited: false,
             use_headers: true,
+            delack_synack: false,
             ns2_rfc2988: true,
             limited_transmit: false,
             limited_transmit_send_one: false,
@@ -1341,6 +1348,7 @@ impl TcpConfig {
             ("precision_reduce", serde_json::json!(self.precision_reduce)),
             ("grow_when_not_cwnd_limited", serde_json::json!(self.grow_when_not_cwnd_limited)),
             ("use_headers", serde_json::json!(self.use_headers)),
+            ("delack_synack", serde_json::json!(self.delack_synack)),
             ("ns2_rfc2988", serde_json::json!(self.ns2_rfc2988)),
             ("nagle", serde_json::json!(self.nagle)),
             ("fin_with_data", serde_json::json!(self.fin_with_data)),
