@@ -108,49 +108,71 @@ def rfc2581(k) -> tuple:
 
 # --- test-suite-LimTransmit.tcl ----------------------------------------------------------
 
-LIMTRANSMIT_TESTS = ("onedrop_sack", "onedrop_SA_sack", "onedrop_ECN_sack", "nodrop_sack")
-_SYN_DELAYED = ("TCPSink SYN_immediate_ack_ false with syn_ true: the DelAck sink delays its ACK of the SYN (packet 0) by "
-                "interval_ (DelAckSink::recv(), tcp/tcp-sink.cc), where tcplab's passive opener answers a SYN at once "
-                "(no tcplab knob)")
-_ECN = "; and ecn_ 1 with the error model's markecn_ (a marked packet, not a drop), which the export does not write"
+LIMTRANSMIT_TESTS = {"onedrop_sack": False, "onedrop_SA_sack": True, "onedrop_ECN_sack": False, "nodrop_sack": False}
+_ECN = ("ecn_ 1 and the error model's markecn_ (the listed packet marked, not dropped), which the export does not write; "
+        "tcplab's drops filter drops")
 
 
 @functools.lru_cache(maxsize=None)
 def lim_transmit(k) -> tuple:
-    """The 4 tests of test-suite-LimTransmit.tcl (Sack1, `syn_` true, a DelAck sink with
-    `SYN_immediate_ack_` false): not expressible, see `_SYN_DELAYED`."""
-    return tuple(k.SuiteTest("LimTransmit", n, None, [1], reason=_SYN_DELAYED + (_ECN if "ECN" in n else ""))
-                 for n in LIMTRANSMIT_TESTS)
+    """The 4 tests of test-suite-LimTransmit.tcl: its own net4 (a 100 ms bottleneck), Sack1
+    with `syn_` true, `windowInit_` 2 (ns-2.35's), `singledup_` 0 (1 in `onedrop_SA_sack`),
+    `bugFix_` false, `minrto_` 1, `tcpTick_` 0.5 (its last setting); a Sack1 DelAck sink with
+    `SYN_immediate_ack_` false (`delack_synack`); `window_` 28, an FTP of 7 packets at 0, run to
+    6 s; packet 1 (the first data packet) dropped, none in `nodrop_sack` (its list names packet
+    1000)."""
+    out = []
+    for name, lt in LIMTRANSMIT_TESTS.items():
+        if "ECN" in name:
+            out.append(k.SuiteTest("LimTransmit", name, None, [1], reason=_ECN))
+            continue
+        tcp = _old_tcp(k, "Sack1", "500ms", "1s", syn=True, iw=2, lt=lt, bugfix=False, delack="100ms", fill_immediate=True)
+        tcp["delack_synack"] = True                                           # SYN_immediate_ack_ false
+        out.append(_net4_test(k, "LimTransmit", name, "100ms", tcp, 7, 0.0, 6.0, [] if name == "nodrop_sack" else [1]))
+    return tuple(out)
 
 
 # --- test-suite-simple.tcl ---------------------------------------------------------------
 
 #: The suite's topologies: bottleneck (rate, delay, queue-limit both ways) and the feeders'
 #: (rate, delay). net0a's RED (thresh_ and maxthresh_ 1000, queue-limit 5) never drops early.
-_SIMPLE_NETS = {"net0": ("8Mbps", "5ms", "800kbps", "100ms", 6), "net1": ("10Mbps", "5ms", "1.5Mbps", "100ms", 23)}
+_SIMPLE_NETS = {"net0": ("8Mbps", "5ms", "800kbps", "100ms", 6), "net0a": ("8Mbps", "5ms", "800kbps", "100ms", 5),
+                "net1": ("10Mbps", "5ms", "1.5Mbps", "100ms", 23)}
+
+
+def _red_never(limit: int) -> dict:
+    """net0a's RED: `thresh_` and `maxthresh_` 1000 (the suite's other RED parameters), so the
+    average never reaches a threshold and only a full queue drops: `queue-limit` N is N waiting
+    (REDQueue::enque()). tcplab's RED wants max_th above min_th: 1001, which no average reaches
+    either."""
+    return {"kind": "red", "packets": limit,
+            "red": {"min_th": 1000, "max_th": 1001, "w_q": 0.002, "max_p": 0.1, "wait": True, "gentle": True, "mean_pktsize": "500B"}}
 
 
 def _simple_topology(net: str, delays: dict, limit, reverse_limit) -> dict:
     """`net` with the test's changes: `delays` of the feeder links (`$ns_ delay`), the
     bottleneck's `queue-limit` r1 -> k1 and k1 -> r1 (ns-2's N is N − 1 waiting)."""
     fr, fd, br, bd, q = _SIMPLE_NETS[net]
+    queue = _red_never if net == "net0a" else (lambda n: n - 1)
     links = [("s1", "r1", fr, delays.get("s1", fd), _DT50), ("s2", "r1", fr, delays.get("s2", fd), _DT50),
-             ("r1", "k1", br, bd, (limit or q) - 1)]
+             ("r1", "k1", br, bd, queue(limit or q))]
     topo = {"kind": "custom", "nodes": ["s1", "s2", "r1", "k1"],
             "links": [{"name": f"{a}{b}", "a": a, "b": b, "rate": r, "delay": d, "queue": qq} for a, b, r, d, qq in links]}
-    topo["links"][2]["reverse_queue"] = (reverse_limit or limit or q) - 1
+    topo["links"][2]["reverse_queue"] = queue(reverse_limit or limit or q)
     return topo
 
 
-def _simple_tcp(k, agent: str, window: int, *, mss: int = 1000, bugfix: bool = True, delack: bool = False) -> dict:
+def _simple_tcp(k, agent: str, window: int, *, mss: int = 1000, bugfix: bool = True, delack: bool = False,
+                headers: bool = False) -> dict:
     """ns-2.35's defaults with the suite's globals (`useHeaders_` false, `rfc2988_` false,
     `tcpTick_` 0.1, `minrto_` 1, `rtxcur_init_` 6, `singledup_` 0): `syn_` true (a 40-byte SYN
     acknowledged at once), `windowInit_` 2, `precisionReduce_` true, `maxrto_` 60,
-    `slow_start_restart_` true; `opencwnd()` on every new ACK (`grow_when_not_cwnd_limited`)."""
+    `slow_start_restart_` true; `opencwnd()` on every new ACK (`grow_when_not_cwnd_limited`).
+    Its DelAck test (`delayed`) keeps ns-2.35's `SYN_immediate_ack_` true."""
     preset = _AGENTS[agent]
     tcp = {
         "profile": "ns2", "preset": preset, "mss": f"{mss}B", "initial_window": 2, "rwnd": f"{window * mss}B",
-        "handshake": True, "syn_options": 0, "use_headers": False, "ns2_rfc2988": False,
+        "handshake": True, "syn_options": 0, "use_headers": headers, "ns2_rfc2988": False,
         "rto_initial": "6s", "rto_min": "1s", "rto_max": "60s", "timer_tick": "100ms", "clock_granularity": "100ms",
         "limited_transmit": False, "limited_transmit_send_one": False, "restart_after_idle": True,
         "recover_guard": bugfix, "precision_reduce": True, "grow_when_not_cwnd_limited": True,
@@ -194,27 +216,30 @@ SIMPLE_RUN = {
               {"q": 10, "s2": "200ms"}),
     "stats1": ("net0", [("s1", "Tahoe", 30, 1.0, 9, {"mss": 100}), ("s2", "Tahoe", 30, 1.0, 9, {"mss": 100})], 10.1,
                {"q": 10, "s2": "200ms"}),
+    # net0a: the bottleneck's RED never drops early (`_red_never`).
+    "tahoe1RED": ("net0a", [("s1", "Tahoe", 50, 0.0, None, {})], 5.0, {}),
+    "tahoe3RED": ("net0a", [("s1", "Tahoe", 100, 1.0, None, {}), ("s2", "Tahoe", 16, 0.5, None, {})], 8.0, {"q": 8}),
+    "stats1a": ("net0a", [("s1", "Tahoe", 30, 1.0, 9, {"mss": 100}), ("s2", "Tahoe", 30, 1.0, 9, {"mss": 100})], 10.1,
+                {"q": 10, "s2": "200ms"}),
+    # useHeaders_ true for this test alone.
+    "statsHeaders": ("net0a", [("s1", "Tahoe", 30, 1.0, 9, {"mss": 100, "headers": True}),
+                               ("s2", "Tahoe", 30, 1.0, 9, {"mss": 100, "headers": True})], 10.1, {"q": 10, "s2": "200ms"}),
 }
 _BYTES_Q = "; a queue in bytes (queue_in_bytes_), which the export does not write"
-_RED_NEVER = "; net0a's RED (thresh_ and maxthresh_ 1000, never an early drop): not transcribed yet"
 _RANDOM = "; RED's early drops (drop_rand_) draw from ns-2's random stream: compare as statistics, not packets"
-_SYN_DELAYED_SINK = ("; the DelAck sink's SYN_immediate_ack_ false with syn_ true (its ACK of the SYN delayed by interval_), "
-                     "which tcplab's passive opener does not do")
 #: The suite's other tests and why each is not expressible.
 SIMPLE_REFUSED = {
-    "tahoe1Bytes": _BYTES_Q, "tahoe1RED": _RED_NEVER, "tahoe1REDbytes": _RED_NEVER + _BYTES_Q, "tahoe3RED": _RED_NEVER,
+    "tahoe1Bytes": _BYTES_Q, "tahoe1REDbytes": _BYTES_Q,
     "reno": "; maxcwnd_ (a cap on cwnd_), no tcplab knob",
-    "reno4": "; maxcwnd_ (no tcplab knob)" + _SYN_DELAYED_SINK + _RANDOM,
-    "reno4a": "; maxcwnd_ (no tcplab knob)" + _SYN_DELAYED_SINK + _RANDOM,
+    "reno4": "; maxcwnd_ (no tcplab knob)" + _RANDOM,
+    "reno4a": "; maxcwnd_ (no tcplab knob)" + _RANDOM,
     "telnet": "; Telnet sources (exponential interarrivals from ns-2's stream) and timerfix_ false",
     "phase2": "; overhead_ (a random delay before each send, from ns-2's stream)",
-    "timers": "; timerfix_ false" + _SYN_DELAYED_SINK,
+    "timers": "; timerfix_ false (the timer restarted before the RTT sample updates the RTO, newack(); no tcplab knob)",
     "manyflows": "; ten flows of random sizes and start times drawn in Tcl from ns-2's RNG",
-    "statsECN": "; ECN (RED setbit_, ecn_)", "stats1Bytes": _BYTES_Q, "stats1a": _RED_NEVER, "stats1aBytes": _RED_NEVER + _BYTES_Q,
-    "statsHeaders": _RED_NEVER, "stats2": _RANDOM, "stats3": "; a QueueMonitor's RTT and sequence statistics" + _RANDOM,
+    "statsECN": "; ECN (RED setbit_, ecn_)", "stats1Bytes": _BYTES_Q, "stats1aBytes": _BYTES_Q, "stats2": _RANDOM, "stats3": "; a QueueMonitor's RTT and sequence statistics" + _RANDOM,
     "stats4": _RANDOM, "statsTFRC": "; a TFRC flow (Agent/TFRC)",
 }
-_SIMPLE_GLOBAL = "test-suite-simple.tcl"
 
 
 def _simple_test(k, name: str):
@@ -244,7 +269,7 @@ def simple(k) -> tuple:
         if n in SIMPLE_RUN:
             out.append(_simple_test(k, n))
         else:
-            out.append(k.SuiteTest("simple", n, None, reason=_SIMPLE_GLOBAL + SIMPLE_REFUSED[n]))
+            out.append(k.SuiteTest("simple", n, None, reason=SIMPLE_REFUSED[n].lstrip("; ")))
     return tuple(out)
 
 
@@ -265,7 +290,6 @@ TCP_TESTS = {
     "dialup": "", "dialup1": "",
 }
 
-_TCP_GLOBAL = "test-suite-tcp.tcl"
 
 
 def _red(limit: int) -> dict:
@@ -365,7 +389,7 @@ def _tcp_test(k, name: str):
 def tcp(k) -> tuple:
     """The 32 tests of test-suite-tcp.tcl: those of `TCP_RUN` run, the others listed with their
     reasons (`TCP_TESTS`)."""
-    return tuple(_tcp_test(k, n) if n in TCP_RUN else k.SuiteTest("tcp", n, None, reason=_TCP_GLOBAL + extra)
+    return tuple(_tcp_test(k, n) if n in TCP_RUN else k.SuiteTest("tcp", n, None, reason=extra.lstrip("; "))
                  for n, extra in TCP_TESTS.items())
 
 
