@@ -110,7 +110,7 @@ def rfc2581(k) -> tuple:
 
 LIMTRANSMIT_TESTS = {"onedrop_sack": False, "onedrop_SA_sack": True, "onedrop_ECN_sack": False, "nodrop_sack": False}
 _ECN = ("ecn_ 1 and the error model's markecn_ (the listed packet marked, not dropped), which the export does not write; "
-        "tcplab's drops filter drops")
+        "tcplab's drop filters only drop")
 
 
 @functools.lru_cache(maxsize=None)
