@@ -593,20 +593,3 @@ def test_suites_command_prints_the_counts(tmp_path):
     assert rows["tcpVariants"] == ["2", "2", "2", "2"]
     bad = subprocess.run([sys.executable, "-m", "tcplab.ns2.suites", "--test", "nosuchtest"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "nosuchtest" in bad.stderr
-
-
-def test_flows_out_of_start_order_are_refused():
-    """tcplab numbers connections as they open; the export's flow ids (and the comparison's
-    pairing) follow those numbers only when the flows are written in the order they start."""
-    sc = {"topology": {"kind": "custom", "nodes": ["a", "b", "r", "k"],
-                       "links": [{"a": "a", "b": "r", "rate": "10Mbps", "delay": "1ms"}, {"a": "b", "b": "r", "rate": "10Mbps", "delay": "7ms"},
-                                 {"a": "r", "b": "k", "rate": "1Mbps", "delay": "10ms"}]},
-          "tcp": {"profile": "ns2"},
-          "flows": [{"from": "a", "to": "k", "bytes": "2000B", "start": "1s"}, {"from": "b", "to": "k", "bytes": "2000B", "start": "0.5s"}]}
-    r = tcplab.run(sc, series=["segments"]).series.segments
-    assert r[(r["conn"] == 0) & (r["event"] == "tx")]["time_s"].min() == 0.5     # the flow listed second is connection 0
-    with pytest.raises(tcplab.ScenarioError) as e:
-        export(sc)
-    assert e.value.path == "flows[1].start" and "the order they start" in str(e.value)
-    sc["flows"].reverse()
-    assert "fid_ 0" in export(sc).tcl

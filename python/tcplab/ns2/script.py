@@ -877,11 +877,6 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
                 sink += "/DelAck"
             n = len(conns)
             t0 = start + c * spacing
-            if conns and t0 < conns[-1].start_s:
-                # tcplab numbers connections as they open, the export by the flows' order (its
-                # ns-2 flow ids, and the comparison's pairing, follow tcplab's numbers).
-                raise refuse(base + ".start", f"{t0:g} s is before the previous connection's start ({conns[-1].start_s:g} s): "
-                                              "write the flows in the order they start (tcplab numbers connections as they open)")
             agent = FULL_AGENTS[v] if full else AGENTS[v]
             if full:
                 sink = agent
