@@ -419,6 +419,17 @@ SUITE_TESTS = {
     ("tcp-init-win", "slowLink"): ("identical", True),
     ("tcp-init-win", "droppedSYN1"): ("identical", True),
     ("tcp-init-win", "droppedPKT3"): ("identical", True),
+    ("rfc2581", "immediateAck"): ("identical", True),        # useHeaders_ false, rfc2988_ false
+    ("rfc2581", "noImmediateAckSack"): ("identical", True),
+    ("LimTransmit", "onedrop_SA_sack"): ("identical", True),  # the SYN's ACK delayed (delack_synack)
+    ("simple", "tahoe1"): ("identical", True),
+    ("simple", "reno2"): ("identical", True),
+    ("simple", "tahoe1RED"): ("identical", True),
+    ("simple", "phase"): ("same-instant order", False),       # two packets reach r1 at 5.005040 s
+    ("simple", "bug"): ("Tahoe without bugFix_", False),
+    ("tcp", "timers_backoffs"): ("identical", True),          # ten drops, the backoff
+    ("tcp", "dialup1"): ("identical", True),                  # rfc2988_ false, 1500-byte packets at 9.6 kb/s
+    ("tcp", "timers1"): ("RTT tick phase", True),
 }
 
 
@@ -437,11 +448,47 @@ def test_newreno_suite_is_transcribed_with_its_refusals():
     assert (tcp["limited_transmit"], tcp["newreno_recover_guard"], tcp["slow_but_steady"], tcp["newreno_less_careful"]) == (True, True, False, True)
     assert ts["impatient4"].scenario["duration"] == "20s" and ts["impatient4"].scenario["tcp"]["rwnd"] == "32000B"
     assert suites.drops_as_in_suite(ts["newreno_rto_loss"]) is True
-    # LimTransmit and rfc2581 run without TCP/IP headers (useHeaders_ false): none expressible.
-    for suite, n, why in (("LimTransmit", 4, "useHeaders_ false"), ("rfc2581", 8, "useHeaders_ false"),
-                          ("simple", 37, "useHeaders_ false"), ("tcp", 32, "useHeaders_ false")):
+
+
+def test_older_suites_are_transcribed_headerless_with_their_refusals():
+    """LimTransmit, rfc2581, simple and tcp run ns-2's packets without headers (useHeaders_
+    false: `use_headers`) and, but for tcp, its RTO before RFC 2988 (`ns2_rfc2988`)."""
+    counts = {"LimTransmit": (4, 3), "rfc2581": (8, 8), "simple": (37, 21), "tcp": (32, 11)}
+    for suite, (n, ok) in counts.items():
         ts = suites.tests(suite)
-        assert len(ts) == n and all(t.scenario is None and why in t.reason for t in ts)
+        assert (len(ts), sum(t.scenario is not None for t in ts)) == (n, ok), suite
+        for t in ts:
+            if t.scenario is None:
+                assert t.reason, t.name
+                continue
+            tcplab.validate(t.scenario)
+            for f in t.scenario["flows"]:
+                want_headers = t.name == "statsHeaders"
+                assert f.get("tcp", t.scenario["tcp"]).get("use_headers") is want_headers, t.name
+            assert t.scenario["tcp"]["ns2_rfc2988"] is (suite == "tcp" and t.name != "dialup1"), t.name
+    ts = {t.name: t for t in suites.tests("rfc2581")}
+    # Packets 3 and 4 of the flow without a SYN: data segments 4 and 5.
+    assert ts["immediateAckSack"].scenario["flows"][0]["drops"] == [{"kind": "data", "segment": 4, "transmissions": [1]},
+                                                                     {"kind": "data", "segment": 5, "transmissions": [1]}]
+    assert suites.drops_as_in_suite(ts["noImmediateAck"]) is True
+    assert ts["noImmediateAck"].scenario["tcp"]["delack_fill_immediate"] is False
+    tcl = export(ts["immediateAckReno"].scenario).tcl
+    for line in ("set useHeaders_ false", "set rfc2988_ false", "set delay_growth_ false", "set SYN_immediate_ack_ false",
+                 "set tcpTick_ 0.1", "set minrto_ 0"):
+        assert line in tcl, line
+    lt = {t.name: t for t in suites.tests("LimTransmit")}
+    assert lt["onedrop_SA_sack"].scenario["tcp"]["limited_transmit"] and lt["onedrop_sack"].scenario["tcp"]["delack_synack"]
+    assert "markecn_" in lt["onedrop_ECN_sack"].reason and lt["nodrop_sack"].drops == []
+    assert "SYN_immediate_ack_ false" in export(lt["onedrop_sack"].scenario).tcl
+    simple = {t.name: t for t in suites.tests("simple")}
+    assert "maxcwnd_" in simple["reno"].reason and "queue_in_bytes_" in simple["tahoe1Bytes"].reason
+    # tahoe3: the flow from s2 starts first and is written first (connection 0 in both).
+    assert [f["from"] for f in simple["tahoe3"].scenario["flows"]] == ["s2", "s1"]
+    assert simple["tahoe1RED"].scenario["topology"]["links"][2]["queue"]["red"]["min_th"] == 1000
+    tcp = {t.name: t for t in suites.tests("tcp")}
+    assert "QOption_" in tcp["quiescent_100ms"].reason and "timerfix_ false" in tcp["timersA"].reason
+    assert tcp["timers_backoffs"].drops == list(range(10, 20)) and suites.drops_as_in_suite(tcp["timers_backoffs"]) is True
+    assert tcp["dialup"].scenario["tcp"]["initial_window"] == 3 and tcp["dialup"].scenario["tcp"]["handshake"] is True
 
 
 def test_sack_suite_is_transcribed_as_its_tcl_builds_it():

@@ -73,8 +73,10 @@ def test_exchanges_agree_at_the_core_in_both():
     assert c.core, c.text
     assert sorted(c.ns2) == sorted(c.tcplab) == [0, 1, 2, 3, 4]
     assert all(c.ns2[k]["data_segs"] == 9 for k in c.ns2)       # one request packet, eight response packets
-    # The first divergence: ns-2's DelAck sink acknowledges packet 0 at once (SYN_immediate_ack_).
-    assert c.divergence[1] is None and c.divergence[2][3] == "b2a" and abs(c.divergence[0] / 1e6 - 1.031133) < 1e-6
+    # The first divergence: ns-2's packet 0 leaves without its header (TcpAgent::output()) and
+    # arrives first; its ACK is delayed in both (the export's SYN_immediate_ack_ false).
+    d = c.divergence
+    assert d[1] is None and (d[2][1], d[2][3], d[2][4], d[2][5]) == (1, "a2b", 1, 1000) and abs(d[0] / 1e6 - 1.031133) < 1e-6
 
 
 @needs_ns

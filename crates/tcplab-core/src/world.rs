@@ -441,6 +441,9 @@ impl World {
             return;
         };
         let (app, conn, label, dir, src, dst) = (ep.app, ep.peer, ep.label, ep.dir, ep.node, ep.peer_node);
+        // `use_headers` off (ns-2's `useHeaders_` false): data segments leave without their
+        // header bytes counted (`Packet::bare`); read once per drain, not per packet.
+        let headerless = ep.tcp().is_some_and(|c| !c.snd.core.cfg.use_headers);
         if let Some(c) = ep.tcp() {
             self.fabric.observer().on_conn(self.q.now(), label, dir, src.0, dst.0, c);
         }
@@ -448,7 +451,8 @@ impl World {
             let mut out = std::mem::take(&mut self.out);
             let hop = self.fabric.path_of(id, src, dst);
             for o in out.drain(..n) {
-                self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop });
+                let bare = headerless && o.seg.len > 0;
+                self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop, bare });
             }
             self.out = out;
         }
@@ -537,7 +541,7 @@ impl World {
         let Some(ep) = self.conns.get(id) else { return };
         let (conn, label, dir, src, dst) = (ep.peer, ep.label, ep.dir, ep.node, ep.peer_node);
         let hop = self.fabric.path_of(id, src, dst);
-        self.send_packet(Packet { conn, label, dir, src, dst, body, enqueued_at: 0, tag, hop });
+        self.send_packet(Packet { conn, label, dir, src, dst, body, enqueued_at: 0, tag, hop, bare: false });
     }
 
     /// Put a packet on the network at its source (`p.hop`: the start of its route).

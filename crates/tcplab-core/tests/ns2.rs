@@ -1194,3 +1194,99 @@ fn sack1_send_one_below_the_fractional_threshold() {
         assert_eq!(h.sent_segs().first(), Some(&1), "the fast retransmission at duplicate {thresh}");
     }
 }
+
+/// The data segments' arrival times (ms, rounded to the µs) and the ACKs' arrivals back at the
+/// sender of a two-segment Reno transfer over one 800 kb/s, 100 ms link, with a SYN of 40 bytes
+/// (`syn_` true, no options), IW 1, no delayed ACKs (the SYN-ACK's arrival first).
+fn headerless_run(use_headers: bool) -> (Vec<f64>, Vec<f64>) {
+    one_link_run(&format!("delayed_ack = false\nuse_headers = {use_headers}"))
+}
+
+/// `one_link_run`'s two-segment transfer with `tcp` added to its `[tcp]`: the arrivals of the
+/// data segments and of the ACKs back at the sender (ms, rounded to the µs; SYN-ACK included).
+fn one_link_run(tcp: &str) -> (Vec<f64>, Vec<f64>) {
+    use tcplab_core::series::EVENT_RX;
+    let text = format!(
+        "[topology]\nkind = \"single_link\"\nrate = \"800kbps\"\ndelay = \"100ms\"\n[tcp]\nprofile = \"ns2\"\npreset = \"reno\"\n\
+         handshake = true\nsyn_options = 0\nmss = {MSS}\ninitial_window = 1\n{tcp}\n\
+         [[flows]]\nbytes = {}\n[[series]]\nkind = \"segments\"\n",
+        2 * MSS
+    );
+    let s = tcplab_core::Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let r = tcplab_core::run(&s, 1).unwrap();
+    let seg = r.series.as_deref().unwrap().segments.as_ref().unwrap().clone();
+    let at = |dir: u8, data: bool| -> Vec<f64> {
+        (0..seg.seq.len())
+            .filter(|&i| seg.event[i] == EVENT_RX && seg.dir[i] == dir && (seg.len[i] > 0) == data && (dir == 1 || seg.flags[i] & FLAG_SYN == 0))
+            .map(|i| (seg.time_ns[i] as f64 / 1e3).round() / 1e3)
+            .collect()
+    };
+    (at(0, true), at(1, false))
+}
+
+/// ns-2's `useHeaders_` false (`TcpAgent::output()` adds `headersize()` only with it,
+/// tcp/tcp.cc): a data packet is `packetSize_` bytes on the wire, the SYN (packet 0 with `syn_`)
+/// `tcpip_base_hdr_size_` 40 and the sink's ACKs 40. ns-2.35's trace of this run (`$tcp set
+/// useHeaders_ false`; worked by hand: the SYN takes 0.4 ms at 800 kb/s and arrives at 100.4 ms,
+/// its ACK at 200.8 ms; a 1000-byte packet takes 10 ms): packet 1 arrives at 310.8 ms, its ACK
+/// at 411.2 ms, packet 2 at 521.2 ms, its ACK at 621.6 ms. With headers (1040 bytes, 10.4 ms):
+/// 311.2, 411.6, 522.0 and 622.4 ms.
+#[test]
+fn headerless_data_packets_as_ns2_use_headers_false() {
+    assert_eq!(headerless_run(false), (vec![310.8, 521.2], vec![200.8, 411.2, 621.6]));
+    assert_eq!(headerless_run(true), (vec![311.2, 522.0], vec![200.8, 411.6, 622.4]));
+    assert!(TcpConfig::rfc().use_headers && TcpConfig::profile("ns2").unwrap().use_headers, "on in every profile");
+    for p in tcplab_core::tcp::config::PROFILES {
+        assert!(TcpConfig::profile(p).unwrap().use_headers, "{p}");
+    }
+}
+
+/// ns-2's `rfc2988_` false (`rtt_timeout()`, `rtt_backoff()` in tcp/tcp.cc): the RTO is
+/// t_rtxcur_ · t_backoff_, floored at `minrto_` after the backoff. `tcpTick_` 100 ms,
+/// `minrto_` 1 s: segment 1 sent at 0 and acknowledged at 256 ms is a sample of 2 ticks
+/// (t_srtt_ 16, t_rttvar_ 4, t_rtxcur_ ((4 << 3) + 16) >> 3 = 6 ticks, 600 ms), so the timer of
+/// segments 2 and 3, set at 256 ms, runs max(600 ms, 1 s) either way: it fires at 1256 ms. Then
+/// the backed-off RTO is max(2 · 600 ms, 1 s) = 1.2 s (fires at 2456 ms) and 2.4 s (4856 ms);
+/// with `rfc2988_` true, max(600 ms, 1 s) · 2 = 2 s (3256 ms) and 4 s (7256 ms).
+#[test]
+fn ns2_rto_before_rfc2988_floors_after_the_backoff() {
+    use tcplab_core::tcp::config::RtoModel;
+    use tcplab_core::units::{Duration, SEC};
+    for (rfc2988, want) in [(false, [ms(1256), ms(2456), ms(4856)]), (true, [ms(1256), ms(3256), ms(7256)])] {
+        let mut c = cfg(Variant::Reno, true);
+        c.rto_model = RtoModel::Ns2;
+        c.timer_tick = Duration(ms(100));
+        c.clock_granularity = Duration(ms(100));
+        c.rto_min = Duration(SEC);
+        c.rto_initial = Duration(6 * SEC);
+        c.ns2_rfc2988 = rfc2988;
+        c.validate().unwrap();
+        let mut h = Snd::new(c, None);
+        h.sent_segs();
+        h.ack_seg(ms(256), 1);
+        assert_eq!(h.sent_segs(), [2, 3]);
+        let fired: Vec<Time> = (0..3).map(|_| h.rto()).collect();
+        assert_eq!(fired, want, "rfc2988_ {rfc2988}");
+    }
+    // Off needs ns-2's estimator.
+    let mut c = TcpConfig::rfc();
+    c.ns2_rfc2988 = false;
+    assert_eq!(c.validate().unwrap_err().0, "ns2_rfc2988");
+}
+
+/// ns-2's DelAck sink with `SYN_immediate_ack_` false and `syn_` true (`DelAckSink::recv()`,
+/// tcp/tcp-sink.cc): the SYN waits for the delayed-ACK timer (`interval_` 100 ms) as any
+/// in-order packet. ns-2.35's trace of `one_link_run`'s transfer with delayed ACKs and headerless
+/// packets (worked by hand: the SYN arrives at 100.4 ms, its ACK leaves at 200.4 ms and arrives
+/// at 300.8 ms; packet 1 arrives at 410.8 ms, its ACK waits 100 ms and arrives at 611.2 ms;
+/// packet 2 at 721.2 ms, its ACK at 921.6 ms). With the SYN acknowledged at once (ns-2.35's
+/// default, `delack_synack` off) everything is 100 ms earlier.
+#[test]
+fn delayed_synack_as_ns2_delack_sink_without_syn_immediate_ack() {
+    let base = "delayed_ack = true\ndelack_timeout = \"100ms\"\nuse_headers = false";
+    assert_eq!(one_link_run(&format!("{base}\ndelack_synack = true")), (vec![410.8, 721.2], vec![300.8, 611.2, 921.6]));
+    assert_eq!(one_link_run(&format!("{base}\ndelack_synack = false")), (vec![310.8, 621.2], vec![200.8, 511.2, 821.6]));
+    // Without delayed ACKs there is no timer to wait for.
+    assert_eq!(one_link_run("delayed_ack = false\nuse_headers = false\ndelack_synack = true").1[0], 200.8);
+    assert!(!TcpConfig::rfc().delack_synack && !TcpConfig::profile("ns2").unwrap().delack_synack);
+}

@@ -50,8 +50,9 @@ def case(i: int, seed: int = 1, as_is: bool = False) -> dict:
 #: The classes of first divergence, each with the ns-2 function behind it (docs/ns2.md).
 CLASSES = {
     "identical": "packet-identical",
-    "no SYN": "without syn_, TcpAgent::output() sends packet 0 without its header and recv() (last_ack_ == 0 && "
-              "delay_growth_) resets cwnd_ to windowInit_ on its ACK (tcp/tcp.cc)",
+    "no SYN": "without syn_, TcpAgent::output() sends packet 0 without its header (tcp/tcp.cc), where tcplab's first "
+              "segment carries one (the export writes delay_growth_ false and the DelAck sink's SYN_immediate_ack_ false, "
+              "as tcplab's sender and receiver behave)",
     "Fack initial window": "FackTcpAgent::recv_newack_helper() opens cwnd_ on the SYN's ACK, without TcpAgent::recv()'s reset "
                            "to windowInit_: data starts at cwnd 2 whatever windowInit_ (tcp/tcp-fack.cc; SackRHTcpAgent::recv() "
                            "alike, tcp/tcp-sack-rh.cc)",
@@ -93,7 +94,8 @@ def classify(sc: dict, cmp) -> str:
     t, a, b = cmp.divergence
     if b is not None and a is None and b[1] == 0 and b[3] == "a2b" and b[5] == 0 and not b[6] and b[7] == 1:
         return "FullTcp handshake ACK"
-    if not tcp.get("handshake"):
+    if not tcp.get("handshake") and tcp.get("use_headers", True):
+        # With use_headers off every data packet leaves without its header, packet 0 too.
         return "no SYN"
     first_data = min((e[0] for e in cmp.events_ns2 if e[1] == 0 and e[3] == "a2b" and e[5] > 0), default=None)
     if tcp["preset"] in ("fack", "sack-rh") and tcp.get("initial_window", 1) != 2 and first_data is not None and t <= first_data:

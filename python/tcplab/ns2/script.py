@@ -105,6 +105,9 @@ KNOB_MAP = {
     "halve_cwnd_unfloored": "fixed: true for the one-way agents (slowdown(CLOSE_CWND_HALF) with precisionReduce_ false: cwnd_ = ⌊window()/2⌋, only ssthresh_ floored at 2), false for FullTcp (FullTcpAgent::dupack_action(): cwnd_ = ssthresh_ + dupacks_)",
     "precision_reduce": "ns-2: precisionReduce_ (slowdown() sets cwnd_ to windowd()/2 unrounded; false: ⌊window()/2⌋, with halve_cwnd_unfloored); FullTcp: false only (its dupack_action() sets cwnd_ = ssthresh_ + dupacks_)",
     "grow_when_not_cwnd_limited": "ns-2's agents always grow (recv_newack_helper() calls opencwnd() on every new ACK); false, RFC 7661's rule, is exported as it is and differs where the window is not what limits the sender (docs/ns2.md)",
+    "use_headers": "ns-2: useHeaders_ (false: TcpAgent::output() sizes a data packet packetSize_ bytes, without headersize(); written only when false); FullTcp: true only (FullTcpAgent counts its header whatever useHeaders_)",
+    "delack_synack": "ns-2: the DelAck sink's SYN_immediate_ack_ = not delack_synack with syn_ (false also without syn_, where packet 0 is data and tcplab delays its ACK); FullTcp: false only",
+    "ns2_rfc2988": "ns-2: rfc2988_ (false: rtt_timeout() floors t_rtxcur_ * t_backoff_ at minrto_ after the backoff, rtt_backoff() stops at 64; written only when false)",
     "syn_options": "ns-2's SYN carries no options: its packet 0 is 40 bytes (a difference, docs/ns2.md)",
     "handshake_rtt_sample": "ns-2 times the SYN like any packet",
     "synack_on_dup_syn": "no SYN-ACK in one-way agents (ignored)",
@@ -396,6 +399,10 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
     if full and k["sack"] and (not k.get("sack_option_header", True) or k.get("sack_option_padding", True)):
         name = "sack_option_header" if not k.get("sack_option_header", True) else "sack_option_padding"
         raise refuse(path(name), f"{name} = {k.get(name, True)!r}: ns-2's FullTcp/Sack counts 2 + 8 bytes a block ({KNOB_MAP['sack_option_padding']})")
+    if full and k.get("delack_synack", False):
+        raise refuse(path("delack_synack"), f"delack_synack = true: {KNOB_MAP['delack_synack']}")
+    if full and not k.get("use_headers", True):
+        raise refuse(path("use_headers"), f"use_headers = false: {KNOB_MAP['use_headers']}")
     if full and k.get("precision_reduce", False):
         raise refuse(path("precision_reduce"), f"precision_reduce = true: {KNOB_MAP['precision_reduce']}")
     if k["limited_transmit"] != k["limited_transmit_send_one"]:
@@ -429,6 +436,15 @@ def _agent_lines(v: str, k: dict, mss: int, base: str, own: dict) -> list:
         # tcp/tcp.cc.
         "precisionReduce_": int(bool(k.get("precision_reduce", False))),
     }
+    if not k["handshake"]:
+        # Without a handshake tcplab's sender grows cwnd on the first ACK as on any: ns-2's
+        # delay_growth_ false (true, its default, resets cwnd_ to windowInit_ on the ACK of
+        # packet 0: TcpAgent::recv(), `last_ack_ == 0 && delay_growth_`, tcp/tcp.cc).
+        sets["delay_growth_"] = "false"
+    if not k.get("use_headers", True):
+        sets["useHeaders_"] = "false"          # TcpAgent::output(): no headersize() on data packets
+    if not k.get("ns2_rfc2988", True):
+        sets["rfc2988_"] = "false"             # rtt_timeout(), rtt_backoff(): the rule before RFC 2988
     sets["bugFix_"] = int(bool(k["newreno_recover_guard"] if v == "newreno" else k["recover_guard"]))
     if k["initial_ssthresh"] != "unlimited":
         ss = nbytes(k["initial_ssthresh"], path("initial_ssthresh"))
@@ -461,6 +477,13 @@ def _sink_lines(k: dict, var: str, new: bool = False) -> list:
     out.append(f"{var} set RFC2581_immediate_ack_ {int(bool(k['delack_fill_immediate']))}")
     if k["delayed_ack"]:
         out.append(f"{var} set interval_ {_g(seconds(k['delack_timeout'], 'tcp.delack_timeout'))}")
+        if not k["handshake"] or k.get("delack_synack", False):
+            # Without syn_, packet 0 is data: tcplab's receiver delays its ACK as any in-order
+            # segment's; with it, packet 0 is the SYN, delayed with `delack_synack`. ns-2.35's
+            # DelAck sink acknowledges packet 0 at once unless SYN_immediate_ack_ is false
+            # (DelAckSink::recv(), tcp/tcp-sink.cc; true since 2010, the suites before it set it
+            # false).
+            out.append(f"{var} set SYN_immediate_ack_ false")
     return out
 
 
@@ -1008,7 +1031,7 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
     notes = []
     if any(c.syn for c in conns) and any(resolved["flows"][i]["tcp"]["syn_options"] for i in range(len(d.get("flows", [])))):
         notes.append("ns-2's packet 0 (syn_) is 40 bytes; tcplab's SYN carries syn_options bytes more")
-    if any(not c.syn for c in conns):
+    if any(not c.syn for c in conns) and any(not f["tcp"]["handshake"] and f["tcp"].get("use_headers", True) for f in resolved["flows"]):
         notes.append("without syn_ ns-2 sends packet 0 without its 40-byte header (TcpAgent::output())")
     if rr_sessions:
         ks = [a["tcp"]["client"] for a in plan["apps"] if a["kind"] in WEB_KINDS]

@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from . import suites_more
+from . import suites_more, suites_old
 
 #: The suites compared, in the order printed. Tests of a suite not transcribed yet are not
 #: counted (the output says so).
@@ -327,26 +327,6 @@ def delays_at_positions(sc: dict, positions: list, by: str) -> list:
     return out
 
 
-# --- test-suite-LimTransmit.tcl and test-suite-rfc2581.tcl --------------------------------
-
-_NO_HEADERS = ("Agent/TCP useHeaders_ false (the suite's global): ns-2's packets carry no 40-byte TCP/IP header, "
-               "tcplab's always do (the suite also sets rfc2988_ false, which the export does not write)")
-LIMTRANSMIT_TESTS = ("onedrop_sack", "onedrop_SA_sack", "onedrop_ECN_sack", "nodrop_sack")
-RFC2581_TESTS = tuple(f"{p}{v}" for v in ("", "Reno", "NewReno", "Sack") for p in ("immediateAck", "noImmediateAck"))
-
-
-@functools.lru_cache(maxsize=None)
-def lim_transmit() -> tuple:
-    """The tests of test-suite-LimTransmit.tcl: none expressible (useHeaders_ false)."""
-    return tuple(SuiteTest("LimTransmit", n, None, reason=_NO_HEADERS + ("; and ecn_" if "ECN" in n else "")) for n in LIMTRANSMIT_TESTS)
-
-
-@functools.lru_cache(maxsize=None)
-def rfc2581() -> tuple:
-    """The tests of test-suite-rfc2581.tcl: none expressible (useHeaders_ false)."""
-    return tuple(SuiteTest("rfc2581", n, None, reason=_NO_HEADERS) for n in RFC2581_TESTS)
-
-
 # --- test-suite-sack.tcl: transcribed in suites_sack ---------------------------------------
 
 @functools.lru_cache(maxsize=None)
@@ -357,8 +337,9 @@ def sack() -> tuple:
 
 
 #: The suites transcribed, each a function returning its tests.
-TRANSCRIBED = {"tcpVariants": tcp_variants, "LimTransmit": lim_transmit, "rfc2581": rfc2581, "newreno": newreno, "sack": sack}
-TRANSCRIBED.update(suites_more.register(sys.modules[__name__]))   # tcp-init-win, simple, tcp
+TRANSCRIBED = {"tcpVariants": tcp_variants, "newreno": newreno, "sack": sack}
+TRANSCRIBED.update(suites_more.register(sys.modules[__name__]))   # tcp-init-win
+TRANSCRIBED.update(suites_old.register(sys.modules[__name__]))    # LimTransmit, rfc2581, simple, tcp
 #: Suites whose tests are not transcribed yet: the reason printed in place of their counts.
 NOT_TRANSCRIBED = {s: "not transcribed yet" for s in SUITES if s not in TRANSCRIBED}
 
@@ -419,6 +400,14 @@ def classify(sc: dict, cmp) -> str:
     if cl != "unclassified":
         return cl
     t, a, b = cmp.divergence
+    if _swapped(cmp, t):
+        return "same-instant order"
+    if _timer_phase(cmp, t):
+        return "RTT tick phase"
+    tcp = sc["tcp"]
+    if tcp["preset"] == "tahoe" and not tcp.get("recover_guard", True) and b is not None and b[1] == 0 and b[3] == "a2b" \
+            and b[5] > 0 and any(e[1] == 1 and e[3] == "b2a" and e[0] == t for e in cmp.events_ns2):
+        return "Tahoe without bugFix_"
     if a is None and b is not None and b[1] == 0 and b[3] == "a2b" and b[5] > 0 and sc["tcp"]["preset"] == "newreno" \
             and _dupwnd_after_recovery(sc, cmp, t):
         return "NewReno window inflated after recovery"
@@ -453,11 +442,65 @@ def classify(sc: dict, cmp) -> str:
 
 #: Classes of difference found by the suites alone (the generated cases of tcplab.ns2.diff show none).
 SUITE_CLASSES = {
+    "RTT tick phase": "both time out on the same segment at different instants, all before alike: ns-2's RTT samples "
+    "count tcpTick_ boundaries from a phase boot_time_ drawn from its random stream (TcpAgent::reset(), rtt_update(), "
+    "tcp/tcp.cc), tcplab's from 0; with a coarse tick the RTO differs by a tick",
+    "Tahoe without bugFix_": "ns-2's Tahoe with bugFix_ false fast-retransmits on every third duplicate ACK "
+    "(TcpAgent::dupack_action(): `!bug_fix_` goes to tahoe_action, tcp/tcp.cc); tcplab's tahoe keeps the recover guard "
+    "whatever recover_guard (tcp/recovery/tahoe.rs)",
     "NewReno window inflated after recovery": "a NewReno recovery that ends with dupwnd_ 0 (partial ACKs zero it with "
     "partial_window_deflation_ 0) leaves last_cwnd_action_ at CWND_ACTION_DUPACK, so NewRenoTcpAgent::recv() inflates "
     "dupwnd_ on each duplicate past numdupacks_ after a fast retransmit the recover guard (bugFix_) refused, and sends "
     "on it (tcp/tcp-newreno.cc); tcplab's sender, out of recovery, does not",
 }
+
+
+def _firsts(ev: list, kind: int) -> dict:
+    """(conn, dir, seq, len, syn) -> the first instant of an event of `kind` (0 tx, 1 rx)."""
+    out: dict = {}
+    for e in ev:
+        if e[1] == kind:
+            out.setdefault((e[2], e[3], e[4], e[5], e[6]), e[0])
+    return out
+
+
+def _swapped(cmp, t: int) -> bool:
+    """Two packets sent at the same instants in both runs reach their receivers in swapped
+    orders, the first of them at `t`: with everything before alike, only the order of two
+    events at one instant (a tie the float clock breaks one way and the integer clock the
+    other) can swap them in a network of FIFO queues and fixed links."""
+    txa, txb = _firsts(cmp.events_tcplab, 0), _firsts(cmp.events_ns2, 0)
+    rxa, rxb = _firsts(cmp.events_tcplab, 1), _firsts(cmp.events_ns2, 1)
+    for here, there in ((rxa, rxb), (rxb, rxa)):
+        for p, tp in here.items():
+            if tp != t or p not in there or there[p] <= t or txa.get(p) != txb.get(p):
+                continue
+            for q, tq in there.items():
+                if q != p and q[1] == p[1] and tq < there[p] and here.get(q, -1) > t and txa.get(q) == txb.get(q) is not None:
+                    return True
+    return False
+
+
+def _timer_phase(cmp, t: int) -> bool:
+    """Both runs retransmit the same segment on a timer (no packet of the connection arrives
+    then), one of them at `t`, at different instants: everything before alike, the RTO differs,
+    which with ns-2's estimator follows from where its RTT samples fall among the ticks of
+    `tcpTick_`, whose phase is `boot_time_`, drawn from ns-2's stream (`TcpAgent::reset()`,
+    `rtt_update()`, tcp/tcp.cc)."""
+    def retx_on_timer(ev):
+        rx = set((e[0], e[2]) for e in ev if e[1] == 1 and e[3] == "b2a")
+        seen: set = set()
+        out = {}
+        for e in ev:
+            if e[1] == 0 and e[3] == "a2b" and e[5] > 0:
+                k = (e[2], e[4])
+                if k in seen and (e[0], e[2]) not in rx:
+                    out.setdefault(k, e[0])
+                seen.add(k)
+        return out
+
+    ra, rb = retx_on_timer(cmp.events_tcplab), retx_on_timer(cmp.events_ns2)
+    return any(k in rb and ta != rb[k] and t in (ta, rb[k]) and min(ta, rb[k]) == t for k, ta in ra.items())
 
 
 def _dupwnd_after_recovery(sc: dict, cmp, t: int) -> bool:

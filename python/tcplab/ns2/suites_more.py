@@ -1,6 +1,7 @@
-"""ns-2.35's validation suites `test-suite-tcp-init-win.tcl`, `test-suite-simple.tcl` and
-`test-suite-tcp.tcl` as tcplab scenarios (our transcription of each test's topology, agents,
-knobs and drops; no ns-2 code), run by `tcplab.ns2.suites` like the others (docs/ns2.md).
+"""ns-2.35's validation suite `test-suite-tcp-init-win.tcl` as tcplab scenarios (our
+transcription of each test's topology, agents, knobs and drops; no ns-2 code), run by
+`tcplab.ns2.suites` like the others (docs/ns2.md). The older suites (`simple`, `tcp`,
+`LimTransmit`, `rfc2581`) are in `suites_old`.
 
 `tcp-init-win` keeps ns-2.35's defaults (`tcl/lib/ns-default.tcl`) but for what each test sets:
 `minrto_` 0.2, `maxrto_` 60, `rtxcur_init_` 3, `window_` 20, `windowInit_` 2, `singledup_` 1,
@@ -11,11 +12,6 @@ knobs and drops; no ns-2 code), run by `tcplab.ns2.suites` like the others (docs
 timeout or in Tahoe's fast retransmit. A Reno-family test whose tcplab run enters fast recovery
 from a window other than an even whole number of packets (where the two rules part) is therefore
 listed as not expressible, with that reason; the others run.
-
-`simple` and `tcp` set `Agent/TCP useHeaders_ false` for every test (ns-2's packets then carry no
-40-byte TCP/IP header; tcplab's always do), with ns-2's older RTO estimator (`rfc2988_` false in
-`simple`, `updated_rttvar_` false in both): none of their tests is expressible in the `ns2`
-profile, and each is listed with the reasons.
 """
 
 from __future__ import annotations
@@ -176,50 +172,7 @@ def tcp_init_win(k) -> tuple:
     return tuple(out)
 
 
-# --- test-suite-simple.tcl and test-suite-tcp.tcl ------------------------------------------
-
-_HEADERLESS = ("Agent/TCP useHeaders_ false (the suite's global): ns-2's packets carry no 40-byte TCP/IP header, "
-               "tcplab's always do")
-_SIMPLE_GLOBAL = _HEADERLESS + "; also rfc2988_ false and updated_rttvar_ false (ns-2's older RTO estimator), tcpTick_ 0.1"
-_TCP_GLOBAL = _HEADERLESS + "; also updated_rttvar_ false, tcpTick_ 0.1, minrto_ 0"
-#: What a test needs besides the suite's globals (read from each test's Tcl).
-SIMPLE_TESTS = {
-    "tahoe1": "", "tahoe1Bytes": "; a DropTail queue in bytes", "tahoe1RED": "", "tahoe1REDbytes": "; RED in bytes",
-    "tahoe2": "", "tahoe3": "", "tahoe3RED": "", "tahoe4": "", "no_bug": "", "bug": "", "reno1": "", "reno": "",
-    "renoA": "", "reno2": "", "reno3": "", "reno4": "", "reno4a": "", "reno5": "", "reno5_nobug": "",
-    "telnet": "; Telnet sources and timerfix_ false", "delayed": "", "phase": "", "phase1": "", "phase2": "",
-    "timers": "; timerfix_ false", "manyflows": "", "stats": "", "statsECN": "; ECN (setbit_, ecn_)", "stats1": "",
-    "stats1Bytes": "", "stats1a": "", "stats1aBytes": "", "statsHeaders": "", "stats2": "", "stats3": "", "stats4": "",
-    "statsTFRC": "; a TFRC flow (Agent/TFRC)",
-}
-TCP_TESTS = {
-    "ecn": "; ECN (old_ecn_, setbit_)", "timers": "", "timersA": "; timerfix_ false", "timersAfix": "",
-    "timersA1": "; rttvar_exp_ 3, timerfix_ false", "timersA2": "; timestamps_ true, timerfix_ false",
-    "timersA3": "; timestamps_ true, T_SRTT_BITS 5, T_RTTVAR_BITS 4, timerfix_ false", "timers1": "", "timers2": "",
-    "timers3": "", "timers4": "", "timers5": "", "timers_backoffs": "", "stats1": "",
-    **{n: "; QOption_ (Quick-Start-like idle handling) / control_increase_" for n in (
-        "quiescent_100ms", "quiescentB", "quiescentB_qoption", "underutilized_100ms", "underutilized_100ms_control",
-        "underutilized_100ms_control_Q", "underutilized_100ms_Q", "underutilized_100ms_control_Reno",
-        "underutilized_100ms_control_Newreno", "underutilized_100ms_control_Sack", "quiescent_100ms_fine",
-        "quiescent_100ms_coarse", "quiescent_1ms_fine", "quiescent_1ms_coarse", "quiescent_500ms_fine",
-        "quiescent_500ms_coarse")},
-    "dialup": "", "dialup1": "",
-}
-
-
-@functools.lru_cache(maxsize=None)
-def simple(k) -> tuple:
-    """The 37 tests of test-suite-simple.tcl: none expressible (useHeaders_ false)."""
-    return tuple(k.SuiteTest("simple", n, None, reason=_SIMPLE_GLOBAL + extra) for n, extra in SIMPLE_TESTS.items())
-
-
-@functools.lru_cache(maxsize=None)
-def tcp(k) -> tuple:
-    """The 32 tests of test-suite-tcp.tcl: none expressible (useHeaders_ false)."""
-    return tuple(k.SuiteTest("tcp", n, None, reason=_TCP_GLOBAL + extra) for n, extra in TCP_TESTS.items())
-
-
 def register(k) -> dict:
     """The suites this module transcribes, for tcplab.ns2.suites.TRANSCRIBED: name -> a function
     returning its tests. `k` is tcplab.ns2.suites (its SuiteTest and drops_at_positions)."""
-    return {name: functools.partial(f, k) for name, f in (("tcp-init-win", tcp_init_win), ("simple", simple), ("tcp", tcp))}
+    return {name: functools.partial(f, k) for name, f in (("tcp-init-win", tcp_init_win),)}

@@ -229,11 +229,21 @@ pub struct Packet {
     pub tag: PacketTag,
     /// Where its next hop is in the world's table of routes (`routing::Paths`).
     pub hop: u32,
+    /// A data segment of a connection with `use_headers` off: it counts its payload alone on
+    /// the wire, as ns-2's one-way agents size a packet with `useHeaders_` false
+    /// (`TcpAgent::output()` adds `headersize()` only with it, tcp/tcp.cc). Set by the sender
+    /// per connection (`World::drain_conn`); it rides in the packet's padding, so the packet
+    /// stays the size it was and `Segment` keeps its 48 bytes.
+    pub bare: bool,
 }
 
 impl Packet {
+    #[inline]
     pub fn wire_bytes(&self) -> u32 {
-        self.body.wire_bytes()
+        match &self.body {
+            Payload::Tcp(s) if self.bare => s.len,
+            b => b.wire_bytes(),
+        }
     }
 
     /// A marking queue's question (RFC 3168 §5): may congestion be signalled by CE instead of a
@@ -310,5 +320,14 @@ mod tests {
         // The timestamps option (RFC 7323) adds TSval and TSecr: 8 bytes.
         assert!(std::mem::size_of::<Segment>() <= 48, "Segment is {} bytes", std::mem::size_of::<Segment>());
         assert!(std::mem::size_of::<Packet>() <= 104, "Packet is {} bytes", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn a_bare_data_packet_counts_its_payload_alone() {
+        let seg = Segment { seq: 1, len: 1000, ack: 1, flags: FLAG_ACK, ..Default::default() };
+        let mut p = Packet { body: Payload::Tcp(seg), ..Default::default() };
+        assert_eq!(p.wire_bytes(), 1000 + HEADER_BYTES);
+        p.bare = true;
+        assert_eq!(p.wire_bytes(), 1000, "ns-2's useHeaders_ false: packetSize_ bytes");
     }
 }

@@ -674,6 +674,27 @@ tcp_knobs! {
     /// `cwnd_` climbs past `window_` and past what was sent. Off: RFC 7661 §4.3, an unused
     /// window does not grow (as RFC 2861 and Linux).
     grow_when_not_cwnd_limited: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// A data segment counts its 40 header bytes (and its options) on the wire. Off: its payload
+    /// alone, as ns-2's one-way agents size a packet with `useHeaders_` false
+    /// (`TcpAgent::output()` adds `headersize()` only with it, tcp/tcp.cc; ns-2.35's default
+    /// true since 2001); the SYN and every ACK keep their header (ns-2: `tcpip_base_hdr_size_`
+    /// for packet 0 with `syn_`, the sink's 40-byte ACKs). Only the size on the wire changes
+    /// (link times, byte queues); captures still write whole headers. On in every profile;
+    /// ns-2's older validation suites set it off (docs/ns2.md).
+    use_headers: bool [skip_if = "Clone::clone", default = "rfc_on"],
+    /// With delayed ACKs (`delayed_ack`, the RFC receiver), the passive opener answers a SYN
+    /// after `delack_timeout` instead of at once: ns-2's DelAck sink takes the SYN (packet 0 with
+    /// `syn_`) as any in-order packet and delays its ACK when `SYN_immediate_ack_` is false
+    /// (`DelAckSink::recv()`, tcp/tcp-sink.cc; ns-2's behaviour before 2010, which its older
+    /// validation suites keep). Off: at once (RFC 9293 §3.5). No effect without delayed ACKs.
+    delack_synack: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// With `rto_model = "ns2"`: ns-2's `rfc2988_` true (its default since 2002), the RTO
+    /// max(t_rtxcur_, minrto_) · t_backoff_, and the backoff doubled while that is below
+    /// `rto_max` or below 64. Off, ns-2's older rule (`rfc2988_` false, `rtt_timeout()` and
+    /// `rtt_backoff()` in tcp/tcp.cc): t_rtxcur_ · t_backoff_ floored at `rto_min` after the
+    /// backoff, and the backoff doubled only while it is below 64. No effect with another
+    /// `rto_model` (refused off there).
+    ns2_rfc2988: bool [skip_if = "Clone::clone", default = "rfc_on"],
     /// Limited Transmit (RFC 3042): one previously unsent segment on each of the first two
     /// duplicate ACKs, cwnd unchanged.
     limited_transmit: bool,
@@ -1013,6 +1034,9 @@ impl TcpConfig {
             halve_cwnd_unfloored: false,
             precision_reduce: false,
             grow_when_not_cwnd_limited: false,
+            use_headers: true,
+            delack_synack: false,
+            ns2_rfc2988: true,
             limited_transmit: false,
             limited_transmit_send_one: false,
             abc: 0,
@@ -1344,6 +1368,9 @@ impl TcpConfig {
             ("halve_cwnd_unfloored", serde_json::json!(self.halve_cwnd_unfloored)),
             ("precision_reduce", serde_json::json!(self.precision_reduce)),
             ("grow_when_not_cwnd_limited", serde_json::json!(self.grow_when_not_cwnd_limited)),
+            ("use_headers", serde_json::json!(self.use_headers)),
+            ("delack_synack", serde_json::json!(self.delack_synack)),
+            ("ns2_rfc2988", serde_json::json!(self.ns2_rfc2988)),
             ("nagle", serde_json::json!(self.nagle)),
             ("fin_with_data", serde_json::json!(self.fin_with_data)),
             ("ssthresh_from_cwnd", serde_json::json!(self.ssthresh_from_cwnd)),
@@ -1450,6 +1477,9 @@ impl TcpConfig {
         }
         if self.rto_min.0 > self.rto_max.0 {
             return err("rto_min", "must not exceed rto_max");
+        }
+        if !self.ns2_rfc2988 && self.rto_model != RtoModel::Ns2 {
+            return err("ns2_rfc2988", "false is ns-2's older RTO rule (rfc2988_ false): it needs rto_model = \"ns2\"");
         }
         if self.rto_model == RtoModel::Ns2 && self.timer_tick.0 == 0 {
             return err("rto_model", "\"ns2\" counts in ticks: set timer_tick (ns-2's tcpTick_, 10ms)");

@@ -328,7 +328,8 @@ impl TcpReceiver {
                 // repairs a lost SYN-ACK.
                 ReceiverPhase::SynReceived if !self.cfg.synack_on_dup_syn => {}
                 ReceiverPhase::Listen | ReceiverPhase::SynReceived => {
-                    if self.phase == ReceiverPhase::SynReceived {
+                    let first = self.phase == ReceiverPhase::Listen;
+                    if !first && self.synack_tx > 0 {
                         self.stats.synack_retransmits += 1;
                     }
                     self.phase = ReceiverPhase::SynReceived;
@@ -338,7 +339,19 @@ impl TcpReceiver {
                     // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR; we agree if willing
                     // (Linux `tcp_ecn_create_request`: `tcp_ecn` 1 or 2).
                     self.ecn_on = self.cfg.ecn_accepts() && seg.ece() && seg.cwr();
-                    self.send_synack(out);
+                    if first && self.cfg.delack_synack && self.cfg.delayed_ack && self.linux.is_none() {
+                        // ns-2's DelAck sink with SYN_immediate_ack_ false (DelAckSink::recv(),
+                        // tcp/tcp-sink.cc): the SYN waits for the delayed-ACK timer like any
+                        // in-order packet; the SYN-ACK timer sends it (`on_synack_timer`). A
+                        // copy of the SYN arriving meanwhile is answered at once (the sink
+                        // cancels its timer and acknowledges).
+                        let t = delack_deadline(now, self.cfg.delack_timeout.0, self.cfg.delack_tick.0);
+                        if let Some(t) = self.synack_timer.set(t) {
+                            self.timer_events.push((RxTimer::SynAck, t));
+                        }
+                    } else {
+                        self.send_synack(out);
+                    }
                 }
                 // A SYN retransmitted after our SYN-ACK crossed it: acknowledge again.
                 ReceiverPhase::Established => self.send_ack(out),
@@ -699,6 +712,11 @@ impl TcpReceiver {
     pub fn on_synack_timer(&mut self, now: Time, out: &mut Vec<OutSeg>) {
         self.now = now;
         if self.phase == ReceiverPhase::SynReceived {
+            if self.synack_tx == 0 {
+                // The SYN's delayed answer (`delack_synack`): its first transmission.
+                self.stats.delack_timeouts += 1;
+                return self.send_synack(out);
+            }
             self.stats.synack_retransmits += 1;
             let r = (self.synack_rto as f64 * self.cfg.rto_backoff).round() as Time;
             self.synack_rto = r.min(self.cfg.rto_max.0.max(self.synack_rto));

@@ -82,7 +82,15 @@ impl RttEstimator {
     /// Use ns-2's estimator and timer (`rto_model = "ns2"`); needs a positive tick.
     pub fn ns2_model(mut self) -> Self {
         assert!(self.tick > 0, "ns-2's estimator counts in ticks");
-        self.ns2 = Some(Ns2Rtt { srtt8: 0, rttvar4: 0, rtxcur: self.rto, backoff: 1 });
+        self.ns2 = Some(Ns2Rtt { srtt8: 0, rttvar4: 0, rtxcur: self.rto, backoff: 1, rfc2988: true });
+        self
+    }
+
+    /// With ns-2's estimator: its older timeout rule, `rfc2988_` false (`ns2_rfc2988` off):
+    /// `rtt_timeout()` floors t_rtxcur_ · t_backoff_ at `minrto_` after the backoff, and
+    /// `rtt_backoff()` doubles only while t_backoff_ < 64 (tcp/tcp.cc).
+    pub fn ns2_before_rfc2988(mut self) -> Self {
+        self.ns2.as_mut().expect("ns2_model first").rfc2988 = false;
         self
     }
 
@@ -206,9 +214,9 @@ impl RttEstimator {
     /// Timer expiry: RTO <- RTO · backoff, at most the maximum (§5.5).
     pub fn back_off(&mut self) {
         if self.ns2.is_some() {
-            // rtt_backoff() with rfc2988_: double t_backoff_ while the RTO is below maxrto_ (or
-            // t_backoff_ < 64); beyond 8, SRTT is folded into RTTVAR and cleared.
-            let below_max = self.ns2_timeout() < self.max;
+            // rtt_backoff(): double t_backoff_ while it is below 64, or, with rfc2988_, while
+            // the RTO is below maxrto_; beyond 8, SRTT is folded into RTTVAR and cleared.
+            let below_max = self.ns2.as_ref().is_some_and(|n| n.rfc2988) && self.ns2_timeout() < self.max;
             let n = self.ns2.as_mut().unwrap();
             if n.backoff < 64 || below_max {
                 n.backoff = n.backoff.saturating_mul(2);
@@ -237,11 +245,16 @@ impl RttEstimator {
         timer_deadline(now, self.rto, self.tick)
     }
 
-    /// rtt_timeout() with rfc2988_: max(t_rtxcur_, minrto_) · t_backoff_, at most maxrto_, at
-    /// least two ticks.
+    /// rtt_timeout(): with rfc2988_, max(t_rtxcur_, minrto_) · t_backoff_ (minrto_ bounds the
+    /// base before the backoff); without, max(t_rtxcur_ · t_backoff_, minrto_) (after it). Then
+    /// at most maxrto_, at least two ticks (tcp/tcp.cc).
     fn ns2_timeout(&self) -> Time {
         let n = self.ns2.as_ref().expect("ns-2 estimator");
-        let base = n.rtxcur.max(self.min) as u128 * n.backoff as u128;
+        let base = if n.rfc2988 {
+            n.rtxcur.max(self.min) as u128 * n.backoff as u128
+        } else {
+            (n.rtxcur as u128 * n.backoff as u128).max(self.min as u128)
+        };
         (base.min(self.max as u128) as Time).max(2 * self.tick)
     }
 
@@ -264,6 +277,8 @@ struct Ns2Rtt {
     rttvar4: i64,
     rtxcur: Time,
     backoff: u32,
+    /// `rfc2988_` (true: ns-2.35's default; `ns2_rfc2988`).
+    rfc2988: bool,
 }
 
 impl Ns2Rtt {
@@ -438,7 +453,7 @@ pub fn timer_deadline(now: Time, duration: Time, tick: Time) -> Time {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::ms;
+    use crate::units::{ms, MS};
 
     fn est() -> RttEstimator {
         RttEstimator::new(SEC, SEC, 60 * SEC, ms(1), 0, 2.0)
@@ -532,6 +547,32 @@ mod tests {
         assert_eq!(seen, [2, 4, 8, 16, 32, 60, 60, 60]);
         e.sample(ms(100));
         assert_eq!(e.rto(), SEC, "a new sample ends the backoff");
+    }
+
+    /// ns-2's rfc2988_ false (tcp/tcp.cc): rtt_timeout() is t_rtxcur_ · t_backoff_ floored at
+    /// minrto_ after the backoff. A 300 ms RTO with minrto_ 1 s: 1 s; backed off, 600 ms floored
+    /// at 1 s (with rfc2988_: 2 s), then 1.2 s, 2.4 s ...; and rtt_backoff() stops at
+    /// t_backoff_ 64 even below maxrto_ (with rfc2988_ it goes on while below maxrto_).
+    #[test]
+    fn ns2_before_rfc2988_floors_after_the_backoff() {
+        let tick = ms(10);
+        let mut old = RttEstimator::new(3 * SEC, SEC, 600 * SEC, tick, tick, 2.0).ns2_model().ns2_before_rfc2988();
+        let mut new = RttEstimator::new(3 * SEC, SEC, 600 * SEC, tick, tick, 2.0).ns2_model();
+        assert_eq!(old.rto(), 3 * SEC, "rtxcur_init_ before any sample either way");
+        old.sample(ms(100));
+        new.sample(ms(100));
+        assert_eq!((old.rto(), new.rto()), (SEC, SEC), "300 ms floored at minrto_ 1 s");
+        let (mut a, mut b) = (vec![], vec![]);
+        for _ in 0..8 {
+            old.back_off();
+            new.back_off();
+            a.push(old.rto() / MS);
+            b.push(new.rto() / MS);
+        }
+        // Beyond a backoff of 8 SRTT is folded into RTTVAR, which leaves t_rtxcur_ as it was
+        // (rtt_update() alone recomputes it): 300 ms · 16, · 32, · 64, and no further.
+        assert_eq!(a, [1000, 1200, 2400, 4800, 9600, 19200, 19200, 19200]);
+        assert_eq!(b, [2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000]);
     }
 
     #[test]

@@ -234,6 +234,9 @@ impl SenderCore {
         let mut rtt = RttEstimator::new(cfg.rto_initial.0, cfg.rto_min.0, cfg.rto_max.0, cfg.clock_granularity.0, cfg.timer_tick.0, cfg.rto_backoff);
         if cfg.rto_model == super::config::RtoModel::Ns2 && cfg.timer_tick.0 > 0 {
             rtt = rtt.ns2_model();
+            if !cfg.ns2_rfc2988 {
+                rtt = rtt.ns2_before_rfc2988();
+            }
         }
         if cfg.rto_model == super::config::RtoModel::Linux {
             rtt = rtt.linux_model(crate::tcp::jiffies::Jiffies::of(&cfg));
