@@ -409,10 +409,18 @@ fn without_sack_a_partial_ack_in_linux_recovery_marks_the_next_head_lost() {
     }
     h.recv(ms(200), [data(1)]);
     // A partial ACK (segments 1-4 acknowledged, 5 still missing): tcp_newreno_mark_lost with
-    // FLAG_SND_UNA_ADVANCED in Recovery marks the new head lost and it is resent at once.
+    // FLAG_SND_UNA_ADVANCED in Recovery marks the new head lost. It is not resent on this ACK:
+    // tcp_remove_reno_sacks counts max(4 − 3 duplicates, 1) = 1 delivered and clears
+    // sacked_out, so in_flight = 6 out − 1 lost = 5 = ssthresh, and tcp_cwnd_reduction's
+    // delta = 0 gives sndcnt = min(0, ...) = 0 (cwnd = in_flight; tcp_xmit_retransmit_queue
+    // stops at in_flight >= cwnd).
     h.send(ms(300), ack(5, &[]));
-    h.recv(ms(300), [data(5)]);
+    h.recv_nothing();
     assert_eq!(h.info().ca_state, CaState::Recovery);
+    // The next duplicate ACK (one more segment counted SACKed: in_flight 4, delta 1,
+    // prr_delivered 5 − prr_out 1 = 4) lets one out: the marked head.
+    h.send(ms(310), ack(5, &[]));
+    h.recv(ms(310), [data(5)]);
     // An ACK above high_seq (snd_nxt at entry, 10 001) would end it; everything acknowledged
     // at high_seq holds it (Reno).
     h.send(ms(400), ack(11, &[]));
