@@ -157,3 +157,39 @@ fn out_of_order_growth_sends_every_sack_at_once() {
     }
     assert_eq!(h.conn.rcv.rcvbuf.as_ref().unwrap().ooo_mem, 6 * 1856);
 }
+
+/// tcp_data_queue_ofo() calls tcp_measure_rcv_mss() (since "tcp: call tcp_measure_rcv_mss() for
+/// ooo packets", Linux 6.17): when the first data segment is lost, the first out-of-order one
+/// sets scaling_ratio 137 and window_clamp 70144 (tcp_set_window_clamp: rcv_ssthresh =
+/// max(64536, min(rcv_wnd 65000, 70144)) = 65000), so tcp_grow_window(sk, skb, false) finds room
+/// (min(70144, tcp_space 131072·137/256 = 70144) − 65000) and gives 2·advmss: 67000, its quick
+/// ACK advertising ALIGN(min((131072 − 1856)·137/256, 67000), 1024) = 67584. The second: room
+/// min(70144, 69150) − 67000 = 2150, +2000 = 69000, ALIGN(min(68161, 69000)) = 68608. Then no
+/// room: three duplicates at once (TCP_FASTRETRANS_THRESH, the window never shrinking below
+/// 68608), and the sixth out-of-order segment waits for SACK compression. Without the measure
+/// the clamp stays 64536: no growth, and the fourth already waits.
+#[test]
+fn out_of_order_segments_measure_the_scaling_ratio_when_the_first_is_lost() {
+    let mut h = Harness::established(|c| {
+        linux(c);
+        c.sack = true;
+    });
+    for k in 2..=7u64 {
+        h.send(ms(k), peer_data(k));
+        let blocks: &'static [(u64, u64)] = Box::leak(vec![(1 + MSS, 1 + k * MSS)].into_boxed_slice());
+        let w = match k {
+            2 => 67584,
+            _ => 68608,
+        };
+        if k <= 6 {
+            h.recv(ms(k), [Seg { ack: 1, sack: blocks, wnd: w, ..harness::SEG }]);
+        } else {
+            h.recv_nothing();
+        }
+        if k == 2 {
+            let b = h.conn.rcv.rcvbuf.as_ref().unwrap();
+            assert_eq!((b.scaling_ratio, b.window_clamp, b.rcv_ssthresh), (137, 70144, 67000));
+        }
+    }
+    assert_eq!(rcv_ssthresh(&h), 69000);
+}

@@ -142,7 +142,8 @@ fn the_ato_is_bounded_by_srtt() {
 
 /// __tcp_ack_snd_check(): an out-of-order segment finds data above a hole and, with SACK, the
 /// first TCP_FASTRETRANS_THRESH duplicate ACKs for one rcv_nxt go at once; later ones are
-/// compressed for min(tcp_comp_sack_delay_ns = 1 ms, 5 % of the RTT) into one ACK.
+/// compressed for min(tcp_comp_sack_delay_ns = 1 ms, 5 % of the RTT) into one ACK, sent at the
+/// end of the hrtimer's range (`hrtimer_start_range_ns` with tcp_comp_sack_slack_ns = 100 µs).
 #[test]
 fn sack_compression_after_the_third_duplicate_ack() {
     let mut h = server_with_rtt(ms(10));
@@ -156,11 +157,13 @@ fn sack_compression_after_the_third_duplicate_ack() {
         h.send(t + us(i as u64 * 10), peer_data(k));
         h.recv(t + us(i as u64 * 10), [sack_ack(top, top + MSS, 1 + k * MSS)]);
     }
-    // The fourth and fifth: compressed; 5 % of 10 ms = 500 µs after the fourth.
+    // The fourth and fifth: compressed; 5 % of 10 ms = 500 µs after the fourth, plus the
+    // 100 µs slack.
     h.send(t + us(30), peer_data(21));
     h.send(t + us(40), peer_data(22));
     h.recv_nothing();
-    h.recv(t + us(530), [sack_ack(top, top + MSS, 1 + 22 * MSS)]);
+    h.recv(t + us(629), []);
+    h.recv(t + us(630), [sack_ack(top, top + MSS, 1 + 22 * MSS)]);
     // The hole filled: ICSK_ACK_NOW ("SHOULD send immediate ACK, when gap in queue is filled").
     h.send(t + ms(1), peer_data(17));
     h.recv(t + ms(1), [ack(1 + 22 * MSS)]);

@@ -81,11 +81,14 @@ fn rack_marks_lost_once_a_later_segment_is_sacked_and_rtt_plus_reo_wnd_has_passe
     assert_eq!(i.ssthresh, 5500);
     // The retransmission is SACKed at 327 ms and the rest acknowledged: recovery ends at
     // high_seq (snd_nxt at entry, segment 12's start) with cwnd = ssthresh
-    // (tcp_end_cwnd_reduction).
+    // (tcp_end_cwnd_reduction), and the same ACK, now outside the reduction, grows it by what it
+    // newly delivered (tcp_ack: tcp_fastretrans_alert, then tcp_cong_control), here by this
+    // configuration's Reno: 5500 + 1000²/5500 = 5681 (RFC 5681 eq. 3).
     h.send(ms(327), ack(12, &[]));
     let i = h.info();
     assert_eq!(i.ca_state, CaState::Open);
-    assert_eq!(i.cwnd, 5500);
+    assert_eq!(i.ssthresh, 5500);
+    assert_eq!(i.cwnd, 5681);
 }
 
 #[test]
@@ -429,6 +432,8 @@ fn linux_6_sends_a_bare_fin_only_within_cwnd() {
     // Linux ≥ 6.10 `tcp_cwnd_test` has no exemption for the final FIN: with cwnd (10) full of data,
     // a close queues the FIN until an ACK makes room (`fin_with_data`). Older kernels and BSD
     // sent it at once.
+    // The harness's connections send no FIN by default: `linux_no_sack` turns it on, gated as
+    // Linux 6.10+ gates it (`fin_with_data`, the linux profile's).
     let mut h = linux_no_sack(10, 10 * MSS);
     h.close(ms(110));
     h.recv(ms(110), []);
@@ -445,4 +450,77 @@ fn linux_6_sends_a_bare_fin_only_within_cwnd() {
     h.take_sent();
     h.close(ms(110));
     h.recv(ms(110), [seg!(seq = 1 + 10 * MSS, ack = 1, ..harness::FIN)]);
+}
+
+/// The ACK that ends Recovery also grows the window by what it newly delivered. Linux `tcp_ack`
+/// runs `tcp_fastretrans_alert` first (snd_una ≥ high_seq: `tcp_end_cwnd_reduction` sets cwnd =
+/// ssthresh, `tcp_try_undo_recovery` CA_Open), then `tcp_cong_control(sk, ack, delivered, ...)`,
+/// which is no longer in a reduction and calls `tcp_cong_avoid` (`tcp_may_raise_cwnd`:
+/// FLAG_DATA_ACKED). CUBIC (`bictcp_cong_avoid`) starts its epoch there and counts the ACK's
+/// delivered packets in `snd_cwnd_cnt` (`tcp_cong_avoid_ai`).
+///
+/// Ten segments out at 100 ms; segment 1 acknowledged at 200 ms (slow start: cwnd 11, delay_min
+/// 100 ms); segment 2 is lost and everything else sent is SACKed: Recovery with ssthresh
+/// ⌊11·717/1024⌋ = 7 and W_max 11 (`cubictcp_recalc_ssthresh`). The ACK of everything delivers
+/// the retransmission: 1 packet. CUBIC's epoch: K = cubic_root(2^40/410·(11 − 7)) ≈ 2206
+/// (2^-10 s), t = 25 jiffies of delay_min = 102, target = 11 − ⌊410·(2206 − 102)³ / 2^40⌋ =
+/// 11 − 3 = 8 > 7, so cnt = 7 / (8 − 7) = 7 (kept while cwnd and the jiffy stay put: the next
+/// ACKs come 1 ms apart, and their RTT samples are ignored within a second of the epoch's
+/// start). cwnd 8 once 7 packets are counted: the exit ACK's one and six more, where leaving the
+/// exit ACK out would take seven.
+#[test]
+fn the_ack_that_ends_recovery_counts_toward_cubic_growth() {
+    let mut h = rack(10, 1 << 30, |c| {
+        c.cc = tcplab_core::tcp::config::Cc::Cubic;
+        c.cwnd_validation = tcplab_core::tcp::config::CwndValidation::Linux;
+        c.reduction = tcplab_core::tcp::config::Reduction::Prr;
+    });
+    let cwnd = |h: &Harness| h.info().cwnd / MSS;
+    let seg_no = |seq: u64| (seq - 1) / MSS + 1;
+    h.send(ms(200), ack(2, &[]));
+    assert_eq!(cwnd(&h), 11);
+    h.recv(ms(200), [data(11), data(12)]);
+    // SACKs of everything sent but segment 2, 10 µs apart, until the recovery's retransmission.
+    let mut top = 12;
+    let mut t = ms(300);
+    let mut retransmitted = false;
+    for _ in 0..20 {
+        h.send(t, ack(2, &[blk(3, top)]));
+        for (_, s) in h.take_sent() {
+            retransmitted |= s.seq == data(2).seq;
+            top = top.max(seg_no(s.seq));
+        }
+        t += 10_000;
+        if retransmitted && h.info().ca_state == CaState::Recovery {
+            break;
+        }
+    }
+    assert!(retransmitted);
+    assert_eq!(h.info().ssthresh, 7 * MSS);
+    // SACK the rest until nothing more goes out.
+    loop {
+        h.send(t, ack(2, &[blk(3, top)]));
+        let before = top;
+        for (_, s) in h.take_sent() {
+            top = top.max(seg_no(s.seq));
+        }
+        t += 10_000;
+        if top == before {
+            break;
+        }
+    }
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    // The retransmission's ACK: everything up to `top`; only segment 2 is newly delivered.
+    let t_exit = ms(400);
+    h.send(t_exit, ack(top + 1, &[]));
+    assert_eq!(h.info().ca_state, CaState::Open);
+    assert_eq!(cwnd(&h), 7, "tcp_end_cwnd_reduction: cwnd = ssthresh (cnt 7 > the 1 delivered)");
+    let sent = h.take_sent();
+    assert_eq!(sent.len(), 7, "a window of new data: {sent:?}");
+    // The new segments acknowledged one at a time, 1 ms apart: cwnd 8 on the sixth.
+    for i in 1..=6u64 {
+        h.send(t_exit + i * ms(1), ack(top + 1 + i, &[]));
+        assert_eq!(cwnd(&h), if i < 6 { 7 } else { 8 }, "after ACK {i} past the recovery");
+        h.take_sent();
+    }
 }

@@ -211,7 +211,9 @@ def ack_replay(workdir, n_segments: int = 100, tcp: Optional[dict] = None, hz: O
             if data_seen == n_segments + 1:
                 t_next = tau
                 break
-        f = (0x02 if "S" in flags else 0) | (0x10 if "." in flags or "A" in flags else 0) | (0x01 if "F" in flags else 0)
+        # PSH too: the kernel's sender marks the last segment of each skb, and a full segment
+        # with PSH makes the receiver's read send its ACK (ICSK_ACK_PUSHED, tcp_cleanup_rbuf).
+        f = (0x02 if "S" in flags else 0) | (0x10 if "." in flags or "A" in flags else 0) | (0x01 if "F" in flags else 0) | (0x08 if "P" in flags else 0)
         a = 0 if ack is None or str(ack) == "<NA>" else int(ack)
         ts = None
         if ts_off is not None and tv is not None and str(tv) != "<NA>":

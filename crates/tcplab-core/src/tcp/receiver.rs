@@ -436,8 +436,9 @@ impl TcpReceiver {
             // Nothing new: a duplicate. Acknowledge at once so the sender learns rcv_nxt.
             self.stats.dup_segments += 1;
             if self.linux.is_some() && start > self.rcv_nxt {
-                // tcp_data_queue_ofo(): "All the bits are present. Drop.", then the ACK decision
-                // of any out-of-order segment (SACK compression may hold it).
+                // tcp_data_queue_ofo(): tcp_measure_rcv_mss(), "All the bits are present. Drop.",
+                // then the ACK decision of any out-of-order segment (SACK compression may hold it).
+                self.rcvbuf_measure(seg.len as u64);
                 let l = self.linux.as_mut().expect("linux receiver");
                 l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
                 l.schedule();
@@ -483,9 +484,12 @@ impl TcpReceiver {
                 self.rcvbuf_ofo(seg);
             }
             if let Some(l) = &mut self.linux {
-                // tcp_data_queue_ofo(): tcp_measure_rcv_mss(), inet_csk_schedule_ack(), then
-                // __tcp_ack_snd_check(): at once, unless SACK compression holds it.
-                l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
+                // tcp_data_queue_ofo(): tcp_measure_rcv_mss() (with the receive buffer, done in
+                // rcvbuf_ofo), inet_csk_schedule_ack(), then __tcp_ack_snd_check(): at once,
+                // unless SACK compression holds it.
+                if self.rcvbuf.is_none() {
+                    l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
+                }
                 l.schedule();
                 let window_ok = self.rcvbuf.as_ref().is_none_or(|b| b.select_window_raw(l.rcv_mss).0 >= b.rcv_wnd);
                 let d = l.ack_snd_check(self.now, self.rcv_nxt, true, self.sack_on, window_ok);
@@ -597,19 +601,37 @@ impl TcpReceiver {
     /// joined stays charged until the application reads it), and tcp_measure_rcv_mss() updates
     /// scaling_ratio for a segment of a new size at least the receive MSS.
     fn rcvbuf_in_order(&mut self, len: u64) {
+        self.rcvbuf.as_mut().expect("receive buffer").charge(len);
+        self.rcvbuf_measure(len);
+    }
+
+    /// The receive-buffer part of tcp_measure_rcv_mss() for a segment of `len` bytes, before
+    /// icsk_ack.rcv_mss takes it: "only adjust scaling_ratio when we update icsk_ack.rcv_mss"
+    /// (a segment at least the receive MSS and not equal to it), the window clamp following.
+    fn rcvbuf_measure(&mut self, len: u64) {
         let rcv_mss = self.linux.as_ref().map_or(self.cfg.mss.0, |l| l.rcv_mss);
-        let b = self.rcvbuf.as_mut().expect("receive buffer");
-        b.charge(len);
-        if len >= rcv_mss && len != rcv_mss {
-            b.measure(len);
+        if let Some(b) = &mut self.rcvbuf {
+            if len >= rcv_mss && len != rcv_mss {
+                b.measure(len);
+            }
         }
     }
 
-    /// An out-of-order segment: tcp_rcv_rtt_measure_ts(), then tcp_data_queue_ofo(): with SACK,
-    /// tcp_grow_window(sk, skb, false) (a quick ACK if it grew), the segment's memory, and
-    /// tcp_rcvbuf_grow() for the out-of-order span.
+    /// An out-of-order segment: tcp_rcv_rtt_measure_ts(), then tcp_data_queue_ofo():
+    /// tcp_measure_rcv_mss() first (since "tcp: call tcp_measure_rcv_mss() for ooo packets",
+    /// Linux 6.17: a connection whose first data segment is lost learns its scaling_ratio, and so
+    /// its window clamp, from the out-of-order ones), with SACK tcp_grow_window(sk, skb, false)
+    /// (a quick ACK if it grew), the segment's memory, and tcp_rcvbuf_grow() for the
+    /// out-of-order span.
     fn rcvbuf_ofo(&mut self, seg: &Segment) {
         self.rcvbuf_ts(seg);
+        self.rcvbuf_measure(seg.len as u64);
+        // Then icsk_ack.rcv_mss, before the segment's memory is counted (`ooo_mem` counts in
+        // segments of it: a first segment out of order is one skb, not several of the 536-byte
+        // initial guess).
+        if let Some(l) = &mut self.linux {
+            l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
+        }
         let held = self.ooo_mem();
         let span = self.ooo.last().map_or(0, |&(_, r)| r - self.rcv_nxt);
         let len = seg.len as u64;

@@ -243,6 +243,22 @@ impl LinuxRecovery {
         self.reduction.end();
     }
 
+    /// The ACK that ends Recovery grows the window. Linux `tcp_ack` runs `tcp_fastretrans_alert`
+    /// (which leaves Recovery: `tcp_end_cwnd_reduction` sets cwnd = ssthresh,
+    /// `tcp_try_undo_recovery` sets CA_Open) before `tcp_cong_control(sk, ack, delivered, ...)`;
+    /// no longer in a reduction, that calls `tcp_cong_avoid` when `tcp_may_raise_cwnd`
+    /// (FLAG_DATA_ACKED: this ACK moved snd_una) with what the ACK newly delivered
+    /// (`tcp_newly_delivered`: the retransmission it acknowledges and anything not SACKed before),
+    /// and CUBIC counts it (`bictcp_cong_avoid`: the epoch starts here, `tcp_cong_avoid_ai`'s
+    /// credit) if `tcp_is_cwnd_limited`. The sender's own growth on new data skipped this ACK:
+    /// it was still in recovery when the ACK came.
+    fn grow_on_exit(&mut self, s: &mut SenderCore) {
+        let limited = s.cc_cwnd_limited().unwrap_or(!s.ack_app_limited);
+        if limited && !s.ack_ece && self.delivered > 0 {
+            s.cc_on_ack(self.delivered);
+        }
+    }
+
     /// Linux `tcp_xmit_retransmit_queue`: the segments marked lost, not SACKed and not already
     /// retransmitted, in sequence order, while in_flight < cwnd.
     fn retransmit_lost(&mut self, s: &mut SenderCore, in_flight: &mut u64, out: &mut Vec<OutSeg>) {
@@ -420,6 +436,7 @@ impl Recovery for LinuxRecovery {
                     hold = true;
                 } else {
                     self.end_recovery(s);
+                    self.grow_on_exit(s);
                 }
             }
             // tcp_process_loss → tcp_try_undo_recovery: CA_Open.
