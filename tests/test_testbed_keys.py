@@ -298,6 +298,7 @@ TCP_PARTNERS = {
     "tlp": {"loss": "rack"},  # the tail loss probe is part of RACK-TLP
     "rcv_buffer": {"delack_model": "linux"},  # the buffer's quick ACKs feed the Linux receiver
     "loss": {"tlp": False},  # the tail loss probe needs RACK
+    "ns2_rfc2988": {"rto_model": "ns2", "timer_tick": "10ms"},  # ns-2's older RTO needs its estimator
 }
 #: Knobs whose other value describes what the kernel does anyway, so the real run rightly stays
 #: the same: none today. Every other value of a knob the kernel does not follow (`tlp = false`,
