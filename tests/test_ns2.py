@@ -405,6 +405,9 @@ SUITE_TESTS = {
     ("tcpVariants", "twodrops_reno"): ("identical", True),  # the timeout in recovery, as ns-2
     ("tcpVariants", "onedrop_newreno_full"): ("identical", True),   # the handshake's ACK alone
     ("tcpVariants", "threedrops_reno_full"): ("identical", True),   # FullTcp's second fast retransmit
+    ("tcpVariants", "onedrop_sack_full"): ("identical", True),      # opencwnd() on recovery's last ACK
+    ("tcpVariants", "fourdrops_sack_full"): ("identical", True),
+    ("tcpVariants", "multiple_SA_sack"): ("Sack1 scoreboard cleared on a new ACK", True),
     ("newreno", "newreno1_BF"): ("identical", True),
     ("newreno", "newreno_rto_dup"): ("identical", True),    # send_much(0, 0, 2) (newreno_recovery_burst)
     ("newreno", "reno1"): ("identical", True),              # cwnd 1 from a window of 3 (halve_cwnd_unfloored)

@@ -1290,3 +1290,56 @@ fn delayed_synack_as_ns2_delack_sink_without_syn_immediate_ack() {
     assert_eq!(one_link_run("delayed_ack = false\nuse_headers = false\ndelack_synack = true").1[0], 200.8);
     assert!(!TcpConfig::rfc().delack_synack && !TcpConfig::profile("ns2").unwrap().delack_synack);
 }
+
+/// ns-2's FullTcp/Sack opens the window on the ACK that ends its SACK recovery:
+/// `FullTcpAgent::recv()` calls `opencwnd()` after `SackFullTcpAgent::ack_action()`, which
+/// leaves `cwnd_` as `slowdown()` set it (`open_cwnd_on_pack_` false only spares partial ACKs;
+/// tcp/tcp-full.cc). ns-2.35's trace of tcpVariants' `onedrop_sack_full` shows it: `cwnd_` 7
+/// after the fast retransmit, 7.143 on the ACK that ends recovery (2.453206 s), 8.071 on the
+/// eighth new ACK (2.659982 s), which sends two segments where a window one increment behind
+/// sends one. The one-way Sack1 (`Sack1TcpAgent::recv()`: `newack()` only, tcp/tcp-sack1.cc)
+/// does not grow there: `sack1_grow_on_recovery_exit` off.
+#[test]
+fn sack1_grows_cwnd_on_the_ack_that_ends_recovery_as_ns2_fulltcp_sack() {
+    for grow in [false, true] {
+        let mut c = cfg(Variant::Sack1, true);
+        c.sack = true;
+        c.sack1_grow_on_recovery_exit = grow;
+        c.initial_window = InitialWindow::Segments(10);
+        c.initial_ssthresh = Limit::Bytes(Size(10 * MSS));
+        let mut h = Snd::new(c, None);
+        assert_eq!(h.sent_segs(), (1..=10).collect::<Vec<_>>());
+        // Segment 1 lost: 2..=10 arrive, nine duplicates with SACK blocks.
+        for k in 2..=10u64 {
+            h.ack_sack(ms(100 + k), 0, &[(2, k)]);
+        }
+        let sent = h.sent_segs();
+        assert_eq!(sent[0], 1, "the fast retransmission of 1");
+        assert!(h.s.core.in_recovery);
+        assert_eq!(h.ssthresh_segs(), 5.0);
+        assert_eq!(h.cwnd_segs(), 5.0);
+        let top = *sent.iter().max().unwrap();
+        assert!(top > 10, "the pipe let new data go in recovery");
+        // The retransmission of 1 arrives: everything sent so far acknowledged, recovery over.
+        h.ack_seg(ms(200), top);
+        assert!(!h.s.core.in_recovery);
+        assert_eq!(h.cwnd_segs(), if grow { 5.2 } else { 5.0 }, "grow {grow}");
+        let mut next: Vec<u64> = h.sent_segs();
+        assert_eq!(next.len(), 5, "grow {grow}: {next:?}");
+        // One ACK per segment: the fifth grows the window past 6 segments with the exit's growth
+        // (two segments leave on it), the sixth without.
+        let mut per_ack = Vec::new();
+        let mut acked = top;
+        for i in 0..6 {
+            acked = next.remove(0);
+            h.ack_seg(ms(300 + i), acked);
+            let out = h.sent_segs();
+            per_ack.push(out.len());
+            next.extend(out);
+        }
+        assert!(acked > top);
+        assert_eq!(per_ack, if grow { [1, 1, 1, 1, 2, 1] } else { [1, 1, 1, 1, 1, 2] }, "grow {grow}");
+    }
+    assert!(TcpConfig::profile("ns2-full").unwrap().sack1_grow_on_recovery_exit);
+    assert!(!TcpConfig::profile("ns2").unwrap().sack1_grow_on_recovery_exit && !TcpConfig::rfc().sack1_grow_on_recovery_exit);
+}

@@ -62,6 +62,7 @@ KNOB_MAP = {
     "recover_guard": "ns-2: bugFix_ of Agent/TCP and /Reno",
     "newreno_recover_guard": "ns-2: bugFix_ of /Newreno",
     "recover_guard_after_timeout_only": "fixed: false for the one-way agents, true for FullTcp (FullTcpAgent::dupack_action() fast-retransmits again while last_cwnd_action_ is DUPACK)",
+    "sack1_grow_on_recovery_exit": "fixed: false for the one-way agents (Sack1TcpAgent::recv(): newack() only on the ACK that ends recovery), true for FullTcp (FullTcpAgent::recv(): opencwnd() after SackFullTcpAgent::ack_action())",
     "newreno_less_careful": "ns-2: lessCareful_",
     "newreno_ack_heuristic": "ns-2: bugFix_ack_",
     "exit_recovery_fix": "ns-2: exit_recovery_fix_ (/Newreno)",
@@ -131,7 +132,7 @@ FIXED = {
 BY_AGENT_KIND = {
     "handshake_ack_alone": (False, True), "halve_cwnd_unfloored": (True, False), "newreno_recovery_burst": (2, 2),
     "newreno_burst_after_partial": (False, True),
-    "recover_guard_after_timeout_only": (False, True),
+    "recover_guard_after_timeout_only": (False, True), "sack1_grow_on_recovery_exit": (False, True),
 }
 DELACK_FIXED = {"delack_segments": 2, "delack_tick": "0s", "delack_dup_immediate": False}
 

@@ -411,6 +411,9 @@ def classify(sc: dict, cmp) -> str:
     if a is None and b is not None and b[1] == 0 and b[3] == "a2b" and b[5] > 0 and sc["tcp"]["preset"] == "newreno" \
             and _dupwnd_after_recovery(sc, cmp, t):
         return "NewReno window inflated after recovery"
+    if a is None and b is not None and b[1] == 0 and b[3] == "a2b" and b[5] > 0 and tcp["preset"] == "sack1" \
+            and tcp.get("limited_transmit") and _sack_block_known(sc, cmp, t):
+        return "Sack1 scoreboard cleared on a new ACK"
     if not (a is not None and b is None and a[1] == 0 and a[3] == "a2b" and a[5] > 0):
         return cl
     preset = sc["tcp"]["preset"]
@@ -448,6 +451,10 @@ SUITE_CLASSES = {
     "Tahoe without bugFix_": "ns-2's Tahoe with bugFix_ false fast-retransmits on every third duplicate ACK "
     "(TcpAgent::dupack_action(): `!bug_fix_` goes to tahoe_action, tcp/tcp.cc); tcplab's tahoe keeps the recover guard "
     "whatever recover_guard (tcp/recovery/tahoe.rs)",
+    "Sack1 scoreboard cleared on a new ACK": "Sack1TcpAgent::recv() clears its scoreboard on every new ACK outside "
+    "fast recovery (scb_->ClearScoreBoard(), tcp/tcp-sack1.cc): the next duplicate's SACK blocks, already known, update it "
+    "again (CheckUpdate()) and singledup_'s send_one() sends a segment; tcplab keeps what was SACKed, finds no new SACK "
+    "information on that duplicate and, as RFC 6675 §5 step 3 / RFC 3042 have it, sends nothing",
     "NewReno window inflated after recovery": "a NewReno recovery that ends with dupwnd_ 0 (partial ACKs zero it with "
     "partial_window_deflation_ 0) leaves last_cwnd_action_ at CWND_ACTION_DUPACK, so NewRenoTcpAgent::recv() inflates "
     "dupwnd_ on each duplicate past numdupacks_ after a fast retransmit the recover guard (bugFix_) refused, and sends "
@@ -501,6 +508,30 @@ def _timer_phase(cmp, t: int) -> bool:
 
     ra, rb = retx_on_timer(cmp.events_tcplab), retx_on_timer(cmp.events_ns2)
     return any(k in rb and ta != rb[k] and t in (ta, rb[k]) and min(ta, rb[k]) == t for k, ta in ra.items())
+
+
+def _sack_block_known(sc: dict, cmp, t: int) -> bool:
+    """ns-2 sends a segment on a duplicate ACK at `t` where tcplab's sender, out of recovery,
+    counts the duplicate (below dupthresh) but learns nothing new from its SACK blocks: what they
+    cover was SACKed before (tcplab's `sacked` unchanged), so RFC 6675 §5 step 3 / RFC 3042 send
+    nothing. ns-2's Sack1 cleared its scoreboard on the last new ACK (`scb_->ClearScoreBoard()`
+    in `Sack1TcpAgent::recv()` outside fast recovery, tcp/tcp-sack1.cc), so the same blocks
+    update it again (`CheckUpdate()`) and `send_one()` sends (`singledup_`)."""
+    from .. import api
+
+    acks = [e for e in cmp.events_ns2 if e[1] == 1 and e[3] == "b2a" and e[0] <= t]
+    if len(acks) < 2 or acks[-1][0] != t or acks[-1][7] != acks[-2][7]:
+        return False
+    st = api.run(sc, series=["tcp"]).series.tcp
+    st = st[(st["conn"] == 0) & (st["dir"] == "a2b")]
+    us = (st["time_s"].astype("float64") * 1e6 + 0.5).astype("int64")
+    now, before = st[us == t], st[us < t]
+    if not len(now) or not len(before):
+        return False
+    dupthresh = int(api.validate(sc, tcp=True)["flows"][0]["tcp"]["dupthresh"])
+    last, prev = now.iloc[-1], before.iloc[-1]
+    return last["state"] != "recovery" and 0 < int(last["dupacks"]) < dupthresh \
+        and int(last["sacked"]) > 0 and int(last["sacked"]) == int(prev["sacked"])
 
 
 def _dupwnd_after_recovery(sc: dict, cmp, t: int) -> bool:

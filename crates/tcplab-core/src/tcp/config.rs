@@ -614,6 +614,12 @@ tcp_knobs! {
     /// ACK does (ns-2 `recv_newack_helper()` → `opencwnd()`, tcp/tcp-reno.cc,
     /// tcp/tcp-newreno.cc). Off: RFC 5681 §3.2 step 6, RFC 6582 §3.2 step 3 (deflation only).
     grow_on_recovery_exit: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// Sack1: the ACK that ends the SACK recovery grows cwnd as any new ACK does, from the
+    /// window the fast retransmit set (ns-2's FullTcp/Sack: `FullTcpAgent::recv()` calls
+    /// `opencwnd()` after `SackFullTcpAgent::ack_action()`, which leaves `cwnd_` as
+    /// `slowdown()` set it, tcp/tcp-full.cc). Off: ns-2's one-way Sack1, whose `recv()` calls
+    /// only `newack()` on that ACK (tcp/tcp-sack1.cc), and RFC 6675 §5 step (C), no growth.
+    sack1_grow_on_recovery_exit: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
     /// NewReno, full ACK: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) (RFC 6582 §3.2
     /// step 3, option 1; ns-2's `exit_recovery_fix_` 1). Off: ns-2's default `exit_recovery_fix_`
     /// 0 (tcp/tcp-newreno.cc): the inflation is dropped and cwnd = min(cwnd, ssthresh), a burst
@@ -1025,6 +1031,7 @@ impl TcpConfig {
             timeout_halves_window: false,
             syn_timeout_ssthresh: false,
             grow_on_recovery_exit: false,
+            sack1_grow_on_recovery_exit: false,
             exit_recovery_fix: true,
             partial_window_deflation: true,
             slow_but_steady: false,
@@ -1189,6 +1196,9 @@ impl TcpConfig {
                 c.halve_cwnd_unfloored = false;
                 // FullTcpAgent::dupack_action(): the recover_ guard only after a timeout.
                 c.recover_guard_after_timeout_only = true;
+                // FullTcpAgent::recv(): opencwnd() on the ACK that ends FullTcp/Sack's recovery
+                // (SackFullTcpAgent::ack_action() does not deflate; tcp/tcp-full.cc).
+                c.sack1_grow_on_recovery_exit = true;
             }
             // 4.4BSD-Lite / NetBSD 1.x (Stevens, TCP/IP Illustrated vol. 2): Reno, IW 1, 500 ms
             // slow timer, 200 ms delayed-ACK fast timer, minimum RTO 2 ticks, initial SYN RTO 6 s
@@ -1340,6 +1350,7 @@ impl TcpConfig {
             ("timeout_halves_window", serde_json::json!(self.timeout_halves_window)),
             ("syn_timeout_ssthresh", serde_json::json!(self.syn_timeout_ssthresh)),
             ("grow_on_recovery_exit", serde_json::json!(self.grow_on_recovery_exit)),
+            ("sack1_grow_on_recovery_exit", serde_json::json!(self.sack1_grow_on_recovery_exit)),
             ("exit_recovery_fix", serde_json::json!(self.exit_recovery_fix)),
             ("partial_window_deflation", serde_json::json!(self.partial_window_deflation)),
             ("slow_but_steady", serde_json::json!(self.slow_but_steady)),

@@ -55,7 +55,7 @@ impl Recovery for Sack1 {
         }
     }
 
-    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, _acked: u64, _out: &mut Vec<OutSeg>) -> bool {
+    fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, _out: &mut Vec<OutSeg>) -> bool {
         if s.snd_una >= s.recover {
             s.in_recovery = false;
             s.dupacks = 0;
@@ -65,6 +65,12 @@ impl Recovery for Sack1 {
             if !s.cfg.halve_cwnd_unfloored && !s.cfg.precision_reduce {
                 let ss = s.ssthresh;
                 s.legacy_set_cwnd(ss);
+            }
+            // `sack1_grow_on_recovery_exit`: ns-2's FullTcp/Sack opens the window on this ACK as
+            // on any new ACK (`FullTcpAgent::recv()` → `opencwnd()` after
+            // `SackFullTcpAgent::ack_action()`, tcp/tcp-full.cc); the one-way Sack1 does not.
+            if s.cfg.sack1_grow_on_recovery_exit {
+                s.cc_on_ack(acked);
             }
         } else {
             // A partial ACK: the retransmission and the original have both left the network.
