@@ -510,6 +510,21 @@ def _timer_phase(cmp, t: int) -> bool:
     return any(k in rb and ta != rb[k] and t in (ta, rb[k]) and min(ta, rb[k]) == t for k, ta in ra.items())
 
 
+def _sender_at_dup_ack(sc: dict, cmp, t: int):
+    """When ns-2's ACK at `t` (µs) repeats the one before it (a duplicate): tcplab's first
+    sender's `tcp` series, its times in µs, and the flow's dupthresh; else None."""
+    from .. import api
+
+    acks = [e for e in cmp.events_ns2 if e[1] == 1 and e[3] == "b2a" and e[0] <= t]
+    if len(acks) < 2 or acks[-1][0] != t or acks[-1][7] != acks[-2][7]:
+        return None
+    st = api.run(sc, series=["tcp"]).series.tcp
+    st = st[(st["conn"] == 0) & (st["dir"] == "a2b")]
+    us = (st["time_s"].astype("float64") * 1e6 + 0.5).astype("int64")
+    dupthresh = int(api.validate(sc, tcp=True)["flows"][0]["tcp"]["dupthresh"])
+    return st, us, dupthresh
+
+
 def _sack_block_known(sc: dict, cmp, t: int) -> bool:
     """ns-2 sends a segment on a duplicate ACK at `t` where tcplab's sender, out of recovery,
     counts the duplicate (below dupthresh) but learns nothing new from its SACK blocks: what they
@@ -517,18 +532,13 @@ def _sack_block_known(sc: dict, cmp, t: int) -> bool:
     nothing. ns-2's Sack1 cleared its scoreboard on the last new ACK (`scb_->ClearScoreBoard()`
     in `Sack1TcpAgent::recv()` outside fast recovery, tcp/tcp-sack1.cc), so the same blocks
     update it again (`CheckUpdate()`) and `send_one()` sends (`singledup_`)."""
-    from .. import api
-
-    acks = [e for e in cmp.events_ns2 if e[1] == 1 and e[3] == "b2a" and e[0] <= t]
-    if len(acks) < 2 or acks[-1][0] != t or acks[-1][7] != acks[-2][7]:
+    found = _sender_at_dup_ack(sc, cmp, t)
+    if found is None:
         return False
-    st = api.run(sc, series=["tcp"]).series.tcp
-    st = st[(st["conn"] == 0) & (st["dir"] == "a2b")]
-    us = (st["time_s"].astype("float64") * 1e6 + 0.5).astype("int64")
+    st, us, dupthresh = found
     now, before = st[us == t], st[us < t]
     if not len(now) or not len(before):
         return False
-    dupthresh = int(api.validate(sc, tcp=True)["flows"][0]["tcp"]["dupthresh"])
     last, prev = now.iloc[-1], before.iloc[-1]
     return last["state"] != "recovery" and 0 < int(last["dupacks"]) < dupthresh \
         and int(last["sacked"]) > 0 and int(last["sacked"]) == int(prev["sacked"])
@@ -537,16 +547,11 @@ def _sack_block_known(sc: dict, cmp, t: int) -> bool:
 def _dupwnd_after_recovery(sc: dict, cmp, t: int) -> bool:
     """ns-2 sends new data on a duplicate ACK at `t` where tcplab's sender is out of recovery
     with more than `dupthresh` duplicates and had been in recovery before."""
-    from .. import api
-
-    acks = [e for e in cmp.events_ns2 if e[1] == 1 and e[3] == "b2a" and e[0] <= t]
-    if len(acks) < 2 or acks[-1][0] != t or acks[-1][7] != acks[-2][7]:
+    found = _sender_at_dup_ack(sc, cmp, t)
+    if found is None:
         return False
-    st = api.run(sc, series=["tcp"]).series.tcp
-    st = st[(st["conn"] == 0) & (st["dir"] == "a2b")]
-    us = (st["time_s"].astype("float64") * 1e6 + 0.5).astype("int64")
+    st, us, dupthresh = found
     now = st[us <= t]
-    dupthresh = int(api.validate(sc, tcp=True)["flows"][0]["tcp"]["dupthresh"])
     return len(now) > 0 and now["state"].iloc[-1] != "recovery" and int(now["dupacks"].iloc[-1]) > dupthresh \
         and bool((now["state"] == "recovery").any())
 
