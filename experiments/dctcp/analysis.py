@@ -25,6 +25,8 @@ from __future__ import annotations
 import argparse
 import math
 
+import numpy as np
+
 import tcplab
 from tcplab.units import rate_bps, seconds as to_seconds
 
@@ -92,6 +94,33 @@ def measure(n: int, k: int, rate: str, rtt_s: float, seconds: float, warmup: flo
             "drops": int(b["dropped_pkts"]), "reductions": int(c["ecn_reductions"].sum())}
 
 
+def periods(n: int, k: int, rate: str, rtt_s: float, seconds: float, warmup: float, seed: int = 1) -> dict:
+    """How often each flow reduces in one sawtooth period, and how many marks a period brings it.
+
+    A flow's reductions are read from its cwnd in the `tcp` series: a period's reductions are the
+    decreases between two stretches of growth (DCTCP in avoidance only grows between cuts), so
+    `cuts / periods` is the number of reductions per period (eq. 10's derivation takes one).
+    Marks per period and flow (`ce_received` over the periods) is what the analysis counts as
+    W* + 1: every packet of the one round trip in which the queue stands above K."""
+    r = tcplab.run(scenario(n, k, rate, rtt_s, seconds, warmup), seed=seed,
+                   series={"kind": "tcp", "interval": "20us", "max_rows": 20_000_000})
+    t = r.series.tcp
+    t = t[t.time_s >= warmup]
+    cuts = per = 0
+    for _, g in t.groupby("conn"):
+        s = np.sign(np.diff(g.cwnd.to_numpy()))
+        s = s[s != 0]
+        cuts += int((s < 0).sum())
+        per += int(((s[1:] < 0) & (s[:-1] > 0)).sum())
+    c = r.connections
+    th = theory(n, k, rate_bps(rate) / (8 * PKT_BYTES), rtt_s)
+    w, cuts_per = th["W*"], cuts / max(per, 1)
+    marks = c["ce_received"].sum()  # the connections' counters start at the warm-up's end
+    segs = (c["bytes_delivered"] / MSS).sum()
+    return {"W*": w, "cuts_per_period": cuts_per, "marks_per_period": marks / max(per, 1), "alpha": c["ce_received"].sum() / segs,
+            "alpha_eq10": th["alpha"], "alpha_r": math.sqrt(2 * (w + 1) / cuts_per) / w}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, nargs="*", default=[2, 10])
@@ -100,7 +129,17 @@ def main() -> None:
     ap.add_argument("--rtt", default="1ms")
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--warmup", type=float, default=1.0)
+    ap.add_argument("--periods", action="store_true", help="the reductions and marks of a sawtooth period (N = 2, 10, 40; K = 20, 60)")
     a = ap.parse_args()
+    if a.periods:
+        rtt_s = to_seconds(a.rtt)
+        print("| N | K | W* | reductions per period and flow | marks per period and flow (analysis W* + 1) | α simulated | α eq. 10 | α with r reductions per period |")
+        print("|---|---|---|---|---|---|---|---|")
+        for n, k in ((2, 20), (2, 60), (10, 20), (10, 60), (40, 20)):
+            p = periods(n, k, a.rate, rtt_s, a.seconds, a.warmup)
+            print(f"| {n} | {k} | {p['W*']:.1f} | {p['cuts_per_period']:.2f} | {p['marks_per_period']:.1f} ({p['W*'] + 1:.1f}) | {p['alpha']:.3f} | "
+                  f"{p['alpha_eq10']:.3f} ({100 * (p['alpha'] / p['alpha_eq10'] - 1):+.0f} %) | {p['alpha_r']:.3f} ({100 * (p['alpha'] / p['alpha_r'] - 1):+.0f} %) |")
+        return
     rtt_s = to_seconds(a.rtt)
     c_pps = rate_bps(a.rate) / (8 * PKT_BYTES)
     print(f"C = {a.rate} ({c_pps:.0f} packets/s), RTT = {a.rtt}, K = {a.k} packets, {a.seconds} s after {a.warmup} s warm-up")
