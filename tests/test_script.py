@@ -422,7 +422,7 @@ def test_notes_leave_out_what_the_profile_models():
     r6 = sim_run(sysctl + HEAD, {"profile": "linux6"})
     r = sim_run(sysctl + HEAD, {"profile": "rfc6675-iw10"})
     assert not any("RACK" in n or "tail-loss" in n for n in r6.notes), r6.notes
-    assert any("RACK is not modelled" in n for n in r.notes) and any("tail-loss" in n for n in r.notes)
+    assert any("RACK is off in this profile" in n for n in r.notes) and any("tail-loss" in n for n in r.notes)
 
 
 #: Scripts for Linux 6.x behaviours `rfc6675-iw10` does not model (RACK, TLP): they fail there

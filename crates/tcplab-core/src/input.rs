@@ -501,24 +501,29 @@ pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
 pub fn not_modelled(word: &str) -> Option<String> {
     const REAL: &str = "`tcplab testbed` runs the real Linux stack beside a simulation (docs/testbed.md)";
     let w = word.to_ascii_lowercase().replace('-', "_");
-    let cc = ["bbr2", "bbrv2", "bbr3", "bbrv3", "bic", "vegas", "westwood", "htcp", "hybla", "dctcp", "compound", "illinois", "highspeed", "scalable", "yeah", "veno", "cdg"];
+    let cc = ["bbr2", "bbrv2", "bbr3", "bbrv3", "bic", "vegas", "westwood", "htcp", "hybla", "compound", "illinois", "highspeed", "scalable", "yeah", "veno", "cdg"];
     let msg = if w == "cubic" {
         "CUBIC is the congestion controller `cc = \"cubic\"` (Linux's, with HyStart); `variant` is the loss recovery".to_string()
     } else if w == "bbr" || w == "bbr1" || w == "bbrv1" {
         "BBR v1 is the congestion controller `cc = \"bbr\"` (Linux's `tcp_bbr.c`, paced); `variant` is the loss recovery".to_string()
+    } else if w == "dctcp" {
+        "DCTCP is the congestion controller `cc = \"dctcp\"` (Linux's `tcp_dctcp.c`, RFC 8257; ECN on every packet); `variant` is the loss recovery".to_string()
     } else if cc.contains(&w.as_str()) {
-        format!("{} is not modelled: the simulator's congestion controllers are `cc = \"reno\"` (with the Tahoe, Reno, NewReno, SACK and FACK recoveries of `variant`), `cc = \"cubic\"` and `cc = \"bbr\"` (BBR v1); {REAL} with `--congctl {w}`", word.to_uppercase())
+        format!("{} is not modelled: the simulator's congestion controllers are `cc = \"reno\"` (with the Tahoe, Reno, NewReno, SACK and FACK recoveries of `variant`), `cc = \"cubic\"`, `cc = \"bbr\"` (BBR v1) and `cc = \"dctcp\"`; {REAL} with `--congctl {w}`", word.to_uppercase())
     } else {
         match w.as_str() {
             "congestion_control" | "congctl" | "congestion" | "algorithm" | "cc_algo" => format!(
-                "the congestion controller is `cc` (\"reno\", \"cubic\" or \"bbr\") and the loss recovery `variant` (or a `preset`); {REAL} with `--congctl`"
+                "the congestion controller is `cc` (\"reno\", \"cubic\", \"bbr\" or \"dctcp\") and the loss recovery `variant` (or a `preset`); {REAL} with `--congctl`"
             ),
             "hystart" => "HyStart (Linux's classic) is part of `cc = \"cubic\"`".to_string(),
-            "ecn" | "ecn_enabled" => format!("ECN is not modelled: no ECT or CE marks, RED queues drop; {REAL}"),
+            "ecn" | "ecn_enabled" => "ECN (RFC 3168) is the TCP knob `ecn` (true or \"on\", \"accept\", false); queues mark CE by RED with `ecn = true` or at a step `mark_threshold` (docs/ecn.md)".to_string(),
             "pace" | "paced" | "fq" => "pacing is the knob `pacing = true` (Linux's internal pacing; `cc = \"bbr\"` paces anyway); the fq qdisc is not modelled".to_string(),
-            "timestamps" | "timestamp" | "tsopt" => "TCP timestamps are not modelled (RTT samples follow Karn's rule, `karn`)".to_string(),
+            "timestamps" | "timestamp" | "tsopt" => "TCP timestamps (RFC 7323) are the TCP knob `timestamps = true`".to_string(),
             "window_scaling" | "wscale" | "window_scale" => "window scaling is not modelled: set the receive window with `rwnd` (any size)".to_string(),
-            "tlp" | "rack" | "prr" | "frto" | "f_rto" | "dsack" | "d_sack" => format!("{} is not modelled; {REAL}", word.to_uppercase()),
+            "rack" => "RACK (RFC 8985) is the TCP knob `loss = \"rack\"` (the `linux` profile's)".to_string(),
+            "tlp" => "the tail loss probe (RFC 8985 §7) is the TCP knob `tlp = true` (the `linux` profile's)".to_string(),
+            "prr" => "PRR (RFC 9937) is the TCP knob `reduction = \"prr\"` (the `linux` profile's)".to_string(),
+            "frto" | "f_rto" | "dsack" | "d_sack" => format!("{} is not modelled; {REAL}", word.to_uppercase()),
             _ => return None,
         }
     };
@@ -612,8 +617,14 @@ mod tests {
         assert!(e.message.starts_with("unknown variant `bbr3` (BBR3 is not modelled:") && e.message.contains("tcplab testbed"), "{}", e.message);
         let e = refusal("unknown variant `cubic`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
         assert!(e.message.starts_with("unknown variant `cubic` (CUBIC is the congestion controller `cc = \"cubic\"`"), "{}", e.message);
-        let e = refusal("unknown field `ecn`, expected one of `variant`", &t, "tcp".into());
-        assert!(e.message.contains("ECN is not modelled"), "{}", e.message);
+        let e = refusal("unknown field `ecn`, expected one of `variant`", &t, "flows[0]".into());
+        assert!(e.message.contains("the TCP knob `ecn`"), "{}", e.message);
+        let e = refusal("unknown variant `dctcp`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
+        assert!(e.message.starts_with("unknown variant `dctcp` (DCTCP is the congestion controller `cc = \"dctcp\"`"), "{}", e.message);
+        let e = refusal("unknown variant `rack`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
+        assert!(e.message.contains("`loss = \"rack\"`"), "{}", e.message);
+        let e = refusal("unknown variant `frto`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
+        assert!(e.message.contains("FRTO is not modelled") && e.message.contains("tcplab testbed"), "{}", e.message);
         let e = refusal("unknown field `zzzzzz`, expected one of `variant`, `sack`", &t, "tcp".into());
         assert_eq!(e.message, "unknown field `zzzzzz`, expected one of `variant`, `sack`");
         assert_eq!(did_you_mean("dumbel", &["single_link", "dumbbell", "custom"]), Some("dumbbell"));

@@ -50,8 +50,8 @@ SIM_MAP = {
     # The controller (`cc`): Reno and CUBIC are modelled; another name is noted and the stack's
     # own controller runs.
     "tcp_congestion_control": lambda v: {"cc": v.strip()} if v.strip() in ("reno", "cubic") else {},
-    "tcp_early_retrans": "tail-loss probes are not modelled",
-    "tcp_recovery": "RACK is not modelled (RFC 6675 loss detection)",
+    "tcp_early_retrans": "tail-loss probes are off in this profile (the knob `tlp = true`, on in `linux`)",
+    "tcp_recovery": "RACK is off in this profile: RFC 6675 loss detection (the knob `loss = \"rack\"`, on in `linux`)",
     "tcp_frto": "F-RTO is not modelled",
     "tcp_dsack": "DSACK is not modelled",
     "tcp_fack": "no effect (removed from Linux)",
