@@ -43,7 +43,7 @@ mod named;
 mod schema;
 
 pub use named::{NamedRv, NAMED};
-pub use schema::MAX_CDF_FILE_BYTES;
+pub use schema::{named_table, MAX_CDF_FILE_BYTES};
 
 use crate::engine::rng::RngStream;
 use std::marker::PhantomData;
