@@ -230,6 +230,9 @@ def lines(n: int, a: dict, ra: dict, base: str, idx: dict, *, refuse, seconds, n
           full_agents: dict) -> List[str]:
     """The Tcl of two-way session `n` (the plan's app `ra`, of the entry `a` at `base`)."""
     kind = a["kind"]
+    if not (ra["tcp"]["client"]["fin"] and ra["tcp"]["server"]["fin"]):
+        raise refuse(base + ".mode", f"{a.get('mode', 'twoway')!r}: two-way exchanges are exported on ns-2's FullTcp (fin = true: "
+                                     "the `ns2-full` profile); mode = \"oneway\" is ns-2's one-way web object")
     for k in a:
         if k not in KEYS:
             raise refuse(f"{base}.{k}", f"`{k}` is not exported for two-way clients")
@@ -245,8 +248,6 @@ def lines(n: int, a: dict, ra: dict, base: str, idx: dict, *, refuse, seconds, n
         k = ra["tcp"][end]
         where = base + (".server_tcp" if end == "server" and a.get("server_tcp") else ".tcp")
         check_tcp(k, own if end == "client" else dict(own, **(a.get("server_tcp") or {})), where)
-        if not k["fin"]:
-            raise refuse(f"{where}.fin", "two-way exchanges are exported on ns-2's FullTcp (fin = true: the `ns2-full` profile)")
         ends[end] = k
     if ends["client"]["variant"] != ends["server"]["variant"]:
         raise refuse(base + ".server_tcp.variant", "one FullTcp agent class for both ends")
