@@ -46,7 +46,7 @@ def test_a_oneway_session_exports_as_agents_made_per_exchange():
                  "        set a [new Agent/TCP/Newreno]", "        set a [new Agent/TCPSink/DelAck]", "        $a set interval_ 0.1"):
         assert line in t, line
     assert "if {$apps_left > 0} { return 0 }" in t            # the run ends when every session is over
-    assert s.dynamic == {"base": 0, "mss": 1000}
+    assert s.dynamic == {"base": 0, "mss": 1000, "full": False, "sessions": ["app0.1", "app0.2"]}
 
 
 @pytest.mark.parametrize("over, path", [
@@ -64,7 +64,7 @@ def test_what_oneway_agents_cannot_carry_is_refused(over, path):
 
 def test_seddighs_model2_exports():
     s = export(tcplab.__file__.rsplit("/", 1)[0] + "/experiments/seddigh01/model2.toml")
-    assert s.dynamic == {"base": 16, "mss": 1000} and "set rr_count(9) 1010" in s.tcl
+    assert {k: s.dynamic[k] for k in ("base", "mss", "full")} == {"base": 16, "mss": 1000, "full": False} and "set rr_count(9) 1010" in s.tcl
 
 
 @needs_ns

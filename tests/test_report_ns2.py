@@ -200,10 +200,10 @@ def test_studies_without_ns2_say_why_from_the_export(tmp_path):
 
     # The reasons are the export's own refusals, by key path, written as prose (no reprs).
     assert "tcp.rto_model" in study.ns2_refusals("allman98")
-    assert "apps[0].mode" in study.ns2_refusals("rfc2415") and "'" not in study.ns2_refusals("rfc2415")
+    assert "`rfc6298`" in study.ns2_refusals("allman98") and "'rfc6298'" not in study.ns2_refusals("allman98")   # prose, no reprs
     assert study.ns2_refusal(m97.scenario_dir() / "m3_phase.toml") == ""
-    report, _ = study.begin("rfc2415", "t", tmp_path, "tiny", None, lambda: "1", "s", [])
+    report, _ = study.begin("allman98", "t", tmp_path, "tiny", None, lambda: "1", "s", [])
     text = report.write(tmp_path)["markdown"].read_text()
-    assert "ns-2: not expressible (rfc2415.toml: apps[0].mode:" in text
-    # Studies with an ns-2 column list no refusal.
-    assert study.ns2_refusals("seddigh01") == study.ns2_refusals("ladha04") == ""
+    assert "ns-2: not expressible (modem.toml: tcp.rto_model:" in text
+    # Studies with an ns-2 column list no refusal (RFC 2415's two-way web and FTP clients export).
+    assert study.ns2_refusals("seddigh01") == study.ns2_refusals("ladha04") == study.ns2_refusals("rfc2415") == ""

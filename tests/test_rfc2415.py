@@ -12,7 +12,7 @@ import tcplab
 from tcplab.cli import main
 from tcplab.experiments import rfc2415 as r2
 
-from conftest import assert_check_kinds
+from conftest import HAVE_NS, assert_check_kinds, needs_ns
 
 
 def test_base_scenarios_have_the_ftps_asked_for():
@@ -70,6 +70,16 @@ def test_tiny_reproduction_writes_its_report_and_reruns_from_the_store(tmp_path)
     assert {p.name: len(tcplab.load(p).runs) for p in stores} == before
     again = pd.read_csv(out / "checks.csv", keep_default_na=False)
     pd.testing.assert_frame_equal(checks, again)
+    if HAVE_NS:
+        # The ns-2 column: every tiny http1.0 cell run once in ns-2, kept in OUT/ns2/ (the rerun
+        # above read them back: the same checks), its value beside the paper's in Tables 1-3.
+        assert len(list((out / "ns2").glob("rfc2415_*.json"))) == 8
+        t1 = checks[checks["quantity"].str.startswith("Table 1 (http10)") & checks["quantity"].str.contains("IW1 median")]
+        assert len(t1) == 4 and all(0.2 < float(v) < 5 for v in t1["ns2"])
+        t2 = checks[checks["quantity"].str.startswith("Table 2 ") & checks["quantity"].str.contains("utilization")]
+        assert all(20 < float(v) <= 100 for v in t2["ns2"])
+        t6 = checks[checks["quantity"].str.startswith("Table 6 ")]
+        assert set(t6["ns2"]) == {"—"}        # not run in ns-2
     res = r2.reproduce(out, scale="tiny", workers=0, progress=False, log=lambda m: None)
     assert_check_kinds(res["checks"], out)
     # Table 6 repeats Table 1's 16-web runs: shown, not counted twice; its goodput and link are compared.
@@ -81,3 +91,22 @@ def test_tiny_reproduction_writes_its_report_and_reruns_from_the_store(tmp_path)
 def test_only_is_for_mathis97():
     res = CliRunner().invoke(main, ["reproduce", "rfc2415", "--scale", "tiny", "--only", "m1"])
     assert res.exit_code != 0 and "--only applies to mathis97" in res.output
+
+
+@needs_ns
+def test_ns2_metrics_read_a_run_as_per_run_reads_tcplabs(tmp_path):
+    # One 20 s run of 4 web clients and an FTP in ns-2: its row has per_run()'s columns, and its
+    # utilization (departed bytes over the link's capacity) and goodput agree with the log.
+    from tcplab.ns2 import runner
+
+    s = r2.base(1, "tiny")
+    s["duration"] = "20s"
+    n = runner.run_log(s, ["apps.0.instances=4"], seed=1, monitor=["bottleneck"])
+    row = r2.ns2_metrics(n, 20.0)
+    for k in ("pages", "page_delay_s", "web_MB", "ftp_MB", "ftp_file_s", "ftp_power", "util_pct", "drop_pct", "web_power"):
+        assert k in row, k
+    assert row["pages"] > 5 and 0.2 < row["page_delay_s"] < 5 and 30 < row["util_pct"] <= 100
+    link = n.links.set_index("link").loc[r2.BOTTLENECK]
+    assert row["util_pct"] == pytest.approx(link["departed_bytes"] * 8 / (1.5e6 * 20) * 100)
+    ftp = n.objects[n.objects["session"] == 4]
+    assert row["ftp_MB"] == pytest.approx(ftp["bytes_delivered"].sum() / 1e6) and row["ftp_MB"] > 0.5

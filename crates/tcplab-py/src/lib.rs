@@ -331,6 +331,16 @@ fn quantity(kind: &str, text: &str) -> PyResult<u64> {
     r.map_err(PyValueError::new_err)
 }
 
+/// A shipped distribution's table (`{ named = "..." }` of `kind` "size", "count" or "duration"),
+/// JSON in the scenario's own form, for a front end that draws from it itself (the ns-2 export);
+/// `ValueError` for a name the core does not ship as a table.
+#[pyfunction]
+fn named_table(name: &str, kind: &str) -> PyResult<String> {
+    tcplab_core::rv::named_table(name, kind)
+        .map(|v| v.to_string())
+        .ok_or_else(|| PyValueError::new_err(format!("no shipped {kind} distribution {name:?} with a table")))
+}
+
 /// The initial window in bytes the core gives `initial_window` (as a resolved configuration
 /// writes it, JSON: `10`, `"rfc3390"`, `"4380B"`, `{"segments": 4, "bytes": "4096B"}`) at this MSS
 /// (`InitialWindow::bytes`), so a front end never re-derives RFC 3390 or Allman's rule.
@@ -483,6 +493,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_tcp, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(named_table, m)?)?;
     m.add_function(wrap_pyfunction!(initial_window_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_notes, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;

@@ -23,6 +23,7 @@ from . import figures
 from .study import SCALES, begin, finish, run_sweep, scenario_file, table  # noqa: F401
 
 BOTTLENECK = "bottleneck:n1->n0"  # the data direction (servers -> clients)
+BOTTLENECK_BPS = 1.5e6             # its rate (experiments/topologies/rfc2415.toml)
 WEBS = (8, 16, 32)
 FTPS = (0, 1, 2, 3)
 IWS = (1, 2, 3, 4)
@@ -221,27 +222,154 @@ def run_main(report: Report, scale: str, out: Path, workers, progress) -> pd.Dat
     return runs
 
 
-def _delay_table(report: Report, runs: pd.DataFrame, model: str, table: dict, n: int, out: Path) -> List[Check]:
+# ---------------------------------------------------------------------------------------------
+# The ns-2 column: Tables 1-3's http1.0 cells in ns-2.35
+#
+# The same scenario (base(), the cell's web count and IW, each tcplab replicate's seed) exported
+# with its web and FTP clients on FullTcp (tcplab.ns2.fullweb) and run without a trace; the script
+# logs each page's start and completion, each object's opening, delivery and end, and the
+# bottleneck's queue counts (tcplab.ns2.runner.run_log). ns-2 draws the object sizes, embedded
+# counts and think times from its own stream (seeded from the run's seed): the columns compare as
+# statistics. http1.1 (Tables 4-5) and Table 6 have no ns-2 run (the http11 client is not exported).
+
+NS2_WALL_S = 900.0
+#: Bumped when the cells computed from ns-2's log change (the cache key).
+NS2_CELLS_VERSION = 1
+NS2_TEXT = ("ns-2 column (Tables 1–3, http1.0): every cell of this scale run in ns-2.35 at each of tcplab's seeds, the same scenario "
+            "exported by `tcplab.ns2` with each object on a FullTcp connection of its own (handshake, request, the response once the "
+            "request is in, the FIN on its last segment), embedded objects opened at once when the primary is in, think time after "
+            "each page, FTP files back to back, each on its own FullTcp connection; no trace: the script logs pages, objects and the "
+            "bottleneck's queue counts. ns-2 draws the sizes (Mah's table, looked up in Tcl as ns-2's Empirical variable does) and "
+            "think times from its own stream, so the columns compare as statistics. tcplab's `ns2-full` sends the FIN on a "
+            "segment of its own (`fin_with_data` off), ns-2's rides on the response's last segment. http1.1 and Table 6: no ns-2 run.")
+
+
+def ns2_metrics(n, duration_s: float, file_bytes: Optional[float] = None) -> dict:
+    """One ns-2 run's row, as per_run() computes tcplab's: the median page delay over completed
+    pages, web and FTP goodput (MB delivered), the median time of a completed FTP file, the
+    bottleneck's data-direction utilization and drop rate, and the powers."""
+    names = n.script.dynamic["sessions"]
+    web = {i for i, name in enumerate(names) if not name.startswith("ftp")}
+    pages, obj = n.pages, n.objects
+    done = pages[pages["session"].isin(web) & pages["delay_s"].notna()]
+    wobj = obj[obj["session"].isin(web)]
+    fobj = obj[~obj["session"].isin(web)]
+    row = {"pages": len(done), "page_delay_s": float(done["delay_s"].median()) if len(done) else np.nan,
+           "web_MB": float(wobj.loc[wobj["delivered_s"].notna(), "response_bytes"].sum()) / 1e6}
+    if len(fobj):
+        fin = fobj[fobj["delivered_s"].notna()]
+        row["ftp_MB"] = float(fobj["bytes_delivered"].sum()) / 1e6
+        row["ftp_file_s"] = float((fin["delivered_s"] - fin["request_s"]).median()) if len(fin) else np.nan
+        row["ftp_power"] = row["ftp_MB"] / row["ftp_file_s"]
+    link = n.links.set_index("link").loc[BOTTLENECK]
+    row["util_pct"] = float(link["departed_bytes"]) * 8 / (BOTTLENECK_BPS * duration_s) * 100
+    row["drop_pct"] = float(link["drop_rate"]) * 100 if link["arrivals"] else 0.0
+    row["web_power"] = row["web_MB"] / row["page_delay_s"]
+    return row
+
+
+def ns2_runs(scale: str, out: Path, log=print):
+    """Tables 1-3's http1.0 cells of this scale in ns-2, at each of tcplab's seeds, each run read
+    from its cache `out/ns2/rfc2415_<cell>_<digest>.json` (the digest of the exported script) or
+    run. Returns (frame with per_run()'s columns, or None; the reason there is none, or "")."""
+    import hashlib
+    import json
+
+    from ..ns2 import runner, script as ns2script
+
+    try:
+        runner.ns_binary()
+    except runner.Ns2NotFound:
+        return None, "ns-2 not installed"
+    folder = out / "ns2"
+    folder.mkdir(parents=True, exist_ok=True)
+    webs, ftps, iws = _cells(scale)
+    dur = float(_duration(scale).rstrip("s"))
+    rows, failed = [], []
+    for f in ftps:
+        b = base(f, scale)
+        for w in webs:
+            for iw in iws:
+                sets = [f"apps.0.instances={w}", f"tcp.initial_window={iw}"]
+                for seed in range(1, _seeds(scale) + 1):
+                    tag = f"w{w}_f{f}_iw{iw}_s{seed}_{scale}"
+                    tcl = ns2script.export(b, sets=sets, seed=seed, trace=False, monitor=["bottleneck"]).tcl
+                    digest = hashlib.sha256(f"{NS2_CELLS_VERSION}\n{tcl}".encode()).hexdigest()[:16]
+                    cache = folder / f"rfc2415_{tag}_{digest}.json"
+                    if cache.is_file():
+                        cells = json.loads(cache.read_text())["cells"]
+                    else:
+                        log(f"  ns-2: {w} webs, {f} FTPs, IW{iw}, seed {seed}")
+                        try:
+                            r = runner.run_log(b, sets, max_wall=NS2_WALL_S, seed=seed, monitor=["bottleneck"])
+                        except runner.Ns2Error as e:
+                            failed.append(f"{tag}: {e}")
+                            continue
+                        cells = ns2_metrics(r, dur)
+                        cache.write_text(json.dumps({"scenario": "rfc2415.toml", "sets": sets, "ftps": f, "seed": seed,
+                                                     "ns_wall_s": round(r.wall_time_s, 3), "cells": cells}, indent=1, default=float))
+                    rows.append(dict(cells, model="http10", webs=w, ftps=f, iw=iw, seed=seed))
+    if failed:
+        log(f"ns-2 failed on {len(failed)} runs; first: {failed[0]}")
+    if not rows:
+        return None, "ns-2 failed: " + failed[0]
+    n = pd.DataFrame(rows)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    n.to_csv(out / "tables" / "ns2_runs.csv", index=False)
+    return n, ""
+
+
+def _ns2_of(n: Optional[pd.DataFrame], why_not: str, f):
+    """ns-2's value of a check: f(n), or the reason there is none."""
+    if n is None:
+        return why_not or None
+    try:
+        v = f(n)
+    except (KeyError, IndexError, ZeroDivisionError):
+        return "ns-2: no run of this point"
+    return "ns-2: no run of this point" if v is None or (isinstance(v, float) and np.isnan(v)) else v
+
+
+def _decrease(sub: pd.DataFrame, w: int, f: int, iw: int) -> pd.Series:
+    """Each seed's % decrease of the median page delay at `iw` against its own IW1 run."""
+    one = sub[(sub["webs"] == w) & (sub["ftps"] == f)].pivot_table(index="seed", columns="iw", values="page_delay_s")
+    return (1 - one[iw] / one[1]) * 100
+
+
+def _cell_mean(n: pd.DataFrame, col: str, w: int, f: int, iw: int) -> float:
+    x = n[(n["webs"] == w) & (n["ftps"] == f) & (n["iw"] == iw)][col]
+    return float(x.mean()) if len(x) else float("nan")
+
+
+def _delay_table(report: Report, runs: pd.DataFrame, model: str, table: dict, n: int, out: Path,
+                 ns2: Optional[pd.DataFrame] = None, why_not: str = "") -> List[Check]:
     sub = runs[runs["model"] == model]
     agg = _agg(sub, ["webs", "ftps", "iw"], "page_delay_s")
     rows, checks = [], []
+    ns2 = ns2[ns2["model"] == model] if ns2 is not None else None
     for (w, f), paper in table.items():
         if (w, f, 1) not in agg.index:
             continue
         base1 = agg.loc[(w, f, 1)]
         row = {"webs": w, "ftps": f, "IW1 s (RFC)": paper[0], "IW1 s (tcplab)": _spread(base1)}
-        checks.append(Check(f"Table {n} ({model}) {w} webs/{f} FTPs: IW1 median page delay (s)", paper[0], round(base1["mean"], 3), tol=TOL_DELAY, why=WHY_DELAY))
+        n1 = _ns2_of(ns2, why_not, lambda x: round(_cell_mean(x, "page_delay_s", w, f, 1), 3))
+        if ns2 is not None:
+            row["IW1 s (ns-2)"] = n1
+        checks.append(Check(f"Table {n} ({model}) {w} webs/{f} FTPs: IW1 median page delay (s)", paper[0], round(base1["mean"], 3), tol=TOL_DELAY, why=WHY_DELAY,
+                            ns2=n1))
         for k, iw in enumerate((2, 3, 4)):
             if (w, f, iw) not in agg.index:
                 continue
             # The decrease of each seed's own run against its own IW1 run (paired by seed).
-            one = sub[(sub["webs"] == w) & (sub["ftps"] == f)].pivot_table(index="seed", columns="iw", values="page_delay_s")
-            dec = (1 - one[iw] / one[1]) * 100
+            dec = _decrease(sub, w, f, iw)
             row[f"IW{iw} % decr (RFC)"] = paper[k + 1]
             row[f"IW{iw} % decr (tcplab)"] = _spread(pd.Series({"mean": dec.mean(), "min": dec.min(), "max": dec.max()}))
+            nd = _ns2_of(ns2, why_not, lambda x, iw=iw: round(float(_decrease(x, w, f, iw).mean()), 1))
+            if ns2 is not None:
+                row[f"IW{iw} % decr (ns-2)"] = nd
             checks.append(Check(f"Table {n} ({model}) {w} webs/{f} FTPs: IW{iw} % decrease of the page delay", paper[k + 1], round(dec.mean(), 1),
                                 rule=lambda o, p: abs(float(o) - float(p)) <= TOL_DECREASE, tol_text=f"± {TOL_DECREASE:g} points",
-                                plausible=(-30, 70), why=WHY_DECREASE))
+                                plausible=(-30, 70), why=WHY_DECREASE, ns2=nd))
         rows.append(row)
     df = pd.DataFrame(rows)
     csv = out / "tables" / f"table{n}.csv"
@@ -250,7 +378,7 @@ def _delay_table(report: Report, runs: pd.DataFrame, model: str, table: dict, n:
     return checks
 
 
-def _table2(report: Report, runs: pd.DataFrame, out: Path) -> List[Check]:
+def _table2(report: Report, runs: pd.DataFrame, out: Path, ns2: Optional[pd.DataFrame] = None, why_not: str = "") -> List[Check]:
     sub = runs[runs["model"] == "http10"]
     ua, da = _agg(sub, ["webs", "ftps", "iw"], "util_pct"), _agg(sub, ["webs", "ftps", "iw"], "drop_pct")
     rows, checks = [], []
@@ -264,19 +392,24 @@ def _table2(report: Report, runs: pd.DataFrame, out: Path) -> List[Check]:
             u, d = ua.loc[(w, f, iw)], da.loc[(w, f, iw)]
             row[f"util IW{iw} (RFC / tcplab)"] = f"{util[k]} / {_spread(u)}"
             row[f"drop IW{iw} (RFC / tcplab)"] = f"{drop[k]} / {_spread(d)}"
-            checks.append(_util_check(f"Table 2 {w} webs/{f} FTPs IW{iw}: utilization %", util[k], round(u["mean"], 1)))
+            nu = _ns2_of(ns2, why_not, lambda x, iw=iw: round(_cell_mean(x, "util_pct", w, f, iw), 1))
+            nd = _ns2_of(ns2, why_not, lambda x, iw=iw: round(_cell_mean(x, "drop_pct", w, f, iw), 2))
+            if ns2 is not None:
+                row[f"util IW{iw} (ns-2)"], row[f"drop IW{iw} (ns-2)"] = nu, nd
+            checks.append(_util_check(f"Table 2 {w} webs/{f} FTPs IW{iw}: utilization %", util[k], round(u["mean"], 1), ns2=nu))
             if (w, f) in ERRATUM:
                 checks.append(Check(f"Table 2 {w} webs/{f} FTPs IW{iw}: drop rate %", drop[k], round(d["mean"], 2),
-                                    tol_text="not judged (probable erratum: the 16-web rows repeated, at odds with Table 6)"))
+                                    tol_text="not judged (probable erratum: the 16-web rows repeated, at odds with Table 6)", ns2=nd))
             else:
-                checks.append(_drop_check(f"Table 2 {w} webs/{f} FTPs IW{iw}: drop rate %", drop[k], round(d["mean"], 2)))
+                checks.append(_drop_check(f"Table 2 {w} webs/{f} FTPs IW{iw}: drop rate %", drop[k], round(d["mean"], 2), ns2=nd))
         rows.append(row)
     df = pd.DataFrame(rows)
     table(report, df, out, "table2", "Table 2: bottleneck utilization and drop rate (%), http1.0: the RFC's / tcplab's mean (min–max)")
     return checks
 
 
-def _power_table(report: Report, runs: pd.DataFrame, model: str, table: dict, n: int, out: Path) -> List[Check]:
+def _power_table(report: Report, runs: pd.DataFrame, model: str, table: dict, n: int, out: Path,
+                 ns2: Optional[pd.DataFrame] = None, why_not: str = "") -> List[Check]:
     sub = runs[(runs["model"] == model) & (runs["ftps"] > 0)]
     if sub.empty or "ftp_power" not in sub:
         return []
@@ -291,7 +424,11 @@ def _power_table(report: Report, runs: pd.DataFrame, model: str, table: dict, n:
                 continue
             a = agg.loc[(w, f, iw)]
             row[f"IW{iw} (RFC / tcplab)"] = f"{paper[k]} / {_spread(a)}"
-            checks.append(Check(f"Table {n} ({model}) {w} webs/{f} FTPs IW{iw}: FTP network power", paper[k], round(a["mean"], 2), tol=TOL_POWER, why=WHY_POWER))
+            npw = _ns2_of(ns2, why_not, lambda x, iw=iw: round(_cell_mean(x[x["model"] == model], "ftp_power", w, f, iw), 2))
+            if ns2 is not None:
+                row[f"IW{iw} (ns-2)"] = npw
+            checks.append(Check(f"Table {n} ({model}) {w} webs/{f} FTPs IW{iw}: FTP network power", paper[k], round(a["mean"], 2), tol=TOL_POWER, why=WHY_POWER,
+                                ns2=npw))
         rows.append(row)
     df = pd.DataFrame(rows)
     csv = out / "tables" / f"table{n}.csv"
@@ -455,16 +592,19 @@ def run_sensitivity(report: Report, scale: str, out: Path, workers, progress) ->
 
 
 def estimate_seconds(scale: str, workers: int) -> float:
-    """Rough: about 0.25 s of one core per 360 s run (0.05 s per 60 s run), plus start-up."""
+    """Rough: about 0.25 s of one core per 360 s run (0.05 s per 60 s run), plus start-up; the ns-2
+    column one `ns` at a time, about 1 s per 60 s run and 3 s per 360 s run (48 http1.0 cells)."""
     n = {"tiny": 20, "quick": 2 * (96 + 12 + 16), "full": 5 * (96 + 12 + 16)}[scale]
     per = 0.05 if scale == "tiny" else 0.25
-    return n * per / max(1, workers) + 5
+    ns2 = {"tiny": 8 * 1.0, "quick": 2 * 48 * 3.0, "full": 5 * 48 * 3.0}[scale]
+    return n * per / max(1, workers) + ns2 + 5
 
 
 def reproduce(out="results/rfc2415", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
-              command: Optional[Sequence[str]] = None) -> dict:
+              command: Optional[Sequence[str]] = None, ns2: bool = True) -> dict:
     """Run the sweeps (stored, so a rerun only reads), then write figures, tables and the report
-    (report.md, report.html, checks.csv) under `out`. Returns the paths and the summary."""
+    (report.md, report.html, checks.csv) under `out`. With `ns2` (and `ns` installed), Tables
+    1-3's http1.0 cells also run in ns-2 (the ns-2 column). Returns the paths and the summary."""
     out = Path(out)
     report, t0 = begin("rfc2415", 'RFC 2415 (Poduri & Nichols 1998)', out, scale, command, lambda: f"1–{_seeds(scale)} (every cell and every Table 6 run once per seed; the RFC ran one)" if _seeds(scale) > 1 else "1",
                           "the RFC's Tables 1–6 and the claims of its §2.10–2.11", CHOICES, silent='the RFC')
@@ -474,15 +614,20 @@ def reproduce(out="results/rfc2415", scale: str = "full", workers: Optional[int]
                 f"FTP network power ± {TOL_POWER:.0%}; Table 6 goodput ± {TOL_GOODPUT:.0%}. Each check's line says why.")
     log(f"rfc2415 tables 1-5 ({scale})")
     runs = run_main(report, scale, out, workers, progress)
+    n, why_not = None, ""
+    if ns2:
+        log(f"rfc2415 tables 1-3 (http1.0) in ns-2 ({scale})")
+        n, why_not = ns2_runs(scale, out, log)
+        report.text(NS2_TEXT if n is not None else f"ns-2 column: none ({why_not}).")
     report.heading("Tables 1 and 4 — median web page delay")
-    checks = _delay_table(report, runs, "http10", TABLE1, 1, out)
+    checks = _delay_table(report, runs, "http10", TABLE1, 1, out, n, why_not)
     if scale != "tiny":
         checks += _delay_table(report, runs, "http11", TABLE4, 4, out)
     report.compare(checks, "Page delays against Tables 1 and 4")
     report.heading("Table 2 — utilization and drop rate")
-    report.compare(_table2(report, runs, out), "Table 2")
+    report.compare(_table2(report, runs, out, n, why_not), "Table 2")
     report.heading("Tables 3 and 5 — FTP network power")
-    checks = _power_table(report, runs, "http10", TABLE3, 3, out)
+    checks = _power_table(report, runs, "http10", TABLE3, 3, out, n, why_not)
     if scale != "tiny":
         checks += _power_table(report, runs, "http11", TABLE5, 5, out)
     report.compare(checks, "FTP network power against Tables 3 and 5")

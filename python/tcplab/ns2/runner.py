@@ -103,7 +103,11 @@ def read_trace(path: str, script: Script):
                 continue
             c = conns.get(fid)
             dyn = script.dynamic
-            if c is None and dyn is not None and dyn["base"] <= fid < UDP_FID_BASE and ev == "+" and kind == "tcp":
+            if c is None and dyn is not None and dyn.get("full") and dyn["base"] <= fid < UDP_FID_BASE and ev == "+" and kind == "tcp":
+                # A two-way exchange the script opened as it ran (tcplab.ns2.fullweb): one FullTcp
+                # connection, flow id base + e, from the node of its SYN (the client).
+                c = conns[fid] = Conn(fid, "app", node_of[src], node_of[dst], "", "", dyn["mss"], True, None, t, "apps", full=True)
+            elif c is None and dyn is not None and dyn["base"] <= fid < UDP_FID_BASE and ev == "+" and kind == "tcp":
                 # A connection the script opened as it ran (a request/response exchange): one-way,
                 # no SYN, from the node of its first data packet.
                 # Its request (base + 2e) and response (base + 2e + 1) are tcplab's connection base + e.
@@ -217,31 +221,48 @@ def run(scenario, sets=(), max_wall: float = DEFAULT_WALL_S, keep: Optional[str]
 class Ns2Log:
     """One ns-2 run without a trace: what the script logged itself (`export(monitor=...)`)."""
     script: Script
-    objects: object                # DataFrame: session, object, request_s, acked_s, transfer_time_s (NaN: not over)
-    links: object                  # DataFrame: link ("name:a->b"), arrivals, drops, drop_rate
+    objects: object                # DataFrame: session, object, request_s, acked_s, transfer_time_s (NaN: not over), delivered_s
+    links: object                  # DataFrame: link ("name:a->b"), arrivals, drops, drop_rate, departed_bytes
     wall_time_s: float
+    #: Two-way web pages (tcplab.ns2.fullweb): session, page, start_s, complete_s, delay_s (NaN: not complete).
+    pages: object = None
 
 
-def read_log(path: str):
-    """The log of a run (`rr_note` lines: "open i k t", "over i k t", "link name arrivals drops")
-    as (objects, links) DataFrames."""
+def read_log(path: str, pages: bool = False):
+    """The log of a run (`rr_note` lines: "open i k t", "over i k t", "got i k t" (a two-way
+    exchange's response delivered), "page i p t", "pdone i p t", "link name arrivals drops
+    departed-bytes") as (objects, links) DataFrames, and the pages' frame with `pages`."""
     import pandas as pd
 
-    opened, over, links = {}, {}, []
+    nan = float("nan")
+    opened, over, got, pstart, pdone, part, size, links = {}, {}, {}, {}, {}, {}, {}, []
+    marks = {"open": opened, "over": over, "got": got, "page": pstart, "pdone": pdone, "part": part}
     with open(path) as fh:
         for line in fh:
             f = line.split()
-            if f[0] == "open":
-                opened[(int(f[1]), int(f[2]))] = float(f[3])
-            elif f[0] == "over":
-                over[(int(f[1]), int(f[2]))] = float(f[3])
+            if f[0] in marks:
+                marks[f[0]][(int(f[1]), int(f[2]))] = float(f[3])
+                if f[0] == "open" and len(f) > 4:
+                    size[(int(f[1]), int(f[2]))] = int(f[4])
             elif f[0] == "link":
                 a, d = int(f[2]), int(f[3])
-                links.append(dict(link=f[1], arrivals=a, drops=d, drop_rate=d / a if a else float("nan")))
-    rows = [dict(session=i, object=k, request_s=t, acked_s=over.get((i, k), float("nan"))) for (i, k), t in sorted(opened.items())]
-    obj = pd.DataFrame(rows, columns=["session", "object", "request_s", "acked_s"])
+                links.append(dict(link=f[1], arrivals=a, drops=d, drop_rate=d / a if a else nan,
+                                  departed_bytes=int(f[4]) if len(f) > 4 else None))
+    # A two-way exchange's response bytes delivered: all of them once delivered, else what the
+    # run's end found ("part"; 0 for an exchange whose receiver had nothing yet).
+    rows = [dict(session=i, object=k, request_s=t, acked_s=over.get((i, k), nan), delivered_s=got.get((i, k), nan),
+                 response_bytes=size.get((i, k), nan),
+                 bytes_delivered=size[(i, k)] if (i, k) in got else part.get((i, k), 0) if (i, k) in size else nan)
+            for (i, k), t in sorted(opened.items())]
+    obj = pd.DataFrame(rows, columns=["session", "object", "request_s", "acked_s", "delivered_s", "response_bytes", "bytes_delivered"])
     obj["transfer_time_s"] = obj["acked_s"] - obj["request_s"]
-    return obj, pd.DataFrame(links, columns=["link", "arrivals", "drops", "drop_rate"])
+    lk = pd.DataFrame(links, columns=["link", "arrivals", "drops", "drop_rate", "departed_bytes"])
+    if not pages:
+        return obj, lk
+    pg = pd.DataFrame([dict(session=i, page=p, start_s=t, complete_s=pdone.get((i, p), nan)) for (i, p), t in sorted(pstart.items())],
+                      columns=["session", "page", "start_s", "complete_s"])
+    pg["delay_s"] = pg["complete_s"] - pg["start_s"]
+    return obj, lk, pg
 
 
 def run_log(scenario, sets=(), max_wall: float = DEFAULT_WALL_S, seed: Optional[int] = None, monitor=()) -> Ns2Log:
@@ -266,7 +287,7 @@ def run_log(scenario, sets=(), max_wall: float = DEFAULT_WALL_S, seed: Optional[
         if out.returncode != 0 or not (p / "log.txt").is_file():
             tail = (out.stderr or out.stdout).strip().splitlines()[-8:]
             raise Ns2Error("ns failed (exit status %d): %s" % (out.returncode, " | ".join(tail)))
-        obj, links = read_log(str(p / "log.txt"))
+        obj, links, pages = read_log(str(p / "log.txt"), pages=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return Ns2Log(script, obj, links, wall)
+    return Ns2Log(script, obj, links, wall, pages)

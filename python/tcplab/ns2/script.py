@@ -493,8 +493,9 @@ def _oneway_agent(k: dict) -> str:
 
 
 UDP_KINDS = ("cbr", "onoff")
-#: Request/response and web clients (tcplab.ns2.webapps): one-way exchanges only.
-WEB_KINDS = ("reqresp", "http10")
+#: Request/response, web and FTP clients: one-way exchanges (tcplab.ns2.webapps: reqresp, http10
+#: pages of WebTraf) and two-way ones on FullTcp (tcplab.ns2.fullweb: reqresp, http10, ftp).
+WEB_KINDS = ("reqresp", "http10", "ftp")
 #: ns-2 flow ids of UDP sources: UDP_FID_BASE + the application's index (TCP connections use 0...).
 UDP_FID_BASE = 100_000
 UDP_KEYS = {"kind", "name", "from", "to", "start", "stop", "rate", "mean_rate", "aggregate_rate", "packet", "on", "off", "interval",
@@ -529,23 +530,37 @@ def _udp_lines_at(d: dict, plan: dict, idx: dict, where: list) -> list:
 
 
 def _app_lines(d: dict, plan: dict, idx: dict) -> tuple:
-    """The applications in the plan's order: (UDP sources' lines, request/response sessions' lines)."""
-    from . import webapps
+    """The applications in the plan's order: (UDP sources' lines, request/response sessions' lines,
+    whether those sessions are two-way)."""
+    from . import fullweb, webapps
 
     udp_d = {"apps": [a for a in d["apps"] if a["kind"] in UDP_KINDS]}
     udp_plan = {"apps": [ra for ra in plan["apps"] if ra["kind"] in UDP_KINDS]}
     udp = _udp_lines_at(udp_d, udp_plan, idx, [i for i, a in enumerate(d["apps"]) if a["kind"] in UDP_KINDS]) if udp_d["apps"] else []
     rr, n = [], 0
     rapps = iter(ra for ra in plan["apps"] if ra["kind"] in WEB_KINDS)
+    two_way = None
     for i, a in enumerate(d["apps"]):
         if a["kind"] not in WEB_KINDS:
             continue
         base = f"apps[{i}]"
+        full = a.get("mode", "twoway") != "oneway"
+        if two_way is not None and full != two_way:
+            # The trace reader numbers a one-way exchange's two flow ids as one connection, a
+            # two-way exchange's one: one way or the other per script.
+            raise refuse(base + ".mode", "one-way and two-way clients in one scenario are not exported together")
+        two_way = full
         for _ in range(int(a.get("instances", 1))):
-            rr += webapps.reqresp_lines(n, a, next(rapps), base, idx, refuse=refuse, seconds=seconds, nbytes=nbytes,
-                                        check_tcp=_check_tcp, agent_class=_oneway_agent, agent_lines=_agent_lines, sink_lines=_sink_lines)
+            if full:
+                rr += fullweb.lines(n, a, next(rapps), base, idx, refuse=refuse, seconds=seconds, nbytes=nbytes, check_tcp=_check_tcp,
+                                    agent_lines=_agent_lines, full_agents=FULL_AGENTS)
+            else:
+                if a["kind"] == "ftp":
+                    raise refuse(base + ".mode", "an FTP client is exported two-way (FullTcp); ns-2's one-way clients are reqresp and http10")
+                rr += webapps.reqresp_lines(n, a, next(rapps), base, idx, refuse=refuse, seconds=seconds, nbytes=nbytes,
+                                            check_tcp=_check_tcp, agent_class=_oneway_agent, agent_lines=_agent_lines, sink_lines=_sink_lines)
             n += 1
-    return udp, rr
+    return udp, rr, bool(two_way)
 
 
 def _packet_mix(v, path: str) -> Optional[list]:
@@ -746,7 +761,11 @@ def _random(d: dict, plan: dict) -> bool:
     """Whether ns-2 draws random numbers for this scenario (random loss, ON/OFF or jittered sources)."""
     if any(float(lk.get("loss", 0)) > 0 or float(lk.get("reverse_loss", 0)) > 0 for lk in plan["links"]):
         return True
-    return any(a.get("kind") == "onoff" or a.get("jitter") for a in d.get("apps") or [])
+    # Two-way clients draw their sizes and think times from ns-2's stream (tcplab.ns2.fullweb):
+    # a seed of their own per run, so that replicates differ. (The one-way clients keep ns-2's
+    # default seed, as their recorded ns-2 columns were run.)
+    two_way = any(a.get("kind") in WEB_KINDS and a.get("mode", "twoway") != "oneway" for a in d.get("apps") or [])
+    return two_way or any(a.get("kind") == "onoff" or a.get("jitter") for a in d.get("apps") or [])
 
 
 def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, monitor: Sequence[str] = ()) -> Script:
@@ -765,10 +784,7 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
     for i, a in enumerate(d.get("apps") or []):
         if a.get("kind") not in UDP_KINDS + WEB_KINDS:
             raise refuse(f"apps[{i}].kind", f"{a.get('kind')!r}: not exported yet (bulk [[flows]], the UDP sources cbr and onoff, "
-                                            "one-way reqresp and one-way http10 pages of WebTraf are)")
-        if a.get("kind") in WEB_KINDS and a.get("mode", "twoway") != "oneway":
-            raise refuse(f"apps[{i}].mode", f"{a.get('mode', 'twoway')!r}: two-way exchanges are not exported yet, FullTcp with a Tcl client; "
-                                            "mode = \"oneway\" (ns-2's one-way web object) is")
+                                            "reqresp, http10 and ftp clients (two-way on FullTcp, or one-way) are)")
     for k in d:
         # `warmup` only narrows tcplab's instruments; the packets are the same (the comparison
         # covers the whole run).
@@ -908,13 +924,14 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
             lines.append(f"set ftp({n}) [$tcp({n}) attach-app FTP]")
             lines.append(f"$ns at {_g(t0)} \"$ftp({n}) {'start' if pkts is None else f'produce {pkts}'}\"")
 
-    rr_sessions = 0
+    rr_sessions, two_way = 0, False
     if d.get("apps"):
-        udp, rr = _app_lines(d, plan, idx)
+        udp, rr, two_way = _app_lines(d, plan, idx)
         if any(line.startswith("set mix_") for line in udp):
             lines.append(MIXED_ONOFF_PROCS.rstrip())
         lines += udp
         if rr:
+            from .fullweb import PROCS as FULL_PROCS
             from .webapps import PROCS
 
             rr_sessions = sum(1 for line in rr if line.startswith("set rr_count("))
@@ -925,7 +942,7 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
             finite = sum(1 for line in rr if line.startswith("set rr_count(") and not line.endswith(" -1")
                          and line.split("(")[1].split(")")[0] not in paged)
             lines += [f"set nextfid {len(conns)} ;# flow ids of the exchanges' connections, in the order they open",
-                      f"set apps_left {finite}", PROCS.rstrip()] + rr
+                      f"set apps_left {finite}", PROCS.rstrip()] + ([FULL_PROCS.rstrip()] if two_way else []) + rr
 
     # Chosen drops, at the head of each flow's first link (before the queue, as tcplab drops them),
     # and random loss: one ErrorModule per link direction that needs one.
@@ -1000,10 +1017,12 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
     lines += [
         "proc finish {} {",
         "    global ns tf rr_log qm",
+        # Two-way exchanges under way: the response bytes delivered so far (tcplab.ns2.fullweb).
+        "    if {[info procs fx_finish] ne \"\"} { fx_finish }",
         *(["    $ns flush-trace", "    close $tf"] if trace else []),
         # A queue monitor's counts (QueueMonitor, queue/queue-monitor.cc): packets arriving at the
-        # link's queue (the dropped ones among them) and dropped there.
-        *[f"    rr_note \"link {name} [$qm({j}) set parrivals_] [$qm({j}) set pdrops_]\"" for j, name in enumerate(mon_names)],
+        # link's queue (the dropped ones among them), dropped there, and the bytes that left it.
+        *[f"    rr_note \"link {name} [$qm({j}) set parrivals_] [$qm({j}) set pdrops_] [$qm({j}) set bdepartures_]\"" for j, name in enumerate(mon_names)],
         "    if {[info exists rr_log]} { close $rr_log }",
         "    exit 0",
         "}",
@@ -1036,7 +1055,9 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
         notes.append("without syn_ ns-2 sends packet 0 without its 40-byte header (TcpAgent::output())")
     if rr_sessions:
         ks = [a["tcp"]["client"] for a in plan["apps"] if a["kind"] in WEB_KINDS]
-        script_dyn = {"base": len(conns), "mss": nbytes(ks[0]["mss"], "tcp.mss")}
+        # Two-way: one flow id per exchange, FullTcp's byte sequence numbers (`full`).
+        script_dyn = {"base": len(conns), "mss": nbytes(ks[0]["mss"], "tcp.mss"), "full": two_way,
+                      "sessions": [a["name"] for a in plan["apps"] if a["kind"] in WEB_KINDS]}
     else:
         script_dyn = None
     return Script("\n".join(lines) + "\n", nodes, links, conns, horizon, notes, dynamic=script_dyn)

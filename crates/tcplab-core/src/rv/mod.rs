@@ -43,7 +43,7 @@ mod named;
 mod schema;
 
 pub use named::{NamedRv, NAMED};
-pub use schema::MAX_CDF_FILE_BYTES;
+pub use schema::{named_table, MAX_CDF_FILE_BYTES};
 
 use crate::engine::rng::RngStream;
 use std::marker::PhantomData;
@@ -463,5 +463,25 @@ mod tests {
         assert_eq!(Rv::<SizeKind>::from_dist(Dist::Constant(2.5)).sample(&mut r), 3);
         assert_eq!(Rv::<SizeKind>::from_dist(Dist::Constant(2.49)).sample(&mut r), 2);
         assert_eq!(Rv::<SizeKind>::from_dist(Dist::Constant(1e300)).sample(&mut r), 1 << 50);
+    }
+
+    #[test]
+    fn named_tables_read_back_as_the_same_variable() {
+        // The table a front end draws from itself (the ns-2 export) is the named variable's own:
+        // read as a scenario would write it, it draws the same values from the same stream.
+        let v = named_table("mah1997_reply", "size").expect("Mah's replies have a table");
+        let cdf = &v["empirical"]["cdf"];
+        assert_eq!(cdf.as_array().map(Vec::len), Some(58));
+        assert_eq!(cdf[25], serde_json::json!(["2112B", 0.5]));
+        let table: Rv<SizeKind> = serde_json::from_value(v).expect("a scenario's empirical size");
+        let named: Rv<SizeKind> = serde_json::from_value(serde_json::json!({ "named": "mah1997_reply" })).expect("named");
+        let (mut a, mut b) = (RngStream::new(7, "t"), RngStream::new(7, "t"));
+        for _ in 0..1000 {
+            assert_eq!(table.sample(&mut a), named.sample(&mut b));
+        }
+        assert!(named_table("mah1997_files_per_page", "count").is_some());
+        // SURGE's spliced lognormal has no table; a name of another kind is not found.
+        assert!(named_table("surge1998_file", "size").is_none());
+        assert!(named_table("mah1997_reply", "duration").is_none());
     }
 }

@@ -729,6 +729,22 @@ impl<'de, Q: Quantity> Deserialize<'de> for Rv<Q> {
 // same random variable.
 // ---------------------------------------------------------------------------------------------
 
+/// A shipped distribution (`{ named = "..." }`) written out as the table it is built from, in the
+/// form a scenario would write it (`{"empirical": {"cdf": [...], "interpolate": true}}`), for a
+/// front end that must draw from it itself (the ns-2 export draws Mah's sizes in Tcl). None for
+/// an unknown name, or one whose form has no table (SURGE's spliced lognormal).
+pub fn named_table(name: &str, kind: &str) -> Option<serde_json::Value> {
+    let n = super::named::lookup(name, kind)?;
+    let d = (n.build)();
+    let v = match kind {
+        "size" => to_json::<super::SizeKind>(&d),
+        "count" => to_json::<super::CountKind>(&d),
+        "duration" => to_json::<super::DurationKind>(&d),
+        _ => return None,
+    };
+    (!v.is_null()).then_some(v)
+}
+
 fn to_json<Q: Quantity>(d: &Dist) -> serde_json::Value {
     use serde_json::{json, Value};
     let q = Q::to_json;
