@@ -161,6 +161,20 @@ def _ftp_points(points: List[tuple]) -> dict:
             "flows.1.start_spacing": spacing, "tcp.rto_initial": [f"{r}s" for _, r in points]}
 
 
+def _paper_ftps(scale: str) -> List[tuple]:
+    """(loss level, FTPs) of the paper's own FTP counts run at this scale."""
+    return [(level, ftps) for level, ftps in PAPER_FTPS.items() if not (scale == "tiny" and level != 2.2)]
+
+
+def model1_points(scale: str) -> List[tuple]:
+    """The (FTPs per direction, initial RTO s) points of model 1's sweep: E-loss's grid and the
+    paper's counts at 3 s, each point once, the most FTPs (the most packets, the longest runs)
+    first, so that the sweep's last runs are short ones."""
+    g = _grid(scale)
+    points = [(ftps, float(r)) for ftps in g["loss_levels"].values() for r in g["rtos"]] + [(ftps, 3.0) for _, ftps in _paper_ftps(scale)]
+    return sorted(dict.fromkeys(points), key=lambda p: -p[0])
+
+
 def model1_runs(scale: str, out: Path, workers, progress) -> Tuple[pd.DataFrame, pd.DataFrame]:
     """HTTP model 1's runs, as one sweep: E-loss (§7.2) at each loss level's FTP count against the
     initial RTO, and the paper's own FTP counts (8, 25, 40) at an initial RTO of 3 s (the loss they
@@ -168,12 +182,8 @@ def model1_runs(scale: str, out: Path, workers, progress) -> Tuple[pd.DataFrame,
     waited for its last run with the other worker idle, three times on a single run), and the point
     both ask for (25 FTPs at 3 s) runs once. Returns (the paper's counts, E-loss)."""
     g = _grid(scale)
-    paper = [(level, ftps) for level, ftps in PAPER_FTPS.items() if not (scale == "tiny" and level != 2.2)]
-    points = [(ftps, float(r)) for ftps in g["loss_levels"].values() for r in g["rtos"]] + [(ftps, 3.0) for _, ftps in paper]
-    # Each point once; the most FTPs (the most packets, the longest runs) first, so that the
-    # sweep's last runs are short ones.
-    points = sorted(dict.fromkeys(points), key=lambda p: -p[0])
-    s = _sweep(f"seddigh01_model1_{scale}", "model1", _ftp_points(points), [f"duration={g['m1_duration']}"], out, workers, progress)
+    paper = _paper_ftps(scale)
+    s = _sweep(f"seddigh01_model1_{scale}", "model1", _ftp_points(model1_points(scale)), [f"duration={g['m1_duration']}"], out, workers, progress)
     d = _summarise(s, ["tcp.rto_initial", "flows.0.count"])
     ftps = d.pop("flows.0.count").astype(int)
     rto = d["tcp.rto_initial"].str.removesuffix("s").astype(float)
