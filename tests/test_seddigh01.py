@@ -8,6 +8,7 @@ import math
 import pandas as pd
 from click.testing import CliRunner
 
+import tcplab
 from tcplab.cli import main
 from tcplab.experiments import seddigh01
 
@@ -56,6 +57,9 @@ def test_tiny_reproduction(tmp_path):
     assert len(fi) == 1 and fi["verdict"].iloc[0] == "within"
     assert checks["quantity"].str.startswith("§3:").sum() == 3
     assert (out / "figures" / "rto_vs_loss.png").is_file() and (out / "report.html").is_file()
+    # One sweep a model: model 1's E-loss grid and the paper's count, model 2's case.
+    runs = {p.name: len(tcplab.load(p).runs) for p in (out / "store").glob("*.duckdb")}
+    assert runs == {"seddigh01_model1_tiny.duckdb": 3, "seddigh01_model2_tiny.duckdb": 2}
     # The identity and the configured timeouts are sanity checks; the loss levels met by chosen FTP
     # counts are calibration; none of them counts in the headline.
     res = seddigh01.reproduce(out, scale="tiny", workers=0, progress=False, log=lambda m: None)
@@ -81,3 +85,13 @@ def test_model1_open_loop_starts_the_same_objects_whatever_the_initial_rto():
     closed = {rto: _model1_objects("end_to_start", rto) for rto in ("0.5s", "6.5s")}
     assert open_["0.5s"] == open_["6.5s"] > 500
     assert closed["6.5s"] < closed["0.5s"] < open_["0.5s"]
+
+
+def test_model1_sweep_runs_each_point_once_longest_first():
+    # E-loss's grid (3 levels x 8 initial RTOs) and the paper's 3 FTP counts at 3 s, of which
+    # (25 FTPs, 3 s) is both E-loss's 2.2 % level and the paper's 6.4 % count: run once.
+    full = seddigh01.model1_points("full")
+    assert len(full) == len(set(full)) == 3 * 8 + 3 - 1
+    assert full.count((25, 3.0)) == 1 and {(8, 3.0), (40, 3.0), (280, 0.5), (280, 6.5)} <= set(full)
+    assert [n for n, _ in full] == sorted((n for n, _ in full), reverse=True)
+    assert seddigh01.model1_points("tiny") == [(25, 0.5), (25, 6.5), (8, 3.0)]

@@ -291,3 +291,31 @@ def test_load_gives_the_sweep_tables_and_results_exports_them(tmp_path, cli):
         conn = read(out / f"connections.{fmt}")
         assert conn["bytes_delivered"].tolist() == loaded.connections["bytes_delivered"].tolist()
         assert conn["tcp.variant"].tolist() == ["reno", "reno", "newreno", "newreno"]
+
+
+def test_columns_reads_only_the_columns_asked_for_with_the_same_rows(tmp_path):
+    # A sweep read back with `columns`: each named table has its lead columns (axes, replicate,
+    # seed, key) and the columns asked for, with exactly the rows, order and values of a whole
+    # read; a table not named is read whole.
+    whole = make_store(tmp_path / "whole.duckdb")
+    lead = ["tcp.variant", "replicate", "seed", "key"]
+    want = {"connections": ["bytes_delivered", "flow"], "links": ["drop_rate"]}
+    part = tcplab.sweep(TINY_SWEEP, store=tmp_path / "part.duckdb", workers=0, progress=False, columns=want)
+    for name, cols in want.items():
+        assert list(getattr(part, name).columns) == lead + cols
+        pd.testing.assert_frame_equal(getattr(part, name), getattr(whole, name)[lead + cols])
+    pd.testing.assert_frame_equal(part.transfers, whole.transfers)
+    assert len(whole.connections) == 4 and whole.connections["bytes_delivered"].gt(0).all()
+
+
+@pytest.mark.parametrize("columns, message", [
+    ({"conections": ["flow"]}, r"columns: no result table 'conections' \(the tables are connections, links,"),
+    ({"links": "drop_rate"}, r"columns\.links: expected a list of column names, got 'drop_rate'"),
+    ({"links": ["drop_rate", "dropp_rate"]}, r"columns\.links: no column 'dropp_rate' in the links table \(it has: .*drop_rate"),
+    (["links"], r"columns: expected a dict of result table -> list of column names, got list"),
+])
+def test_columns_that_name_no_table_or_column_are_refused(tmp_path, columns, message):
+    store = tmp_path / "cols.duckdb"
+    make_store(store)
+    with pytest.raises(tcplab.StoreError, match=message):
+        tcplab.sweep(TINY_SWEEP, store=store, workers=0, progress=False, columns=columns)

@@ -13,7 +13,7 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 
 from . import _core
@@ -355,10 +355,17 @@ class Store:
         rows = sorted((r for r in rows if r[0] in order), key=lambda r: order[r[0]])
         return [{"overrides": json.loads(o) if o else [], "seed": seed, "status": status, "error": err} for _, o, seed, status, err in rows]
 
-    def load(self, keys: Optional[list] = None, spec: Any = None, sweep: Optional[str] = None, mixed: bool = False):
+    def load(self, keys: Optional[list] = None, spec: Any = None, sweep: Optional[str] = None, mixed: bool = False,
+             columns: Optional[dict] = None):
         """The store's runs as tidy tables (a `SweepResult`). With `keys` (the tasks of a sweep),
         only those runs, in grid order, with the sweep's axis values; otherwise every run, in order
         of (point, replicate, key), with the axis values it was stored with.
+
+        `columns` (result table -> its columns to read) reads only those columns of a table (each
+        row still led by its run's axis values, `replicate`, `seed` and `key`; the rows and their
+        order are the same): a web study's objects table has some 20 columns and 10^5-10^6 rows,
+        of which an analysis may read a handful. A column the table lacks is a StoreError naming
+        it; a table not named is read whole.
 
         Without `keys`, a store that holds more than one sweep (two names, or one name swept over
         different axes) is refused with a StoreError that lists them, rather than mixed: `sweep`
@@ -367,6 +374,7 @@ class Store:
 
         from .results import SweepResult
 
+        columns = _check_columns(columns)
         runs = self.con.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY point, replicate, key").df()
         if keys is None:
             runs = self._one_sweep(runs, sweep, mixed)
@@ -394,13 +402,14 @@ class Store:
             if name not in self._tables:
                 out[name] = head.iloc[0:0].copy()
                 continue
-            out[name] = self._table_of_runs(name, head, rank)
+            out[name] = self._table_of_runs(name, head, rank, columns.get(name))
         return SweepResult(runs=runs.reset_index(drop=True), connections=out["connections"], links=out["links"], transfers=out["transfers"],
                            objects=out["objects"], pages=out["pages"], udp=out["udp"], store=self.path)
 
-    def _table_of_runs(self, name: str, head, rank):
+    def _table_of_runs(self, name: str, head, rank, only: Optional[list] = None):
         """Result table `name`'s rows of the runs in `rank` (key -> the run's position in `head`),
-        in order of run and then of `ROW_ORDER`, each led by its run's `head` columns. DuckDB
+        in order of run and then of `ROW_ORDER`, each led by its run's `head` columns (and of
+        its own columns, `only` those if given). DuckDB
         selects, joins and sorts, so the rows reach pandas once (a web study's objects run to
         10^5-10^6 rows: a frame copied at each step of a pandas join and sort took seconds and
         hundreds of MB)."""
@@ -408,8 +417,16 @@ class Store:
         import pandas as pd
 
         rows = ", ".join(f"t.{_ident(c)} NULLS LAST" for c in ROW_ORDER[name])
+        picked = "t.*"
+        if only is not None:
+            have = self._columns.get(name) or {r[0]: r[1] for r in self.con.execute(f"DESCRIBE {name}").fetchall()}
+            missing = [c for c in only if c not in have]
+            if missing:
+                raise StoreError(f"{self.path}: columns.{name}: no column {', '.join(map(repr, missing))} in the {name} table "
+                                 f"(it has: {', '.join(c for c in have if c != 'key')})")
+            picked = ", ".join(f"t.{_ident(c)}" for c in ["key", *(c for c in only if c != "key")])
         df = self.con.execute(
-            f"SELECT r._rank AS _rank, t.* FROM {name} t JOIN (SELECT UNNEST(?::VARCHAR[]) AS key, UNNEST(?::BIGINT[]) AS _rank) r "
+            f"SELECT r._rank AS _rank, {picked} FROM {name} t JOIN (SELECT UNNEST(?::VARCHAR[]) AS key, UNNEST(?::BIGINT[]) AS _rank) r "
             f"ON t.key = r.key ORDER BY r._rank, {rows}",
             [[str(k) for k in rank.index], [int(i) for i in rank.values]],
         ).df()
@@ -462,6 +479,22 @@ class Store:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _check_columns(columns: Optional[dict]) -> dict:
+    """`columns` of `Store.load`, checked: result table names to lists of column names."""
+    if columns is None:
+        return {}
+    if not isinstance(columns, Mapping):
+        raise StoreError(f"columns: expected a dict of result table -> list of column names, got {type(columns).__name__}")
+    out = {}
+    for name, cols in columns.items():
+        if name not in RESULT_TABLES:
+            raise StoreError(f"columns: no result table {name!r} (the tables are {', '.join(RESULT_TABLES)})")
+        if isinstance(cols, str) or not all(isinstance(c, str) for c in cols):
+            raise StoreError(f"columns.{name}: expected a list of column names, got {cols!r}")
+        out[name] = list(dict.fromkeys(cols))
+    return out
 
 
 def load(path: Union[str, os.PathLike], sweep: Optional[str] = None, mixed: bool = False):

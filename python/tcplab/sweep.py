@@ -783,6 +783,7 @@ def sweep(
     series: Any = None,
     series_dir: Union[str, os.PathLike, None] = None,
     tables: bool = True,
+    columns: Optional[Mapping] = None,
 ) -> SweepResult:
     """Run every point of a sweep once per replicate seed and return the tidy tables.
 
@@ -810,7 +811,9 @@ def sweep(
     `tables=False` does not read the tables back into DataFrames: the result then has
     `stats` and `store` only (its tables are None), and `stats["failed_runs"]` lists the runs of
     the sweep recorded as failed (`overrides`, `seed`, `status`, `error`), as `tcplab sweep` prints
-    them.
+    them. `columns` (result table -> list of column names) reads only those columns of a table
+    back (each row still led by the axis values, `replicate`, `seed` and `key`), to keep a large
+    table's read small (`Store.load`); a table not named is read whole.
     """
     from .executors import make_executor
     from .progress import Progress
@@ -885,7 +888,7 @@ def sweep(
         st = open_store()
         stats["wall_s"] = time.perf_counter() - t0
         if tables:
-            res = st.load(keys=tasks, spec=spec)
+            res = st.load(keys=tasks, spec=spec, columns=columns)
         else:
             stats["failed_runs"] = st.failed_runs(tasks)
             res = SweepResult(runs=None, connections=None, links=None, transfers=None, objects=None, pages=None, udp=None)

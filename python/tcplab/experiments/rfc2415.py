@@ -34,6 +34,11 @@ TRANSFER = {"http10": "objects", "http11": "page"}
 SIZES = {"mah1997_reply": "Mah 1997's reply sizes (Mah, INFOCOM '97; rv/named.rs)",
          "surge1998_file": "SURGE's file sizes (Barford & Crovella 1998; rv/named.rs)"}
 MAIN_SIZES = "mah1997_reply"
+#: The result columns `per_run` reads: a web sweep's objects table runs to some 330,000 rows of
+#: 20-odd columns, of which the study reads the FTPs' four; reading only these keeps the
+#: coordinator's read of a sweep small (tcplab.sweep's `columns`).
+COLUMNS = {"pages": ["client", "delay_s", "bytes"], "objects": ["client", "bytes_delivered", "delivered_s", "start_s"],
+           "links": ["link", "utilization", "drop_rate"]}
 ALT_SIZES = "surge1998_file"
 
 # Table 1 (http1.0) and Table 4 (http1.1): (webs, ftps) -> (IW1 median page delay s, % decrease IW2, IW3, IW4)
@@ -211,7 +216,8 @@ def run_main(report: Report, scale: str, out: Path, workers, progress) -> pd.Dat
                 b["apps"][0]["transfer"] = TRANSFER[m]
             axes = {"apps.0.kind": [m], "apps.0.instances": list(webs), "tcp.initial_window": list(iws)}
             name = f"rfc2415_f{f}_{scale}" if m == "http10" else f"rfc2415_f{f}_{m}_{scale}"
-            s = run_sweep(b, name, out / "store", axes=axes, replicates=_seeds(scale), workers=workers, progress=progress)
+            s = run_sweep(b, name, out / "store", axes=axes, replicates=_seeds(scale), workers=workers, progress=progress,
+                          columns=COLUMNS)
             if len(s.failed):
                 report.text(f"{len(s.failed)} of {len(s.runs)} runs with {f} FTPs ({m}) failed and are left out; first error: {s.failed['error'].iloc[0]}")
             r = per_run(s)
@@ -523,7 +529,8 @@ def run_table6(report: Report, scale: str, out: Path, workers, progress) -> List
     rows, checks, per = [], [], {}
     for n in sizes:
         whole = base(0, scale)
-        s = run_sweep(whole, f"rfc2415_t6_{n}_{scale}", out / "store", axes={"apps.0.instances": [n], "tcp.initial_window": [1, 3]}, replicates=_seeds(scale), workers=workers, progress=progress)
+        s = run_sweep(whole, f"rfc2415_t6_{n}_{scale}", out / "store", axes={"apps.0.instances": [n], "tcp.initial_window": [1, 3]}, replicates=_seeds(scale), workers=workers, progress=progress,
+                          columns=COLUMNS)
         r = per_run(s).rename(columns={"tcp.initial_window": "iw"})
         split = base(0, scale)
         web = split["apps"][0]
@@ -532,7 +539,8 @@ def run_table6(report: Report, scale: str, out: Path, workers, progress) -> List
         half1.setdefault("tcp", {})["initial_window"] = 1
         half3.setdefault("tcp", {})["initial_window"] = 3
         split["apps"] = [half1, half3]
-        sp = run_sweep(split, f"rfc2415_t6_{n}split_{scale}", out / "store", axes={"duration": [split["duration"]]}, replicates=_seeds(scale), workers=workers, progress=progress)
+        sp = run_sweep(split, f"rfc2415_t6_{n}split_{scale}", out / "store", axes={"duration": [split["duration"]]}, replicates=_seeds(scale), workers=workers, progress=progress,
+                          columns=COLUMNS)
         a = per_run(sp, [f"iw1web{i}" for i in range(1, n // 2 + 1)])
         b = per_run(sp, [f"iw3web{i}" for i in range(1, n // 2 + 1)])
         label, slabel = f"{n} webs", f"{n // 2}/{n // 2} split"
@@ -578,7 +586,8 @@ def run_sensitivity(report: Report, scale: str, out: Path, workers, progress) ->
     for f in ((0, 1) if scale != "tiny" else (0,)):
         for sizes in (MAIN_SIZES, ALT_SIZES):
             s = run_sweep(base(f, scale, sizes), f"rfc2415_sens_{sizes}_f{f}_{scale}", out / "store", axes={"apps.0.instances": [16], "tcp.initial_window": list(IWS)},
-                          replicates=_seeds(scale), workers=workers, progress=progress)
+                          replicates=_seeds(scale), workers=workers, progress=progress,
+                          columns=COLUMNS)
             r = per_run(s).rename(columns={"tcp.initial_window": "iw"})
             d = r.groupby("iw")["page_delay_s"].mean()
             row = {"object sizes": sizes, "ftps": f, "IW1 s": round(d.get(1, np.nan), 3)}

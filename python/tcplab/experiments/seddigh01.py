@@ -17,7 +17,7 @@ T_i = T_LAST_ACK − T_GET beside the paper's, and the conclusions of §8 as che
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
@@ -125,9 +125,15 @@ def metrics(t: pd.Series) -> dict:
     return {"objects": n, "t_avg_s": mean, "std_s": std, "fi": float(t.sum() ** 2 / (n * (t ** 2).sum())), "cv": std / mean}
 
 
-def _sweep(study: str, model: str, axes: dict, sets: List[str], out: Path, workers, progress):
-    """One sweep of an HTTP model over `axes`, one replicate at the paper's seed 2001."""
-    return run_sweep(scenario(model), study, out / "store", axes=axes, seed=2001, sets=sets, workers=workers, progress=progress)
+#: The result columns `_summarise` reads (tcplab.sweep's `columns`): a model-1 sweep's objects
+#: table holds some 10^4 rows a run of 20-odd columns, of which the study reads two.
+COLUMNS = {"objects": ["transfer_time_s", "timeouts"], "links": ["link", "drop_rate"]}
+
+
+def _sweep(study: str, model: str, zipped: dict, sets: List[str], out: Path, workers, progress):
+    """One sweep of an HTTP model over the points `zipped` (key path -> values, varied together),
+    one replicate at the paper's seed 2001."""
+    return run_sweep(scenario(model), study, out / "store", zip=[zipped], seed=2001, sets=sets, workers=workers, progress=progress, columns=COLUMNS)
 
 
 def _summarise(s, by: List[str]) -> pd.DataFrame:
@@ -148,51 +154,77 @@ def _summarise(s, by: List[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def loss_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
-    """E-loss (§7.2): HTTP model 1 at each loss level's FTP count, against the initial RTO."""
-    g = _grid(scale)
-    frames = []
-    for level, ftps in g["loss_levels"].items():
-        s = _sweep(f"seddigh01_loss{ftps}_{scale}", "model1", {"tcp.rto_initial": [f"{r}s" for r in g["rtos"]]},
-                   _ftp_sets(ftps) + [f"duration={g['m1_duration']}"], out, workers, progress)
-        d = _summarise(s, ["tcp.rto_initial"])
-        d["level"], d["ftps"] = level, ftps
-        frames.append(d)
-    d = pd.concat(frames, ignore_index=True)
-    d["rto_s"] = d["tcp.rto_initial"].str.removesuffix("s").astype(float)
-    return d.drop(columns=["tcp.rto_initial"]).sort_values(["level", "rto_s"], kind="mergesort").reset_index(drop=True)
+def _ftp_points(points: List[tuple]) -> dict:
+    """The zipped axes of (FTPs per direction, initial RTO) points: the FTP keys of `_ftp_sets`."""
+    spacing = [f"{1000 / n:.6f}ms" for n, _ in points]
+    return {"flows.0.count": [n for n, _ in points], "flows.1.count": [n for n, _ in points], "flows.0.start_spacing": spacing,
+            "flows.1.start_spacing": spacing, "tcp.rto_initial": [f"{r}s" for _, r in points]}
 
 
-def paper_ftp_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
-    """The paper's own FTP counts (8, 25, 40) at an initial RTO of 3 s: the loss they give here."""
+def _paper_ftps(scale: str) -> List[tuple]:
+    """(loss level, FTPs) of the paper's own FTP counts run at this scale."""
+    return [(level, ftps) for level, ftps in PAPER_FTPS.items() if not (scale == "tiny" and level != 2.2)]
+
+
+def model1_points(scale: str) -> List[tuple]:
+    """The (FTPs per direction, initial RTO s) points of model 1's sweep: E-loss's grid and the
+    paper's counts at 3 s, each point once, the most FTPs (the most packets, the longest runs)
+    first, so that the sweep's last runs are short ones."""
     g = _grid(scale)
+    points = [(ftps, float(r)) for ftps in g["loss_levels"].values() for r in g["rtos"]] + [(ftps, 3.0) for _, ftps in _paper_ftps(scale)]
+    return sorted(dict.fromkeys(points), key=lambda p: -p[0])
+
+
+def model1_runs(scale: str, out: Path, workers, progress) -> Tuple[pd.DataFrame, pd.DataFrame]:
+    """HTTP model 1's runs, as one sweep: E-loss (§7.2) at each loss level's FTP count against the
+    initial RTO, and the paper's own FTP counts (8, 25, 40) at an initial RTO of 3 s (the loss they
+    give here). One sweep keeps both workers busy to its end (a sweep per level and per paper count
+    waited for its last run with the other worker idle, three times on a single run), and the point
+    both ask for (25 FTPs at 3 s) runs once. Returns (the paper's counts, E-loss)."""
+    g = _grid(scale)
+    paper = _paper_ftps(scale)
+    s = _sweep(f"seddigh01_model1_{scale}", "model1", _ftp_points(model1_points(scale)), [f"duration={g['m1_duration']}"], out, workers, progress)
+    d = _summarise(s, ["tcp.rto_initial", "flows.0.count"])
+    ftps = d.pop("flows.0.count").astype(int)
+    rto = d["tcp.rto_initial"].str.removesuffix("s").astype(float)
     frames = []
-    for level, ftps in PAPER_FTPS.items():
-        if scale == "tiny" and level != 2.2:
-            continue
-        s = _sweep(f"seddigh01_paperftps{ftps}_{scale}", "model1", {"tcp.rto_initial": ["3s"]}, _ftp_sets(ftps) + [f"duration={g['m1_duration']}"],
-                   out, workers, progress)
-        d = _summarise(s, [])
-        d["level"], d["ftps"] = level, ftps
-        frames.append(d)
-    return pd.concat(frames, ignore_index=True)
+    for level, n in paper:
+        p = d[(ftps == n) & (rto == 3.0)].drop(columns=["tcp.rto_initial"])
+        p["level"], p["ftps"] = level, n
+        frames.append(p)
+    pf = pd.concat(frames, ignore_index=True)
+    frames = []
+    for level, n in g["loss_levels"].items():
+        e = d[ftps == n].copy()
+        e["level"], e["ftps"] = level, n
+        frames.append(e)
+    loss = pd.concat(frames, ignore_index=True)
+    loss["rto_s"] = loss["tcp.rto_initial"].str.removesuffix("s").astype(float)
+    loss = loss[loss["rto_s"].isin([float(r) for r in g["rtos"]])]
+    return pf, loss.drop(columns=["tcp.rto_initial"]).sort_values(["level", "rto_s"], kind="mergesort").reset_index(drop=True)
 
 
 def gran_runs(scale: str, out: Path, workers, progress) -> pd.DataFrame:
-    """E-granularity (§7.4) and E-RTT (§7.5): HTTP model 2 against the initial RTO."""
+    """E-granularity (§7.4) and E-RTT (§7.5): HTTP model 2 against the initial RTO, every case in
+    one sweep (as model1_runs)."""
     g = _grid(scale)
     cases = [(f"{ms} ms", ms, PAPER_GRAN[ms][0]) for ms in g["grans"]]
     if g["rtt"]:
         cases.append(("E-RTT", 50, 40))
+    # The most FTPs first (the longest runs), as model1_runs.
+    points = sorted(((label, ms, ftps, float(r)) for label, ms, ftps in cases for r in g["rtos"]), key=lambda p: -p[2])
+    zipped = _ftp_points([(ftps, r) for _, _, ftps, r in points])
+    zipped["tcp.timer_tick"] = [f"{ms}ms" for _, ms, _, _ in points]
+    zipped["tcp.clock_granularity"] = zipped["tcp.timer_tick"]
+    s = _sweep(f"seddigh01_model2_{scale}", "model2", zipped, [f"duration={g['m2_duration']}", f"apps.0.count={g['m2_count']}"], out, workers, progress)
+    d = _summarise(s, ["tcp.rto_initial", "flows.0.count", "tcp.timer_tick"])
+    ftps = d.pop("flows.0.count").astype(int)
+    tick = d.pop("tcp.timer_tick")
     frames = []
-    for label, ms, ftps in cases:
-        tick = f"{ms}ms"
-        s = _sweep(f"seddigh01_model2_{ms}ms_{ftps}ftps_{scale}", "model2", {"tcp.rto_initial": [f"{r}s" for r in g["rtos"]]},
-                   _ftp_sets(ftps) + [f"tcp.timer_tick={tick}", f"tcp.clock_granularity={tick}", f"duration={g['m2_duration']}",
-                                      f"apps.0.count={g['m2_count']}"], out, workers, progress)
-        d = _summarise(s, ["tcp.rto_initial"])
-        d["case"], d["granularity_ms"], d["ftps"] = label, ms, ftps
-        frames.append(d)
+    for label, ms, n in cases:
+        c = d[(ftps == n) & (tick == f"{ms}ms")].copy()
+        c["case"], c["granularity_ms"], c["ftps"] = label, ms, n
+        frames.append(c)
     d = pd.concat(frames, ignore_index=True)
     d["rto_s"] = d["tcp.rto_initial"].str.removesuffix("s").astype(float)
     return d.drop(columns=["tcp.rto_initial"]).sort_values(["case", "rto_s"], kind="mergesort").reset_index(drop=True)
@@ -590,8 +622,7 @@ def reproduce(out="results/seddigh01", scale: str = "full", workers: Optional[in
     report.compare(_table2_checks(t), "Table 2")
 
     log(f"seddigh01 E-loss: HTTP model 1 against the initial RTO ({scale})")
-    pf = paper_ftp_runs(scale, out, workers, progress)
-    loss = loss_runs(scale, out, workers, progress)
+    pf, loss = model1_runs(scale, out, workers, progress)
     loss.to_csv(out / "tables" / "e_loss.csv", index=False)
     report.heading("§7.2 E-loss: HTTP model 1 against the initial RTO at three loss levels (Figs. 5–7)")
     cols = ["level", "ftps", "rto_s", "loss_pct", "objects", "unfinished", "t_avg_s", "std_s", "fi", "timeouts"]

@@ -43,11 +43,12 @@ def scenario_file(*parts: str, what: str = "the base scenario") -> Path:
 
 
 def run_sweep(scenario, name: str, store_dir: Path, *, axes: Optional[dict] = None, zip: Optional[list] = None, replicates: int = 1,
-              seed: int = 1, sets: Optional[Sequence[str]] = None, workers=None, progress=None):
+              seed: int = 1, sets: Optional[Sequence[str]] = None, workers=None, progress=None, columns: Optional[dict] = None):
     """One stored sweep of a reproduction, named `name` and kept in `store_dir/name.duckdb`: over
     `axes` (a grid) and/or `zip` (axes that vary together), `replicates` seeds from `seed`, with
     `sets` applied to the base scenario (a path or a dict). Failed runs are tried again (a worker
-    lost to the machine is not a result); finished ones are read from the store."""
+    lost to the machine is not a result); finished ones are read from the store. `columns`: the
+    result tables' columns to read back (`tcplab.sweep`'s), to keep a large table's read small."""
     from ..sweep import sweep
 
     spec: dict = {"name": name}
@@ -60,7 +61,8 @@ def run_sweep(scenario, name: str, store_dir: Path, *, axes: Optional[dict] = No
     store_dir.mkdir(parents=True, exist_ok=True)
     extra = {} if sets is None else {"sets": list(sets)}
     scenario = scenario if isinstance(scenario, dict) else str(scenario)
-    return sweep(scenario, sweep=spec, store=store_dir / f"{name}.duckdb", workers=workers, progress=progress, retry_failed=True, **extra)
+    return sweep(scenario, sweep=spec, store=store_dir / f"{name}.duckdb", workers=workers, progress=progress, retry_failed=True,
+                 columns=columns, **extra)
 
 
 def begin(study: str, title: str, out, scale: str, command: Optional[Sequence[str]], seeds: Callable[[], str], sources: str,

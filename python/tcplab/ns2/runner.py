@@ -69,6 +69,11 @@ def run_tcl(tcl: str, workdir: str, max_wall: float = DEFAULT_WALL_S) -> str:
     return str(p / "trace.tr")
 
 
+#: The columns of `read_trace`'s segments, in order (tcplab's `segments` series').
+SEGMENT_COLUMNS = ["conn", "dir", "time_s", "seq", "len", "end", "ack", "tcp_flags", "syn", "fin", "rst", "retx", "dup_ack", "sack",
+                   "event", "tx", "flow", "wire_bytes"]
+
+
 def read_trace(path: str, script: Script):
     """The trace at `path` as (segments, drops) DataFrames."""
     import pandas as pd
@@ -79,8 +84,10 @@ def read_trace(path: str, script: Script):
     for lk in script.links:
         link_name[(lk.a, lk.b)] = f"{lk.name}:{lk.a}->{lk.b}"
         link_name[(lk.b, lk.a)] = f"{lk.name}:{lk.b}->{lk.a}"
+    # Rows as tuples in the order of SEGMENT_COLUMNS (a dict a row took some 1.3 KB: a 2x10^5-row
+    # trace held 270 MiB in the coordinator; a tuple is a fifth of it).
     rows, drops = [], []
-    seen: dict = {}          # uid -> the row index of its tx (its columns)
+    seen: dict = {}          # uid -> the row of its tx (a tuple, SEGMENT_COLUMNS)
     enq: set = set()         # (uid, from, to) enqueued
     sent: dict = {}          # (conn, dir, seq, syn) -> transmissions so far
     last_ack: dict = {}      # conn -> the last ACK number the sink sent
@@ -136,10 +143,9 @@ def read_trace(path: str, script: Script):
                 if ack is not None and ln == 0 and not syn and not fin:
                     last_ack[(fid, d)] = ack
                 letters = "".join(ch for bit, ch in ((0x02, "S"), (0x01, "F"), (0x04, "R"), (0x10, "A")) if flg & bit)
-                seen[uid] = dict(conn=c.conn, dir=d, seq=seqno, len=ln, end=seqno + ln + int(syn) + int(fin), ack=ack, tcp_flags=letters,
-                                 syn=syn, fin=fin, rst=bool(flg & 0x04), retx=txn > 1, dup_ack=dup, sack=(), tx=txn, flow=c.flow,
-                                 wire_bytes=size)
-                rows.append(dict(seen[uid], time_s=t, event="tx"))
+                seen[uid] = (c.conn, d, t, seqno, ln, seqno + ln + int(syn) + int(fin), ack, letters, syn, fin, bool(flg & 0x04), txn > 1, dup, (),
+                             "tx", txn, c.flow, size)
+                rows.append(seen[uid])
             elif first:
                 s = int(c.syn)
                 if kind == "tcp":
@@ -166,23 +172,20 @@ def read_trace(path: str, script: Script):
                         txn = 0
                     dup = not syn and last_ack.get(fid) == ack
                     last_ack[fid] = ack
-                seen[uid] = dict(conn=c.conn, dir=d, seq=seq, len=ln, end=seq + ln + int(syn), ack=ack,
-                                 tcp_flags=("S" if syn and d == "a2b" else "SA" if syn else "A"), syn=syn, fin=False, rst=False,
-                                 retx=txn > 1, dup_ack=dup, sack=(), tx=txn, flow=c.flow, wire_bytes=size)
-                rows.append(dict(seen[uid], time_s=t, event="tx"))
+                seen[uid] = (c.conn, d, t, seq, ln, seq + ln + int(syn), ack, ("S" if syn and d == "a2b" else "SA" if syn else "A"), syn, False,
+                             False, txn > 1, dup, (), "tx", txn, c.flow, size)
+                rows.append(seen[uid])
             info = seen.get(uid)
             if info is None:
                 continue
-            if ev == "r" and node_of.get(b) == (c.dst if info["dir"] == "a2b" else c.src):
-                rows.append(dict(info, time_s=t, event="rx"))
+            if ev == "r" and node_of.get(b) == (c.dst if info[1] == "a2b" else c.src):
+                rows.append(info[:2] + (t,) + info[3:14] + ("rx",) + info[15:])
             elif ev == "d":
                 reason = "queue" if (uid, a, b) in enq else "filter"
                 drops.append(dict(time_s=t, link=link_name.get((node_of[a], node_of[b]), f"{a}->{b}"), reason=reason, conn=c.conn,
-                                  dir=info["dir"], seq=info["seq"], len=info["len"], syn=info["syn"], fin=info["fin"], retx=info["retx"],
-                                  tx=info["tx"], wire_bytes=size))
-    cols = ["conn", "dir", "time_s", "seq", "len", "end", "ack", "tcp_flags", "syn", "fin", "rst", "retx", "dup_ack", "sack",
-            "event", "tx", "flow", "wire_bytes"]
-    seg = pd.DataFrame(rows, columns=cols)
+                                  dir=info[1], seq=info[3], len=info[4], syn=info[8], fin=info[9], retx=info[11], tx=info[15], wire_bytes=size))
+    seg = pd.DataFrame(rows, columns=SEGMENT_COLUMNS)
+    del rows, seen
     seg["ack"] = pd.array(seg["ack"], dtype="Int64")
     for col in ("conn", "seq", "len", "end", "tx", "wire_bytes"):
         seg[col] = seg[col].astype("int64")
