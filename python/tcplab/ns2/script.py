@@ -1018,11 +1018,14 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
         "proc finish {} {",
         "    global ns tf rr_log qm",
         # Two-way exchanges under way: the response bytes delivered so far (tcplab.ns2.fullweb).
-        "    if {[info procs fx_finish] ne \"\"} { fx_finish }",
+        *(["    fx_finish"] if two_way else []),
         *(["    $ns flush-trace", "    close $tf"] if trace else []),
         # A queue monitor's counts (QueueMonitor, queue/queue-monitor.cc): packets arriving at the
-        # link's queue (the dropped ones among them), dropped there, and the bytes that left it.
-        *[f"    rr_note \"link {name} [$qm({j}) set parrivals_] [$qm({j}) set pdrops_] [$qm({j}) set bdepartures_]\"" for j, name in enumerate(mon_names)],
+        # link's queue (the dropped ones among them), dropped there, and (written for two-way
+        # clients, so that the other studies' scripts, their ns-2 caches' keys, stay as they were)
+        # the bytes that left it.
+        *[f"    rr_note \"link {name} [$qm({j}) set parrivals_] [$qm({j}) set pdrops_]" + (f" [$qm({j}) set bdepartures_]" if two_way else "") + "\""
+          for j, name in enumerate(mon_names)],
         "    if {[info exists rr_log]} { close $rr_log }",
         "    exit 0",
         "}",
