@@ -339,12 +339,14 @@ impl SenderCore {
     /// of dropped and/or CE packets from a single window of data" — not inside a loss episode
     /// (the window was reduced for it), not again before snd_una passes the data outstanding at
     /// the last reduction. No retransmission; CWR on the next new data segment.
-    pub(super) fn ecn_ack(&mut self, delivered: u64, ece: bool) {
+    /// `react`: false when the recovery strategy makes the reduction itself (`Caps::ecn_cwr`,
+    /// Linux's CWR state): then only the controller's hook runs here.
+    pub(super) fn ecn_ack(&mut self, delivered: u64, ece: bool, react: bool) {
         let e = AckEvent { delivered, ece, snd_una: self.snd_una, snd_nxt: self.snd_max };
         let w = self.window();
         self.cc.on_ack_event(&w, &e);
         self.ack_ece = ece;
-        if !ece || self.in_recovery || self.episode.is_some() || self.snd_una < self.ecn_high {
+        if !react || !ece || self.in_recovery || self.episode.is_some() || self.snd_una < self.ecn_high {
             return;
         }
         self.cc_event(CongestionEvent::Ecn(self.loss_context()));
