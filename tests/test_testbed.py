@@ -29,7 +29,7 @@ from tcplab.testbed import lab, nft
 SCENARIO = {
     "name": "testbed-check",
     "topology": {"kind": "single_link", "rate": "10Mbps", "delay": "20ms", "queue": 100},
-    "tcp": {"profile": "linux", "delayed_ack": False},
+    "tcp": {"profile": "linux"},
     "flows": [
         {"name": "clean", "bytes": "150KB"},
         {"name": "synloss", "bytes": "20KB", "start": "700ms", "drops": [{"kind": "syn"}]},
@@ -106,7 +106,7 @@ def test_the_comparison_says_loudly_when_the_real_side_runs_another_algorithm():
 
 
 def test_the_plan_maps_knobs_to_linux():
-    plan, _ = testbed.build(SCENARIO, sets=["tcp.initial_window=4", "tcp.rto_min=\"300ms\"", "tcp.clock_granularity=\"300ms\"", "tcp.mss=1000"])
+    plan, _ = testbed.build(SCENARIO, sets=["tcp.initial_window=4", "tcp.rto_min=\"300ms\"", "tcp.clock_granularity=\"300ms\"", "tcp.mss=1000", "tcp.delayed_ack=false"])
     snd = plan.routes[("sender", "receiver")]
     rcv = plan.routes[("receiver", "sender")]
     # The `linux` profile's controller, CUBIC, on both ends.
@@ -320,7 +320,7 @@ def test_every_dropped_segment_of_a_flow_is_dropped_by_the_box(tmp_path):
     from tcplab.testbed import segmatch
 
     scen = {"topology": {"kind": "single_link", "rate": "10Mbps", "delay": "10ms", "queue": 400},
-            "tcp": {"profile": "linux", "delayed_ack": False},
+            "tcp": {"profile": "linux"},
             "flows": [{"bytes": "300KB", "drops": [{"kind": "data", "segment": 12}, {"kind": "data", "segment": 20}]}]}
     rec = testbed.run(scen, tmp_path, timeout=20)
     assert (rec.get("box") or {}).get("dropped_by_seq") == 2, rec.get("box")
@@ -492,7 +492,7 @@ def test_a_dumbbell_and_tbf_both_ways(tmp_path):
     window exact and its loss-free transfer time within 10 % of the simulated one."""
     db = {"topology": {"kind": "dumbbell", "pairs": 2, "access_rate": "100Mbps", "access_delay": ["2ms", "8ms"],
                        "bottleneck_rate": "10Mbps", "bottleneck_delay": "15ms", "queue": 100},
-          "tcp": {"profile": "linux", "delayed_ack": False},
+          "tcp": {"profile": "linux"},
           "flows": [{"name": "f{i}", "from": "s{i}", "to": "r{i}", "count": 2, "start_spacing": "600ms", "bytes": "100KB"}]}
     testbed.run(db, tmp_path / "db", timeout=20)
     c = testbed.compare(tmp_path / "db", figure=None)
@@ -503,7 +503,7 @@ def test_a_dumbbell_and_tbf_both_ways(tmp_path):
         assert abs(s - r) <= 0.10 * r, c.text
         # The handshake's RTT: both access links and the bottleneck, twice.
         assert abs(value(c, conn, "handshake_rtt_s", "real") - 2 * one_way) < 0.003, c.text
-    single = {"topology": {"kind": "single_link", "rate": "10Mbps", "delay": "20ms"}, "tcp": {"profile": "linux", "delayed_ack": False},
+    single = {"topology": {"kind": "single_link", "rate": "10Mbps", "delay": "20ms"}, "tcp": {"profile": "linux"},
               "flows": [{"bytes": "150KB"}]}
     rec = testbed.run(single, tmp_path / "tbf", timeout=20, shaper="tbf")
     assert rec["shaper"] == "tbf"

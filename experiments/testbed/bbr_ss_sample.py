@@ -14,6 +14,7 @@ import re
 import sys
 
 import tcplab
+from tcplab import units
 from ss_sample import sample_during, write_tsv  # the shared sampler, beside this file
 
 UNITS = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
@@ -44,7 +45,10 @@ def sample_sim(scenario: str, out: str) -> list:
     t = r.series.tcp
     t = t[t["dir"] == "a2b"]
     t0 = t["time_s"].iloc[0]
-    rows = [(round(x.time_s - t0, 4), int(x.cwnd) // 1460, int(x.bbr_bw), str(x.bbr_mode), int(x.pacing_rate) if x.pacing_rate is not None and str(x.pacing_rate) != "<NA>" else "")
+    # cwnd in segments of the sender's payload (the MSS less the timestamps option, as `ss` counts).
+    snd = tcplab.resolve(scenario)["flows"][0]["tcp"]["sender"]
+    seg = int(units.size_bytes(snd["mss"])) - (12 if snd.get("timestamps") else 0)
+    rows = [(round(x.time_s - t0, 4), int(x.cwnd) // seg, int(x.bbr_bw), str(x.bbr_mode), int(x.pacing_rate) if x.pacing_rate is not None and str(x.pacing_rate) != "<NA>" else "")
             for x in t.itertuples()]
     write_tsv(os.path.join(out, "sim_bbr.tsv"), rows)
     return rows

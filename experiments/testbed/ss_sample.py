@@ -35,7 +35,7 @@ def sample_during(scenario: str, out: str, parse, congctl=None, extra=None) -> l
                 ns = next((n for n in names if pid in n and n.endswith("-sender")), None)
                 time.sleep(0.005)
                 continue
-            r = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tin", "state", "established", "dport", "=", ":5001"],
+            r = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tin", "state", "connected", "dport", "=", ":5001"],
                                capture_output=True, text=True)
             now = time.monotonic()
             row = parse(r.stdout)

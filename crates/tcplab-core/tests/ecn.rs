@@ -237,6 +237,118 @@ fn ecn_off_ignores_ece() {
     assert_eq!(h.info().cwnd, 5 * MSS); // slow start as usual
 }
 
+/// Linux's machine (`variant = "sack"`, `loss = "rack"`, PRR, `tcp_reno_ssthresh`) asking for
+/// ECN, `n` segments out (cwnd n), no tail loss probe to keep the timers out of the way.
+fn linux_ecn_sending(n: u64) -> Harness {
+    Harness::sending(n, |c| {
+        c.ecn = Ecn::On;
+        c.variant = tcplab_core::tcp::Variant::Sack;
+        c.sack = true;
+        c.loss = tcplab_core::tcp::config::LossModel::Rack;
+        c.reduction = tcplab_core::tcp::config::Reduction::Prr;
+        c.ssthresh_from_cwnd = true;
+        c.tlp = false;
+    })
+}
+
+/// Data segment k (from byte 1), ECT(0), with `flags` besides ACK.
+fn ect_data(k: u64, flags: u8) -> Seg {
+    seg!(seq = 1 + (k - 1) * MSS, flags = FLAG_ACK | flags, ecn = ECN_ECT0, ..DATA)
+}
+
+#[test]
+fn linux_reduces_for_ece_through_cwr_with_prr() {
+    // Linux `tcp_try_to_open` → `tcp_enter_cwr` → `tcp_init_cwnd_reduction`: on the first ACK
+    // with ECE, high_seq = snd_nxt (the end of segment 10), prior_cwnd = 10, ssthresh =
+    // `tcp_reno_ssthresh` = 10 / 2 = 5; cwnd is not cut at once but set on each ACK by
+    // `tcp_cwnd_reduction` to in_flight + sndcnt, PRR's proportional part while in_flight >
+    // ssthresh: sndcnt = ⌈ssthresh · prr_delivered / prior_cwnd⌉ − prr_out. The numbers below are
+    // that formula written out by hand, one ACK per delivered segment.
+    let mut h = linux_ecn_sending(10);
+    let cwnd = |h: &Harness| h.info().cwnd / MSS;
+    // ACK 1: prr_delivered 1, in_flight 9: ⌈5·1/10⌉ − 0 = 1 → cwnd 10; the first new segment
+    // carries CWR (RFC 3168 §6.1.2; Linux `tcp_ecn_send` on TCP_ECN_QUEUE_CWR).
+    h.send(ms(100), ece_ack(1 + MSS));
+    h.recv(ms(100), [ect_data(11, FLAG_CWR)]);
+    assert_eq!((cwnd(&h), h.info().ssthresh / MSS, h.info().ecn_reductions), (10, 5, 1));
+    // Then, with ECE on every ACK until the receiver sees CWR (`tcp_enter_cwr` acts only below
+    // CA_CWR: one reduction), (prr_delivered, in_flight after the ACK) → cwnd, sends:
+    let steps: [(u64, u64, bool); 8] = [
+        (2, 10 - 1, false), // ⌈10/10⌉ − 1 = 0: cwnd 9 (in_flight 9: 3..=11)
+        (3, 9, true),       // ⌈15/10⌉ − 1 = 1: in_flight 8 → 9, segment 12
+        (4, 8, false),      // ⌈20/10⌉ − 2 = 0
+        (5, 8, true),       // ⌈25/10⌉ − 2 = 1: in_flight 7 → 8, segment 13
+        (6, 7, false),      // ⌈30/10⌉ − 3 = 0
+        (7, 7, true),       // ⌈35/10⌉ − 3 = 1: in_flight 6 → 7, segment 14
+        (8, 6, false),      // ⌈40/10⌉ − 4 = 0
+        (9, 5, false),      // in_flight 5 = ssthresh: PRR-SSRB, min(ssthresh − in_flight = 0, ...) = 0
+    ];
+    let mut next = 12;
+    for (k, want, sends) in steps {
+        h.send(ms(100 + k), ece_ack(1 + k * MSS));
+        if sends {
+            h.recv(ms(100 + k), [ect_data(next, 0)]);
+            next += 1;
+        } else {
+            h.recv_nothing();
+        }
+        assert_eq!(cwnd(&h), want, "after the ACK of segment {k}");
+    }
+    // ACK 10: snd_una = high_seq, not above it: still CWR ("CWR is to be held something *above*
+    // high_seq is ACKed"). in_flight 4 < ssthresh: min(5 − 4, max(10 − 4, 1) + 1) = 1 → cwnd 5.
+    h.send(ms(110), ece_ack(1 + 10 * MSS));
+    h.recv(ms(110), [ect_data(15, 0)]);
+    assert_eq!(cwnd(&h), 5);
+    assert_eq!(h.info().ecn_reductions, 1);
+    // ACK 11 (the CWR segment; the receiver stopped echoing): above high_seq, so
+    // `tcp_end_cwr_cwnd_reduction` sets cwnd = ssthresh = 5 and CA_Open's `tcp_cong_avoid`
+    // grows it by this ACK (Reno's avoidance: less than a segment), in_flight 4: one segment.
+    h.send(ms(111), seg!(ack = 1 + 11 * MSS));
+    h.recv(ms(111), [ect_data(16, 0)]);
+    assert_eq!(cwnd(&h), 5);
+    assert!(h.info().cwnd > 5 * MSS, "the ACK that ends CWR grows the window");
+    // Nothing was retransmitted: an ECN reduction is not a loss.
+    assert_eq!((h.info().retrans, h.info().fast_retransmits), (0, 0));
+    // A new ECE after CWR ended is a new window's signal: a second reduction, CWR again on the
+    // next new segment.
+    h.send(ms(112), ece_ack(1 + 12 * MSS));
+    assert_eq!(h.info().ecn_reductions, 2);
+    assert_eq!(h.info().ssthresh / MSS, 2);
+    let sent = h.take_sent();
+    assert!(sent.iter().all(|(_, s)| s.flags & FLAG_CWR == 0 || s.seq == 1 + 16 * MSS), "{sent:?}");
+}
+
+#[test]
+fn linux_cwr_then_a_loss_keeps_the_reduction_under_way() {
+    // `tcp_enter_recovery` from CA_CWR: "if (!tcp_in_cwnd_reduction(sk)) ...
+    // tcp_init_cwnd_reduction(sk)" — a loss found during CWR takes no second ssthresh from the
+    // controller. 20 out: the ECE gives ssthresh 10; twelve ECE ACKs later PRR has brought cwnd
+    // to 14, where a fresh reduction would give 7.
+    let mut h = linux_ecn_sending(20);
+    for k in 1..=12 {
+        h.send(ms(100 + k), ece_ack(1 + k * MSS));
+    }
+    let sent = h.take_sent();
+    assert_eq!(sent.iter().filter(|(_, s)| s.flags & FLAG_CWR != 0).count(), 1, "{sent:?}");
+    assert_eq!((h.info().cwnd / MSS, h.info().ssthresh / MSS, h.info().ecn_reductions), (14, 10, 1));
+    // Segment 13 missing, 14..=16 SACKed: RACK marks 13 lost (no reordering seen) and the
+    // sender enters Recovery — with ssthresh still 10.
+    let blocks: &'static [(u64, u64)] = &[(1 + 13 * MSS, 1 + 16 * MSS)];
+    h.send(ms(113), seg!(ack = 1 + 12 * MSS, flags = FLAG_ACK | FLAG_ECE, sack = blocks));
+    assert_eq!(h.info().ca_state, tcplab_core::tcp::CaState::Recovery);
+    assert_eq!(h.info().fast_retransmits, 1);
+    assert_eq!((h.info().ssthresh / MSS, h.info().ecn_reductions), (10, 1));
+    // The same PRR episode goes on: prr_out is 6 (sent in CWR), so no forced first send, and
+    // in_flight = 14 − 3 SACKed − 1 lost = 10 = ssthresh: sndcnt 0, nothing yet.
+    h.recv_nothing();
+    // Segment 17 SACKed: in_flight 9, ssthresh − in_flight = 1: the retransmission of 13, Not-ECT
+    // (RFC 3168 §6.1.5).
+    let blocks: &'static [(u64, u64)] = &[(1 + 13 * MSS, 1 + 17 * MSS)];
+    h.send(ms(114), seg!(ack = 1 + 12 * MSS, flags = FLAG_ACK | FLAG_ECE, sack = blocks));
+    h.recv(ms(114), [seg!(seq = 1 + 12 * MSS, ..DATA)]);
+    assert_eq!((h.info().ssthresh / MSS, h.info().ecn_reductions, h.info().fast_retransmits), (10, 1, 1));
+}
+
 // ---- DCTCP ----
 
 /// A window of `n` one-segment ACKs, `marked` of them with ECE, fed to the controller's

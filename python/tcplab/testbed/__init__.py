@@ -81,8 +81,9 @@ def _resolved_tcp(scenario: dict, sets) -> list:
     return [f["tcp"]["sender"] for f in r["flows"]] + [a["tcp"]["client"] for a in r["apps"]]
 
 
-def simulate(scenario, workdir, hosts: Sequence[str], sets: Sequence[str] = (), seed: Optional[int] = None):
-    """The same scenario in the simulator, captured at the same hosts (`sim-<host>.pcap`)."""
+def simulate(scenario, workdir, hosts: Sequence[str], sets: Sequence[str] = (), seed: Optional[int] = None, series=None):
+    """The same scenario in the simulator, captured at the same hosts (`sim-<host>.pcap`);
+    `series` as `tcplab.run`'s."""
     from .. import api
 
     d = dict(_load(scenario))
@@ -92,7 +93,7 @@ def simulate(scenario, workdir, hosts: Sequence[str], sets: Sequence[str] = (), 
     here = os.getcwd()
     os.chdir(workdir)
     try:
-        return api.run(d, seed=seed, sets=list(sets))
+        return api.run(d, seed=seed, sets=list(sets), series=series)
     finally:
         os.chdir(here)
 

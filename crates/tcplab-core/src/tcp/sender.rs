@@ -294,7 +294,11 @@ impl TcpSender {
         // next new data.
         if c.ecn_ok {
             let ece = c.ack_ece;
-            c.ecn_ack(acked + newly_sacked, ece);
+            // Linux's recovery machine enters CWR itself (`tcp_try_to_open` → `tcp_enter_cwr`),
+            // except for a controller that owns the window (BBR's `cong_control` ignores the
+            // CWR state's reduction).
+            let react = !(self.rec.caps().ecn_cwr && !c.cc_owns);
+            c.ecn_ack(acked + newly_sacked, ece, react);
         }
         // Linux `tcp_ack` → `tcp_cong_control`: a controller with `cong_control` (BBR) sees
         // every ACK, after loss detection and before the recovery's sends (`tcp_xmit_recovery`).

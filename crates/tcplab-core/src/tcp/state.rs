@@ -339,12 +339,14 @@ impl SenderCore {
     /// of dropped and/or CE packets from a single window of data" — not inside a loss episode
     /// (the window was reduced for it), not again before snd_una passes the data outstanding at
     /// the last reduction. No retransmission; CWR on the next new data segment.
-    pub(super) fn ecn_ack(&mut self, delivered: u64, ece: bool) {
+    /// `react`: false when the recovery strategy makes the reduction itself (`Caps::ecn_cwr`,
+    /// Linux's CWR state): then only the controller's hook runs here.
+    pub(super) fn ecn_ack(&mut self, delivered: u64, ece: bool, react: bool) {
         let e = AckEvent { delivered, ece, snd_una: self.snd_una, snd_nxt: self.snd_max };
         let w = self.window();
         self.cc.on_ack_event(&w, &e);
         self.ack_ece = ece;
-        if !ece || self.in_recovery || self.episode.is_some() || self.snd_una < self.ecn_high {
+        if !react || !ece || self.in_recovery || self.episode.is_some() || self.snd_una < self.ecn_high {
             return;
         }
         self.cc_event(CongestionEvent::Ecn(self.loss_context()));
@@ -857,14 +859,14 @@ impl SenderCore {
     }
 
     /// Linux `tcp_write_xmit` with `tso_defer` (`tcp/tso.rs`), for the new data at snd_nxt when
-    /// `in_flight` bytes are in the network: None if `tcp_tso_should_defer` holds the head skb for
-    /// the next ACK, else the segments the next skb carries (`tcp_cwnd_test`, `tcp_tso_autosize`,
-    /// the head skb's end), which leave without asking again.
-    pub fn tso_next_skb(&self, in_flight: u64) -> Option<u64> {
+    /// `in_flight` bytes are in the network: Err(why) if `tcp_tso_should_defer` holds the head skb
+    /// for the next ACK, else the segments the next skb carries (`tcp_cwnd_test`,
+    /// `tcp_tso_autosize`, the head skb's end), which leave without asking again.
+    pub fn tso_next_skb(&self, in_flight: u64) -> Result<u64, tso::Deferred> {
         let mss = self.mss.max(1);
         let room = self.cwnd.saturating_sub(in_flight);
         if !self.cfg.tso_defer || self.snd_nxt >= self.data_end || room < mss {
-            return Some(1);
+            return Ok(1);
         }
         // The write queue as one write made it (`tcp_xmit_size_goal`), half of the largest
         // window the SYN-ACK can offer unscaled.
@@ -893,11 +895,11 @@ impl SenderCore {
                 head_sent,
                 srtt: self.rtt.srtt().unwrap_or(0),
             };
-            if tso::should_defer(&v) {
-                return None;
+            if let Some(why) = tso::defer(&v) {
+                return Err(why);
             }
         }
-        Some(tso::skb_segments(self.cwnd / mss, room / mss, max_segs, skb_segs))
+        Ok(tso::skb_segments(self.cwnd / mss, room / mss, max_segs, skb_segs))
     }
 
     /// Nagle (RFC 896; RFC 1122 §4.2.3.4; ns-2 FullTcp `foutput()` with `nodelay_` false,
@@ -945,6 +947,8 @@ impl SenderCore {
         }
         let mut burst = 0u32;
         let mut skb_left = 0u64;
+        // tcp_tso_should_defer held the head skb because the window was the limit.
+        let mut deferred_by_cwnd = false;
         loop {
             // The burst limit (the window is asked below, once the segment is known).
             if !self.send_gate(burst, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: true, what: SendKind::Window }) {
@@ -968,8 +972,11 @@ impl SenderCore {
                 if self.cfg.tso_defer && self.snd_nxt == self.snd_max {
                     if skb_left == 0 {
                         match self.tso_next_skb(self.snd_nxt - self.snd_una) {
-                            Some(n) => skb_left = n,
-                            None => break,
+                            Ok(n) => skb_left = n,
+                            Err(why) => {
+                                deferred_by_cwnd = why == tso::Deferred::Cwnd;
+                                break;
+                            }
                         }
                     }
                     skb_left -= 1;
@@ -1004,9 +1011,11 @@ impl SenderCore {
             self.cc_event(CongestionEvent::TxStart { now: self.now, since: t, app_limited: self.txq.app_limited_until() != 0 });
         }
         // Linux `tcp_write_xmit` → `tcp_cwnd_validate` (RFC 2861's application-limited decay),
-        // when data was sent or the window stopped the sender.
+        // when data was sent or the window stopped the sender: "is_cwnd_limited |=
+        // (tcp_packets_in_flight(tp) >= tcp_snd_cwnd(tp))", after `tcp_tso_should_defer` set it
+        // when it held a skb for want of cwnd.
         if self.cfg.cwnd_validation == super::config::CwndValidation::Linux {
-            let cwnd_limited = self.snd_nxt - self.snd_una >= self.cwnd;
+            let cwnd_limited = self.snd_nxt - self.snd_una >= self.cwnd || deferred_by_cwnd;
             if burst > 0 || cwnd_limited {
                 let open = !self.in_recovery && self.dupacks == 0 && self.episode.is_none();
                 let r = cc::SendRound { now: self.now, outstanding: self.flight_size(), cwnd_limited, snd_una: self.snd_una, snd_nxt: self.snd_max, rto: self.rtt.rto(), open };

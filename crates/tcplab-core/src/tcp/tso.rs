@@ -51,50 +51,66 @@ pub struct DeferView {
     pub srtt: Time,
 }
 
+/// Why `tcp_tso_should_defer` held the head skb: "Three cases are tracked: 1) We are
+/// cwnd-limited 2) We are rwnd-limited 3) We are application limited." The first sets
+/// `tcp_write_xmit`'s `is_cwnd_limited`, which `tcp_cwnd_validate` records for the window's growth
+/// (`tcp_is_cwnd_limited`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deferred {
+    Cwnd,
+    Rwnd,
+    App,
+}
+
 /// Linux `tcp_tso_should_defer`: true when the head skb waits for the next ACK. Called only for a
 /// skb of more than one segment (`tso_segs > 1`) and with room for at least one in cwnd.
 pub fn should_defer(v: &DeferView) -> bool {
+    defer(v).is_some()
+}
+
+/// `should_defer` with the reason: None when the skb goes now.
+pub fn defer(v: &DeferView) -> Option<Deferred> {
     if v.recovering {
-        return false;
+        return None;
     }
     // "allowing defer only if the last write was recent (1 ms)".
     if v.now > v.last_xmit + RECENT_WRITE {
-        return false;
+        return None;
     }
     let cong_win = v.cwnd_room;
     let limit = v.send_win.min(cong_win);
     // "If a full-sized TSO skb can be sent, do it."
     if limit >= v.max_segs * v.mss {
-        return false;
+        return None;
     }
     // "Middle in queue won't get any more data, full sendable already?"
     if !v.skb_is_tail && limit >= v.skb_len {
-        return false;
+        return None;
     }
     // "If at least some fraction of a window is available, just use it."
     let chunk = v.snd_wnd.min(v.cwnd) / TSO_WIN_DIVISOR;
     if limit >= chunk {
-        return false;
+        return None;
     }
-    let Some(head_sent) = v.head_sent else { return false };
+    let Some(head_sent) = v.head_sent else { return None };
     // "When is the ACK expected?" head->tstamp + srtt; "If next ACK is likely to come too late,
     // ie in more than min(1ms, half srtt), do not defer."
     let expected_ack = head_sent + v.srtt;
     let threshold = (v.srtt / 2).min(ACK_SOON);
     if expected_ack > v.now + threshold {
-        return false;
+        return None;
     }
     // "Ok, it looks like it is advisable to defer": cwnd-limited, rwnd-limited, or the
     // application may add to the skb.
     if cong_win < v.send_win {
         if cong_win <= v.skb_len {
-            return true;
+            return Some(Deferred::Cwnd);
         }
     } else if v.send_win <= v.skb_len {
-        return true;
+        return Some(Deferred::Rwnd);
     }
     // "If this packet won't get more data, do not wait."
-    !v.skb_fin
+    (!v.skb_fin).then_some(Deferred::App)
 }
 
 /// Linux `tcp_xmit_size_goal` for a write: the GSO limit (`sk_gso_max_size`) bounded to half the
@@ -169,6 +185,19 @@ mod tests {
         assert!(should_defer(&DeferView { skb_is_tail: true, skb_fin: true, ..view() }));
         // ... and goes when it can.
         assert!(!should_defer(&DeferView { skb_is_tail: true, skb_fin: true, skb_len: MSS / 2 + MSS / 4, cwnd_room: MSS, ..view() }));
+    }
+
+    #[test]
+    fn the_reason_of_a_deferral_is_the_window_that_limits() {
+        // "1) We are cwnd-limited": cwnd's room (1 segment) below the receiver's window, and no
+        // more than the skb: tcp_write_xmit's is_cwnd_limited, which lets the window grow.
+        assert_eq!(defer(&view()), Some(Deferred::Cwnd));
+        // "2) We are rwnd-limited": the receiver's window from the skb on is the smaller.
+        assert_eq!(defer(&DeferView { send_win: MSS / 2, ..view() }), Some(Deferred::Rwnd));
+        // "3) We are application limited": cwnd's room below the receiver's window but more than
+        // the (tail) skb, which the application may still fill.
+        assert_eq!(defer(&DeferView { skb_len: MSS / 2, skb_is_tail: true, ..view() }), Some(Deferred::App));
+        assert_eq!(defer(&DeferView { recovering: true, ..view() }), None);
     }
 
     #[test]

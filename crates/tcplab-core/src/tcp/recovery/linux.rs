@@ -16,8 +16,11 @@
 //! head marked lost by `tcp_newreno_mark_lost` (at `tp->reordering` duplicates, and on each
 //! partial ACK in Recovery) instead of RACK, no tail loss probe, and Recovery held until data
 //! above high_seq is acknowledged (`tcp_try_undo_recovery`, RFC 6582's guard).
-//! Not modelled: undo (DSACK, F-RTO, `tcp_try_undo_*`), CWR from ECN, TSO, the delayed-ACK filter
-//! of min_rtt; the tail loss probe is `tlp.rs`.
+//! An ECN-Echo outside a loss recovery moves the sender into CA_CWR (`tcp_enter_cwr`): ssthresh
+//! from the controller, then the same reduction as Recovery's, ACK by ACK, until something above
+//! high_seq is acknowledged (`tcp_end_cwr_cwnd_reduction`: cwnd = ssthresh).
+//! Not modelled: undo (DSACK, F-RTO, `tcp_try_undo_*`), TSO, the delayed-ACK filter of min_rtt;
+//! the tail loss probe is `tlp.rs`.
 
 use super::tlp::{self, Tlp, TCP_TIMEOUT_MIN};
 use super::prr::{Prr, PrrAck};
@@ -89,18 +92,34 @@ impl Reduction {
     }
 }
 
-/// Linux's `icsk_ca_state` as far as this machine routes on it (Disorder and CWR are read from
-/// the scoreboard and the transmit record: `open()`).
+/// Linux's `icsk_ca_state` as far as this machine routes on it (Disorder is read from the
+/// scoreboard and the transmit record: `open()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ca {
     Open,
+    /// The window is being reduced for an ECN-Echo (TCP_CA_CWR), nothing lost.
+    Cwr,
     Recovery,
     Loss,
 }
 
+impl Ca {
+    /// Linux `tcp_in_cwnd_reduction`: CA_CWR or CA_Recovery, where `tcp_cong_control` calls
+    /// `tcp_cwnd_reduction` instead of growing the window.
+    fn in_reduction(self) -> bool {
+        matches!(self, Ca::Cwr | Ca::Recovery)
+    }
+
+    /// Below CA_Recovery (Open, Disorder, CWR): the tail loss probe may be armed
+    /// (`tcp_schedule_loss_probe`) and TSO deferral may hold a send (`tcp_tso_should_defer`).
+    fn below_recovery(self) -> bool {
+        matches!(self, Ca::Open | Ca::Cwr)
+    }
+}
+
 pub struct LinuxRecovery {
     ca: Ca,
-    /// `tp->high_seq`: snd_nxt when Recovery or Loss began.
+    /// `tp->high_seq`: snd_nxt when CWR, Recovery or Loss began.
     high_seq: u64,
     reduction: Reduction,
     tlp: Tlp,
@@ -211,25 +230,62 @@ impl LinuxRecovery {
     /// CA_Open (or CWR): nothing SACKed, lost or retransmitted outstanding (else Linux's
     /// `tcp_try_to_open` leaves the sender in Disorder); the tail loss probe is armed only here.
     fn open(&self, s: &SenderCore, sc: &Scan) -> bool {
-        self.ca == Ca::Open && s.sb.is_empty() && !sc.lost && !sc.retrans && self.reno_sacked == 0
+        self.ca.below_recovery() && s.sb.is_empty() && !sc.lost && !sc.retrans && self.reno_sacked == 0
     }
 
     /// Linux `tcp_enter_recovery` → `tcp_init_cwnd_reduction`: high_seq = snd_nxt, ssthresh
-    /// from the controller, prior_cwnd = cwnd, the tail loss probe forgotten; CA_Recovery.
+    /// from the controller, prior_cwnd = cwnd, the tail loss probe forgotten, CWR queued on an
+    /// ECN connection (`tcp_ecn_queue_cwr`); CA_Recovery. From CA_CWR the reduction under way
+    /// goes on ("if (!tcp_in_cwnd_reduction(sk)) ... tcp_init_cwnd_reduction(sk)"): no new
+    /// ssthresh, the same high_seq.
     fn enter_recovery(&mut self, s: &mut SenderCore) {
         s.stats.fast_retransmits += 1;
         s.stats.recoveries += 1;
         s.recovery_since.get_or_insert(s.now);
-        let prior_cwnd = s.cwnd;
-        s.cc_event(CongestionEvent::FastRetransmit(s.loss_context()));
-        self.reduction.enter(s.mss, prior_cwnd, s.ssthresh, self.prior_in_flight);
-        self.high_seq = s.snd_max;
+        if self.ca != Ca::Cwr {
+            let prior_cwnd = s.cwnd;
+            s.cc_event(CongestionEvent::FastRetransmit(s.loss_context()));
+            self.reduction.enter(s.mss, prior_cwnd, s.ssthresh, self.prior_in_flight);
+            self.high_seq = s.snd_max;
+            self.sent_in_recovery = false;
+            s.ecn_cwr_pending |= s.ecn_ok;
+        }
         s.recover = s.snd_max;
         s.in_recovery = true;
         self.ca = Ca::Recovery;
-        self.sent_in_recovery = false;
         self.tlp.high_seq = None;
         s.loss_reduction(false, true);
+    }
+
+    /// Linux `tcp_try_to_open` → `tcp_enter_cwr` on an ACK with ECE (`FLAG_ECE`) in CA_Open or
+    /// Disorder, nothing lost (RFC 3168 §6.1.2: the window reduced once per window of data,
+    /// nothing retransmitted): `tcp_init_cwnd_reduction` (high_seq = snd_nxt, prior_cwnd = cwnd,
+    /// ssthresh from the controller — CUBIC's `cubictcp_recalc_ssthresh`, Reno's
+    /// `tcp_reno_ssthresh`, DCTCP's `dctcp_ssthresh` —, CWR on the next new data segment); cwnd
+    /// is left where it is and PRR lowers it ACK by ACK (`tcp_cwnd_reduction`).
+    fn enter_cwr(&mut self, s: &mut SenderCore) {
+        let prior_cwnd = s.cwnd;
+        s.cc_event(CongestionEvent::Ecn(s.loss_context()));
+        s.set_recovery_window(prior_cwnd);
+        self.reduction.enter(s.mss, prior_cwnd, s.ssthresh, self.prior_in_flight);
+        self.high_seq = s.snd_max;
+        self.ca = Ca::Cwr;
+        self.sent_in_recovery = false;
+        self.tlp.high_seq = None;
+        s.ecn_cwr_pending = true;
+        s.ecn_high = s.snd_max;
+        s.stats.ecn_reductions += 1;
+    }
+
+    /// Linux `tcp_end_cwr_cwnd_reduction` (`tcp_fastretrans_alert`, D: "CWR is to be held
+    /// something *above* high_seq is ACKed for CWR bit to reach receiver"): cwnd = ssthresh;
+    /// CA_Open.
+    fn end_cwr(&mut self, s: &mut SenderCore) {
+        if s.ssthresh < u64::MAX / 4 {
+            s.set_recovery_window(s.ssthresh);
+        }
+        self.ca = Ca::Open;
+        self.reduction.end();
     }
 
     /// Linux `tcp_end_cwnd_reduction` on leaving Recovery: cwnd = ssthresh; CA_Open.
@@ -290,8 +346,8 @@ impl LinuxRecovery {
             if s.cfg.tso_defer && s.snd_max < s.data_end {
                 if skb_left == 0 {
                     match s.tso_next_skb(*in_flight) {
-                        Some(n) => skb_left = n,
-                        None => break,
+                        Ok(n) => skb_left = n,
+                        Err(_) => break,
                     }
                 }
                 skb_left -= 1;
@@ -307,12 +363,12 @@ impl LinuxRecovery {
     /// retransmissions and new data the window allows. Returns whether anything was sent.
     fn repair(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) -> bool {
         let sc = self.scan(s);
-        if self.ca == Ca::Open && sc.lost {
+        if self.ca.below_recovery() && sc.lost {
             self.enter_recovery(s);
         }
         let mut in_flight = sc.in_flight;
-        if self.ca == Ca::Recovery {
-            // tcp_cong_control → tcp_cwnd_reduction, once per ACK in recovery.
+        if self.ca.in_reduction() {
+            // tcp_cong_control → tcp_cwnd_reduction, once per ACK in CWR or Recovery.
             let a = PrrAck { delivered: self.delivered, in_flight, snd_una_advanced: s.snd_una > self.prior_una, newly_lost: s.txq.lost() > self.prior_lost };
             let mut cwnd = self.reduction.on_ack(a, s.cwnd);
             // "Force a fast retransmit upon entering fast recovery": at least one segment while
@@ -324,10 +380,10 @@ impl LinuxRecovery {
             s.set_recovery_window(cwnd);
         }
         // tcp_tso_should_defer: "if (icsk->icsk_ca_state >= TCP_CA_Recovery) goto send_now".
-        s.tso_may_defer = self.ca == Ca::Open;
+        s.tso_may_defer = self.ca.below_recovery();
         let before = s.stats.segs_sent + s.fin_tx as u64;
         let bytes_before = s.stats.bytes_sent;
-        if self.ca != Ca::Open {
+        if !self.ca.below_recovery() {
             self.retransmit_lost(s, &mut in_flight, out);
         }
         let new = if sc.in_flight == s.flight_size() && self.ca == Ca::Open {
@@ -340,7 +396,7 @@ impl LinuxRecovery {
             self.send_new(s, &mut in_flight, out)
         };
         let sent = new || s.stats.segs_sent + s.fin_tx as u64 > before;
-        if self.ca == Ca::Recovery {
+        if self.ca.in_reduction() {
             self.sent_in_recovery |= sent;
             self.reduction.on_sent(s.stats.bytes_sent - bytes_before);
         }
@@ -364,7 +420,7 @@ impl Recovery for LinuxRecovery {
     /// out within cwnd − in_flight, which leaves SACKed segments out); the SACK marks survive an
     /// RTO (`tcp_timeout_mark_lost` keeps `TCPCB_SACKED_ACKED` unless the receiver reneged).
     fn caps(&self) -> Caps {
-        Caps { sack_dupacks: !self.reno, own_limited_transmit: true, keeps_scoreboard_on_timeout: true, ..Caps::STANDARD }
+        Caps { sack_dupacks: !self.reno, own_limited_transmit: true, keeps_scoreboard_on_timeout: true, ecn_cwr: true, ..Caps::STANDARD }
     }
 
     fn on_delivered(&mut self, s: &SenderCore, d: Delivered) {
@@ -392,6 +448,13 @@ impl Recovery for LinuxRecovery {
 
     fn recovering(&self, _s: &SenderCore) -> bool {
         self.ca == Ca::Recovery
+    }
+
+    /// tcp_cong_control: "if (tcp_in_cwnd_reduction(sk)) tcp_cwnd_reduction(...) else if
+    /// (tcp_may_raise_cwnd(sk, flag)) tcp_cong_avoid(...)": no growth in CWR (the ACK that ends
+    /// it grows the window in `send`, `grow_on_exit`).
+    fn grows_on_new_ack(&self, _s: &SenderCore) -> bool {
+        self.ca != Ca::Cwr
     }
 
     /// Linux `tcp_enter_loss` (the sender has already taken ssthresh and cwnd from the controller,
@@ -441,15 +504,22 @@ impl Recovery for LinuxRecovery {
             }
             // tcp_process_loss → tcp_try_undo_recovery: CA_Open.
             Ca::Loss if s.snd_una >= self.high_seq => self.ca = Ca::Open,
+            // "CWR is to be held something *above* high_seq is ACKed for CWR bit to reach
+            // receiver": tcp_end_cwr_cwnd_reduction, CA_Open; then tcp_cong_control grows the
+            // window by this ACK as out of Recovery.
+            Ca::Cwr if s.snd_una > self.high_seq => {
+                self.end_cwr(s);
+                self.grow_on_exit(s);
+            }
             _ => {}
         }
         // E: tcp_identify_packet_loss → tcp_rack_mark_lost, or without SACK
         // tcp_newreno_mark_lost (an ACK of new data outside Recovery first forgets the
         // duplicates: tcp_reset_reno_sack).
         let v = if !self.reno {
-            s.detect_losses(self.ca != Ca::Open, self.prior_fack, false)
+            s.detect_losses(!self.ca.below_recovery(), self.prior_fack, false)
         } else {
-            if advanced && self.ca == Ca::Open {
+            if advanced && self.ca.below_recovery() {
                 self.reno_sacked = 0;
             }
             if !hold {
@@ -465,6 +535,14 @@ impl Recovery for LinuxRecovery {
         // already.)
         if !advanced && self.newly_sacked && self.ca == Ca::Open && s.reordering > s.cfg.dupthresh && !s.ack_ece && !scan(s).lost && s.cc_cwnd_limited() == Some(true) {
             s.cc_on_ack(self.delivered);
+        }
+        // tcp_try_to_open: "if (flag & FLAG_ECE) tcp_enter_cwr(sk)" when no loss is proven (a
+        // loss takes the sender into Recovery, a reduction too, in `repair`); in CWR already,
+        // nothing more (`tcp_enter_cwr` acts only below CA_CWR). A controller that owns the
+        // window (BBR) is left to the core's ECN rule (`tcp_cong_control` returns before any
+        // reduction for it).
+        if self.ca == Ca::Open && s.ecn_ok && s.ack_ece && !s.cc_owns && !self.scan(s).lost {
+            self.enter_cwr(s);
         }
         let sent = self.repair(s, out);
         // Timers, as tcp_ack leaves them: RACK's reordering timer if it set one, else (data
@@ -512,13 +590,16 @@ impl Recovery for LinuxRecovery {
                 if s.snd_nxt < s.snd_max {
                     s.snd_nxt = s.snd_max;
                 }
-                let v = s.detect_losses(self.ca != Ca::Open, self.prior_fack, true);
+                let v = s.detect_losses(!self.ca.below_recovery(), self.prior_fack, true);
                 s.stats.rack_marked += v.marked as u64;
                 if v.marked > 0 {
                     // "if (inet_csk(sk)->icsk_ca_state != TCP_CA_Recovery) tcp_enter_recovery";
                     // tcp_cwnd_reduction(sk, 1, ...): one segment delivered.
                     if self.ca != Ca::Recovery {
-                        self.ca = Ca::Open;
+                        // From CWR the reduction under way goes on (`tcp_enter_recovery`).
+                        if self.ca != Ca::Cwr {
+                            self.ca = Ca::Open;
+                        }
                         let sc = self.scan(s);
                         self.prior_in_flight = sc.in_flight;
                         self.enter_recovery(s);

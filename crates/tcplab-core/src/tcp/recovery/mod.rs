@@ -43,10 +43,13 @@ pub struct Caps {
     /// A timeout leaves the SACK scoreboard as it is (ns-2's SackRH, `TimeoutScoreBoard()` in
     /// tcp/scoreboard-rh.cc); otherwise it is cleared (RFC 2018 §8, RFC 6675 §5.1).
     pub keeps_scoreboard_on_timeout: bool,
+    /// The strategy makes ECN's window reduction itself (Linux's CWR state, `tcp_enter_cwr`);
+    /// otherwise the core reduces at once on an ECE ACK (RFC 3168 §6.1.2).
+    pub ecn_cwr: bool,
 }
 
 impl Caps {
-    pub const STANDARD: Caps = Caps { sack_dupacks: false, own_limited_transmit: false, gbn_skips_sacked: true, keeps_scoreboard_on_timeout: false };
+    pub const STANDARD: Caps = Caps { sack_dupacks: false, own_limited_transmit: false, gbn_skips_sacked: true, keeps_scoreboard_on_timeout: false, ecn_cwr: false };
 }
 
 /// What an ACK delivered, for a strategy that paces its repair by it (RFC 6937 / RFC 9937 PRR:
