@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import TestbedError, compare, run  # noqa: F401
+from .exp_cwnd import cwnd  # noqa: F401  (its own module: CUBIC's window, 10 seeds)
 
 LINK = {"kind": "single_link", "rate": "10Mbps", "delay": "50ms"}
 
@@ -242,7 +243,7 @@ def drops(out: Path, quick: bool, profile: str = "linux") -> tuple[str, dict]:
     return "\n".join(lines), res
 
 
-EXPERIMENTS = {"boxacc": boxacc, "seddigh": seddigh, "table2": table2, "allman": allman, "loss": loss, "drops": drops}
+EXPERIMENTS = {"boxacc": boxacc, "seddigh": seddigh, "table2": table2, "allman": allman, "loss": loss, "drops": drops, "cwnd": cwnd}
 
 
 def run_all(out: Path, only: Optional[list] = None, quick: bool = False) -> str:
