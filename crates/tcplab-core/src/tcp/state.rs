@@ -857,14 +857,15 @@ impl SenderCore {
     }
 
     /// Linux `tcp_write_xmit` with `tso_defer` (`tcp/tso.rs`), for the new data at snd_nxt when
-    /// `in_flight` bytes are in the network: None if `tcp_tso_should_defer` holds the head skb for
-    /// the next ACK, else the segments the next skb carries (`tcp_cwnd_test`, `tcp_tso_autosize`,
-    /// the head skb's end), which leave without asking again.
-    pub fn tso_next_skb(&self, in_flight: u64) -> Option<u64> {
+    /// `in_flight` bytes are in the network: `Err(cwnd_limited)` if `tcp_tso_should_defer` holds
+    /// the head skb for the next ACK (`cwnd_limited`: because of the window, its
+    /// `*is_cwnd_limited = true`), else the segments the next skb carries (`tcp_cwnd_test`,
+    /// `tcp_tso_autosize`, the head skb's end), which leave without asking again.
+    pub fn tso_next_skb(&self, in_flight: u64) -> Result<u64, bool> {
         let mss = self.mss.max(1);
         let room = self.cwnd.saturating_sub(in_flight);
         if !self.cfg.tso_defer || self.snd_nxt >= self.data_end || room < mss {
-            return Some(1);
+            return Ok(1);
         }
         // The write queue as one write made it (`tcp_xmit_size_goal`), half of the largest
         // window the SYN-ACK can offer unscaled.
@@ -894,10 +895,10 @@ impl SenderCore {
                 srtt: self.rtt.srtt().unwrap_or(0),
             };
             if tso::should_defer(&v) {
-                return None;
+                return Err(tso::deferral_is_cwnd_limited(&v));
             }
         }
-        Some(tso::skb_segments(self.cwnd / mss, room / mss, max_segs, skb_segs))
+        Ok(tso::skb_segments(self.cwnd / mss, room / mss, max_segs, skb_segs))
     }
 
     /// Nagle (RFC 896; RFC 1122 §4.2.3.4; ns-2 FullTcp `foutput()` with `nodelay_` false,
@@ -945,6 +946,8 @@ impl SenderCore {
         }
         let mut burst = 0u32;
         let mut skb_left = 0u64;
+        // tcp_write_xmit's is_cwnd_limited from a deferral (tcp_tso_should_defer).
+        let mut deferred_by_cwnd = false;
         loop {
             // The burst limit (the window is asked below, once the segment is known).
             if !self.send_gate(burst, Ask { used: 0, need: 0, limit: Limit::Clocked, burst: true, what: SendKind::Window }) {
@@ -968,8 +971,11 @@ impl SenderCore {
                 if self.cfg.tso_defer && self.snd_nxt == self.snd_max {
                     if skb_left == 0 {
                         match self.tso_next_skb(self.snd_nxt - self.snd_una) {
-                            Some(n) => skb_left = n,
-                            None => break,
+                            Ok(n) => skb_left = n,
+                            Err(by_cwnd) => {
+                                deferred_by_cwnd = by_cwnd;
+                                break;
+                            }
                         }
                     }
                     skb_left -= 1;
@@ -1006,7 +1012,9 @@ impl SenderCore {
         // Linux `tcp_write_xmit` → `tcp_cwnd_validate` (RFC 2861's application-limited decay),
         // when data was sent or the window stopped the sender.
         if self.cfg.cwnd_validation == super::config::CwndValidation::Linux {
-            let cwnd_limited = self.snd_nxt - self.snd_una >= self.cwnd;
+            // `is_cwnd_limited |= (tcp_packets_in_flight(tp) >= tcp_snd_cwnd(tp))`, on top of a
+            // deferral's own verdict.
+            let cwnd_limited = self.snd_nxt - self.snd_una >= self.cwnd || deferred_by_cwnd;
             if burst > 0 || cwnd_limited {
                 let open = !self.in_recovery && self.dupacks == 0 && self.episode.is_none();
                 let r = cc::SendRound { now: self.now, outstanding: self.flight_size(), cwnd_limited, snd_una: self.snd_una, snd_nxt: self.snd_max, rto: self.rtt.rto(), open };

@@ -97,6 +97,15 @@ pub fn should_defer(v: &DeferView) -> bool {
     !v.skb_fin
 }
 
+/// Whether a deferral `should_defer` decided is the window's doing: "1) We are cwnd-limited"
+/// (`cong_win < send_win && cong_win <= skb->len`), where `tcp_tso_should_defer` sets
+/// `*is_cwnd_limited = true` for `tcp_write_xmit` to hand `tcp_cwnd_validate`: a sender that
+/// keeps one segment of its window back for the next ACK is still limited by cwnd, and its
+/// controller keeps growing it (`tcp_is_cwnd_limited`).
+pub fn deferral_is_cwnd_limited(v: &DeferView) -> bool {
+    v.cwnd_room < v.send_win && v.cwnd_room <= v.skb_len
+}
+
 /// Linux `tcp_xmit_size_goal` for a write: the GSO limit (`sk_gso_max_size`) bounded to half the
 /// largest window the peer has offered (`tcp_bound_to_half_wnd`), in whole segments.
 pub fn size_goal(mss: u64, max_window: u64, gso_max_size: u64) -> u64 {

@@ -290,8 +290,8 @@ impl LinuxRecovery {
             if s.cfg.tso_defer && s.snd_max < s.data_end {
                 if skb_left == 0 {
                     match s.tso_next_skb(*in_flight) {
-                        Some(n) => skb_left = n,
-                        None => break,
+                        Ok(n) => skb_left = n,
+                        Err(_) => break,
                     }
                 }
                 skb_left -= 1;
