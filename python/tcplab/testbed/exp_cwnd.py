@@ -36,6 +36,9 @@ DURATION_S = 10.0
 LOSS_P = 0.01
 #: The random-loss variant's queue (packets): far more than CUBIC's window reaches at 1 % loss.
 LOSS_QUEUE = 5000
+#: The shortest transfer a pilot may give (segments): past the initial window and HyStart's
+#: low window of 16, whatever the drops.
+MIN_SEGMENTS = 20
 #: The grid on which both windows are compared (seconds).
 GRID_S = 0.010
 #: The IP packet a full data segment makes (1448 B of data, 12 B of timestamps, 40 B of headers):
@@ -179,7 +182,7 @@ def transfer_segments(variant: str, rate: str, rtt_ms: float, seed: int, payload
     t0 = float(t["time_s"].iloc[0])
     upto = t[t["time_s"] <= t0 + duration_s]
     acked = int(upto["snd_una"].iloc[-1]) - 1
-    return max(20, acked // payload)
+    return max(MIN_SEGMENTS, acked // payload)
 
 
 def plot(path: Path, kt, kc, st_, sc, title: str) -> None:
