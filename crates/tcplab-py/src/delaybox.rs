@@ -12,9 +12,10 @@
 //!
 //! Chosen data segments are dropped by their sequence number as they enter the box (`drops`):
 //! the box learns each connection's initial sequence number from its SYN (or SYN-ACK) and drops
-//! the first transmission of the segment that starts at each given byte offset of the data
-//! (offset 0: the first data byte), so a drop stays on the same segment whatever was resent
-//! before it, anywhere in the transfer. A retransmission of it passes.
+//! the first transmission of the segment that carries each given byte offset of the data
+//! (offset 0: the first data byte; with full-sized segments, the segment that starts there), so
+//! a drop stays on the same segment whatever was resent before it, anywhere in the transfer. A
+//! retransmission of it passes.
 //!
 //! The stages are driven by one event queue in time order, so frames from different ports that
 //! meet at a shared direction (a dumbbell's bottleneck) are queued in the order they reach it.
@@ -202,9 +203,18 @@ impl SeqDrops {
         }
         let Some((isn, done)) = self.conns.get_mut(&key) else { return false };
         let off = t.seq.wrapping_sub(*isn).wrapping_sub(1) as u64;
-        let chosen = self.specs.iter().filter(|r| rules(r)).any(|(_, _, _, offsets)| offsets.contains(&off));
-        if chosen && !done.contains(&off) {
-            done.push(off);
+        let end = off + t.payload as u64;
+        // The chosen offsets this frame carries. A segment normally starts at a chosen offset;
+        // when the kernel has cut one short (an skb ended early while the sender waited for
+        // memory), the later segments start elsewhere, and the drop goes to the first segment
+        // that carries the chosen byte, so the pattern is kept to the end of the transfer.
+        let mut hit: Vec<u64> = Vec::new();
+        for (_, _, _, offsets) in self.specs.iter().filter(|r| rules(r)) {
+            hit.extend(offsets.iter().copied().filter(|&o| off <= o && o < end));
+        }
+        // A frame carrying a byte already dropped once is its retransmission: it passes.
+        if !hit.is_empty() && !hit.iter().any(|o| done.contains(o)) {
+            done.extend(hit);
             self.dropped += 1;
             return true;
         }

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import TestbedError, compare, run  # noqa: F401
+from .exp_cwnd import cwnd  # noqa: F401  (its own module: CUBIC's window, 10 seeds)
 from .exp_ecn import ecn
 
 LINK = {"kind": "single_link", "rate": "10Mbps", "delay": "50ms"}
@@ -243,7 +244,8 @@ def drops(out: Path, quick: bool, profile: str = "linux") -> tuple[str, dict]:
     return "\n".join(lines), res
 
 
-EXPERIMENTS = {"boxacc": boxacc, "seddigh": seddigh, "table2": table2, "allman": allman, "loss": loss, "drops": drops, "ecn": ecn}
+EXPERIMENTS = {"boxacc": boxacc, "seddigh": seddigh, "table2": table2, "allman": allman, "loss": loss, "drops": drops, "cwnd": cwnd,
+               "ecn": ecn}
 
 
 def run_all(out: Path, only: Optional[list] = None, quick: bool = False) -> str:

@@ -254,10 +254,14 @@ impl LinuxAck {
         AckNow::Later(self.deadline().unwrap_or(d))
     }
 
-    /// After in-order data was delayed: the application reads it at once, and tcp_cleanup_rbuf()
-    /// sends the ACK if the data was pushed (a short segment) and the receive queue is drained.
-    pub fn read_sends_ack(&self) -> bool {
-        self.scheduled && (self.pushed2 || self.pushed)
+    /// After in-order data was delayed: the application reads it at once, and __tcp_cleanup_rbuf()
+    /// (net/ipv4/tcp.c) sends the ACK when "Once-per-two-segments ACK was not sent by
+    /// tcp_input.c" (rcv_nxt − rcv_wup > rcv_mss: __tcp_ack_snd_check() held it because
+    /// __tcp_select_window() < rcv_wnd, the unread segment counted against tcp_space while
+    /// rcv_ssthresh sits at window_clamp), or when the data was pushed (a short segment) and the
+    /// read drained the receive queue.
+    pub fn read_sends_ack(&self, rcv_nxt: u64) -> bool {
+        self.scheduled && (rcv_nxt - self.rcv_wup > self.rcv_mss || self.pushed2 || self.pushed)
     }
 
     /// tcp_send_delayed_ack() at `now`.

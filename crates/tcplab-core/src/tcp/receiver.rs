@@ -541,9 +541,10 @@ impl TcpReceiver {
             }
             let window_ok = self.rcvbuf.as_ref().is_none_or(|b| b.select_window_raw(l.rcv_mss).0 >= b.rcv_wnd);
             let mut d = l.ack_snd_check(self.now, self.rcv_nxt, !self.ooo.is_empty(), self.sack_on, window_ok);
-            if matches!(d, AckNow::Later(_)) && self.ooo.is_empty() && l.read_sends_ack() {
-                // tcp_cleanup_rbuf(): the application reads pushed data at once and drains the
-                // queue, which sends the ACK.
+            if matches!(d, AckNow::Later(_)) && self.ooo.is_empty() && l.read_sends_ack(self.rcv_nxt) {
+                // __tcp_cleanup_rbuf(): the application reads at once and drains the queue, which
+                // sends the ACK of a second full segment that __tcp_ack_snd_check() held because
+                // the window would not advance, or of pushed data.
                 d = AckNow::Now;
             }
             self.linux_apply(d, out);
