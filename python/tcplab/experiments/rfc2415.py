@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..report import Check, Report
 from . import figures
-from .study import SCALES, begin, finish, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, begin, finish, ns2_value, run_sweep, scenario_file, table  # noqa: F401
 
 BOTTLENECK = "bottleneck:n1->n0"  # the data direction (servers -> clients)
 BOTTLENECK_BPS = 1.5e6             # its rate (experiments/topologies/rfc2415.toml)
@@ -325,17 +325,6 @@ def ns2_runs(scale: str, out: Path, log=print):
     return n, ""
 
 
-def _ns2_of(n: Optional[pd.DataFrame], why_not: str, f):
-    """ns-2's value of a check: f(n), or the reason there is none."""
-    if n is None:
-        return why_not or None
-    try:
-        v = f(n)
-    except (KeyError, IndexError, ZeroDivisionError):
-        return "ns-2: no run of this point"
-    return "ns-2: no run of this point" if v is None or (isinstance(v, float) and np.isnan(v)) else v
-
-
 def _decrease(sub: pd.DataFrame, w: int, f: int, iw: int) -> pd.Series:
     """Each seed's % decrease of the median page delay at `iw` against its own IW1 run."""
     one = sub[(sub["webs"] == w) & (sub["ftps"] == f)].pivot_table(index="seed", columns="iw", values="page_delay_s")
@@ -358,7 +347,7 @@ def _delay_table(report: Report, runs: pd.DataFrame, model: str, table: dict, n:
             continue
         base1 = agg.loc[(w, f, 1)]
         row = {"webs": w, "ftps": f, "IW1 s (RFC)": paper[0], "IW1 s (tcplab)": _spread(base1)}
-        n1 = _ns2_of(ns2, why_not, lambda x: round(_cell_mean(x, "page_delay_s", w, f, 1), 3))
+        n1 = ns2_value(ns2, why_not, lambda x: round(_cell_mean(x, "page_delay_s", w, f, 1), 3))
         if ns2 is not None:
             row["IW1 s (ns-2)"] = n1
         checks.append(Check(f"Table {n} ({model}) {w} webs/{f} FTPs: IW1 median page delay (s)", paper[0], round(base1["mean"], 3), tol=TOL_DELAY, why=WHY_DELAY,
@@ -370,7 +359,7 @@ def _delay_table(report: Report, runs: pd.DataFrame, model: str, table: dict, n:
             dec = _decrease(sub, w, f, iw)
             row[f"IW{iw} % decr (RFC)"] = paper[k + 1]
             row[f"IW{iw} % decr (tcplab)"] = _spread(pd.Series({"mean": dec.mean(), "min": dec.min(), "max": dec.max()}))
-            nd = _ns2_of(ns2, why_not, lambda x, iw=iw: round(float(_decrease(x, w, f, iw).mean()), 1))
+            nd = ns2_value(ns2, why_not, lambda x, iw=iw: round(float(_decrease(x, w, f, iw).mean()), 1))
             if ns2 is not None:
                 row[f"IW{iw} % decr (ns-2)"] = nd
             checks.append(Check(f"Table {n} ({model}) {w} webs/{f} FTPs: IW{iw} % decrease of the page delay", paper[k + 1], round(dec.mean(), 1),
@@ -398,8 +387,8 @@ def _table2(report: Report, runs: pd.DataFrame, out: Path, ns2: Optional[pd.Data
             u, d = ua.loc[(w, f, iw)], da.loc[(w, f, iw)]
             row[f"util IW{iw} (RFC / tcplab)"] = f"{util[k]} / {_spread(u)}"
             row[f"drop IW{iw} (RFC / tcplab)"] = f"{drop[k]} / {_spread(d)}"
-            nu = _ns2_of(ns2, why_not, lambda x, iw=iw: round(_cell_mean(x, "util_pct", w, f, iw), 1))
-            nd = _ns2_of(ns2, why_not, lambda x, iw=iw: round(_cell_mean(x, "drop_pct", w, f, iw), 2))
+            nu = ns2_value(ns2, why_not, lambda x, iw=iw: round(_cell_mean(x, "util_pct", w, f, iw), 1))
+            nd = ns2_value(ns2, why_not, lambda x, iw=iw: round(_cell_mean(x, "drop_pct", w, f, iw), 2))
             if ns2 is not None:
                 row[f"util IW{iw} (ns-2)"], row[f"drop IW{iw} (ns-2)"] = nu, nd
             checks.append(_util_check(f"Table 2 {w} webs/{f} FTPs IW{iw}: utilization %", util[k], round(u["mean"], 1), ns2=nu))
@@ -430,7 +419,7 @@ def _power_table(report: Report, runs: pd.DataFrame, model: str, table: dict, n:
                 continue
             a = agg.loc[(w, f, iw)]
             row[f"IW{iw} (RFC / tcplab)"] = f"{paper[k]} / {_spread(a)}"
-            npw = _ns2_of(ns2, why_not, lambda x, iw=iw: round(_cell_mean(x[x["model"] == model], "ftp_power", w, f, iw), 2))
+            npw = ns2_value(ns2, why_not, lambda x, iw=iw: round(_cell_mean(x[x["model"] == model], "ftp_power", w, f, iw), 2))
             if ns2 is not None:
                 row[f"IW{iw} (ns-2)"] = npw
             checks.append(Check(f"Table {n} ({model}) {w} webs/{f} FTPs IW{iw}: FTP network power", paper[k], round(a["mean"], 2), tol=TOL_POWER, why=WHY_POWER,

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..report import Check, Report
 from . import figures
-from .study import SCALES, begin, finish, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, begin, finish, ns2_value, run_sweep, scenario_file, table  # noqa: F401
 
 RTOS_S = (0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 6.5)
 
@@ -408,24 +408,13 @@ def _pct(a: float, b: float) -> float:
     return (b - a) / a * 100
 
 
-def _ns2(n: Optional[pd.DataFrame], why_not: str, f):
-    """ns-2's value of a check: f(n) rounded as ours, or the reason there is none."""
-    if n is None:
-        return why_not or None
-    try:
-        v = f(n)
-    except (KeyError, IndexError, ZeroDivisionError):
-        return "ns-2: no run of this point"
-    return "ns-2: no run of this point" if v is None or (isinstance(v, float) and np.isnan(v)) else v
-
-
 def _trio_checks(d: pd.DataFrame, key: str, val, paper_lo, paper_hi, label: str, n: Optional[pd.DataFrame] = None,
                  why_not: str = "") -> List[Check]:
     lo, hi = min(d["rto_s"]), max(d["rto_s"])
     if lo != 0.5 or hi != 6.5:
         return []
     out = []
-    ns2 = lambda f: _ns2(n, why_not, f)  # noqa: E731
+    ns2 = lambda f: ns2_value(n, why_not, f)  # noqa: E731
     for i, (col, name) in enumerate((("t_avg_s", "T_avg (s)"), ("std_s", "std (s)"))):
         a, b = _at(d, col, key, val, lo), _at(d, col, key, val, hi)
         why = "the paper ran one seed a point; our seeds move these means by up to about a quarter"
@@ -456,8 +445,8 @@ def _checks(loss: pd.DataFrame, paper_ftps: pd.DataFrame, gran: pd.DataFrame, n:
             n_loss: Optional[pd.DataFrame] = None, why_not_loss: str = "") -> List[Check]:
     """The checks of §7 and §8, with ns-2's value from its runs: `n` of model 2 (E-granularity,
     E-RTT) and `n_loss` of model 1 (E-loss), or the reason there are none (`why_not...`)."""
-    ns2 = lambda f: _ns2(n, why_not, f)  # noqa: E731
-    ns2_loss = lambda f: _ns2(n_loss, why_not_loss, f)  # noqa: E731
+    ns2 = lambda f: ns2_value(n, why_not, f)  # noqa: E731
+    ns2_loss = lambda f: ns2_value(n_loss, why_not_loss, f)  # noqa: E731
     checks = []
     for _, r in paper_ftps.iterrows():
         checks.append(Check(f"E-loss: bottleneck loss with the paper's {int(r['ftps'])} FTPs (per direction), %", r["level"], round(r["loss_pct"], 2),

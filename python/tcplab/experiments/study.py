@@ -108,6 +108,21 @@ def ns2_refusals(study: str) -> str:
     return "; ".join(out)
 
 
+def ns2_value(n, why_not: str, f):
+    """ns-2's value of a check: f(n) of the study's ns-2 runs `n` (a frame, or None when there
+    are none: then `why_not`, or None when ns-2 was not asked for), or "ns-2: no run of this
+    point" when f finds none."""
+    import math
+
+    if n is None:
+        return why_not or None
+    try:
+        v = f(n)
+    except (KeyError, IndexError, ZeroDivisionError):
+        return "ns-2: no run of this point"
+    return "ns-2: no run of this point" if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
 def table(report: Report, df, out: Path, stem: str, caption: str) -> Path:
     """Write `df` to out/tables/<stem>.csv and show it in the report under `caption`."""
     csv = Path(out) / "tables" / f"{stem}.csv"

@@ -13,14 +13,12 @@ each capture).
 from __future__ import annotations
 
 import math
-import os
 import re
 import statistics as st
-import subprocess
-import threading
-import time
 from pathlib import Path
 from typing import Optional, Sequence
+
+from .sssample import Sampler
 
 #: The cases: controller × K (packets waiting) × rate × round trip.
 CCS = ("cubic", "reno")
@@ -163,66 +161,17 @@ def capture_facts(path) -> dict:
             "last_data_s": float(t[d][-1]) - t0 if d.any() else 0.0}
 
 
-# -- the kernel's cwnd: `ss -tin` in the sender's namespace -----------------------------------
+# -- the kernel's cwnd: `ss -tin` in the sender's namespace (tcplab.testbed.sssample) ---------
 
-_SS_LOOP = ("while :; do echo T $(date +%s.%N); ss -tin state connected dport = :{port}; sleep {period}; done")
-
-
-class SsSampler:
-    """Samples `ss -tin` of the connection to `port` in this process's testbed namespace whose
-    name ends in `-host`, every ~period s, with the wall-clock time of each sample (the clock of
-    the captures). One shell loop in the namespace, started when the namespace appears and
-    stopped by `stop()` (or by the testbed's clean-up, which ends every process in it)."""
-
-    def __init__(self, host: str = "sender", port: int = 5001, period: float = SS_PERIOD_S):
-        self.host, self.port, self.period = host, port, period
-        self.rows: list = []  # (wall time, cwnd, ssthresh or None, retrans total)
-        self._stop = threading.Event()
-        self._proc: Optional[subprocess.Popen] = None
-        self._th = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> "SsSampler":
-        self._th.start()
-        return self
-
-    def _run(self) -> None:
-        pid, deadline = str(os.getpid()), time.monotonic() + 900
-        ns = None
-        while ns is None and not self._stop.is_set() and time.monotonic() < deadline:
-            names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
-            ns = next((n for n in names if n.startswith(f"tcplabtb{pid}-") and n.endswith(f"-{self.host}")), None)
-            if ns is None:
-                time.sleep(0.005)
-        if ns is None:
-            return
-        self._proc = subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c", _SS_LOOP.format(port=self.port, period=self.period)],
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-        now = None
-        for line in self._proc.stdout:
-            if line.startswith("T "):
-                try:
-                    now = float(line[2:])
-                except ValueError:
-                    now = None
-                continue
-            m = re.search(r"\bcwnd:(\d+)", line)
-            if m and now is not None:
-                ss = re.search(r"(?<![\w])ssthresh:(\d+)", line)  # absent while infinite
-                rt = re.search(r"\bretrans:\d+/(\d+)", line)
-                self.rows.append((now, int(m.group(1)), int(ss.group(1)) if ss else None, int(rt.group(1)) if rt else 0))
-                now = None
-            if self._stop.is_set():
-                break
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-        self._th.join(timeout=10)
+def cwnd_ssthresh_retrans(text: str):
+    """(cwnd, ssthresh or None, retransmissions in total) of the first connection in `ss -tin`
+    output, or None when none is listed (ssthresh is absent while infinite)."""
+    m = re.search(r"\bcwnd:(\d+)", text)
+    if not m:
+        return None
+    ss = re.search(r"(?<![\w])ssthresh:(\d+)", text)
+    rt = re.search(r"\bretrans:\d+/(\d+)", text)
+    return int(m.group(1)), int(ss.group(1)) if ss else None, int(rt.group(1)) if rt else 0
 
 
 # -- one case ---------------------------------------------------------------------------------
@@ -235,7 +184,7 @@ def run_case(scen: dict, d: Path, rtt_s: float) -> dict:
     from . import run, simulate
 
     d = Path(d)
-    sampler = SsSampler().start()
+    sampler = Sampler(cwnd_ssthresh_retrans, period_s=SS_PERIOD_S).start()
     try:
         rec = run(scen, d, timeout=180)
     finally:
