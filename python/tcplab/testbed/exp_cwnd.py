@@ -27,6 +27,8 @@ import statistics as st
 from pathlib import Path
 from typing import Optional
 
+from .gridcmp import grid, relative_error, step_at  # noqa: F401  (step_at: also the experiment's own)
+
 RATES = ("10Mbps", "50Mbps")
 RTTS_MS = (20, 100)
 SEEDS = 10
@@ -71,35 +73,19 @@ def bdp_packets(rate: str, rtt_ms: float) -> int:
     return max(1, round(rate_bps(rate) * rtt_ms / 1e3 / 8 / PACKET_BYTES))
 
 
-def step_at(times, values, grid):
-    """The value of a step series (each value holds from its time to the next) at each grid
-    time; None before the first time."""
-    out, j, n = [], -1, len(times)
-    for g in grid:
-        while j + 1 < n and times[j + 1] <= g:
-            j += 1
-        out.append(values[j] if j >= 0 else None)
-    return out
-
-
 def window_error(k_times, k_cwnd, s_times, s_cwnd, end_s: float, grid_s: float = GRID_S) -> dict:
     """Both windows on a common grid 0, grid_s, ... < end_s (times relative to each side's first
     data): the median and the 90th percentile over the grid of |sim − kernel| / kernel, the
     points compared, and the grid values themselves. Points before either side's first sample
     are left out."""
-    npts = max(0, int(math.ceil(end_s / grid_s - 1e-9)))
-    grid = [i * grid_s for i in range(npts)]
-    k = step_at(k_times, k_cwnd, grid)
-    s = step_at(s_times, s_cwnd, grid)
-    rel = [abs(b - a) / a for a, b in zip(k, s) if a is not None and b is not None and a > 0]
-    rel_sorted = sorted(rel)
-    q = (lambda p: rel_sorted[min(len(rel_sorted) - 1, int(p * len(rel_sorted)))]) if rel_sorted else (lambda p: None)
+    pts = grid(end_s, grid_s)
+    k = step_at(k_times, k_cwnd, pts)
+    s = step_at(s_times, s_cwnd, pts)
     pairs = [(a, b) for a, b in zip(k, s) if a is not None and b is not None]
     # The time-averaged windows' ratio: blind to a shift in time of the same sawtooth, which
     # the pointwise error counts in full.
     mean_ratio = (sum(b for _, b in pairs) / sum(a for a, _ in pairs)) if pairs and sum(a for a, _ in pairs) > 0 else None
-    return {"median": st.median(rel) if rel else None, "p90": q(0.9), "points": len(rel), "mean_ratio": mean_ratio,
-            "grid": grid, "kernel": k, "sim": s}
+    return {**relative_error(k, s), "mean_ratio": mean_ratio, "grid": pts, "kernel": k, "sim": s}
 
 
 def capture_times(path, payload: int = 1448) -> dict:

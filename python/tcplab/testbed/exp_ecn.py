@@ -12,12 +12,12 @@ each capture).
 
 from __future__ import annotations
 
-import math
 import re
 import statistics as st
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .gridcmp import first_at, grid, relative_error, step_at
 from .sssample import Sampler
 
 #: The cases: controller × K (packets waiting) × rate × round trip.
@@ -100,17 +100,9 @@ def pair_reductions(real: Sequence[float], sim: Sequence[float], rtt_s: float, w
 
 
 def on_grid(times: Sequence[float], values: Sequence[float], step: float, end: float) -> list:
-    """A step function sampled at 0, step, 2·step, ... ≤ end: the last value at or before each
-    grid point (NaN before the first sample). `times` must be non-decreasing."""
-    out, j, cur = [], 0, math.nan
-    n = int(math.floor(end / step + 1e-9)) + 1
-    for i in range(n):
-        t = i * step
-        while j < len(times) and times[j] <= t + 1e-12:
-            cur = float(values[j])
-            j += 1
-        out.append(cur)
-    return out
+    """A step series sampled at 0, step, 2·step, ... ≤ end: the last value at or before each
+    grid point (None before the first sample). `times` must be non-decreasing."""
+    return step_at(times, values, grid(end, step, inclusive=True))
 
 
 def cwnd_error(real_t, real_cwnd, sim_t, sim_cwnd, step: float = GRID_S, start: float = 0.0, end: Optional[float] = None) -> dict:
@@ -119,13 +111,8 @@ def cwnd_error(real_t, real_cwnd, sim_t, sim_cwnd, step: float = GRID_S, start: 
     both are defined and real > 0."""
     if end is None:
         end = min(real_t[-1] if len(real_t) else 0.0, sim_t[-1] if len(sim_t) else 0.0)
-    r = on_grid(real_t, real_cwnd, step, end)
-    s = on_grid(sim_t, sim_cwnd, step, end)
-    first = int(math.ceil(start / step - 1e-9))
-    errs = sorted(abs(b - a) / a for a, b in zip(r[first:], s[first:]) if a == a and b == b and a > 0)
-    if not errs:
-        return {"points": 0, "median": None, "p90": None}
-    return {"points": len(errs), "median": st.median(errs), "p90": errs[min(len(errs) - 1, int(0.9 * len(errs)))]}
+    first = first_at(start, step)
+    return relative_error(on_grid(real_t, real_cwnd, step, end)[first:], on_grid(sim_t, sim_cwnd, step, end)[first:])
 
 
 # -- reading the captures ------------------------------------------------------------------------
