@@ -1113,7 +1113,7 @@ impl SenderCore {
     /// `seq` is marked lost in the transmit record, Linux's `TCPCB_LOST`).
     pub fn is_lost(&self, seq: u64) -> bool {
         if self.loss_marks && self.sack_ok {
-            return self.txq.records().find(|r| r.end > seq).is_some_and(|r| r.start <= seq && r.lost && !r.sacked);
+            return self.txq.record_after(seq).is_some_and(|r| r.start <= seq && r.lost && !r.sacked);
         }
         self.loss.is_lost(&self.loss_view(0), seq)
     }

@@ -129,6 +129,69 @@ pub struct TxQueue {
     /// The smallest RTT measured before this ACK (Linux `tcp_min_rtt`), for RACK's rule on
     /// retransmissions delivered too soon (`set_min_rtt`).
     min_rtt: Option<Time>,
+    /// The records' marks summed (`Tally`), kept as the marks change, so that what is in flight
+    /// and whether anything is lost or retransmitted are read without a walk of the queue (Linux
+    /// keeps `sacked_out`, `lost_out` and `retrans_out` the same way for `tcp_packets_in_flight`).
+    tally: Tally,
+}
+
+/// What the records' marks add up to: bytes in flight as Linux's `tcp_packets_in_flight()`
+/// counts them (`packets_out − (sacked_out + lost_out) + retrans_out`, in whole records' bytes),
+/// records lost and not SACKed (`lost_out`), of those the ones not retransmitted (what
+/// `tcp_xmit_retransmit_queue` would send), and records with a retransmission in flight
+/// (`retrans_out`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Tally {
+    in_flight: u64,
+    lost: u64,
+    lost_unsent: u64,
+    retrans: u64,
+}
+
+impl Tally {
+    #[inline]
+    fn of(r: &TxRecord) -> Tally {
+        let len = r.end - r.start;
+        let open = !r.sacked && !r.lost;
+        Tally {
+            in_flight: if open { len } else { 0 } + if r.retrans { len } else { 0 },
+            lost: (r.lost && !r.sacked) as u64,
+            lost_unsent: (r.lost && !r.sacked && !r.retrans) as u64,
+            retrans: r.retrans as u64,
+        }
+    }
+
+    /// Multiplicity of a record's bytes in `in_flight` (0, 1 or 2).
+    #[inline]
+    fn weight(r: &TxRecord) -> u64 {
+        (!r.sacked && !r.lost) as u64 + r.retrans as u64
+    }
+
+    #[inline]
+    fn add(&mut self, t: Tally) {
+        self.in_flight += t.in_flight;
+        self.lost += t.lost;
+        self.lost_unsent += t.lost_unsent;
+        self.retrans += t.retrans;
+    }
+
+    #[inline]
+    fn sub(&mut self, t: Tally) {
+        self.in_flight -= t.in_flight;
+        self.lost -= t.lost;
+        self.lost_unsent -= t.lost_unsent;
+        self.retrans -= t.retrans;
+    }
+
+    /// `before` replaced by what `r` is now.
+    #[inline]
+    fn change(&mut self, before: Tally, r: &TxRecord) {
+        let after = Tally::of(r);
+        if after != before {
+            self.sub(before);
+            self.add(after);
+        }
+    }
 }
 
 /// Linux `tcp_rack_advance()` (net/ipv4/tcp_recovery.c; RFC 8985 §6.2 step 2), called for each
@@ -159,7 +222,7 @@ fn rack_advance(rack: &mut Option<RackSample>, min_rtt: Option<Time>, now: Time,
 
 impl Default for TxQueue {
     fn default() -> Self {
-        TxQueue { q: VecDeque::new(), delivered: 0, delivered_at: 0, first_tx_at: 0, app_limited: 0, una: 0, newest: None, reord: u64::MAX, lost: 0, rtt: AckRtt::default(), rack: None, rack_rtt_from: 0, min_rtt: None }
+        TxQueue { q: VecDeque::new(), delivered: 0, delivered_at: 0, first_tx_at: 0, app_limited: 0, una: 0, newest: None, reord: u64::MAX, lost: 0, rtt: AckRtt::default(), rack: None, rack_rtt_from: 0, min_rtt: None, tally: Tally::default() }
     }
 }
 
@@ -168,9 +231,74 @@ impl TxQueue {
         self.q.iter()
     }
 
-    /// The records, for a loss detector that marks them (RACK, `loss/rack.rs`).
-    pub fn records_mut(&mut self) -> impl Iterator<Item = &mut TxRecord> {
-        self.q.iter_mut()
+    /// Visit the records in sequence order, for a loss detector that marks them (RACK,
+    /// `loss/rack.rs`) or the RTO, until `f` breaks; the marks' tally follows what `f` changes.
+    pub fn for_each_mut(&mut self, mut f: impl FnMut(&mut TxRecord) -> std::ops::ControlFlow<()>) {
+        let mut tally = self.tally;
+        for r in self.q.iter_mut() {
+            let before = Tally::of(r);
+            let flow = f(r);
+            tally.change(before, r);
+            if flow.is_break() {
+                break;
+            }
+        }
+        self.tally = tally;
+    }
+
+    /// Bytes in flight as the marks count them (Linux `tcp_packets_in_flight()`, in bytes): not
+    /// SACKed and not lost, plus retransmissions outstanding; the head's part below `una` left
+    /// out. Equal to walking every record with `r.end − max(r.start, una)` for each mark.
+    #[inline]
+    pub fn in_flight(&self, una: u64) -> u64 {
+        let mut n = self.tally.in_flight;
+        if let Some(h) = self.q.front() {
+            if h.start < una {
+                debug_assert!(self.q.get(1).is_none_or(|r| r.start >= una), "one record at most straddles snd_una");
+                n -= (una.min(h.end) - h.start) * Tally::weight(h);
+            }
+        }
+        n
+    }
+
+    /// A record is lost and not SACKed (Linux `lost_out > 0`).
+    #[inline]
+    pub fn any_lost(&self) -> bool {
+        self.tally.lost > 0
+    }
+
+    /// A record has a retransmission in flight (Linux `retrans_out > 0`).
+    #[inline]
+    pub fn any_retrans(&self) -> bool {
+        self.tally.retrans > 0
+    }
+
+    /// The first record ending beyond `seq` (the one holding `seq`, if any holds it).
+    #[inline]
+    pub fn record_after(&self, seq: u64) -> Option<&TxRecord> {
+        self.q.get(self.q.partition_point(|r| r.end <= seq))
+    }
+
+    /// The first record ending beyond `from` that is lost, not SACKed and not retransmitted
+    /// (Linux `tcp_xmit_retransmit_queue`'s next skb), without a walk when there is none.
+    #[inline]
+    pub fn next_lost(&self, from: u64) -> Option<&TxRecord> {
+        if self.tally.lost_unsent == 0 {
+            return None;
+        }
+        let i = self.q.partition_point(|r| r.end <= from);
+        self.q.range(i..).find(|r| r.lost && !r.retrans && !r.sacked)
+    }
+
+    /// Every retransmission in flight deemed lost (the RTO, `tcp_enter_loss`).
+    pub fn clear_retrans(&mut self) {
+        if self.tally.retrans == 0 {
+            return;
+        }
+        self.for_each_mut(|r| {
+            r.retrans = false;
+            std::ops::ControlFlow::Continue(())
+        });
     }
 
     /// The lowest start of a record newly delivered by the ACK being processed that was never
@@ -257,20 +385,26 @@ impl TxQueue {
         let snap = self.snapshot();
         let app_limited = self.app_limited != 0;
         if !retx {
-            self.q.push_back(TxRecord { start: seq, end, first_sent: now, last_sent: now, tx: 1, sacked: false, lost: false, retrans: false, app_limited, snap });
+            let r = TxRecord { start: seq, end, first_sent: now, last_sent: now, tx: 1, sacked: false, lost: false, retrans: false, app_limited, snap };
+            self.tally.add(Tally::of(&r));
+            self.q.push_back(r);
             return;
         }
         let i = self.q.partition_point(|r| r.end <= seq);
+        let mut tally = self.tally;
         for r in self.q.range_mut(i..) {
             if r.start >= end {
                 break;
             }
+            let before = Tally::of(r);
             r.last_sent = now;
             r.tx += 1;
             r.retrans = !r.sacked;
             r.app_limited = app_limited;
             r.snap = snap;
+            tally.change(before, r);
         }
+        self.tally = tally;
     }
 
     /// The receiver SACKed [a, b) (a merged scoreboard range): records wholly inside it that were
@@ -278,6 +412,7 @@ impl TxQueue {
     pub fn on_sacked(&mut self, now: Time, a: u64, b: u64) {
         let i = self.q.partition_point(|r| r.end <= a);
         let (mut n, mut bytes) = (0u32, 0u64);
+        let mut tally = self.tally;
         for r in self.q.range_mut(i..) {
             if r.start >= b {
                 break;
@@ -285,8 +420,10 @@ impl TxQueue {
             if r.sacked || r.start < a || r.end > b {
                 continue;
             }
+            let before = Tally::of(r);
             r.sacked = true;
             r.retrans = false;
+            tally.change(before, r);
             if r.tx == 1 {
                 self.reord = self.reord.min(r.start);
             }
@@ -319,6 +456,7 @@ impl TxQueue {
                 }
             }
         }
+        self.tally = tally;
         if n > 0 {
             self.delivered += bytes;
             self.delivered_at = now;
@@ -367,6 +505,7 @@ impl TxQueue {
             if !r.sacked {
                 rack_advance(&mut self.rack, self.min_rtt, now, r);
             }
+            self.tally.sub(Tally::of(r));
             self.q.pop_front();
         }
         if bytes > 0 {
@@ -424,14 +563,18 @@ impl TxQueue {
     /// `retrans` mark is cleared, so it is retransmitted again).
     pub fn mark_lost(&mut self, a: u64, b: u64) {
         let i = self.q.partition_point(|r| r.end <= a);
+        let mut tally = self.tally;
         for r in self.q.range_mut(i..) {
             if r.start >= b {
                 break;
             }
+            let before = Tally::of(r);
             if mark_record_lost(r) {
                 self.lost += r.end - r.start;
             }
+            tally.change(before, r);
         }
+        self.tally = tally;
     }
 }
 
@@ -452,12 +595,80 @@ pub fn mark_record_lost(r: &mut TxRecord) -> bool {
     }
 }
 
-impl TxQueue {
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the tally stands for, by a walk of every record (the sums `TxQueue` keeps instead).
+    fn walked(t: &TxQueue, una: u64) -> (u64, bool, bool, Option<u64>) {
+        let mut in_flight = 0;
+        for r in t.records() {
+            let len = r.end - r.start.max(una);
+            if !r.sacked && !r.lost {
+                in_flight += len;
+            }
+            if r.retrans {
+                in_flight += len;
+            }
+        }
+        let lost = t.records().any(|r| r.lost && !r.sacked);
+        let retrans = t.records().any(|r| r.retrans);
+        let next = t.records().find(|r| r.end > una && r.lost && !r.retrans && !r.sacked).map(|r| r.start);
+        (in_flight, lost, retrans, next)
+    }
+
+    proptest::proptest! {
+        /// The tally kept as the marks change equals a walk of the records after any sequence of
+        /// sends, retransmissions, SACKs, cumulative ACKs, loss marks (by range and by RACK's
+        /// visit) and an RTO's clearing of retransmissions.
+        #[test]
+        fn the_tally_equals_a_walk_of_the_records(ops in proptest::collection::vec((0u8..7, 0u64..40, 1u64..6), 1..120)) {
+            const MSS: u64 = 10;
+            let mut t = TxQueue::default();
+            let (mut una, mut nxt, mut now) = (1u64, 1u64, 0u64);
+            t.on_cum_ack(0, 1);
+            for (op, a, n) in ops {
+                now += 1;
+                let a = una + a * MSS / 2;
+                let b = a + n * MSS;
+                match op {
+                    0 | 1 => {
+                        for _ in 0..n {
+                            t.on_send(now, nxt, nxt + MSS, false, false);
+                            nxt += MSS;
+                        }
+                    }
+                    2 => if a < nxt { t.on_send(now, a, b.min(nxt), true, false) },
+                    3 => t.on_sacked(now, a, b.min(nxt)),
+                    4 => {
+                        let u = (una + (a - una) / 3).min(nxt);
+                        t.on_cum_ack(now, u);
+                        una = una.max(u);
+                    }
+                    5 => t.mark_lost(a, b),
+                    _ => {
+                        if n == 5 {
+                            t.clear_retrans();
+                        } else {
+                            t.for_each_mut(|r| {
+                                if r.start >= a {
+                                    mark_record_lost(r);
+                                }
+                                if r.end >= b { std::ops::ControlFlow::Break(()) } else { std::ops::ControlFlow::Continue(()) }
+                            });
+                        }
+                    }
+                }
+                let (in_flight, lost, retrans, next) = walked(&t, una);
+                proptest::prop_assert_eq!(t.in_flight(una), in_flight);
+                proptest::prop_assert_eq!(t.any_lost(), lost);
+                proptest::prop_assert_eq!(t.any_retrans(), retrans);
+                proptest::prop_assert_eq!(t.next_lost(una).map(|r| r.start), next);
+                t.end_ack(None);
+            }
+        }
+    }
 
     /// Linux `tcp_rack_advance` as `tcp_sacktag_one` then `tcp_clean_rtx_queue` call it: RACK.rtt
     /// is the last call's (the cumulatively acknowledged records come after the SACKed ones, in

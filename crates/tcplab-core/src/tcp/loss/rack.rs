@@ -14,6 +14,7 @@
 use super::{DupThresh, EarlySend, LossDetection, LossView, RackInput, RackVerdict};
 use crate::tcp::config::TcpConfig;
 use crate::tcp::txq::{mark_record_lost, TxQueue};
+use std::ops::ControlFlow;
 use crate::units::Time;
 
 /// RFC 8985 §6.1 `RACK_sent_after(t1, seq1, t2, seq2)`: sent later, or at the same time with a
@@ -100,14 +101,21 @@ impl Rack {
         let mut v = RackVerdict::default();
         let mut wait: Time = 0;
         let mut lost_bytes = 0;
-        for r in txq.records_mut() {
+        txq.for_each_mut(|r| {
+            // The record and every later one were first sent after the RACK'ed segment (records
+            // are in sequence order, first sent in that order, and a retransmission is later
+            // still): none can be older, so stop, as Linux's walk of its time-sorted list stops
+            // at the first skb "sent after the RACK'ed skb".
+            if !sent_after(self.xmit_ts, self.end_seq, r.first_sent, r.end) {
+                return ControlFlow::Break(());
+            }
             // "Skip ones marked lost but not yet retransmitted" (and SACKed ones, which Linux
             // takes off its time-sorted list).
             if r.sacked || (r.lost && !r.retrans) {
-                continue;
+                return ControlFlow::Continue(());
             }
             if !sent_after(self.xmit_ts, self.end_seq, r.last_sent, r.end) {
-                continue;
+                return ControlFlow::Continue(());
             }
             // tcp_rack_skb_timeout(): rack.rtt_us + reo_wnd − (now − xmit time).
             let deadline = r.last_sent + self.rtt + reo_wnd;
@@ -122,7 +130,8 @@ impl Rack {
             } else {
                 wait = wait.max(deadline - i.now);
             }
-        }
+            ControlFlow::Continue(())
+        });
         txq.add_lost(lost_bytes);
         v.reo_timeout = (wait > 0).then_some(wait);
         v

@@ -151,19 +151,8 @@ struct Scan {
 }
 
 fn scan(s: &SenderCore) -> Scan {
-    let mut sc = Scan { in_flight: 0, lost: false, retrans: false };
-    for r in s.txq.records() {
-        let len = r.end - r.start.max(s.snd_una);
-        if !r.sacked && !r.lost {
-            sc.in_flight += len;
-        }
-        if r.retrans {
-            sc.in_flight += len;
-            sc.retrans = true;
-        }
-        sc.lost |= r.lost && !r.sacked;
-    }
-    sc
+    // The transmit record keeps these sums as its marks change (`TxQueue::in_flight`).
+    Scan { in_flight: s.txq.in_flight(s.snd_una), lost: s.txq.any_lost(), retrans: s.txq.any_retrans() }
 }
 
 impl LinuxRecovery {
@@ -320,7 +309,7 @@ impl LinuxRecovery {
     fn retransmit_lost(&mut self, s: &mut SenderCore, in_flight: &mut u64, out: &mut Vec<OutSeg>) {
         let mut from = s.snd_una;
         loop {
-            let Some(seq) = s.txq.records().find(|r| r.end > from && r.lost && !r.retrans && !r.sacked).map(|r| r.start.max(s.snd_una)) else { break };
+            let Some(seq) = s.txq.next_lost(from).map(|r| r.start.max(s.snd_una)) else { break };
             let need = if seq >= s.data_end { 1 } else { s.mss.min(s.data_end - seq) };
             if !s.send_gate(0, Ask { used: *in_flight, need, limit: Limit::Cwnd, burst: false, what: SendKind::Window }) {
                 break;
@@ -469,9 +458,7 @@ impl Recovery for LinuxRecovery {
         s.tso_may_defer = false;
         self.high_seq = s.snd_max;
         self.tlp.high_seq = None;
-        for r in s.txq.records_mut() {
-            r.retrans = false;
-        }
+        s.txq.clear_retrans();
     }
 
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
