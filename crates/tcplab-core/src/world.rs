@@ -40,6 +40,8 @@ enum Ev {
     Warmup,
     /// A packet a delay filter held back is offered to its link: (link direction, packet).
     Release(u32, u32),
+    /// An fq direction's own events (its transmission ends, its watchdog).
+    Fq(NetEv),
 }
 
 impl From<NetEv> for Ev {
@@ -49,6 +51,7 @@ impl From<NetEv> for Ev {
             NetEv::TxDone(l) => Ev::TxDone(l),
             NetEv::Arrive(l) => Ev::Arrive(l),
             NetEv::Release(l, p) => Ev::Release(l, p),
+            e @ (NetEv::FqTxDone(_) | NetEv::FqWatchdog(_)) => Ev::Fq(e),
         }
     }
 }
@@ -139,6 +142,8 @@ impl World {
             }
             f.mark_threshold = l.queue.mark_threshold.map(|m| m.threshold());
             r.mark_threshold = rq.mark_threshold.map(|m| m.threshold());
+            f.fq = l.queue.fq.map(|spec| Box::new(crate::net::fq::Fq::new(spec)));
+            r.fq = rq.fq.map(|spec| Box::new(crate::net::fq::Fq::new(spec)));
             links.push(f);
             links.push(r);
         }
@@ -362,6 +367,10 @@ impl World {
                 self.fabric.release(&mut self.q, l, idx);
                 self.udp_losses();
             }
+            Ev::Fq(e) => {
+                self.fabric.on_event(&mut self.q, e);
+                self.udp_losses();
+            }
         }
         true
     }
@@ -450,9 +459,31 @@ impl World {
         if n > 0 {
             let mut out = std::mem::take(&mut self.out);
             let hop = self.fabric.path_of(id, src, dst);
-            for o in out.drain(..n) {
-                let bare = headerless && o.seg.len > 0;
-                self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop, bare });
+            if self.fabric.fq_first_hop(hop) {
+                // The connection leaves through an fq qdisc: `fq_classify` sets its socket's
+                // `sk_pacing_status` to `SK_PACING_FQ` (no internal pacing from now on), and
+                // each segment goes with its departure time (`skb->tstamp`: a data segment's
+                // own, `max(tcp_wstamp_ns, now)` for the rest, `__tcp_transmit_skb`) and the
+                // socket's `sk_pacing_rate`.
+                let (wstamp, rate) = match self.conns.get_mut(id).and_then(|e| e.tcp_mut()) {
+                    Some(c) => {
+                        c.snd.core.set_pacing_fq();
+                        (c.snd.core.wstamp(), c.snd.core.pacing_rate())
+                    }
+                    None => (0, None),
+                };
+                for o in out.drain(..n) {
+                    let bare = headerless && o.seg.len > 0;
+                    let tstamp = if o.edt != 0 { o.edt } else { wstamp };
+                    let p = Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop, bare };
+                    self.fabric.send_stamped(&mut self.q, p, tstamp, rate);
+                    self.udp_losses();
+                }
+            } else {
+                for o in out.drain(..n) {
+                    let bare = headerless && o.seg.len > 0;
+                    self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop, bare });
+                }
             }
             self.out = out;
         }
