@@ -208,6 +208,22 @@ fn departure_stamps_are_honoured_per_flow_whatever_the_credit() {
 }
 
 #[test]
+fn a_stamped_packet_is_paced_by_maxrate_too() {
+    // fq_dequeue: "If EDT time was provided for this skb, we need to update f->time_next_packet
+    // only if this qdisc enforces a flow max rate": len/maxrate after each (no quantum, no
+    // credit burst), and never before the packet's own stamp.
+    let t0 = 5 * MS;
+    let mut q = Fq::new(FqSpec { maxrate: Some(Rate(8_000_000)), ..Default::default() });
+    for i in 0..4u32 {
+        q.enqueue(t0, FqPacket { tstamp: t0, ..pkt(1000 + i, 1, 1000) }).unwrap();
+    }
+    // A later stamp wins over the rate: the fifth may leave only at t0 + 10 ms.
+    q.enqueue(t0, FqPacket { tstamp: t0 + 10 * MS, ..pkt(1004, 1, 1000) }).unwrap();
+    let times: Vec<Time> = drain(&mut q, t0).into_iter().map(|(t, _)| t - t0).collect();
+    assert_eq!(times, vec![0, MS, 2 * MS, 3 * MS, 10 * MS]);
+}
+
+#[test]
 fn an_idle_flow_gets_a_quantum_back_after_the_refill_delay() {
     // fq_enqueue: a detached flow idle past flow_refill_delay (40 ms) gets max(credit, quantum).
     // No initial quantum; 8 Mb/s maxrate, so the credit decides what leaves at once.
