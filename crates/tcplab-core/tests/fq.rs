@@ -6,6 +6,11 @@
 //!
 //! Run with `cargo test --release -p tcplab-core --test fq -- --nocapture` to see the numbers.
 
+#[macro_use]
+mod harness;
+
+use harness::{Harness, Seg, DATA, MSS};
+use tcplab_core::tcp::TimerKind;
 use tcplab_core::net::fq::{Deq, FlowKey, Fq, FqPacket, FqSpec, PSCHED_MTU};
 use tcplab_core::series::{Series, EVENT_RX, EVENT_TX};
 use tcplab_core::units::{Rate, Size, Time, SEC};
@@ -247,6 +252,37 @@ fn an_idle_flow_gets_a_quantum_back_after_the_refill_delay() {
     assert_eq!(at_return(10 * MS), vec![0, 0, 0, 3028 * US]);
     // Back after 50 ms: raised to a quantum (3028 B), all four go at once.
     assert_eq!(at_return(50 * MS), vec![0, 0, 0, 0]);
+}
+
+fn tcp_ack(ack: u64) -> Seg {
+    seg!(ack = ack)
+}
+
+fn tcp_data(k: u64) -> Seg {
+    seg!(seq = 1 + (k - 1) * MSS, ..DATA)
+}
+
+#[test]
+fn under_fq_tcp_stops_pacing_itself_but_keeps_its_departure_times() {
+    // A connection that paces itself (the knob, as BBR's SK_PACING_NEEDED), then fq_classify
+    // sets SK_PACING_FQ: tcp_needs_internal_pacing is false, so the gate holds nothing and no
+    // pacing timer runs, while tcp_update_skb_after_send still advances tcp_wstamp_ns (the
+    // stamps fq holds the segments to).
+    let mut h = Harness::sending(20, |c| c.pacing = true);
+    h.conn.snd.core.set_pacing_fq();
+    let i = h.info();
+    assert!(i.paced && i.paced_by_fq);
+    h.send(100 * MS, tcp_ack(1 + MSS));
+    h.recv(100 * MS, [tcp_data(21), tcp_data(22)]);
+    let next = h.conn.snd.core.pacer.next;
+    assert!(next > 100 * MS, "the departure time advanced");
+    assert_eq!(h.deadline(TimerKind::Pacing), None, "no pacing timer under fq");
+    // The next ACK's segments leave TCP at once, though their departure time is later: the
+    // same ACK held them with internal pacing (tests/pacing.rs).
+    h.send(101 * MS, tcp_ack(1 + 2 * MSS));
+    h.recv(101 * MS, [tcp_data(23), tcp_data(24)]);
+    assert!(h.conn.snd.core.pacer.next > next);
+    assert_eq!(h.conn.snd.core.wstamp(), h.conn.snd.core.pacer.next);
 }
 
 // --- Whole runs ---------------------------------------------------------------------------
