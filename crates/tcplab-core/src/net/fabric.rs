@@ -82,6 +82,8 @@ pub struct Fabric<O: NetObserver> {
     /// The departure stamp and pacing rate of the packet `send_stamped` is putting on the
     /// network (its pool slot, `skb->tstamp`, `sk_pacing_rate`), read by an fq first hop.
     stamp: Option<(u32, Time, Option<u64>)>,
+    /// Some direction is fq.
+    has_fq: bool,
     /// What observes the fabric (the run's instruments), and whether it records anything: without
     /// an instrument the hooks are not called at all.
     obs: O,
@@ -90,6 +92,7 @@ pub struct Fabric<O: NetObserver> {
 
 impl<O: NetObserver> Fabric<O> {
     pub fn new(links: Vec<LinkDir>, routes: Routes, trace: bool, obs: O) -> Fabric<O> {
+        let has_fq = links.iter().any(|l| l.fq.is_some());
         Fabric {
             flight: vec![VecDeque::new(); links.len()],
             links,
@@ -105,6 +108,7 @@ impl<O: NetObserver> Fabric<O> {
             every_tx_end: false,
             trace,
             stamp: None,
+            has_fq,
             observed: obs.active(),
             obs,
         }
@@ -204,6 +208,12 @@ impl<O: NetObserver> Fabric<O> {
         self.forward(q, idx);
     }
 
+    /// Whether any link direction is fq (set at build): a run without fq asks nothing more.
+    #[inline]
+    pub fn has_fq(&self) -> bool {
+        self.has_fq
+    }
+
     /// Whether the route starting at `hop` leaves through an fq direction (its first link).
     pub fn fq_first_hop(&self, hop: u32) -> bool {
         self.paths.hop(hop).is_some_and(|l| self.links[l.0 as usize].fq.is_some())
@@ -211,6 +221,7 @@ impl<O: NetObserver> Fabric<O> {
 
     /// `send` for a packet of a socket that an fq first hop paces: its earliest departure time
     /// (`skb->tstamp`, 0 for none) and its socket's pacing rate (bytes per second) go with it.
+    #[inline(never)]
     pub fn send_stamped<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, p: Packet, tstamp: Time, rate: Option<u64>) {
         if self.observed {
             let hop = self.paths.hop(p.hop).map(|l| &self.links[l.0 as usize]);
@@ -260,7 +271,7 @@ impl<O: NetObserver> Fabric<O> {
 
     /// `NetEv::TxDone(l)`: the transmission on `l` ended with a packet waiting (only such an end
     /// is in the queue); the next one starts.
-    #[inline]
+    #[inline(always)]
     pub fn tx_done<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: u32) {
         let l = l as usize;
         self.links[l].done_queued = false;
@@ -348,7 +359,7 @@ impl<O: NetObserver> Fabric<O> {
 
     /// `NetEv::Arrive(l)`: the first packet in flight on `l` reached its far end: forwarded, or
     /// handed back (see `on_event`).
-    #[inline]
+    #[inline(always)]
     pub fn arrive<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: u32) -> Option<u32> {
         let l = l as usize;
         let f = &mut self.flight[l];
@@ -378,6 +389,7 @@ impl<O: NetObserver> Fabric<O> {
         self.offer(q, l as usize, idx);
     }
 
+    #[inline(always)]
     fn alloc(&mut self, p: Packet) -> u32 {
         self.counts.created += 1;
         match self.free.pop() {
