@@ -343,6 +343,19 @@ pub struct LinkRow {
     /// RFC 3168 §5), written only when there are some.
     #[serde(skip_serializing_if = "is_zero")]
     pub ce_marks: u64,
+    /// An fq direction's counters over the whole run (warmup included), written only for fq
+    /// (`net/fq.rs`): flows it created, times it throttled a flow, and its drops by cause
+    /// (all counted in `dropped_queue` too).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fq_flows: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fq_throttled: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fq_dropped_limit: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fq_dropped_flow_limit: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fq_dropped_horizon: u64,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -377,6 +390,11 @@ impl LinkRow {
             dropped_filter: s.dropped_filter,
             delayed_filter: s.delayed_filter,
             ce_marks: s.ce_marks,
+            fq_flows: l.fq.as_ref().map_or(0, |f| f.stats.flows),
+            fq_throttled: l.fq.as_ref().map_or(0, |f| f.stats.throttled),
+            fq_dropped_limit: l.fq.as_ref().map_or(0, |f| f.stats.dropped_limit),
+            fq_dropped_flow_limit: l.fq.as_ref().map_or(0, |f| f.stats.dropped_flow_limit),
+            fq_dropped_horizon: l.fq.as_ref().map_or(0, |f| f.stats.dropped_horizon),
             dropped_red_early: s.dropped_red_early,
             dropped_red_forced: s.dropped_red_forced,
             drop_rate: (s.offered_pkts > 0).then(|| s.dropped() as f64 / s.offered_pkts as f64),

@@ -40,6 +40,8 @@ enum Ev {
     Warmup,
     /// A packet a delay filter held back is offered to its link: (link direction, packet).
     Release(u32, u32),
+    /// An fq direction's own events (its transmission ends, its watchdog).
+    Fq(NetEv),
 }
 
 impl From<NetEv> for Ev {
@@ -49,6 +51,7 @@ impl From<NetEv> for Ev {
             NetEv::TxDone(l) => Ev::TxDone(l),
             NetEv::Arrive(l) => Ev::Arrive(l),
             NetEv::Release(l, p) => Ev::Release(l, p),
+            e @ (NetEv::FqTxDone(_) | NetEv::FqWatchdog(_)) => Ev::Fq(e),
         }
     }
 }
@@ -139,6 +142,8 @@ impl World {
             }
             f.mark_threshold = l.queue.mark_threshold.map(|m| m.threshold());
             r.mark_threshold = rq.mark_threshold.map(|m| m.threshold());
+            f.fq = l.queue.fq.map(|spec| Box::new(crate::net::fq::Fq::new(spec)));
+            r.fq = rq.fq.map(|spec| Box::new(crate::net::fq::Fq::new(spec)));
             links.push(f);
             links.push(r);
         }
@@ -362,8 +367,16 @@ impl World {
                 self.fabric.release(&mut self.q, l, idx);
                 self.udp_losses();
             }
+            Ev::Fq(e) => self.fq_event(e),
         }
         true
+    }
+
+    /// An fq direction's event, out of line: the step's hot arms stay as they were.
+    #[inline(never)]
+    fn fq_event(&mut self, e: NetEv) {
+        self.fabric.on_event(&mut self.q, e);
+        self.udp_losses();
     }
 
     /// Run an application callback, then put out what it did and tell the applications what
@@ -450,9 +463,13 @@ impl World {
         if n > 0 {
             let mut out = std::mem::take(&mut self.out);
             let hop = self.fabric.path_of(id, src, dst);
-            for o in out.drain(..n) {
-                let bare = headerless && o.seg.len > 0;
-                self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop, bare });
+            if self.fabric.has_fq() && self.fabric.fq_first_hop(hop) {
+                self.drain_fq(id, &mut out, n, Packet { conn, label, dir, src, dst, hop, ..Default::default() }, headerless);
+            } else {
+                for o in out.drain(..n) {
+                    let bare = headerless && o.seg.len > 0;
+                    self.send_packet(Packet { conn, label, dir, src, dst, body: Payload::Tcp(o.seg), enqueued_at: 0, tag: o.tag, hop, bare });
+                }
             }
             self.out = out;
         }
@@ -463,6 +480,29 @@ impl World {
             for e in c.take_events() {
                 self.events.push_back((app, id, e));
             }
+        }
+    }
+
+    /// `drain_conn` for a connection whose first hop is the fq qdisc: `fq_classify` sets its
+    /// socket's `sk_pacing_status` to `SK_PACING_FQ` (no internal pacing from now on), and each
+    /// segment goes with its departure time (`skb->tstamp`: a data segment's own,
+    /// `max(tcp_wstamp_ns, now)` for the rest, `__tcp_transmit_skb`) and the socket's
+    /// `sk_pacing_rate`. `head`: the packets' common fields.
+    #[inline(never)]
+    fn drain_fq(&mut self, id: ConnId, out: &mut Vec<OutSeg>, n: usize, head: Packet, headerless: bool) {
+        let (wstamp, rate) = match self.conns.get_mut(id).and_then(|e| e.tcp_mut()) {
+            Some(c) => {
+                c.snd.core.set_pacing_fq();
+                (c.snd.core.wstamp(), c.snd.core.pacing_rate())
+            }
+            None => (0, None),
+        };
+        for o in out.drain(..n) {
+            let tstamp = if o.edt != 0 { o.edt } else { wstamp };
+            let bare = headerless && o.seg.len > 0;
+            let p = Packet { body: Payload::Tcp(o.seg), tag: o.tag, bare, ..head.clone() };
+            self.fabric.send_stamped(&mut self.q, p, tstamp, rate);
+            self.udp_losses();
         }
     }
 
@@ -492,6 +532,7 @@ impl World {
     /// it lies in the fabric's pool (no copy): its slot is free but not reused until the next
     /// packet is sent, which nothing here does before the segment has been handled (what the
     /// connection sends goes to `out` first).
+    #[inline(always)]
     fn deliver(&mut self, idx: u32) {
         let now = self.q.now();
         let p = self.fabric.packet(idx);

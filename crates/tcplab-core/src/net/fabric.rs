@@ -8,6 +8,7 @@
 //!
 //! Nothing in the per-packet path allocates: packets live in a pool and are recycled.
 
+use super::fq::{Deq, FlowKey, FqPacket};
 use super::link::LinkDir;
 use super::observe::NetObserver;
 use super::routing::{Paths, Routes};
@@ -26,6 +27,10 @@ pub enum NetEv {
     Arrive(u32),
     /// A packet a delay filter held back is offered to its link: (link direction, packet).
     Release(u32, u32),
+    /// An fq direction's transmission ended with a packet held (`fq.rs`).
+    FqTxDone(u32),
+    /// An fq direction's watchdog: a throttled flow may send (`qdisc_watchdog`).
+    FqWatchdog(u32),
 }
 
 /// No route yet (`Fabric::path_of`).
@@ -74,6 +79,11 @@ pub struct Fabric<O: NetObserver> {
     every_tx_end: bool,
     /// Print every hold and drop to stderr (debugging aid, `TCPLAB_TRACE`).
     trace: bool,
+    /// The departure stamp and pacing rate of the packet `send_stamped` is putting on the
+    /// network (its pool slot, `skb->tstamp`, `sk_pacing_rate`), read by an fq first hop.
+    stamp: Option<(u32, Time, Option<u64>)>,
+    /// Some direction is fq.
+    has_fq: bool,
     /// What observes the fabric (the run's instruments), and whether it records anything: without
     /// an instrument the hooks are not called at all.
     obs: O,
@@ -82,6 +92,7 @@ pub struct Fabric<O: NetObserver> {
 
 impl<O: NetObserver> Fabric<O> {
     pub fn new(links: Vec<LinkDir>, routes: Routes, trace: bool, obs: O) -> Fabric<O> {
+        let has_fq = links.iter().any(|l| l.fq.is_some());
         Fabric {
             flight: vec![VecDeque::new(); links.len()],
             links,
@@ -96,6 +107,8 @@ impl<O: NetObserver> Fabric<O> {
             udp_lost: Vec::new(),
             every_tx_end: false,
             trace,
+            stamp: None,
+            has_fq,
             observed: obs.active(),
             obs,
         }
@@ -195,6 +208,31 @@ impl<O: NetObserver> Fabric<O> {
         self.forward(q, idx);
     }
 
+    /// Whether any link direction is fq (set at build): a run without fq asks nothing more.
+    #[inline]
+    pub fn has_fq(&self) -> bool {
+        self.has_fq
+    }
+
+    /// Whether the route starting at `hop` leaves through an fq direction (its first link).
+    pub fn fq_first_hop(&self, hop: u32) -> bool {
+        self.paths.hop(hop).is_some_and(|l| self.links[l.0 as usize].fq.is_some())
+    }
+
+    /// `send` for a packet of a socket that an fq first hop paces: its earliest departure time
+    /// (`skb->tstamp`, 0 for none) and its socket's pacing rate (bytes per second) go with it.
+    #[inline(never)]
+    pub fn send_stamped<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, p: Packet, tstamp: Time, rate: Option<u64>) {
+        if self.observed {
+            let hop = self.paths.hop(p.hop).map(|l| &self.links[l.0 as usize]);
+            self.obs.on_send(q.now(), &p, hop);
+        }
+        let idx = self.alloc(p);
+        self.stamp = Some((idx, tstamp, rate));
+        self.forward(q, idx);
+        self.stamp = None;
+    }
+
     /// A fabric event is due (`tx_done`, `arrive`, `release` by kind). Returns the pool slot of
     /// a packet that reached the node it is addressed to: its slot is already free but not reused
     /// until the next packet is sent, so the caller reads it (`packet`) before it sends anything.
@@ -210,12 +248,30 @@ impl<O: NetObserver> Fabric<O> {
                 self.release(q, l, idx);
                 None
             }
+            NetEv::FqTxDone(l) => {
+                self.links[l as usize].done_queued = false;
+                self.fq_kick(q, l as usize);
+                None
+            }
+            NetEv::FqWatchdog(l) => {
+                let l = l as usize;
+                let now = q.now();
+                let fq = self.links[l].fq.as_mut().expect("an fq direction");
+                // Lazily cancelled: only the armed expiry counts.
+                if fq.watchdog == Some(now) {
+                    fq.watchdog = None;
+                    if !self.links[l].busy(now, q.current_seq()) {
+                        self.fq_kick(q, l);
+                    }
+                }
+                None
+            }
         }
     }
 
     /// `NetEv::TxDone(l)`: the transmission on `l` ended with a packet waiting (only such an end
     /// is in the queue); the next one starts.
-    #[inline]
+    #[inline(always)]
     pub fn tx_done<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: u32) {
         let l = l as usize;
         self.links[l].done_queued = false;
@@ -225,12 +281,85 @@ impl<O: NetObserver> Fabric<O> {
                 self.obs.on_queue(q.now(), l, &self.links[l]);
             }
             self.start_tx(q, l, idx);
+        } else if self.links[l].fq.is_some() {
+            // Every transmission's end is queued (`queue_every_transmission_end`): fq's turn.
+            self.fq_kick(q, l);
+        }
+    }
+
+    /// An idle fq direction asks fq for a packet (`qdisc_run` → `fq_dequeue`): it starts
+    /// transmitting, or the watchdog is armed for the first throttled flow.
+    #[inline(never)]
+    fn fq_kick<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: usize) {
+        let now = q.now();
+        let pool = &self.pool;
+        match self.links[l].dequeue_fq(now, |i| pool[i as usize].wire_bytes()) {
+            Deq::Packet(idx) => {
+                if self.observed {
+                    self.obs.on_queue(now, l, &self.links[l]);
+                }
+                self.start_tx(q, l, idx);
+                let link = &mut self.links[l];
+                if !link.done_queued && link.fq.as_ref().is_some_and(|f| f.qlen > 0) {
+                    link.done_queued = true;
+                    q.schedule_reserved(link.busy_until, link.done_seq, NetEv::FqTxDone(l as u32).into());
+                }
+            }
+            Deq::Wait(t) => {
+                let fq = self.links[l].fq.as_mut().expect("an fq direction");
+                if fq.watchdog.is_none_or(|w| w > t || w < now) {
+                    fq.watchdog = Some(t);
+                    q.schedule(t, NetEv::FqWatchdog(l as u32).into());
+                }
+            }
+            Deq::Empty => {}
+        }
+    }
+
+    /// Offer a packet to an fq direction: dropped, or held by fq and, the transmitter idle,
+    /// asked for at once.
+    #[inline(never)]
+    fn offer_fq<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: usize, idx: u32) {
+        let now = q.now();
+        let link = &mut self.links[l];
+        let p = &mut self.pool[idx as usize];
+        // A packet of a socket on this node (not forwarded; a listener's SYN-ACK is orphaned,
+        // `fq_classify`) is its connection direction's flow.
+        let local = p.src == link.from && !matches!(p.tag, super::PacketTag::SynAck { .. });
+        let (tstamp, sk_rate) = match self.stamp {
+            Some((i, t, r)) if i == idx => (t, r),
+            _ => (0, None),
+        };
+        let key = FlowKey { flow: p.label.flow, epoch: p.label.epoch, dir: p.dir as u8, orphan: !local };
+        let fp = FqPacket { idx, bytes: p.wire_bytes(), key, tstamp: if local { tstamp } else { 0 }, sk_rate: if local { sk_rate } else { None } };
+        let busy = link.busy(now, q.current_seq());
+        match link.admit_fq(p, fp, now) {
+            Err(why) => {
+                if self.trace {
+                    eprintln!("{:>12.6} drop {:?} at {} {:?} {:?} {:?}", crate::units::to_secs(now), why, link.name, p.dir, p.tag, p.body);
+                }
+                if self.observed {
+                    self.obs.on_drop(now, l, p, why);
+                }
+                self.dropped(idx);
+            }
+            Ok(()) => {
+                if self.observed {
+                    self.obs.on_queue(now, l, link);
+                }
+                if !busy {
+                    self.fq_kick(q, l);
+                } else if !link.done_queued {
+                    link.done_queued = true;
+                    q.schedule_reserved(link.busy_until, link.done_seq, NetEv::FqTxDone(l as u32).into());
+                }
+            }
         }
     }
 
     /// `NetEv::Arrive(l)`: the first packet in flight on `l` reached its far end: forwarded, or
     /// handed back (see `on_event`).
-    #[inline]
+    #[inline(always)]
     pub fn arrive<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: u32) -> Option<u32> {
         let l = l as usize;
         let f = &mut self.flight[l];
@@ -260,6 +389,7 @@ impl<O: NetObserver> Fabric<O> {
         self.offer(q, l as usize, idx);
     }
 
+    #[inline(always)]
     fn alloc(&mut self, p: Packet) -> u32 {
         self.counts.created += 1;
         match self.free.pop() {
@@ -327,6 +457,9 @@ impl<O: NetObserver> Fabric<O> {
             self.obs.on_ingress(now, l, p, &self.links);
         }
         let link = &mut self.links[l];
+        if link.fq.is_some() {
+            return self.offer_fq(q, l, idx);
+        }
         let busy = link.busy(now, q.current_seq());
         match link.admit(p, busy) {
             Err(why) => {

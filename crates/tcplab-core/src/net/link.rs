@@ -8,6 +8,7 @@
 //! arrival to the start of transmission.
 
 use super::filter::{DelayFilter, DropFilter};
+use super::fq::{Deq, Fq, FqPacket};
 use super::packet::{NodeId, Packet};
 use super::red::{Red, RedSpec, Verdict};
 use crate::engine::RngStream;
@@ -151,6 +152,9 @@ pub struct LinkDir {
     pub from: NodeId,
     pub name: String,
     pub rng: RngStream,
+    /// The fq qdisc (`fq.rs`) in place of the FIFO, on a direction that leaves a host; None =
+    /// the FIFO. Its packets go through `admit_fq` and `dequeue_fq`, never `push` and `pop`.
+    pub fq: Option<Box<Fq>>,
 }
 
 impl LinkDir {
@@ -177,6 +181,7 @@ impl LinkDir {
             mark_threshold: None,
             last_change: 0,
             stats: LinkDirStats::default(),
+            fq: None,
         }
     }
 
@@ -204,8 +209,13 @@ impl LinkDir {
     }
 
     fn account(&mut self, now: Time) {
+        self.account_n(now, self.queue.len());
+    }
+
+    /// The time integrals up to `now`, with `n` packets waiting since the last change.
+    fn account_n(&mut self, now: Time, n: usize) {
         let dt = (now - self.last_change) as u128;
-        self.stats.queue_pkt_ns += self.queue.len() as u128 * dt;
+        self.stats.queue_pkt_ns += n as u128 * dt;
         self.stats.queue_byte_ns += self.queue_bytes as u128 * dt;
         self.last_change = now;
     }
@@ -354,10 +364,45 @@ impl LinkDir {
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u64);
     }
 
-    /// Packets waiting behind the one being transmitted.
+    /// Packets waiting behind the one being transmitted (in the FIFO, or held by fq).
     #[inline]
     pub fn queue_len(&self) -> usize {
-        self.queue.len()
+        self.queue.len() + self.fq.as_ref().map_or(0, |f| f.qlen)
+    }
+
+    /// Ingress of an fq direction: the filters and the loss element (RED, CE marking and the
+    /// FIFO's limits are refused with fq by the scenario), then fq's own enqueue (`limit`,
+    /// `flow_limit`, horizon; a refusal counts as a queue drop, fq's counters say which).
+    pub fn admit_fq(&mut self, pkt: &mut Packet, fp: FqPacket, now: Time) -> Result<(), DropReason> {
+        let bytes = pkt.wire_bytes() as u64;
+        self.stats.offered_pkts += 1;
+        self.stats.offered_bytes += bytes;
+        if !self.filters.is_empty() || self.loss_p > 0.0 {
+            self.admit_elements(pkt, false, bytes)?;
+        }
+        let fq = self.fq.as_mut().expect("an fq direction");
+        let held = fq.qlen;
+        if fq.enqueue(now, fp).is_err() {
+            self.stats.dropped_queue += 1;
+            self.stats.dropped_bytes += bytes;
+            return Err(DropReason::Queue);
+        }
+        self.account_n(now, held);
+        self.queue_bytes += bytes;
+        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(held as u64 + 1);
+        Ok(())
+    }
+
+    /// fq's dequeue at `now` (`fq::Fq::dequeue`), with the queue's integrals kept.
+    pub fn dequeue_fq(&mut self, now: Time, bytes_of: impl Fn(u32) -> u32) -> Deq {
+        let fq = self.fq.as_mut().expect("an fq direction");
+        let held = fq.qlen;
+        let d = fq.dequeue(now);
+        if let Deq::Packet(idx) = d {
+            self.account_n(now, held);
+            self.queue_bytes -= bytes_of(idx) as u64;
+        }
+        d
     }
 
     /// Take the next waiting packet for transmission.
@@ -396,7 +441,7 @@ impl LinkDir {
 
     /// Close the time integrals at the end of the run.
     pub fn finish(&mut self, now: Time) {
-        self.account(now);
+        self.account_n(now, self.queue_len());
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod fabric;
 pub mod filter;
+pub mod fq;
 pub mod link;
 pub mod observe;
 pub mod packet;
@@ -13,6 +14,7 @@ pub mod routing;
 pub use fabric::{Fabric, NetEv};
 pub use observe::NetObserver;
 pub use filter::{DelayFilter, DropFilter, FilterKind};
+pub use fq::{FqSpec, FqStats};
 pub use link::{LinkDir, LinkDirId, LinkDirStats, MarkThreshold, QueueLimit};
 pub use packet::*;
 pub use red::RedSpec;

@@ -54,6 +54,7 @@ impl Scenario {
         let net = self.network_for(seed)?;
         let flows = self.resolve_flows_on(&net)?;
         let apps = super::apps::resolve_apps(self, &net, seed)?;
+        self.check_fq_hosts(&net, &flows, &apps)?;
         Ok(Expanded { seed, net: Arc::new(net), flows: Arc::new(flows), apps })
     }
 
@@ -228,5 +229,81 @@ mod erased {
         fn value(&self) -> serde_json::Value {
             serde_json::to_value(self).expect("a plan's values serialise")
         }
+    }
+}
+
+impl Scenario {
+    /// fq paces the packets of a host's own sockets (sch_fq.c: "Meant to be mostly used for
+    /// locally generated traffic"): a direction whose queue is fq must leave a node that runs a
+    /// flow's or an application's endpoint. The error names the queue's key path.
+    fn check_fq_hosts(&self, net: &super::Network, flows: &[super::ResolvedFlow], apps: &[crate::app::resolved::ResolvedApp]) -> Result<(), ScenarioError> {
+        let fq_somewhere = net.links.iter().any(|l| l.queue.fq.is_some() || l.reverse_queue.is_some_and(|q| q.fq.is_some()));
+        if !fq_somewhere {
+            return Ok(());
+        }
+        let mut host = vec![false; net.nodes.len()];
+        for f in flows {
+            host[f.from] = true;
+            host[f.to] = true;
+        }
+        for a in apps {
+            host[a.client] = true;
+            for &s in &a.servers {
+                host[s] = true;
+            }
+        }
+        for (i, l) in net.links.iter().enumerate() {
+            let (a, b) = (net.ends[i].0 as usize, net.ends[i].1 as usize);
+            let rq = l.reverse_queue.unwrap_or(l.queue);
+            for (reverse, q, from, to) in [(false, &l.queue, a, b), (true, &rq, b, a)] {
+                if q.fq.is_none() || host[from] {
+                    continue;
+                }
+                let (path, hint) = self.queue_path(i, reverse, l.reverse_queue.is_some());
+                return Err(ScenarioError {
+                    path,
+                    message: format!(
+                        "kind = \"fq\" is a host's queue discipline (it paces the packets of the host's own sockets), but link {:?} direction {}->{} leaves {:?}, which runs no flow or application{hint}",
+                        l.name, net.nodes[from], net.nodes[to], net.nodes[from]
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The key path of link `i`'s queue in direction a → b (`reverse`: b → a), and a hint on how
+    /// to give that direction a queue of its own.
+    fn queue_path(&self, i: usize, reverse: bool, has_reverse: bool) -> (String, &'static str) {
+        use super::TopologyKind;
+        let t = &self.topology;
+        let both = "; `queue` applies to both directions: write the other one's as `reverse_queue`";
+        let base = match t.kind {
+            TopologyKind::SingleLink => 1,
+            TopologyKind::Dumbbell => 1 + 2 * t.pairs.unwrap_or(0) as usize,
+            TopologyKind::Custom => t.links.as_ref().map_or(0, |l| l.len()),
+        };
+        let side = |prefix: String| {
+            if reverse && has_reverse {
+                (format!("{prefix}.reverse_queue"), "")
+            } else {
+                (format!("{prefix}.queue"), if has_reverse { "" } else { both })
+            }
+        };
+        if i < base {
+            return match t.kind {
+                TopologyKind::Custom => side(format!("topology.links[{i}]")),
+                TopologyKind::Dumbbell if i > 0 => ("topology.access_queue".into(), "; a dumbbell's access_queue applies to both directions of every access link: use kind = \"custom\" or host groups to give each direction its own queue"),
+                _ => ("topology.queue".into(), ""),
+            };
+        }
+        let mut k = base;
+        for (gi, g) in t.groups.iter().flatten().enumerate() {
+            k += g.count as usize;
+            if i < k {
+                return side(format!("topology.groups[{gi}]"));
+            }
+        }
+        ("topology".into(), "")
     }
 }

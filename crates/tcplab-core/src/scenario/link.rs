@@ -3,7 +3,7 @@
 //! custom link), and the queue forms a scenario may write.
 
 use crate::error::ScenarioError;
-use crate::net::{MarkThreshold, QueueLimit, RedSpec};
+use crate::net::{FqSpec, MarkThreshold, QueueLimit, RedSpec};
 use crate::units::{Duration, Rate, Size};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -82,6 +82,10 @@ pub struct QueueTable {
     /// `"30KB"` (bytes waiting); ECN-capable arrivals that find at least that much are marked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mark_threshold: Option<MarkAt>,
+    /// The fq qdisc (`net/fq.rs`) in place of the FIFO: `{ kind = "fq" }` (tc-fq's defaults) or
+    /// `{ fq = { flow_limit = 50, maxrate = "5Mbps" } }`; only on a direction leaving a host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq: Option<FqSpec>,
 }
 
 /// A marking threshold as written: packets (a number) or bytes (a size such as `"30KB"`).
@@ -164,8 +168,28 @@ impl<'de> serde::de::Visitor<'de> for QueueVisitor {
             red: Option<RedSpec>,
             #[serde(default)]
             mark_threshold: Option<MarkAt>,
+            #[serde(default)]
+            fq: Option<FqSpec>,
         }
         let t = T::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+        let fq = match (t.kind, t.fq) {
+            (Some(QueueKind::Fq), fq) => Some(fq.unwrap_or_default()),
+            (None, Some(fq)) => Some(fq),
+            (Some(k), Some(_)) => {
+                return Err(serde::de::Error::custom(format!("an `fq` table needs kind = \"fq\" (or no `kind`), not {:?}", k.name())));
+            }
+            (_, None) => None,
+        };
+        if fq.is_some() {
+            // fq is the whole queue discipline: its own limits, no RED, no step marking.
+            let other = [("packets", t.packets.is_some()), ("bytes", t.bytes.is_some()), ("red", t.red.is_some()), ("mark_threshold", t.mark_threshold.is_some())];
+            if let Some((k, _)) = other.iter().find(|(_, set)| *set) {
+                return Err(serde::de::Error::custom(format!(
+                    "`{k}` does not apply to kind = \"fq\" (fq holds at most `limit` packets in all and `flow_limit` per flow: write them in an `fq` table, e.g. {{ kind = \"fq\", fq = {{ limit = 1000 }} }})"
+                )));
+            }
+            return Ok(QueueTable { kind: QueueKind::Fq, fq, ..Default::default() });
+        }
         let red = match (t.kind, t.red) {
             (Some(QueueKind::Droptail), Some(_)) => {
                 return Err(serde::de::Error::custom("a `red` table needs kind = \"red\" (or no `kind`)"));
@@ -174,7 +198,7 @@ impl<'de> serde::de::Visitor<'de> for QueueVisitor {
             (_, red) => red,
         };
         let kind = if red.is_some() { QueueKind::Red } else { QueueKind::Droptail };
-        Ok(QueueTable { kind, packets: t.packets, bytes: t.bytes, red, mark_threshold: t.mark_threshold })
+        Ok(QueueTable { kind, packets: t.packets, bytes: t.bytes, red, mark_threshold: t.mark_threshold, fq: None })
     }
 }
 
@@ -194,6 +218,18 @@ pub enum QueueKind {
     Droptail,
     /// Random Early Detection (Floyd & Jacobson 1993) in front of the limit; see `net/red.rs`.
     Red,
+    /// Linux's fq qdisc (sch_fq.c) on a host's link; see `net/fq.rs`.
+    Fq,
+}
+
+impl QueueKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueKind::Droptail => "droptail",
+            QueueKind::Red => "red",
+            QueueKind::Fq => "fq",
+        }
+    }
 }
 
 impl QueueSpec {
@@ -203,6 +239,9 @@ impl QueueSpec {
 
     /// Check the RED parameters; `path` is the queue's key path.
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        if let Some(f) = &self.fq {
+            f.validate().map_err(|(k, m)| ScenarioError { path: format!("{path}.fq.{k}"), message: m })?;
+        }
         match &self.red {
             Some(r) => r.validate().map_err(|(k, m)| ScenarioError { path: format!("{path}.red.{k}"), message: m }),
             None => Ok(()),

@@ -175,7 +175,7 @@ impl SimServer {
                 if self.cfg.ecn_accepts() && seg.ece() && seg.cwr() {
                     synack.flags |= crate::net::FLAG_ECE; // RFC 3168 §6.1.1
                 }
-                self.out.push(OutSeg { seg: synack, tag: crate::net::PacketTag::Syn { tx: 1 } });
+                self.out.push(OutSeg { seg: synack, tag: crate::net::PacketTag::Syn { tx: 1 }, edt: 0 });
                 if self.conn.is_some() {
                     return;
                 }

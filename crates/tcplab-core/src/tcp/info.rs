@@ -144,8 +144,11 @@ pub struct TcpInfo {
     /// Linux's `tcp_update_pacing_rate` (200 % of cwnd/SRTT in slow start, 120 % after), which
     /// Linux computes whether or not it paces. None before an RTT sample (Linux: unlimited).
     pub pacing_rate: Option<u64>,
-    /// The connection paces its sends (BBR, or the `pacing` knob).
+    /// The connection's sends are paced: by itself (BBR, or the `pacing` knob) or, its first hop
+    /// being the fq qdisc, by fq (`paced_by_fq`).
     pub paced: bool,
+    /// An fq qdisc paces the connection (`sk_pacing_status` = `SK_PACING_FQ`).
+    pub paced_by_fq: bool,
     /// A model-based controller's state (BBR's mode, bandwidth, min_rtt, gains: Linux's
     /// `tcp_bbr_info`, `ss -ti`'s `bbr:(bw,mrtt,pacing_gain,cwnd_gain)`).
     pub cc_model: Option<crate::tcp::cc::CcModel>,
@@ -241,7 +244,8 @@ impl TcpConn {
             first_byte_at: r.first_byte_at,
             failed: s.phase == SenderPhase::Aborted,
             pacing_rate: s.pacing_rate(),
-            paced: s.pacing_on(),
+            paced: s.pacing_on() || s.pacing_fq(),
+            paced_by_fq: s.pacing_fq(),
             cc_model: s.cc.model(),
             ecn: s.ecn_ok || r.ecn_on,
             ecn_reductions: st.ecn_reductions,

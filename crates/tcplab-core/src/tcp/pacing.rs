@@ -6,7 +6,10 @@
 //! a held send waits for the pacing timer (`TimerKind::Pacing`, Linux's `tcp_pacing_check` and its
 //! hrtimer).
 //!
-//! Not modelled: the fq qdisc (pacing outside TCP), TSQ (`tcp_small_queue_check`), the timer
+//! Under the fq qdisc (`net/fq.rs`) the socket's `sk_pacing_status` is `SK_PACING_FQ`: the gate
+//! no longer holds sends, each segment leaves stamped with its departure time and fq holds it.
+//!
+//! Not modelled: TSQ (`tcp_small_queue_check`), the timer
 //! slack of the hrtimer and `sk_pacing_shift` changes by drivers. A skb of several segments
 //! leaves as back-to-back segments at one instant. TSO deferral (`tcp_tso_should_defer`), which
 //! reads `tso_autosize`, is `tso.rs`.
@@ -72,6 +75,8 @@ pub struct Pacer {
     skb_goal: u32,
     /// `tp->data_segs_out`.
     segs_out: u64,
+    /// The present skb's departure time (`skb->tstamp`, set by `__tcp_transmit_skb`).
+    skb_edt: Time,
 }
 
 impl Pacer {
@@ -85,8 +90,10 @@ impl Pacer {
     /// A segment of `len` bytes left at `now`: Linux's `tcp_update_skb_after_send` advances the
     /// departure time by len / rate (once ten data segments have gone), less up to half of it as
     /// credit for a late send ("take into account OS jitter"). `goal`: the skb size in segments
-    /// (`tcp_tso_autosize`) should a new skb start here.
-    pub fn on_send(&mut self, now: Time, len: u64, rate: Option<u64>, goal: u32) {
+    /// (`tcp_tso_autosize`) should a new skb start here. Returns the segment's earliest
+    /// departure time: its skb's, `max(tcp_wstamp_ns, now)` when the skb left
+    /// (`__tcp_transmit_skb`'s `skb_set_delivery_time`), which fq honours.
+    pub fn on_send(&mut self, now: Time, len: u64, rate: Option<u64>, goal: u32) -> Time {
         let prior = self.next;
         let new_skb = !(self.skb_at == now && self.skb_segs > 0 && self.skb_segs < self.skb_goal);
         if new_skb {
@@ -95,12 +102,14 @@ impl Pacer {
             self.skb_goal = goal.max(1);
             // tcp_write_xmit: `tp->tcp_wstamp_ns = max(tp->tcp_wstamp_ns, tp->tcp_clock_cache)`.
             self.next = self.next.max(now);
+            self.skb_edt = self.next;
         }
         self.skb_segs += 1;
         self.segs_out += 1;
-        let Some(rate) = rate.filter(|&r| r > 0) else { return };
+        let edt = self.skb_edt;
+        let Some(rate) = rate.filter(|&r| r > 0) else { return edt };
         if self.segs_out <= UNPACED_SEGS {
-            return;
+            return edt;
         }
         let mut len_ns = (len as u128 * 1_000_000_000 / rate as u128) as u64;
         if new_skb {
@@ -108,6 +117,7 @@ impl Pacer {
             len_ns -= (len_ns / 2).min(credit);
         }
         self.next += len_ns;
+        edt
     }
 }
 

@@ -81,7 +81,7 @@ pub fn on_timer(p: &mut Persist, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
         return;
     }
     let seg = Segment { seq: s.snd_una - 1, ack: s.ack_no, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() };
-    out.push(OutSeg { seg, tag: PacketTag::Other });
+    out.push(OutSeg { seg, tag: PacketTag::Other, edt: 0 });
     p.probes_out += 1;
     p.backoff = (p.backoff + 1).min(s.cfg.data_retries);
     let at = probe_at(s, p.backoff);

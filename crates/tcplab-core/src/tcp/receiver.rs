@@ -262,7 +262,7 @@ impl TcpReceiver {
         if self.sack_on {
             self.fill_sack(&mut seg);
         }
-        out.push(OutSeg { seg, tag: PacketTag::Ack { k: self.stats.acks_sent } });
+        out.push(OutSeg { seg, tag: PacketTag::Ack { k: self.stats.acks_sent }, edt: 0 });
     }
 
     /// Linux's `tcp_send_challenge_ack` (RFC 5961 §7, ACK throttling): a pure ACK of RCV.NXT,
@@ -312,7 +312,7 @@ impl TcpReceiver {
             // RFC 3168 §6.1.1: an ECN-setup SYN-ACK has ECE set and CWR clear.
             seg.flags |= FLAG_ECE;
         }
-        out.push(OutSeg { seg, tag: PacketTag::SynAck { tx: self.synack_tx } });
+        out.push(OutSeg { seg, tag: PacketTag::SynAck { tx: self.synack_tx }, edt: 0 });
         if let Some(t) = self.synack_timer.set(timer_deadline(self.now, self.synack_rto, self.cfg.timer_tick.0)) {
             self.timer_events.push((RxTimer::SynAck, t));
         }

@@ -216,14 +216,14 @@ impl TcpSender {
         if ack_alone {
             // ns-2 FullTcpAgent::recv(), TCPS_SYN_SENT: a SYN-ACK without data sets TF_ACKNOW and
             // the ACK leaves as a packet of its own before the first data segment (tcp/tcp-full.cc).
-            out.push(OutSeg { seg: Segment { seq: 1, ack: c.ack_no, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other });
+            out.push(OutSeg { seg: Segment { seq: 1, ack: c.ack_no, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other, edt: 0 });
         }
         c.begin_data(out);
         self.rec.after_app_send(&mut self.core);
         let c = &mut self.core;
         if c.snd_max == 1 && !c.fin_pending() && !ack_alone {
             // Nothing to send: acknowledge the SYN-ACK with a pure ACK.
-            out.push(OutSeg { seg: Segment { seq: 1, ack: c.ack_no, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other });
+            out.push(OutSeg { seg: Segment { seq: 1, ack: c.ack_no, flags: FLAG_ACK, wnd: u32::MAX, ..Default::default() }, tag: PacketTag::Other, edt: 0 });
         }
         self.check_done();
     }

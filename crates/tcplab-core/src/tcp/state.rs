@@ -28,6 +28,9 @@ const MAX_REORDERING: u32 = 300;
 pub struct OutSeg {
     pub seg: Segment,
     pub tag: PacketTag,
+    /// A data segment's earliest departure time when an fq qdisc paces the connection
+    /// (`skb->tstamp`, `Pacer::on_send`); 0 otherwise.
+    pub edt: Time,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,6 +134,10 @@ pub struct SenderCore {
     /// The connection paces its sends (the `pacing` knob, or a controller that needs it: Linux's
     /// `tcp_needs_internal_pacing`); the gate then asks `pacer` (tcp/pacing.rs).
     pub(super) pacing_on: bool,
+    /// An fq qdisc paces the connection (Linux's `sk_pacing_status` = `SK_PACING_FQ`, set by
+    /// `fq_classify` on its first packet): no internal pacing, but the departure time still
+    /// advances (`tcp_update_skb_after_send`) and stamps every segment.
+    pub(super) pacing_fq: bool,
     /// The controller owns the window (`CongestionControl::owns_window`, asked once).
     pub(super) cc_owns: bool,
     pub pacer: Pacer,
@@ -274,6 +281,7 @@ impl SenderCore {
             txq: TxQueue::default(),
             txq_on: false,
             pacing_on: false,
+            pacing_fq: false,
             cc_owns: false,
             pacer: Pacer::default(),
             pacing_timer: Timer::default(),
@@ -521,7 +529,7 @@ impl SenderCore {
             pipe: self.pipe_estimate(),
             ca,
             srtt: self.rtt.srtt(),
-            wstamp: if self.pacing_on { self.pacer.next.max(self.now) } else { self.now },
+            wstamp: self.wstamp(),
             ..self.ack_sample(acked)
         };
         let mut w = self.window();
@@ -546,22 +554,51 @@ impl SenderCore {
 
     /// A paced send of `len` bytes left now: the departure time of the next
     /// (`tcp_update_skb_after_send`) and the pacing timer for a send the gate will hold.
-    fn paced(&mut self, len: u64) {
+    fn paced(&mut self, len: u64) -> Time {
         let rate = self.pacing_rate();
         let min_rtt = (self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns);
         let goal = rate.map_or(pacing::MIN_TSO_SEGS, |r| pacing::tso_autosize(r, self.mss, min_rtt, self.cc.min_tso_segs(r)));
-        self.pacer.on_send(self.now, len.max(1), rate, goal);
+        let edt = self.pacer.on_send(self.now, len.max(1), rate, goal);
+        if self.pacing_fq {
+            return edt;
+        }
         if self.pacer.next > self.now {
             if let Some(t) = self.pacing_timer.set(self.pacer.next) {
                 self.pacing_events.push(t);
             }
         }
+        edt
     }
 
-    /// The connection paces its sends.
+    /// The connection paces its sends itself (internal pacing: `tcp_needs_internal_pacing`).
     #[inline]
     pub fn pacing_on(&self) -> bool {
         self.pacing_on
+    }
+
+    /// An fq qdisc paces the connection (`SK_PACING_FQ`).
+    #[inline]
+    pub fn pacing_fq(&self) -> bool {
+        self.pacing_fq
+    }
+
+    /// `fq_classify` on the connection's first packet through an fq qdisc: `sk_pacing_status` =
+    /// `SK_PACING_FQ`, so `tcp_needs_internal_pacing` is false from now on (no pacing timer, no
+    /// hold at the gate: a BBR sender is paced once, by fq) while `tcp_update_skb_after_send`
+    /// keeps advancing the departure time that stamps each segment.
+    pub fn set_pacing_fq(&mut self) {
+        self.pacing_fq = true;
+        self.pacing_on = false;
+    }
+
+    /// `tcp_wstamp_ns` as a segment sent now gets it: `max(tcp_wstamp_ns, now)`; the departure
+    /// time advances only while something paces the connection (`sk_pacing_status` not NONE).
+    pub fn wstamp(&self) -> Time {
+        if self.pacing_on || self.pacing_fq {
+            self.pacer.next.max(self.now)
+        } else {
+            self.now
+        }
     }
 
     /// The pacing timer's events the world must schedule (drained).
@@ -744,7 +781,7 @@ impl SenderCore {
                 seg.ip_ecn = ECN_ECT0;
             }
         }
-        out.push(OutSeg { seg, tag: PacketTag::Syn { tx: self.syn_tx } });
+        out.push(OutSeg { seg, tag: PacketTag::Syn { tx: self.syn_tx }, edt: 0 });
         self.snd_nxt = 1;
         self.snd_max = 1;
         self.arm_rto();
@@ -816,9 +853,7 @@ impl SenderCore {
             self.snd_nxt = end;
         }
         self.snd_max = self.snd_max.max(end);
-        if self.pacing_on {
-            self.paced(len);
-        }
+        let edt = if self.pacing_on || self.pacing_fq { self.paced(len) } else { 0 };
         let mut seg = Segment { seq, ack: self.ack_no, len: len as u32, flags, wnd: u32::MAX, ..Default::default() };
         if self.ecn_ok {
             let new_data = !retx && len > 0;
@@ -830,7 +865,7 @@ impl SenderCore {
                 seg.flags |= FLAG_CWR;
             }
         }
-        out.push(OutSeg { seg, tag });
+        out.push(OutSeg { seg, tag, edt: if self.pacing_fq { edt } else { 0 } });
         // RFC 6298 §5.1: start the timer when a segment is sent and it is not running.
         if !self.rto_timer.is_set() {
             self.arm_rto();
