@@ -408,6 +408,8 @@ def _table2(report: Report, runs: pd.DataFrame, out: Path, ns2: Optional[pd.Data
     sub = runs[runs["model"] == "http10"]
     ua, da = _agg(sub, ["webs", "ftps", "iw"], "util_pct"), _agg(sub, ["webs", "ftps", "iw"], "drop_pct")
     rows, checks = [], []
+    # Table 2 is the http1.0 runs' (ns-2's frame holds both models' cells).
+    ns2 = ns2[ns2["model"] == "http10"] if ns2 is not None else None
     for (w, f), (util, drop) in TABLE2.items():
         if (w, f, 1) not in ua.index:
             continue
