@@ -80,6 +80,10 @@ def test_tiny_reproduction_writes_its_report_and_reruns_from_the_store(tmp_path)
             assert len(t1) == 4 and all(0.2 < float(v) < 5 for v in t1["ns2"]), t
         t2 = checks[checks["quantity"].str.startswith("Table 2 ") & checks["quantity"].str.contains("utilization")]
         assert all(20 < float(v) <= 100 for v in t2["ns2"])
+        # Table 2 is http1.0's: its ns-2 value is the http1.0 run's, not a mean with http1.1's.
+        nr = pd.read_csv(out / "tables" / "ns2_runs.csv")
+        cell = nr[(nr["model"] == "http10") & (nr["webs"] == 16) & (nr["ftps"] == 1) & (nr["iw"] == 1)]["util_pct"]
+        assert float(t2[t2["quantity"] == "Table 2 16 webs/1 FTPs IW1: utilization %"]["ns2"].iloc[0]) == round(float(cell.iloc[0]), 1)
         t5 = checks[checks["quantity"].str.startswith("Table 5 (http11)")]
         assert len(t5) == 4 and all(float(v) > 0 for v in t5["ns2"])
         t6 = checks[checks["quantity"].str.startswith("Table 6 ")]
