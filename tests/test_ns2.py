@@ -75,7 +75,7 @@ def scenario(**over) -> dict:
     ({"apps": [{"kind": "reqresp", "response": "10KB"}]}, "apps[0].mode"),
     ({"apps": [{"kind": "http10", "response": "10KB"}]}, "apps[0].mode"),
     ({"apps": [{"kind": "ftp", "file": "1MB"}]}, "apps[0].mode"),         # two-way: FullTcp (the ns2-full profile) only
-    ({"apps": [{"kind": "http11", "response": "10KB"}]}, "apps[0].kind"),
+    ({"apps": [{"kind": "http11", "response": "10KB"}]}, "apps[0].tcp.fin"),      # http11: FullTcp (ns2-full) only
     ({"apps": [{"kind": "cbr", "rate": "100kbps"}]}, "apps[0].packet"),
     ({"apps": [{"kind": "onoff", "rate": "100kbps", "packet": "200B", "on": {"pareto": {"shape": 1.5, "mean": "1s"}},
                 "off": {"exponential": "1s"}}]}, "apps[0].on"),

@@ -3,9 +3,11 @@
 - Exported: `http10` pages (a primary, then `embedded` objects at once), `reqresp` and `ftp` with
   `mode = "twoway"` on the `ns2-full` profile, each object a FullTcp connection (handshake,
   request, the response once the request is in, FINs); sizes constant, uniform, exponential or a
-  CDF (the shipped `named` tables, from the core). Refused by key path: two-way clients on
-  one-way agents, http11, WebTraf pages two-way, open-loop pages, a size with no table, one-way and
-  two-way clients in one script.
+  CDF (the shipped `named` tables, from the core); `http11` pages, one persistent FullTcp
+  connection per page (or per session with `keep_alive`) carrying the page's objects in turn, or
+  with `transfer = "page"` one request answered by the page's bytes. Refused by key path: two-way
+  clients on one-way agents, http11 without FINs, WebTraf pages two-way, open-loop pages, a size
+  with no table, one-way and two-way clients in one script.
 - With `ns`: with constant sizes and think time both simulators complete the same pages and
   files at the same times (to the millisecond), agreeing at the core packet by packet; with
   Mah's sizes and a random think time (each simulator its own stream) the page counts, median
@@ -71,6 +73,17 @@ def test_two_way_clients_export_on_fulltcp_pairs():
     assert s.dynamic == {"base": 0, "mss": 1460, "full": True, "sessions": ["web1", "web2", "ftp1"]}
 
 
+def test_http11_exports_a_persistent_connection_per_page():
+    s = export(web(web_kind="http11", web_transfer="page"))
+    t = s.tcl
+    for line in ('$ns at 0.0 "fh_page 0"', "set fh_keep(0) 0", "set fh_page(0) 1", "$fx_embedded_rv(0) set val_ 3.0",
+                 '$ns at 0.0 "fx_open 2"', "proc fh_request {i} {"):
+        assert line in t, line
+    assert s.dynamic["sessions"] == ["web1", "web2", "ftp1"]
+    t = export(web(web_kind="http11", web_keep_alive=True)).tcl
+    assert "set fh_keep(0) 1" in t and "set fh_page(0) 0" in t
+
+
 def test_named_tables_come_from_the_core():
     import json
 
@@ -84,7 +97,8 @@ def test_named_tables_come_from_the_core():
 
 @pytest.mark.parametrize("over, path", [
     ({"tcp": {"profile": "ns2", "mss": 1460}}, "apps[0].mode"),                        # two-way needs FullTcp
-    ({"web_kind": "http11"}, "apps[0].kind"),
+    ({"web_kind": "http11", "tcp": {"profile": "ns2", "mss": 1460}}, "apps[0].tcp.fin"),   # http11 closes with FINs
+    ({"web_kind": "http11", "web_response": {"named": "surge1998_file"}}, "apps[0].response"),
     ({"web_page_spacing": "start_to_start"}, "apps[0].page_spacing"),
     ({"web_response": {"named": "surge1998_file"}}, "apps[0].response"),
     ({"web_think": {"pareto": {"shape": 1.5, "mean": "2s"}}}, "apps[0].think"),
@@ -164,3 +178,29 @@ def test_random_pages_agree_as_statistics():
     util = link["departed_bytes"] * 8 / (1.5e6 * 120)
     ours_util = r.links.set_index("link").loc["bottleneck:n1->n0", "utilization"]
     assert abs(util - ours_util) <= 0.05
+
+
+@needs_ns
+@pytest.mark.parametrize("over", [{}, {"web_transfer": "page"}, {"web_keep_alive": True}], ids=["objects", "page", "keep_alive"])
+def test_constant_http11_pages_complete_at_the_same_times_in_both(over):
+    # http11 with nothing random: the page's objects in turn on one connection (or one transfer
+    # of the page's bytes; or the connection kept from page to page, idle for the think time and
+    # restarting from the initial window, RFC 5681 §4.1 / ns-2's slow_start_restart_). Every page
+    # completes at the same instant in both simulators, within the 1 ms of the http10 test above.
+    sc = web(duration="10s", web_kind="http11", web_instances=1, web_response="5000B", web_think="2s", **over)
+    r = api.run(sc)
+    n = runner.run_log(sc, monitor=["bottleneck"])
+    ours = r.pages[r.pages["client"] == "web1"]
+    theirs = n.pages[n.pages["session"] == 0]
+    assert len(ours) == len(theirs) >= 3
+    a, b = ours["delay_s"].tolist(), theirs["delay_s"].tolist()
+    assert ours["delay_s"].notna().sum() == theirs["delay_s"].notna().sum() >= 3, (a, b)
+    assert all(abs(x - y) < 1e-3 for x, y in zip(a, b) if x == x), (a, b)
+    assert all(abs(x - y) < 1e-3 for x, y in zip(ours["start_s"], theirs["start_s"])), (ours["start_s"].tolist(), theirs["start_s"].tolist())
+    # The objects: one per page with "page" (the four objects' bytes), else four, each delivered
+    # at the same time in both.
+    wo = r.objects[r.objects["client"] == "web1"]
+    no = n.objects[n.objects["session"] == 0]
+    assert len(wo) == len(no) and (no["response_bytes"] == (20000 if over.get("web_transfer") == "page" else 5000)).all()
+    got = [(x, y) for x, y in zip(wo["delivered_s"], no["delivered_s"]) if x == x or y == y]
+    assert got and all(abs(x - y) < 1e-3 for x, y in got), got

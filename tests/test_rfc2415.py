@@ -50,7 +50,7 @@ def test_tiny_reproduction_writes_its_report_and_reruns_from_the_store(tmp_path)
     assert res.exit_code == 0, res.output
     assert (out / "report.md").is_file() and (out / "report.html").is_file()
     checks = pd.read_csv(out / "checks.csv", keep_default_na=False)
-    for prefix in ("Table 1", "Table 2", "Table 3", "Table 6", "§2.11", "§2.10"):
+    for prefix in ("Table 1", "Table 2", "Table 3", "Table 4", "Table 5", "Table 6", "§2.11", "§2.10"):
         assert checks["quantity"].str.startswith(prefix).any(), prefix
     assert set(checks["verdict"]) <= {"within", "MISSED", ""}
     judged = checks[checks["verdict"] != ""]
@@ -71,15 +71,25 @@ def test_tiny_reproduction_writes_its_report_and_reruns_from_the_store(tmp_path)
     again = pd.read_csv(out / "checks.csv", keep_default_na=False)
     pd.testing.assert_frame_equal(checks, again)
     if HAVE_NS:
-        # The ns-2 column: every tiny http1.0 cell run once in ns-2, kept in OUT/ns2/ (the rerun
-        # above read them back: the same checks), its value beside the paper's in Tables 1-3.
-        assert len(list((out / "ns2").glob("rfc2415_*.json"))) == 8
-        t1 = checks[checks["quantity"].str.startswith("Table 1 (http10)") & checks["quantity"].str.contains("IW1 median")]
-        assert len(t1) == 4 and all(0.2 < float(v) < 5 for v in t1["ns2"])
+        # The ns-2 column: every tiny cell of Tables 1-5 (http1.0 and http1.1, 8 each) and Table
+        # 6's six runs (16 and 32 webs all-IW1, all-IW3 and split) run once in ns-2, kept in
+        # OUT/ns2/ (the rerun above read them back: the same checks), beside the paper's values.
+        assert len(list((out / "ns2").glob("rfc2415_*.json"))) == 8 + 8 + 6
+        for t in ("Table 1 (http10)", "Table 4 (http11)"):
+            t1 = checks[checks["quantity"].str.startswith(t) & checks["quantity"].str.contains("IW1 median")]
+            assert len(t1) == 4 and all(0.2 < float(v) < 5 for v in t1["ns2"]), t
         t2 = checks[checks["quantity"].str.startswith("Table 2 ") & checks["quantity"].str.contains("utilization")]
         assert all(20 < float(v) <= 100 for v in t2["ns2"])
+        # Table 2 is http1.0's: its ns-2 value is the http1.0 run's, not a mean with http1.1's.
+        nr = pd.read_csv(out / "tables" / "ns2_runs.csv")
+        cell = nr[(nr["model"] == "http10") & (nr["webs"] == 16) & (nr["ftps"] == 1) & (nr["iw"] == 1)]["util_pct"]
+        assert float(t2[t2["quantity"] == "Table 2 16 webs/1 FTPs IW1: utilization %"]["ns2"].iloc[0]) == round(float(cell.iloc[0]), 1)
+        t5 = checks[checks["quantity"].str.startswith("Table 5 (http11)")]
+        assert len(t5) == 4 and all(float(v) > 0 for v in t5["ns2"])
         t6 = checks[checks["quantity"].str.startswith("Table 6 ")]
-        assert set(t6["ns2"]) == {"—"}        # not run in ns-2
+        assert len(t6) == 28 and all(float(v) >= 0 for v in t6["ns2"]) and (t6["ns2"].astype(float) > 0).sum() >= 24
+        hurt = checks[checks["quantity"].str.startswith("§2.10")]
+        assert len(hurt) == 2 and all(0.5 < float(v) < 2 for v in hurt["ns2"])
     res = r2.reproduce(out, scale="tiny", workers=0, progress=False, log=lambda m: None)
     assert_check_kinds(res["checks"], out)
     # Table 6 repeats Table 1's 16-web runs: shown, not counted twice; its goodput and link are compared.

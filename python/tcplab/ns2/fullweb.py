@@ -26,12 +26,27 @@ Sizes are drawn in Tcl from ns-2's stream as tcplab draws them: a constant, `uni
 `named_table`), looked up as ns-2's `EmpiricalRandomVariable::value()` does (the first point with
 F ≥ u, linear from the previous one with `interpolate`) and rounded to whole bytes, at least one.
 
-Each exchange is one ns-2 flow id, base + e (e: exchanges in the order they open), which the trace
-reader writes as tcplab's connection base + e. The script logs (`rr_note`) "open i k t",
-"got i k t" (response delivered), "over i k t", "page i p t" and "pdone i p t" for
-`tcplab.ns2.runner.run_log`. Refused by key path: pages of `objects` (ns-2's WebTraf is one-way
-here), `page_spacing = "start_to_start"` with a primary, `http11`, one-way and two-way sessions in
-one script.
+An `http11` page (tcplab's `Http11`, `app/web.rs`; RFC 2415 §2's http1.1 model) is one persistent
+FullTcp connection: the client's agent opens with the primary object's request; each response,
+once all delivered, is followed at once by the next object's request on the same connection (no
+pipelining, no FIN between objects); the server answers each request once all of it is in. With
+`transfer = "page"` a page is one request, the primary's, answered by one response of all its
+objects' bytes (every object's two sizes drawn, as tcplab draws them). When the page's last
+response is delivered the page is complete and the client `close`s (`FullTcpAgent::usrclosed()`:
+FIN_WAIT_1); the server, in CLOSE_WAIT, closes in turn once all is acknowledged (`halfclose_`
+false), as tcplab's server closes on the client's FIN, and the pair is free when both agents are
+done (the client's from FIN_WAIT_2 on the server's FIN, the server's on the ACK of its FIN in
+LAST_ACK). With `keep_alive` the connection is kept for the session's next pages, idle for the
+think time; ns-2's `slow_start_restart_` (`FullTcpAgent::idle_restart()`: idle longer than the
+RTO) is the profile's `restart_after_idle`, as tcplab's RFC 5681 §4.1 restart; it is closed after
+the session's last page.
+
+Each exchange (`http11`: each connection) is one ns-2 flow id, base + e (e: in the order they
+open), which the trace reader writes as tcplab's connection base + e. The script logs (`rr_note`)
+"open i k t", "got i k t" (response delivered), "over i k t", "page i p t" and "pdone i p t" for
+`tcplab.ns2.runner.run_log` (an `http11` object has "open" and "got", its connection's end no
+"over"). Refused by key path: pages of `objects` (ns-2's WebTraf is one-way here),
+`page_spacing = "start_to_start"` with a primary, one-way and two-way sessions in one script.
 """
 
 from __future__ import annotations
@@ -44,9 +59,9 @@ from .webapps import _draw
 
 #: The keys of a two-way client entry the export reads.
 KEYS = {"kind", "name", "mode", "client", "server", "start", "start_spacing", "request", "response", "count", "think", "tcp",
-        "server_tcp", "instances", "embedded", "pages", "file", "direction"}
+        "server_tcp", "instances", "embedded", "pages", "file", "direction", "keep_alive", "transfer"}
 #: The kinds exported two-way.
-KINDS = ("http10", "reqresp", "ftp")
+KINDS = ("http10", "http11", "reqresp", "ftp")
 
 PROCS = r"""# Two-way exchanges on FullTcp (tcplab.ns2.fullweb): one agent pair per exchange, the server
 # answering once the whole request has arrived, the FIN on the response's last segment.
@@ -201,6 +216,91 @@ proc fw_got {i pg srv} {
     }
     $ns at [expr {[$ns now] + [rr_think_$i]}] "fw_page $i"
 }
+# http11 (tcplab's Http11, app/web.rs): a page's objects in turn on one persistent connection,
+# each request written once the previous response is all delivered; fh_conn(i) is the session's
+# open connection (agent pair, server), kept from page to page with fh_keep(i).
+proc fh_page {i} {
+    global ns fw_page fh_conn fh_left rr_client nextfid
+    incr fw_page($i)
+    rr_note "page $i $fw_page($i) [$ns now]"
+    # As tcplab's client: the page's server and its object count are drawn first.
+    set srv [rr_pick $i]
+    set fh_left($i) [expr {1 + [fx_whole [fx_embedded_$i] 0]}]
+    if {![info exists fh_conn($i)]} {
+        set p [fx_pair $i $rr_client($i) $srv]
+        set f $nextfid
+        incr nextfid
+        foreach x [lrange $p 0 1] { $x set fid_ $f }
+        set fh_conn($i) [list $p $srv]
+    }
+    fh_request $i
+}
+# The next object's request (with transfer "page": the page's one request, answered by all its
+# objects' bytes). The server's receiver answers once the whole request is in; the client's
+# calls fh_got once the whole response is.
+proc fh_request {i} {
+    global ns rr_started fh_conn fh_left fh_page fx_rcv
+    foreach {a b ra rb} [lindex $fh_conn($i) 0] break
+    incr rr_started($i)
+    set k $rr_started($i)
+    set req [fx_whole [fx_request_$i] 1]
+    set resp [fx_whole [fx_response_$i] 1]
+    incr fh_left($i) -1
+    if {$fh_page($i)} {
+        # RFC 2415 §2: "transfer size is now made up of four web files"; the embedded objects'
+        # requests are drawn (the draws stay aligned with "objects") but not sent.
+        while {$fh_left($i) > 0} {
+            fx_request_$i
+            incr resp [fx_whole [fx_response_$i] 1]
+            incr fh_left($i) -1
+        }
+    }
+    rr_note "open $i $k [$ns now] $resp"
+    set fx_rcv($i,$k) $ra
+    $rb set got 0
+    $rb set want $req
+    $rb set then [list $b advance-bytes $resp]
+    $ra set got 0
+    $ra set want $resp
+    $ra set then [list fh_got $i $k]
+    $a advance-bytes $req
+}
+proc fh_got {i k} {
+    global ns fx_rcv fh_left fh_keep rr_count fw_page apps_left
+    rr_note "got $i $k [$ns now]"
+    unset fx_rcv($i,$k)
+    if {$fh_left($i) > 0} {
+        fh_request $i
+        return
+    }
+    rr_note "pdone $i $fw_page($i) [$ns now]"
+    set last [expr {$rr_count($i) >= 0 && $fw_page($i) >= $rr_count($i)}]
+    if {$last || !$fh_keep($i)} { fh_close $i }
+    if {$last} {
+        incr apps_left -1
+        return
+    }
+    $ns at [expr {[$ns now] + [rr_think_$i]}] "fh_page $i"
+}
+# The client ends the connection (FullTcpAgent::usrclosed(): FIN_WAIT_1); the server closes in
+# turn from CLOSE_WAIT (halfclose_ false); the pair is free once both agents are done.
+proc fh_close {i} {
+    global fh_conn fh_left2
+    foreach {p srv} $fh_conn($i) break
+    unset fh_conn($i)
+    foreach {a b ra rb} $p break
+    set fh_left2($a) 2
+    foreach x [list $a $b] { $x proc done {} [list fh_end $x $a $i $srv $p] }
+    $a close
+}
+proc fh_end {x a i srv p} {
+    global fh_left2 fx_free rr_client
+    $x proc done {} {}
+    incr fh_left2($a) -1
+    if {$fh_left2($a) > 0} { return }
+    unset fh_left2($a)
+    lappend fx_free($i,$rr_client($i),$srv) $p
+}
 """
 
 
@@ -231,6 +331,11 @@ def lines(n: int, a: dict, ra: dict, base: str, idx: dict, *, refuse, seconds, n
     """The Tcl of two-way session `n` (the plan's app `ra`, of the entry `a` at `base`)."""
     kind = a["kind"]
     if not (ra["tcp"]["client"]["fin"] and ra["tcp"]["server"]["fin"]):
+        if kind == "http11":
+            # tcplab's http11 client without FINs closes its server at once (app/web.rs); ns-2's
+            # FullTcp always closes with a FIN.
+            raise refuse(base + ".tcp.fin", "http11 is exported on ns-2's FullTcp, whose connections close with FINs (fin = true: "
+                                            "the `ns2-full` profile)")
         raise refuse(base + ".mode", f"{a.get('mode', 'twoway')!r}: two-way exchanges are exported on ns-2's FullTcp (fin = true: "
                                      "the `ns2-full` profile); mode = \"oneway\" is ns-2's one-way web object")
     for k in a:
@@ -274,9 +379,14 @@ def lines(n: int, a: dict, ra: dict, base: str, idx: dict, *, refuse, seconds, n
     out += _rv("fx_request", n, ra["request"], f"{base}.{req_key}", "size", refuse, nbytes)
     out += _rv("fx_response", n, ra["response"], f"{base}.{resp_key}", "size", refuse, nbytes)
     out += _draw("rr_think", n, ra["think"], base + ".think", refuse, seconds, "think times")
-    if kind == "http10":
+    if kind in ("http10", "http11"):
         out += _rv("fx_embedded", n, ra["embedded"], base + ".embedded", "count", refuse, nbytes)
-        out += [f"set fw_page({n}) 0", f"$ns at {ra['start_ns'] / 1e9!r} \"fw_page {n}\""]
+        out.append(f"set fw_page({n}) 0")
+    if kind == "http10":
+        out.append(f"$ns at {ra['start_ns'] / 1e9!r} \"fw_page {n}\"")
+    elif kind == "http11":
+        out += [f"set fh_keep({n}) {int(bool(ra.get('keep_alive')))}", f"set fh_page({n}) {int(ra.get('transfer') == 'page')}",
+                f"$ns at {ra['start_ns'] / 1e9!r} \"fh_page {n}\""]
     else:
         out.append(f"$ns at {ra['start_ns'] / 1e9!r} \"fx_open {n}\"")
     return out

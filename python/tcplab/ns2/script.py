@@ -494,8 +494,8 @@ def _oneway_agent(k: dict) -> str:
 
 UDP_KINDS = ("cbr", "onoff")
 #: Request/response, web and FTP clients: one-way exchanges (tcplab.ns2.webapps: reqresp, http10
-#: pages of WebTraf) and two-way ones on FullTcp (tcplab.ns2.fullweb: reqresp, http10, ftp).
-WEB_KINDS = ("reqresp", "http10", "ftp")
+#: pages of WebTraf) and two-way ones on FullTcp (tcplab.ns2.fullweb: reqresp, http10, http11, ftp).
+WEB_KINDS = ("reqresp", "http10", "http11", "ftp")
 #: ns-2 flow ids of UDP sources: UDP_FID_BASE + the application's index (TCP connections use 0...).
 UDP_FID_BASE = 100_000
 UDP_KEYS = {"kind", "name", "from", "to", "start", "stop", "rate", "mean_rate", "aggregate_rate", "packet", "on", "off", "interval",
@@ -784,7 +784,7 @@ def export(scenario, sets=(), seed: Optional[int] = None, trace: bool = True, mo
     for i, a in enumerate(d.get("apps") or []):
         if a.get("kind") not in UDP_KINDS + WEB_KINDS:
             raise refuse(f"apps[{i}].kind", f"{a.get('kind')!r}: not exported yet (bulk [[flows]], the UDP sources cbr and onoff, "
-                                            "reqresp, http10 and ftp clients (two-way on FullTcp, or one-way) are)")
+                                            "reqresp, http10, http11 and ftp clients (two-way on FullTcp, or one-way) are)")
     for k in d:
         # `warmup` only narrows tcplab's instruments; the packets are the same (the comparison
         # covers the whole run).
