@@ -39,7 +39,7 @@ import pandas as pd
 from .. import analysis, models
 from ..report import Check, Report, number, pairs, provenance, words
 from . import figures
-from .study import SCALES, check_scale, finish, ns2_refusal, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, check_scale, finish, ns2_cached_run, ns2_refusal, run_sweep, scenario_file, table  # noqa: F401
 
 EXPERIMENTS = ("t1", "m1", "m2", "m3", "m4")
 
@@ -674,39 +674,23 @@ def _m3_min_rtt(mss: int, access_delay: float, access_bps: float = 8e6, link_bps
 
 def _ns2_runs(file: str, rows: Sequence[Dict[str, object]], seed: int, out: Path, tag, cells) -> List[object]:
     """Each row of an experiment run in ns-2 (or read from its cache file `out/ns2/<tag(row)>_<key>.json`,
-    keyed by the exported Tcl script: the scenario, its overrides and the seed as ns-2 runs them),
-    as `cells(run, warmup_s, duration_s)`; a row ns-2 could not run has the reason instead ("ns-2
-    not installed", or ns-2's error)."""
-    import hashlib
-    import json
-
-    from ..ns2 import runner, script as ns2script
+    keyed by the exported Tcl script: the scenario, its overrides and the seed as ns-2 runs them;
+    `study.ns2_cached_run`), as `cells(run, warmup_s, duration_s)`; a row ns-2 could not run has
+    the reason instead ("ns-2 not installed", or ns-2's error)."""
+    from ..ns2 import runner
 
     res: List[object] = []
-    folder = out / "ns2"
     for r in rows:
-        sets = _set_texts(r)
-        tcl = ns2script.export(scenario_dir() / file, sets=sets, seed=seed).tcl
-        digest = hashlib.sha256(f"{NS2_CELLS_VERSION}\n{tcl}".encode()).hexdigest()[:16]
-        cache = folder / f"{tag(r)}_{digest}.json"
-        if cache.is_file():
-            res.append(json.loads(cache.read_text())["cells"])
-            continue
-        try:
-            run = runner.run(scenario_dir() / file, sets, max_wall=NS2_WALL_S, seed=seed)
-        except runner.Ns2NotFound:
-            res.append("ns-2 not installed")
-            continue
-        except runner.Ns2Error as e:
-            res.append(f"ns-2 failed: {e}")
-            continue
         warmup = float(str(r["warmup"]).removesuffix("s"))
         duration = float(str(r["duration"]).removesuffix("s"))
-        c = cells(run, warmup, duration)
-        folder.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps({"scenario": file, "sets": sets, "seed": seed, "ns_wall_s": round(run.wall_time_s, 3), "cells": c},
-                                    indent=1, default=float))
-        res.append(c)
+        try:
+            res.append(ns2_cached_run(scenario_dir() / file, _set_texts(r), seed, out / "ns2", tag(r),
+                                      lambda run, w=warmup, d=duration: cells(run, w, d), version=NS2_CELLS_VERSION,
+                                      max_wall=NS2_WALL_S, record={"scenario": file}))
+        except runner.Ns2NotFound:
+            res.append("ns-2 not installed")
+        except runner.Ns2Error as e:
+            res.append(f"ns-2 failed: {e}")
     return res
 
 
