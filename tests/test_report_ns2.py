@@ -207,3 +207,83 @@ def test_studies_without_ns2_say_why_from_the_export(tmp_path):
     assert "ns-2: not expressible (modem.toml: tcp.rto_model:" in text
     # Studies with an ns-2 column list no refusal (RFC 2415's two-way web and FTP clients export).
     assert study.ns2_refusals("seddigh01") == study.ns2_refusals("ladha04") == study.ns2_refusals("rfc2415") == ""
+
+
+def _fake_run(seg, drops, agent):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(script=SimpleNamespace(conns=[SimpleNamespace(conn=0, mss=1000, agent=agent)]), segments=seg, drops=drops)
+
+
+def test_m4_ns2_cells_count_the_links_drops_and_reno_reductions():
+    drops = pd.DataFrame([dict(time_s=0.3, link="link:sender->receiver", conn=0, dir="a2b", seq=2001),
+                          dict(time_s=1.0, link="link:sender->receiver", conn=0, dir="a2b", seq=5001),
+                          dict(time_s=0.05, link="link:sender->receiver", conn=0, dir="a2b", seq=1)])   # before the warmup's end
+    c = m97._ns2_m4_cells(_fake_run(_trace(False), drops, "Agent/TCP/Reno"), 0.2, 3.0)
+    # Data packets offered after the warmup: three at 0.3, the retransmission at 0.62, 1.0 and 2.5.
+    assert (c["offered"], c["dropped"]) == (6, 2) and c["p_link"] == pytest.approx(1 / 3)
+    # Reno (no bugFix_): a second ACK-clocked retransmission in an episode is a second reduction;
+    # Sack1 repairs it within the episode (`_ns2_conn_cells`'s `each_retx_reduces`).
+    reno = m97._ns2_m4_cells(_fake_run(_trace(True), drops, "Agent/TCP/Reno"), 0.0, 3.0)
+    sack = m97._ns2_m4_cells(_fake_run(_trace(True), drops, "Agent/TCP/Sack1"), 0.0, 3.0)
+    assert (reno["ca_events"], reno["non_ca_events"]) == (0, 2)
+    assert (sack["ca_events"], sack["non_ca_events"], sack["other_losses"]) == (1, 1, 1)
+    empty = m97._ns2_m4_cells(_fake_run(_trace(False), drops.iloc[0:0], "Agent/TCP"), 0.2, 3.0)
+    assert empty["dropped"] == 0 and empty["p_link"] == 0
+
+
+def test_m4_rows_run_in_ns2_are_the_four_tcps_with_an_agent_at_every_share_point():
+    for scale in ("tiny", "full"):
+        rows = m97.m4_rows(scale)
+        sub = m97.m4_ns2_rows(rows)
+        assert {r["tcp.preset"] for r in sub} == {"sack1", "reno", "newreno", "tahoe"}
+        assert all(float(r["topology.loss"]) >= m97.M4_NS2_MIN_P for r in sub)
+        assert len(sub) == len([r for r in rows if r["tcp.preset"] != "fack-rh" and float(r["topology.loss"]) >= m97.M4_NS2_MIN_P])
+    full = {float(r["topology.loss"]) for r in m97.m4_ns2_rows(m97.m4_rows("full"))}
+    assert set(m97.SHARE_P) <= full
+
+
+def test_m4_without_ns_says_not_installed(tmp_path, monkeypatch):
+    from tcplab.ns2 import runner
+
+    def absent(*a, **k):
+        raise runner.Ns2NotFound(runner.INSTALL_HINT)
+
+    monkeypatch.setattr(runner, "run", absent)
+    res = m97.reproduce(tmp_path, scale="tiny", only=["m4"], workers=0, progress=False, log=lambda m: None)
+    m4 = {c.what: c for c in res["checks"]}
+    for tcp in ("SACK", "Reno", "NewReno", "Tahoe"):
+        assert m4[f"Table 4 eq. 3 C, no DA, {tcp}"].ns2 == "ns-2 not installed"
+        assert m4[f"no-DA / DA C ratio, {tcp}"].ns2 == "ns-2 not installed"
+    assert m4["Table 4 eq. 3 C, DA, FACK"].ns2.startswith("ns-2: FACK-RH is not expressible (tcp.variant:")
+    assert m4["lowest W/2 share at p = 0.033, no DA"].ns2 == "ns-2 not installed"
+    assert all(c.side == "" for c in m4.values())
+    assert not (tmp_path / "tables" / "m4_table4_ns2.csv").exists()
+
+
+def test_m4_tiny_has_ns2_values(tmp_path):
+    if not HAVE_NS:
+        pytest.skip(NS_MISSING)
+    res = m97.reproduce(tmp_path, scale="tiny", only=["m4"], workers=0, progress=False, log=lambda m: None)
+    m4 = {c.what: c for c in res["checks"]}
+    for ack in ("no DA", "DA"):
+        for tcp in ("SACK", "Reno", "NewReno", "Tahoe"):
+            v = m4[f"Table 4 eq. 3 C, {ack}, {tcp}"].ns2
+            assert isinstance(v, float) and 0.5 < v < 2.0, (ack, tcp, v)
+        # FACK-RH has no ns-2 agent: the export's reason, not a value.
+        assert m4[f"Table 4 eq. 3 C, {ack}, FACK"].ns2_value is None
+        assert m4[f"highest W/2 share at p = 0.033, {ack}"].ns2_value is None
+    for tcp in ("SACK", "Reno", "NewReno", "Tahoe"):
+        r = m4[f"no-DA / DA C ratio, {tcp}"]
+        assert r.ns2 == pytest.approx(m4[f"Table 4 eq. 3 C, no DA, {tcp}"].ns2 / m4[f"Table 4 eq. 3 C, DA, {tcp}"].ns2)
+    assert m4["lowest W/2 share at p = 0.033, no DA"].ns2 in ("SACK", "Reno", "NewReno", "Tahoe")
+    t = pd.read_csv(tmp_path / "tables" / "m4_table4_ns2.csv")
+    assert len(t) == 8 and (t["N ns-2"] >= 1).all() and t["W/2 @0.033 ns-2"].between(0, 1).all()
+    # The tcplab column of that table is the fit over the same grid points (at tiny scale: all of them).
+    t4 = pd.read_csv(tmp_path / "tables" / "m4_table4.csv")
+    both = t.merge(t4, on=["ACK", "TCP"])
+    assert (both["eq3 C tcplab"] - both["eq3 C"]).abs().max() < 1e-9
+    files = list((tmp_path / "ns2").glob("m4_*.json"))
+    assert len(files) == len(m97.m4_ns2_rows(m97.m4_rows("tiny")))
+    md = res["paths"]["markdown"].read_text()
+    assert "not run in ns-2 yet" not in md and "Table 4 in ns-2" in md

@@ -33,6 +33,8 @@ fn profile_carries_fulltcp_defaults() {
     // nodelay_ false; slow_start_restart_ true; tcprexmtthresh_ 3.
     assert!(c.nagle && c.restart_after_idle);
     assert_eq!(c.dupthresh, 3);
+    // close_on_empty_: the FIN on the last data segment.
+    assert!(c.fin_with_data);
     // The Agent/TCP timers and the Reno response are the ns2 profile's.
     assert_eq!((c.variant, c.rto_model, c.rto_initial, c.rto_min, c.timer_tick), (ns2.variant, ns2.rto_model, ns2.rto_initial, ns2.rto_min, ns2.timer_tick));
     assert_eq!(c.initial_window, InitialWindow::Segments(2)); // windowInit_ 2
@@ -199,14 +201,19 @@ fn handshake_request_response_and_fin_exchange_on_the_wire() {
     assert!(to_server(&segs[3]) && segs[3].payload == 200);
     let syns = segs.iter().filter(|t| t.flags & FLAG_SYN != 0).count();
     assert_eq!(syns, 2);
-    // One FIN each way, each acknowledged (its sequence number + 1).
+    // One FIN each way, each acknowledged (its sequence number + its data + 1). The server's
+    // rides on the response's last segment (`close_on_empty_`, `foutput()` sets TH_FIN on it);
+    // the client's, sent with nothing left to say, is a segment of its own.
     let fins: Vec<_> = segs.iter().filter(|t| t.flags & FLAG_FIN != 0).collect();
     assert_eq!(fins.len(), 2, "{fins:?}");
-    for fin in fins {
-        let acked = segs.iter().any(|t| to_server(t) != to_server(fin) && t.ack == fin.seq.wrapping_add(1));
+    for fin in &fins {
+        let acked = segs.iter().any(|t| to_server(t) != to_server(fin) && t.ack == fin.seq.wrapping_add(fin.payload as u32 + 1));
         assert!(acked, "FIN {fin:?} unacknowledged");
         assert_eq!(fin.ip_len, 40 + fin.payload);
     }
+    let server_fin = fins.iter().find(|t| !to_server(t)).expect("the server's FIN");
+    assert_eq!(server_fin.payload, 80, "the FIN rides on the 80-byte tail: {server_fin:?}");
+    assert_eq!(fins.iter().find(|t| to_server(t)).expect("the client's FIN").payload, 0);
     // The response's full segments are acknowledged one by one (segsperack_ 1): 3000 B = 1460 +
     // 1460 + 80, the 80-byte tail held by Nagle until both are acknowledged.
     let data: Vec<_> = segs.iter().filter(|t| !to_server(t) && t.payload > 0).collect();
@@ -215,4 +222,28 @@ fn handshake_request_response_and_fin_exchange_on_the_wire() {
     let tail = segs.iter().position(|t| !to_server(t) && t.payload == 80).unwrap();
     assert!(ack2 < tail, "the tail follows the ACK of everything before it");
     let _ = std::fs::remove_file(&pcap);
+}
+
+/// `close_on_empty_` (tcp/tcp-full.cc, `foutput()`): ns-2's server closes with its last bytes and
+/// sends the FIN on the segment that carries them. Without the rule (`fin_with_data = false`) the
+/// FIN is a 40-byte segment of its own: one packet more toward the client per exchange, which in
+/// a packet-counted drop-tail queue takes a place of its own (RFC 2415's bottleneck).
+#[test]
+fn server_fin_rides_on_the_last_data_segment_unless_the_knob_is_off() {
+    let text = format!("{NET}[[apps]]\nkind = \"reqresp\"\nrequest = \"200B\"\nresponse = \"3000B\"\ncount = 1\n");
+    let to_client = |sets: &[String]| {
+        let pcap = common::tmp("fulltcp", &format!("fin{}.pcap", sets.len()));
+        let with_cap = format!("[[capture]]\npath = {:?}\nnode = \"receiver\"\n{text}", pcap.to_string_lossy());
+        let s = Scenario::from_toml(&with_cap, sets).unwrap_or_else(|e| panic!("{e}"));
+        assert!(run(&s, 1).unwrap().meta.completed);
+        let segs: Vec<_> = common::capture_segments(&pcap).into_iter().filter(|t| t.dport != 5001).collect();
+        let _ = std::fs::remove_file(&pcap);
+        segs
+    };
+    let on = to_client(&[]);
+    let off = to_client(&["tcp.fin_with_data=false".to_string()]);
+    let fin = |segs: &[tcplab_core::trace::reader::TcpSeg]| segs.iter().find(|t| t.flags & FLAG_FIN != 0).map(|t| (t.payload, t.ip_len));
+    assert_eq!(fin(&on), Some((80, 120)));
+    assert_eq!(fin(&off), Some((0, 40)));
+    assert_eq!(off.len(), on.len() + 1, "one closing packet more toward the client without the rule");
 }

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..report import Check, Report
 from . import figures
-from .study import SCALES, begin, finish, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, begin, finish, ns2_cached_run, run_sweep, scenario_file, table  # noqa: F401
 
 VARIANTS = ("newreno", "sack", "sack-iw", "sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er")
 LABEL = {"newreno": "NewReno", "sack": "SACK", "sack-iw": "SACK-IW", "sack-iw-lt": "SACK-IW-LT", "sack-iw-lt-abc1": "SACK-IW-LT-ABC1",
@@ -194,13 +194,10 @@ def ns2_cells(run) -> dict:
 
 def ns2_runs(c: pd.DataFrame, out: Path, log=print, seeds: Optional[int] = None):
     """The sweep's rows (variant, size, load, seed) of the variants ns-2 expresses, each run in
-    ns-2 or read from its cache `out/ns2/<variant>_<size>_<load>_<digest>.json` (the digest of the
-    exported script: scenario, sets and seed as ns-2 runs them). Returns (frame with the columns
+    ns-2 or read from its cache `out/ns2/<variant>_<size>_<load>_<digest>.json` (`study.ns2_cached_run`:
+    the digest of the exported script, scenario, sets and seed as ns-2 runs them). Returns (frame with the columns
     of `runs()` that ns-2 gives, or None; the reason there is none, or "")."""
-    import hashlib
-    import json
-
-    from ..ns2 import runner, script as ns2script
+    from ..ns2 import runner
 
     try:
         runner.ns_binary()
@@ -209,25 +206,15 @@ def ns2_runs(c: pd.DataFrame, out: Path, log=print, seeds: Optional[int] = None)
     rows = c[c["variant"].isin(list(NS2_VARIANTS))][["variant", "size", "load_kbps", "replicate", "seed"]].drop_duplicates()
     if seeds is not None:
         rows = rows[rows["replicate"] < seeds]
-    folder = out / "ns2"
-    folder.mkdir(parents=True, exist_ok=True)
     got, failed = [], []
     for v, size, load, rep, seed in rows.itertuples(index=False):
         sets = ns2_sets(v, size, int(load))
-        tcl = ns2script.export(scenario_path(), sets=sets, seed=int(seed), trace=True).tcl
-        digest = hashlib.sha256(f"{NS2_CELLS_VERSION}\n{tcl}".encode()).hexdigest()[:16]
-        cache = folder / f"{v}_{size}_{int(load)}_{digest}.json"
-        if cache.is_file():
-            cells = json.loads(cache.read_text())["cells"]
-        else:
-            try:
-                run = runner.run(scenario_path(), sets, max_wall=NS2_WALL_S, seed=int(seed))
-            except runner.Ns2Error as e:
-                failed.append(f"{v} {size} {load} kb/s seed {seed}: {e}")
-                continue
-            cells = ns2_cells(run)
-            cache.write_text(json.dumps({"scenario": "topologies/ladha04.toml", "sets": sets, "seed": int(seed),
-                                         "ns_wall_s": round(run.wall_time_s, 3), "cells": cells}, indent=1, default=float))
+        try:
+            cells = ns2_cached_run(scenario_path(), sets, int(seed), out / "ns2", f"{v}_{size}_{int(load)}", ns2_cells,
+                                   version=NS2_CELLS_VERSION, max_wall=NS2_WALL_S, record={"scenario": "topologies/ladha04.toml"})
+        except runner.Ns2Error as e:
+            failed.append(f"{v} {size} {load} kb/s seed {seed}: {e}")
+            continue
         got.append(dict(variant=v, size=size, load_kbps=int(load), replicate=int(rep), seed=int(seed), **cells))
     if failed:
         log(f"ns-2 failed on {len(failed)} of {len(rows)} runs; first: {failed[0]}")

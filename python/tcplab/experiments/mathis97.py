@@ -39,7 +39,7 @@ import pandas as pd
 from .. import analysis, models
 from ..report import Check, Report, number, pairs, provenance, words
 from . import figures
-from .study import SCALES, check_scale, finish, ns2_refusal, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, check_scale, finish, ns2_cached_run, ns2_refusal, run_sweep, scenario_file, table  # noqa: F401
 
 EXPERIMENTS = ("t1", "m1", "m2", "m3", "m4")
 
@@ -674,39 +674,23 @@ def _m3_min_rtt(mss: int, access_delay: float, access_bps: float = 8e6, link_bps
 
 def _ns2_runs(file: str, rows: Sequence[Dict[str, object]], seed: int, out: Path, tag, cells) -> List[object]:
     """Each row of an experiment run in ns-2 (or read from its cache file `out/ns2/<tag(row)>_<key>.json`,
-    keyed by the exported Tcl script: the scenario, its overrides and the seed as ns-2 runs them),
-    as `cells(run, warmup_s, duration_s)`; a row ns-2 could not run has the reason instead ("ns-2
-    not installed", or ns-2's error)."""
-    import hashlib
-    import json
-
-    from ..ns2 import runner, script as ns2script
+    keyed by the exported Tcl script: the scenario, its overrides and the seed as ns-2 runs them;
+    `study.ns2_cached_run`), as `cells(run, warmup_s, duration_s)`; a row ns-2 could not run has
+    the reason instead ("ns-2 not installed", or ns-2's error)."""
+    from ..ns2 import runner
 
     res: List[object] = []
-    folder = out / "ns2"
     for r in rows:
-        sets = _set_texts(r)
-        tcl = ns2script.export(scenario_dir() / file, sets=sets, seed=seed).tcl
-        digest = hashlib.sha256(f"{NS2_CELLS_VERSION}\n{tcl}".encode()).hexdigest()[:16]
-        cache = folder / f"{tag(r)}_{digest}.json"
-        if cache.is_file():
-            res.append(json.loads(cache.read_text())["cells"])
-            continue
-        try:
-            run = runner.run(scenario_dir() / file, sets, max_wall=NS2_WALL_S, seed=seed)
-        except runner.Ns2NotFound:
-            res.append("ns-2 not installed")
-            continue
-        except runner.Ns2Error as e:
-            res.append(f"ns-2 failed: {e}")
-            continue
         warmup = float(str(r["warmup"]).removesuffix("s"))
         duration = float(str(r["duration"]).removesuffix("s"))
-        c = cells(run, warmup, duration)
-        folder.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps({"scenario": file, "sets": sets, "seed": seed, "ns_wall_s": round(run.wall_time_s, 3), "cells": c},
-                                    indent=1, default=float))
-        res.append(c)
+        try:
+            res.append(ns2_cached_run(scenario_dir() / file, _set_texts(r), seed, out / "ns2", tag(r),
+                                      lambda run, w=warmup, d=duration: cells(run, w, d), version=NS2_CELLS_VERSION,
+                                      max_wall=NS2_WALL_S, record={"scenario": file}))
+        except runner.Ns2NotFound:
+            res.append("ns-2 not installed")
+        except runner.Ns2Error as e:
+            res.append(f"ns-2 failed: {e}")
     return res
 
 
@@ -880,7 +864,86 @@ def _m4_table(c: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_m4(report: Report, scale: str, out: Path, workers, progress) -> None:
+# M4 in ns-2: the four TCPs ns-2.35 has an agent for (FACK-RH has none) in the same queueless
+# random loss (ns-2's own ErrorModel and stream: the runs compare as statistics), their Table 4
+# quantities computed from ns-2's packets by the rules of tcplab's instruments (`_ns2_conn_cells`).
+
+#: The TCPs of M4 that run in ns-2 (Agent/TCP, /Reno, /Newreno, /Sack1).
+M4_NS2_TCPS = ("sack1", "reno", "newreno", "tahoe")
+#: M4's rows run in ns-2 are those at p of at least this, at the sweep's first seed: a run carries
+#: about 120/p data packets (1.2 M at p = 1e-4, 4 M at 3e-5), each to be read back from ns-2's
+#: trace (some 30 µs a packet). The share points (0.01, 0.033, 0.1) are all among them.
+M4_NS2_MIN_P = 1e-3
+
+
+def _ns2_m4_cells(run, warmup: float, duration: float) -> dict:
+    """One M4 run's instruments from ns-2's packets (`_ns2_conn_cells`; Reno without `bugFix_`:
+    each ACK-clocked retransmission is a fast retransmit, a second one in an episode a second
+    reduction, `RenoTcpAgent::recv()`), and the link's drop rate between the warmup's end and the
+    run's end: data packets the error model dropped over data packets offered to the link (each
+    packet's first trace event is its enqueue there, or its drop by the error model)."""
+    c = run.script.conns[0]
+    cell = _ns2_conn_cells(run.segments, c.conn, c.mss, warmup, duration, each_retx_reduces=c.agent == "Agent/TCP/Reno")
+    seg, d = run.segments, run.drops
+    data = seg[(seg["conn"] == c.conn) & (seg["event"] == "tx") & (seg["dir"] == "a2b") & (seg["len"] > 0)]
+    offered = int(((data["time_s"] >= warmup) & (data["time_s"] < duration)).sum())
+    dropped = int(((d["conn"] == c.conn) & (d["dir"] == "a2b") & (d["time_s"] >= warmup) & (d["time_s"] < duration)).sum()) if len(d) else 0
+    cell.update(offered=offered, dropped=dropped, p_link=dropped / offered if offered else math.nan)
+    return cell
+
+
+def m4_ns2_rows(rows: Sequence[Dict[str, object]]) -> List[Dict[str, object]]:
+    """The rows of M4's grid that run in ns-2 (`M4_NS2_TCPS`, p ≥ `M4_NS2_MIN_P`)."""
+    return [r for r in rows if r["tcp.preset"] in M4_NS2_TCPS and float(r["topology.loss"]) >= M4_NS2_MIN_P]
+
+
+def _m4_ns2(rows, seed: int, out: Path):
+    """The ns-2 runs of M4 as a frame like `_derive`'s (tcp.preset, tcp.delayed_ack, topology.loss,
+    p, p_link, window, C_run, timeouts, clean, ca_events, non_ca_events), and the reasons of rows
+    ns-2 did not run."""
+    sub = m4_ns2_rows(rows)
+    tag = lambda r: f"m4_{r['tcp.preset']}_{'da' if r['tcp.delayed_ack'] else 'nda'}_{float(r['topology.loss']):g}"  # noqa: E731
+    got = _ns2_runs("m1_random_loss.toml", sub, seed, out, tag, _ns2_m4_cells)
+    recs, reasons = [], set()
+    for r, g in zip(sub, got):
+        if isinstance(g, str):
+            reasons.add(g)
+            continue
+        bw_Bps = g["bw"] * 1000 / 8
+        recs.append({"tcp.preset": r["tcp.preset"], "tcp.delayed_ack": bool(r["tcp.delayed_ack"]), "topology.loss": float(r["topology.loss"]),
+                     "p": g["p"], "p_link": g["p_link"], "timeouts": g["timeouts"], "ca_events": g["ca_events"],
+                     "non_ca_events": g["non_ca_events"], "window": bw_Bps * g["tcp_rtt"] / 1000 / int(r["tcp.mss"])})
+    n = pd.DataFrame(recs, columns=["tcp.preset", "tcp.delayed_ack", "topology.loss", "p", "p_link", "timeouts", "ca_events", "non_ca_events",
+                                    "window"])
+    n["C_run"] = n["window"] * np.sqrt(n["p"])
+    n["clean"] = (n["timeouts"] == 0) & (n["p"] > 0) & n["window"].notna()
+    return n, len(sub), sorted(reasons)
+
+
+def _m4_ns2_table(n: pd.DataFrame, c: pd.DataFrame) -> pd.DataFrame:
+    """Table 4's quantities for each TCP ns-2 ran: ns-2's (its runs), and tcplab's over the same
+    grid points (p ≥ `M4_NS2_MIN_P`; every seed), so the fits compare over one p range."""
+    rows = []
+    for da in (False, True):
+        for tcp in M4_NS2_TCPS:
+            row = {"ACK": "DA" if da else "no DA", "TCP": LABEL[tcp]}
+            for who, d in (("ns-2", n), ("tcplab", c[c["topology.loss"] >= M4_NS2_MIN_P])):
+                d = d[(d["tcp.preset"] == tcp) & (d["tcp.delayed_ack"] == da)]
+                clean = d[d["clean"]]
+                f3, _ = _fits(clean, "p_link", True)
+                row[f"N {who}"] = len(clean)
+                row[f"eq3 C {who}"] = f3.C if f3 else math.nan
+                for p0 in SHARE_P:
+                    at = d[np.isclose(d["topology.loss"], p0)]
+                    row[f"W/2 @{p0:g} {who}"] = (analysis.halving_share(at["ca_events"].to_numpy(), at["non_ca_events"].to_numpy())
+                                                 if len(at) else math.nan)
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    order = ["ACK", "TCP"] + [f"{q} {who}" for q in ["N", "eq3 C"] + [f"W/2 @{p0:g}" for p0 in SHARE_P] for who in ("ns-2", "tcplab")]
+    return df[order]
+
+
+def run_m4(report: Report, scale: str, out: Path, workers, progress, ns2: bool = True) -> None:
     rows = m4_rows(scale)
     reps = {"full": 2, "quick": 1, "tiny": 1}[scale]
     s, c = _experiment(report, "m4", "m1_random_loss.toml", rows, scale, out, workers, progress, "M4 — TCP implementations (Fig. 8, Table 4)", replicates=reps)
@@ -893,10 +956,46 @@ def run_m4(report: Report, scale: str, out: Path, workers, progress) -> None:
                 "'each loss was considered to be a congestion signal'). Beside it, 'eq3 C (LS, p CA)' changes only p to the TCP's "
                 "CA events per acknowledged segment, and 'eq3 C (log, p CA)' / 'eq5 k (log, p CA)' fit ln(window), every run "
                 "weighing the same. C falls slowly with p in every TCP, so the log fit reads C higher in p than the paper's fit does.")
-    report.text(f"ns-2: FACK-RH is not expressible ({ns2_refusal(scenario_dir() / 'm1_random_loss.toml', _set_texts(rows[0]))}); "
-                "the other four TCPs export (random loss as ns-2's own ErrorModel, to compare as statistics) but are not run in ns-2 yet.")
+    fack_why = f"ns-2: FACK-RH is not expressible ({ns2_refusal(scenario_dir() / 'm1_random_loss.toml', _set_texts(rows[0]))})"
     t4 = _m4_table(c)
     table(report, t4, out, "m4_table4", "Table 4: fits of eq. 3 and eq. 5 and the proportion of successful W/2 adjustments — tcplab beside the paper")
+    # ns-2's value of each check: its fit over its runs (p ≥ M4_NS2_MIN_P), its shares, its orders.
+    ns2_c: Dict[tuple, object] = {}
+    ns2_share: Dict[str, object] = {}
+    same_range: Dict[tuple, float] = {}
+    if not ns2:
+        report.text(fack_why + "; the other four TCPs run in ns-2 where the reproduction is asked for its ns-2 column.")
+    else:
+        seed = int(min(s.runs["seed"])) if len(s.runs) else 1
+        n, tried, reasons = _m4_ns2(rows, seed, out)
+        why_none = reasons[0] if reasons and not len(n) else None
+        nt = _m4_ns2_table(n, c) if len(n) else None
+        for da in (False, True):
+            ack = "DA" if da else "no DA"
+            for tcp in TCPS:
+                if tcp not in M4_NS2_TCPS:
+                    ns2_c[(ack, LABEL[tcp])] = fack_why
+                elif why_none:
+                    ns2_c[(ack, LABEL[tcp])] = why_none
+                else:
+                    r = nt[(nt["ACK"] == ack) & (nt["TCP"] == LABEL[tcp])].iloc[0]
+                    ns2_c[(ack, LABEL[tcp])] = r["eq3 C ns-2"] if r["N ns-2"] else "ns-2: no run without a timeout"
+                    same_range[(ack, LABEL[tcp])] = r["eq3 C tcplab"]
+            if why_none:
+                ns2_share[ack] = why_none
+            else:
+                d = nt[nt["ACK"] == ack].set_index("TCP")["W/2 @0.033 ns-2"]
+                ns2_share[ack] = (d.idxmax(), d.idxmin()) if d.notna().any() else "ns-2: no run at p = 0.033"
+        report.text(f"ns-2: {fack_why.removeprefix('ns-2: ')}; the other four TCPs run in ns-2.35 (Agent/TCP, /Reno, /Newreno, /Sack1; "
+                    "the random loss as ns-2's own ErrorModel on the data link, drawn from its own stream, so the runs compare as "
+                    f"statistics): the {tried} runs at p ≥ {M4_NS2_MIN_P:g} at seed {seed} (below it a run carries too many packets to read "
+                    "back from ns-2's trace in reasonable time), their p (the link's drop rate after the warmup, and CA events per "
+                    "acknowledged segment), RTTM RTT, timeouts and loss episodes from ns-2's packets by the rules of tcplab's "
+                    "instruments. ns-2's C is fitted over those runs only; the table below sets tcplab's fit over the same grid points "
+                    "beside it." + (f" Not run: {'; '.join(reasons)}." if reasons else ""))
+        if nt is not None:
+            table(report, nt, out, "m4_table4_ns2", f"Table 4 in ns-2 (p ≥ {M4_NS2_MIN_P:g}): eq. 3 C (least squares, p = the link's drop "
+                  "rate) and the proportion of successful W/2 adjustments, ns-2 beside tcplab over the same grid points")
     plt = figures.plt()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     for ax, da in zip(axes, (False, True)):
@@ -913,21 +1012,40 @@ def run_m4(report: Report, scale: str, out: Path, workers, progress) -> None:
     png, svg = figures.save(fig, out / "figures", "m4_fig8_halving_share")
     report.figure(png, "M4: proportion of successful window halvings (CA events / all downward adjustments) against p.", svg)
     checks = []
+    n2 = (lambda v: v) if ns2 else (lambda v: None)
     for r in t4.to_dict("records"):
+        key = (r["ACK"], r["TCP"])
+        same = f"; over p ≥ {M4_NS2_MIN_P:g} (ns-2's runs) tcplab {same_range[key]:.3f}" if key in same_range else ""
         checks.append(Check(f"Table 4 eq. 3 C, {r['ACK']}, {r['TCP']}", r["eq3 C paper"], r["eq3 C"], tol=0.10, why="the paper's C spread over its five TCPs is ±4 %; ±10 % allows our p grid",
                             note=f"least squares, p = link drop rate; N = {r['N']} (paper {r['N paper']}); "
-                                 f"log fit with p = CA events per ACK: {r['eq3 C (log, p CA)']:.3f}"))
+                                 f"log fit with p = CA events per ACK: {r['eq3 C (log, p CA)']:.3f}" + same, ns2=n2(ns2_c.get(key))))
+
+    def ratio(tcp):
+        a, b = ns2_c.get(("no DA", LABEL[tcp])), ns2_c.get(("DA", LABEL[tcp]))
+        if isinstance(a, str) or isinstance(b, str):
+            return a if isinstance(a, str) else b
+        return a / b if b else math.nan
+
     for tcp in TCPS:
         a = t4[(t4["TCP"] == LABEL[tcp]) & (t4["ACK"] == "no DA")]["eq3 C"].iloc[0]
         b = t4[(t4["TCP"] == LABEL[tcp]) & (t4["ACK"] == "DA")]["eq3 C"].iloc[0]
-        checks.append(Check(f"no-DA / DA C ratio, {LABEL[tcp]}", math.sqrt(2), a / b if b else math.nan, tol=0.10, why="Table 4's own ratios are 1.42–1.46"))
+        checks.append(Check(f"no-DA / DA C ratio, {LABEL[tcp]}", math.sqrt(2), a / b if b else math.nan, tol=0.10, why="Table 4's own ratios are 1.42–1.46",
+                            ns2=n2(ratio(tcp))))
+
+    def order(ack, i):
+        v = ns2_share.get(ack)
+        return v if isinstance(v, str) or v is None else v[i]
+
     for ack in ("no DA", "DA"):
         d = t4[t4["ACK"] == ack].set_index("TCP")["W/2 @0.033"]
         top = d.idxmax() if d.notna().any() else "n/a"
-        checks.append(Check(f"highest W/2 share at p = 0.033, {ack}", "FACK", top, rule=lambda o, p: o == p, tol_text="the same TCP", why="an order in the paper's Table 4"))
+        # ns-2 has no FACK-RH: its highest share is among the other four, which cannot meet the rule.
+        checks.append(Check(f"highest W/2 share at p = 0.033, {ack}", "FACK", top, rule=lambda o, p: o == p, tol_text="the same TCP", why="an order in the paper's Table 4",
+                            ns2=n2(fack_why if ns2_share.get(ack) is not None and not isinstance(ns2_share[ack], str) else order(ack, 0))))
     d = t4[t4["ACK"] == "no DA"].set_index("TCP")["W/2 @0.033"]
     low = d.idxmin() if d.notna().any() else "n/a"
-    checks.append(Check("lowest W/2 share at p = 0.033, no DA", "Reno", low, rule=lambda o, p: o == p, tol_text="the same TCP", why="an order in the paper's Table 4"))
+    checks.append(Check("lowest W/2 share at p = 0.033, no DA", "Reno", low, rule=lambda o, p: o == p, tol_text="the same TCP", why="an order in the paper's Table 4",
+                        ns2=n2(order("no DA", 1))))
     report.compare(checks, "M4 against the paper")
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..report import Check, Report
 from . import figures
-from .study import SCALES, begin, finish, ns2_value, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, begin, finish, ns2_cached_run, ns2_value, run_sweep, scenario_file, table  # noqa: F401
 
 RTOS_S = (0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 6.5)
 
@@ -260,41 +260,36 @@ def _gran_sets(scale: str, ms: int, ftps: int, rto: float) -> List[str]:
                               f"apps.0.count={g['m2_count']}", f"tcp.rto_initial={rto}s"]
 
 
+def _ns2_cells(r) -> dict:
+    """One ns-2 run's object metrics (`metrics()`), its unfinished objects and the bottleneck's
+    loss, from what its script logged."""
+    cells = metrics(r.objects["transfer_time_s"])
+    cells["unfinished"] = int(r.objects["transfer_time_s"].isna().sum())
+    cells["loss_pct"] = float(r.links["drop_rate"].mean() * 100)
+    return cells
+
+
 def _ns2_points(model: str, points, out: Path, log, stem: str, sort: List[str]):
     """Each point (label, tag, sets, columns) of `model` run in ns-2 at the paper's seed, or read
-    from its cache `out/ns2/<model>_<tag>_<digest>.json` (the digest of the exported script:
-    scenario, sets and seed as ns-2 runs them): the object metrics and the bottleneck's loss,
-    with the point's columns. Returns (frame, or None; the reason there is none, or "")."""
-    import hashlib
-    import json
-
-    from ..ns2 import runner, script as ns2script
+    from its cache `out/ns2/<model>_<tag>_<digest>.json` (`study.ns2_cached_run`: the digest of
+    the exported script, scenario, sets and seed as ns-2 runs them): the object metrics and the
+    bottleneck's loss, with the point's columns. Returns (frame, or None; the reason there is
+    none, or "")."""
+    from ..ns2 import runner
 
     try:
         runner.ns_binary()
     except runner.Ns2NotFound:
         return None, "ns-2 not installed"
-    folder = out / "ns2"
-    folder.mkdir(parents=True, exist_ok=True)
     rows, failed = [], []
     for label, tag, sets, cols in points:
-        tcl = ns2script.export(scenario(model), sets=sets, seed=2001, trace=False, monitor=["bottleneck"]).tcl
-        digest = hashlib.sha256(f"{NS2_CELLS_VERSION}\n{tcl}".encode()).hexdigest()[:16]
-        cache = folder / f"{model}_{tag}_{digest}.json"
-        if cache.is_file():
-            cells = json.loads(cache.read_text())["cells"]
-        else:
-            log(f"  ns-2: {model}, {label}")
-            try:
-                r = runner.run_log(scenario(model), sets, max_wall=NS2_WALL_S, seed=2001, monitor=["bottleneck"])
-            except runner.Ns2Error as e:
-                failed.append(f"{label}: {e}")
-                continue
-            cells = metrics(r.objects["transfer_time_s"])
-            cells["unfinished"] = int(r.objects["transfer_time_s"].isna().sum())
-            cells["loss_pct"] = float(r.links["drop_rate"].mean() * 100)
-            cache.write_text(json.dumps({"scenario": f"seddigh01/{model}.toml", "sets": sets, "seed": 2001, "ns_wall_s": round(r.wall_time_s, 3),
-                                         "cells": cells}, indent=1, default=float))
+        try:
+            cells = ns2_cached_run(scenario(model), sets, 2001, out / "ns2", f"{model}_{tag}", _ns2_cells, version=NS2_CELLS_VERSION,
+                                   trace=False, monitor=["bottleneck"], max_wall=NS2_WALL_S,
+                                   record={"scenario": f"seddigh01/{model}.toml"}, log=log, label=f"{model}, {label}")
+        except runner.Ns2Error as e:
+            failed.append(f"{label}: {e}")
+            continue
         rows.append(dict(cells, **cols))
     if failed:
         log(f"ns-2 failed on {len(failed)} runs; first: {failed[0]}")

@@ -123,6 +123,52 @@ def ns2_value(n, why_not: str, f):
     return "ns-2: no run of this point" if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
 
+def ns2_cached_run(scenario, sets: Sequence[str], seed: int, folder, stem: str, cells: Callable[[object], dict], *,
+                   version: int = 1, trace: bool = True, monitor: Sequence[str] = (), max_wall: float = 120.0,
+                   record: Optional[dict] = None, log: Optional[Callable[[str], None]] = None, label: str = "") -> dict:
+    """One ns-2 run of a reproduction, read from its cache when it has one: `cells(run)` of
+    `scenario` (a path or a dict) with the override strings `sets` at `seed`.
+
+    The cache file is `folder/<stem>_<digest>.json`, the digest the first 16 hex digits of
+    sha256("<version>\n<exported Tcl>"): the scenario, its overrides and the seed as ns-2 runs
+    them, and `version`, which a study bumps when `cells` changes meaning (old files are then
+    ignored). With `trace` the run is `tcplab.ns2.runner.run` (the packets, `Ns2Run`); without it
+    `runner.run_log` with the `monitor` links (`Ns2Log`), for runs too long to trace. The file holds
+    `{"scenario", "sets", **record, "seed", "ns_wall_s", "cells"}`; `record` adds what the study wants
+    kept beside them, and `scenario` is written as `record["scenario"]` when given, else the path's
+    last two parts. `cells` must return a dict JSON can hold (floats written as floats). `log`, when
+    given, is told `"  ns-2: <label>"` before a run that is not cached.
+
+    Raises `runner.Ns2NotFound` (no `ns`: nothing cached to read) and `runner.Ns2Error` (ns-2
+    failed or ran out of `max_wall` seconds); the caller decides what a missing run means."""
+    import hashlib
+    import json
+
+    from ..ns2 import runner, script as ns2script
+
+    sets = list(sets)
+    kw = {} if trace else {"monitor": list(monitor)}
+    tcl = ns2script.export(scenario, sets=sets, seed=seed, trace=trace, **kw).tcl
+    digest = hashlib.sha256(f"{version}\n{tcl}".encode()).hexdigest()[:16]
+    folder = Path(folder)
+    cache = folder / f"{stem}_{digest}.json"
+    if cache.is_file():
+        return json.loads(cache.read_text())["cells"]
+    if log is not None:
+        log(f"  ns-2: {label or stem}")
+    if trace:
+        run = runner.run(scenario, sets, max_wall=max_wall, seed=seed)
+    else:
+        run = runner.run_log(scenario, sets, max_wall=max_wall, seed=seed, monitor=list(monitor))
+    c = cells(run)
+    rec = dict(record or {})
+    name = rec.pop("scenario", None) or ("/".join(Path(scenario).parts[-2:]) if isinstance(scenario, (str, Path)) else "(dict)")
+    folder.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"scenario": name, "sets": sets, **rec, "seed": seed, "ns_wall_s": round(run.wall_time_s, 3), "cells": c},
+                                indent=1, default=float))
+    return c
+
+
 def table(report: Report, df, out: Path, stem: str, caption: str) -> Path:
     """Write `df` to out/tables/<stem>.csv and show it in the report under `caption`."""
     csv = Path(out) / "tables" / f"{stem}.csv"
