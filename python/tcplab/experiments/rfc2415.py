@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..report import Check, Report
 from . import figures
-from .study import SCALES, begin, finish, ns2_value, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, begin, finish, ns2_cached_run, ns2_value, run_sweep, scenario_file, table  # noqa: F401
 
 BOTTLENECK = "bottleneck:n1->n0"  # the data direction (servers -> clients)
 BOTTLENECK_BPS = 1.5e6             # its rate (experiments/topologies/rfc2415.toml)
@@ -248,8 +248,8 @@ NS2_TEXT = ("ns-2 column (Tables 1–6): every cell of this scale run in ns-2.35
             "bytes, closed by the client; think time after each page, FTP files back to back, each on its own FullTcp connection; "
             "Table 6's split runs with each half's initial window on its own clients. No trace: the script logs pages, objects and "
             "the bottleneck's queue counts. ns-2 draws the sizes (Mah's table, looked up in Tcl as ns-2's Empirical variable does) "
-            "and think times from its own stream, so the columns compare as statistics. tcplab's `ns2-full` sends an http1.0 "
-            "server's FIN on a segment of its own (`fin_with_data` off), ns-2's rides on the response's last segment.")
+            "and think times from its own stream, so the columns compare as statistics. Both send the server's FIN on the "
+            "response's last segment (ns-2's `close_on_empty_`, the `ns2-full` profile's `fin_with_data`).")
 
 
 def ns2_metrics(n, duration_s: float, file_bytes: Optional[float] = None, web_names: Optional[Sequence[str]] = None) -> dict:
@@ -287,27 +287,18 @@ def _ns2_run(b: dict, sets: List[str], tag: str, seed: int, scale: str, folder: 
     clients} (`groups`: name -> client names, None for every web client), read from its cache
     `folder/rfc2415_<tag>_<digest>.json` (the digest of the exported script) or run; None when ns-2
     failed (the reason appended to `failed`)."""
-    import hashlib
-    import json
+    from ..ns2 import runner
 
-    from ..ns2 import runner, script as ns2script
-
-    tcl = ns2script.export(b, sets=sets, seed=seed, trace=False, monitor=["bottleneck"]).tcl
-    digest = hashlib.sha256(f"{NS2_CELLS_VERSION}\n{sorted(groups.items())}\n{tcl}".encode()).hexdigest()[:16]
-    cache = folder / f"rfc2415_{tag}_{digest}.json"
-    if cache.is_file():
-        return json.loads(cache.read_text())["cells"]
-    log(f"  ns-2: {tag}")
+    dur = float(_duration(scale).rstrip("s"))
     try:
-        r = runner.run_log(b, sets, max_wall=NS2_WALL_S, seed=seed, monitor=["bottleneck"])
+        # The groups are part of the cache key: the same script read for other halves is another row.
+        return ns2_cached_run(b, sets, seed, folder, f"rfc2415_{tag}",
+                              lambda r: {g: ns2_metrics(r, dur, web_names=names) for g, names in groups.items()},
+                              version=f"{NS2_CELLS_VERSION}\n{sorted(groups.items())}", trace=False, monitor=["bottleneck"],
+                              max_wall=NS2_WALL_S, record={"scenario": "rfc2415.toml"}, log=log, label=tag)
     except runner.Ns2Error as e:
         failed.append(f"{tag}: {e}")
         return None
-    dur = float(_duration(scale).rstrip("s"))
-    cells = {g: ns2_metrics(r, dur, web_names=names) for g, names in groups.items()}
-    cache.write_text(json.dumps({"scenario": "rfc2415.toml", "sets": sets, "seed": seed, "ns_wall_s": round(r.wall_time_s, 3),
-                                 "cells": cells}, indent=1, default=float))
-    return cells
 
 
 def _ns2_ready(out: Path):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple, Union
 
 from ..report import Report, study_report
 
@@ -124,7 +124,7 @@ def ns2_value(n, why_not: str, f):
 
 
 def ns2_cached_run(scenario, sets: Sequence[str], seed: int, folder, stem: str, cells: Callable[[object], dict], *,
-                   version: int = 1, trace: bool = True, monitor: Sequence[str] = (), max_wall: float = 120.0,
+                   version: Union[int, str] = 1, trace: bool = True, monitor: Sequence[str] = (), max_wall: float = 120.0,
                    record: Optional[dict] = None, log: Optional[Callable[[str], None]] = None, label: str = "") -> dict:
     """One ns-2 run of a reproduction, read from its cache when it has one: `cells(run)` of
     `scenario` (a path or a dict) with the override strings `sets` at `seed`.
