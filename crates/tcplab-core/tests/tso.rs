@@ -6,7 +6,8 @@
 #[macro_use]
 mod harness;
 
-use harness::{ack, blk, data, Harness, MSS, SYNACK};
+use harness::{ack, blk, data, Harness, Seg, MSS, SYNACK};
+use tcplab_core::net::FLAG_PSH;
 use tcplab_core::tcp::config::LossModel;
 use tcplab_core::tcp::{CaState, InitialWindow, TcpConfig, Variant};
 use tcplab_core::units::{Time, MS, US};
@@ -92,4 +93,64 @@ fn a_deferred_segment_leaves_with_the_next_ack_that_opens_room() {
     h.send(ms(200) + 800 * US, ack(4, &[]));
     let sent: Vec<u64> = h.take_sent().iter().map(|(_, s)| s.seq).collect();
     assert!(sent.len() >= 2 && sent[0] == 1 + 11 * MSS, "segment 12 first, then more: {sent:?}");
+}
+
+/// The data segments (1-based) among `sent` that carry PSH.
+fn psh_segments(sent: &[(Time, Seg)]) -> Vec<u64> {
+    sent.iter().filter(|(_, s)| s.len > 0 && s.flags & FLAG_PSH != 0).map(|(_, s)| (s.seq - 1) / MSS + 1).collect()
+}
+
+/// The `conn` set-up with a write of `bytes`, returning what it sent after the handshake.
+fn conn_writing(defer: bool, bytes: u64) -> (Harness, Vec<(Time, Seg)>) {
+    let mut c: TcpConfig = harness::cfg();
+    c.handshake = true;
+    c.variant = Variant::Sack;
+    c.sack = true;
+    c.loss = LossModel::Rack;
+    c.initial_window = InitialWindow::Segments(10);
+    c.tso_defer = defer;
+    c.validate().unwrap();
+    let mut h = Harness::client(c);
+    h.take_sent();
+    h.send(ms(100), seg!(ack = 1, sack_permitted = true, ..SYNACK));
+    h.recv(ms(100), [seg!(ack = 1)]);
+    h.write(ms(100), bytes);
+    let sent = h.take_sent();
+    (h, sent)
+}
+
+/// PSH where the kernel sets it (tcp/tso.rs `psh_at`): `__tcp_transmit_skb` forces PSH on a skb of
+/// more than one segment and `tcp_gso_segment` leaves it on the last, so an initial window sent
+/// in skbs of `tcp_tso_autosize`'s two segments has PSH on every second segment (the testbed's
+/// kernel capture: 2, 4, 6, 8, 10); a segment sent alone has none.
+#[test]
+fn psh_ends_every_skb_of_two_segments_and_no_single_segment() {
+    let (mut h, sent) = conn_writing(true, 1 << 30);
+    assert_eq!(sent.len(), 10);
+    assert_eq!(psh_segments(&sent), vec![2, 4, 6, 8, 10]);
+    // The ACK of segment 1 in slow start: cwnd 11, 9 in flight, room for one skb of two.
+    h.send(ms(200), ack(2, &[]));
+    let sent = h.take_sent();
+    assert_eq!(sent.iter().map(|(_, s)| (s.seq - 1) / MSS + 1).collect::<Vec<_>>(), vec![11, 12]);
+    assert_eq!(psh_segments(&sent), vec![12]);
+    // A SACK 2 ms later that opens room for one segment: it leaves alone, without PSH.
+    h.send(ms(202), ack(2, &[blk(3, 3)]));
+    let sent = h.take_sent();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(psh_segments(&sent), Vec::<u64>::new());
+}
+
+/// `tcp_push` at the end of the write marks its last segment, sent alone here (skbs 1–2, 3–4, 5).
+#[test]
+fn the_last_segment_of_a_write_carries_psh() {
+    let (_, sent) = conn_writing(true, 5 * MSS);
+    assert_eq!(psh_segments(&sent), vec![2, 4, 5]);
+}
+
+/// Without `tso_defer` (every profile but `linux`) no segment carries PSH.
+#[test]
+fn without_the_tso_model_no_psh() {
+    let (_, sent) = conn_writing(false, 1 << 30);
+    assert_eq!(sent.len(), 10);
+    assert!(psh_segments(&sent).is_empty());
 }

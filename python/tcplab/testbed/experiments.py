@@ -236,9 +236,14 @@ def drops(out: Path, quick: bool, profile: str = "linux") -> tuple[str, dict]:
                 total += 1
                 ok += m.ok
                 res[f"{rate}-{rtt}-{name}"] = {"segments": segs, "ok": m.ok, "same": m.same, "compared": m.compared, "timed": m.timed,
-                                               "first_diff": m.first_diff, "worst_dt_ms": m.worst_dt_ms, "text": m.describe()}
+                                               "first_diff": m.first_diff, "worst_dt_ms": m.worst_dt_ms, "text": m.describe(),
+                                               "psh_same": m.psh_same, "psh_first_diff": m.psh_first_diff}
                 lines.append(f"| {rate} | {rtt} ms | {', '.join(map(str, segs))} | {m.describe()} |")
-    res["summary"] = {"identical": ok, "cases": total, "profile": profile}
+    same = sum(v["same"] for v in res.values())
+    psh = sum(v["psh_same"] for v in res.values())
+    timed = sum(v["timed"] for v in res.values())
+    res["summary"] = {"identical": ok, "cases": total, "profile": profile, "same_segments": same, "timed_segments": timed, "psh_same": psh}
+    lines.append(f"\nSegments: {same} identical, {timed} of them within the time tolerance; PSH on both sides or neither on {psh} of them.")
     lines.insert(0, f"{ok} of {total} cases identical (the data sender's first {DROP_SEGMENTS} segments: seq, length, SYN/FIN; "
                     f"send times within max(1 ms, 2 %)), profile `{profile}` against the untuned kernel ({cc}).\n")
     return "\n".join(lines), res
