@@ -154,3 +154,44 @@ fn without_the_tso_model_no_psh() {
     assert_eq!(sent.len(), 10);
     assert!(psh_segments(&sent).is_empty());
 }
+
+/// `tcp_grow_skb` (Linux 6.10+): a head skb shorter than the send's quota takes the missing
+/// segments from the next skb, so a send of two segments crosses a write-queue skb's end, and its
+/// PSH is on its last segment only (`tcp_gso_segment`), not on the marked end inside it. A
+/// 20,000-byte window gives skbs of 10 segments; the write leaves segments 11–20 and 21–30 in
+/// marked skbs (tcp/tso.rs `WriteQueue`); one segment sent alone (room for one after a SACK)
+/// shifts the pairs, so that segments 20 and 21 leave together.
+#[test]
+fn a_send_crosses_a_write_queue_skb_and_ends_with_psh() {
+    let mut c: TcpConfig = harness::cfg();
+    c.handshake = true;
+    c.variant = Variant::Sack;
+    c.sack = true;
+    c.loss = LossModel::Rack;
+    c.initial_window = InitialWindow::Segments(10);
+    c.tso_defer = true;
+    c.validate().unwrap();
+    let mut h = Harness::client(c);
+    h.take_sent();
+    h.send(ms(100), seg!(ack = 1, sack_permitted = true, wnd = 20_000, ..SYNACK));
+    h.recv(ms(100), [seg!(ack = 1)]);
+    h.write(ms(100), 1 << 20);
+    assert_eq!(psh_segments(&h.take_sent()), vec![2, 4, 6, 8, 10]);
+    let mut sent = Vec::new();
+    // Segment 1 acknowledged: 11 and 12 together; a SACK of 3 two milliseconds later: 13 alone.
+    h.send(ms(200), seg!(ack = 1 + MSS, wnd = 20_000));
+    sent.extend(h.take_sent());
+    h.send(ms(202), seg!(ack = 1 + MSS, wnd = 20_000, sack = [blk(3, 3)]));
+    sent.extend(h.take_sent());
+    // Then every segment acknowledged in order, 2 ms apart: each ACK lets out two.
+    for k in 3..=12 {
+        h.send(ms(200 + 2 * k), seg!(ack = 1 + k * MSS, wnd = 20_000));
+        sent.extend(h.take_sent());
+    }
+    let at = |n: u64| sent.iter().find(|(_, s)| s.len > 0 && s.seq == 1 + (n - 1) * MSS).map(|(t, s)| (*t, s.flags & FLAG_PSH != 0));
+    let (t20, p20) = at(20).expect("segment 20 sent");
+    let (t21, p21) = at(21).expect("segment 21 sent");
+    assert_eq!(t20, t21, "20 and 21 in one send: {sent:?}");
+    assert!(!p20 && p21, "PSH on 21 only: {sent:?}");
+    assert_eq!(at(13).map(|x| x.1), Some(false), "13 alone, unmarked");
+}

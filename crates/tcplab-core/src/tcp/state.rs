@@ -796,7 +796,13 @@ impl SenderCore {
             }
             // Linux's PSH marks (tcp/tso.rs): the end of a transmitted skb of two segments or
             // more, and the write queue's pushes.
-            let psh = self.cfg.tso_defer && ((!retx && self.xmit_skb_end == Some(seq + len)) || self.write_mark_at(seq + len));
+            // A segment inside a skb of two or more gets none (`tcp_gso_segment`), whatever the
+            // write queue marked there (`tcp_grow_skb` may have carried a mark's skb past it).
+            let psh = self.cfg.tso_defer
+                && match self.xmit_skb_end.filter(|_| !retx) {
+                    Some(e) => e == seq + len,
+                    None => self.write_mark_at(seq + len),
+                };
             if !retx && self.xmit_skb_end.is_some_and(|e| seq + len >= e) {
                 self.xmit_skb_end = None;
             }
@@ -887,6 +893,17 @@ impl SenderCore {
         let rate = self.pacing_rate();
         let min_rtt = (self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns);
         let max_segs = rate.map_or(pacing::MIN_TSO_SEGS, |r| pacing::tso_autosize(r, mss, min_rtt, self.cc.min_tso_segs(r))) as u64;
+        // tcp_grow_skb (Linux 6.10+, in tcp_write_xmit before the deferral test): a head skb
+        // shorter than `min(tcp_cwnd_test, max_segs)` segments takes the missing bytes from the
+        // next skb of the write queue, so a send is not cut at a write-queue skb's end.
+        let want = tso::skb_segments(self.cwnd / mss, room / mss, max_segs, u64::MAX) * mss;
+        let (skb_len, tail) = if skb_len < want && !tail {
+            let (next_len, next_tail) = self.head_skb(self.snd_nxt + skb_len);
+            let take = (want - skb_len).min(next_len);
+            (skb_len + take, next_tail && take == next_len)
+        } else {
+            (skb_len, tail)
+        };
         let skb_segs = skb_len.div_ceil(mss);
         // tcp_write_xmit: `if (tso_segs == 1) { Nagle } else { tcp_tso_should_defer }`.
         if skb_segs > 1 {

@@ -6,7 +6,9 @@
 //!
 //! The write queue is modelled as Linux's `tcp_sendmsg_locked` fills it from one write: skbs of
 //! `size_goal` bytes (`tcp_xmit_size_goal`: the GSO limit, at most half the largest window the
-//! peer has offered, `tcp_bound_to_half_wnd`) from the first byte of data. Not modelled: TSQ
+//! peer has offered, `tcp_bound_to_half_wnd`), laid out as the write, run against its own pushes,
+//! leaves them (`WriteQueue`); a send may take bytes of the next skb (`tcp_grow_skb`); PSH goes
+//! where the kernel puts it (`psh_at`, `WriteQueue`). Not modelled: TSQ
 //! (`tcp_small_queue_check`), whose limit of two skbs in the host's queues a veth or a link
 //! empties within microseconds.
 //!
