@@ -179,13 +179,13 @@ fn a_send_crosses_a_write_queue_skb_and_ends_with_psh() {
     assert_eq!(psh_segments(&h.take_sent()), vec![2, 4, 6, 8, 10]);
     let mut sent = Vec::new();
     // Segment 1 acknowledged: 11 and 12 together; a SACK of 3 two milliseconds later: 13 alone.
-    h.send(ms(200), seg!(ack = 1 + MSS, wnd = 20_000));
+    h.send(ms(200), Seg { wnd: 20_000, ..ack(2, &[]) });
     sent.extend(h.take_sent());
-    h.send(ms(202), seg!(ack = 1 + MSS, wnd = 20_000, sack = [blk(3, 3)]));
+    h.send(ms(202), Seg { wnd: 20_000, ..ack(2, &[blk(3, 3)]) });
     sent.extend(h.take_sent());
     // Then every segment acknowledged in order, 2 ms apart: each ACK lets out two.
     for k in 3..=12 {
-        h.send(ms(200 + 2 * k), seg!(ack = 1 + k * MSS, wnd = 20_000));
+        h.send(ms(200 + 2 * k), Seg { wnd: 20_000, ..ack(k + 1, &[]) });
         sent.extend(h.take_sent());
     }
     let at = |n: u64| sent.iter().find(|(_, s)| s.len > 0 && s.seq == 1 + (n - 1) * MSS).map(|(t, s)| (*t, s.flags & FLAG_PSH != 0));
