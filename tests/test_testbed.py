@@ -328,12 +328,17 @@ def test_every_dropped_segment_of_a_flow_is_dropped_by_the_box(tmp_path):
     conn = "flows[0]#1 transfer 1"
     assert value(c, conn, "rexmt_segs", "real") == value(c, conn, "rexmt_segs", "sim") == 2, c.text
     segs = segmatch._segments(rec["captures"]["sender"], rec["connections"][0]["sport"], 10_000)
-    lens = [ln for _, (_, ln, fl) in segs if ln > 0]
+    lens = [ln for _, (_, ln, fl), _psh in segs if ln > 0]
     from tcplab import units
 
     n = int(units.size_bytes("300KB"))
     full, rest = divmod(n, 1448)  # 1460 less the timestamp option's 12 bytes
     assert len(lens) == full + (rest > 0) + 2 and set(lens[:-1]) == {1448} and lens[-1] == (rest or 1448), lens
+    # PSH as the kernel sets it (tcp/tso.rs `psh_at`): the initial window leaves in skbs of two
+    # segments, each ending with PSH, on both sides; and the kernel's data segments carry some.
+    m = segmatch.match(rec["captures"]["sender"], tmp_path / "sim-sender.pcap", rec["connections"][0]["sport"], n=200)
+    assert m.same >= 11 and (m.psh_first_diff is None or m.psh_first_diff >= 11), (m.psh_first_diff, m.describe())
+    assert [i for i, (_, (_, ln, _), p) in enumerate(segs[:11]) if p] == [2, 4, 6, 8, 10], segs[:11]
     assert leftovers() == []
 
 

@@ -9,7 +9,7 @@
 mod harness;
 
 use harness::{Harness, Seg, DATA, FIN, MSS, SYNACK};
-use tcplab_core::net::FLAG_ACK;
+use tcplab_core::net::{FLAG_ACK, FLAG_PSH};
 use tcplab_core::tcp::{ConnEvent, TimerKind};
 use tcplab_core::tcp::config::{CwndValidation, DelackModel, Limit, RcvBuffer, Unlimited};
 use tcplab_core::tcp::TcpConfig;
@@ -57,6 +57,17 @@ fn data(k: u64) -> Seg {
     Seg { seq: 1 + (k - 1) * MSS, ack: 1, ..DATA }
 }
 
+/// `Harness::recv` with PSH left out of the comparison: `linux6` sets PSH as Linux does
+/// (`tso_defer`; tested in `tso.rs`), these tests are about other rules.
+#[track_caller]
+fn recv(h: &mut Harness, t: Time, segs: impl IntoIterator<Item = Seg>) {
+    h.advance_to(t);
+    let aside = |s: Seg| Seg { flags: s.flags & !FLAG_PSH, ..s };
+    let got: Vec<(Time, Seg)> = h.take_sent().into_iter().map(|(at, s)| (at, aside(s))).collect();
+    let want: Vec<(Time, Seg)> = segs.into_iter().map(|s| (t, aside(s))).collect();
+    assert_eq!(got, want, "segments sent (time, segment; PSH aside)");
+}
+
 /// `n` data segments from segment `k` on.
 fn datas(k: u64, n: u64) -> Vec<Seg> {
     (k..k + n).map(data).collect()
@@ -70,7 +81,7 @@ fn datas(k: u64, n: u64) -> Vec<Seg> {
 fn slow_start_grows_to_twice_the_flight_when_application_limited() {
     let mut h = linux6(|_| {});
     h.write(ms(100), 9 * MSS);
-    h.recv(ms(100), datas(1, 9));
+    recv(&mut h, ms(100), datas(1, 9));
     assert_eq!(cwnd(&h), 10);
     let mut want = vec![];
     for (k, ack) in [3u64, 5, 7, 9, 10].into_iter().enumerate() {
@@ -89,7 +100,7 @@ fn the_cwnd_limited_gate_is_twice_max_packets_out_only_with_linux_validation() {
     for (validation, want) in [(CwndValidation::Linux, [12, 12, 12]), (CwndValidation::Rfc5681, [10, 10, 10])] {
         let mut h = linux6(|c| c.cwnd_validation = validation);
         h.write(ms(100), 6 * MSS);
-        h.recv(ms(100), datas(1, 6));
+        recv(&mut h, ms(100), datas(1, 6));
         let mut got = vec![];
         for (k, ack) in [3u64, 5, 7].into_iter().enumerate() {
             h.send(ms(200 + k as u64), seg!(ack = 1 + (ack - 1) * MSS));
@@ -107,15 +118,15 @@ fn the_cwnd_limited_gate_is_twice_max_packets_out_only_with_linux_validation() {
 fn a_cumulative_ack_over_sacked_segments_counts_only_the_newly_delivered_one() {
     let mut h = linux6(|_| {});
     h.write(ms(100), 15 * MSS);
-    h.recv(ms(100), datas(1, 10));
+    recv(&mut h, ms(100), datas(1, 10));
     h.send(ms(210), seg!(ack = 1, sack = [(1001, 2001)]));
-    h.recv(ms(210), [data(11)]);
+    recv(&mut h, ms(210), [data(11)]);
     h.send(ms(220), seg!(ack = 1, sack = [(1001, 3001)]));
-    h.recv(ms(220), [data(12)]);
+    recv(&mut h, ms(220), [data(12)]);
     assert_eq!(cwnd(&h), 10, "no growth on SACK-only ACKs while tp->reordering is tcp_reordering");
     h.send(ms(230), seg!(ack = 3001));
     assert_eq!(cwnd(&h), 11);
-    h.recv(ms(230), [data(13), data(14)]);
+    recv(&mut h, ms(230), [data(13), data(14)]);
 }
 
 /// The same without SACK: each duplicate ACK counted one segment delivered
@@ -125,14 +136,14 @@ fn a_cumulative_ack_over_sacked_segments_counts_only_the_newly_delivered_one() {
 fn without_sack_the_ack_after_duplicate_acks_counts_one_segment() {
     let mut h = opened(linux6_cfg(|_| {}), seg!(ack = 1, ..SYNACK));
     h.write(ms(100), 15 * MSS);
-    h.recv(ms(100), datas(1, 10));
+    recv(&mut h, ms(100), datas(1, 10));
     h.send(ms(210), seg!(ack = 1));
-    h.recv(ms(210), [data(11)]);
+    recv(&mut h, ms(210), [data(11)]);
     h.send(ms(220), seg!(ack = 1));
-    h.recv(ms(220), [data(12)]);
+    recv(&mut h, ms(220), [data(12)]);
     h.send(ms(230), seg!(ack = 3001));
     assert_eq!(cwnd(&h), 11);
-    h.recv(ms(230), [data(13), data(14)]);
+    recv(&mut h, ms(230), [data(13), data(14)]);
 }
 
 /// `tcp_may_raise_cwnd`: once SACKs have shown reordering beyond `tcp_reordering` (3), a SACK-only
@@ -144,7 +155,7 @@ fn without_sack_the_ack_after_duplicate_acks_counts_one_segment() {
 fn with_high_reordering_a_sack_only_ack_grows_cwnd() {
     let mut h = linux6(|_| {});
     h.write(ms(100), 10 * MSS);
-    h.recv(ms(100), datas(1, 10));
+    recv(&mut h, ms(100), datas(1, 10));
     h.send(ms(120), seg!(ack = 1, sack = [(9001, 10001)]));
     assert_eq!(cwnd(&h), 10);
     h.send(ms(120), seg!(ack = 1, sack = [(3001, 4001), (9001, 10001)]));
@@ -162,11 +173,11 @@ fn with_high_reordering_a_sack_only_ack_grows_cwnd() {
 fn a_sack_of_part_of_a_segment_does_not_sack_it() {
     let mut h = linux6(|_| {});
     h.write(ms(100), 4 * MSS);
-    h.recv(ms(100), datas(1, 4));
+    recv(&mut h, ms(100), datas(1, 4));
     h.send(ms(200), seg!(ack = 1, sack = [(4000, 4001)]));
     assert_eq!(h.info().sacked, 0);
     h.recv_nothing();
-    h.recv(ms(308), [data(4)]);
+    recv(&mut h, ms(308), [data(4)]);
     // And a block covering segment 3 and the first byte of segment 4 tags segment 3 alone.
     h.send(ms(310), seg!(ack = 1, sack = [(2001, 3002)]));
     assert_eq!(h.info().sacked, MSS);
@@ -227,7 +238,7 @@ fn without_the_linux_receiver_the_segment_is_taken() {
 fn a_closed_window_is_probed_with_backoff_until_it_opens() {
     let mut h = linux6(|_| {});
     h.write(ms(100), 4 * MSS);
-    h.recv(ms(100), datas(1, 4));
+    recv(&mut h, ms(100), datas(1, 4));
     h.send(ms(200), seg!(ack = 4001, wnd = 0));
     h.write(ms(200), 4 * MSS);
     h.recv_nothing();
@@ -243,16 +254,16 @@ fn a_closed_window_is_probed_with_backoff_until_it_opens() {
     let probe = seg!(seq = 4000, ack = 1);
     let t1 = wheel(ms(200), rto);
     assert_eq!(h.deadline(TimerKind::Rto), Some(t1));
-    h.recv(t1, [probe]);
+    recv(&mut h, t1, [probe]);
     let t2 = wheel(t1, 2 * rto);
-    h.recv(t2, [probe]);
+    recv(&mut h, t2, [probe]);
     // A window update that leaves it closed: the wait (4 RTOs now) restarts from it.
     let t = t2 + ms(100);
     h.send(t, seg!(ack = 4001, wnd = 0));
     h.recv_nothing();
     let t3 = wheel(t, 4 * rto);
     assert_eq!(h.deadline(TimerKind::Rto), Some(t3));
-    h.recv(t3, [probe]);
+    recv(&mut h, t3, [probe]);
     // The window opens: the data goes, the RTO is armed for it, no more probes.
     let t = t3 + ms(50);
     h.send(t, seg!(ack = 4001, wnd = 100 * MSS as u32));

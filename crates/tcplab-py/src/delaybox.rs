@@ -19,16 +19,20 @@
 //!
 //! The stages are driven by one event queue in time order, so frames from different ports that
 //! meet at a shared direction (a dumbbell's bottleneck) are queued in the order they reach it.
-//! Readers are one thread per port (blocking reads, stamped on return); the main thread waits
-//! for the next event or frame and writes each frame when its time comes. How late the writes
-//! are against their scheduled times is counted and, with a stats path, written out about once
-//! a quarter of a second (JSON), so that the box's accuracy can be measured (docs/testbed.md).
+//! Readers are one thread per port (blocking reads); each frame's time of arrival is the
+//! kernel's receive timestamp (`SO_TIMESTAMPNS`), not the read's return, so a reader woken late
+//! (a loaded machine) does not delay the frame's schedule. The main thread waits for the next
+//! event or frame and writes each frame when its time comes, waking early by its own measured
+//! lateness, so the writes are centred on their scheduled times. How late the
+//! writes are and how long the frames waited to be read are counted and, with a stats path,
+//! written out about once a quarter of a second (JSON), so that the box's accuracy can be
+//! measured (docs/testbed.md).
 
 use serde::Deserialize;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::fs::File;
-use std::io::{Read, Write};
-use std::os::fd::FromRawFd;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -222,6 +226,85 @@ impl SeqDrops {
     }
 }
 
+/// A socket's receive timestamp (`SCM_TIMESTAMPNS`) as an `Instant`, with how long ago it was.
+///
+/// The stamp is the skb's `tstamp`: wall-clock time (CLOCK_REALTIME) taken as the frame entered
+/// the box's veth (`netif_rx`), except for a TCP skb that crossed from a host's namespace with its
+/// departure time still set (`skb_set_delivery_time(.., SKB_CLOCK_MONOTONIC)` in
+/// `__tcp_transmit_skb`; `skb_clear_tstamp` keeps a monotonic delivery time across namespaces and
+/// `__sock_recv_timestamp` reports it as it is). The two clocks are decades apart, so the nearer
+/// one is the stamp's. A stamp in the future (a paced departure) counts as now; one neither clock
+/// explains is ignored (the read's return is used).
+fn stamp_instant(ts: Option<libc::timespec>) -> (Instant, Duration) {
+    let now = Instant::now();
+    let Some(ts) = ts else { return (now, Duration::ZERO) };
+    let ns = |t: &libc::timespec| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
+    let clock = |id| {
+        let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid clock id and a valid out pointer.
+        unsafe { libc::clock_gettime(id, &mut t) };
+        ns(&t)
+    };
+    let stamp = ns(&ts);
+    const PLAUSIBLE: i128 = 10_000_000_000;
+    let age = [libc::CLOCK_REALTIME, libc::CLOCK_MONOTONIC].into_iter().map(|id| clock(id) - stamp).find(|a| a.abs() < PLAUSIBLE);
+    match age {
+        Some(a) if a > 0 => {
+            let d = Duration::from_nanos(a as u64);
+            (now.checked_sub(d).unwrap_or(now), d)
+        }
+        _ => (now, Duration::ZERO),
+    }
+}
+
+/// Read frames from an AF_PACKET socket with their kernel receive timestamps, sending each to
+/// the main thread, until the socket fails or the main thread is gone.
+fn read_port(fd: i32, port: usize, tx: mpsc::Sender<(Instant, usize, Vec<u8>, Duration)>) {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt on a descriptor this thread reads, with a c_int option value.
+    let stamped = unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &on as *const _ as *const libc::c_void, std::mem::size_of::<libc::c_int>() as u32) } == 0;
+    let mut buf = vec![0u8; 65536];
+    let mut ctl = [0u64; 16]; // 128 bytes, aligned for cmsghdr
+    loop {
+        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+        // SAFETY: msghdr is plain data; every pointer set below outlives the call.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = std::mem::size_of_val(&ctl);
+        // SAFETY: fd is an open socket; msg points at live buffers.
+        let k = unsafe { libc::recvmsg(fd, &mut msg, 0) };
+        if k < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        let mut ts = None;
+        if stamped {
+            // SAFETY: the CMSG macros walk the control buffer the kernel filled (msg_controllen).
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&msg);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                        ts = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec));
+                    }
+                    c = libc::CMSG_NXTHDR(&msg, c);
+                }
+            }
+        }
+        let (t, age) = stamp_instant(ts);
+        if tx.send((t, port, buf[..k as usize].to_vec(), age)).is_err() {
+            return;
+        }
+    }
+}
+
+/// The most the main thread wakes before a write's time (its measured lateness is usually
+/// 20–40 µs; a burst of load must not make it send frames far too early).
+const MAX_LEAD: Duration = Duration::from_micros(200);
+
 /// Lateness of the writes against their scheduled times, in microseconds.
 #[derive(Default)]
 struct Late {
@@ -265,21 +348,18 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
         routes.insert((r.in_port, parse_mac(&r.dst)?), i);
     }
     let mut seq_drops = SeqDrops::new(spec.drops)?;
-    let (tx, rx) = mpsc::channel::<(Instant, usize, Vec<u8>)>();
+    let (tx, rx) = mpsc::channel::<(Instant, usize, Vec<u8>, Duration)>();
     let mut outs = Vec::with_capacity(n);
     for (p, &fd) in spec.ports.iter().enumerate() {
         // SAFETY: the caller hands over open AF_PACKET sockets it no longer uses.
         let f = unsafe { File::from_raw_fd(fd) };
-        let mut rd = f.try_clone().map_err(|e| format!("port {p}: {e}"))?;
+        let rd = f.try_clone().map_err(|e| format!("port {p}: {e}"))?;
         outs.push(f);
         let tx = tx.clone();
         std::thread::spawn(move || {
-            let mut buf = vec![0u8; 65536];
-            while let Ok(k) = rd.read(&mut buf) {
-                if tx.send((Instant::now(), p, buf[..k].to_vec())).is_err() {
-                    break;
-                }
-            }
+            // The reader keeps its File (the descriptor stays open while it reads).
+            read_port(rd.as_raw_fd(), p, tx);
+            drop(rd);
         });
     }
     drop(tx);
@@ -292,6 +372,10 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
     let mut heap: BinaryHeap<Ev> = BinaryHeap::new();
     let mut seq = 0u64;
     let mut late = Late::default();
+    // How long frames waited between the kernel's stamp and the reader's return.
+    let mut read_lag = Late::default();
+    // The main thread's own lateness (wake-up and write), a running mean it wakes early by.
+    let mut lead = Duration::ZERO;
     let mut unrouted = 0u64;
     let mut last_stats = Instant::now();
     loop {
@@ -303,7 +387,7 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Err("every port closed".into()),
             },
             Some(e) => {
-                let wait = e.t.saturating_duration_since(Instant::now());
+                let wait = e.t.checked_sub(lead).unwrap_or(e.t).saturating_duration_since(Instant::now());
                 if wait.is_zero() {
                     rx.try_recv().ok()
                 } else {
@@ -315,7 +399,10 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
                 }
             }
         };
-        if let Some((t, p, frame)) = got.filter(|(_, _, f)| !seq_drops.drop(f)) {
+        if let Some((_, _, _, age)) = &got {
+            read_lag.add(age.as_secs_f64() * 1e6);
+        }
+        if let Some((t, p, frame, _)) = got.filter(|(_, _, f, _)| !seq_drops.drop(f)) {
             let dst: Option<[u8; 6]> = frame.get(..6).and_then(|d| d.try_into().ok());
             match dst.and_then(|d| routes.get(&(p, d))) {
                 Some(&r) => {
@@ -326,12 +413,18 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
             }
         }
         // Every event that is due, in time order.
-        while heap.peek().map_or(false, |e| e.t <= Instant::now()) {
+        while heap.peek().map_or(false, |e| e.t <= Instant::now() + lead) {
             let mut e = heap.pop().expect("peeked");
             let r = &spec.routes[e.route];
             if e.hop == r.path.len() {
-                let lateness = Instant::now().saturating_duration_since(e.t);
-                late.add(lateness.as_secs_f64() * 1e6);
+                let now = Instant::now();
+                // Signed: a write may now leave a little before its time.
+                let late_us = if now >= e.t { now.duration_since(e.t).as_secs_f64() } else { -e.t.duration_since(now).as_secs_f64() } * 1e6;
+                late.add(late_us);
+                // Each write's lateness moves the lead by a sixteenth of it (within 0..MAX_LEAD),
+                // so the writes' mean lateness settles at zero.
+                let next = lead.as_nanos() as f64 + late_us * 1e3 / 16.0;
+                lead = Duration::from_nanos(next.clamp(0.0, MAX_LEAD.as_nanos() as f64) as u64);
                 // A failed write (a full device queue) is a drop, as on a real wire.
                 let _ = outs[r.out].write(&e.frame);
                 continue;
@@ -385,6 +478,8 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
                 let v = serde_json::json!({
                     "frames": late.n, "unrouted": unrouted, "links": links, "dropped_by_seq": seq_drops.dropped,
                     "late_us": {"mean": mean, "p50": late.quantile(0.5), "p99": late.quantile(0.99), "max": late.max_us},
+                    "lead_us": lead.as_secs_f64() * 1e6,
+                    "read_lag_us": {"mean": if read_lag.n > 0 { read_lag.sum_us / read_lag.n as f64 } else { 0.0 }, "p50": read_lag.quantile(0.5), "p99": read_lag.quantile(0.99), "max": read_lag.max_us},
                 });
                 let tmp = format!("{path}.tmp");
                 if std::fs::write(&tmp, v.to_string()).is_ok() {

@@ -5,8 +5,9 @@ model that maps the script's calls onto the connection's listen/connect/write/re
 What the model or the runner lacks is named, never faked: Fast Open makes a script "not
 supported"; TCP timestamps (RFC 7323, the `timestamps` knob, `tcp_timestamps`) are played with
 their values (the runner maps them as packetdrill does, `tsopt.py`); window scaling is not modelled (a `wscale` option in an expected packet is not
-compared, and the script's scaled windows are passed unscaled); PSH is not modelled (not
-compared); sysctls without a counterpart are listed in the result's notes (knobs.SIM_MAP).
+compared, and the script's scaled windows are passed unscaled); PSH is not compared (the
+`linux` profile marks it where the kernel does for a bulk write, tcp/tso.rs, not at each of a
+script's writes); sysctls without a counterpart are listed in the result's notes (knobs.SIM_MAP).
 Socket-level behaviour (shutdown, TCP_MAXSEG, TCP_USER_TIMEOUT, getsockopt) follows Linux's
 inet_shutdown/tcp_shutdown and do_tcp_{set,get}sockopt; the send buffer is not modelled, so
 getsockopt(SO_SNDBUF) is "not supported".

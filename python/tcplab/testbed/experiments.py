@@ -27,7 +27,7 @@ import statistics as st
 from pathlib import Path
 from typing import Optional
 
-from . import TestbedError, compare, run  # noqa: F401
+from . import TestbedError, compare, run, simulate  # noqa: F401
 from .exp_cwnd import cwnd  # noqa: F401  (its own module: CUBIC's window, 10 seeds)
 from .exp_ecn import ecn
 
@@ -55,39 +55,32 @@ def _f(v, nd=3):
 
 def boxacc(out: Path, quick: bool) -> tuple[str, dict]:
     """One-way time of every data packet, sender capture to receiver capture, less what the
-    box's model gives for it (a FIFO at the rate, counting IP bytes, then the delay)."""
-    from .. import trace
+    box's model gives for it (a FIFO at the rate, counting IP bytes, then the delay:
+    testbed/pathexcess.py), and the box's own write lateness and read lag."""
+    from . import pathexcess
 
     res = {}
-    lines = ["| link | rate set by | data packets | error median | p99 | max | box write lateness mean / p99 / max |", "|---|---|---|---|---|---|---|"]
+    lines = ["| link | rate set by | data packets | error median | p99 | max | box write lateness mean / p99 / max | frames' wait to be read mean / p99 |",
+             "|---|---|---|---|---|---|---|---|"]
     for rate, rbps, delay, size, shaper in (("10Mbps", 10e6, 0.050, "2MB", "box"), ("100Mbps", 100e6, 0.010, "10MB" if not quick else "4MB", "box"),
                                             ("10Mbps", 10e6, 0.050, "2MB", "tbf")):
         scen = {"name": "boxacc", "topology": {"kind": "single_link", "rate": rate, "delay": f"{delay * 1000:g}ms"},
                 "tcp": {"profile": "linux"}, "flows": [{"bytes": size}]}
         d = out / f"boxacc-{rate}-{shaper}"
         rec = run(scen, d, timeout=60, shaper=shaper)
-        # IP and TCP headers (with the timestamp option's 12 bytes when the kernel sends it); tbf
-        # counts Ethernet frames: 14 bytes more than the IP packet the box's model counts.
-        ts = 12 if int(rec["sysctls"]["sender"].get("net.ipv4.tcp_timestamps", 1)) else 0
-        hdr = 40 + ts + (14 if shaper == "tbf" else 0)
-        ps, pr = trace.packets(rec["captures"]["sender"]), trace.packets(rec["captures"]["receiver"])
-        s = ps[(ps["dir"] == "a2b") & (ps["len"] > 0)]
-        r = pr[(pr["dir"] == "a2b") & (pr["len"] > 0)]
-        arrive = {}
-        for t, seq in zip(r["time_s"], r["seq"]):
-            arrive.setdefault(int(seq), float(t))
-        busy, errs = 0.0, []
-        for t, seq, ln in zip(s["time_s"], s["seq"], s["len"]):
-            start = max(float(t), busy)
-            busy = start + (int(ln) + hdr) * 8 / rbps
-            if int(seq) in arrive:
-                errs.append((arrive.pop(int(seq)) - (busy + delay)) * 1e3)
+        # tbf counts Ethernet frames: 14 bytes more than the IP packet the box's model counts.
+        ts = bool(int(rec["sysctls"]["sender"].get("net.ipv4.tcp_timestamps", 1)))
+        errs = pathexcess.errors_ms(rec["captures"]["sender"], rec["captures"]["receiver"], "a2b", rbps, delay, ts=ts,
+                                    extra=14 if shaper == "tbf" else 0)
         errs.sort()
         q = lambda p: errs[min(len(errs) - 1, int(p * len(errs)))]  # noqa: E731
         late = (rec.get("box") or {}).get("late_us", {})
-        res[f"{rate}-{shaper}"] = {"packets": len(errs), "median_ms": q(0.5), "p99_ms": q(0.99), "max_ms": errs[-1], "min_ms": errs[0], "box_late_us": late}
+        lag = (rec.get("box") or {}).get("read_lag_us", {})
+        res[f"{rate}-{shaper}"] = {"packets": len(errs), "median_ms": q(0.5), "p99_ms": q(0.99), "max_ms": errs[-1], "min_ms": errs[0], "box_late_us": late,
+                                   "box_read_lag_us": lag}
         lines.append(f"| {rate}, {delay * 1000:g} ms, {size} | {shaper} | {len(errs)} | {q(0.5):+.3f} ms | {q(0.99):+.3f} ms | {errs[-1]:+.3f} ms | "
-                     f"{late.get('mean', float('nan')):.0f} / {late.get('p99', float('nan')):.0f} / {late.get('max', float('nan')):.0f} µs |")
+                     f"{late.get('mean', float('nan')):.0f} / {late.get('p99', float('nan')):.0f} / {late.get('max', float('nan')):.0f} µs | "
+                     f"{lag.get('mean', float('nan')):.0f} / {lag.get('p99', float('nan')):.0f} µs |")
     return "\n".join(lines), res
 
 
@@ -210,7 +203,7 @@ def drops(out: Path, quick: bool, profile: str = "linux") -> tuple[str, dict]:
     kernel untuned (its controller the profile's) beside the simulated `profile`; the data
     sender's first 500 segments compared (testbed/segmatch.py)."""
     from .. import api
-    from . import segmatch
+    from . import pathexcess, segmatch
 
     rates = DROP_RATES[:1] if quick else DROP_RATES
     rtts = DROP_RTTS_MS[:1] if quick else DROP_RTTS_MS
@@ -219,8 +212,8 @@ def drops(out: Path, quick: bool, profile: str = "linux") -> tuple[str, dict]:
 
     payload = int(units.size_bytes(cfg["mss"])) - (12 if cfg.get("timestamps") else 0)
     cc = cfg.get("cc", "reno")
-    res, lines = {}, ["| rate | RTT | dropped | result |", "|---|---|---|---|"]
-    ok = total = 0
+    res, lines = {}, ["| rate | RTT | dropped | result | path excess fwd / rev | with the measured path |", "|---|---|---|---|---|---|"]
+    ok = total = ok_cal = 0
     for rate in rates:
         for rtt in rtts:
             for name, segs in drop_sets().items():
@@ -232,13 +225,39 @@ def drops(out: Path, quick: bool, profile: str = "linux") -> tuple[str, dict]:
                 rec = run(scen, d, timeout=120)
                 compare(d, figure="tsg.png")
                 host = "sender"
-                m = segmatch.match(rec["captures"][host], d / f"sim-{host}.pcap", rec["connections"][0]["sport"], n=DROP_SEGMENTS)
+                port = rec["connections"][0]["sport"]
+                m = segmatch.match(rec["captures"][host], d / f"sim-{host}.pcap", port, n=DROP_SEGMENTS)
                 total += 1
                 ok += m.ok
+                # The calibrated comparison: the path as measured (the box's excess over its own
+                # model, each direction's median), the case simulated again with the one-way
+                # delay lengthened by their mean. The raw count above stays the headline.
+                ts = bool(cfg.get("timestamps"))
+                ex = pathexcess.median_excess_ms(rec["captures"]["sender"], rec["captures"]["receiver"], units.rate_bps(rate),
+                                                 rtt / 2000, ts=ts)
+                mc = None
+                if ex:
+                    cal = dict(scen, topology=dict(scen["topology"], delay=f"{rtt / 2 + ex['one_way_ms']:.4f}ms"))
+                    cd = d / "calibrated"
+                    cd.mkdir(exist_ok=True)
+                    simulate(cal, cd, [host], sets=rec.get("sets", ()))
+                    mc = segmatch.match(rec["captures"][host], cd / f"sim-{host}.pcap", port, n=DROP_SEGMENTS)
+                    ok_cal += mc.ok
                 res[f"{rate}-{rtt}-{name}"] = {"segments": segs, "ok": m.ok, "same": m.same, "compared": m.compared, "timed": m.timed,
-                                               "first_diff": m.first_diff, "worst_dt_ms": m.worst_dt_ms, "text": m.describe()}
-                lines.append(f"| {rate} | {rtt} ms | {', '.join(map(str, segs))} | {m.describe()} |")
-    res["summary"] = {"identical": ok, "cases": total, "profile": profile}
+                                               "first_diff": m.first_diff, "worst_dt_ms": m.worst_dt_ms, "text": m.describe(),
+                                               "psh_same": m.psh_same, "psh_first_diff": m.psh_first_diff, "path_excess": ex,
+                                               "calibrated": None if mc is None else {"ok": mc.ok, "same": mc.same, "timed": mc.timed,
+                                                                                      "text": mc.describe()}}
+                exs = f"{ex['forward_ms']:+.3f} / {ex['reverse_ms']:+.3f} ms" if ex else "-"
+                lines.append(f"| {rate} | {rtt} ms | {', '.join(map(str, segs))} | {m.describe()} | {exs} | {mc.describe() if mc else '-'} |")
+    same = sum(v["same"] for v in res.values())
+    psh = sum(v["psh_same"] for v in res.values())
+    timed = sum(v["timed"] for v in res.values())
+    timed_cal = sum(v["calibrated"]["timed"] for v in res.values() if v["calibrated"])
+    res["summary"] = {"identical": ok, "cases": total, "profile": profile, "same_segments": same, "timed_segments": timed, "psh_same": psh,
+                      "identical_with_measured_path": ok_cal, "timed_segments_with_measured_path": timed_cal}
+    lines.append(f"\nSegments: {same} identical, {timed} of them within the time tolerance; PSH on both sides or neither on {psh} of them. "
+                 f"With the measured path: {ok_cal} of {total} cases identical, {timed_cal} segments within the tolerance.")
     lines.insert(0, f"{ok} of {total} cases identical (the data sender's first {DROP_SEGMENTS} segments: seq, length, SYN/FIN; "
                     f"send times within max(1 ms, 2 %)), profile `{profile}` against the untuned kernel ({cc}).\n")
     return "\n".join(lines), res

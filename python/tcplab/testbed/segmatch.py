@@ -3,8 +3,10 @@
 Two captures at the data sender (the real one and the simulated one) are read with
 `tcplab.trace.packets`; for one connection (found by its client port) the data sender's segments
 (SYN, data, FIN: everything of the data direction that is not a pure ACK) are compared in order,
-by (relative sequence number, payload length, SYN/FIN/RST). PSH is left out: Linux sets it on the
-last segment of each write, the simulator has no writes of that kind, and no TCP rule reads it.
+by (relative sequence number, payload length, SYN/FIN/RST). PSH is compared apart (`psh_same`,
+`psh_first_diff`): the `linux` profile sets it where the kernel does (the last segment of each
+skb of two segments or more, and the write queue's pushes: tcp/tso.rs `psh_at`), and Linux's
+receiver reads it (a full segment with PSH is ACKed at the read), but other profiles set none.
 Send times are compared from the first SYN: within max(1 ms, 2 % of the time since it).
 
 `match(real, sim, port)` says how many segments agree, where the first difference is and what
@@ -33,6 +35,8 @@ class SegMatch:
     sim_at: List[Tuple[float, Seg]] = field(default_factory=list)
     worst_dt_ms: float = 0.0         # the largest |Δt| among the identical leading segments
     late: Optional[int] = None       # index of the first identical segment sent out of tolerance
+    psh_same: int = 0                # of the identical leading segments, those with PSH on both or neither
+    psh_first_diff: Optional[int] = None  # index of the first of them with PSH on one side only
 
     @property
     def ok(self) -> bool:
@@ -53,9 +57,9 @@ class SegMatch:
         return f"first difference at segment {self.first_diff}: kernel {r} | simulator {s}"
 
 
-def _segments(path, port: int, n: int) -> List[Tuple[float, Seg]]:
+def _segments(path, port: int, n: int) -> List[Tuple[float, Seg, bool]]:
     """The data sender's segments (not pure ACKs) of the connection whose client port is `port`,
-    in capture order, times from its first SYN."""
+    in capture order, times from its first SYN, each with whether it carries PSH."""
     from .. import trace
 
     conns = trace.analyze(path)
@@ -71,11 +75,11 @@ def _segments(path, port: int, n: int) -> List[Tuple[float, Seg]]:
     c = c[c["dir"] == d]
     t0 = float(c["time_s"].iloc[0]) if len(c) else 0.0
     out = []
-    for t, seq, ln, syn, fin, rst in zip(c["time_s"], c["seq"], c["len"], c["syn"], c["fin"], c["rst"]):
+    for t, seq, ln, syn, fin, rst, fl in zip(c["time_s"], c["seq"], c["len"], c["syn"], c["fin"], c["rst"], c["tcp_flags"]):
         if int(ln) == 0 and not (syn or fin or rst):
             continue
         flags = ("S" if syn else "") + ("F" if fin else "") + ("R" if rst else "")
-        out.append((float(t) - t0, (int(seq), int(ln), flags)))
+        out.append((float(t) - t0, (int(seq), int(ln), flags), "P" in str(fl)))
         if len(out) >= n:
             break
     return out
@@ -92,6 +96,8 @@ def match(real_pcap, sim_pcap, port: int, n: int = 500, context: int = 3) -> Seg
         same += 1
     first_diff = None if (same == k and len(r) == len(s)) or (same == k and k >= n) else same
     worst, late, timed = 0.0, None, 0
+    psh = [r[i][2] == s[i][2] for i in range(same)]
+    psh_first = next((i for i, ok in enumerate(psh) if not ok), None)
     for i in range(same):
         dt = abs(r[i][0] - s[i][0])
         tol = max(1e-3, 0.02 * r[i][0])
@@ -101,8 +107,8 @@ def match(real_pcap, sim_pcap, port: int, n: int = 500, context: int = 3) -> Seg
             late = i
         worst = max(worst, dt * 1e3)
     m = SegMatch(port=port, compared=k, real_n=len(r), sim_n=len(s), same=same, timed=timed, first_diff=first_diff,
-                 worst_dt_ms=worst, late=late)
+                 worst_dt_ms=worst, late=late, psh_same=sum(psh), psh_first_diff=psh_first)
     if first_diff is not None:
-        m.real_at = r[first_diff:first_diff + context]
-        m.sim_at = s[first_diff:first_diff + context]
+        m.real_at = [(t, g) for t, g, _ in r[first_diff:first_diff + context]]
+        m.sim_at = [(t, g) for t, g, _ in s[first_diff:first_diff + context]]
     return m

@@ -78,6 +78,9 @@ pub const FLAG_FIN: u8 = 0x01;
 pub const FLAG_ACK: u8 = 0x10;
 /// Reset (RFC 9293 §3.5.2): the connection is aborted, or a segment reached no connection.
 pub const FLAG_RST: u8 = 0x04;
+/// Push (RFC 9293 §3.9.1 "SEND ... PUSH flag"): the `linux` profile's sender sets it where the
+/// kernel does (tcp/tso.rs `psh_at`); Linux's receiver ACKs a full segment with it at the read.
+pub const FLAG_PSH: u8 = 0x08;
 /// ECN-Echo (RFC 3168 §6.1): on a SYN with CWR, "I can do ECN"; on a SYN-ACK alone, "agreed";
 /// on an ACK, "a CE-marked packet arrived" (until the peer's CWR).
 pub const FLAG_ECE: u8 = 0x40;

@@ -29,9 +29,9 @@ pub const COMP_SACK_DELAY: Time = MS;
 /// compressed SACKs at 5 Mb/s (one segment per 2.3 ms) leave 1.13–1.18 ms after the segment that
 /// armed the timer: 1.1 ms and the softirq's latency (docs/testbed.md).
 pub const COMP_SACK_SLACK: Time = 100 * crate::units::US;
-/// The PSH bit (TCPHDR_PSH). The simulator's senders never set it; a segment replayed from a
-/// capture may carry it.
-pub const FLAG_PSH: u8 = 0x08;
+/// The PSH bit (TCPHDR_PSH): set by the sender with `tso_defer` (the `linux` profile) where the
+/// kernel sets it, and carried by a segment replayed from a capture.
+pub use crate::net::FLAG_PSH;
 /// TCP_MSS_DEFAULT (536) and TCP_MIN_MSS (88): bounds of the initial receive MSS guess.
 const MSS_DEFAULT: u64 = 536;
 const MIN_MSS: u64 = 88;

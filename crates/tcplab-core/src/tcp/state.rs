@@ -16,7 +16,7 @@ use super::stats::ConnStats;
 use super::tso;
 use super::txq::TxQueue;
 use crate::engine::Timer;
-use crate::net::{PacketTag, SackBlock, Segment, ECN_ECT0, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN, MAX_SACK_BLOCKS};
+use crate::net::{PacketTag, SackBlock, Segment, ECN_ECT0, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_PSH, FLAG_SYN, MAX_SACK_BLOCKS};
 use crate::units::Time;
 use std::collections::BTreeMap;
 
@@ -192,6 +192,11 @@ pub struct SenderCore {
     /// Linux's `icsk_ca_state` is below Recovery (Open, Disorder, CWR): TSO deferral
     /// (`tso_defer`) may hold a send. The recovery in use keeps it (`recovery/linux.rs`).
     pub tso_may_defer: bool,
+    /// With `tso_defer`: the end of the skb of two segments or more that `tcp_write_xmit` is
+    /// sending (`start_skb`), whose last segment carries PSH (tcp/tso.rs `psh_at`).
+    xmit_skb_end: Option<u64>,
+    /// With `tso_defer`: the write queue the last write left (tcp/tso.rs `WriteQueue`).
+    write_queue: Option<tso::WriteQueue>,
     /// When the current recovery began (its fast retransmit), until the data outstanding then
     /// is acknowledged or the timer expires.
     pub(super) recovery_since: Option<Time>,
@@ -304,6 +309,8 @@ impl SenderCore {
             ack_ece: false,
             last_send_at: 0,
             tso_may_defer: true,
+            xmit_skb_end: None,
+            write_queue: None,
             recovery_since: None,
             rtt,
             rto_timer: Timer::default(),
@@ -417,6 +424,8 @@ impl SenderCore {
         self.prev_una = 1;
         self.snd_nxt = 1;
         self.snd_max = 1;
+        // Data written before the handshake: Linux's write waits for it (sk_stream_wait_connect).
+        self.queue_write(1, self.data_end.saturating_sub(1));
         self.send_available(out);
     }
 
@@ -822,7 +831,19 @@ impl SenderCore {
                 self.fin_on_data = true;
                 self.fin_tx += 1;
             }
-            (len, FLAG_ACK | if fin { FLAG_FIN } else { 0 }, PacketTag::Data { seg: segno, tx })
+            // Linux's PSH marks (tcp/tso.rs): the end of a transmitted skb of two segments or
+            // more, and the write queue's pushes.
+            // A segment inside a skb of two or more gets none (`tcp_gso_segment`), whatever the
+            // write queue marked there (`tcp_grow_skb` may have carried a mark's skb past it).
+            let psh = self.cfg.tso_defer
+                && match self.xmit_skb_end.filter(|_| !retx) {
+                    Some(e) => e == seq + len,
+                    None => self.write_mark_at(seq + len),
+                };
+            if !retx && self.xmit_skb_end.is_some_and(|e| seq + len >= e) {
+                self.xmit_skb_end = None;
+            }
+            (len, FLAG_ACK | if fin { FLAG_FIN } else { 0 } | if psh { FLAG_PSH } else { 0 }, PacketTag::Data { seg: segno, tx })
         };
         if retx {
             if len > 0 {
@@ -903,13 +924,21 @@ impl SenderCore {
         if !self.cfg.tso_defer || self.snd_nxt >= self.data_end || room < mss {
             return Ok(1);
         }
-        // The write queue as one write made it (`tcp_xmit_size_goal`), half of the largest
-        // window the SYN-ACK can offer unscaled.
-        let goal = tso::size_goal(mss, self.peer_wnd.min(u16::MAX as u64), pacing::GSO_MAX_SIZE);
-        let (skb_len, tail) = tso::head_skb(self.snd_nxt, 1, self.data_end, goal);
+        let (skb_len, tail) = self.head_skb(self.snd_nxt);
         let rate = self.pacing_rate();
         let min_rtt = (self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns);
         let max_segs = rate.map_or(pacing::MIN_TSO_SEGS, |r| pacing::tso_autosize(r, mss, min_rtt, self.cc.min_tso_segs(r))) as u64;
+        // tcp_grow_skb (Linux 6.10+, in tcp_write_xmit before the deferral test): a head skb
+        // shorter than `min(tcp_cwnd_test, max_segs)` segments takes the missing bytes from the
+        // next skb of the write queue, so a send is not cut at a write-queue skb's end.
+        let want = tso::skb_segments(self.cwnd / mss, room / mss, max_segs, u64::MAX) * mss;
+        let (skb_len, tail) = if skb_len < want && !tail {
+            let (next_len, next_tail) = self.head_skb(self.snd_nxt + skb_len);
+            let take = (want - skb_len).min(next_len);
+            (skb_len + take, next_tail && take == next_len)
+        } else {
+            (skb_len, tail)
+        };
         let skb_segs = skb_len.div_ceil(mss);
         // tcp_write_xmit: `if (tso_segs == 1) { Nagle } else { tcp_tso_should_defer }`.
         if skb_segs > 1 {
@@ -937,6 +966,60 @@ impl SenderCore {
         Ok(tso::skb_segments(self.cwnd / mss, room / mss, max_segs, skb_segs))
     }
 
+    /// The write queue as one write made it (`tcp_xmit_size_goal`): its skbs' bytes, and the
+    /// largest window the peer had offered then, at most what the SYN-ACK can offer unscaled.
+    fn write_queue_goal(&self) -> (u64, u64) {
+        let max_window = self.peer_wnd.min(u16::MAX as u64);
+        (tso::size_goal(self.mss.max(1), max_window, pacing::GSO_MAX_SIZE), max_window)
+    }
+
+    /// The write queue's skb holding `seq` (tcp/tso.rs `WriteQueue`, or skbs of `size_goal` from
+    /// the first byte when no write was recorded): its bytes from `seq`, and whether it is the
+    /// last. The bytes the write's own pushes sent count as one skb up to the queue's first.
+    fn head_skb(&self, seq: u64) -> (u64, bool) {
+        if let Some(wq) = self.write_queue.as_ref().filter(|w| w.start <= seq && seq < w.end) {
+            let q = wq.first_queued();
+            if seq < q {
+                return (q - seq, false);
+            }
+            if let Some((e, _)) = wq.skb_at(seq) {
+                return (e - seq, e >= self.data_end);
+            }
+        }
+        let (goal, _) = self.write_queue_goal();
+        tso::head_skb(seq, 1, self.data_end, goal)
+    }
+
+    /// Whether the segment ending at `at` ends a write-queue skb that `tcp_mark_push` marked.
+    fn write_mark_at(&self, at: u64) -> bool {
+        if let Some(wq) = self.write_queue.as_ref().filter(|w| w.start < at && at <= w.end) {
+            return wq.skb_at(at - 1) == Some((at, true));
+        }
+        let (goal, max_window) = self.write_queue_goal();
+        tso::psh_at(at, 1, self.data_end, goal, max_window, None)
+    }
+
+    /// Linux `tcp_sendmsg_locked` for a write of `bytes` from `start` when the connection is
+    /// open (tcp/tso.rs `WriteQueue`): where its skbs end and which carry PSH.
+    fn queue_write(&mut self, start: u64, bytes: u64) {
+        if !self.cfg.tso_defer || bytes == 0 || self.phase != SenderPhase::Established {
+            return;
+        }
+        let mss = self.mss.max(1);
+        let (goal, max_window) = self.write_queue_goal();
+        let rate = self.pacing_rate();
+        let min_rtt = (self.stats.rtt_samples > 0).then_some(self.stats.rtt_min_ns);
+        let max_segs = rate.map_or(pacing::MIN_TSO_SEGS, |r| pacing::tso_autosize(r, mss, min_rtt, self.cc.min_tso_segs(r))) as u64;
+        let in_flight = self.flight_size().div_ceil(mss);
+        self.write_queue = Some(tso::WriteQueue::write(start, bytes, mss, goal, max_window, self.cwnd / mss, in_flight, max_segs));
+    }
+
+    /// `tcp_write_xmit` starts a skb of `segs` segments of new data at snd_max (`tso_next_skb`):
+    /// one of two or more leaves as a GSO packet, its last segment with PSH.
+    pub fn start_skb(&mut self, segs: u64) {
+        self.xmit_skb_end = (segs > 1).then(|| (self.snd_max + segs * self.mss).min(self.data_end));
+    }
+
     /// Nagle (RFC 896; RFC 1122 §4.2.3.4; ns-2 FullTcp `foutput()` with `nodelay_` false,
     /// tcp/tcp-full.cc): a new segment of `len` < MSS at `seq` waits while data is outstanding.
     /// A retransmission (below snd_max) and a full segment are never held.
@@ -959,12 +1042,14 @@ impl SenderCore {
             return;
         }
         self.now = now;
+        let start = self.data_end;
         self.data_end += bytes;
         if self.phase == SenderPhase::Done {
             self.phase = SenderPhase::Established;
             self.done_at = None;
             self.cwnd_since = now;
         }
+        self.queue_write(start, bytes);
         self.send_available(out);
     }
 
@@ -1007,7 +1092,10 @@ impl SenderCore {
                 if self.cfg.tso_defer && self.snd_nxt == self.snd_max {
                     if skb_left == 0 {
                         match self.tso_next_skb(self.snd_nxt - self.snd_una) {
-                            Ok(n) => skb_left = n,
+                            Ok(n) => {
+                                skb_left = n;
+                                self.start_skb(n);
+                            }
                             Err(why) => {
                                 deferred_by_cwnd = why == tso::Deferred::Cwnd;
                                 break;

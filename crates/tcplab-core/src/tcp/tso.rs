@@ -6,7 +6,9 @@
 //!
 //! The write queue is modelled as Linux's `tcp_sendmsg_locked` fills it from one write: skbs of
 //! `size_goal` bytes (`tcp_xmit_size_goal`: the GSO limit, at most half the largest window the
-//! peer has offered, `tcp_bound_to_half_wnd`) from the first byte of data. Not modelled: TSQ
+//! peer has offered, `tcp_bound_to_half_wnd`), laid out as the write, run against its own pushes,
+//! leaves them (`WriteQueue`); a send may take bytes of the next skb (`tcp_grow_skb`); PSH goes
+//! where the kernel puts it (`psh_at`, `WriteQueue`). Not modelled: TSQ
 //! (`tcp_small_queue_check`), whose limit of two skbs in the host's queues a veth or a link
 //! empties within microseconds.
 //!
@@ -131,6 +133,171 @@ pub fn head_skb(seq: u64, first: u64, end: u64, goal: u64) -> (u64, bool) {
     (skb_end.saturating_sub(seq), skb_end >= end)
 }
 
+/// Where the kernel's sender sets PSH on new data, for the segment ending at `at`, with the
+/// write queue of `head_skb` (one write of skbs of `goal` bytes from `first` to `end`), the
+/// largest window the peer had offered when the write was made (`max_window`), and the end of
+/// the skb `tcp_write_xmit` is transmitting (`xmit_end`, None for a skb of one segment):
+///
+/// - `__tcp_transmit_skb`: "Force a PSH flag on all (GSO) packets to expedite GRO flush at
+///   receiver" (`tcp_skb_pcount(skb) > 1`), and `tcp_gso_segment` keeps PSH (and FIN) on the
+///   last segment only: a transmitted skb of two segments or more ends with PSH. A skb of one
+///   segment is not forced ("they might be sent under high congestion events").
+/// - `tcp_mark_push` on the write queue by `tcp_sendmsg_locked`: at the write's end (`tcp_push`,
+///   no MSG_MORE), and as each full skb is queued when `forced_push` holds
+///   (`after(write_seq, pushed_seq + (max_window >> 1))`, `pushed_seq` starting at the first data
+///   byte, `tcp_connect`): every `max_window / 2 / goal + 1` skbs. `tcp_fragment` and
+///   `tso_fragment` keep PSH on the second part ("PSH and FIN should only be set in the second
+///   packet"), so the mark stays on the skb's last segment whatever sends it.
+///
+/// This is the rule for skbs of `goal` from the first byte; `WriteQueue` places them as the
+/// write's own pushes leave them. Checked on the testbed's captures (docs/testbed.md): PSH on
+/// every second segment while each ACK lets out two, none on single sends.
+pub fn psh_at(at: u64, first: u64, end: u64, goal: u64, max_window: u64, xmit_end: Option<u64>) -> bool {
+    if xmit_end == Some(at) || at == end {
+        return true;
+    }
+    let goal = goal.max(1);
+    if at <= first || at > end || (at - first) % goal != 0 {
+        return false;
+    }
+    let every = (max_window / 2) / goal + 1;
+    ((at - first) / goal) % every == 0
+}
+
+/// One skb of the write queue as `tcp_sendmsg_locked` left it: its first and end byte, and
+/// whether `tcp_mark_push` marked it (PSH on its last segment, whatever sends it: `tcp_fragment`
+/// and `tso_fragment` keep PSH on the second part).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueuedSkb {
+    pub start: u64,
+    pub end: u64,
+    pub psh: bool,
+}
+
+/// The write queue one write left behind, from Linux `tcp_sendmsg_locked` run against
+/// `tcp_write_xmit`: the write appends to the tail skb until it holds `size_goal`
+/// (`tcp_xmit_size_goal`); each full skb is pushed, with PSH when `forced_push`
+/// (`after(write_seq, pushed_seq + (max_window >> 1))`, `tcp_mark_push`, then
+/// `__tcp_push_pending_frames`: as much as the window takes) or alone when it is the send head
+/// (`tcp_push_one`: one skb's worth). What those pushes send in skbs of `tcp_tso_autosize`'s
+/// segments (`tcp_mss_split_point`, `tcp_cwnd_test`'s quota) leaves the head skb's remainder
+/// in the queue, and the write goes on filling that remainder: so with an initial window of 10
+/// and skbs of 22 segments, the queue after the write starts at segment 10 and its skbs end at
+/// segments 32, 54, 76, ... (the testbed's kernel captures: PSH alone on segments 31, 53, 97,
+/// 141, ..., 0-based). `tcp_push` at the write's end marks the last skb.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteQueue {
+    /// The write's first and end byte.
+    pub start: u64,
+    pub end: u64,
+    /// The skbs still queued while the pushes could send, in order (the bytes before the first
+    /// were sent during the write).
+    skbs: Vec<QueuedSkb>,
+    /// From here to `end`, skbs of `goal` bytes, made when the window had no room left.
+    periodic: u64,
+    goal: u64,
+    /// Of the skbs from `periodic`: the first `forced_push` marks, and the period of the marks.
+    first_mark: u64,
+    every: u64,
+}
+
+impl WriteQueue {
+    /// Run one write of `bytes` from `start` with `cwnd` and `in_flight` segments, skbs of
+    /// `goal` bytes, the peer's largest window `max_window` and `max_segs` segments a skb
+    /// (`tcp_tso_autosize`).
+    pub fn write(start: u64, bytes: u64, mss: u64, goal: u64, max_window: u64, cwnd: u64, in_flight: u64, max_segs: u64) -> WriteQueue {
+        let mss = mss.max(1);
+        let goal = goal.max(mss);
+        let end = start + bytes;
+        let half = max_window / 2;
+        let mut q: Vec<QueuedSkb> = Vec::new();
+        let mut head = 0usize; // the send head: the first skb not wholly sent
+        let mut in_flight = in_flight;
+        let mut write_seq = start;
+        let mut pushed = start;
+        // tcp_write_xmit from the send head: skbs of at most the quota (`tcp_cwnd_test`: the room
+        // in cwnd, at most half of it) and `max_segs`; `one` for `tcp_push_one`.
+        let send = |q: &mut Vec<QueuedSkb>, head: &mut usize, in_flight: &mut u64, one: bool| {
+            while *head < q.len() && *in_flight < cwnd {
+                let s = &mut q[*head];
+                let n = skb_segments(cwnd, cwnd - *in_flight, max_segs, (s.end - s.start).div_ceil(mss));
+                *in_flight += n;
+                s.start = (s.start + n * mss).min(s.end);
+                if s.start >= s.end {
+                    *head += 1;
+                }
+                if one {
+                    break;
+                }
+            }
+        };
+        let mut periodic = None;
+        while write_seq < end {
+            // Once the window is full and the tail skb is full, nothing more leaves during the
+            // write: the rest is skbs of `goal`.
+            if in_flight >= cwnd && q.last().map_or(true, |t| t.end - t.start >= goal) {
+                periodic = Some(write_seq);
+                break;
+            }
+            let tail_room = if head < q.len() { q.last().map_or(0, |t| goal.saturating_sub(t.end - t.start)) } else { 0 };
+            let copy = if tail_room == 0 {
+                q.push(QueuedSkb { start: write_seq, end: write_seq, psh: false });
+                goal
+            } else {
+                tail_room
+            }
+            .min(end - write_seq);
+            let t = q.last_mut().expect("a tail skb");
+            t.end += copy;
+            write_seq += copy;
+            if write_seq >= end || t.end - t.start < goal {
+                continue;
+            }
+            if write_seq - pushed > half {
+                t.psh = true;
+                pushed = write_seq;
+                send(&mut q, &mut head, &mut in_flight, false);
+            } else if head + 1 == q.len() {
+                send(&mut q, &mut head, &mut in_flight, true);
+            }
+        }
+        let periodic = periodic.unwrap_or(end);
+        let skbs: Vec<QueuedSkb> = q.split_off(head.min(q.len()));
+        // The marks from `periodic`: the j-th skb ends at periodic + (j + 1)·goal, marked when
+        // that passes pushed + half; then every `every` skbs.
+        let gap = half.saturating_sub(periodic - pushed);
+        let first_mark = if periodic - pushed > half { 0 } else { gap / goal };
+        let mut wq = WriteQueue { start, end, skbs, periodic, goal, first_mark, every: half / goal + 1 };
+        // tcp_push at the end of the write: the last skb.
+        if periodic >= end {
+            if let Some(t) = wq.skbs.last_mut() {
+                t.psh = true;
+            }
+        }
+        wq
+    }
+
+    /// The queued skb holding byte `seq`: its end and its mark. None for a byte sent during the
+    /// write or outside it.
+    pub fn skb_at(&self, seq: u64) -> Option<(u64, bool)> {
+        if seq < self.start || seq >= self.end {
+            return None;
+        }
+        if seq >= self.periodic {
+            let j = (seq - self.periodic) / self.goal;
+            let e = (self.periodic + (j + 1) * self.goal).min(self.end);
+            let forced = j >= self.first_mark && (j - self.first_mark) % self.every == 0 && e - (self.periodic + j * self.goal) == self.goal;
+            return Some((e, forced || e == self.end));
+        }
+        self.skbs.iter().find(|s| s.start <= seq && seq < s.end).map(|s| (s.end, s.psh))
+    }
+
+    /// The first byte still queued after the write (the sends during it took those before).
+    pub fn first_queued(&self) -> u64 {
+        self.skbs.first().map_or(self.periodic, |s| s.start)
+    }
+}
+
 /// The segments the next skb may carry (`tcp_write_xmit`): `tcp_cwnd_test`'s quota (the room in
 /// cwnd, at most half of cwnd, at least one), at most `max_segs` (`tcp_mss_split_point`), and
 /// never beyond the head skb.
@@ -211,5 +378,57 @@ mod tests {
         assert_eq!(skb_segments(10, 3, 2, 22), 2);
         assert_eq!(skb_segments(10, 9, 45, 22), 5);
         assert_eq!(skb_segments(10, 1, 2, 22), 1);
+    }
+
+    #[test]
+    fn the_write_fills_the_remainder_the_initial_window_leaves() {
+        // The testbed's case: 500 segments in one write, the SYN-ACK's 65,160 B window (skbs of
+        // 22), cwnd 10, skbs of 2 (tcp_tso_autosize). The kernel's capture: PSH alone on 0-based
+        // segments 31, 53, 97, 141, ..., 493, and on the last.
+        let seg = |k: u64| 1 + k * MSS;
+        let wq = WriteQueue::write(1, 500 * MSS, MSS, 22 * MSS, 65_160, 10, 0, 2);
+        assert_eq!(wq.first_queued(), seg(10));
+        assert_eq!(wq.skb_at(seg(10)), Some((seg(32), true)));
+        assert_eq!(wq.skb_at(seg(31)), Some((seg(32), true)));
+        assert_eq!(wq.skb_at(seg(32)), Some((seg(54), true)));
+        assert_eq!(wq.skb_at(seg(54)), Some((seg(76), false)));
+        assert_eq!(wq.skb_at(seg(97)), Some((seg(98), true)));
+        assert_eq!(wq.skb_at(seg(120)), Some((seg(142), true)));
+        assert_eq!(wq.skb_at(seg(490)), Some((seg(494), true)));
+        assert_eq!(wq.skb_at(seg(494)), Some((seg(500), true)));
+        assert_eq!(wq.skb_at(seg(5)), None);
+        let marked: Vec<u64> = (10..500).filter(|&k| wq.skb_at(seg(k)) == Some((seg(k + 1), true))).collect();
+        assert_eq!(marked, vec![31, 53, 97, 141, 185, 229, 273, 317, 361, 405, 449, 493, 499]);
+        // A write smaller than the window: all of it leaves during the write but the last piece.
+        let small = WriteQueue::write(1, 5 * MSS, MSS, 22 * MSS, 65_160, 10, 0, 2);
+        assert_eq!(small.skb_at(seg(4)), Some((seg(5), true)));
+        // No room at all (cwnd full): skbs of 22 from the write's first byte.
+        let full = WriteQueue::write(1, 100 * MSS, MSS, 22 * MSS, 65_160, 10, 10, 2);
+        assert_eq!(full.first_queued(), 1);
+        assert_eq!(full.skb_at(1), Some((seg(22), false)));
+        assert_eq!(full.skb_at(seg(22)), Some((seg(44), true)));
+        // An unlimited write ends its emulation as soon as the window is full.
+        let big = WriteQueue::write(1, 1 << 60, MSS, 22 * MSS, 65_160, 10, 0, 2);
+        assert_eq!(big.skb_at(seg(32)), Some((seg(54), true)));
+    }
+
+    #[test]
+    fn psh_ends_each_gso_skb_and_every_second_write_skb_of_a_half_window() {
+        let (first, end, goal, wnd) = (1, 1 + 500 * MSS, 22 * MSS, 65_160);
+        let psh = |seg: u64, x: Option<u64>| psh_at(first + (seg + 1) * MSS, first, end, goal, wnd, x);
+        // A transmitted skb of two segments: PSH on its last; one segment alone: none.
+        assert!(psh(1, Some(first + 2 * MSS)));
+        assert!(!psh(2, None));
+        // forced_push: 22 segments (31,856 B) do not pass half of 65,160 B; 44 do.
+        assert!(!psh(21, None));
+        assert!(psh(43, None));
+        assert!(!psh(65, None));
+        assert!(psh(87, None));
+        // The write's end (tcp_push): the last segment.
+        assert!(psh(499, None));
+        // A window of 40 segments: skbs of 20, the first exactly half of it (not "after"), the
+        // second past it.
+        assert!(!psh_at(first + 20 * MSS, first, end, 20 * MSS, 40 * MSS, None));
+        assert!(psh_at(first + 40 * MSS, first, end, 20 * MSS, 40 * MSS, None));
     }
 }

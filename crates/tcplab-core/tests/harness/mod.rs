@@ -16,7 +16,7 @@
 //! Each file that uses it says `#[macro_use] mod harness;`.
 #![allow(dead_code)]
 
-use tcplab_core::net::{SackBlock, Segment, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN};
+use tcplab_core::net::{SackBlock, Segment, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_PSH, FLAG_SYN};
 use tcplab_core::tcp::config::{InitialWindow, Limit, Unlimited};
 use tcplab_core::tcp::{ConnEvent, OutSeg, TcpConfig, TcpConn, TcpInfo, TimerKind, Variant};
 use tcplab_core::units::{Size, Time};
@@ -120,7 +120,7 @@ impl From<Seg> for Wire {
 
 impl std::fmt::Debug for Wire {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let fl = [(FLAG_SYN, "S"), (FLAG_FIN, "F"), (FLAG_ACK, "."), (FLAG_ECE, "E"), (FLAG_CWR, "W")].iter().filter(|(b, _)| self.flags & b != 0).map(|(_, n)| *n).collect::<String>();
+        let fl = [(FLAG_SYN, "S"), (FLAG_FIN, "F"), (FLAG_PSH, "P"), (FLAG_ACK, "."), (FLAG_ECE, "E"), (FLAG_CWR, "W")].iter().filter(|(b, _)| self.flags & b != 0).map(|(_, n)| *n).collect::<String>();
         write!(f, "[{fl}] seq={} ack={} len={}", self.seq, self.ack, self.len)?;
         if self.wnd != u32::MAX {
             write!(f, " wnd={}", self.wnd)?;

@@ -335,7 +335,10 @@ impl LinuxRecovery {
             if s.cfg.tso_defer && s.snd_max < s.data_end {
                 if skb_left == 0 {
                     match s.tso_next_skb(*in_flight) {
-                        Ok(n) => skb_left = n,
+                        Ok(n) => {
+                            skb_left = n;
+                            s.start_skb(n);
+                        }
                         Err(_) => break,
                     }
                 }
