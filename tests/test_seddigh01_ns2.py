@@ -27,7 +27,7 @@ def small_grid(monkeypatch):
 def test_model2_runs_in_ns2_and_is_cached(tmp_path, monkeypatch):
     small_grid(monkeypatch)
     (tmp_path / "tables").mkdir()
-    n, why = s01.ns2_gran_runs("tiny", tmp_path, log=lambda m: None)
+    n, why = s01.ns2_gran_runs("tiny", tmp_path, log=lambda m: None, workers=2)   # both initial RTOs at once
     assert why == "" and list(n["rto_s"]) == [0.5, 6.5] and set(n["case"]) == {"500 ms"}
     assert (n["objects"] + n["unfinished"] == 50).all() and (n["objects"] >= 45).all()   # 10 sessions of 5 objects
     assert (n["loss_pct"] > 0).all() and (n["t_avg_s"] > 0.3).all()
@@ -77,3 +77,4 @@ def test_without_ns_the_column_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "ns_binary", missing)
     n, why = s01.ns2_gran_runs("tiny", tmp_path, log=lambda m: None)
     assert n is None and why == "ns-2 not installed"
+    assert s01.ns2_runs("tiny", tmp_path, log=lambda m: None) == ((None, "ns-2 not installed"), (None, "ns-2 not installed"))

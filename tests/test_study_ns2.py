@@ -92,3 +92,40 @@ def test_untraced_runs_go_through_run_log_with_the_monitor(tmp_path, monkeypatch
     rec = json.loads(f.read_text())
     assert list(rec) == ["scenario", "sets", "what", "seed", "ns_wall_s", "cells"]
     assert rec["scenario"] == "m1.toml" and rec["what"] == "a test" and rec["ns_wall_s"] == 1.25
+
+
+def test_ns2_map_runs_workers_calls_at_once_and_keeps_their_order():
+    import threading
+
+    both = threading.Barrier(2, timeout=10)   # only two calls running together pass it
+
+    def call(i):
+        def f():
+            if i < 2:
+                both.wait()
+            if i == 3:
+                raise runner.Ns2Error("ns-2 failed")
+            return i * 10
+        return f
+
+    got = study.ns2_map([call(i) for i in range(5)], workers=2)
+    assert got[:3] == [0, 10, 20] and got[4] == 40
+    assert isinstance(got[3], runner.Ns2Error)      # handed back in its place, the others made
+    # One worker: one call after the other, in order (a barrier of two would time out).
+    order = []
+    assert study.ns2_map([lambda i=i: order.append(i) or i for i in range(4)], workers=1) == [0, 1, 2, 3] and order == [0, 1, 2, 3]
+    assert study.ns2_map([], workers=2) == []
+
+
+@needs_ns
+def test_two_ns2_runs_at_once_give_the_cells_of_one_after_the_other(tmp_path):
+    def cells(r):
+        return {"rows": len(r.segments), "drops": len(r.drops)}
+
+    def call(folder, seed):
+        return lambda: study.ns2_cached_run(SCEN, SETS, seed, folder, f"m1_{seed}", cells)
+
+    serial = study.ns2_map([call(tmp_path / "a", s) for s in (3, 4)], workers=1)
+    parallel = study.ns2_map([call(tmp_path / "b", s) for s in (3, 4)], workers=2)
+    assert serial == parallel and serial[0] != serial[1]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(p.name for p in (tmp_path / "b").iterdir())

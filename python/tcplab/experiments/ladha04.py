@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..report import Check, Report
 from . import figures
-from .study import SCALES, begin, finish, ns2_cached_run, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, begin, finish, ns2_cached_run, ns2_map, run_sweep, scenario_file, table  # noqa: F401
 
 VARIANTS = ("newreno", "sack", "sack-iw", "sack-iw-lt", "sack-iw-lt-abc1", "sack-iw-lt-abc1-er")
 LABEL = {"newreno": "NewReno", "sack": "SACK", "sack-iw": "SACK-IW", "sack-iw-lt": "SACK-IW-LT", "sack-iw-lt-abc1": "SACK-IW-LT-ABC1",
@@ -192,10 +192,11 @@ def ns2_cells(run) -> dict:
             "data_segs": summ["data_segs"]}
 
 
-def ns2_runs(c: pd.DataFrame, out: Path, log=print, seeds: Optional[int] = None):
+def ns2_runs(c: pd.DataFrame, out: Path, log=print, seeds: Optional[int] = None, workers: Optional[int] = None):
     """The sweep's rows (variant, size, load, seed) of the variants ns-2 expresses, each run in
     ns-2 or read from its cache `out/ns2/<variant>_<size>_<load>_<digest>.json` (`study.ns2_cached_run`:
-    the digest of the exported script, scenario, sets and seed as ns-2 runs them). Returns (frame with the columns
+    the digest of the exported script, scenario, sets and seed as ns-2 runs them), `workers` runs of `ns` at
+    once (`study.ns2_map`). Returns (frame with the columns
     of `runs()` that ns-2 gives, or None; the reason there is none, or "")."""
     from ..ns2 import runner
 
@@ -207,14 +208,16 @@ def ns2_runs(c: pd.DataFrame, out: Path, log=print, seeds: Optional[int] = None)
     if seeds is not None:
         rows = rows[rows["replicate"] < seeds]
     got, failed = [], []
-    for v, size, load, rep, seed in rows.itertuples(index=False):
-        sets = ns2_sets(v, size, int(load))
-        try:
-            cells = ns2_cached_run(scenario_path(), sets, int(seed), out / "ns2", f"{v}_{size}_{int(load)}", ns2_cells,
-                                   version=NS2_CELLS_VERSION, max_wall=NS2_WALL_S, record={"scenario": "topologies/ladha04.toml"})
-        except runner.Ns2Error as e:
-            failed.append(f"{v} {size} {load} kb/s seed {seed}: {e}")
+    keys = list(rows.itertuples(index=False))
+    calls = [lambda v=v, size=size, load=load, seed=seed: ns2_cached_run(
+        scenario_path(), ns2_sets(v, size, int(load)), int(seed), out / "ns2", f"{v}_{size}_{int(load)}", ns2_cells,
+        version=NS2_CELLS_VERSION, max_wall=NS2_WALL_S, record={"scenario": "topologies/ladha04.toml"}) for v, size, load, _, seed in keys]
+    for (v, size, load, rep, seed), cells in zip(keys, ns2_map(calls, workers)):
+        if isinstance(cells, runner.Ns2Error):
+            failed.append(f"{v} {size} {load} kb/s seed {seed}: {cells}")
             continue
+        if isinstance(cells, Exception):
+            raise cells
         got.append(dict(variant=v, size=size, load_kbps=int(load), replicate=int(rep), seed=int(seed), **cells))
     if failed:
         log(f"ns-2 failed on {len(failed)} of {len(rows)} runs; first: {failed[0]}")
@@ -512,7 +515,7 @@ def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int]
     n, why_not = None, ""
     if ns2:
         log(f"ladha04 in ns-2 ({scale}: {NS2_SEEDS[scale]} seed(s) a row)")
-        n, why_not = ns2_runs(c, out, log, seeds=NS2_SEEDS[scale])
+        n, why_not = ns2_runs(c, out, log, seeds=NS2_SEEDS[scale], workers=workers)
         report.text(NS2_TEXT + " " + ns2_unexpressed() + ".")
         if n is not None:
             ns = n.groupby(["size", "variant", "load_kbps"])[["time_s", "drops", "timeouts", "limited_transmits"]].mean().round(3).reset_index()

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..report import Check, Report
 from . import figures
-from .study import SCALES, begin, finish, ns2_cached_run, ns2_value, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, begin, finish, ns2_cached_run, ns2_map, ns2_value, run_sweep, scenario_file, table  # noqa: F401
 
 BOTTLENECK = "bottleneck:n1->n0"  # the data direction (servers -> clients)
 BOTTLENECK_BPS = 1.5e6             # its rate (experiments/topologies/rfc2415.toml)
@@ -314,15 +314,16 @@ def _ns2_ready(out: Path):
     return folder, ""
 
 
-def ns2_runs(scale: str, out: Path, log=print):
+def ns2_runs(scale: str, out: Path, log=print, workers: Optional[int] = None):
     """Tables 1-5's cells of this scale in ns-2 (http1.0 and http1.1), at each of tcplab's seeds
-    (`_ns2_run`). Returns (frame with per_run()'s columns and `model`, or None; the reason there
-    is none, or "")."""
+    (`_ns2_run`), `workers` runs of `ns` at once (`study.ns2_map`). Returns (frame with per_run()'s
+    columns and `model`, or None; the reason there is none, or "")."""
     folder, why = _ns2_ready(out)
     if folder is None:
         return None, why
     webs, ftps, iws = _cells(scale)
-    rows, failed = [], []
+    failed: List[str] = []
+    cells, calls = [], []
     for f in ftps:
         for m in MODELS:
             b = base(f, scale)
@@ -334,9 +335,15 @@ def ns2_runs(scale: str, out: Path, log=print):
                     sets = [f"apps.0.instances={w}", f"tcp.initial_window={iw}"]
                     for seed in range(1, _seeds(scale) + 1):
                         tag = f"{'' if m == 'http10' else m + '_'}w{w}_f{f}_iw{iw}_s{seed}_{scale}"
-                        cells = _ns2_run(b, sets, tag, seed, scale, folder, log, failed, {"web": None})
-                        if cells is not None:
-                            rows.append(dict(cells["web"], model=m, webs=w, ftps=f, iw=iw, seed=seed))
+                        cells.append(dict(model=m, webs=w, ftps=f, iw=iw, seed=seed))
+                        calls.append(lambda b=b, sets=sets, tag=tag, seed=seed: _ns2_run(b, sets, tag, seed, scale, folder, log, failed,
+                                                                                        {"web": None}))
+    rows = []
+    for key, got in zip(cells, ns2_map(calls, workers)):
+        if isinstance(got, Exception):
+            raise got
+        if got is not None:
+            rows.append(dict(got["web"], **key))
     if failed:
         log(f"ns-2 failed on {len(failed)} runs; first: {failed[0]}")
     if not rows:
@@ -547,8 +554,12 @@ def run_table6(report: Report, scale: str, out: Path, workers, progress, ns2: bo
 
     def ns2_frame(b: dict, sets: List[str], tag: str, groups: Dict[str, Optional[List[str]]]) -> Dict[str, pd.DataFrame]:
         got = {g: [] for g in groups}
-        for seed in range(1, _seeds(scale) + 1):
-            cells = _ns2_run(b, sets, f"{tag}_s{seed}_{scale}", seed, scale, folder, log, failed, groups)
+        seeds = range(1, _seeds(scale) + 1)
+        runs = ns2_map([lambda seed=seed: _ns2_run(b, sets, f"{tag}_s{seed}_{scale}", seed, scale, folder, log, failed, groups)
+                        for seed in seeds], workers)
+        for seed, cells in zip(seeds, runs):
+            if isinstance(cells, Exception):
+                raise cells
             for g in groups:
                 if cells is not None:
                     got[g].append(dict(cells[g], seed=seed))
@@ -682,7 +693,7 @@ def reproduce(out="results/rfc2415", scale: str = "full", workers: Optional[int]
     n, why_not = None, ""
     if ns2:
         log(f"rfc2415 tables 1-5 in ns-2 ({scale})")
-        n, why_not = ns2_runs(scale, out, log)
+        n, why_not = ns2_runs(scale, out, log, workers)
         report.text(NS2_TEXT if n is not None else f"ns-2 column: none ({why_not}).")
     report.heading("Tables 1 and 4 — median web page delay")
     checks = _delay_table(report, runs, "http10", TABLE1, 1, out, n, why_not)

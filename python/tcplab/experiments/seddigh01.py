@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..report import Check, Report
 from . import figures
-from .study import SCALES, begin, finish, ns2_cached_run, ns2_value, run_sweep, scenario_file, table  # noqa: F401
+from .study import SCALES, begin, finish, ns2_cached_run, ns2_map, ns2_value, run_sweep, scenario_file, table  # noqa: F401
 
 RTOS_S = (0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 6.5)
 
@@ -269,27 +269,31 @@ def _ns2_cells(r) -> dict:
     return cells
 
 
-def _ns2_points(model: str, points, out: Path, log, stem: str, sort: List[str]):
-    """Each point (label, tag, sets, columns) of `model` run in ns-2 at the paper's seed, or read
-    from its cache `out/ns2/<model>_<tag>_<digest>.json` (`study.ns2_cached_run`: the digest of
-    the exported script, scenario, sets and seed as ns-2 runs them): the object metrics and the
-    bottleneck's loss, with the point's columns. Returns (frame, or None; the reason there is
-    none, or "")."""
+def _ns2_calls(model: str, points, out: Path, log) -> list:
+    """One call a point (label, tag, sets, columns) of `model`: its ns-2 run at the paper's seed,
+    or its cache `out/ns2/<model>_<tag>_<digest>.json` (`study.ns2_cached_run`: the digest of the
+    exported script, scenario, sets and seed as ns-2 runs them), as the object metrics and the
+    bottleneck's loss."""
+    return [lambda sets=sets, tag=tag, label=label: ns2_cached_run(
+        scenario(model), sets, 2001, out / "ns2", f"{model}_{tag}", _ns2_cells, version=NS2_CELLS_VERSION, trace=False,
+        monitor=["bottleneck"], max_wall=NS2_WALL_S, record={"scenario": f"seddigh01/{model}.toml"}, log=log, label=f"{model}, {label}")
+        for label, tag, sets, _ in points]
+
+
+def _ns2_frame(points, got: list, out: Path, log, stem: str, sort: List[str]):
+    """The points' results (`study.ns2_map` of `_ns2_calls`) with the points' columns, written to
+    out/tables/<stem>.csv. Returns (frame, or None; the reason there is none, or "")."""
     from ..ns2 import runner
 
-    try:
-        runner.ns_binary()
-    except runner.Ns2NotFound:
-        return None, "ns-2 not installed"
     rows, failed = [], []
-    for label, tag, sets, cols in points:
-        try:
-            cells = ns2_cached_run(scenario(model), sets, 2001, out / "ns2", f"{model}_{tag}", _ns2_cells, version=NS2_CELLS_VERSION,
-                                   trace=False, monitor=["bottleneck"], max_wall=NS2_WALL_S,
-                                   record={"scenario": f"seddigh01/{model}.toml"}, log=log, label=f"{model}, {label}")
-        except runner.Ns2Error as e:
-            failed.append(f"{label}: {e}")
+    for (label, _, _, cols), cells in zip(points, got):
+        if isinstance(cells, runner.Ns2NotFound):
+            return None, "ns-2 not installed"
+        if isinstance(cells, runner.Ns2Error):
+            failed.append(f"{label}: {cells}")
             continue
+        if isinstance(cells, Exception):
+            raise cells
         rows.append(dict(cells, **cols))
     if failed:
         log(f"ns-2 failed on {len(failed)} runs; first: {failed[0]}")
@@ -300,21 +304,67 @@ def _ns2_points(model: str, points, out: Path, log, stem: str, sort: List[str]):
     return n, ""
 
 
-def ns2_gran_runs(scale: str, out: Path, log=print):
-    """E-granularity and E-RTT (HTTP model 2) in ns-2 at the initial RTOs 0.5 and 6.5 s."""
-    points = [(f"{label}, {ftps} FTPs, initial RTO {rto} s", f"{label.replace(' ', '')}_{rto}", _gran_sets(scale, ms, ftps, rto),
-               dict(case=label, granularity_ms=ms, ftps=ftps, rto_s=rto)) for label, ms, ftps in _gran_cases(scale) for rto in NS2_RTOS]
-    return _ns2_points("model2", points, out, log, "e_granularity_rtt_ns2", ["case", "rto_s"])
+def ns2_gran_points(scale: str) -> list:
+    """E-granularity and E-RTT (HTTP model 2) in ns-2 at the initial RTOs 0.5 and 6.5 s: the points
+    (label, tag, sets, columns)."""
+    return [(f"{label}, {ftps} FTPs, initial RTO {rto} s", f"{label.replace(' ', '')}_{rto}", _gran_sets(scale, ms, ftps, rto),
+             dict(case=label, granularity_ms=ms, ftps=ftps, rto_s=rto)) for label, ms, ftps in _gran_cases(scale) for rto in NS2_RTOS]
 
 
-def ns2_loss_runs(scale: str, out: Path, log=print):
-    """E-loss (HTTP model 1, ns-2's WebTraf pages) in ns-2 at each loss level's FTP count and the
-    initial RTOs 0.5 and 6.5 s."""
+def ns2_loss_points(scale: str) -> list:
+    """E-loss (HTTP model 1) in ns-2 at each loss level's FTP count and the initial RTOs 0.5 and
+    6.5 s: the points (label, tag, sets, columns)."""
     g = _grid(scale)
-    points = [(f"loss {level} %, {ftps} FTPs, initial RTO {rto} s", f"loss{ftps}_{rto}",
-               _ftp_sets(ftps) + [f"duration={g['m1_duration']}", f"tcp.rto_initial={rto}s"], dict(level=level, ftps=ftps, rto_s=rto))
-              for level, ftps in g["loss_levels"].items() for rto in NS2_RTOS]
-    return _ns2_points("model1", points, out, log, "e_loss_ns2", ["level", "rto_s"])
+    return [(f"loss {level} %, {ftps} FTPs, initial RTO {rto} s", f"loss{ftps}_{rto}",
+             _ftp_sets(ftps) + [f"duration={g['m1_duration']}", f"tcp.rto_initial={rto}s"], dict(level=level, ftps=ftps, rto_s=rto))
+            for level, ftps in g["loss_levels"].items() for rto in NS2_RTOS]
+
+
+def _ns2_groups(groups, out: Path, log, workers: Optional[int]) -> list:
+    """Each group (model, points, stem, sort) run in ns-2, all their points in one `study.ns2_map`
+    (`workers` runs of `ns` at once, the most FTPs first). Returns a (frame or None, why not) a
+    group."""
+    from ..ns2 import runner
+
+    try:
+        runner.ns_binary()
+    except runner.Ns2NotFound:
+        return [(None, "ns-2 not installed")] * len(groups)
+    calls, cost, spans = [], [], []
+    for model, points, _, _ in groups:
+        spans.append((len(calls), len(calls) + len(points)))
+        calls += _ns2_calls(model, points, out, log)
+        cost += [p[3]["ftps"] * (3 if model == "model1" else 1) for p in points]   # model 1's runs carry ~3x the packets an FTP
+    order = sorted(range(len(calls)), key=lambda i: -cost[i])
+    got = [None] * len(calls)
+    for i, r in zip(order, ns2_map([calls[i] for i in order], workers)):
+        got[i] = r
+    return [_ns2_frame(points, got[lo:hi], out, log, stem, sort) for (_, points, stem, sort), (lo, hi) in zip(groups, spans)]
+
+
+def _loss_group(scale: str) -> tuple:
+    return ("model1", ns2_loss_points(scale), "e_loss_ns2", ["level", "rto_s"])
+
+
+def _gran_group(scale: str) -> tuple:
+    return ("model2", ns2_gran_points(scale), "e_granularity_rtt_ns2", ["case", "rto_s"])
+
+
+def ns2_runs(scale: str, out: Path, log=print, workers: Optional[int] = None):
+    """E-loss's and E-granularity/E-RTT's ns-2 points together, `workers` runs of `ns` at once.
+    Returns ((E-loss frame or None, why not), (E-granularity/E-RTT frame or None, why not))."""
+    loss, gran = _ns2_groups([_loss_group(scale), _gran_group(scale)], out, log, workers)
+    return loss, gran
+
+
+def ns2_loss_runs(scale: str, out: Path, log=print, workers: Optional[int] = None):
+    """E-loss alone in ns-2: (frame or None, why not)."""
+    return _ns2_groups([_loss_group(scale)], out, log, workers)[0]
+
+
+def ns2_gran_runs(scale: str, out: Path, log=print, workers: Optional[int] = None):
+    """E-granularity and E-RTT alone in ns-2: (frame or None, why not)."""
+    return _ns2_groups([_gran_group(scale)], out, log, workers)[0]
 
 
 NS2_TEXT = ("ns-2 column (E-loss, E-granularity, E-RTT): HTTP models 1 and 2 run in ns-2.35 at the initial RTOs 0.5 and 6.5 s "
@@ -623,8 +673,7 @@ def reproduce(out="results/seddigh01", scale: str = "full", workers: Optional[in
     why_not = why_not_loss = ""
     if ns2:
         log(f"seddigh01 E-loss, E-granularity and E-RTT in ns-2 ({scale}: initial RTOs {' and '.join(map(str, NS2_RTOS))} s)")
-        n_loss, why_not_loss = ns2_loss_runs(scale, out, log)
-        n, why_not = ns2_gran_runs(scale, out, log)
+        (n_loss, why_not_loss), (n, why_not) = ns2_runs(scale, out, log, workers)
         report.text(NS2_TEXT)
         quantities = ("loss_pct", "objects", "unfinished", "t_avg_s", "std_s", "fi")
         for theirs, ours, key, stem, what, why in ((n_loss, loss, "level", "e_loss_ns2_both", "HTTP model 1 per loss level", why_not_loss),

@@ -169,6 +169,29 @@ def ns2_cached_run(scenario, sets: Sequence[str], seed: int, folder, stem: str, 
     return c
 
 
+def ns2_map(calls: Sequence[Callable[[], object]], workers: Optional[int] = None) -> list:
+    """Each zero-argument call (an ns-2 run of a study, `ns2_cached_run`) made on up to `workers`
+    threads, the results in the calls' order; an exception a call raised stands in its place.
+
+    ns-2 runs as a child process, so a thread only waits for it and reads its log back: `workers`
+    runs of `ns` go on at once (`workers` None: one a core). What the calls share (the cache
+    folder, a `failed` list) must take concurrent writes of distinct files and `list.append`."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    def guarded(call):
+        try:
+            return call()
+        except Exception as e:  # handed back to the caller, which decides what a failed run means
+            return e
+
+    n = max(1, min(len(calls), workers if workers else (os.cpu_count() or 1)))
+    if n == 1:
+        return [guarded(c) for c in calls]
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="ns2") as pool:
+        return list(pool.map(guarded, calls))
+
+
 def table(report: Report, df, out: Path, stem: str, caption: str) -> Path:
     """Write `df` to out/tables/<stem>.csv and show it in the report under `caption`."""
     csv = Path(out) / "tables" / f"{stem}.csv"
