@@ -497,7 +497,7 @@ def estimate_seconds(scale: str, workers: int) -> float:
     n = {"tiny": 6, "quick": 360, "full": 1200}[scale]
     bulk = {"tiny": 1, "quick": 60, "full": 150}[scale] * 1.5
     ns2 = {"tiny": 3, "quick": 240, "full": 400}[scale] * 0.8
-    return (n * 0.05 + bulk) / max(1, workers) + ns2 + 5
+    return (n * 0.05 + bulk + ns2) / max(1, workers) + 5   # ns-2's runs too, `workers` at once
 
 
 def reproduce(out="results/ladha04", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,

@@ -627,10 +627,10 @@ def _figures(report: Report, loss: pd.DataFrame, gran: pd.DataFrame, out: Path) 
 
 
 def estimate_seconds(scale: str, workers: int) -> float:
-    # The ns-2 column runs one `ns` at a time: model 1's runs (hundreds of FTPs, thousands of
-    # objects made by the Tcl client) take minutes each at the quick and full scales.
-    ns2 = {"tiny": 40, "quick": 1800, "full": 5400}[scale]
-    return {"tiny": 20, "quick": 240, "full": 900}[scale] / max(1, workers) + ns2 + 10
+    # The ns-2 column's 14 runs take 3.5-10 s each of one core at the quick scale and 22-34 s at
+    # the full one (measured), `workers` of them at once; tcplab's sweeps 30 s and about 240 s.
+    ns2 = {"tiny": 20, "quick": 90, "full": 400}[scale]
+    return ({"tiny": 20, "quick": 60, "full": 480}[scale] + ns2) / max(1, workers) + 10
 
 
 def reproduce(out="results/seddigh01", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None, log=print,
