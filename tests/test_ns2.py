@@ -206,7 +206,8 @@ def test_trace_maps_packet_numbers_to_tcplab_bytes():
 IDENTICAL = [0, 1, 2, 5, 6, 7, 11, 12,            # tahoe, reno, newreno with drops, DelAck on and off
              3,                                    # sack1, 4 drops: 8 bytes a SACK block (sack_option_header off)
              90,                                   # tahoe with DelAck: a go-back-N copy of the highest in-order packet delayed
-             9, 249]                               # fack, IW 3: cwnd 2 after the SYN; IW 1: a new ACK with SACK blocks a duplicate
+             9, 249,                               # fack, IW 3: cwnd 2 after the SYN; IW 1: a new ACK with SACK blocks a duplicate
+             73, 88, 153, 193]                     # sack1: the ACK that starts recovery sends the fast retransmission alone
 KNOWN = {
     27: "same-instant order",     # newreno, a queue overflow at the instant the link frees
 }

@@ -426,6 +426,27 @@ fn sack1_retransmits_every_hole_below_the_highest_sack_as_pipe_allows() {
 }
 
 #[test]
+fn sack1_sends_only_the_fast_retransmission_on_the_ack_that_starts_recovery() {
+    // Four out, the first lost. tcp/tcp-sack1.cc recv() picks its branch before
+    // dupack_action() sets fastrecov_; outside fast recovery send_much() runs only when
+    // `dupacks_ == 0`, so the third duplicate ACK sends the retransmission alone, although
+    // pipe_ = maxseq_ − highest_ack_ − numdupacks = 4 − 3 = 1 is below cwnd_ = 2 (RFC 6675 would
+    // send a new segment beside it).
+    let mut h = in_flight("sack1", 4);
+    h.ack(ms(100), 0, &[(2, 2)]);
+    h.ack(ms(101), 0, &[(2, 3)]);
+    assert_eq!(h.sent_segs(), Vec::<u64>::new());
+    h.ack(ms(102), 0, &[(2, 4)]);
+    assert!(h.s.core.in_recovery);
+    assert_eq!(h.cwnd_segs(), 2.0);
+    assert_eq!(h.sent_segs(), [1], "the fast retransmission and no new segment");
+    // The ACK of the retransmission ends the recovery (recover_ = maxseq_): cwnd 2, two new.
+    h.ack(ms(200), 4, &[]);
+    assert!(!h.s.core.in_recovery);
+    assert_eq!(h.sent_segs(), [5, 6]);
+}
+
+#[test]
 fn sack1_after_a_timeout_ignores_sacks_and_goes_back_n_over_everything() {
     // tcp/tcp-sack1.cc timeout(): the scoreboard is cleared and `timeout_` set; duplicate ACKs
     // are then not recorded until a new cumulative ACK (which clears the scoreboard again), and

@@ -13,6 +13,8 @@ pub struct Sack1 {
     pipe: i64,
     /// Holes below this have been retransmitted in the current recovery.
     rtx_next: u64,
+    /// The ACK being processed started the recovery: it sends the fast retransmission alone.
+    entered: bool,
 }
 
 impl Recovery for Sack1 {
@@ -49,6 +51,11 @@ impl Recovery for Sack1 {
                 let una = s.snd_una;
                 let len = if s.may_send_single(SendKind::FastRetransmit) { s.retransmit_hole(una, out) } else { 0 };
                 self.rtx_next = una + len;
+                // recv() chose its branch before dupack_action() set fastrecov_: outside fast
+                // recovery it calls send_much() only when `dupacks_ == 0`, so the ACK that starts
+                // the recovery sends the fast retransmission and nothing else, whatever room
+                // pipe_ leaves below cwnd_ (tcp/tcp-sack1.cc).
+                self.entered = true;
             }
         } else {
             self.pipe -= mss;
@@ -82,6 +89,7 @@ impl Recovery for Sack1 {
     fn on_timeout(&mut self, s: &mut SenderCore) {
         self.rtx_next = 0;
         self.pipe = 0;
+        self.entered = false;
         // tcp/tcp-sack1.cc timeout(): the scoreboard is cleared and `timeout_` set; until a new
         // cumulative ACK clears it, duplicate ACKs leave the scoreboard alone.
         s.sack_ignored = true;
@@ -94,6 +102,9 @@ impl Recovery for Sack1 {
     }
 
     fn send(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) {
+        if std::mem::take(&mut self.entered) {
+            return;
+        }
         if !s.in_recovery {
             s.send_available(out);
             return;
