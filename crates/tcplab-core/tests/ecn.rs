@@ -1,7 +1,8 @@
 //! ECN (RFC 3168) and DCTCP (RFC 8257; Linux `net/ipv4/tcp_dctcp.c`) at the packet level: the
 //! negotiation, ECT on new data only, CE marking by RED and by a step threshold, the receiver's
 //! ECE until CWR, the sender's one reduction per window without a retransmission, DCTCP's α and
-//! its receiver's exact echo; and whole runs that mark instead of dropping.
+//! its receiver's exact echo; Linux's receiver's quick-ACK mode on CE and on a Not-ECT segment
+//! after ECT ones (`delack_model = "linux"`); and whole runs that mark instead of dropping.
 
 #[macro_use]
 mod harness;
@@ -13,9 +14,9 @@ use tcplab_core::net::{
     LinkDir, MarkThreshold, NodeId, Packet, Payload, QueueLimit, RedSpec, Segment, ECN_CE, ECN_ECT0, ECN_NOT_ECT, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SYN,
 };
 use tcplab_core::tcp::cc::{AckEvent, CongestionControl, Dctcp, Window};
-use tcplab_core::tcp::config::{Cc, Ecn};
+use tcplab_core::tcp::config::{Cc, DelackModel, Ecn, RtoModel};
 use tcplab_core::tcp::TcpConfig;
-use tcplab_core::units::{ms, Size};
+use tcplab_core::units::{ms, us, Size};
 use tcplab_core::{run, Scenario};
 
 const SYN_OPTS: u16 = 8;
@@ -468,6 +469,201 @@ fn dctcp_receiver_echoes_ce_exactly_and_acks_on_a_change() {
     r.send(ms(5), seg!(seq = 4001, ecn = ECN_ECT0, ..DATA));
     r.recv(ms(5), [ack(5001, false)]);
     assert_eq!(r.info().ce_received, 3);
+}
+
+// ---- Linux's receiver: quick-ACK mode on ECN (`delack_model = "linux"`) ----
+
+/// Linux's receiver (`delack_model = "linux"`, HZ 250, its timers) with ECN on.
+fn linux_ecn_rx(c: &mut TcpConfig) {
+    c.ecn = Ecn::On;
+    c.rto_model = RtoModel::Linux;
+    c.hz = 250;
+    c.delack_model = DelackModel::Linux;
+}
+
+/// The peer's data segment `k` (1-based) with the ECN field `ecn` and `flags` besides ACK.
+fn data_k(k: u64, ecn: u8, flags: u8) -> Seg {
+    seg!(seq = 1 + (k - 1) * MSS, flags = FLAG_ACK | flags, ecn = ecn, ..DATA)
+}
+
+/// Our ACK of segments 1..=k, with ECE if `ece`.
+fn ack_k(k: u64, ece: bool) -> Seg {
+    seg!(ack = 1 + k * MSS, flags = if ece { FLAG_ACK | FLAG_ECE } else { FLAG_ACK })
+}
+
+/// Past the start-up quick-ACK period: segments 1..=16 with `ecn`, 1 ms apart, each ACKed at
+/// once (tcp_event_data_recv's first segment: quick = min(rcv_wnd / (2·rcv_mss), 16)); then 17
+/// is held and 18 ACKs both (__tcp_ack_snd_check: more than one receive MSS unacknowledged).
+fn linux_rx_past_quickack(h: &mut Harness, ecn: u8) {
+    for k in 1..=16 {
+        h.send(ms(k), data_k(k, ecn, 0));
+        h.recv(ms(k), [ack_k(k, false)]);
+    }
+    assert_eq!(h.conn.rcv.linux.as_ref().unwrap().quick, 0);
+    h.send(ms(17), data_k(17, ecn, 0));
+    h.recv_nothing();
+    h.send(ms(18), data_k(18, ecn, 0));
+    h.recv(ms(18), [ack_k(18, false)]);
+}
+
+fn quick(h: &Harness) -> u32 {
+    h.conn.rcv.linux.as_ref().unwrap().quick
+}
+
+/// __tcp_ecn_check_ce (Linux 6.18 `tcp_data_ecn_check`), INET_ECN_CE without
+/// TCP_ECN_DEMAND_CWR: "Better not delay acks, sender can have a very low cwnd":
+/// tcp_enter_quickack_mode(sk, 2). The CE segment and the next one are ACKed at once
+/// (tcp_dec_quickack_mode spends one per ACK), then delayed ACKs resume: one per two segments.
+#[test]
+fn linux_ce_enters_quickack_mode_for_two_acks() {
+    let mut h = Harness::established(linux_ecn_rx);
+    linux_rx_past_quickack(&mut h, ECN_ECT0);
+    h.send(ms(19), data_k(19, ECN_CE, 0));
+    h.recv(ms(19), [ack_k(19, true)]);
+    // tcp_enter_quickack_mode: quick = 2 (one spent by that ACK), ato = TCP_ATO_MIN (10 jiffies).
+    assert_eq!((quick(&h), h.conn.rcv.linux.as_ref().unwrap().ato), (1, 10));
+    // The next segment, one receive MSS only, is ACKed at once too (quick-ACK mode) ...
+    h.send(ms(20), data_k(20, ECN_ECT0, 0));
+    h.recv(ms(20), [ack_k(20, true)]);
+    assert_eq!(quick(&h), 0);
+    // ... and then the delayed ACK is back: 21 held, 22 ACKs both, ECE on until the CWR.
+    h.send(ms(21), data_k(21, ECN_ECT0, 0));
+    h.recv_nothing();
+    h.send(ms(22), data_k(22, ECN_ECT0, 0));
+    h.recv(ms(22), [ack_k(22, true)]);
+    assert_eq!(h.info().ce_received, 1);
+}
+
+/// __tcp_ecn_check_ce enters quick-ACK mode only when TCP_ECN_DEMAND_CWR is not set: a second CE
+/// before the sender's CWR is echoed (ECE) but its ACK is delayed as usual. The CWR clears
+/// TCP_ECN_DEMAND_CWR (tcp_ecn_accept_cwr; its data segment is ACKed at once, ICSK_ACK_NOW), and
+/// the next CE enters quick-ACK mode again.
+#[test]
+fn linux_a_second_ce_before_the_cwr_does_not_reenter_quickack_mode() {
+    let mut h = Harness::established(linux_ecn_rx);
+    linux_rx_past_quickack(&mut h, ECN_ECT0);
+    h.send(ms(19), data_k(19, ECN_CE, 0));
+    h.recv(ms(19), [ack_k(19, true)]);
+    h.send(ms(20), data_k(20, ECN_ECT0, 0));
+    h.recv(ms(20), [ack_k(20, true)]);
+    // A second CE, no CWR yet: no quick ACK; the delayed ACK of two segments carries ECE.
+    h.send(ms(21), data_k(21, ECN_CE, 0));
+    h.recv_nothing();
+    assert_eq!(quick(&h), 0);
+    h.send(ms(22), data_k(22, ECN_CE, 0));
+    h.recv(ms(22), [ack_k(22, true)]);
+    // The CWR: ACKed at once, without ECE.
+    h.send(ms(23), data_k(23, ECN_ECT0, FLAG_CWR));
+    h.recv(ms(23), [ack_k(23, false)]);
+    // A CE now starts a new echo and a new quick-ACK mode: two ACKs at once.
+    h.send(ms(24), data_k(24, ECN_CE, 0));
+    h.recv(ms(24), [ack_k(24, true)]);
+    h.send(ms(25), data_k(25, ECN_ECT0, 0));
+    h.recv(ms(25), [ack_k(25, true)]);
+    h.send(ms(26), data_k(26, ECN_ECT0, 0));
+    h.recv_nothing();
+    assert_eq!(h.info().ce_received, 4);
+}
+
+/// __tcp_ecn_check_ce, INET_ECN_NOT_ECT: "Funny extension: if ECT is not set on a segment, and we
+/// already seen ECT on a previous segment, it is probably a retransmit" (RFC 3168 §6.1.5: a
+/// retransmission is not ECN-capable): tcp_enter_quickack_mode(sk, 2). TCP_ECN_SEEN is set by
+/// new data that arrived ECT or CE; before any, a Not-ECT segment changes nothing.
+#[test]
+fn linux_a_not_ect_segment_after_ect_ones_enters_quickack_mode() {
+    let mut h = Harness::established(linux_ecn_rx);
+    linux_rx_past_quickack(&mut h, ECN_ECT0);
+    // A Not-ECT segment in order (a retransmission that filled nothing): ACKed at once, and the
+    // next one too.
+    h.send(ms(19), data_k(19, ECN_NOT_ECT, 0));
+    h.recv(ms(19), [ack_k(19, false)]);
+    assert_eq!(quick(&h), 1);
+    h.send(ms(20), data_k(20, ECN_ECT0, 0));
+    h.recv(ms(20), [ack_k(20, false)]);
+    h.send(ms(21), data_k(21, ECN_ECT0, 0));
+    h.recv_nothing();
+    h.send(ms(22), data_k(22, ECN_ECT0, 0));
+    h.recv(ms(22), [ack_k(22, false)]);
+    // Above a hole (tcp_data_queue_ofo checks ECN too): with SACK compression (after the third
+    // duplicate ACK) an ECT segment's duplicate ACK is held, a Not-ECT one goes at once.
+    let mut h = Harness::established(|c| {
+        linux_ecn_rx(c);
+        c.sack = true;
+        c.comp_sack_nr = 44;
+    });
+    linux_rx_past_quickack(&mut h, ECN_ECT0);
+    // Segment 19 lost: 20, 21, 22 give three duplicate ACKs at once, 23 is compressed (no RTT
+    // sample here: held for the hrtimer's slack, 100 µs).
+    for k in 20..=23 {
+        h.send(ms(k), data_k(k, ECN_ECT0, 0));
+    }
+    let sent = h.take_sent();
+    assert_eq!(sent.len(), 3, "three duplicate ACKs, the fourth held: {sent:?}");
+    h.send(ms(23) + us(50), data_k(24, ECN_NOT_ECT, 0));
+    let sent = h.take_sent();
+    assert_eq!(sent.len(), 1, "the Not-ECT segment above the hole is ACKed at once: {sent:?}");
+    assert_eq!(sent[0].1.ack, 1 + 18 * MSS);
+    assert_eq!(sent[0].1.sack, &[(1 + 19 * MSS, 1 + 24 * MSS)]);
+    // Without ECT seen first, a Not-ECT segment changes nothing: held, then one ACK per two.
+    let mut h = Harness::established(linux_ecn_rx);
+    linux_rx_past_quickack(&mut h, ECN_NOT_ECT);
+    h.send(ms(19), data_k(19, ECN_NOT_ECT, 0));
+    h.recv_nothing();
+    h.send(ms(20), data_k(20, ECN_NOT_ECT, 0));
+    h.recv(ms(20), [ack_k(20, false)]);
+}
+
+/// With DCTCP the congestion-control event comes first in __tcp_ecn_check_ce:
+/// CA_EVENT_ECN_IS_CE → dctcp_ece_ack_update() → dctcp_ece_ack_cwr() sets TCP_ECN_DEMAND_CWR, so
+/// the test that follows never enters quick-ACK mode on CE; the ACK at a change of CE state is
+/// DCTCP's own (ICSK_ACK_NOW), and the next CE segment's ACK is delayed.
+#[test]
+fn linux_dctcp_ce_gives_no_quickack_mode() {
+    let mut h = Harness::established(|c| {
+        linux_ecn_rx(c);
+        c.cc = Cc::Dctcp;
+    });
+    let ack = |k: u64, ece: bool| seg!(ecn = ECN_ECT0, ..ack_k(k, ece));
+    for k in 1..=16 {
+        h.send(ms(k), data_k(k, ECN_ECT0, 0));
+        h.recv(ms(k), [ack(k, false)]);
+    }
+    h.send(ms(17), data_k(17, ECN_ECT0, 0));
+    h.recv_nothing();
+    h.send(ms(18), data_k(18, ECN_ECT0, 0));
+    h.recv(ms(18), [ack(18, false)]);
+    h.send(ms(19), data_k(19, ECN_CE, 0));
+    h.recv(ms(19), [ack(19, true)]);
+    assert_eq!(quick(&h), 0);
+    h.send(ms(20), data_k(20, ECN_CE, 0));
+    h.recv_nothing();
+    h.send(ms(21), data_k(21, ECN_CE, 0));
+    h.recv(ms(21), [ack(21, true)]);
+}
+
+/// The other ACK models keep RFC 3168's receiver: the CE segment alone is ACKed at once (RFC
+/// 5681 §4.2 delayed ACKs otherwise), and a Not-ECT segment after ECT ones is an ordinary one.
+#[test]
+fn rfc_delack_model_acks_only_the_ce_segment_at_once() {
+    let mut h = Harness::established(|c| c.ecn = Ecn::On);
+    h.send(ms(1), data_k(1, ECN_ECT0, 0));
+    h.recv_nothing();
+    h.send(ms(2), data_k(2, ECN_ECT0, 0));
+    h.recv(ms(2), [ack_k(2, false)]);
+    h.send(ms(3), data_k(3, ECN_CE, 0));
+    h.recv(ms(3), [ack_k(3, true)]);
+    // No second quick ACK.
+    h.send(ms(4), data_k(4, ECN_ECT0, 0));
+    h.recv_nothing();
+    h.send(ms(5), data_k(5, ECN_ECT0, 0));
+    h.recv(ms(5), [ack_k(5, true)]);
+    h.send(ms(6), data_k(6, ECN_ECT0, FLAG_CWR));
+    h.recv(ms(6), [ack_k(6, false)]);
+    // Not-ECT after ECT: delayed as any other segment.
+    h.send(ms(7), data_k(7, ECN_NOT_ECT, 0));
+    h.recv_nothing();
+    h.send(ms(8), data_k(8, ECN_ECT0, 0));
+    h.recv(ms(8), [ack_k(8, false)]);
 }
 
 // ---- marking queues ----

@@ -10,15 +10,20 @@
 //! (`tcp_grow_window`: `icsk_ack.quick |= 1`), `__tcp_select_window` may end quick-ACK mode, and
 //! the receive-window condition of `__tcp_ack_snd_check` is checked.
 //!
+//! ECN's quick-ACK mode for two ACKs (`__tcp_ecn_check_ce`) is entered from `receiver.rs`
+//! (`TcpReceiver::ecn_on_data`) through `enter_quickack_mode(2)`.
+//!
 //! Not modelled: pingpong (interactive) mode, which a receiver that never sends data does not
 //! enter; the receiver's own RTT estimate
-//! `rcv_rtt_est` (SACK compression uses this end's SRTT alone); ECN's quick-ACK on CE.
+//! `rcv_rtt_est` (SACK compression uses this end's SRTT alone).
 
 use super::jiffies::Jiffies;
 use crate::units::{Time, MS};
 
 /// TCP_MAX_QUICKACKS (include/net/tcp.h).
 pub const MAX_QUICKACKS: u32 = 16;
+/// `__tcp_ecn_check_ce`'s `tcp_enter_quickack_mode(sk, 2)`: the quick ACKs of an ECN event.
+pub const ECN_QUICKACKS: u32 = 2;
 /// TCP_FASTRETRANS_THRESH: duplicate ACKs sent at once before SACK compression starts.
 const FASTRETRANS_THRESH: u32 = 3;
 /// net.ipv4.tcp_comp_sack_delay_ns default: 1 ms.
@@ -139,10 +144,13 @@ impl LinuxAck {
         }
     }
 
-    /// tcp_enter_quickack_mode(): a duplicate or out-of-window segment (tcp_data_queue,
-    /// tcp_send_dupack): ACK the next segments at once and restart the ATO at its minimum.
-    pub fn enter_quickack_mode(&mut self) {
-        self.incr_quickack(MAX_QUICKACKS);
+    /// tcp_enter_quickack_mode(sk, max_quickacks): ACK the next segments at once (at most
+    /// `max_quickacks`, see `incr_quickack`) and restart the ATO at its minimum; pingpong mode,
+    /// which it also leaves, is not modelled. With TCP_MAX_QUICKACKS for a duplicate or
+    /// out-of-window segment (tcp_data_queue, tcp_send_dupack); with 2 for ECN
+    /// (`__tcp_ecn_check_ce`: a CE mark while not demanding CWR, a Not-ECT segment after ECT ones).
+    pub fn enter_quickack_mode(&mut self, max_quickacks: u32) {
+        self.incr_quickack(max_quickacks);
         self.ato = self.ato_min();
     }
 

@@ -5,7 +5,7 @@
 
 use super::config::{Cc, DelackModel, RcvBuffer, TcpConfig};
 use super::jiffies::Jiffies;
-use super::linux_ack::{AckNow, LinuxAck, TimerOutcome, FLAG_PSH};
+use super::linux_ack::{AckNow, LinuxAck, TimerOutcome, ECN_QUICKACKS, FLAG_PSH, MAX_QUICKACKS};
 use super::rcvbuf::RcvBuf;
 use super::rtt::timer_deadline;
 use super::state::OutSeg;
@@ -84,6 +84,8 @@ pub struct TcpReceiver {
     /// data segment, and RCV.NXT after it (`prior_rcv_nxt`).
     dctcp: bool,
     ce_state: bool,
+    /// Linux `TCP_ECN_SEEN` (`delack_model = "linux"`): new data has arrived ECT or CE.
+    ecn_seen: bool,
     /// `tp->last_oow_ack_time`, jiffies: when the last challenge ACK went (Linux's per-socket
     /// limit, `__tcp_oow_rate_limited`).
     last_oow_ack: Option<u64>,
@@ -119,6 +121,7 @@ impl TcpReceiver {
             ece_pending: false,
             dctcp: cfg.cc == Cc::Dctcp,
             ce_state: false,
+            ecn_seen: false,
             last_oow_ack: None,
             linux: None,
             rcvbuf: None,
@@ -374,45 +377,72 @@ impl TcpReceiver {
 
     /// The ECN part of a data segment (before it is queued): CWR ends the echo, CE starts it
     /// (RFC 3168 §6.1.3; Linux `tcp_ecn_accept_cwr`, `__tcp_ecn_check_ce`), or with DCTCP the echo
-    /// follows the segment's CE exactly (RFC 8257 §3.2). Returns whether the segment must be
-    /// acknowledged at once.
-    fn ecn_on_data(&mut self, seg: &Segment, out: &mut Vec<OutSeg>) -> bool {
-        let mut now = false;
+    /// follows the segment's CE exactly (RFC 8257 §3.2). Returns what it asks of the ACK.
+    ///
+    /// With `delack_model = "linux"` a CE mark while not demanding CWR (`ece_pending`) enters
+    /// quick-ACK mode for two ACKs instead of acknowledging the segment alone at once, and so
+    /// does a Not-ECT segment after ECT ones (`TCP_ECN_SEEN`). Followed: Linux 6.x's
+    /// `__tcp_ecn_check_ce` (net/ipv4/tcp_input.c), called from `tcp_event_data_recv` for
+    /// in-order data and from `tcp_data_queue_ofo` for data above a hole, not for a wholly old
+    /// duplicate; checked against the Accurate ECN patches, which rename it `tcp_data_ecn_check`
+    /// ("No functional changes") and keep these rules for RFC 3168 ECN (the testbed's 6.18).
+    fn ecn_on_data(&mut self, seg: &Segment, out: &mut Vec<OutSeg>) -> EcnAck {
+        let mut a = EcnAck::default();
         if seg.cwr() {
             // tcp_ecn_accept_cwr: "If the sender is telling us it has entered CWR, then its
             // cwnd may be very low (even just 1 packet), so we should ACK immediately."
             self.ece_pending = false;
-            now = true;
+            a.now = true;
         }
         let ce = seg.ce();
         self.stats.ce_received += ce as u64;
+        // Linux runs the check on new data only (tcp_event_data_recv, tcp_data_queue_ofo).
+        let linux_check = self.linux.is_some() && seg.seq + seg.len as u64 > self.rcv_nxt;
+        if linux_check && !seg.ect() && self.ecn_seen {
+            // INET_ECN_NOT_ECT: "Funny extension: if ECT is not set on a segment, and we already
+            // seen ECT on a previous segment, it is probably a retransmit."
+            // tcp_enter_quickack_mode(sk, 2).
+            a.quick = true;
+        }
         if self.dctcp {
             // dctcp_ece_ack_update: "CE state has changed, force an immediate ACK to reflect
             // the new CE state. If an ACK was delayed, send that first to reflect the prior CE
             // state" (RFC 8257 §3.2's two-state machine). The delayed ACK covers RCV.NXT before
-            // this segment, `prior_rcv_nxt`.
+            // this segment, `prior_rcv_nxt`. Its dctcp_ece_ack_cwr() sets TCP_ECN_DEMAND_CWR on
+            // a CE (CA_EVENT_ECN_IS_CE comes first in __tcp_ecn_check_ce), so with DCTCP a CE
+            // never enters quick-ACK mode.
             if ce != self.ce_state {
                 if self.owes_ack() {
                     self.ece_pending = self.ce_state;
                     self.send_ack(out);
                 }
-                now = true;
+                a.now = true;
             }
             self.ce_state = ce;
             self.ece_pending = ce;
         } else if ce && !self.ece_pending {
-            // __tcp_ecn_check_ce: "Better not delay acks, sender can have a very low cwnd"
-            // (tcp_enter_quickack_mode), and TCP_ECN_DEMAND_CWR until the CWR.
+            // __tcp_ecn_check_ce, INET_ECN_CE without TCP_ECN_DEMAND_CWR: "Better not delay
+            // acks, sender can have a very low cwnd": tcp_enter_quickack_mode(sk, 2) with the
+            // Linux receiver (the other ACK models acknowledge this segment at once), and
+            // TCP_ECN_DEMAND_CWR until the CWR.
             self.ece_pending = true;
-            now = true;
+            if self.linux.is_some() {
+                a.quick = true;
+            } else {
+                a.now = true;
+            }
         }
-        now
+        if linux_check && seg.ect() {
+            // INET_ECN_CE and ECT: TCP_ECN_SEEN.
+            self.ecn_seen = true;
+        }
+        a
     }
 
     fn on_data(&mut self, seg: &Segment, out: &mut Vec<OutSeg>) {
         let start = seg.seq;
         let end = seg.seq + seg.len as u64;
-        let ecn_now = self.ecn_on && seg.len > 0 && self.ecn_on_data(seg, out);
+        let ecn = if self.ecn_on && seg.len > 0 { self.ecn_on_data(seg, out) } else { EcnAck::default() };
         if seg.len > 0 && self.first_byte_at.is_none() {
             self.first_byte_at = Some(self.now);
         }
@@ -440,6 +470,10 @@ impl TcpReceiver {
                 // then the ACK decision of any out-of-order segment (SACK compression may hold it).
                 self.rcvbuf_measure(seg.len as u64);
                 let l = self.linux.as_mut().expect("linux receiver");
+                if ecn.quick {
+                    // tcp_data_queue_ofo() checks ECN first (__tcp_ecn_check_ce).
+                    l.enter_quickack_mode(ECN_QUICKACKS);
+                }
                 l.measure_rcv_mss(seg.len as u64, seg.flags & FLAG_PSH != 0);
                 l.schedule();
                 let d = l.ack_snd_check(self.now, self.rcv_nxt, true, self.sack_on, true);
@@ -448,7 +482,7 @@ impl TcpReceiver {
             if let Some(l) = &mut self.linux {
                 // tcp_data_queue() ("A retransmit ... Force an immediate ack") and
                 // tcp_send_dupack(): tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS).
-                l.enter_quickack_mode();
+                l.enter_quickack_mode(MAX_QUICKACKS);
                 l.schedule();
                 self.send_ack(out);
                 return;
@@ -480,6 +514,11 @@ impl TcpReceiver {
             // ACK, the signal of fast retransmit).
             self.stats.ooo_segments += 1;
             self.insert_ooo(start, end);
+            if ecn.quick {
+                // tcp_data_queue_ofo() checks ECN (__tcp_ecn_check_ce) before it measures the
+                // segment: quick-ACK mode counts with the receive MSS known so far.
+                self.linux.as_mut().expect("linux receiver").enter_quickack_mode(ECN_QUICKACKS);
+            }
             if self.rcvbuf.is_some() {
                 self.rcvbuf_ofo(seg);
             }
@@ -528,6 +567,12 @@ impl TcpReceiver {
             // tcp_data_queue(): tcp_event_data_recv(); "RFC5681. 4.2. SHOULD send immediate ACK,
             // when gap in queue is filled" (ICSK_ACK_NOW); then __tcp_ack_snd_check().
             l.event_data_recv(self.now, len, seg.flags & FLAG_PSH != 0);
+            if ecn.quick {
+                // tcp_event_data_recv() checks ECN after the ATO update and before
+                // tcp_grow_window(): tcp_enter_quickack_mode(sk, 2) restarts the ATO at
+                // TCP_ATO_MIN, and a growth adds one more quick ACK (quick |= 1).
+                l.enter_quickack_mode(ECN_QUICKACKS);
+            }
             if let Some(b) = &mut self.rcvbuf {
                 // tcp_event_data_recv(): tcp_rcv_rtt_measure(), and "if (skb->len >= 128)
                 // tcp_grow_window(sk, skb, true)", whose growth is a quick ACK.
@@ -536,7 +581,7 @@ impl TcpReceiver {
                     l.grow_credit();
                 }
             }
-            if (had_hole && self.ooo.is_empty()) || ecn_now {
+            if (had_hole && self.ooo.is_empty()) || ecn.now {
                 l.ack_now = true;
             }
             let window_ok = self.rcvbuf.as_ref().is_none_or(|b| b.select_window_raw(l.rcv_mss).0 >= b.rcv_wnd);
@@ -574,7 +619,7 @@ impl TcpReceiver {
         // ns-2 FullTcp `need_send()` (tcp/tcp-full.cc): at once when segsperack_ × maxseg bytes
         // are unacknowledged; otherwise, RFC 5681 §4.2, by segments.
         let due = if self.cfg.delack_bytes { self.unacked_bytes >= self.cfg.delack_segments as u64 * self.cfg.mss.0 } else { self.unacked_segs >= self.cfg.delack_segments };
-        if !self.cfg.delayed_ack || due || ecn_now {
+        if !self.cfg.delayed_ack || due || ecn.now {
             // RFC 5681 §4.2 / RFC 1122: ACK at least every second full-sized segment.
             self.send_ack(out);
         } else if !self.delack_timer.is_set() {
@@ -746,6 +791,16 @@ impl TcpReceiver {
             self.send_synack(out);
         }
     }
+}
+
+/// What the ECN part of a data segment asks of its ACK (`TcpReceiver::ecn_on_data`).
+#[derive(Clone, Copy, Debug, Default)]
+struct EcnAck {
+    /// Acknowledge this segment at once: a data segment with CWR (Linux ICSK_ACK_NOW), a change
+    /// of DCTCP's CE state, or with the ACK models other than `linux` a CE mark.
+    now: bool,
+    /// With `delack_model = "linux"`: tcp_enter_quickack_mode(sk, 2) (`__tcp_ecn_check_ce`).
+    quick: bool,
 }
 
 /// tcp_event_data_recv(): "if (skb->len >= 128) tcp_grow_window(sk, skb, true)".
