@@ -117,6 +117,48 @@ fn congestion_avoidance_adds_about_one_mss_per_rtt() {
 }
 
 #[test]
+fn congestion_avoidance_starts_its_remainder_again_after_a_reduction() {
+    // RFC 5681 eq. 3 in whole bytes carries SMSS²/cwnd's remainder from ACK to ACK. It belongs to
+    // the window that grew: after a loss the next avoidance starts from zero, as ns-2's cwnd_
+    // (a double, `cwnd_ += 1/cwnd_`, tcp/tcp.cc) starts from the window slowdown() set.
+    let mut c = cfg(Variant::Newreno);
+    c.initial_window = InitialWindow::Segments(10);
+    c.initial_ssthresh = Limit::Bytes(Size(5 * MSS));
+    let mut h = Snd::new(c, None);
+    let mut top = *h.sent_segs().last().unwrap();
+    // Ten ACKs of avoidance from 10 segments: 10,958 bytes and a remainder of 7,039.
+    for k in 1..=10 {
+        h.ack_seg(ms(100), k);
+    }
+    assert_eq!(h.s.core.cwnd, 10_958);
+    top = top.max(*h.sent_segs().last().unwrap());
+    // Segment 11 lost: three duplicate ACKs, the fast retransmit, then the ACK of everything.
+    for t in 101..=103 {
+        h.ack_seg(ms(t), 10);
+    }
+    assert!(h.s.core.in_recovery);
+    top = top.max(h.sent_segs().into_iter().max().unwrap_or(0));
+    h.ack_seg(ms(200), top);
+    assert!(!h.s.core.in_recovery);
+    // Slow start back to ssthresh, one ACK a segment, then the first ACK of avoidance.
+    let mut next = top + 1;
+    let mut t = ms(300);
+    loop {
+        top = top.max(h.sent_segs().into_iter().max().unwrap_or(0));
+        assert!(next <= top, "the sender stalled");
+        let before = h.s.core.cwnd;
+        let ca = before >= h.s.core.ssthresh;
+        h.ack_seg(t, next);
+        if ca {
+            assert_eq!(h.s.core.cwnd, before + MSS * MSS / before, "no remainder from the window before the loss");
+            break;
+        }
+        next += 1;
+        t += ms(1);
+    }
+}
+
+#[test]
 fn cwnd_does_not_grow_when_the_receiver_window_limits() {
     // RFC 7661 §4.3: with a 4-segment receiver window the sender never fills cwnd, so cwnd stops
     // growing once it exceeds what is sent (instead of counting up without bound).

@@ -29,6 +29,9 @@ pub struct Reno {
     bytes_acked: u64,
     /// Congestion avoidance without ABC: the remainder of SMSS²/cwnd carried between ACKs.
     ca_remainder: u64,
+    /// The cwnd congestion avoidance last left, bytes: a window set since (a reduction, a
+    /// timeout, slow start, a recovery's inflation) starts the remainder again from zero.
+    ca_bytes: u64,
 }
 
 impl Reno {
@@ -46,6 +49,7 @@ impl Reno {
             app_limited: AppLimited::default(),
             bytes_acked: 0,
             ca_remainder: 0,
+            ca_bytes: u64::MAX,
         }
     }
 
@@ -97,9 +101,17 @@ impl CongestionControl for Reno {
             // division's remainder is carried to the next ACK, so the growth is exact (whole
             // bytes would lose up to one byte an ACK: 3 % of the growth at a window of 50
             // segments), and never stalls (the RFC's note on integer arithmetic).
+            // The remainder belongs to the window it grew: after a reduction it starts again, as
+            // ns-2's cwnd_ (packets, a double: `cwnd_ += 1/cwnd_`, TcpAgent::opencwnd(),
+            // tcp/tcp.cc) starts from the window slowdown() set; carried across a loss it made
+            // the new window reach a whole segment an ACK early (mathis97's M3, docs/ns2.md).
+            if w.cwnd != self.ca_bytes {
+                self.ca_remainder = 0;
+            }
             let num = mss * mss + self.ca_remainder;
             self.ca_remainder = num % w.cwnd;
             w.cwnd += num / w.cwnd;
+            self.ca_bytes = w.cwnd;
         }
     }
 
@@ -108,6 +120,11 @@ impl CongestionControl for Reno {
     }
 
     fn on_congestion_event(&mut self, w: &mut Window, ev: CongestionEvent) {
+        // A reduction starts congestion avoidance's remainder again (the notices of a send,
+        // `TxStart` and `Sent`, and an idle restart that changes nothing keep it).
+        if matches!(ev, CongestionEvent::FastRetransmit(_) | CongestionEvent::Ecn(_) | CongestionEvent::Timeout { .. } | CongestionEvent::SynTimeout | CongestionEvent::HandshakeLoss) {
+            self.ca_bytes = u64::MAX;
+        }
         match ev {
             CongestionEvent::FastRetransmit(c) => w.ssthresh = self.ssthresh_after_loss(w, &c),
             // RFC 3168 §6.1.2: "the TCP source halves the congestion window 'cwnd' and reduces
