@@ -207,7 +207,8 @@ IDENTICAL = [0, 1, 2, 5, 6, 7, 11, 12,            # tahoe, reno, newreno with dr
              3,                                    # sack1, 4 drops: 8 bytes a SACK block (sack_option_header off)
              90,                                   # tahoe with DelAck: a go-back-N copy of the highest in-order packet delayed
              9, 249,                               # fack, IW 3: cwnd 2 after the SYN; IW 1: a new ACK with SACK blocks a duplicate
-             73, 88, 153, 193]                     # sack1: the ACK that starts recovery sends the fast retransmission alone
+             73, 88, 153, 193,                     # sack1: the ACK that starts recovery sends the fast retransmission alone
+             203]                                  # sack1: recover_ = 0 once the recovery is over
 KNOWN = {
     27: "same-instant order",     # newreno, a queue overflow at the instant the link frees
 }

@@ -447,6 +447,33 @@ fn sack1_sends_only_the_fast_retransmission_on_the_ack_that_starts_recovery() {
 }
 
 #[test]
+fn sack1_fast_retransmits_again_once_the_recovery_is_over() {
+    // tcp/tcp-sack1.cc recv(): the ACK that ends fast recovery sets recover_ = 0, so three
+    // duplicates of that very ACK start a new recovery (dupack_action(): highest_ack_ >
+    // recover_), though the lost segment was sent inside the one just repaired. RFC 6582's guard
+    // (the ACK must cover more than `recover`) would refuse it; ns-2's Sack1 does not.
+    let mut h = in_flight("sack1", 10);
+    for hi in 2..=10 {
+        h.ack(ms(100 + hi), 0, &[(2, hi)]);
+    }
+    assert!(h.s.core.in_recovery);
+    let sent: Vec<u64> = h.sent_segs();
+    assert_eq!(sent[0], 1, "the fast retransmission");
+    assert_eq!(sent[1..], [11, 12, 13, 14], "new segments as pipe falls below cwnd 5");
+    h.ack(ms(200), 10, &[]);
+    assert!(!h.s.core.in_recovery);
+    assert_eq!(h.sent_segs(), [15]);
+    // Segment 11 lost: three duplicates of the ACK that ended the recovery.
+    h.ack(ms(300), 10, &[(12, 12)]);
+    h.ack(ms(301), 10, &[(12, 13)]);
+    assert_eq!(h.sent_segs(), Vec::<u64>::new());
+    h.ack(ms(302), 10, &[(12, 14)]);
+    assert!(h.s.core.in_recovery, "a new recovery");
+    assert_eq!(h.sent_segs(), [11]);
+    assert_eq!(h.s.core.stats.recoveries, 2);
+}
+
+#[test]
 fn sack1_after_a_timeout_ignores_sacks_and_goes_back_n_over_everything() {
     // tcp/tcp-sack1.cc timeout(): the scoreboard is cleared and `timeout_` set; duplicate ACKs
     // are then not recorded until a new cumulative ACK (which clears the scoreboard again), and

@@ -66,6 +66,11 @@ impl Recovery for Sack1 {
         if s.snd_una >= s.recover {
             s.in_recovery = false;
             s.dupacks = 0;
+            // Sack1TcpAgent::recv(): "ACK indicates fast recovery is over": recover_ = 0, so the
+            // next third duplicate ACK fast-retransmits again (dupack_action()'s `highest_ack_ >
+            // recover_`), even for a loss in the window the recovery repaired (tcp/tcp-sack1.cc).
+            // A timeout's recover_ = maxseq_ is kept until then.
+            s.recover = 0;
             // ns-2's Sack1 leaves cwnd_ as slowdown() set it (newack() only, tcp/tcp-sack1.cc):
             // ssthresh, or the unfloored half below it with `halve_cwnd_unfloored`.
             // (`precision_reduce`: the unrounded half, which may lie above ssthresh.)
