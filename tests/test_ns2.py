@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import tcplab
@@ -200,6 +201,58 @@ def test_trace_maps_packet_numbers_to_tcplab_bytes():
     assert bool(acks["syn"].iloc[0]) and int(acks["ack"].iloc[0]) == 1     # the SYN's ACK stands as the SYN-ACK
     assert int(acks["ack"].iloc[-1]) == 5001
     assert set(tx["wire_bytes"].iloc[1:]) == {1040}
+
+
+#: A hand-made ns-2 trace of the 5000-byte transfer of `scenario(...)`: the SYN and its ACK (the
+#: SYN-ACK), data packet 1 dropped at its queue and sent again, its ACK and a duplicate.
+HAND_TRACE = """\
++ 0.000000 0 1 tcp 40 ------- 0 0.0 1.0 0 0
+- 0.000000 0 1 tcp 40 ------- 0 0.0 1.0 0 0
+r 0.010213 0 1 tcp 40 ------- 0 0.0 1.0 0 0
++ 0.010213 1 0 ack 40 ------- 0 1.0 0.0 0 1
+r 0.020427 1 0 ack 40 ------- 0 1.0 0.0 0 1
++ 0.020427 0 1 tcp 1040 ------- 0 0.0 1.0 1 2
+d 0.020427 0 1 tcp 1040 ------- 0 0.0 1.0 1 2
++ 1.020427 0 1 tcp 1040 ------- 0 0.0 1.0 1 3
+r 1.036000 0 1 tcp 1040 ------- 0 0.0 1.0 1 3
++ 1.036000 1 0 ack 40 ------- 0 1.0 0.0 1 4
++ 1.040000 1 0 ack 40 ------- 0 1.0 0.0 1 5
+"""
+
+
+def test_read_trace_gives_the_segments_columns_row_by_row(tmp_path):
+    from tcplab.ns2 import runner
+
+    script = export(scenario(tcp={"initial_window": 2}, flow={"bytes": "5000B"}))
+    (tmp_path / "t.tr").write_text(HAND_TRACE)
+    seg, drops = runner.read_trace(str(tmp_path / "t.tr"), script)
+    assert list(seg.columns) == runner.SEGMENT_COLUMNS
+    cols = ["dir", "time_s", "seq", "len", "end", "ack", "tcp_flags", "syn", "retx", "dup_ack", "event", "tx", "wire_bytes"]
+    rows = [tuple(None if v is pd.NA else v for v in r) for r in seg[cols].itertuples(index=False)]
+    assert rows == [
+        ("a2b", 0.0, 0, 0, 1, None, "S", True, False, False, "tx", 1, 40),
+        ("a2b", 0.010213, 0, 0, 1, None, "S", True, False, False, "rx", 1, 40),
+        ("b2a", 0.010213, 0, 0, 1, 1, "SA", True, False, False, "tx", 1, 40),
+        ("b2a", 0.020427, 0, 0, 1, 1, "SA", True, False, False, "rx", 1, 40),
+        ("a2b", 0.020427, 1, 1000, 1001, None, "A", False, False, False, "tx", 1, 1040),
+        ("a2b", 1.020427, 1, 1000, 1001, None, "A", False, True, False, "tx", 2, 1040),
+        ("a2b", 1.036, 1, 1000, 1001, None, "A", False, True, False, "rx", 2, 1040),
+        ("b2a", 1.036, 1, 0, 1, 1001, "A", False, False, False, "tx", 0, 40),
+        ("b2a", 1.04, 1, 0, 1, 1001, "A", False, False, True, "tx", 0, 40),
+    ]
+    assert set(seg["conn"]) == {0} and set(seg["flow"]) == {"f"} and all(s == () for s in seg["sack"])
+    assert not seg["fin"].any() and not seg["rst"].any()
+    assert {c: str(t) for c, t in seg.dtypes.items()} == {
+        "conn": "int64", "dir": "category", "time_s": "float64", "seq": "int64", "len": "int64", "end": "int64", "ack": "Int64",
+        "tcp_flags": "object", "syn": "bool", "fin": "bool", "rst": "bool", "retx": "bool", "dup_ack": "bool", "sack": "object",
+        "event": "object", "tx": "int64", "flow": "object", "wire_bytes": "int64"}
+    assert list(seg["dir"].cat.categories) == ["a2b", "b2a"]
+    assert drops.to_dict("records") == [dict(time_s=0.020427, link="link:sender->receiver", reason="queue", conn=0, dir="a2b",
+                                             seq=1, len=1000, syn=False, fin=False, retx=False, tx=1, wire_bytes=1040)]
+    # An empty trace: no rows, the same columns and types.
+    (tmp_path / "e.tr").write_text("")
+    empty, _ = runner.read_trace(str(tmp_path / "e.tr"), script)
+    assert len(empty) == 0 and empty.dtypes.equals(seg.dtypes)
 
 
 #: Generated cases (tcplab.ns2.diff.case(i), seed 1) and what they show today.

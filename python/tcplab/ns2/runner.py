@@ -74,6 +74,93 @@ SEGMENT_COLUMNS = ["conn", "dir", "time_s", "seq", "len", "end", "ack", "tcp_fla
                    "event", "tx", "flow", "wire_bytes"]
 
 
+class _Rows:
+    """The segment rows of a trace as columns, one typed array each (`SEGMENT_COLUMNS`): 87 bytes
+    a row, where a row as a tuple of Python objects took some 600 (reading mathis97's M3 trace of
+    181,767 rows peaked at 273 MiB that way, at 178 MiB so), and the frame is made from the arrays
+    without a Python object per cell."""
+
+    def __init__(self):
+        from array import array
+
+        self.conn, self.time_s, self.seq, self.len, self.end, self.ack = (array("q"), array("d"), array("q"), array("q"),
+                                                                          array("q"), array("q"))
+        # `tcp_flags` and `flow` take few values: a row holds the index of its value.
+        self.tx, self.wire_bytes, self.flags_i, self.flow_i = array("q"), array("q"), array("q"), array("q")
+        # dir (1: b2a), syn, fin, rst, retx, dup_ack, event (1: rx): one byte each.
+        self.dir, self.syn, self.fin, self.rst, self.retx, self.dup, self.rx = (bytearray() for _ in range(7))
+        self.flag_values: dict = {}
+        self.flow_values: dict = {}
+
+    def __len__(self):
+        return len(self.time_s)
+
+    def add(self, conn, d, t, seq, ln, end, ack, flags, syn, fin, rst, retx, dup, tx, flow, wire) -> int:
+        """Append a `tx` row; returns its index."""
+        self.conn.append(conn)
+        self.dir.append(d == "b2a")
+        self.time_s.append(t)
+        self.seq.append(seq)
+        self.len.append(ln)
+        self.end.append(end)
+        self.ack.append(-1 if ack is None else ack)
+        self.flags_i.append(self.flag_values.setdefault(flags, len(self.flag_values)))
+        self.syn.append(syn)
+        self.fin.append(fin)
+        self.rst.append(rst)
+        self.retx.append(retx)
+        self.dup.append(dup)
+        self.rx.append(False)
+        self.tx.append(tx)
+        self.flow_i.append(self.flow_values.setdefault(flow, len(self.flow_values)))
+        self.wire_bytes.append(wire)
+        return len(self.time_s) - 1
+
+    def received(self, i: int, t: float):
+        """Append the `rx` row of the packet whose `tx` row is `i`, at `t`."""
+        for col in (self.conn, self.dir, self.seq, self.len, self.end, self.ack, self.flags_i, self.syn, self.fin, self.rst,
+                    self.retx, self.dup, self.tx, self.flow_i, self.wire_bytes):
+            col.append(col[i])
+        self.time_s.append(t)
+        self.rx.append(True)
+
+    def frame(self):
+        """The rows as the segments frame (the dtypes of tcplab's `segments` series)."""
+        import numpy as np
+        import pandas as pd
+
+        n = len(self)
+
+        def ints(a):
+            return np.frombuffer(a, dtype=np.int64) if n else np.zeros(0, np.int64)
+
+        def bools(a):
+            return np.frombuffer(bytes(a), dtype=np.uint8).astype(bool)
+
+        def values(index, table):
+            names = np.empty(len(table), dtype=object)
+            for v, k in table.items():
+                names[k] = v
+            return names[ints(index)]
+
+        ack = ints(self.ack)
+        sack = np.empty(n, dtype=object)
+        for i in range(n):
+            sack[i] = ()
+        return pd.DataFrame({
+            "conn": ints(self.conn),
+            "dir": pd.Categorical.from_codes(np.frombuffer(bytes(self.dir), dtype=np.uint8).astype(np.int8), ["a2b", "b2a"]),
+            "time_s": np.frombuffer(self.time_s, dtype=np.float64) if n else np.zeros(0),
+            "seq": ints(self.seq), "len": ints(self.len), "end": ints(self.end),
+            "ack": pd.arrays.IntegerArray(ack.copy(), ack < 0),
+            "tcp_flags": values(self.flags_i, self.flag_values),
+            "syn": bools(self.syn), "fin": bools(self.fin), "rst": bools(self.rst), "retx": bools(self.retx),
+            "dup_ack": bools(self.dup), "sack": sack,
+            "event": np.array(["tx", "rx"], dtype=object)[np.frombuffer(bytes(self.rx), dtype=np.uint8).astype(np.intp)],
+            "tx": ints(self.tx), "flow": values(self.flow_i, self.flow_values), "wire_bytes": ints(self.wire_bytes),
+        }, columns=SEGMENT_COLUMNS)
+
+
 def read_trace(path: str, script: Script):
     """The trace at `path` as (segments, drops) DataFrames."""
     import pandas as pd
@@ -84,10 +171,12 @@ def read_trace(path: str, script: Script):
     for lk in script.links:
         link_name[(lk.a, lk.b)] = f"{lk.name}:{lk.a}->{lk.b}"
         link_name[(lk.b, lk.a)] = f"{lk.name}:{lk.b}->{lk.a}"
-    # Rows as tuples in the order of SEGMENT_COLUMNS (a dict a row took some 1.3 KB: a 2x10^5-row
-    # trace held 270 MiB in the coordinator; a tuple is a fifth of it).
-    rows, drops = [], []
-    seen: dict = {}          # uid -> the row of its tx (a tuple, SEGMENT_COLUMNS)
+    rows = _Rows()
+    drops = []
+    # Both hold only packets still on their way: a packet's uid leaves `seen` when it reaches its
+    # destination or is dropped, and (uid, from, to) leaves `enq` once it reached `to` over that
+    # link (a route crosses a link once) or was dropped there.
+    seen: dict = {}          # uid -> the index of its tx row
     enq: set = set()         # (uid, from, to) enqueued
     sent: dict = {}          # (conn, dir, seq, syn) -> transmissions so far
     last_ack: dict = {}      # conn -> the last ACK number the sink sent
@@ -103,10 +192,13 @@ def read_trace(path: str, script: Script):
                 # A UDP datagram: its drops count per link (conn <NA>, as in tcplab's drops series).
                 if ev == "+":
                     enq.add((uid, a, b))
+                elif ev == "r":
+                    enq.discard((uid, a, b))
                 elif ev == "d":
                     drops.append(dict(time_s=t, link=link_name.get((node_of[a], node_of[b]), f"{a}->{b}"),
                                       reason="queue" if (uid, a, b) in enq else "loss", conn=None, dir=None, seq=seqno, len=size,
                                       syn=False, fin=False, retx=False, tx=1, wire_bytes=size))
+                    enq.discard((uid, a, b))
                 continue
             c = conns.get(fid)
             dyn = script.dynamic
@@ -143,9 +235,8 @@ def read_trace(path: str, script: Script):
                 if ack is not None and ln == 0 and not syn and not fin:
                     last_ack[(fid, d)] = ack
                 letters = "".join(ch for bit, ch in ((0x02, "S"), (0x01, "F"), (0x04, "R"), (0x10, "A")) if flg & bit)
-                seen[uid] = (c.conn, d, t, seqno, ln, seqno + ln + int(syn) + int(fin), ack, letters, syn, fin, bool(flg & 0x04), txn > 1, dup, (),
-                             "tx", txn, c.flow, size)
-                rows.append(seen[uid])
+                seen[uid] = rows.add(c.conn, d, t, seqno, ln, seqno + ln + int(syn) + int(fin), ack, letters, syn, fin, bool(flg & 0x04),
+                                     txn > 1, dup, txn, c.flow, size)
             elif first:
                 s = int(c.syn)
                 if kind == "tcp":
@@ -172,24 +263,25 @@ def read_trace(path: str, script: Script):
                         txn = 0
                     dup = not syn and last_ack.get(fid) == ack
                     last_ack[fid] = ack
-                seen[uid] = (c.conn, d, t, seq, ln, seq + ln + int(syn), ack, ("S" if syn and d == "a2b" else "SA" if syn else "A"), syn, False,
-                             False, txn > 1, dup, (), "tx", txn, c.flow, size)
-                rows.append(seen[uid])
-            info = seen.get(uid)
-            if info is None:
+                seen[uid] = rows.add(c.conn, d, t, seq, ln, seq + ln + int(syn), ack, ("S" if syn and d == "a2b" else "SA" if syn else "A"),
+                                     syn, False, False, txn > 1, dup, txn, c.flow, size)
+            if ev == "r":
+                enq.discard((uid, a, b))
+            i = seen.get(uid)
+            if i is None:
                 continue
-            if ev == "r" and node_of.get(b) == (c.dst if info[1] == "a2b" else c.src):
-                rows.append(info[:2] + (t,) + info[3:14] + ("rx",) + info[15:])
+            if ev == "r" and node_of.get(b) == (c.dst if rows.dir[i] == 0 else c.src):
+                rows.received(i, t)
+                del seen[uid]
             elif ev == "d":
                 reason = "queue" if (uid, a, b) in enq else "filter"
                 drops.append(dict(time_s=t, link=link_name.get((node_of[a], node_of[b]), f"{a}->{b}"), reason=reason, conn=c.conn,
-                                  dir=info[1], seq=info[3], len=info[4], syn=info[8], fin=info[9], retx=info[11], tx=info[15], wire_bytes=size))
-    seg = pd.DataFrame(rows, columns=SEGMENT_COLUMNS)
-    del rows, seen
-    seg["ack"] = pd.array(seg["ack"], dtype="Int64")
-    for col in ("conn", "seq", "len", "end", "tx", "wire_bytes"):
-        seg[col] = seg[col].astype("int64")
-    seg["dir"] = pd.Categorical(seg["dir"], ["a2b", "b2a"])
+                                  dir="b2a" if rows.dir[i] else "a2b", seq=rows.seq[i], len=rows.len[i], syn=bool(rows.syn[i]),
+                                  fin=bool(rows.fin[i]), retx=bool(rows.retx[i]), tx=rows.tx[i], wire_bytes=size))
+                enq.discard((uid, a, b))
+                del seen[uid]
+    del seen, enq
+    seg = rows.frame()
     dcols = ["time_s", "link", "reason", "conn", "dir", "seq", "len", "syn", "fin", "retx", "tx", "wire_bytes"]
     return seg, pd.DataFrame(drops, columns=dcols)
 
