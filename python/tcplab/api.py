@@ -277,7 +277,22 @@ class Result:
         self.wall_time_s = wall_time_s
         # Knobs written over a profile or preset asked for in the same run (`Scenario::tcp_notes`):
         # legal, but shown wherever the run is, so an override never passes unseen.
-        self.notes: list = list(data.get("notes", []))
+        self._notes: list = list(data.get("notes", []))
+        # (text, fmt, sets) of a run whose notes are read from its scenario on first use.
+        self._notes_of: Optional[tuple] = None
+
+    @property
+    def notes(self) -> list:
+        """Lines naming each TCP knob written over a profile or preset asked for in the same run
+        (`notes()`), read from the scenario when first asked for (a second parse of it)."""
+        if self._notes_of is not None:
+            text, fmt, sets = self._notes_of
+            self._notes, self._notes_of = notes(text, fmt, sets), None
+        return self._notes
+
+    @notes.setter
+    def notes(self, value) -> None:
+        self._notes, self._notes_of = list(value), None
 
     @classmethod
     def from_json(cls, text: str, wall_time_s: float = 0.0, series: Optional[dict] = None) -> "Result":
@@ -456,7 +471,7 @@ def run(
     else:
         out, recorded = _core.run_scenario(text, fmt, seed, _sets(sets), series=True, columns=True, **limits)
     res = Result.from_columns(out, wall_time_s=time.perf_counter() - t0, series=recorded)
-    res.notes = notes(text, fmt, sets)
+    res._notes_of = (text, fmt, tuple(_sets(sets)))
     return res
 
 
