@@ -206,3 +206,26 @@ def test_every_paper_check_can_fail(tiny):
 
     out, res = tiny
     assert_check_kinds(res["checks"], out)
+
+
+def test_no_ns2_leaves_the_ns2_column_out(tmp_path, monkeypatch):
+    """`tcplab reproduce mathis97 --no-ns2`: ns-2 is never started, no ns-2 column or cache is
+    written, the report says the column was left out, and the estimate drops ns-2's time."""
+    from click.testing import CliRunner
+
+    from tcplab.cli import main
+    from tcplab.ns2 import runner
+
+    def refuse(*a, **k):
+        raise AssertionError("ns-2 started although --no-ns2")
+
+    monkeypatch.setattr(runner, "run_tcl", refuse)
+    out = tmp_path / "m"
+    res = CliRunner().invoke(main, ["reproduce", "mathis97", "--scale", "tiny", "--only", "m3", "--no-ns2", "--out", str(out),
+                                    "--workers", "0", "-q"])
+    assert res.exit_code == 0, res.output
+    assert not (out / "ns2").exists()
+    assert "ns-2" not in (out / "tables" / "m3_table2.csv").read_text().splitlines()[0]
+    text = (out / "report.md").read_text()
+    assert "The ns-2 columns were left out" in text and "paper, ns-2 and tcplab" not in text and "--no-ns2" in text
+    assert m97.estimate_seconds("full", 2, ns2=False) < m97.estimate_seconds("full", 2)

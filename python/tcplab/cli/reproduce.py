@@ -16,8 +16,11 @@ from .common import _fail
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output directory (default results/STUDY[-quick]).")
 @click.option("--workers", type=int, default=None, help="Worker processes (default: every core; 0 = in this process).")
 @click.option("--only", default=None, help="mathis97: comma-separated experiments to run (default: all).")
+@click.option("--ns2/--no-ns2", default=True, show_default=True,
+              help="Run the ns-2 column beside tcplab's where the study has one (mathis97, rfc2415, ladha04, seddigh01; "
+                   "needs `ns`, and is most of the time of some); --no-ns2 leaves it out.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
-def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: bool) -> None:
+def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, ns2: bool, quiet: bool) -> None:
     """Reproduce a published study: run its sweeps (stored: a rerun only reads), then write the
     figures (PNG, SVG), the tables (Markdown, CSV) and a report (report.md, report.html) that sets
     the paper's numbers beside tcplab's with the tolerance and verdict of each."""
@@ -28,7 +31,7 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
     scale = scale or ("quick" if quick else "full")
     out = out or f"results/{study}" + ("" if scale == "full" else f"-{scale}")
     n = workers if workers is not None else (os.cpu_count() or 1)
-    est = mod.estimate_seconds(scale, max(1, n))
+    est = mod.estimate_seconds(scale, max(1, n), **({} if study == "allman98" else {"ns2": ns2}))
     if not quiet:
         when = f"{est:.0f} s" if est < 120 else f"{est / 60:.0f} min"
         click.echo(f"{study} ({scale}): about {when} on {max(1, n)} worker(s) (runs already in {out}/store are not run again)", err=True)
@@ -37,6 +40,8 @@ def reproduce_cmd(study: str, quick: bool, scale, out, workers, only, quiet: boo
         if study != "mathis97":
             _fail(f"--only applies to mathis97, not to {study}")
         kwargs["only"] = [x.strip() for x in only.split(",")]
+    if not ns2 and study != "allman98":
+        kwargs["ns2"] = False
     try:
         res = mod.reproduce(out, scale=scale, workers=workers, progress=None if not quiet else False,
                             log=(lambda m: None) if quiet else (lambda m: click.echo(m, err=True)),

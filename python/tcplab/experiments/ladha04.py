@@ -493,10 +493,10 @@ def _bulk_figure(report: Report, b: pd.DataFrame, out: Path) -> None:
 NS2_SEEDS = {"tiny": 1, "quick": 3, "full": 5}
 
 
-def estimate_seconds(scale: str, workers: int) -> float:
+def estimate_seconds(scale: str, workers: int, ns2: bool = True) -> float:
     n = {"tiny": 6, "quick": 360, "full": 1200}[scale]
     bulk = {"tiny": 1, "quick": 60, "full": 150}[scale] * 1.5
-    ns2 = {"tiny": 3, "quick": 240, "full": 400}[scale] * 0.8
+    ns2 = {"tiny": 3, "quick": 240, "full": 400}[scale] * 0.8 if ns2 else 0.0
     return (n * 0.05 + bulk + ns2) / max(1, workers) + 5   # ns-2's runs too, `workers` at once
 
 

@@ -265,11 +265,12 @@ def _estimate_packets(rows: Sequence[Dict[str, object]]) -> float:
     return total
 
 
-def estimate_seconds(scale: str, workers: int) -> float:
+def estimate_seconds(scale: str, workers: int, ns2: bool = True) -> float:
     """A rough wall-time estimate: about 0.4 µs of one core per data packet the model predicts
-    (measured on the full grids: 137 M packets, 48 core-seconds), plus start-up."""
+    (measured on the full grids: 137 M packets, 48 core-seconds), plus start-up; the ns-2 column
+    (M2, M3 and M4 in ns-2, one run at a time, its traces read back) about 60 s at full scale."""
     pk = _estimate_packets(m1_rows(scale)) + _estimate_packets(m4_rows(scale))
-    return pk * 0.4e-6 / max(1, workers) + 5
+    return pk * 0.4e-6 / max(1, workers) + 5 + ({"tiny": 5, "quick": 30, "full": 60}[scale] if ns2 else 0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -769,17 +770,20 @@ def run_m3(report: Report, scale: str, out: Path, workers, progress, ns2: bool =
                 f"Queue 15 (Table 2) and 100 (Table 3), drop-tail (DT) and RED (ns-1 defaults: {pairs(RED_NS1)}); "
                 f"{rows[0]['duration']} runs measured after a {rows[0]['warmup']} warmup. Models: eq. 3 with C = {C_M3}.")
     reasons = sorted({v for v in theirs.values() if isinstance(v, str)})
-    report.text("The ns-2 columns: each configuration run in ns-2.35 (the same scenario, overrides and seed, exported by "
-                "`tcplab.ns2`; ns-2 draws RED's randomness from its own stream), its cells computed from ns-2's packets by the rules "
-                "of tcplab's instruments (a retransmission at an instant no ACK arrived is a timeout; loss episodes, RTTM with "
-                "Karn's rule; the bottleneck's average queue as time, by Little's law from each packet's wait). ns-2's runs are kept "
-                "in ns2/ next to the store, keyed by the exported script."
-                + (f" Not run here: {'; '.join(reasons)}." if reasons else ""))
+    if ns2:
+        report.text("The ns-2 columns: each configuration run in ns-2.35 (the same scenario, overrides and seed, exported by "
+                    "`tcplab.ns2`; ns-2 draws RED's randomness from its own stream), its cells computed from ns-2's packets by the "
+                    "rules of tcplab's instruments (a retransmission at an instant no ACK arrived is a timeout; loss episodes, RTTM "
+                    "with Karn's rule; the bottleneck's average queue as time, by Little's law from each packet's wait). ns-2's runs "
+                    "are kept in ns2/ next to the store, keyed by the exported script."
+                    + (f" Not run here: {'; '.join(reasons)}." if reasons else ""))
+    else:
+        report.text("The ns-2 columns were left out of this reproduction (`ns2=False`, `tcplab reproduce --no-ns2`).")
     for q, name in ((15, "Table 2"), (100, "Table 3")):
         df = _m3_frame(cells, q, theirs if ns2 else None)
         csv = out / "tables" / f"m3_{name.lower().replace(' ', '')}.csv"
         df.to_csv(csv, index=False)
-        report.table(df, f"{name}: queue limit {q}, δ = 9.9 ms — paper, ns-2 and tcplab", csv)
+        report.table(df, f"{name}: queue limit {q}, δ = 9.9 ms — paper, {'ns-2 and ' if ns2 else ''}tcplab", csv)
     n2 = (lambda key, f: _ns2_value(theirs, key, f)) if ns2 else (lambda key, f: None)
     pct = models.model_percent
     checks = []
@@ -1069,9 +1073,10 @@ RUNNERS = {"t1": run_t1, "m1": run_m1, "m2": run_m2, "m3": run_m3, "m4": run_m4}
 
 
 def reproduce(out="results/mathis97", scale: str = "full", workers: Optional[int] = None, progress: Optional[bool] = None,
-              only: Optional[Sequence[str]] = None, log=print, command: Optional[Sequence[str]] = None) -> dict:
+              only: Optional[Sequence[str]] = None, log=print, command: Optional[Sequence[str]] = None, ns2: bool = True) -> dict:
     """Run the experiments (stored, so a rerun only reads), then write figures, tables and the report
-    (report.md, report.html, checks.csv) under `out`. Returns the paths and the summary."""
+    (report.md, report.html, checks.csv) under `out`. With `ns2` (and `ns` installed), M2, M3 and
+    M4 also run in ns-2 (the ns-2 column). Returns the paths and the summary."""
     check_scale(scale)
     which = list(only) if only else list(EXPERIMENTS)
     bad = [w for w in which if w not in RUNNERS]
@@ -1090,9 +1095,9 @@ def reproduce(out="results/mathis97", scale: str = "full", workers: Optional[int
     _SEEDS.clear()
     for w in which:
         log(f"mathis97 {w} ({scale})")
-        RUNNERS[w](report, scale, out, workers, progress)
+        RUNNERS[w](report, scale, out, workers, progress, **({} if w in ("t1", "m1") else {"ns2": ns2}))
     if command is None:
         command = ["tcplab.experiments.mathis97.reproduce(" + ", ".join(
-            [f"out={str(out)!r}", f"scale={scale!r}"] + ([f"only={list(only)!r}"] if only else [])) + ")"]
+            [f"out={str(out)!r}", f"scale={scale!r}"] + ([f"only={list(only)!r}"] if only else []) + ([] if ns2 else ["ns2=False"])) + ")"]
     report.provenance = provenance(command, _seed_text({w: _SEEDS.get(w, []) for w in which}))
     return finish(report, out, t0)

@@ -665,13 +665,13 @@ def run_sensitivity(report: Report, scale: str, out: Path, workers, progress) ->
     table(report, df, out, "sensitivity", "Sensitivity to the object-size distribution: 16 web clients, http1.0 (mean over seeds)")
 
 
-def estimate_seconds(scale: str, workers: int) -> float:
+def estimate_seconds(scale: str, workers: int, ns2: bool = True) -> float:
     """Rough: about 0.25 s of one core per 360 s run (0.05 s per 60 s run), plus start-up; the ns-2
     column `workers` runs of `ns` at once, about 1 s per 60 s run and 3 s per 360 s run (96 cells
     of Tables 1-5, 9 runs of Table 6)."""
     n = {"tiny": 28, "quick": 2 * (96 + 12 + 16), "full": 5 * (96 + 12 + 16)}[scale]
     per = 0.05 if scale == "tiny" else 0.25
-    ns2 = {"tiny": 22 * 1.0, "quick": 2 * 105 * 3.0, "full": 5 * 105 * 3.0}[scale]
+    ns2 = {"tiny": 22 * 1.0, "quick": 2 * 105 * 3.0, "full": 5 * 105 * 3.0}[scale] if ns2 else 0.0
     return (n * per + ns2) / max(1, workers) + 5
 
 

@@ -626,10 +626,10 @@ def _figures(report: Report, loss: pd.DataFrame, gran: pd.DataFrame, out: Path) 
         report.figure(png, f"T_avg, standard deviation and fairness index against the initial RTO ({name}; the paper's Figs. {figs})", svg)
 
 
-def estimate_seconds(scale: str, workers: int) -> float:
+def estimate_seconds(scale: str, workers: int, ns2: bool = True) -> float:
     # The ns-2 column's 14 runs take 3.5-10 s each of one core at the quick scale and 22-34 s at
     # the full one (measured), `workers` of them at once; tcplab's sweeps 30 s and about 240 s.
-    ns2 = {"tiny": 20, "quick": 90, "full": 400}[scale]
+    ns2 = {"tiny": 20, "quick": 90, "full": 400}[scale] if ns2 else 0
     return ({"tiny": 20, "quick": 60, "full": 480}[scale] + ns2) / max(1, workers) + 10
 
 
