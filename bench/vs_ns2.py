@@ -53,10 +53,12 @@ def ns2_run(n: int, duration: float, workdir: str) -> dict:
     from tcplab.ns2.script import export
 
     s = export(SCENARIO, sets=sets_for(n, duration), trace=False)
-    report = ("proc finish {} { global tcp; puts \"" + RUN_MARK + "[expr {[clock microseconds] - $::vs_run_t0}]\"; "
-              "foreach i [lsort -integer [array names tcp]] { puts \"" + MARK + "$i [$tcp($i) set ack_]\" }; exit 0 }")
-    assert s.tcl.count("proc finish {} { exit 0 }") == 1 and s.tcl.rstrip().endswith("$ns run"), "the exported script changed shape"
-    tcl = s.tcl.replace("proc finish {} { exit 0 }", report)
+    # The export's `finish` (at the duration) prints ns-2's own run time and each sender's highest
+    # ACK first, then does what it did.
+    report = ("proc finish {} {\n    global tcp\n    puts \"" + RUN_MARK + "[expr {[clock microseconds] - $::vs_run_t0}]\"\n"
+              "    foreach i [lsort -integer [array names tcp]] { puts \"" + MARK + "$i [$tcp($i) set ack_]\" }\n")
+    assert s.tcl.count("proc finish {} {\n") == 1 and s.tcl.rstrip().endswith("$ns run"), "the exported script changed shape"
+    tcl = s.tcl.replace("proc finish {} {\n", report)
     tcl = tcl.rstrip()[: -len("$ns run")] + "set ::vs_run_t0 [clock microseconds]\n$ns run\n"
     path = Path(workdir) / f"dumbbell{n}.tcl"
     path.write_text(tcl)
