@@ -293,8 +293,10 @@ fn an_rto_on_a_connection() {
 // ---------------------------------------------------------------------------------------------
 // HyStart (hystart_update)
 
-/// The ACK train: ACKs at most 2 ms apart that reach more than delay_min/2 past the round's
-/// start (unpaced, hystart_ack_delay 0 without GSO) end slow start: ssthresh = cwnd.
+/// The ACK train: ACKs at most 2 ms apart that reach more than (delay_min +
+/// hystart_ack_delay)/2 past the round's start end slow start: ssthresh = cwnd. Unpaced, the
+/// threshold is halved; hystart_ack_delay is min(1 ms, sk_gso_max_size · 4 / pacing rate), the
+/// whole millisecond at this connection's pacing rate (2 · 115 packets / 100 ms = 2.3 MB/s).
 #[test]
 fn hystart_ack_train_ends_slow_start() {
     let mut h = Harness::sending(64, cubic_cfg);
@@ -306,15 +308,53 @@ fn hystart_ack_train_ends_slow_start() {
     for k in 2..=51u64 {
         h.send(ms(100 + k - 1), ack(1 + pkts(k)));
     }
-    // At 150 ms, now − round_start = 50 ms is not more than delay_min/2 = 50 ms: still slow start.
     assert_eq!((h.info().cwnd, h.info().ssthresh), (pkts(115), INF));
-    // At 151 ms, 51 ms > 50 ms: HyStart found the exit; ssthresh = cwnd = 115 packets. The same
-    // ACK is then counted in congestion avoidance: W_max unknown, target = origin = 115, cnt =
-    // 100·115 capped at 20; snd_cwnd_cnt = 1: no growth.
-    h.send(ms(151), ack(1 + pkts(52)));
-    assert_eq!((h.info().cwnd, h.info().ssthresh), (pkts(115), pkts(115)));
-    h.send(ms(152), ack(1 + pkts(53)));
-    assert_eq!(h.info().cwnd, pkts(115), "congestion avoidance now");
+    // At 150.5 ms, now − round_start = 50.5 ms is not more than (100 + 1)/2 = 50.5 ms: still
+    // slow start (without hystart_ack_delay, 50.5 > 50 would have ended it).
+    h.send(ms(150) + 500 * US, ack(1 + pkts(52)));
+    assert_eq!((h.info().cwnd, h.info().ssthresh), (pkts(116), INF));
+    // At 150.501 ms, 50.501 > 50.5: HyStart found the exit; ssthresh = cwnd = 116 packets. The
+    // same ACK is then counted in congestion avoidance: W_max unknown, target = origin = 116,
+    // cnt = 100·116 capped at 20; snd_cwnd_cnt = 1: no growth.
+    h.send(ms(150) + 501 * US, ack(1 + pkts(53)));
+    assert_eq!((h.info().cwnd, h.info().ssthresh), (pkts(116), pkts(116)));
+    h.send(ms(152), ack(1 + pkts(54)));
+    assert_eq!(h.info().cwnd, pkts(116), "congestion avoidance now");
+}
+
+/// `hystart_ack_delay` below its 1 ms cap: at a pacing rate of 2 · 1000 packets of 1000 B per
+/// 1 ms of SRTT (2·10⁹ B/s) it is sk_gso_max_size · 4 / rate = 65215 · 4 · 10⁶ / (2·10⁹) = 130 µs.
+/// In a train of ACKs 1 µs apart from delay_min = 1 ms, cwnd grows one packet an ACK, so at the
+/// ACK k µs after the round's start the rate is 2·10⁶ · (1000 + k) B/s, the delay
+/// ⌊260,860 / (2 · (1000 + k))⌋ µs and the threshold (1000 + delay) >> 1: 542 µs at k = 542
+/// (delay 84) and at k = 543 (delay 84), which is the first beyond it. With no SRTT (no pacing
+/// rate) the delay is 0 and the threshold 500 µs.
+#[test]
+fn hystart_ack_delay_follows_the_pacing_rate_below_its_cap() {
+    use tcplab_core::tcp::cc::cubic::hystart_ack_delay_us;
+    assert_eq!(hystart_ack_delay_us(Some(2_000_000_000)), 130);
+    assert_eq!(hystart_ack_delay_us(Some(2_300_000)), 1000);
+    assert_eq!(hystart_ack_delay_us(None), 0);
+    // One train on the controller alone: delay_min 1 ms from the first ACK, ACKs 1 µs apart.
+    fn train(srtt: Option<Time>, last_us: u64) -> u64 {
+        let mut cc = controller();
+        let mut w = Window { cwnd: pkts(1000), ssthresh: INF };
+        let t0 = ms(10);
+        let mut delivered = MSS;
+        let first = AckSample { now: t0, acked: MSS, rtt: Some(ms(1)), delivered, in_flight: pkts(1000), srtt, ..Default::default() };
+        cc.on_ack(&mut w, &first);
+        for us in 1..=last_us {
+            delivered += MSS;
+            let a = AckSample { now: t0 + us * US, acked: MSS, delivered, in_flight: pkts(1000), srtt, ..Default::default() };
+            cc.on_ack(&mut w, &a);
+            if w.ssthresh != INF {
+                return us;
+            }
+        }
+        0
+    }
+    assert_eq!(train(Some(ms(1)), 700), 543, "threshold (1000 + 84) >> 1 = 542 µs at k = 543");
+    assert_eq!(train(None, 700), 501, "threshold 1000 >> 1 = 500 µs");
 }
 
 /// A gap of more than 2 ms breaks the train for the rest of the round (last_ack is not moved).

@@ -516,6 +516,7 @@ impl SenderCore {
             after_rto: self.slow_start_after_rto,
             rate: self.ack_rate,
             rack: self.ack_rack,
+            srtt: self.rtt.srtt(),
             ..Default::default()
         }
     }
@@ -537,7 +538,6 @@ impl SenderCore {
             prior_pipe: self.ack_prior_pipe,
             pipe: self.pipe_estimate(),
             ca,
-            srtt: self.rtt.srtt(),
             wstamp: self.wstamp(),
             ..self.ack_sample(acked)
         };

@@ -53,6 +53,24 @@ pub const HYSTART_MIN_SAMPLES: u8 = 8;
 /// 4..16 ms.
 pub const HYSTART_DELAY_MIN_US: u32 = 4000;
 pub const HYSTART_DELAY_MAX_US: u32 = 16000;
+/// `sk_gso_max_size` of a Linux TCP socket: every TCP socket builds GSO skbs (`sk_setup_caps`
+/// sets NETIF_F_GSO for TCP whatever the device's offloads: "tcp: switch to GSO being always
+/// on"), of at most the device's 64 KB (`GSO_LEGACY_MAX_SIZE`, a veth's default) less
+/// MAX_TCP_HEADER + 1 (`sk_dst_gso_max_size`; MAX_TCP_HEADER is 320 on a distribution x86-64
+/// kernel). Only `hystart_ack_delay` reads it here.
+pub const SK_GSO_MAX_SIZE: u64 = 65536 - 321;
+/// `hystart_ack_delay`'s cap: one millisecond.
+pub const HYSTART_ACK_DELAY_MAX_US: u64 = 1000;
+
+/// Linux's `hystart_ack_delay` (tcp_cubic.c): the ACK train's allowance for TSO/GRO
+/// aggregation, min(1 ms, sk_gso_max_size · 4 / sk_pacing_rate) in µs; 0 without a pacing rate.
+/// Below about 260 MB/s of pacing rate (2 Gb/s) it is the whole millisecond.
+pub fn hystart_ack_delay_us(pacing_rate: Option<u64>) -> u64 {
+    match pacing_rate {
+        Some(r) if r > 0 => (SK_GSO_MAX_SIZE * 4 * 1_000_000 / r).min(HYSTART_ACK_DELAY_MAX_US),
+        _ => 0,
+    }
+}
 
 /// The kernel's `cubic_root`: cbrt(a) by a table of the top bits then one Newton-Raphson step,
 /// x' = (2x + a/(x(x−1)))·341/1024, in the kernel's u32/u64 arithmetic (average error ≈ 0.195 %).
@@ -285,7 +303,7 @@ impl Cubic {
 
     /// `hystart_update` on one ACK; returns true when slow start should end (ssthresh = cwnd).
     /// `delay`: this ACK's RTT sample, µs, when it has one.
-    fn hystart_update(&mut self, cwnd: u32, a: &AckSample, delay: Option<u32>) -> bool {
+    fn hystart_update(&mut self, cwnd: u32, ssthresh: u32, a: &AckSample, delay: Option<u32>) -> bool {
         let now_us = a.now / US;
         if a.delivered > self.end_seq {
             self.hystart_reset(now_us, a.delivered + a.in_flight);
@@ -294,13 +312,16 @@ impl Cubic {
             return false;
         }
         let mut found = false;
-        // ACK train: ACKs at most 2 ms apart reaching past delay_min/2 from the round's start.
-        // threshold = delay_min + hystart_ack_delay(sk), halved when unpaced (SK_PACING_NONE);
-        // hystart_ack_delay is 0 without GSO (sk_gso_max_size 0: the testbed turns offloads
-        // off, and the simulator sends MSS segments), and tcplab's CUBIC is unpaced.
+        // ACK train: ACKs at most 2 ms apart reaching past (delay_min + hystart_ack_delay)/2
+        // from the round's start: threshold = delay_min + hystart_ack_delay(sk), halved when
+        // unpaced (SK_PACING_NONE, as CUBIC is without fq). The pacing rate is Linux's
+        // `tcp_update_pacing_rate` from this cwnd, the data out and SRTT (the kernel reads the
+        // one the previous ACK set: the same below 260 MB/s, where the delay is its 1 ms cap).
         if now_us.saturating_sub(self.last_ack) <= HYSTART_ACK_DELTA_US {
             self.last_ack = now_us;
-            let threshold = (self.delay_min as u64) >> 1;
+            let mss = self.mss.max(1);
+            let rate = crate::tcp::pacing::linux_pacing_rate(mss, cwnd as u64, ssthresh as u64, a.in_flight.div_ceil(mss), a.srtt);
+            let threshold = (self.delay_min as u64 + hystart_ack_delay_us(rate)) >> 1;
             if now_us.saturating_sub(self.round_start) > threshold {
                 found = true;
             }
@@ -349,7 +370,7 @@ impl CongestionControl for Cubic {
                 }
             }
             // HyStart needs delay_min: Linux always has a sample by the first ACK it sees.
-            if !self.found && cwnd < ssthresh && self.delay_min > 0 && self.hystart_update(cwnd, a, delay) {
+            if !self.found && cwnd < ssthresh && self.delay_min > 0 && self.hystart_update(cwnd, ssthresh, a, delay) {
                 ssthresh = cwnd;
                 w.ssthresh = cwnd as u64 * mss;
             }

@@ -54,6 +54,9 @@ pub struct AckSample {
     pub rate: Option<RateSample>,
     /// RACK's input (RFC 8985 §6.1 step 2): the most recently sent segment this ACK delivered.
     pub rack: Option<RackSample>,
+    /// The smoothed RTT (Linux `tp->srtt_us`), if sampled (CUBIC's HyStart reads the pacing
+    /// rate it gives).
+    pub srtt: Option<Time>,
     /// The fields below are filled only for a controller that owns the window
     /// (`owns_window`, Linux's `cong_control`: BBR), on every ACK.
     /// Sequence space delivered so far, cumulatively or by SACK (Linux `tp->delivered`, in
@@ -68,8 +71,6 @@ pub struct AckSample {
     pub pipe: u64,
     /// The sender's loss-recovery state (Linux `icsk_ca_state`).
     pub ca: CaPhase,
-    /// The smoothed RTT (Linux `tp->srtt_us`), if sampled.
-    pub srtt: Option<Time>,
     /// The earliest departure time of the next send (Linux `tcp_wstamp_ns`); `now` when unpaced.
     pub wstamp: Time,
 }
