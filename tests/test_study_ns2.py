@@ -117,6 +117,30 @@ def test_ns2_map_runs_workers_calls_at_once_and_keeps_their_order():
     assert study.ns2_map([], workers=2) == []
 
 
+def test_ns2_map_raises_what_it_is_not_told_to_keep_once_every_call_is_over():
+    done = []
+
+    def call(i):
+        def f():
+            if i == 1:
+                raise ValueError("a bug, not ns-2")
+            if i == 2:
+                raise runner.Ns2Error("ns-2 failed")
+            done.append(i)
+            return i
+        return f
+
+    for workers in (1, 2):
+        done.clear()
+        with pytest.raises(ValueError, match="a bug"):
+            study.ns2_map([call(i) for i in range(4)], workers=workers, keep=(runner.Ns2Error,))
+        assert sorted(done) == [0, 3]               # the other calls were made
+    got = study.ns2_map([call(i) for i in (0, 2, 3)], workers=2, keep=(runner.Ns2Error,))
+    assert got[0] == 0 and isinstance(got[1], runner.Ns2Error) and got[2] == 3
+    with pytest.raises(runner.Ns2Error):
+        study.ns2_map([call(2)], keep=())
+
+
 @needs_ns
 def test_two_ns2_runs_at_once_give_the_cells_of_one_after_the_other(tmp_path):
     def cells(r):

@@ -212,12 +212,10 @@ def ns2_runs(c: pd.DataFrame, out: Path, log=print, seeds: Optional[int] = None,
     calls = [lambda v=v, size=size, load=load, seed=seed: ns2_cached_run(
         scenario_path(), ns2_sets(v, size, int(load)), int(seed), out / "ns2", f"{v}_{size}_{int(load)}", ns2_cells,
         version=NS2_CELLS_VERSION, max_wall=NS2_WALL_S, record={"scenario": "topologies/ladha04.toml"}) for v, size, load, _, seed in keys]
-    for (v, size, load, rep, seed), cells in zip(keys, ns2_map(calls, workers)):
+    for (v, size, load, rep, seed), cells in zip(keys, ns2_map(calls, workers, keep=(runner.Ns2Error,))):
         if isinstance(cells, runner.Ns2Error):
             failed.append(f"{v} {size} {load} kb/s seed {seed}: {cells}")
             continue
-        if isinstance(cells, Exception):
-            raise cells
         got.append(dict(variant=v, size=size, load_kbps=int(load), replicate=int(rep), seed=int(seed), **cells))
     if failed:
         log(f"ns-2 failed on {len(failed)} of {len(rows)} runs; first: {failed[0]}")

@@ -339,9 +339,7 @@ def ns2_runs(scale: str, out: Path, log=print, workers: Optional[int] = None):
                         calls.append(lambda b=b, sets=sets, tag=tag, seed=seed: _ns2_run(b, sets, tag, seed, scale, folder, log, failed,
                                                                                         {"web": None}))
     rows = []
-    for key, got in zip(cells, ns2_map(calls, workers)):
-        if isinstance(got, Exception):
-            raise got
+    for key, got in zip(cells, ns2_map(calls, workers, keep=())):
         if got is not None:
             rows.append(dict(got["web"], **key))
     if failed:
@@ -556,10 +554,8 @@ def run_table6(report: Report, scale: str, out: Path, workers, progress, ns2: bo
         got = {g: [] for g in groups}
         seeds = range(1, _seeds(scale) + 1)
         runs = ns2_map([lambda seed=seed: _ns2_run(b, sets, f"{tag}_s{seed}_{scale}", seed, scale, folder, log, failed, groups)
-                        for seed in seeds], workers)
+                        for seed in seeds], workers, keep=())
         for seed, cells in zip(seeds, runs):
-            if isinstance(cells, Exception):
-                raise cells
             for g in groups:
                 if cells is not None:
                     got[g].append(dict(cells[g], seed=seed))

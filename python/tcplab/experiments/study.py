@@ -169,9 +169,11 @@ def ns2_cached_run(scenario, sets: Sequence[str], seed: int, folder, stem: str, 
     return c
 
 
-def ns2_map(calls: Sequence[Callable[[], object]], workers: Optional[int] = None) -> list:
+def ns2_map(calls: Sequence[Callable[[], object]], workers: Optional[int] = None, keep: tuple = (Exception,)) -> list:
     """Each zero-argument call (an ns-2 run of a study, `ns2_cached_run`) made on up to `workers`
-    threads, the results in the calls' order; an exception a call raised stands in its place.
+    threads, the results in the calls' order. An exception of a `keep` class that a call raised
+    (ns-2's own failures, `runner.Ns2Error`, for the caller to count) stands in its place; any
+    other (a bug) is raised, the first in the calls' order, once every call is over.
 
     ns-2 runs as a child process, so a thread only waits for it and reads its log back: `workers`
     runs of `ns` go on at once (`workers` None: one a core). What the calls share (the cache
@@ -187,9 +189,14 @@ def ns2_map(calls: Sequence[Callable[[], object]], workers: Optional[int] = None
 
     n = max(1, min(len(calls), workers if workers else (os.cpu_count() or 1)))
     if n == 1:
-        return [guarded(c) for c in calls]
-    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="ns2") as pool:
-        return list(pool.map(guarded, calls))
+        got = [guarded(c) for c in calls]
+    else:
+        with ThreadPoolExecutor(max_workers=n, thread_name_prefix="ns2") as pool:
+            got = list(pool.map(guarded, calls))
+    bug = next((g for g in got if isinstance(g, BaseException) and not isinstance(g, keep)), None)
+    if bug is not None:
+        raise bug
+    return got
 
 
 def table(report: Report, df, out: Path, stem: str, caption: str) -> Path:
