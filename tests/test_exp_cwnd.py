@@ -104,6 +104,9 @@ def test_the_cwnd_experiment_quick(tmp_path):
         assert 0.85 <= r["goodput_ratio"] <= 1.15, (where, r["goodput_ratio"])
         assert 0.8 <= r["mean_cwnd_ratio"] <= 1.25, (where, r["mean_cwnd_ratio"])
         assert (tmp_path / "cwnd" / f"{r['variant']}-10Mbps-20ms-s{r['seed']}" / "cwnd.png").stat().st_size > 0
+        # The box's own timing in the run, kept with its metrics (the box wrote its statistics).
+        t = r["box_timing"]
+        assert isinstance(t["late_max_ms"], float) and isinstance(t["read_lag_max_ms"], float) and t["read_lag_max_ms"] >= 0, t
         if r["variant"] == "loss":
             # The delay box dropped the pattern (each of its segments sent again by both), and
             # its large queue nothing else.
@@ -112,3 +115,13 @@ def test_the_cwnd_experiment_quick(tmp_path):
             assert r["box_dropped_queue"][0] == 0, where
         else:
             assert r["drops"] == 0 and r["box_dropped_queue"][0] > 0, where  # CUBIC overflowed the BDP queue
+
+
+def test_box_timing_reads_the_latest_write_and_read_in_milliseconds():
+    from tcplab.testbed.lab import box_timing
+
+    stats = {"frames": 10, "late_us": {"mean": 1.0, "p50": 10.0, "p99": 90.0, "max": 63336.8},
+             "read_lag_us": {"mean": 30.0, "p50": 20.0, "p99": 80.0, "max": 73573.9}}
+    assert box_timing(stats) == {"late_max_ms": pytest.approx(63.3368), "read_lag_max_ms": pytest.approx(73.5739)}
+    assert box_timing(None) == {"late_max_ms": None, "read_lag_max_ms": None}
+    assert box_timing({"late_us": {"max": 120.0}}) == {"late_max_ms": pytest.approx(0.12), "read_lag_max_ms": None}

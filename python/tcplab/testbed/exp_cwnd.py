@@ -250,6 +250,8 @@ def analyse(d: Path) -> dict:
     err = window_error(k_t, k_c, s_rel, s_c, end)
     plot(d / "cwnd.png", k_t, k_c, s_rel, s_c,
          f"{meta['variant']}, {meta['rate']}, RTT {meta['rtt_ms']:g} ms, seed {seed}: median |Δcwnd|/cwnd {err['median'] if err['median'] is not None else float('nan'):.3f}")
+    from .lab import box_timing
+
     box = json.loads((d / "box-stats.json").read_text()) if (d / "box-stats.json").exists() else {}
     khy = kernel_hystart_exit([(t, c, s) for t, c, s in zip(k_t, k_c, [r[2] for r in rows])], counters)
     res = {"variant": meta["variant"], "rate": meta["rate"], "rtt_ms": meta["rtt_ms"], "seed": seed, "segments": meta["segments"],
@@ -266,6 +268,8 @@ def analyse(d: Path) -> dict:
            # The box's counts (box-stats.json is written four times a second: the last quarter
            # second of a run may be missing from them).
            "box_dropped_by_seq": box.get("dropped_by_seq"),
+           # How far the box kept to its schedule (a stall of the machine shows here).
+           "box_timing": box_timing(box),
            # The box's queue drops, per link direction (data direction first).
            "box_dropped_queue": [int(v.get("dropped", 0)) for v in box.get("links") or []]}
     (d / "cwnd.json").write_text(json.dumps(res, indent=1, default=str))

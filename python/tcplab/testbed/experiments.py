@@ -203,7 +203,7 @@ def drops(out: Path, quick: bool, profile: str = "linux") -> tuple[str, dict]:
     kernel untuned (its controller the profile's) beside the simulated `profile`; the data
     sender's first 500 segments compared (testbed/segmatch.py)."""
     from .. import api
-    from . import pathexcess, segmatch
+    from . import lab, pathexcess, segmatch
 
     rates = DROP_RATES[:1] if quick else DROP_RATES
     rtts = DROP_RTTS_MS[:1] if quick else DROP_RTTS_MS
@@ -243,7 +243,8 @@ def drops(out: Path, quick: bool, profile: str = "linux") -> tuple[str, dict]:
                     simulate(cal, cd, [host], sets=rec.get("sets", ()))
                     mc = segmatch.match(rec["captures"][host], cd / f"sim-{host}.pcap", port, n=DROP_SEGMENTS)
                     ok_cal += mc.ok
-                res[f"{rate}-{rtt}-{name}"] = {"segments": segs, "ok": m.ok, "same": m.same, "compared": m.compared, "timed": m.timed,
+                res[f"{rate}-{rtt}-{name}"] = {"box_timing": lab.box_timing(rec.get("box")),
+                                               "segments": segs, "ok": m.ok, "same": m.same, "compared": m.compared, "timed": m.timed,
                                                "first_diff": m.first_diff, "worst_dt_ms": m.worst_dt_ms, "text": m.describe(),
                                                "psh_same": m.psh_same, "psh_first_diff": m.psh_first_diff, "path_excess": ex,
                                                "calibrated": None if mc is None else {"ok": mc.ok, "same": mc.same, "timed": mc.timed,

@@ -79,6 +79,21 @@ def rt_prefix(prio: int = RT_BOX) -> list:
     return _RT + [str(prio)] if _RT else []
 
 
+def box_timing(stats: Optional[dict]) -> dict:
+    """How far the delay box kept to its schedule in a run, from its statistics (`box-stats.json`,
+    the run's `box`): `late_max_ms`, its latest write against the frame's scheduled time, and
+    `read_lag_max_ms`, the longest a frame waited to be read. A quiet run stays within about
+    0.5 ms and 10 ms; tens of milliseconds are a stall of the whole machine, which moves the real
+    side's timing (docs/testbed.md). None where the statistics lack them."""
+    stats = stats or {}
+
+    def ms(key):
+        v = (stats.get(key) or {}).get("max")
+        return None if v is None else float(v) / 1000.0
+
+    return {"late_max_ms": ms("late_us"), "read_lag_max_ms": ms("read_lag_us")}
+
+
 def _sh(*args, check=True, timeout=20, input=None) -> subprocess.CompletedProcess:
     return netns.sh(*args, check=check, timeout=timeout, input=input, error=TestbedError)
 
