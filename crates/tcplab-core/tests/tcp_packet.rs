@@ -87,12 +87,17 @@ impl FireForTest for tcplab_core::engine::Timer {
 // ---------------------------------------------------------------------------------------------
 // Slow start and congestion avoidance (RFC 5681 §3.1)
 
-#[test]
-fn congestion_avoidance_adds_about_one_mss_per_rtt() {
+/// A NewReno sender with IW 10 and ssthresh 5 segments: in congestion avoidance from the start.
+fn newreno_iw10_ssthresh5() -> Snd {
     let mut c = cfg(Variant::Newreno);
     c.initial_window = InitialWindow::Segments(10);
     c.initial_ssthresh = Limit::Bytes(Size(5 * MSS));
-    let mut h = Snd::new(c, None);
+    Snd::new(c, None)
+}
+
+#[test]
+fn congestion_avoidance_adds_about_one_mss_per_rtt() {
+    let mut h = newreno_iw10_ssthresh5();
     assert_eq!(h.sent_segs(), (1..=10).collect::<Vec<_>>());
     // cwnd (10) >= ssthresh (5): congestion avoidance from the start. Acknowledge one window of
     // ten segments one by one: cwnd grows by SMSS·SMSS/cwnd per ACK, a little under one SMSS.
@@ -121,10 +126,7 @@ fn congestion_avoidance_starts_its_remainder_again_after_a_reduction() {
     // RFC 5681 eq. 3 in whole bytes carries SMSS²/cwnd's remainder from ACK to ACK. It belongs to
     // the window that grew: after a loss the next avoidance starts from zero, as ns-2's cwnd_
     // (a double, `cwnd_ += 1/cwnd_`, tcp/tcp.cc) starts from the window slowdown() set.
-    let mut c = cfg(Variant::Newreno);
-    c.initial_window = InitialWindow::Segments(10);
-    c.initial_ssthresh = Limit::Bytes(Size(5 * MSS));
-    let mut h = Snd::new(c, None);
+    let mut h = newreno_iw10_ssthresh5();
     let mut top = *h.sent_segs().last().unwrap();
     // Ten ACKs of avoidance from 10 segments: 10,958 bytes and a remainder of 7,039.
     for k in 1..=10 {
