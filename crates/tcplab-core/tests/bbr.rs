@@ -7,7 +7,7 @@
 #[macro_use]
 mod harness;
 
-use harness::{Harness, Seg, MSS};
+use harness::{Harness, Seg, MSS, SYNACK};
 use std::collections::VecDeque;
 use tcplab_core::tcp::cc::CcModel;
 use tcplab_core::tcp::config::Cc;
@@ -61,6 +61,22 @@ impl Path {
             h.conn.snd.core.cc.seed(s, "conn:0");
         }
         h.write(0, 1 << 40);
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new() }
+    }
+
+    /// Opened by a handshake (Linux's RTT estimator: the SYN's round trip feeds `tcp_min_rtt`)
+    /// whose SYN-ACK arrives `PROP` after the SYN, the data written before it.
+    fn with_handshake() -> Path {
+        let mut c = harness::cfg();
+        bbr_cfg(&mut c);
+        c.handshake = true;
+        c.handshake_rtt_sample = true;
+        c.rto_model = tcplab_core::tcp::config::RtoModel::Linux;
+        let mut h = Harness::client(c);
+        h.conn.snd.core.cc.seed(1, "conn:0");
+        assert_eq!(h.take_sent().len(), 1, "the SYN");
+        h.write(0, 1 << 40);
+        h.send(PROP, SYNACK);
         Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new() }
     }
 
@@ -272,6 +288,35 @@ fn probe_rtt_after_ten_seconds_without_a_lower_min_rtt_for_200_ms_at_4_packets()
     let x = p.log[exit];
     assert_eq!(x.m.mode, "probe_bw");
     assert!(x.cwnd >= p.log[enter - 1].cwnd, "{x:?} after {:?}", p.log[enter - 1]);
+}
+
+#[test]
+fn bbr_init_takes_min_rtt_and_the_pacing_rate_from_the_handshake() {
+    let mut p = Path::with_handshake();
+    // bbr_init (tcp_init_transfer, after the SYN-ACK's RTT sample): min_rtt_us = tcp_min_rtt(tp),
+    // before any data is acknowledged.
+    let i = p.h.info();
+    assert_eq!(i.cc_model.unwrap().min_rtt, Some(PROP));
+    // bbr_init_pacing_rate_from_rtt: high_gain (739/256) · cwnd (10) / srtt (40 ms), less
+    // bbr_pacing_margin_percent (1 %), about 714 kB/s, not the nominal 1 ms's 40 times more.
+    let rate = i.pacing_rate.unwrap();
+    let want = 10.0 * MSS as f64 / 0.040 * 739.0 / 256.0 * 0.99;
+    assert!((rate as f64 - want).abs() / want < 1e-3, "pacing rate {rate} B/s, want about {want:.0}");
+    // (The initial window itself leaves unpaced, as in the kernel: tcp_update_skb_after_send
+    // paces from data_segs_out 10 on, tests/pacing.rs.)
+    assert_eq!(p.h.take_sent().iter().filter(|(_, s)| s.len > 0).count(), 10);
+}
+
+#[test]
+fn probe_rtt_comes_ten_seconds_after_the_handshake_when_no_data_rtt_is_lower() {
+    let mut p = Path::with_handshake();
+    p.run_until(ms(10_200));
+    // The data round trips (40 ms + 0.8 ms of transmission at least) never go below the SYN's
+    // 40 ms, so bbr_update_min_rtt's stamp stays at bbr_init's (the SYN-ACK's arrival): PROBE_RTT
+    // on the first ACK more than bbr_min_rtt_win_sec (10 s) after it.
+    let enter = p.log.iter().find(|s| s.m.mode == "probe_rtt").expect("PROBE_RTT entered");
+    assert!(p.log.iter().all(|s| s.m.min_rtt == Some(PROP) || s.t >= enter.t));
+    assert!(enter.t > PROP + 10_000_000_000 && enter.t <= PROP + 10_000_000_000 + 2 * TX, "entered at {} ns", enter.t);
 }
 
 #[test]

@@ -90,7 +90,7 @@ def cleanup_cmd() -> None:
 
 @testbed_group.command("experiments")
 @click.option("-o", "--out", "out", type=click.Path(file_okay=False), default="testbed-experiments", show_default=True)
-@click.option("--only", multiple=True, help="Run only these experiments (boxacc, seddigh, table2, allman, loss, drops, cwnd).")
+@click.option("--only", multiple=True, help="Run only these experiments (boxacc, seddigh, table2, allman, loss, drops, cwnd, ecn, bbr).")
 @click.option("--quick", is_flag=True, help="Fewer repetitions and sizes (a check that it runs).")
 def experiments_cmd(out, only, quick) -> None:
     """Run the experiments of docs/testbed.md on the real stack and in the simulator; write

@@ -30,6 +30,7 @@ from typing import Optional
 from . import TestbedError, compare, run, simulate  # noqa: F401
 from .exp_cwnd import cwnd  # noqa: F401  (its own module: CUBIC's window, 10 seeds)
 from .exp_ecn import ecn
+from .exp_bbr import bbr  # noqa: F401  (its own module: BBR v1 against tcp_bbr.c)
 
 LINK = {"kind": "single_link", "rate": "10Mbps", "delay": "50ms"}
 
@@ -265,7 +266,7 @@ def drops(out: Path, quick: bool, profile: str = "linux") -> tuple[str, dict]:
 
 
 EXPERIMENTS = {"boxacc": boxacc, "seddigh": seddigh, "table2": table2, "allman": allman, "loss": loss, "drops": drops, "cwnd": cwnd,
-               "ecn": ecn}
+               "ecn": ecn, "bbr": bbr}
 
 
 def run_all(out: Path, only: Optional[list] = None, quick: bool = False) -> str:

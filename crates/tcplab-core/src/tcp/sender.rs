@@ -116,6 +116,7 @@ impl TcpSender {
                 sample_rtt(c, sent, now, una);
             }
         }
+        c.cc_established();
         let c = &mut self.core;
         c.begin_data(out);
         self.rec.after_app_send(&mut self.core);
@@ -210,6 +211,7 @@ impl TcpSender {
         if iw_one_segment(&c.cfg, c.syn_tx.saturating_sub(1)) {
             c.cc_event(CongestionEvent::HandshakeLoss);
         }
+        c.cc_established();
         // ns-2's Fack and SackRH: data starts at cwnd 2 after the SYN (tcp/legacy/).
         super::legacy::syn_ack_opens_cwnd(c);
         let ack_alone = c.cfg.handshake_ack_alone;

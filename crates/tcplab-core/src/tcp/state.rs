@@ -719,6 +719,15 @@ impl SenderCore {
         self.commit_window(w);
     }
 
+    /// The connection is established, the handshake's RTT sample taken and the initial window
+    /// set: the controller's `init` (Linux `tcp_init_transfer` → `tcp_init_congestion_control`).
+    pub fn cc_established(&mut self) {
+        let mut w = self.window();
+        let (now, srtt, min_rtt) = (self.now, self.rtt.srtt(), self.rtt.min_rtt());
+        self.cc.on_established(&mut w, now, srtt, min_rtt);
+        self.commit_window(w);
+    }
+
     /// The window a recovery strategy repairs with (through the controller).
     pub fn set_recovery_window(&mut self, cwnd: u64) {
         let mut w = self.window();

@@ -11,8 +11,8 @@
 //! (`owns_window`, the kernel's `cong_control` hook) and needs pacing (`SK_PACING_NEEDED`).
 //! Differences, all documented in docs/tcp.md: the kernel's jiffies stamps (min_rtt window,
 //! PROBE_RTT's 200 ms) are exact nanoseconds here; `rs->is_ack_delayed` is never set; `rs->rtt_us`
-//! is the RTT of the newest delivered segment when it was not retransmitted; min_rtt starts from
-//! the first data ACK's sample, not the handshake's.
+//! is the kernel's ca_rtt with `rto_model = "linux"` (timestamps included), otherwise the RTT of
+//! the newest delivered segment when it was not retransmitted.
 
 use super::{AckSample, CaPhase, CcModel, CongestionControl, CongestionEvent, Window};
 use crate::engine::RngStream;
@@ -225,6 +225,9 @@ pub struct Bbr {
     now: Time,
     wstamp: Time,
     app_limited_request: bool,
+    /// The sender takes Linux's RTT sample on every ACK (`rto_model = "linux"`): `rs->rtt_us`
+    /// is then its ca_rtt; otherwise the newest delivered segment's round trip.
+    kernel_rtt: bool,
 }
 
 impl Bbr {
@@ -279,6 +282,7 @@ impl Bbr {
             now: 0,
             wstamp: 0,
             app_limited_request: false,
+            kernel_rtt: cfg.rto_model == crate::tcp::config::RtoModel::Linux,
         };
         b.init_pacing_rate_from_rtt(None);
         b
@@ -728,11 +732,21 @@ impl Bbr {
             rs.prior_delivered = r.prior_delivered;
             rs.is_app_limited = r.app_limited;
         }
-        if let Some(k) = a.rack.filter(|k| !k.retransmitted) {
+        if self.kernel_rtt {
+            // `tcp_ack_update_rtt`: rs->rtt_us = ca_rtt_us, the newest (S)ACKed record never
+            // retransmitted, or the TSecr's whole milliseconds when only the timestamp measures
+            // (`tcp_rtt_tsopt_us`, which can read below the path's true round trip); -1 without
+            // a sample (`SenderCore::linux_ack_rtt`).
+            if let Some(r) = a.rtt {
+                rs.rtt_us = (r / 1000) as i64;
+            }
+        } else if let Some(k) = a.rack.filter(|k| !k.retransmitted) {
             rs.rtt_us = (a.now.saturating_sub(k.xmit_ts) / 1000) as i64;
         }
         rs.losses = self.pkts(a.lost.saturating_sub(self.lost_seq));
-        rs.acked_sacked = self.pkts(a.acked + a.sacked);
+        // `tcp_rate_gen`: "freshly ACKed or SACKed", the change of tp->delivered: a cumulative
+        // ACK over data SACKed earlier delivers none of it again.
+        rs.acked_sacked = self.pkts(a.delivered_seq.saturating_sub(self.delivered_seq));
         rs.prior_in_flight = self.pkts(a.prior_pipe);
         rs
     }
@@ -768,6 +782,20 @@ impl CongestionControl for Bbr {
         self.set_pacing_rate(bw, self.pacing_gain, a.srtt);
         self.set_cwnd(&rs, rs.acked_sacked, bw, self.cwnd_gain, a.ca);
         w.cwnd = self.cwnd * self.mss;
+    }
+
+    /// `bbr_init` at `tcp_init_transfer`: min_rtt from the handshake's sample
+    /// (`tcp_min_rtt(tp)`), stamped now, so the first PROBE_RTT comes 10 s after the connection
+    /// opened (not after the first data ACK); the pacing rate from the handshake's srtt
+    /// (`bbr_init_pacing_rate_from_rtt`: high_gain · cwnd / srtt), so the initial window is
+    /// paced at the path's round trip, not at the nominal 1 ms.
+    fn on_established(&mut self, w: &mut Window, now: Time, srtt: Option<Time>, min_rtt: Option<Time>) {
+        self.now = now;
+        self.cwnd = (w.cwnd / self.mss).max(1);
+        self.min_rtt_us = min_rtt.map_or(u32::MAX, |m| (m / 1000).min(u32::MAX as u64 - 1) as u32);
+        self.min_rtt_stamp = now;
+        self.has_seen_rtt = false;
+        self.init_pacing_rate_from_rtt(srtt);
     }
 
     fn on_congestion_event(&mut self, w: &mut Window, ev: CongestionEvent) {
@@ -870,6 +898,24 @@ mod tests {
     fn gains_are_the_kernels() {
         assert_eq!((HIGH_GAIN, DRAIN_GAIN, CWND_GAIN), (739, 88, 512));
         assert_eq!(PACING_GAIN, [320, 192, 256, 256, 256, 256, 256, 256]);
+    }
+
+    /// `tcp_rate_gen`: `rs->acked_sacked` is the change of `tp->delivered`, so a cumulative ACK
+    /// over data SACKed before counts only what it newly delivers; entering recovery on it,
+    /// `bbr_set_cwnd_to_recover_or_restore` sets cwnd = packets in flight + that.
+    #[test]
+    fn a_cumulative_ack_over_sacked_data_adds_only_what_it_newly_delivers() {
+        let mut cfg = TcpConfig::rfc();
+        cfg.mss = crate::units::Size(1000);
+        let mut b = Bbr::new(&cfg);
+        let mut w = Window { cwnd: 100_000, ssthresh: u64::MAX };
+        // 50 packets SACKed above a hole (still open).
+        b.on_ack(&mut w, &AckSample { now: 1_000_000, sacked: 50_000, delivered_seq: 50_000, pipe: 40_000, prior_pipe: 90_000, ..Default::default() });
+        // The hole's retransmission arrives: the cumulative ACK covers it and the 50 SACKed
+        // packets (51 packets acknowledged, 1 newly delivered), and recovery starts on this ACK.
+        let a = AckSample { now: 2_000_000, acked: 51_000, delivered_seq: 51_000, pipe: 30_000, prior_pipe: 31_000, ca: CaPhase::Recovery, ..Default::default() };
+        b.on_ack(&mut w, &a);
+        assert_eq!(w.cwnd, 31 * 1000, "in flight (30) + newly delivered (1), not + 51");
     }
 
     #[test]

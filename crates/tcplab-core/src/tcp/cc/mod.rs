@@ -317,6 +317,11 @@ pub trait CongestionControl: Send {
     fn take_app_limited_request(&mut self) -> bool {
         false
     }
+    /// The connection is established: Linux `tcp_init_transfer` sets the initial window (one
+    /// packet after a lost SYN or SYN-ACK) and then calls the controller's `init`
+    /// (`tcp_init_congestion_control`), after the handshake's RTT sample, so `srtt` and
+    /// `min_rtt` (`tcp_min_rtt`) are what the handshake measured (None without a sample).
+    fn on_established(&mut self, _w: &mut Window, _now: Time, _srtt: Option<Time>, _min_rtt: Option<Time>) {}
     /// The run's seed and a name for this connection: a controller that draws (BBR's random
     /// PROBE_BW phase) takes its own stream (`engine::rng`). Called before data is sent.
     fn seed(&mut self, _seed: u64, _name: &str) {}
