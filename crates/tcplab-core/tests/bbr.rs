@@ -389,3 +389,38 @@ fn a_loss_conserves_packets_for_a_round_then_restores_the_window() {
     assert!(after.cwnd >= before.cwnd, "{after:?} after {before:?}");
     assert_eq!(p.h.info().retrans, 1);
 }
+
+/// `tcp_ack_update_rtt`: BBR's rate sample takes ca_rtt as `rs->rtt_us`; an ACK of a
+/// retransmission alone has no sequence sample (Karn) but, with timestamps, its TSecr times it
+/// in whole milliseconds (`tcp_rtt_tsopt_us`), and `bbr_update_min_rtt` takes it when lower: the
+/// kernel's min_rtt can fall to a whole millisecond below the path's round trip after a loss,
+/// which restarts the 10 s until PROBE_RTT.
+#[test]
+fn an_ack_of_a_retransmission_timed_by_its_tsecr_lowers_min_rtt_to_whole_milliseconds() {
+    let mut c = harness::cfg();
+    bbr_cfg(&mut c);
+    c.handshake = true;
+    c.handshake_rtt_sample = true;
+    c.timestamps = true;
+    c.rto_model = tcplab_core::tcp::config::RtoModel::Linux;
+    let mut h = Harness::client(c);
+    h.conn.snd.core.cc.seed(1, "conn:0");
+    h.write(0, 1 << 30);
+    let syn = h.take_sent();
+    let (syn_ts, _) = syn[0].1.ts.expect("the SYN offers timestamps");
+    // The SYN's round trip, 100 ms, is the first min_rtt (bbr_init).
+    h.send(ms(100), seg!(ts = Some((5000, syn_ts)), ..SYNACK));
+    assert_eq!(h.info().cc_model.unwrap().min_rtt, Some(ms(100)));
+    h.take_sent();
+    // Nothing is acknowledged: the retransmission timer resends the first segment.
+    let rto = h.deadline(TimerKind::Rto).expect("the RTO is armed");
+    h.advance_to(rto);
+    let resent = h.take_sent();
+    let (t_r, r) = resent.iter().find(|(_, s)| s.seq == 1 && s.len > 0).copied().expect("segment 1 resent");
+    let (tsval, _) = r.ts.expect("timestamps on");
+    // Its ACK 40.3 ms later echoes the retransmission's TSval.
+    let t_a = t_r + 40_300_000;
+    h.send(t_a, seg!(seq = 1, ack = 1 + r.len as u64, ts = Some((5100, tsval))));
+    let m = h.info().cc_model.unwrap().min_rtt.expect("a min_rtt");
+    assert!(m == ms(40) || m == ms(41), "min_rtt {m} ns: the TSecr's whole milliseconds");
+}
