@@ -153,7 +153,7 @@ def sample_during(scenario, out, parse: Callable = cwnd_ssthresh_rtt, congctl=No
     """Run `scenario` on the testbed (its results in `out`) while sampling `ss -tin` of the
     sender's connection to port 5001; each row is (seconds since the first sample, *parse(text)).
     `extra(ns, rows)`, if given, is called after each row. The sampler of
-    experiments/testbed/ss_sample.py and bbr_ss_sample.py."""
+    experiments/testbed/ss_sample.py."""
     rows, _ = sample_run(scenario, out, parse=parse, congctl=congctl, on_row=extra, **run_kw)
     t0 = rows[0][0] if rows else 0.0
     return [(round(r[0] - t0, 4), *r[1:]) for r in rows]
