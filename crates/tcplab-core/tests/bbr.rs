@@ -35,6 +35,36 @@ struct Snap {
     qdelay: Time,
 }
 
+/// A token-bucket policer at the link's input (one bucket, as RFC 2697's committed rate):
+/// `rate` bytes a second, `burst` bytes deep, full at first; a segment that finds fewer tokens
+/// than its length is dropped before it uses the link.
+struct Policer {
+    rate: u64,
+    burst: u64,
+    /// Tokens in byte·ns per second units (bytes × 10⁹), so that refilling stays in integers.
+    tokens: u128,
+    last: Time,
+}
+
+impl Policer {
+    fn new(rate: u64, burst: u64) -> Policer {
+        Policer { rate, burst, tokens: burst as u128 * 1_000_000_000, last: 0 }
+    }
+
+    fn admit(&mut self, now: Time, len: u64) -> bool {
+        let cap = self.burst as u128 * 1_000_000_000;
+        self.tokens = (self.tokens + (now - self.last) as u128 * self.rate as u128).min(cap);
+        self.last = now;
+        let need = len as u128 * 1_000_000_000;
+        if self.tokens >= need {
+            self.tokens -= need;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 struct Path {
     h: Harness,
     link_free: Time,
@@ -47,6 +77,9 @@ struct Path {
     /// First transmissions of these segment starts are lost on the way.
     drops: Vec<u64>,
     ca: Vec<tcplab_core::tcp::CaState>,
+    /// The state right after each retransmission timeout.
+    rtos: Vec<Snap>,
+    policer: Option<Policer>,
 }
 
 fn bbr_cfg(c: &mut TcpConfig) {
@@ -61,7 +94,7 @@ impl Path {
             h.conn.snd.core.cc.seed(s, "conn:0");
         }
         h.write(0, 1 << 40);
-        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new() }
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new(), rtos: Vec::new(), policer: None }
     }
 
     /// Opened by a handshake (Linux's RTT estimator: the SYN's round trip feeds `tcp_min_rtt`)
@@ -77,7 +110,7 @@ impl Path {
         assert_eq!(h.take_sent().len(), 1, "the SYN");
         h.write(0, 1 << 40);
         h.send(PROP, SYNACK);
-        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new() }
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new(), rtos: Vec::new(), policer: None }
     }
 
     /// With SACK (RFC 6675 recovery) and these segments (by number) lost once.
@@ -90,7 +123,25 @@ impl Path {
         h.conn.snd.core.cc.seed(1, "conn:0");
         h.write(0, 1 << 40);
         let drops = drops.iter().map(|k| 1 + (k - 1) * MSS).collect();
-        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops, ca: Vec::new() }
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops, ca: Vec::new(), rtos: Vec::new(), policer: None }
+    }
+
+    /// The `linux` profile's sender (RACK-TLP, PRR, Linux's RTO; no handshake, no timestamps:
+    /// the model receiver echoes none) with BBR, behind a token-bucket policer.
+    fn linux_policed(rate: u64, burst: u64) -> Path {
+        let mut c = TcpConfig::profile("linux").unwrap();
+        let base = harness::cfg();
+        c.handshake = false;
+        c.handshake_rtt_sample = false;
+        c.fin = false;
+        c.timestamps = false;
+        c.mss = base.mss;
+        c.rwnd = base.rwnd;
+        bbr_cfg(&mut c);
+        let mut h = Harness::client(c);
+        h.conn.snd.core.cc.seed(1, "conn:0");
+        h.write(0, 1 << 40);
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new(), rtos: Vec::new(), policer: Some(Policer::new(rate, burst)) }
     }
 
     /// The receiver takes [a, b) and answers with its cumulative ACK and SACK blocks.
@@ -122,6 +173,11 @@ impl Path {
             if s.len == 0 {
                 continue;
             }
+            if let Some(p) = self.policer.as_mut() {
+                if !p.admit(t, s.len as u64) {
+                    continue;
+                }
+            }
             let start = t.max(self.link_free);
             self.link_free = start + TX;
             if let Some(i) = self.drops.iter().position(|&d| d == s.seq) {
@@ -132,19 +188,32 @@ impl Path {
         }
     }
 
+    /// The state now, `q` the queueing delay of the segment just acknowledged.
+    fn snap(&self, t: Time, q: Time) -> Snap {
+        let i = self.h.info();
+        Snap { t, m: i.cc_model.unwrap(), cwnd: i.cwnd / MSS, in_flight: i.bytes_in_flight.div_ceil(MSS), sacked: i.sacked.div_ceil(MSS), next: self.h.conn.snd.core.pacer.next, qdelay: q }
+    }
+
     fn run_until(&mut self, end: Time) {
         loop {
             self.carry();
             let next_ack = self.acks.front().map(|a| a.0);
             let pacing = self.h.deadline(TimerKind::Pacing);
+            // The retransmission timer, when it expires before anything else happens.
+            if let Some(r) = self.h.deadline(TimerKind::Rto).filter(|&r| r <= end && next_ack.is_none_or(|a| r <= a) && pacing.is_none_or(|p| r <= p)) {
+                self.h.advance_to(r);
+                let s = self.snap(r, 0);
+                self.rtos.push(s);
+                continue;
+            }
             match (next_ack, pacing) {
                 (Some(a), p) if a <= end && p.is_none_or(|p| a <= p) => {
                     let (t, a, b, q) = self.acks.pop_front().unwrap();
                     let ack = self.receive(a, b);
                     self.h.send(t, ack);
-                    let i = self.h.info();
-                    self.ca.push(i.ca_state);
-                    self.log.push(Snap { t, m: i.cc_model.unwrap(), cwnd: i.cwnd / MSS, in_flight: i.bytes_in_flight.div_ceil(MSS), sacked: i.sacked.div_ceil(MSS), next: self.h.conn.snd.core.pacer.next, qdelay: q });
+                    self.ca.push(self.h.info().ca_state);
+                    let s = self.snap(t, q);
+                    self.log.push(s);
                 }
                 (_, Some(p)) if p <= end => self.h.advance_to(p),
                 _ => break,
@@ -388,6 +457,64 @@ fn a_loss_conserves_packets_for_a_round_then_restores_the_window() {
     let after = p.log[end];
     assert!(after.cwnd >= before.cwnd, "{after:?} after {before:?}");
     assert_eq!(p.h.info().retrans, 1);
+}
+
+#[test]
+fn a_timeout_leaves_one_packet_then_restores_the_window_saved_at_the_expiry() {
+    // Segment 2000 (PROBE_BW, ~1.7 s) is lost, and its fast retransmission too: RFC 6675 recovery
+    // then waits for the retransmission timer.
+    let mut p = Path::with_sack_and_drops(&[2000, 2000]);
+    p.run_until(ms(5000));
+    let rto = *p.rtos.first().expect("the retransmission timer expired");
+    let before = *p.log.iter().rev().find(|s| s.t < rto.t).unwrap();
+    // tcp_enter_loss: cwnd = tcp_packets_in_flight + 1 with everything outstanding marked lost:
+    // one packet; bbr_set_state(TCP_CA_Loss) keeps the mode and the model (bw, min_rtt).
+    assert_eq!(rto.cwnd, 1, "{rto:?}");
+    assert_eq!((rto.m.mode, rto.m.bw, rto.m.min_rtt), (before.m.mode, before.m.bw, before.m.min_rtt));
+    use tcplab_core::tcp::CaState;
+    let k = p.log.iter().position(|s| s.t >= rto.t).unwrap();
+    // Still in Loss, the next ACK: bbr_set_cwnd's floor, bbr_cwnd_min_target (4).
+    assert_eq!(p.ca[k], CaState::Loss);
+    assert_eq!(p.log[k].cwnd, 4, "{:?}", p.log[k]);
+    // bbr_set_cwnd_to_recover_or_restore, leaving TCP_CA_Loss (prev_ca_state ≥ Recovery, now
+    // Open): cwnd = max(cwnd, prior_cwnd), the window bbr_save_cwnd kept at the expiry (the ACK
+    // of the retransmission acknowledges everything SACKed above it).
+    let end = k + p.ca[k..].iter().position(|&c| c != CaState::Loss).expect("the loss state ends");
+    let after = p.log[end];
+    assert!(after.cwnd >= before.cwnd, "{after:?} after {before:?}");
+    assert_eq!(after.m.mode, "probe_bw");
+}
+
+#[test]
+fn a_token_bucket_policer_is_found_and_its_rate_used_for_48_rounds() {
+    // The 10 Mb/s link (1.25 MB/s) behind a policer of 0.625 MB/s with a 50-packet bucket, the
+    // `linux` profile's sender (RACK-TLP): the bucket's bursts show the link's rate to the max
+    // filter, and the policer drops what exceeds its rate.
+    let mut p = Path::linux_policed(625_000, 50 * MSS);
+    p.run_until(ms(9_000));
+    let rate = 625_000;
+    // bbr_lt_bw_interval_done: two intervals of 4–16 rounds, each from a loss to a loss, with
+    // ≥ 20 % of their packets lost and delivery rates within 1/8: bbr_bw is then lt_bw, their
+    // mean: at most the policer's rate, below it by the time the sender left tokens unused
+    // (here 0.89 of it, in timeouts and recoveries).
+    let i0 = p.log.iter().position(|s| s.m.mode == "probe_bw" && s.m.bw < rate).expect("the policer found");
+    let lt = p.log[i0].m.bw;
+    // Before it, the max filter held the link's rate: the bucket's bursts cross at it.
+    let max_before = p.log[..i0].iter().map(|s| s.m.bw).max().unwrap();
+    assert!(max_before > 1_200_000, "max filter {max_before} B/s");
+    assert!(lt * 10 >= rate * 6 && lt <= rate, "lt_bw {lt} B/s against the policer's {rate}");
+    let i1 = i0 + p.log[i0..].iter().position(|s| s.m.bw != lt).expect("lt_bw dropped again");
+    for s in &p.log[i0..i1] {
+        // bbr_update_gains: PROBE_BW paces at gain 1 while lt_use_bw (no 5/4 probe, no 3/4 drain).
+        assert_eq!((s.m.mode, s.m.pacing_gain), ("probe_bw", 256), "{s:?}");
+    }
+    // bbr_lt_bw_sampling: after bbr_lt_bw_max_rtts (48) round starts in PROBE_BW the sampler is
+    // reset and PROBE_BW starts again (bbr_reset_probe_bw_mode): bbr_bw is the max filter's
+    // again and the gain cycle runs (its 5/4 and 3/4 phases within a cycle of 8 rounds).
+    let (r0, r1) = (p.log[i0].m.round, p.log[i1].m.round);
+    assert_eq!(r1 - r0, 48, "lt_bw used from round {r0} to {r1}");
+    let cycle: Vec<u32> = p.log[i1..].iter().take_while(|s| s.m.round <= r1 + 8).map(|s| s.m.pacing_gain).collect();
+    assert!(cycle.contains(&320) && cycle.contains(&192), "{cycle:?}");
 }
 
 /// `tcp_ack_update_rtt`: BBR's rate sample takes ca_rtt as `rs->rtt_us`; an ACK of a
