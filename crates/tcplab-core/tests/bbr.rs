@@ -97,6 +97,14 @@ impl Path {
         Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new(), rtos: Vec::new(), policer: None }
     }
 
+    /// An application that writes `bytes` at time 0 and nothing more (until the test writes).
+    fn app(bytes: u64) -> Path {
+        let mut h = Harness::established(bbr_cfg);
+        h.conn.snd.core.cc.seed(1, "conn:0");
+        h.write(0, bytes);
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new(), rtos: Vec::new(), policer: None }
+    }
+
     /// Opened by a handshake (Linux's RTT estimator: the SYN's round trip feeds `tcp_min_rtt`)
     /// whose SYN-ACK arrives `PROP` after the SYN, the data written before it.
     fn with_handshake() -> Path {
@@ -515,6 +523,27 @@ fn a_token_bucket_policer_is_found_and_its_rate_used_for_48_rounds() {
     assert_eq!(r1 - r0, 48, "lt_bw used from round {r0} to {r1}");
     let cycle: Vec<u32> = p.log[i1..].iter().take_while(|s| s.m.round <= r1 + 8).map(|s| s.m.pacing_gain).collect();
     assert!(cycle.contains(&320) && cycle.contains(&192), "{cycle:?}");
+}
+
+#[test]
+fn a_restart_after_idle_skips_probe_rtt_once() {
+    // 2000 segments (1.6 s at the link's rate, into PROBE_BW), then nothing until 15 s: longer
+    // than bbr_min_rtt_win_sec since min_rtt was last lowered.
+    let mut p = Path::app(2000 * MSS);
+    p.run_until(ms(4_000));
+    assert_eq!(p.log.last().unwrap().m.mode, "probe_bw");
+    assert_eq!(p.h.info().bytes_in_flight, 0);
+    // bbr_cwnd_event(CA_EVENT_TX_START) while application-limited sets idle_restart (its pacing
+    // at gain 1: `tcp::cc::bbr::tests::a_restart_from_idle_in_probe_bw_paces_at_gain_1`).
+    p.h.write(ms(15_000), 50 * MSS);
+    p.run_until(ms(16_000));
+    let after: Vec<Snap> = p.log.iter().copied().filter(|s| s.t > ms(15_000)).collect();
+    // bbr_update_min_rtt: the window expired, so the first sample after the restart becomes
+    // min_rtt, stamped now; PROBE_RTT is not entered on it (`!bbr->idle_restart`), and after it
+    // the window is fresh: no PROBE_RTT at all.
+    assert!(!after.is_empty());
+    assert!(after.iter().all(|s| s.m.mode == "probe_bw"), "{:?}", after.iter().map(|s| s.m.mode).collect::<Vec<_>>());
+    assert!(after[0].m.min_rtt.is_some_and(|m| m >= PROP + TX));
 }
 
 /// `tcp_ack_update_rtt`: BBR's rate sample takes ca_rtt as `rs->rtt_us`; an ACK of a

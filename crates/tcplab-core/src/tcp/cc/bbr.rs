@@ -918,6 +918,25 @@ mod tests {
         assert_eq!(w.cwnd, 31 * 1000, "in flight (30) + newly delivered (1), not + 51");
     }
 
+    /// `bbr_cwnd_event(CA_EVENT_TX_START)` while application-limited, in PROBE_BW: idle_restart,
+    /// and the pacing rate at gain 1 (`bbr_set_pacing_rate(sk, bbr_bw(sk), BBR_UNIT)`), whatever
+    /// the cycle's phase (here 5/4).
+    #[test]
+    fn a_restart_from_idle_in_probe_bw_paces_at_gain_1() {
+        let mut cfg = TcpConfig::rfc();
+        cfg.mss = crate::units::Size(1000);
+        let mut b = Bbr::new(&cfg);
+        (b.mode, b.full_bw_reached, b.cycle_idx, b.pacing_gain) = (Mode::ProbeBw, true, 0, PACING_GAIN[0]);
+        b.bw.reset(1, 20_971); // 1.25 packets/ms in packets/µs << 24: 10 Mb/s of 1000-byte packets
+        b.pacing_rate = b.rate_bytes_per_sec(b.bw(), b.pacing_gain);
+        let probing = b.pacing_rate;
+        let mut w = Window { cwnd: 50_000, ssthresh: u64::MAX };
+        b.on_congestion_event(&mut w, CongestionEvent::TxStart { now: 5_000_000_000, since: 1_000_000_000, app_limited: true });
+        assert!(b.idle_restart);
+        assert_eq!(b.pacing_rate, b.rate_bytes_per_sec(b.bw(), BBR_UNIT));
+        assert!(b.pacing_rate * 5 / 4 <= probing + 1, "{} then {probing}", b.pacing_rate);
+    }
+
     #[test]
     fn running_max_forgets_samples_older_than_the_window() {
         let mut m = MinMax::default();
