@@ -787,8 +787,9 @@ impl CongestionControl for Bbr {
     /// `bbr_init` at `tcp_init_transfer`: min_rtt from the handshake's sample
     /// (`tcp_min_rtt(tp)`), stamped now, so the first PROBE_RTT comes 10 s after the connection
     /// opened (not after the first data ACK); the pacing rate from the handshake's srtt
-    /// (`bbr_init_pacing_rate_from_rtt`: high_gain · cwnd / srtt), so the initial window is
-    /// paced at the path's round trip, not at the nominal 1 ms.
+    /// (`bbr_init_pacing_rate_from_rtt`: high_gain · cwnd / srtt) rather than the nominal 1 ms
+    /// (the initial window itself leaves unpaced: `tcp_update_skb_after_send` paces from the
+    /// 10th data segment on).
     fn on_established(&mut self, w: &mut Window, now: Time, srtt: Option<Time>, min_rtt: Option<Time>) {
         self.now = now;
         self.cwnd = (w.cwnd / self.mss).max(1);
