@@ -228,7 +228,7 @@ def syn_time(path) -> float:
 def one_run(out: Path, variant: str, rate: str, rtt_ms: float, payload: int, duration_s: float) -> dict:
     """The testbed run with the kernel sampled (out/bbr/<run>/: captures, ss.tsv, scenario.json),
     then `analyse`."""
-    from .sssample import sample_run
+    from .sssample import sample_run, write_rows
 
     d = Path(out) / "bbr" / f"{variant}-{rate}-{rtt_ms}ms"
     d.mkdir(parents=True, exist_ok=True)
@@ -239,9 +239,7 @@ def one_run(out: Path, variant: str, rate: str, rtt_ms: float, payload: int, dur
         raise RuntimeError(f"bbr {d.name}: {sampler.error}")
     if len(rows) < 2:
         raise RuntimeError(f"bbr {d.name}: ss showed the connection's BBR state {len(rows)} times")
-    with open(d / "ss.tsv", "w") as f:
-        for r in rows:
-            f.write("\t".join("" if v is None else repr(v) for v in r) + "\n")
+    write_rows(d / "ss.tsv", rows)
     (d / "scenario.json").write_text(json.dumps({"scenario": scen, "variant": variant, "rate": rate, "rtt_ms": rtt_ms,
                                                  "segments": nseg, "payload": payload}))
     return analyse(d)
@@ -253,7 +251,7 @@ def read_ss(path: Path) -> list:
     for line in Path(path).read_text().splitlines():
         f = line.split("\t")
         rows.append((float(f[0]), int(f[1]), float(f[2]), float(f[3]),
-                     *(float(x) if x not in ("", "None") else None for x in f[4:7])))
+                     *(float(x) if x else None for x in f[4:7])))
     return rows
 
 

@@ -192,7 +192,7 @@ def plot(path: Path, kt, kc, st_, sc, title: str) -> None:
 def one_run(out: Path, variant: str, rate: str, rtt_ms: float, seed: int, payload: int, duration_s: float = DURATION_S) -> dict:
     """One testbed run with the kernel sampled (out/cwnd/<run>/: captures, ss.tsv, hystart.json,
     scenario.json), then `analyse` of it."""
-    from .sssample import sample_run
+    from .sssample import sample_run, write_rows
 
     d = out / "cwnd" / f"{variant}-{rate}-{rtt_ms}ms-s{seed}"
     d.mkdir(parents=True, exist_ok=True)
@@ -206,9 +206,7 @@ def one_run(out: Path, variant: str, rate: str, rtt_ms: float, seed: int, payloa
             break
     else:
         raise RuntimeError(f"cwnd {d.name}: ss showed the connection in none of {SAMPLE_ATTEMPTS} runs")
-    with open(d / "ss.tsv", "w") as f:
-        for r in rows:
-            f.write("\t".join("" if v is None else str(v) for v in r) + "\n")
+    write_rows(d / "ss.tsv", rows)
     (d / "hystart.json").write_text(json.dumps(sampler.hystart))
     (d / "scenario.json").write_text(json.dumps({"scenario": scen, "variant": variant, "rate": rate, "rtt_ms": rtt_ms, "seed": seed,
                                                  "segments": nseg, "payload": payload}))

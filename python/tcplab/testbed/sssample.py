@@ -149,6 +149,14 @@ class Sampler:
         # The loop ends when the namespace goes (the run's clean-up kills what runs in it).
 
 
+def write_rows(path, rows) -> None:
+    """Sampled rows as tab-separated text, one a line, a missing value (None) as an empty field:
+    the experiments' ss.tsv."""
+    with open(path, "w") as f:
+        for r in rows:
+            f.write("\t".join("" if v is None else str(v) for v in r) + "\n")
+
+
 def sample_during(scenario, out, parse: Callable = cwnd_ssthresh_rtt, congctl=None, extra=None, **run_kw) -> list:
     """Run `scenario` on the testbed (its results in `out`) while sampling `ss -tin` of the
     sender's connection to port 5001; each row is (seconds since the first sample, *parse(text)).
