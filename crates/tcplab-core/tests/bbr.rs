@@ -385,6 +385,23 @@ fn bbr_init_takes_min_rtt_and_the_pacing_rate_from_the_handshake() {
 }
 
 #[test]
+fn bbr_init_on_the_passive_side_takes_the_syn_acks_round_trip() {
+    // tcp_rcv_state_process (TCP_SYN_RECV): tcp_synack_rtt_meas, then tcp_init_transfer → bbr_init:
+    // the SYN-ACK's round trip, 60 ms, is min_rtt before any data is acknowledged.
+    let mut c = harness::cfg();
+    bbr_cfg(&mut c);
+    c.handshake = true;
+    c.handshake_rtt_sample = true;
+    c.rto_model = tcplab_core::tcp::config::RtoModel::Linux;
+    let mut h = Harness::server(c);
+    h.send(0, seg!(seq = 0, ack = 0, flags = tcplab_core::net::FLAG_SYN));
+    assert_eq!(h.take_sent().len(), 1, "the SYN-ACK");
+    h.send(ms(60), seg!(seq = 1, ack = 1));
+    let m = h.info().cc_model.unwrap();
+    assert_eq!((m.mode, m.min_rtt), ("startup", Some(ms(60))));
+}
+
+#[test]
 fn probe_rtt_comes_ten_seconds_after_the_handshake_when_no_data_rtt_is_lower() {
     let mut p = Path::with_handshake();
     p.run_until(ms(10_200));
