@@ -257,6 +257,7 @@ impl TcpSender {
         };
         c.ack_sacked = newly_sacked;
         c.ack_rtt = None;
+        c.ack_maybe_delayed = false;
         if c.cc_owns {
             c.ack_prior_pipe = c.flight_size().saturating_sub(c.sb.sacked_bytes().saturating_sub(newly_sacked));
         }

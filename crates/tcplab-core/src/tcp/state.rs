@@ -109,6 +109,8 @@ pub struct SenderCore {
     /// window was not the limit when it came (the controller's `AckSample`).
     pub(super) ack_sacked: u64,
     pub(super) ack_rtt: Option<Time>,
+    /// This ACK's RTT sample may include a delayed ACK (`FLAG_ACK_MAYBE_DELAYED`).
+    pub(super) ack_maybe_delayed: bool,
     pub(super) ack_app_limited: bool,
     /// Of the ACK being processed: its delivery-rate sample and RACK's newest delivered segment
     /// (from `txq`).
@@ -276,6 +278,7 @@ impl SenderCore {
             },
             ack_sacked: 0,
             ack_rtt: None,
+            ack_maybe_delayed: false,
             ack_app_limited: false,
             ack_rate: None,
             ack_rack: None,
@@ -539,6 +542,7 @@ impl SenderCore {
             pipe: self.pipe_estimate(),
             ca,
             wstamp: self.wstamp(),
+            ack_maybe_delayed: self.ack_maybe_delayed,
             ..self.ack_sample(acked)
         };
         let mut w = self.window();
@@ -696,6 +700,7 @@ impl SenderCore {
         // tcp_update_rtt_min(): skip a suspected delayed ACK (FLAG_ACK_MAYBE_DELAYED: one runt
         // segment acknowledged, nothing SACKed before or now) that would raise the minimum.
         let maybe_delayed = advanced && r.acked_records == 1 && acked < self.mss && self.sb.is_empty() && self.ack_sacked == 0;
+        self.ack_maybe_delayed = maybe_delayed;
         if !(maybe_delayed && self.rtt.min_rtt().is_some_and(|mr| ca > mr)) {
             self.rtt.update_min_rtt(now, ca);
         }

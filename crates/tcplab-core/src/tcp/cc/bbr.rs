@@ -10,9 +10,10 @@
 //! scaled by 2^24 (`BW_SCALE`), gains in 1/256 (`BBR_UNIT`), times in µs. It owns the window
 //! (`owns_window`, the kernel's `cong_control` hook) and needs pacing (`SK_PACING_NEEDED`).
 //! Differences, all documented in docs/tcp.md: the kernel's jiffies stamps (min_rtt window,
-//! PROBE_RTT's 200 ms) are exact nanoseconds here; `rs->is_ack_delayed` is never set; `rs->rtt_us`
-//! is the kernel's ca_rtt with `rto_model = "linux"` (timestamps included), otherwise the RTT of
-//! the newest delivered segment when it was not retransmitted.
+//! PROBE_RTT's 200 ms) are exact nanoseconds here; `rs->rtt_us` and `rs->is_ack_delayed` are the
+//! kernel's (ca_rtt, timestamps included, and `FLAG_ACK_MAYBE_DELAYED`) with `rto_model =
+//! "linux"`; otherwise the RTT of the newest delivered segment when it was not retransmitted,
+//! and never delayed.
 
 use super::{AckSample, CaPhase, CcModel, CongestionControl, CongestionEvent, Window};
 use crate::engine::RngStream;
@@ -160,6 +161,8 @@ struct Rs {
     is_app_limited: bool,
     /// < 0: no RTT sample.
     rtt_us: i64,
+    /// `rs->is_ack_delayed` (`FLAG_ACK_MAYBE_DELAYED`).
+    is_ack_delayed: bool,
     losses: u64,
     acked_sacked: u64,
     prior_in_flight: u64,
@@ -682,8 +685,8 @@ impl Bbr {
     /// `bbr_update_min_rtt`: the 10 s min_rtt window, and PROBE_RTT when it expires.
     fn update_min_rtt(&mut self, rs: &Rs) {
         let filter_expired = self.now > self.min_rtt_stamp + MIN_RTT_WIN;
-        // rs->is_ack_delayed is not modelled (never set).
-        if rs.rtt_us >= 0 && ((rs.rtt_us as u64) < self.min_rtt_us as u64 || filter_expired) {
+        // An expired window takes the next sample unless it may include a delayed ACK.
+        if rs.rtt_us >= 0 && ((rs.rtt_us as u64) < self.min_rtt_us as u64 || (filter_expired && !rs.is_ack_delayed)) {
             self.min_rtt_us = rs.rtt_us.min(u32::MAX as i64 - 1) as u32;
             self.min_rtt_stamp = self.now;
         }
@@ -740,6 +743,7 @@ impl Bbr {
             if let Some(r) = a.rtt {
                 rs.rtt_us = (r / 1000) as i64;
             }
+            rs.is_ack_delayed = a.ack_maybe_delayed;
         } else if let Some(k) = a.rack.filter(|k| !k.retransmitted) {
             rs.rtt_us = (a.now.saturating_sub(k.xmit_ts) / 1000) as i64;
         }
@@ -936,6 +940,25 @@ mod tests {
         assert!(b.idle_restart);
         assert_eq!(b.pacing_rate, b.rate_bytes_per_sec(b.bw(), BBR_UNIT));
         assert!(b.pacing_rate * 5 / 4 <= probing + 1, "{} then {probing}", b.pacing_rate);
+    }
+
+    /// `bbr_update_min_rtt`: once the 10 s window has expired, the next sample replaces min_rtt
+    /// even when higher, unless it may include a delayed ACK (`rs->is_ack_delayed`); PROBE_RTT
+    /// is entered either way.
+    #[test]
+    fn an_expired_min_rtt_skips_a_sample_that_may_include_a_delayed_ack() {
+        let mut cfg = TcpConfig::rfc();
+        cfg.mss = crate::units::Size(1000);
+        cfg.rto_model = crate::tcp::config::RtoModel::Linux;
+        for delayed in [true, false] {
+            let mut b = Bbr::new(&cfg);
+            (b.mode, b.full_bw_reached, b.min_rtt_us, b.min_rtt_stamp) = (Mode::ProbeBw, true, 40_000, 0);
+            let mut w = Window { cwnd: 50_000, ssthresh: u64::MAX };
+            let a = AckSample { now: MIN_RTT_WIN + 1_000_000, acked: 500, delivered_seq: 500, rtt: Some(80_000_000), ack_maybe_delayed: delayed, ..Default::default() };
+            b.on_ack(&mut w, &a);
+            assert_eq!(b.min_rtt_us, if delayed { 40_000 } else { 80_000 }, "delayed {delayed}");
+            assert_eq!(b.mode, Mode::ProbeRtt);
+        }
     }
 
     #[test]

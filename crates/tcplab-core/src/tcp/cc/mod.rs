@@ -73,6 +73,9 @@ pub struct AckSample {
     pub ca: CaPhase,
     /// The earliest departure time of the next send (Linux `tcp_wstamp_ns`); `now` when unpaced.
     pub wstamp: Time,
+    /// The ACK's RTT sample may include a delayed ACK (Linux `FLAG_ACK_MAYBE_DELAYED`,
+    /// `rs->is_ack_delayed`: one runt segment acknowledged, nothing SACKed before or now).
+    pub ack_maybe_delayed: bool,
 }
 
 /// The loss-recovery state a controller that owns the window sees (Linux's `TCP_CA_Open`,
