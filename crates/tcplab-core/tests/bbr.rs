@@ -87,6 +87,17 @@ fn bbr_cfg(c: &mut TcpConfig) {
     c.initial_window = tcplab_core::tcp::InitialWindow::Segments(10);
 }
 
+/// BBR over a handshake whose round trip feeds Linux's estimator and `tcp_min_rtt`
+/// (`rto_model = "linux"`, the handshake's RTT sample taken).
+fn bbr_handshake_cfg() -> TcpConfig {
+    let mut c = harness::cfg();
+    bbr_cfg(&mut c);
+    c.handshake = true;
+    c.handshake_rtt_sample = true;
+    c.rto_model = tcplab_core::tcp::config::RtoModel::Linux;
+    c
+}
+
 impl Path {
     fn new(seed: Option<u64>) -> Path {
         let mut h = Harness::established(bbr_cfg);
@@ -108,12 +119,7 @@ impl Path {
     /// Opened by a handshake (Linux's RTT estimator: the SYN's round trip feeds `tcp_min_rtt`)
     /// whose SYN-ACK arrives `PROP` after the SYN, the data written before it.
     fn with_handshake() -> Path {
-        let mut c = harness::cfg();
-        bbr_cfg(&mut c);
-        c.handshake = true;
-        c.handshake_rtt_sample = true;
-        c.rto_model = tcplab_core::tcp::config::RtoModel::Linux;
-        let mut h = Harness::client(c);
+        let mut h = Harness::client(bbr_handshake_cfg());
         h.conn.snd.core.cc.seed(1, "conn:0");
         assert_eq!(h.take_sent().len(), 1, "the SYN");
         h.write(0, 1 << 40);
@@ -388,12 +394,7 @@ fn bbr_init_takes_min_rtt_and_the_pacing_rate_from_the_handshake() {
 fn bbr_init_on_the_passive_side_takes_the_syn_acks_round_trip() {
     // tcp_rcv_state_process (TCP_SYN_RECV): tcp_synack_rtt_meas, then tcp_init_transfer → bbr_init:
     // the SYN-ACK's round trip, 60 ms, is min_rtt before any data is acknowledged.
-    let mut c = harness::cfg();
-    bbr_cfg(&mut c);
-    c.handshake = true;
-    c.handshake_rtt_sample = true;
-    c.rto_model = tcplab_core::tcp::config::RtoModel::Linux;
-    let mut h = Harness::server(c);
+    let mut h = Harness::server(bbr_handshake_cfg());
     h.send(0, seg!(seq = 0, ack = 0, flags = tcplab_core::net::FLAG_SYN));
     assert_eq!(h.take_sent().len(), 1, "the SYN-ACK");
     h.send(ms(60), seg!(seq = 1, ack = 1));
@@ -570,12 +571,8 @@ fn a_restart_after_idle_skips_probe_rtt_once() {
 /// which restarts the 10 s until PROBE_RTT.
 #[test]
 fn an_ack_of_a_retransmission_timed_by_its_tsecr_lowers_min_rtt_to_whole_milliseconds() {
-    let mut c = harness::cfg();
-    bbr_cfg(&mut c);
-    c.handshake = true;
-    c.handshake_rtt_sample = true;
+    let mut c = bbr_handshake_cfg();
     c.timestamps = true;
-    c.rto_model = tcplab_core::tcp::config::RtoModel::Linux;
     let mut h = Harness::client(c);
     h.conn.snd.core.cc.seed(1, "conn:0");
     h.write(0, 1 << 30);

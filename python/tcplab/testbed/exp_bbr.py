@@ -228,7 +228,7 @@ def syn_time(path) -> float:
 def one_run(out: Path, variant: str, rate: str, rtt_ms: float, payload: int, duration_s: float) -> dict:
     """The testbed run with the kernel sampled (out/bbr/<run>/: captures, ss.tsv, scenario.json),
     then `analyse`."""
-    from .sssample import sample_run, write_rows
+    from .sssample import sample_run, write_run
 
     d = Path(out) / "bbr" / f"{variant}-{rate}-{rtt_ms}ms"
     d.mkdir(parents=True, exist_ok=True)
@@ -239,9 +239,7 @@ def one_run(out: Path, variant: str, rate: str, rtt_ms: float, payload: int, dur
         raise RuntimeError(f"bbr {d.name}: {sampler.error}")
     if len(rows) < 2:
         raise RuntimeError(f"bbr {d.name}: ss showed the connection's BBR state {len(rows)} times")
-    write_rows(d / "ss.tsv", rows)
-    (d / "scenario.json").write_text(json.dumps({"scenario": scen, "variant": variant, "rate": rate, "rtt_ms": rtt_ms,
-                                                 "segments": nseg, "payload": payload}))
+    write_run(d, rows, scen, variant=variant, rate=rate, rtt_ms=rtt_ms, segments=nseg, payload=payload)
     return analyse(d)
 
 

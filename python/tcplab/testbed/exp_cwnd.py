@@ -192,7 +192,7 @@ def plot(path: Path, kt, kc, st_, sc, title: str) -> None:
 def one_run(out: Path, variant: str, rate: str, rtt_ms: float, seed: int, payload: int, duration_s: float = DURATION_S) -> dict:
     """One testbed run with the kernel sampled (out/cwnd/<run>/: captures, ss.tsv, hystart.json,
     scenario.json), then `analyse` of it."""
-    from .sssample import sample_run, write_rows
+    from .sssample import sample_run, write_run
 
     d = out / "cwnd" / f"{variant}-{rate}-{rtt_ms}ms-s{seed}"
     d.mkdir(parents=True, exist_ok=True)
@@ -206,10 +206,8 @@ def one_run(out: Path, variant: str, rate: str, rtt_ms: float, seed: int, payloa
             break
     else:
         raise RuntimeError(f"cwnd {d.name}: ss showed the connection in none of {SAMPLE_ATTEMPTS} runs")
-    write_rows(d / "ss.tsv", rows)
+    write_run(d, rows, scen, variant=variant, rate=rate, rtt_ms=rtt_ms, seed=seed, segments=nseg, payload=payload)
     (d / "hystart.json").write_text(json.dumps(sampler.hystart))
-    (d / "scenario.json").write_text(json.dumps({"scenario": scen, "variant": variant, "rate": rate, "rtt_ms": rtt_ms, "seed": seed,
-                                                 "segments": nseg, "payload": payload}))
     return analyse(d)
 
 

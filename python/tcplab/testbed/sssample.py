@@ -157,6 +157,16 @@ def write_rows(path, rows) -> None:
             f.write("\t".join("" if v is None else str(v) for v in r) + "\n")
 
 
+def write_run(d, rows, scenario: dict, **meta) -> None:
+    """A sampled testbed run's own files beside its captures: the samples (`ss.tsv`) and the
+    scenario with what the experiment needs to analyse it again (`scenario.json`)."""
+    import json
+
+    write_rows(os.path.join(d, "ss.tsv"), rows)
+    with open(os.path.join(d, "scenario.json"), "w") as f:
+        f.write(json.dumps({"scenario": scenario, **meta}))
+
+
 def sample_during(scenario, out, parse: Callable = cwnd_ssthresh_rtt, congctl=None, extra=None, **run_kw) -> list:
     """Run `scenario` on the testbed (its results in `out`) while sampling `ss -tin` of the
     sender's connection to port 5001; each row is (seconds since the first sample, *parse(text)).
