@@ -118,7 +118,17 @@ def periods(n: int, k: int, rate: str, rtt_s: float, seconds: float, warmup: flo
     marks = c["ce_received"].sum()  # the connections' counters start at the warm-up's end
     segs = (c["bytes_delivered"] / MSS).sum()
     return {"W*": w, "cuts_per_period": cuts_per, "marks_per_period": marks / max(per, 1), "alpha": c["ce_received"].sum() / segs,
-            "alpha_eq10": th["alpha"], "alpha_r": math.sqrt(2 * (w + 1) / cuts_per) / w}
+            "alpha_eq10": th["alpha"], "alpha_held": alpha_held(w, cuts_per)}
+
+
+def alpha_held(w: float, r: float = 1.0) -> float:
+    """Eq. 10's balance with the round trip in which the window is held: RFC 3168 §6.1.2 ("SHOULD
+    NOT increase the congestion window in response to the receipt of an ECN-Echo ACK"; Linux
+    grows nothing in its CWR state) keeps the window from growing through the round trip of
+    ECE-carrying ACKs after each of the period's r reductions. A period of T round trips then
+    grows T − r packets, equal to r·α/2·W*, and brings α·T·W* = W* + 1 marks:
+    α = (sqrt(1 + 2(W* + 1)/r) − 1)/W* (eq. 10's sqrt(2/W*) for large W* and r = 1)."""
+    return (math.sqrt(1 + 2 * (w + 1) / r) - 1) / w
 
 
 def main() -> None:
@@ -133,12 +143,12 @@ def main() -> None:
     a = ap.parse_args()
     if a.periods:
         rtt_s = to_seconds(a.rtt)
-        print("| N | K | W* | reductions per period and flow | marks per period and flow (analysis W* + 1) | α simulated | α eq. 10 | α with r reductions per period |")
+        print("| N | K | W* | reductions per period and flow | marks per period and flow (analysis W* + 1) | α simulated | α eq. 10 | α with the held round trip |")
         print("|---|---|---|---|---|---|---|---|")
         for n, k in ((2, 20), (2, 60), (10, 20), (10, 60), (40, 20)):
             p = periods(n, k, a.rate, rtt_s, a.seconds, a.warmup)
             print(f"| {n} | {k} | {p['W*']:.1f} | {p['cuts_per_period']:.2f} | {p['marks_per_period']:.1f} ({p['W*'] + 1:.1f}) | {p['alpha']:.3f} | "
-                  f"{p['alpha_eq10']:.3f} ({100 * (p['alpha'] / p['alpha_eq10'] - 1):+.0f} %) | {p['alpha_r']:.3f} ({100 * (p['alpha'] / p['alpha_r'] - 1):+.0f} %) |")
+                  f"{p['alpha_eq10']:.3f} ({100 * (p['alpha'] / p['alpha_eq10'] - 1):+.0f} %) | {p['alpha_held']:.3f} ({100 * (p['alpha'] / p['alpha_held'] - 1):+.0f} %) |")
         return
     rtt_s = to_seconds(a.rtt)
     c_pps = rate_bps(a.rate) / (8 * PKT_BYTES)

@@ -356,7 +356,10 @@ impl SenderCore {
     /// the TCP sender's congestion window should be reduced only once in response to a series
     /// of dropped and/or CE packets from a single window of data" — not inside a loss episode
     /// (the window was reduced for it), not again before snd_una passes the data outstanding at
-    /// the last reduction. No retransmission; CWR on the next new data segment.
+    /// the last reduction: an ACK up to exactly that point acknowledges the window's own last
+    /// segment, and its ECE is that window's (Linux holds CWR until "something *above*
+    /// high_seq is ACKed", `tcp_fastretrans_alert`; ns-2's `ecn()` reacts to `seqno >
+    /// recover_`). No retransmission; CWR on the next new data segment.
     /// `react`: false when the recovery strategy makes the reduction itself (`Caps::ecn_cwr`,
     /// Linux's CWR state): then only the controller's hook runs here.
     pub(super) fn ecn_ack(&mut self, delivered: u64, ece: bool, react: bool) {
@@ -364,7 +367,7 @@ impl SenderCore {
         let w = self.window();
         self.cc.on_ack_event(&w, &e);
         self.ack_ece = ece;
-        if !react || !ece || self.in_recovery || self.episode.is_some() || self.snd_una < self.ecn_high {
+        if !react || !ece || self.in_recovery || self.episode.is_some() || self.snd_una <= self.ecn_high {
             return;
         }
         self.cc_event(CongestionEvent::Ecn(self.loss_context()));
