@@ -193,3 +193,47 @@ fn out_of_order_segments_measure_the_scaling_ratio_when_the_first_is_lost() {
     }
     assert_eq!(rcv_ssthresh(&h), 69000);
 }
+
+/// `delayed_ack = false` under `delack_model = "linux"` is the route's `quickack 1` (what the
+/// testbed sets for it): `sk_setup_caps` caches RTAX_QUICKACK in icsk_ack.dst_quick_ack, which
+/// keeps `tcp_in_quickack_mode()` true, so `__tcp_ack_snd_check()` acknowledges every data
+/// segment at once — past the 16 quick ACKs, and out-of-order ones where SACK compression would
+/// hold them — while the buffer grows and autotunes as it does with delayed ACKs: the same
+/// windows as `autotuning_once_per_receiver_rtt_reopens_room_and_quick_acks`, an ACK for each
+/// segment. (Before, the receiver took the generic path without Linux's buffer: the window
+/// stayed at 65000 B for the whole connection.)
+#[test]
+fn route_quickack_acks_every_segment_and_the_window_still_autotunes() {
+    let mut h = Harness::established(|c| {
+        linux(c);
+        c.sack = true;
+        c.delayed_ack = false;
+    });
+    grow_then_quick(&mut h);
+    for k in 20..=66u64 {
+        h.send(ms(k), peer_data(k));
+        h.recv(ms(k), [ack_w(1 + k * MSS, 69632)]);
+    }
+    let b = h.conn.rcv.rcvbuf.as_ref().unwrap();
+    assert_eq!((b.rtt_us8 >> 3, b.grows, b.rcvbuf, b.window_clamp, b.space), (65_000, 1, 3_009_214, 1_610_399, 66_000));
+    for (k, w) in [(67u64, 71680u32), (68, 73728), (69, 75776)] {
+        h.send(ms(k), peer_data(k));
+        h.recv(ms(k), [ack_w(1 + k * MSS, w)]);
+    }
+    // Segment 70 lost; 71..=76 arrive: every SACK at once, with no compression after the third
+    // duplicate (the window grows by 2000 on each, tcp_grow_window(sk, skb, false)).
+    let top = 1 + 69 * MSS;
+    let mut last_wnd = 75776;
+    for (i, k) in (71..=76u64).enumerate() {
+        let at = ms(71) + us(10 * i as u64);
+        h.send(at, peer_data(k));
+        let sent = h.take_sent();
+        assert_eq!(sent.len(), 1, "segment {k}: one ACK at once");
+        let (t, a) = &sent[0];
+        assert_eq!((*t, a.ack, a.sack), (at, top, &[(top + MSS, 1 + k * MSS)][..]), "segment {k}");
+        assert!(a.wnd >= last_wnd, "segment {k}: the window never shrinks");
+        last_wnd = a.wnd;
+    }
+    assert!(last_wnd > 75776, "the out-of-order segments grew the window");
+    assert_eq!(h.conn.rcv.linux.as_ref().unwrap().quick, 0, "no quick ACKs left: the route's flag acknowledges");
+}

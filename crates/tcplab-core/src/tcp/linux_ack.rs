@@ -88,6 +88,11 @@ pub struct LinuxAck {
     /// This end's SRTT and RTO (icsk_rto), from its send half.
     pub srtt: Option<Time>,
     pub rto: Time,
+    /// icsk_ack.dst_quick_ack: the route's `quickack 1` (`sk_setup_caps` caches
+    /// `dst_metric(dst, RTAX_QUICKACK)`), which keeps `tcp_in_quickack_mode()` true: every data segment, in order or not, is acknowledged at
+    /// once. What `delayed_ack = false` is under `delack_model = "linux"` (the testbed maps it to
+    /// that route attribute); the window, its growth and autotuning go on as without it.
+    pub dst_quick_ack: bool,
 }
 
 impl LinuxAck {
@@ -119,6 +124,7 @@ impl LinuxAck {
             comp_deadline: None,
             srtt: None,
             rto,
+            dst_quick_ack: false,
         }
     }
 
@@ -232,8 +238,9 @@ impl LinuxAck {
             return AckNow::Wait;
         }
         // "More than one full frame received ... and right edge of window advances far enough",
-        // "we ACK each frame" in quick-ACK mode, or ICSK_ACK_NOW.
-        if (rcv_nxt - self.rcv_wup > self.rcv_mss && window_ok) || self.quick > 0 || self.ack_now {
+        // "we ACK each frame" in quick-ACK mode (`tcp_in_quickack_mode`: the route's
+        // dst_quick_ack, or quick ACKs left), or ICSK_ACK_NOW.
+        if (rcv_nxt - self.rcv_wup > self.rcv_mss && window_ok) || self.dst_quick_ack || self.quick > 0 || self.ack_now {
             return AckNow::Now;
         }
         if !ofo {

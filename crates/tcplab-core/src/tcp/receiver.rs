@@ -134,9 +134,12 @@ impl TcpReceiver {
             let seg_mss = r.cfg.mss.0 - if r.cfg.timestamps { crate::net::TS_OPTION_BYTES as u64 } else { 0 };
             r.rcvbuf = Some(Box::new(RcvBuf::new(seg_mss, r.cfg.rwnd.get())));
         }
-        if r.cfg.delack_model == DelackModel::Linux && r.cfg.delayed_ack {
+        if r.cfg.delack_model == DelackModel::Linux {
             let wnd = r.rcvbuf.as_ref().map_or(r.cfg.rwnd.get(), |b| Some(b.rcv_wnd));
-            r.linux = Some(Box::new(LinuxAck::new(Jiffies::of(&r.cfg), r.cfg.mss.0, wnd, r.cfg.comp_sack_nr, r.cfg.rto_initial.0)));
+            let mut l = LinuxAck::new(Jiffies::of(&r.cfg), r.cfg.mss.0, wnd, r.cfg.comp_sack_nr, r.cfg.rto_initial.0);
+            // Without delayed ACKs, Linux's receiver with the route's `quickack 1`.
+            l.dst_quick_ack = !r.cfg.delayed_ack;
+            r.linux = Some(Box::new(l));
         }
         if !r.cfg.handshake {
             r.init_rcvbuf(0);
