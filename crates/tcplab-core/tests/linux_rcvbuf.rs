@@ -237,3 +237,44 @@ fn route_quickack_acks_every_segment_and_the_window_still_autotunes() {
     assert!(last_wnd > 75776, "the out-of-order segments grew the window");
     assert_eq!(h.conn.rcv.linux.as_ref().unwrap().quick, 0, "no quick ACKs left: the route's flag acknowledges");
 }
+
+/// __tcp_cleanup_rbuf()'s window update: the ACK of a filled hole is sized with the whole
+/// released queue still unread (tcp_space less its memory: a window under half the clamp), the
+/// application's read frees it, and "if we can now advertise a non-zero window which has been
+/// raised "significantly"" (at least twice `tcp_receive_window`) a second ACK goes at once with
+/// the larger window. The kernel's capture of a 3 MB transfer at 50 Mb/s, 40 ms with segment 30
+/// dropped shows the pair 0.135 ms apart (28 and 80 × 1024 B).
+#[test]
+fn a_read_that_frees_the_filled_hole_sends_a_window_update() {
+    let mut h = Harness::established(|c| {
+        linux(c);
+        c.sack = true;
+    });
+    grow_then_quick(&mut h);
+    // Segment 20 lost; 21..=58 arrive out of order (38 segments, 38·1856 B of memory).
+    for k in 21..=58u64 {
+        h.send(ms(k), peer_data(k));
+    }
+    h.advance_to(ms(59));
+    h.take_sent();
+    let clamp = h.conn.rcv.rcvbuf.as_ref().unwrap().window_clamp;
+    h.send(ms(60), peer_data(20));
+    let sent = h.take_sent();
+    let top = 1 + 58 * MSS;
+    assert_eq!(sent.len(), 2, "the ACK of the filled hole, then the window update: {sent:?}");
+    let ((t1, a1), (t2, a2)) = (&sent[0], &sent[1]);
+    assert_eq!((*t1, *t2, a1.ack, a2.ack), (ms(60), ms(60), top, top));
+    assert!(2 * a1.wnd as u64 <= clamp, "the filled hole's ACK: {} B against the clamp {clamp}", a1.wnd);
+    assert!(a2.wnd >= 2 * a1.wnd, "the update at least doubles the window: {} then {}", a1.wnd, a2.wnd);
+    // In order, with the queue read at once, no update follows: each ACK acknowledges new
+    // data, and the window's right edge never recedes.
+    let mut edge = top + a2.wnd as u64;
+    let mut last_ack = top;
+    for k in 59..=64u64 {
+        h.send(ms(k + 2), peer_data(k));
+        for (_, a) in h.take_sent() {
+            assert!(a.ack > last_ack && a.ack + a.wnd as u64 >= edge, "segment {k}: {a:?}");
+            (last_ack, edge) = (a.ack, a.ack + a.wnd as u64);
+        }
+    }
+}

@@ -605,6 +605,9 @@ impl TcpReceiver {
                 let b = self.rcvbuf.as_mut().expect("receive buffer");
                 b.ooo_mem = held;
                 b.read(self.now, first_end, self.rcv_nxt, span);
+                if self.window_update_due() {
+                    self.send_ack(out);
+                }
             }
             return;
         }
@@ -631,6 +634,28 @@ impl TcpReceiver {
                 self.timer_events.push((RxTimer::DelAck, t));
             }
         }
+    }
+
+    /// __tcp_cleanup_rbuf() after the application's read, its second test: "We send an ACK if
+    /// we can now advertise a non-zero window which has been raised "significantly"" — the
+    /// window left of the last one advertised (`tcp_receive_window`: rcv_wup + rcv_wnd −
+    /// rcv_nxt) at most half the clamp, and the window the freed memory allows
+    /// (`__tcp_select_window`) at least twice it. The ACK of a filled hole is sized with the
+    /// whole released queue still unread; the read that follows frees it, and this window
+    /// update goes out at once. Not after the peer's FIN (RCV_SHUTDOWN).
+    fn window_update_due(&self) -> bool {
+        let (Some(b), Some(l)) = (&self.rcvbuf, &self.linux) else {
+            return false;
+        };
+        if self.fin_received {
+            return false;
+        }
+        let now_wnd = (l.rcv_wup + b.rcv_wnd).saturating_sub(self.rcv_nxt);
+        if 2 * now_wnd > b.window_clamp {
+            return false;
+        }
+        let (new, _) = b.select_window_raw(l.rcv_mss);
+        new > 0 && new >= 2 * now_wnd
     }
 
     /// The receive-buffer part of a data segment before it is queued: tcp_rcv_rtt_measure_ts()
