@@ -239,6 +239,34 @@ fn receive_mss_is_measured_and_a_short_segment_is_acked_when_read() {
     h.recv_nothing();
 }
 
+/// tcp_initialize_rcv_mss() and tcp_measure_rcv_mss() at a small MSS with timestamps: the
+/// receive MSS starts at min(advmss, mss_cache, TCP_MSS_DEFAULT) with both the payload of a full
+/// segment (MSS 536 less the 12 option bytes: 524), so 524-byte segments are full ones: 16 quick
+/// ACKs, then one ACK every second segment. Taking 536 (the MSS with the options) made every
+/// segment "short", pushed (ICSK_ACK_PUSHED), and acknowledged on its own by the read; the
+/// kernel's capture at MSS 536 (50 Mb/s, 40 ms) ACKs every second one after the 16th. The
+/// careful check counts the header too: 524 + 20 + 12 ≥ TCP_MSS_DEFAULT + 20, so two such
+/// segments in a row set rcv_mss whatever it started at.
+#[test]
+fn small_mss_with_timestamps_receive_mss_is_the_payload() {
+    const SMALL: u64 = 524;
+    let mut h = Harness::established(|c| {
+        linux(c);
+        c.mss = tcplab_core::units::Size(536);
+        c.timestamps = true;
+    });
+    assert_eq!(h.conn.rcv.linux.as_ref().unwrap().rcv_mss, SMALL);
+    let data = |k: u64| seg!(seq = 1 + (k - 1) * SMALL, len = SMALL as u32);
+    let mut acks = Vec::new();
+    for k in 1..=24u64 {
+        h.send(ms(k), data(k));
+        acks.extend(h.take_sent().into_iter().map(|(_, a)| a.ack));
+    }
+    let want: Vec<u64> = (1..=16u64).chain([18, 20, 22, 24]).map(|k| 1 + k * SMALL).collect();
+    assert_eq!(acks, want);
+    assert_eq!(h.conn.rcv.linux.as_ref().unwrap().rcv_mss, SMALL);
+}
+
 /// The RTO timer on jiffies: TCP_TIMEOUT_INIT (250 jiffies) is a level-1 timer of the wheel,
 /// rounded up to 8 jiffies (1.024 s); after a 100 ms sample the RTO is srtt + max(2·srtt, rto_min)
 /// = 300 ms (75 jiffies), re-armed at jiffy 25 for jiffy 100 → bucket 104.

@@ -93,6 +93,9 @@ pub struct LinuxAck {
     /// once. What `delayed_ack = false` is under `delack_model = "linux"` (the testbed maps it to
     /// that route attribute); the window, its growth and autotuning go on as without it.
     pub dst_quick_ack: bool,
+    /// tp->tcp_header_len − 20: the options every segment of the connection carries (12 B of
+    /// timestamps), which `tcp_measure_rcv_mss`'s careful check counts with the payload.
+    pub hdr_opt: u64,
 }
 
 impl LinuxAck {
@@ -125,6 +128,7 @@ impl LinuxAck {
             srtt: None,
             rto,
             dst_quick_ack: false,
+            hdr_opt: 0,
         }
     }
 
@@ -186,9 +190,13 @@ impl LinuxAck {
             }
             return;
         }
-        // "Otherwise, we make more careful check": a segment of at least TCP_MSS_DEFAULT bytes,
-        // twice in a row of the same length, is the peer's MSS.
-        if len >= MSS_DEFAULT {
+        // "Otherwise, we make more careful check": with its TCP header (20 B and the fixed
+        // options), a segment of at least TCP_MSS_DEFAULT + 20 bytes, or of at least TCP_MIN_MSS
+        // + 20 without PSH ("If PSH is not set, packet should be full sized"; TCP_REMNANT's FIN,
+        // URG and SYN do not come alone on data here), twice in a row of the same length, is the
+        // peer's MSS. With timestamps a 524-byte segment (MSS 536) qualifies: 524 + 32 ≥ 556.
+        let with_hdr = len + 20 + self.hdr_opt;
+        if with_hdr >= MSS_DEFAULT + 20 || (with_hdr >= MIN_MSS + 20 && !psh) {
             self.last_seg_size = len;
             if len == lss {
                 self.rcv_mss = len;

@@ -128,15 +128,21 @@ impl TcpReceiver {
             rcvbuf_ready: false,
             cfg,
         };
+        // The payload of a full segment: the MSS less the timestamps option (Linux's tp->advmss
+        // and mss_cache once timestamps are agreed, `tcp_rcv_synsent_state_process`,
+        // `tcp_create_openreq_child`).
+        let ts_opt = if r.cfg.timestamps { crate::net::TS_OPTION_BYTES as u64 } else { 0 };
+        let seg_mss = r.cfg.mss.0 - ts_opt;
         if r.cfg.rcv_buffer == RcvBuffer::Linux {
-            // tcp_select_initial_window() on the MSS less the timestamps option (the payload of
-            // a full segment).
-            let seg_mss = r.cfg.mss.0 - if r.cfg.timestamps { crate::net::TS_OPTION_BYTES as u64 } else { 0 };
+            // tcp_select_initial_window() on the payload MSS.
             r.rcvbuf = Some(Box::new(RcvBuf::new(seg_mss, r.cfg.rwnd.get())));
         }
         if r.cfg.delack_model == DelackModel::Linux {
             let wnd = r.rcvbuf.as_ref().map_or(r.cfg.rwnd.get(), |b| Some(b.rcv_wnd));
-            let mut l = LinuxAck::new(Jiffies::of(&r.cfg), r.cfg.mss.0, wnd, r.cfg.comp_sack_nr, r.cfg.rto_initial.0);
+            // tcp_initialize_rcv_mss(): min(advmss, mss_cache, rcv_wnd/2, TCP_MSS_DEFAULT), both
+            // the payload MSS.
+            let mut l = LinuxAck::new(Jiffies::of(&r.cfg), seg_mss, wnd, r.cfg.comp_sack_nr, r.cfg.rto_initial.0);
+            l.hdr_opt = ts_opt;
             // Without delayed ACKs, Linux's receiver with the route's `quickack 1`.
             l.dst_quick_ack = !r.cfg.delayed_ack;
             r.linux = Some(Box::new(l));
