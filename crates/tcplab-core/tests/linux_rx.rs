@@ -8,7 +8,7 @@
 mod harness;
 
 use harness::{Harness, Seg, DATA, MSS};
-use tcplab_core::net::{FLAG_ACK, FLAG_SYN};
+use tcplab_core::net::{FLAG_ACK, FLAG_FIN, FLAG_SYN};
 use tcplab_core::tcp::linux_ack::FLAG_PSH;
 use tcplab_core::tcp::config::{DelackModel, RtoModel};
 use tcplab_core::tcp::{TcpConfig, TimerKind};
@@ -265,6 +265,30 @@ fn small_mss_with_timestamps_receive_mss_is_the_payload() {
     let want: Vec<u64> = (1..=16u64).chain([18, 20, 22, 24]).map(|k| 1 + k * SMALL).collect();
     assert_eq!(acks, want);
     assert_eq!(h.conn.rcv.linux.as_ref().unwrap().rcv_mss, SMALL);
+}
+
+/// tcp_data_queue_ofo() → tcp_sack_new_ofo_skb(sk, seq, end_seq): an out-of-order skb's end_seq
+/// counts its FIN, so the SACK block of a last data segment with FIN above a hole covers the FIN's
+/// sequence number. The sender then holds that segment SACKed whole: the kernel's capture of a
+/// 200 KB transfer with its third-last segment dropped SACKs up to 204802 (the FIN), its
+/// sacked_out reaches 3 and RACK retransmits at once; a block stopping at the data's end left the
+/// simulated sender two segments SACKed and waiting for its reordering timer (17 ms later).
+#[test]
+fn a_sack_block_covers_a_held_fin() {
+    let mut h = Harness::established(|c| {
+        linux(c);
+        c.sack = true;
+    });
+    past_quickack(&mut h);
+    // Segment 17 lost; 18 and then 19 with FIN arrive.
+    h.send(ms(20), peer_data(18));
+    h.recv(ms(20), [sack_ack(1 + 16 * MSS, 1 + 17 * MSS, 1 + 18 * MSS)]);
+    h.send(ms(21), seg!(seq = 1 + 18 * MSS, flags = FLAG_ACK | FLAG_FIN, ..DATA));
+    h.recv(ms(21), [sack_ack(1 + 16 * MSS, 1 + 17 * MSS, 1 + 19 * MSS + 1)]);
+    // The hole filled: the data and the FIN are acknowledged.
+    h.send(ms(22), peer_data(17));
+    let sent = h.take_sent();
+    assert_eq!(sent.last().map(|(_, a)| a.ack), Some(1 + 19 * MSS + 1), "{sent:?}");
 }
 
 /// The RTO timer on jiffies: TCP_TIMEOUT_INIT (250 jiffies) is a level-1 timer of the wheel,

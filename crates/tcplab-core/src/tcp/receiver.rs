@@ -302,8 +302,13 @@ impl TcpReceiver {
         idx.sort_unstable_by_key(|&i| std::cmp::Reverse(self.ooo_touched[i]));
         let n = idx.len().min(self.cfg.sack_blocks as usize).min(crate::net::MAX_SACK_BLOCKS);
         let mut blocks = [SackBlock::default(); crate::net::MAX_SACK_BLOCKS];
+        // Linux's out-of-order skb ends at end_seq, which counts a FIN (`tcp_data_queue_ofo` →
+        // `tcp_sack_new_ofo_skb(sk, seq, end_seq)`): a block ending where a held FIN sits covers
+        // the FIN's sequence number too, and the sender counts that segment SACKed whole.
+        let held_fin = if self.linux.is_some() && !self.fin_received { self.fin_seq } else { None };
         for (k, &i) in idx[..n].iter().enumerate() {
             let (l, r) = self.ooo[i];
+            let r = if held_fin == Some(r) { r + 1 } else { r };
             blocks[k] = SackBlock { left: l, right: r };
         }
         seg.set_sack_blocks(&blocks[..n]);
