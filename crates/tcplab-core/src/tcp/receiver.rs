@@ -230,7 +230,10 @@ impl TcpReceiver {
 
     fn wnd(&self) -> u32 {
         if let Some(b) = &self.rcvbuf {
-            return b.rcv_wnd.min(u32::MAX as u64 - 1) as u32;
+            // tcp_select_window(): tp->rcv_wnd keeps the window chosen, the header carries at
+            // most 65535 << rcv_wscale ("Make sure we do not exceed the maximum possible scaled
+            // window"), which binds with a small route window (wscale 0 below 64 KB).
+            return b.rcv_wnd.min(65_535 << b.wscale).min(u32::MAX as u64 - 1) as u32;
         }
         self.cfg.rwnd.get().map_or(u32::MAX, |w| w.min(u32::MAX as u64 - 1) as u32)
     }
