@@ -436,6 +436,10 @@ SIM_KNOWN.update({
     "app-limited-slow-start.pkt": (24, "the `linux` profile (cwnd_validation = \"rfc5681\") grows cwnd only on an ACK that finds the window full, where Linux's tcp_is_cwnd_limited lets slow start grow to twice the flight"),
     "challenge-ack.pkt": (13, "no timestamps on the `linux` profile: the SYN-ACK carries no TS option"),
     "zero-window-probe.pkt": (24, "no persist timer on the `linux` profile (it comes with rto_model = \"linux\")"),
+    "dsack-undo.pkt": (30, "Reno on `rfc6675-iw10`: ssthresh FlightSize/2 = 5 where the untuned kernel's CUBIC takes 7 (and no undo there)"),
+    "tlp-dsack.pkt": (23, "no tail-loss probe on `rfc6675-iw10`: nothing before the RTO"),
+    "rto-undo-timestamps.pkt": (18, "no timestamps on `rfc6675-iw10`: the SYN-ACK carries no TS option"),
+    "dsack-receiver.pkt": (19, "no quick-ACK mode on `rfc6675-iw10`: the first data segment's ACK waits for the delayed-ACK timer"),
 })
 
 #: The same scripts on `linux` and `linux6`, one profile (Linux's own timers, quick-ACK receiver,

@@ -524,7 +524,8 @@ pub fn not_modelled(word: &str) -> Option<String> {
             "rack" => "RACK (RFC 8985) is the TCP knob `loss = \"rack\"` (the `linux` profile's)".to_string(),
             "tlp" => "the tail loss probe (RFC 8985 §7) is the TCP knob `tlp = true` (the `linux` profile's)".to_string(),
             "prr" => "PRR (RFC 9937) is the TCP knob `reduction = \"prr\"` (the `linux` profile's)".to_string(),
-            "frto" | "f_rto" | "dsack" | "d_sack" => format!("{} is not modelled; {REAL}", word.to_uppercase()),
+            "dsack" | "d_sack" => "D-SACK (RFC 2883) is the TCP knob `dsack = true` (the receiver's; the `linux` profile's, whose sender reads D-SACKs and undoes spurious reductions with `undo = true`)".to_string(),
+            "frto" | "f_rto" => format!("{} is not modelled; {REAL}", word.to_uppercase()),
             _ => return None,
         }
     };

@@ -481,11 +481,16 @@ fn linux_restart_halves_once_per_rto() {
 }
 
 /// Linux's application-limited decay (`tcp_cwnd_validate` → `tcp_cwnd_application_limited`,
-/// RFC 2861 §3), with `cwnd_validation = "linux"`: a window that the application
-/// uses only 5 of is halved toward max(used, IW) = 10 once per RTO. `rfc5681` keeps the window.
+/// RFC 2861 §3), with `cwnd_validation = "linux"`: once an RTO has passed since `snd_cwnd_stamp`
+/// while the window does not limit the sender, cwnd = (cwnd + max(used, IW))/2. Every ACK that
+/// may raise the window restarts that clock (`tcp_cong_avoid`: "tcp_sk(sk)->snd_cwnd_stamp =
+/// tcp_jiffies32", whether the window grows or not), so a sender whose ACKs keep coming keeps
+/// its window; one that keeps sending while no ACK of new data comes for an RTO loses half of
+/// what it does not use. `rfc5681` keeps the window either way.
 #[test]
-fn an_unused_window_decays_once_per_rto_with_linux_validation() {
-    let run = |cc: Cc, v: CwndValidation| {
+fn an_unused_window_decays_once_an_rto_passes_without_an_ack_that_may_raise_it() {
+    // `acks`: each round's 5 segments are acknowledged 50 ms later; otherwise no ACK comes.
+    let run = |cc: Cc, v: CwndValidation, acks: bool| {
         let mut h = Harness::established(|c| {
             c.cc = cc;
             c.cwnd_validation = v;
@@ -502,34 +507,42 @@ fn an_unused_window_decays_once_per_rto_with_linux_validation() {
         h.send(t, ack(1 + pkts(70)));
         let grown = h.info().cwnd / MSS;
         h.take_sent();
-        // Then 5 segments every 100 ms, acknowledged 50 ms later: never more than 5 outstanding.
+        // Then a segment every 25 ms from 100 ms on, 38 of them (the last 1,025 ms after that
+        // ACK: before the RTO of the first, 1 s after it, would fire without ACKs).
         let mut acked = 70;
         let mut trace = vec![];
         let start = t + 100 * MS;
-        for round in 0..60u64 {
-            let t0 = start + round * 100 * MS;
-            h.write(t0, pkts(5));
-            assert_eq!(h.take_sent().len(), 5);
-            acked += 5;
-            h.send(t0 + 50 * MS, ack(1 + pkts(acked)));
-            if round % 10 == 9 {
-                trace.push((h.info().cwnd / MSS, h.info().ssthresh / MSS));
+        for round in 0..38u64 {
+            let t0 = start + round * 25 * MS;
+            h.write(t0, pkts(1));
+            assert_eq!(h.take_sent().len(), 1);
+            trace.push(h.info().cwnd / MSS);
+            if acks {
+                acked += 1;
+                h.send(t0 + 20 * MS, ack(1 + pkts(acked)));
             }
         }
-        (grown, h.info().rto, trace)
+        (grown, h.info().rto, h.info().ssthresh / MSS, trace)
     };
-    let (grown, rto, rfc) = run(Cc::Cubic, CwndValidation::Rfc5681);
-    assert_eq!((grown, rto), (80, tcplab_core::units::SEC));
-    assert!(rfc.iter().all(|&(c, s)| (c, s) == (80, 1000)), "{rfc:?}");
-    // The RTO is 1 s (the rfc profile's minimum): one RTO after the window last limited the
-    // sender (the bulk phase), and once a second after that, cwnd = (cwnd + max(5, IW 10))/2:
-    // 80 → 45 → 27 → 18 → 14 → 12 → 11, one step between trace points (every 1 s); ssthresh stays
-    // 1000 (above ¾·cwnd).
-    let (_, _, linux) = run(Cc::Cubic, CwndValidation::Linux);
-    assert_eq!(linux, vec![(45, 1000), (27, 1000), (18, 1000), (14, 1000), (12, 1000), (11, 1000)]);
-    // Reno's window (41 after the bulk phase: one segment per ACK) the same way: 25, 17, 13, 11,
-    // 10, and never below the IW.
-    let (grown, _, reno) = run(Cc::Reno, CwndValidation::Linux);
+    for acks in [true, false] {
+        let (grown, rto, ssthresh, rfc) = run(Cc::Cubic, CwndValidation::Rfc5681, acks);
+        assert_eq!((grown, rto, ssthresh), (80, tcplab_core::units::SEC, 1000));
+        assert!(rfc.iter().all(|&c| c == 80), "{rfc:?}");
+    }
+    // ACKs every 25 ms: the stamp never falls an RTO (1 s, the rfc profile's minimum) behind.
+    let (_, _, _, linux) = run(Cc::Cubic, CwndValidation::Linux, true);
+    assert!(linux.iter().all(|&c| c == 80), "{linux:?}");
+    // No ACK after the bulk phase's last (its tcp_cong_avoid set the stamp): the send 1 s after
+    // it (round 36, 37 segments out) halves the window toward what is used: (80 + 37)/2 = 58;
+    // ssthresh stays 1000 (above ¾·cwnd).
+    let (_, _, ssthresh, linux) = run(Cc::Cubic, CwndValidation::Linux, false);
+    assert!(linux[..36].iter().all(|&c| c == 80), "{linux:?}");
+    assert_eq!(linux[36..], [58, 58]);
+    assert_eq!(ssthresh, 1000);
+    // Reno's window (41 after the bulk phase: one segment per ACK) is still in slow start, where
+    // it counts as used while cwnd < 2·max_packets_out (`tcp_is_cwnd_limited`; from 21 segments
+    // out): each send from round 20 on restarts the clock, and nothing decays.
+    let (grown, _, _, reno) = run(Cc::Reno, CwndValidation::Linux, false);
     assert_eq!(grown, 41);
-    assert_eq!(reno.iter().map(|p| p.0).collect::<Vec<_>>(), vec![25, 17, 13, 11, 10, 10], "{reno:?}");
+    assert!(reno.iter().all(|&c| c == 41), "{reno:?}");
 }

@@ -97,7 +97,11 @@ class _Lab:
         for ns, dev in ((C, "c0"), (S, "s0")):
             self.sh("ip", "-n", ns, "link", "set", dev, "mtu", "65535")
         self.ns.addr(S, "s0", f"{NET}.2/24")
-        self.route()
+        # The untuned kernel's congestion control, CUBIC (the default of every build, and
+        # packetdrill's), whatever the host made its own default: a new namespace takes the
+        # root namespace's (a host set to bbr would run the scripts with bbr). A script's
+        # `tcp_congestion_control` replaces it.
+        self.route(congctl="cubic")
         c_mac, s_mac = self.ns.mac(C, "c0"), self.ns.mac(S, "s0")
         self.sh("ip", "-n", S, "neigh", "replace", f"{NET}.50", "lladdr", c_mac, "dev", "s0", "nud", "permanent")
         self.sysctl({"tcp_no_metrics_save": "1"})

@@ -53,7 +53,8 @@ SIM_MAP = {
     "tcp_early_retrans": "tail-loss probes are off in this profile (the knob `tlp = true`, on in `linux`)",
     "tcp_recovery": "RACK is off in this profile: RFC 6675 loss detection (the knob `loss = \"rack\"`, on in `linux`)",
     "tcp_frto": "F-RTO is not modelled",
-    "tcp_dsack": "DSACK is not modelled",
+    # D-SACK generation (`dsack`, the receiver's); the sender reads D-SACKs either way.
+    "tcp_dsack": _bool("dsack"),
     "tcp_fack": "no effect (removed from Linux)",
     "tcp_tso_win_divisor": "TSO deferral (`tso_defer`) uses the default divisor 3",
     "tcp_min_tso_segs": "no TSO in the model",

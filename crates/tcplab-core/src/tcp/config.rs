@@ -879,6 +879,20 @@ tcp_knobs! {
     /// `net.ipv4.tcp_early_retrans = 3`): with `loss = "rack"` and SACK, a probe 2·SRTT after
     /// the last send when nothing else would repair a tail loss before the RTO.
     tlp: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// D-SACK generation (RFC 2883; Linux `net.ipv4.tcp_dsack = 1`): with SACK, the receiver
+    /// reports a duplicate segment in the first SACK block of its next ACK (`tcp_dsack_set`,
+    /// `tcp_send_dupack`, `tcp_data_queue_ofo`). The sender of `loss = "rack"` reads D-SACK
+    /// blocks whatever this knob says, as the kernel does (`tcp_check_dsack`, `tcp_dsack_seen`):
+    /// a probe that repaired nothing (`tcp_process_tlp_ack`) and, with `undo`, retransmissions
+    /// that proved spurious.
+    dsack: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// Linux's undo of a spurious window reduction (net/ipv4/tcp_input.c `tcp_try_undo_recovery`,
+    /// `tcp_try_undo_dsack`, `tcp_try_undo_partial`, `tcp_try_undo_loss`,
+    /// `tcp_undo_cwnd_reduction`), with `loss = "rack"` and SACK: when every retransmission of
+    /// the episode is D-SACKed, or an echoed timestamp shows the original arrived (Eifel, RFC
+    /// 3522; `tcp_packet_delayed`), cwnd and ssthresh go back to what they were. Part of Linux's
+    /// recovery (`loss = "rack"` with `variant = "sack"`); no effect with another.
+    undo: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
 }
 
 /// The longest TCP timer knob (a timeout, a tick, a bound of the RTO): one hour, far above any
@@ -1084,6 +1098,8 @@ impl TcpConfig {
             cwnd_validation: CwndValidation::Rfc5681,
             loss: LossModel::Dupthresh,
             tlp: false,
+            dsack: false,
+            undo: false,
             ecn: Ecn::Off,
             reduction: Reduction::Halve,
             hz: 0,
@@ -1344,6 +1360,10 @@ impl TcpConfig {
                 c.ssthresh_from_cwnd = true;
                 // tcp_write_xmit → tcp_tso_should_defer: sends wait for a skb's worth of window.
                 c.tso_defer = true;
+                // net.ipv4.tcp_dsack = 1 and the undo of tcp_try_undo_*: a reduction the
+                // receiver's D-SACKs or echoed timestamps prove spurious is taken back.
+                c.dsack = true;
+                c.undo = true;
             }
             _ => return None,
         }
@@ -1409,6 +1429,8 @@ impl TcpConfig {
             ("rcv_buffer", serde_json::to_value(self.rcv_buffer).expect("serialises")),
             ("loss", serde_json::to_value(self.loss).expect("serialises")),
             ("tlp", serde_json::json!(self.tlp)),
+            ("dsack", serde_json::json!(self.dsack)),
+            ("undo", serde_json::json!(self.undo)),
         ];
         for (k, x) in skipped {
             m.entry(k.to_string()).or_insert(x);
@@ -1696,12 +1718,14 @@ mod tests {
         back.timestamps = false;
         back.fin_with_data = false;
         back.tso_defer = false;
-        assert!(c.ssthresh_from_cwnd);
+        assert!(c.ssthresh_from_cwnd && c.dsack && c.undo);
         back.ssthresh_from_cwnd = false;
+        back.dsack = false;
+        back.undo = false;
         assert_eq!(back, TcpConfig::profile("rfc6675-iw10").unwrap());
         for p in PROFILES.iter().filter(|p| !matches!(**p, "linux" | "linux6")) {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "rcv_buffer", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "ssthresh_from_cwnd", "tso_defer"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "rcv_buffer", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "ssthresh_from_cwnd", "tso_defer", "dsack", "undo"] {
                 // ns2-full takes FullTcp's FIN on the last data segment (`close_on_empty_`).
                 if *p == "ns2-full" && k == "fin_with_data" {
                     assert_eq!(v.get(k), Some(&serde_json::json!(true)), "{p}: {k}");

@@ -44,6 +44,9 @@ pub struct TcpReceiver {
     /// SACK blocks are sent (RFC 2018: the SYN offered SACK-permitted and we agreed, or the
     /// option is configured for a flow without a handshake).
     pub sack_on: bool,
+    /// The D-SACK block the next ACK reports first (RFC 2883 §4; Linux `tp->duplicate_sack[0]`
+    /// with `rx_opt.dsack`, sent once: `tcp_options_write` clears it): a duplicate segment's range.
+    dsack: Option<(u64, u64)>,
     /// In-order data segments received since the last ACK, and their bytes.
     unacked_segs: u32,
     unacked_bytes: u64,
@@ -103,6 +106,7 @@ impl TcpReceiver {
             ooo_touched: Vec::new(),
             touch_clock: 0,
             sack_on: cfg.sack && !cfg.handshake,
+            dsack: None,
             unacked_segs: 0,
             unacked_bytes: 0,
             delack_timer: Timer::default(),
@@ -300,11 +304,24 @@ impl TcpReceiver {
     /// changed range), the others repeat the most recently reported ones, most recent first; as
     /// many as fit (`sack_blocks`). Ranges keep the recency of their last change, so a range
     /// that grows moves to the front and merged ranges keep the newer mark.
-    fn fill_sack(&self, seg: &mut Segment) {
+    /// With D-SACK (`dsack`, RFC 2883 §4) a pending duplicate's range goes first and the ordinary
+    /// blocks follow, as many as still fit (Linux `tcp_established_options`: `num_sacks +
+    /// rx_opt.dsack` blocks within the option space; `tcp_options_write` writes
+    /// `duplicate_sack` then `selective_acks`). It is reported once.
+    fn fill_sack(&mut self, seg: &mut Segment) {
         let mut idx: Vec<usize> = (0..self.ooo.len()).collect();
         idx.sort_unstable_by_key(|&i| std::cmp::Reverse(self.ooo_touched[i]));
-        let n = idx.len().min(self.cfg.sack_blocks as usize).min(crate::net::MAX_SACK_BLOCKS);
+        let room = (self.cfg.sack_blocks as usize).min(crate::net::MAX_SACK_BLOCKS);
         let mut blocks = [SackBlock::default(); crate::net::MAX_SACK_BLOCKS];
+        let d = match self.dsack.take() {
+            Some((l, r)) => {
+                blocks[0] = SackBlock { left: l, right: r };
+                self.stats.dsacks_sent += 1;
+                1
+            }
+            None => 0,
+        };
+        let n = idx.len().min(room - d);
         // Linux's out-of-order skb ends at end_seq, which counts a FIN (`tcp_data_queue_ofo` →
         // `tcp_sack_new_ofo_skb(sk, seq, end_seq)`): a block ending where a held FIN sits covers
         // the FIN's sequence number too, and the sender counts that segment SACKed whole.
@@ -312,9 +329,9 @@ impl TcpReceiver {
         for (k, &i) in idx[..n].iter().enumerate() {
             let (l, r) = self.ooo[i];
             let r = if held_fin == Some(r) { r + 1 } else { r };
-            blocks[k] = SackBlock { left: l, right: r };
+            blocks[d + k] = SackBlock { left: l, right: r };
         }
-        seg.set_sack_blocks(&blocks[..n]);
+        seg.set_sack_blocks(&blocks[..d + n]);
         seg.sack_trim = if !self.cfg.sack_option_header {
             4
         } else if !self.cfg.sack_option_padding {
@@ -459,6 +476,11 @@ impl TcpReceiver {
     fn on_data(&mut self, seg: &Segment, out: &mut Vec<OutSeg>) {
         let start = seg.seq;
         let end = seg.seq + seg.len as u64;
+        if seg.len > 0 {
+            // tcp_data_queue: "tp->rx_opt.dsack = 0" for every data segment: a D-SACK an ACK
+            // has not carried yet is forgotten.
+            self.dsack = None;
+        }
         let ecn = if self.ecn_on && seg.len > 0 { self.ecn_on_data(seg, out) } else { EcnAck::default() };
         if seg.len > 0 && self.first_byte_at.is_none() {
             self.first_byte_at = Some(self.now);
@@ -482,6 +504,13 @@ impl TcpReceiver {
         if end <= self.rcv_nxt || (seg.fin() && self.fin_received) || self.holds(start, end) {
             // Nothing new: a duplicate. Acknowledge at once so the sender learns rcv_nxt.
             self.stats.dup_segments += 1;
+            if seg.len > 0 {
+                // RFC 2883 §4: the duplicate's range, at most up to RCV.NXT (Linux
+                // `tcp_send_dupack` and `tcp_data_queue`: tcp_dsack_set(seq, end_seq), the end
+                // cut at rcv_nxt; `tcp_data_queue_ofo`, "All the bits are present":
+                // tcp_dsack_set(seq, end_seq)).
+                self.set_dsack(start, if start < self.rcv_nxt { end.min(self.rcv_nxt) } else { end });
+            }
             if self.linux.is_some() && start > self.rcv_nxt {
                 // tcp_data_queue_ofo(): tcp_measure_rcv_mss(), "All the bits are present. Drop.",
                 // then the ACK decision of any out-of-order segment (SACK compression may hold it).
@@ -530,6 +559,18 @@ impl TcpReceiver {
             // RFC 5681 §4.2: an out-of-order segment is acknowledged immediately (a duplicate
             // ACK, the signal of fast retransmit).
             self.stats.ooo_segments += 1;
+            if self.cfg.dsack {
+                // tcp_data_queue_ofo: the part already held is D-SACKed ("Partial overlap":
+                // tcp_dsack_set(seq, skb1's end_seq); the skbs it covers: tcp_dsack_extend).
+                let (mut l, mut r) = (u64::MAX, 0);
+                for &(a, b) in self.ooo.iter().filter(|&&(a, b)| a < end && start < b) {
+                    l = l.min(a.max(start));
+                    r = r.max(b.min(end));
+                }
+                if l < r {
+                    self.set_dsack(l, r);
+                }
+            }
             self.insert_ooo(start, end);
             if ecn.quick {
                 // tcp_data_queue_ofo() checks ECN (__tcp_ecn_check_ce) before it measures the
@@ -557,6 +598,11 @@ impl TcpReceiver {
         // In order (possibly overlapping old data).
         let had_hole = !self.ooo.is_empty();
         let before = self.rcv_nxt;
+        if start < before {
+            // tcp_data_queue, "Partial packet, seq < rcv_next < end_seq": tcp_dsack_set(seq,
+            // rcv_nxt), then queued.
+            self.set_dsack(start, before);
+        }
         if self.rcvbuf.is_some() {
             self.rcvbuf_ts(seg);
         }
@@ -751,6 +797,14 @@ impl TcpReceiver {
         if end > self.rcv_nxt {
             self.stats.bytes_delivered += end - self.rcv_nxt;
             self.rcv_nxt = end;
+        }
+    }
+
+    /// Remember [l, r) as the D-SACK block of the next ACK (Linux `tcp_dsack_set`: with SACK
+    /// agreed and `tcp_dsack`; a newer duplicate replaces one not yet reported).
+    fn set_dsack(&mut self, l: u64, r: u64) {
+        if self.cfg.dsack && self.sack_on && l < r {
+            self.dsack = Some((l, r));
         }
     }
 

@@ -7,7 +7,7 @@
 //! sequence number after the last data byte.
 
 use super::cc::{CaPhase, CongestionEvent};
-use super::config::{TcpConfig, Variant};
+use super::config::{LossModel, TcpConfig, Variant};
 use super::legacy::{FackNs2, FackRh, Sack1, SackRh};
 use super::recovery::{Delivered, LinuxRecovery, NewReno, Recovery, Reno, Rfc6675, Tahoe};
 pub use super::state::{OutSeg, SenderCore, SenderPhase, SYN_OPTION_BYTES, UNLIMITED};
@@ -244,6 +244,9 @@ impl TcpSender {
             persist::on_ack(&mut self.persist, c);
         }
         let advanced = seg.ack > c.snd_una;
+        // Linux's sender reads D-SACK blocks whatever its own `tcp_dsack` (the Linux recovery,
+        // `loss = "rack"`, uses them: recovery/undo.rs).
+        c.ack_dsack = if seg.n_sack > 0 && c.sack_ok && c.cfg.loss == LossModel::Rack { dsack_block(seg) } else { None };
         // RFC 6675 §3 Update(): record the SACK blocks first.
         // RFC 6937's DeliveredData needs the change in SACKed bytes, not only the new ones.
         let (blocks, n_blocks) = if seg.n_sack > 0 { c.sacktag_blocks(seg) } else { Default::default() };
@@ -406,8 +409,11 @@ impl TcpSender {
             // response to the receipt of an ECN-Echo ACK packet."
             // `grow_when_not_cwnd_limited`: ns-2's recv_newack_helper() → opencwnd() whatever
             // the window's use (tcp/tcp.cc).
-            if (cwnd_limited || c.cfg.grow_when_not_cwnd_limited) && !c.ack_ece && self.rec.grows_on_new_ack(c) {
-                c.cc_on_ack(grow_by);
+            if !c.ack_ece && self.rec.grows_on_new_ack(c) {
+                c.cc_cwnd_stamp();
+                if cwnd_limited || c.cfg.grow_when_not_cwnd_limited {
+                    c.cc_on_ack(grow_by);
+                }
             }
             true
         };
@@ -470,6 +476,7 @@ impl TcpSender {
                 }
                 // RFC 5681 §3.1: a new ssthresh (held on a repeated expiry) and the loss window
                 // of one segment; the controller decides (cc/reno.rs).
+                self.rec.before_timeout(c);
                 let reduced_in_window = c.episode.is_some_and(|e| e.reductions > 0);
                 let inflation = self.rec.window_inflation(c);
                 c.cc_event(CongestionEvent::Timeout { ctx: c.loss_context(), first: c.consecutive_timeouts == 0, reduced_in_window, inflation });
@@ -516,6 +523,16 @@ impl TcpSender {
         self.core.now = now;
         self.core.integrate_cwnd();
     }
+}
+
+/// RFC 2883 §4 as Linux's `tcp_check_dsack` reads it: the first SACK block is a D-SACK when it
+/// starts below the ACK number ("before(start_seq_0, ack_seq)"), or when it lies inside the
+/// second block.
+fn dsack_block(seg: &Segment) -> Option<(u64, u64)> {
+    let b = seg.sack_blocks();
+    let b0 = b.first()?;
+    let inside_second = b.get(1).is_some_and(|b1| b0.right <= b1.right && b0.left >= b1.left);
+    (b0.left < seg.ack || inside_second).then_some((b0.left, b0.right))
 }
 
 /// RFC 5681 §3.1: the initial window is one segment once this end retransmitted its SYN or

@@ -119,6 +119,16 @@ pub struct SenderCore {
     /// Of the ACK being processed: its TSecr when the timestamps option is in use and it echoes
     /// one (RFC 7323 §4.1; Linux reads `rx_opt.rcv_tsecr` only when non-zero).
     pub(super) ack_tsecr: Option<u32>,
+    /// Of the ACK being processed: its D-SACK block (RFC 2883 §4, with the `dsack` knob; Linux
+    /// `tcp_check_dsack`: the first block below the ACK, or inside the second block).
+    pub ack_dsack: Option<(u64, u64)>,
+    /// Retransmissions other than tail loss probes (Linux `tcp_retransmit_skb`, which counts
+    /// `undo_retrans` and stamps `retrans_stamp`; the probe goes through `__tcp_retransmit_skb`
+    /// alone), and when the first one not yet read by the recovery (`recovery/undo.rs`) left.
+    pub undo_retx: u64,
+    pub undo_retx_at: Option<Time>,
+    /// The segment being sent is a tail loss probe (`tlp.rs`).
+    pub probe_tx: bool,
     /// The timestamps option is in use (RFC 7323: both SYNs carried it): 12 option bytes on
     /// every segment, the MSS 12 bytes smaller, TSecr RTT samples.
     pub ts_on: bool,
@@ -283,6 +293,10 @@ impl SenderCore {
             ack_rate: None,
             ack_rack: None,
             ack_tsecr: None,
+            ack_dsack: None,
+            undo_retx: 0,
+            undo_retx_at: None,
+            probe_tx: false,
             ts_on: false,
             per_ack_rtt: false,
             fin_on_data: false,
@@ -499,6 +513,15 @@ impl SenderCore {
         let mut w = self.window();
         self.cc.on_ack(&mut w, &a);
         self.commit_window(w);
+    }
+
+    /// Linux's `snd_cwnd_stamp = tcp_jiffies32`: `tcp_cong_avoid` (an ACK that may raise the
+    /// window, outside a reduction, whether it grows or not), `tcp_end_cwnd_reduction`,
+    /// `tcp_undo_cwnd_reduction` and `tcp_enter_loss`: the controller's window validation
+    /// restarts its clock.
+    pub fn cc_cwnd_stamp(&mut self) {
+        let now = self.now;
+        self.cc.on_cwnd_stamp(now);
     }
 
     /// Linux's `tcp_is_cwnd_limited` where the controller keeps it (`cwnd_validation =
@@ -743,6 +766,15 @@ impl SenderCore {
         self.commit_window(w);
     }
 
+    /// Linux `tcp_undo_cwnd_reduction`'s window: cwnd from the controller (`undo_cwnd`), and
+    /// ssthresh back to `prior_ssthresh` when that is larger (0: none kept, the window alone).
+    pub fn undo_window(&mut self, prior_cwnd: u64, prior_ssthresh: u64) {
+        let w = self.window();
+        let cwnd = self.cc.undo_cwnd(&w, prior_cwnd);
+        let ssthresh = if prior_ssthresh > w.ssthresh { prior_ssthresh } else { w.ssthresh };
+        self.commit_window(Window { cwnd, ssthresh });
+    }
+
     /// The ns-2 agents' own window arithmetic (tcp/legacy/ only): set cwnd.
     pub fn legacy_set_cwnd(&mut self, cwnd: u64) {
         self.commit_window(Window { cwnd, ssthresh: self.ssthresh });
@@ -866,6 +898,10 @@ impl SenderCore {
             if len > 0 {
                 self.stats.retransmits += 1;
                 self.stats.retransmitted_bytes += len;
+            }
+            if !self.probe_tx {
+                self.undo_retx += 1;
+                self.undo_retx_at.get_or_insert(self.now);
             }
             if self.episode.is_some() {
                 if self.reduction_retx {

@@ -45,6 +45,13 @@ pub struct ConnStats {
     pub reo_timeouts: u64,
     pub tlp_probes: u64,
     pub tlp_recoveries: u64,
+    /// D-SACK (`dsack`): D-SACK blocks the sender accepted (Linux `TCPDSACKRecv` +
+    /// `TCPDSACKOfoRecv`, less the dubious ones), D-SACK blocks the receiver sent
+    /// (`TCPDSACKOldSent` + `TCPDSACKOfoSent`), and window reductions undone (`undo`:
+    /// `TCPFullUndo`, `TCPPartialUndo`, `TCPDSACKUndo`, `TCPLossUndo`).
+    pub dsacks_received: u64,
+    pub dsacks_sent: u64,
+    pub undos: u64,
     /// SYN retransmissions (handshake).
     pub syn_retransmits: u64,
     /// SYN-ACK retransmissions (by the receiver).
@@ -86,7 +93,7 @@ impl ConnStats {
         macro_rules! sub {
             ($($f:ident),*) => { $( d.$f = self.$f.saturating_sub(base.$f); )* };
         }
-        sub!(segs_sent, bytes_sent, retransmits, retransmitted_bytes, timeouts, fast_retransmits, limited_transmits, early_retransmits, recoveries, recovery_ns, sack_retransmits, sack_transfers, ca_events, non_ca_events, other_losses, rack_marked, reo_timeouts, tlp_probes, tlp_recoveries, syn_retransmits, synack_retransmits, bytes_acked, rtt_samples, rtt_sum_ns, cwnd_integral, open_ns, bytes_delivered, acks_sent, delack_timeouts, ooo_segments, dup_segments, ecn_reductions, ce_received);
+        sub!(segs_sent, bytes_sent, retransmits, retransmitted_bytes, timeouts, fast_retransmits, limited_transmits, early_retransmits, recoveries, recovery_ns, sack_retransmits, sack_transfers, ca_events, non_ca_events, other_losses, rack_marked, reo_timeouts, tlp_probes, tlp_recoveries, dsacks_received, dsacks_sent, undos, syn_retransmits, synack_retransmits, bytes_acked, rtt_samples, rtt_sum_ns, cwnd_integral, open_ns, bytes_delivered, acks_sent, delack_timeouts, ooo_segments, dup_segments, ecn_reductions, ce_received);
         d
     }
 
@@ -112,6 +119,9 @@ impl ConnStats {
         self.reo_timeouts += o.reo_timeouts;
         self.tlp_probes += o.tlp_probes;
         self.tlp_recoveries += o.tlp_recoveries;
+        self.dsacks_received += o.dsacks_received;
+        self.dsacks_sent += o.dsacks_sent;
+        self.undos += o.undos;
         self.syn_retransmits += o.syn_retransmits;
         self.synack_retransmits += o.synack_retransmits;
         self.bytes_acked += o.bytes_acked;

@@ -301,6 +301,18 @@ impl TxQueue {
         });
     }
 
+    /// No record lost any more (Linux `tcp_undo_cwnd_reduction(sk, true)`: "sacked &=
+    /// ~TCPCB_LOST" on every skb, lost_out = 0). The bytes counted lost so far stay counted.
+    pub fn clear_lost(&mut self) {
+        if self.tally.lost == 0 {
+            return;
+        }
+        self.for_each_mut(|r| {
+            r.lost = false;
+            std::ops::ControlFlow::Continue(())
+        });
+    }
+
     /// The lowest start of a record newly delivered by the ACK being processed that was never
     /// retransmitted (`u64::MAX`: none), and reset it: a delivery below the highest SACKed
     /// sequence of such a record is reordering (Linux `tcp_check_sack_reordering`).

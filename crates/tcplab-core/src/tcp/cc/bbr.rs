@@ -761,6 +761,16 @@ impl CongestionControl for Bbr {
         "bbr"
     }
 
+    /// `bbr_undo_cwnd`: "full_bw = 0; full_bw_cnt = 0; bbr_reset_lt_bw_sampling(sk); return
+    /// tcp_snd_cwnd(tp)": the window stays (BBR sets it itself), the full-pipe test and the
+    /// policer detector start over.
+    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u64) -> u64 {
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        self.reset_lt_bw_sampling();
+        w.cwnd
+    }
+
     /// `bbr_main`: update the model (`bbr_update_model`), then the pacing rate and the window.
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         self.now = a.now;

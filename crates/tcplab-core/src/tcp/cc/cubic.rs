@@ -393,6 +393,12 @@ impl CongestionControl for Cubic {
         }
     }
 
+    fn on_cwnd_stamp(&mut self, now: crate::units::Time) {
+        if self.cwnd_validation == CwndValidation::Linux {
+            self.app_limited.on_cwnd_stamp(now);
+        }
+    }
+
     fn cwnd_limited(&self, w: &Window) -> Option<bool> {
         (self.cwnd_validation == CwndValidation::Linux).then(|| self.app_limited.is_cwnd_limited(w, self.mss))
     }

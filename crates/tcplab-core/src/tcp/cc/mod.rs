@@ -265,6 +265,13 @@ impl AppLimited {
         self.is_cwnd_limited || (w.cwnd < w.ssthresh && cwnd < 2 * self.max_packets_out)
     }
 
+    /// `tcp_cong_avoid`: "icsk->icsk_ca_ops->cong_avoid(sk, ack, acked); tcp_sk(sk)->snd_cwnd_stamp
+    /// = tcp_jiffies32" — every ACK that may raise the window (`tcp_may_raise_cwnd`) outside a
+    /// reduction restarts the clock of the decay, whether the window then grows or not.
+    pub fn on_cwnd_stamp(&mut self, now: Time) {
+        self.stamp = Some(now);
+    }
+
     /// `tcp_cwnd_restart` ends with snd_cwnd_used = 0 and snd_cwnd_stamp = now.
     pub fn on_restart(&mut self, now: Time) {
         self.cwnd_used = 0;
@@ -284,6 +291,17 @@ pub trait CongestionControl: Send {
     /// deflation, RFC 6582's partial-ACK deflation, RFC 6675 (4.2)). A controller may bound it.
     fn set_recovery_window(&mut self, w: &mut Window, cwnd: u64) {
         w.cwnd = cwnd;
+    }
+    /// Linux `icsk_ca_ops->undo_cwnd`, called by `tcp_undo_cwnd_reduction` when a reduction
+    /// proved spurious: the window to go back to. Reno and CUBIC use `tcp_reno_undo_cwnd`,
+    /// max(cwnd, prior_cwnd) (`prior_cwnd`: cwnd when the reduction began); DCTCP's
+    /// `dctcp_cwnd_undo` takes the larger of cwnd and the cwnd at its last reduction, the same.
+    /// Linux set `snd_cwnd_stamp` (`tcp_cong_avoid` on an ACK of new data outside a reduction,
+    /// before the controller's own cwnd-limited test; the end or undo of a reduction; a
+    /// timeout): Linux's window validation restarts its clock (`AppLimited::on_cwnd_stamp`).
+    fn on_cwnd_stamp(&mut self, _now: Time) {}
+    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u64) -> u64 {
+        w.cwnd.max(prior_cwnd)
     }
     /// Whether an ACK may grow the window, where the controller keeps Linux's record of the send
     /// rounds (`cwnd_validation = "linux"`: `tcp_is_cwnd_limited`); None: the sender's own test

@@ -19,10 +19,12 @@
 //! An ECN-Echo outside a loss recovery moves the sender into CA_CWR (`tcp_enter_cwr`): ssthresh
 //! from the controller, then the same reduction as Recovery's, ACK by ACK, until something above
 //! high_seq is acknowledged (`tcp_end_cwr_cwnd_reduction`: cwnd = ssthresh).
-//! Not modelled: undo (DSACK, F-RTO, `tcp_try_undo_*`), TSO, the delayed-ACK filter of min_rtt;
-//! the tail loss probe is `tlp.rs`.
+//! With `undo`, a reduction that D-SACKs or echoed timestamps prove spurious is taken back
+//! (`tcp_try_undo_recovery`, `_dsack`, `_partial`, `_loss`; `undo.rs`).
+//! Not modelled: F-RTO, TSO, the delayed-ACK filter of min_rtt; the tail loss probe is `tlp.rs`.
 
 use super::tlp::{self, Tlp, TCP_TIMEOUT_MIN};
+use super::undo::Undo;
 use super::prr::{Prr, PrrAck};
 use super::{Caps, Delivered, Recovery};
 use crate::tcp::config::TcpConfig;
@@ -139,6 +141,17 @@ pub struct LinuxRecovery {
     reno: bool,
     /// Without SACK, Linux's `sacked_out`: segments the duplicate ACKs say have left the network.
     reno_sacked: u64,
+    /// The undo record (`undo.rs`) and `tp->max_window`, the largest window the peer offered
+    /// (a D-SACK beyond it is dubious).
+    undo: Undo,
+    max_window: u64,
+    /// The timeout being processed starts a new reduction (`tcp_enter_loss`'s test).
+    loss_new: bool,
+    /// This ACK retransmits nothing and marks nothing lost (`tcp_try_undo_partial` returned
+    /// with retransmissions in flight).
+    no_rexmit: bool,
+    /// cwnd before the ACK being processed grew it.
+    cwnd_before_ack: u64,
 }
 
 /// What the transmit record says now: Linux's `tcp_packets_in_flight` in bytes, whether any
@@ -177,6 +190,11 @@ impl LinuxRecovery {
             prior_lost: 0,
             reno: false,
             reno_sacked: 0,
+            undo: Undo::new(cfg.undo),
+            max_window: 0,
+            loss_new: false,
+            no_rexmit: false,
+            cwnd_before_ack: 0,
         }
     }
 
@@ -227,11 +245,21 @@ impl LinuxRecovery {
     /// ECN connection (`tcp_ecn_queue_cwr`); CA_Recovery. From CA_CWR the reduction under way
     /// goes on ("if (!tcp_in_cwnd_reduction(sk)) ... tcp_init_cwnd_reduction(sk)"): no new
     /// ssthresh, the same high_seq.
-    fn enter_recovery(&mut self, s: &mut SenderCore) {
+    fn enter_recovery(&mut self, s: &mut SenderCore, ece: bool) {
         s.stats.fast_retransmits += 1;
         s.stats.recoveries += 1;
         s.recovery_since.get_or_insert(s.now);
+        // "tp->prior_ssthresh = 0; tcp_init_undo(tp); if (!tcp_in_cwnd_reduction(sk)) { if
+        // (!ece_ack) tp->prior_ssthresh = tcp_current_ssthresh(sk); tcp_init_cwnd_reduction(sk); }"
+        // tcp_retrans_stamp_cleanup: "Start the clock with our fast retransmit".
+        self.undo.clear_stamp(s);
+        self.undo.prior_ssthresh = 0;
+        self.undo.init(s, s.txq.records().filter(|r| r.retrans).count() as u64);
         if self.ca != Ca::Cwr {
+            if !ece {
+                self.undo.prior_ssthresh = Undo::current_ssthresh(s, false);
+            }
+            self.undo.prior_cwnd = s.cwnd;
             let prior_cwnd = s.cwnd;
             s.cc_event(CongestionEvent::FastRetransmit(s.loss_context()));
             self.reduction.enter(s.mss, prior_cwnd, s.ssthresh, self.prior_in_flight);
@@ -246,6 +274,21 @@ impl LinuxRecovery {
         s.loss_reduction(false, true);
     }
 
+    /// Recovery left by an undo (`tcp_try_undo_partial` → `tcp_try_keep_open`, or
+    /// `tcp_try_undo_dsack` → `tcp_try_to_open`): CA_Open or Disorder, high_seq = snd_nxt, the
+    /// window as the undo left it; then `tcp_cong_control`, outside the reduction now, grows it by
+    /// an ACK of new data (`tcp_may_raise_cwnd`: FLAG_DATA_ACKED).
+    fn leave_undone(&mut self, s: &mut SenderCore, advanced: bool) {
+        s.in_recovery = false;
+        s.dupacks = 0;
+        self.ca = Ca::Open;
+        self.high_seq = s.snd_max;
+        self.reduction.end();
+        if advanced {
+            self.grow_on_exit(s);
+        }
+    }
+
     /// Linux `tcp_try_to_open` → `tcp_enter_cwr` on an ACK with ECE (`FLAG_ECE`) in CA_Open or
     /// Disorder, nothing lost (RFC 3168 §6.1.2: the window reduced once per window of data,
     /// nothing retransmitted): `tcp_init_cwnd_reduction` (high_seq = snd_nxt, prior_cwnd = cwnd,
@@ -254,6 +297,7 @@ impl LinuxRecovery {
     /// is left where it is and PRR lowers it ACK by ACK (`tcp_cwnd_reduction`).
     fn enter_cwr(&mut self, s: &mut SenderCore) {
         let prior_cwnd = s.cwnd;
+        self.undo.prior_cwnd = prior_cwnd;
         s.cc_event(CongestionEvent::Ecn(s.loss_context()));
         s.set_recovery_window(prior_cwnd);
         self.reduction.enter(s.mss, prior_cwnd, s.ssthresh, self.prior_in_flight);
@@ -272,15 +316,18 @@ impl LinuxRecovery {
     fn end_cwr(&mut self, s: &mut SenderCore) {
         if s.ssthresh < u64::MAX / 4 {
             s.set_recovery_window(s.ssthresh);
+            s.cc_cwnd_stamp();
         }
         self.ca = Ca::Open;
         self.reduction.end();
     }
 
-    /// Linux `tcp_end_cwnd_reduction` on leaving Recovery: cwnd = ssthresh; CA_Open.
+    /// Linux `tcp_end_cwnd_reduction` on leaving Recovery: "Reset cwnd to ssthresh in CWR or
+    /// Recovery (unless it's undone)" (with `undo`: while `undo_marker` is set); CA_Open.
     fn end_recovery(&mut self, s: &mut SenderCore) {
-        if s.ssthresh < u64::MAX / 4 {
+        if s.ssthresh < u64::MAX / 4 && (!self.undo.enabled || self.undo.marker.is_some()) {
             s.set_recovery_window(s.ssthresh);
+            s.cc_cwnd_stamp();
         }
         s.in_recovery = false;
         s.dupacks = 0;
@@ -299,8 +346,11 @@ impl LinuxRecovery {
     /// it was still in recovery when the ACK came.
     fn grow_on_exit(&mut self, s: &mut SenderCore) {
         let limited = s.cc_cwnd_limited().unwrap_or(!s.ack_app_limited);
-        if limited && !s.ack_ece && self.delivered > 0 {
-            s.cc_on_ack(self.delivered);
+        if !s.ack_ece && self.delivered > 0 {
+            s.cc_cwnd_stamp();
+            if limited {
+                s.cc_on_ack(self.delivered);
+            }
         }
     }
 
@@ -356,7 +406,7 @@ impl LinuxRecovery {
     fn repair(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) -> bool {
         let sc = self.scan(s);
         if self.ca.below_recovery() && sc.lost {
-            self.enter_recovery(s);
+            self.enter_recovery(s, s.ack_ece);
         }
         let mut in_flight = sc.in_flight;
         if self.ca.in_reduction() {
@@ -375,7 +425,7 @@ impl LinuxRecovery {
         s.tso_may_defer = self.ca.below_recovery();
         let before = s.stats.segs_sent + s.fin_tx as u64;
         let bytes_before = s.stats.bytes_sent;
-        if !self.ca.below_recovery() {
+        if !self.ca.below_recovery() && !self.no_rexmit {
             self.retransmit_lost(s, &mut in_flight, out);
         }
         let new = if sc.in_flight == s.flight_size() && self.ca == Ca::Open {
@@ -416,6 +466,7 @@ impl Recovery for LinuxRecovery {
     }
 
     fn on_delivered(&mut self, s: &SenderCore, d: Delivered) {
+        self.cwnd_before_ack = s.cwnd;
         self.delivered = d.data;
         self.newly_sacked = d.sacked > 0;
         if self.reno && d.acked > 0 {
@@ -449,12 +500,31 @@ impl Recovery for LinuxRecovery {
         self.ca != Ca::Cwr
     }
 
+    /// Linux `tcp_enter_loss` before the new window: "Reduce ssthresh if it has not yet been made
+    /// inside this window" (from Open or Disorder, once high_seq is acknowledged, or on a first
+    /// timeout in Loss): the window it had is kept for the undo (`prior_ssthresh` =
+    /// `tcp_current_ssthresh`, `prior_cwnd`).
+    fn before_timeout(&mut self, s: &mut SenderCore) {
+        self.undo.count_retransmits(s);
+        self.loss_new = self.ca == Ca::Open || self.high_seq <= s.snd_una || (self.ca == Ca::Loss && s.consecutive_timeouts == 0);
+        if self.loss_new {
+            self.undo.prior_ssthresh = Undo::current_ssthresh(s, self.ca.in_reduction());
+            self.undo.prior_cwnd = s.cwnd;
+        }
+    }
+
     /// Linux `tcp_enter_loss` (the sender has already taken ssthresh and cwnd from the controller,
     /// marked every unSACKed segment lost and resends the first): CA_Loss until snd_una reaches
     /// high_seq; the probe forgotten. Retransmissions outstanding at the RTO are deemed lost
     /// with the rest (their marks cleared, so they are resent in order).
     fn on_timeout(&mut self, s: &mut SenderCore) {
+        if self.loss_new {
+            // tcp_init_undo after tcp_timeout_mark_lost: no retransmission in flight but a
+            // retransmitted probe's.
+            self.undo.init(s, self.tlp.retrans_out() as u64);
+        }
         self.reduction.end();
+        s.cc_cwnd_stamp();
         self.ca = Ca::Loss;
         // tcp_enter_loss: "if (tcp_is_reno(tp)) tcp_reset_reno_sack(tp)".
         self.reno_sacked = 0;
@@ -474,8 +544,25 @@ impl Recovery for LinuxRecovery {
             s.snd_nxt = s.snd_max;
         }
         let advanced = s.snd_una > self.prior_una;
-        // tcp_process_tlp_ack.
-        self.tlp.on_ack(s, !advanced && !self.newly_sacked);
+        self.max_window = self.max_window.max(s.peer_wnd);
+        // tcp_sacktag_write_queue → tcp_check_dsack: what the ACK's D-SACK proves; a spurious
+        // retransmission is delivered ("state->sack_delivered += dup_segs").
+        self.undo.count_retransmits(s);
+        let ds = self.undo.read_dsack(s, self.prior_una, self.tlp.high_seq, self.max_window);
+        if ds.dsacking {
+            s.stats.dsacks_received += 1;
+            self.delivered += ds.segs * s.mss;
+        }
+        // tcp_fastretrans_alert, A: "ECE, hence prohibit cwnd undoing, the reduction is required."
+        if s.ack_ece {
+            self.undo.prior_ssthresh = 0;
+        }
+        // tcp_process_tlp_ack (its reduction is tcp_init_cwnd_reduction's: prior_cwnd = cwnd).
+        let (cwnd, probe_recoveries) = (s.cwnd, s.stats.tlp_recoveries);
+        self.tlp.on_ack(s, !advanced && !self.newly_sacked, ds.tlp);
+        if s.stats.tlp_recoveries > probe_recoveries {
+            self.undo.prior_cwnd = cwnd;
+        }
         // tcp_fastretrans_alert, D: "State can be terminated when high_seq is ACKed."
         let mut hold = false;
         match self.ca {
@@ -483,8 +570,13 @@ impl Recovery for LinuxRecovery {
                 if self.reno {
                     self.reno_sacked = 0;
                 }
-                // tcp_try_undo_recovery: "Hold old state until something *above* high_seq is
-                // ACKed. For Reno it is MUST to prevent false fast retransmits (RFC2582)."
+                // tcp_try_undo_recovery: "Happy end! We did not retransmit anything or our
+                // original transmission succeeded" (`tcp_may_undo`: TCPFullUndo).
+                if self.undo.may_undo(s) {
+                    self.undo.undo(s, false);
+                }
+                // "Hold old state until something *above* high_seq is ACKed. For Reno it is
+                // MUST to prevent false fast retransmits (RFC2582)."
                 if self.reno && s.snd_una == self.high_seq {
                     hold = true;
                 } else {
@@ -492,7 +584,20 @@ impl Recovery for LinuxRecovery {
                     self.grow_on_exit(s);
                 }
             }
-            // tcp_process_loss → tcp_try_undo_recovery: CA_Open.
+            // tcp_process_loss: an ACK of new data first tries the undo ("if ((flag &
+            // FLAG_SND_UNA_ADVANCED) ...) && tcp_try_undo_loss(sk, false)": the lost marks
+            // cleared, TCPLossUndo, CA_Open); at high_seq, tcp_try_undo_recovery and CA_Open.
+            Ca::Loss if advanced && self.undo.may_undo(s) => {
+                // The ACK's growth (slow start after the timeout) comes after the undo in Linux
+                // (`tcp_cong_control` follows `tcp_fastretrans_alert`): undo from the window
+                // before this ACK, then grow.
+                s.set_recovery_window(self.cwnd_before_ack);
+                self.undo.undo(s, true);
+                s.consecutive_timeouts = 0;
+                s.slow_start_after_rto = false;
+                self.ca = Ca::Open;
+                self.grow_on_exit(s);
+            }
             Ca::Loss if s.snd_una >= self.high_seq => self.ca = Ca::Open,
             // "CWR is to be held something *above* high_seq is ACKed for CWR bit to reach
             // receiver": tcp_end_cwr_cwnd_reduction, CA_Open; then tcp_cong_control grows the
@@ -503,10 +608,41 @@ impl Recovery for LinuxRecovery {
             }
             _ => {}
         }
+        // E, the undos of `tcp_fastretrans_alert`: in Recovery tcp_try_undo_partial on an ACK of
+        // new data, then tcp_try_undo_dsack (and tcp_try_to_open); in Open and Disorder
+        // tcp_try_undo_dsack alone.
+        self.no_rexmit = false;
+        if self.undo.enabled && !hold {
+            match self.ca {
+                Ca::Recovery => {
+                    if advanced && self.undo.marker.is_some() && self.undo.packet_delayed(s) {
+                        // "Plain luck! Hole if filled with delayed packet, rather than with a
+                        // retransmit." With retransmissions in flight: "we clock out new packets
+                        // but do not mark more packets lost or retransmit more".
+                        if scan(s).retrans {
+                            self.no_rexmit = true;
+                        } else {
+                            self.undo.clear_stamp(s);
+                            self.undo.undo(s, true);
+                            self.leave_undone(s, advanced);
+                        }
+                    }
+                    if self.ca == Ca::Recovery && !self.no_rexmit && self.undo.marker.is_some() && self.undo.retrans == 0 {
+                        self.undo.undo(s, false);
+                        self.undo.clear_stamp(s);
+                        self.leave_undone(s, advanced);
+                    }
+                }
+                Ca::Open if self.undo.marker.is_some() && self.undo.retrans == 0 => self.undo.undo(s, false),
+                _ => {}
+            }
+        }
         // E: tcp_identify_packet_loss → tcp_rack_mark_lost, or without SACK
         // tcp_newreno_mark_lost (an ACK of new data outside Recovery first forgets the
         // duplicates: tcp_reset_reno_sack).
-        let v = if !self.reno {
+        let v = if self.no_rexmit {
+            Default::default()
+        } else if !self.reno {
             s.detect_losses(!self.ca.below_recovery(), self.prior_fack, false)
         } else {
             if advanced && self.ca.below_recovery() {
@@ -523,8 +659,11 @@ impl Recovery for LinuxRecovery {
         // tcp_reordering: FLAG_FORWARD_PROGRESS), so a SACK-only ACK grows it too, by what it
         // delivered, outside a reduction and while cwnd-limited. (An ACK of new data grew it
         // already.)
-        if !advanced && self.newly_sacked && self.ca == Ca::Open && s.reordering > s.cfg.dupthresh && !s.ack_ece && !scan(s).lost && s.cc_cwnd_limited() == Some(true) {
-            s.cc_on_ack(self.delivered);
+        if !advanced && self.newly_sacked && self.ca == Ca::Open && s.reordering > s.cfg.dupthresh && !s.ack_ece && !scan(s).lost {
+            s.cc_cwnd_stamp();
+            if s.cc_cwnd_limited() == Some(true) {
+                s.cc_on_ack(self.delivered);
+            }
         }
         // tcp_try_to_open: "if (flag & FLAG_ECE) tcp_enter_cwr(sk)" when no loss is proven (a
         // loss takes the sender into Recovery, a reduction too, in `repair`); in CWR already,
@@ -535,6 +674,11 @@ impl Recovery for LinuxRecovery {
             self.enter_cwr(s);
         }
         let sent = self.repair(s, out);
+        // tcp_fastretrans_alert, D, in CA_Open ("tp->retrans_stamp = 0"), and tcp_try_to_open
+        // ("if (!tcp_any_retrans_done(sk)) tp->retrans_stamp = 0").
+        if self.ca.below_recovery() {
+            self.undo.clear_stamp(s);
+        }
         // Timers, as tcp_ack leaves them: RACK's reordering timer if it set one, else (data
         // acknowledged: FLAG_SET_XMIT_TIMER) the probe or the RTO (`tcp_set_xmit_timer`); then
         // the probe after new sends (`tcp_write_xmit` → `tcp_schedule_loss_probe`).
@@ -577,6 +721,8 @@ impl Recovery for LinuxRecovery {
             XmitTimer::LossProbe => self.tlp.fire(s, out),
             XmitTimer::ReoTimeout => {
                 s.stats.reo_timeouts += 1;
+                self.undo.count_retransmits(s);
+                self.no_rexmit = false;
                 if s.snd_nxt < s.snd_max {
                     s.snd_nxt = s.snd_max;
                 }
@@ -592,7 +738,8 @@ impl Recovery for LinuxRecovery {
                         }
                         let sc = self.scan(s);
                         self.prior_in_flight = sc.in_flight;
-                        self.enter_recovery(s);
+                        // tcp_rack_reo_timeout: tcp_enter_recovery(sk, false).
+                        self.enter_recovery(s, false);
                     }
                     self.delivered = s.mss;
                     self.repair(s, out);

@@ -16,6 +16,7 @@ pub mod reno;
 pub mod rfc6675;
 pub mod tahoe;
 pub mod tlp;
+pub mod undo;
 
 pub use linux::LinuxRecovery;
 pub use newreno::NewReno;
@@ -84,6 +85,10 @@ pub trait Recovery: Send {
     fn on_ack_in_recovery(&mut self, s: &mut SenderCore, acked: u64, out: &mut Vec<OutSeg>) -> bool;
     /// The retransmission timer expired (the core has already reset cwnd and recovery state).
     fn on_timeout(&mut self, _s: &mut SenderCore) {}
+    /// The retransmission timer expired on outstanding data, before the controller takes its
+    /// new window (what a strategy keeps of the window to undo the reduction: Linux
+    /// `tcp_enter_loss` takes `prior_ssthresh` and `prior_cwnd` first).
+    fn before_timeout(&mut self, _s: &mut SenderCore) {}
     /// The bytes by which the strategy has inflated cwnd in the fast recovery now under way
     /// (ns-2's `dupwnd_`, which `RenoTcpAgent::window()` adds to `cwnd_`, tcp/tcp-reno.cc); 0
     /// outside recovery and for strategies that do not inflate. Asked when the timer expires.

@@ -5,9 +5,9 @@
 //! so that a tail loss is repaired by the ACK clock (RACK, fast recovery) instead of the RTO.
 //! The timer is the connection's one retransmission timer, armed for `XmitTimer::LossProbe`.
 //!
-//! Without DSACK (not modelled), an ACK beyond the probe of a retransmitted segment always reads
-//! as a repaired loss (the cwnd reduction of `tcp_process_tlp_ack`); Linux would see the
-//! receiver's DSACK when the original arrived too and leave cwnd alone.
+//! Without D-SACK (`dsack` off), an ACK beyond the probe of a retransmitted segment always reads
+//! as a repaired loss (the cwnd reduction of `tcp_process_tlp_ack`); with it, the receiver's
+//! D-SACK of the probe (the original arrived too) ends the episode with cwnd left alone.
 
 use crate::tcp::cc::CongestionEvent;
 use crate::tcp::gate::SendKind;
@@ -117,7 +117,9 @@ impl Tlp {
                 rearm_rto(s, true);
                 return;
             };
+            s.probe_tx = true;
             s.transmit(tail, out);
+            s.probe_tx = false;
             self.retrans = true;
         }
         // "Record snd_nxt for loss detection."
@@ -127,24 +129,33 @@ impl Tlp {
         rearm_rto(s, false);
     }
 
+    /// A retransmitted probe is outstanding (`tlp_high_seq && tlp_retrans`: `tcp_init_undo`
+    /// counts it among the retransmissions a D-SACK may prove spurious).
+    pub fn retrans_out(&self) -> bool {
+        self.high_seq.is_some() && self.retrans
+    }
+
     /// Linux `tcp_process_tlp_ack` (RFC 8985 §7.4): an ACK at or beyond the probe ends the
     /// episode. A probe of new data needed no repair; an ACK beyond a retransmitted probe's
     /// TLP.end_seq without a DSACK means the probe repaired a loss: the window is reduced as
     /// in CWR (`tcp_init_cwnd_reduction`, then `tcp_end_cwnd_reduction`: cwnd = ssthresh at
     /// once); a pure duplicate ACK means the original and the probe both arrived.
-    /// `pure_dup`: the ACK advanced nothing and carried no new SACK information.
-    pub fn on_ack(&mut self, s: &mut SenderCore, pure_dup: bool) {
+    /// `pure_dup`: the ACK advanced nothing and carried no new SACK information; `dsack_tlp`:
+    /// it carried a D-SACK of the probe (`FLAG_DSACK_TLP`: "This DSACK means original and TLP
+    /// probe arrived; no loss").
+    pub fn on_ack(&mut self, s: &mut SenderCore, pure_dup: bool, dsack_tlp: bool) {
         let Some(h) = self.high_seq else { return };
         if s.snd_una < h {
             return;
         }
-        if !self.retrans {
+        if !self.retrans || dsack_tlp {
             self.high_seq = None;
         } else if s.snd_una > h {
             self.high_seq = None;
             s.cc_event(CongestionEvent::FastRetransmit(s.loss_context()));
             if s.ssthresh < u64::MAX / 4 {
                 s.set_recovery_window(s.ssthresh);
+                s.cc_cwnd_stamp();
             }
             s.stats.tlp_recoveries += 1;
         } else if pure_dup {

@@ -1,0 +1,215 @@
+//! D-SACK (RFC 2883, the `dsack` knob) and Linux's undo of a spurious window reduction (the
+//! `undo` knob, net/ipv4/tcp_input.c `tcp_try_undo_*`): packet-level tests on the connection
+//! harness, each naming the kernel function or RFC section it checks. The receiver's D-SACK
+//! blocks first, then the sender: the undo when every retransmission is D-SACKed (after the
+//! recovery and during it), after a timeout, and a probe whose D-SACK says it repaired nothing.
+
+#[macro_use]
+mod harness;
+
+use harness::{ack, blk, data, Harness, MSS, SYNACK};
+use tcplab_core::tcp::config::LossModel;
+use tcplab_core::tcp::{CaState, InitialWindow, TcpConfig, TimerKind, Variant};
+use tcplab_core::units::{Time, MS};
+
+fn ms(x: u64) -> Time {
+    x * MS
+}
+
+/// A receiver with SACK and D-SACK on (no handshake: SACK in use at once).
+fn receiver(dsack: bool) -> Harness {
+    Harness::established(|c| {
+        c.sack = true;
+        c.dsack = dsack;
+        c.delayed_ack = false;
+    })
+}
+
+/// The peer's data segment k (1-based).
+fn peer(k: u64) -> harness::Seg {
+    seg!(seq = 1 + (k - 1) * MSS, ..harness::DATA)
+}
+
+/// RFC 2883 §4 (Linux `tcp_send_dupack` / `tcp_data_queue`: tcp_dsack_set(seq, end_seq)): a
+/// segment wholly below RCV.NXT is reported in the first SACK block of the ACK it triggers, once.
+#[test]
+fn a_duplicate_segment_is_dsacked_in_the_first_block_once() {
+    let mut h = receiver(true);
+    h.send(ms(1), peer(1));
+    h.recv(ms(1), [seg!(ack = 1 + MSS)]);
+    h.send(ms(2), peer(1));
+    h.recv(ms(2), [seg!(ack = 1 + MSS, sack = [(1, 1 + MSS)])]);
+    h.send(ms(3), peer(2));
+    h.recv(ms(3), [seg!(ack = 1 + 2 * MSS)]);
+    assert_eq!((h.conn.rcv.stats.dsacks_sent, h.conn.rcv.stats.dup_segments), (1, 1));
+    // Off (`tcp_dsack = 0`): the duplicate's ACK carries no block.
+    let mut h = receiver(false);
+    h.send(ms(1), peer(1));
+    h.recv(ms(1), [seg!(ack = 1 + MSS)]);
+    h.send(ms(2), peer(1));
+    h.recv(ms(2), [seg!(ack = 1 + MSS)]);
+}
+
+/// RFC 2883 §4.2 (Linux `tcp_data_queue_ofo`, "All the bits are present": tcp_dsack_set(seq,
+/// end_seq)): a duplicate of data held above a hole is D-SACKed first, the held range after it;
+/// a segment that overlaps RCV.NXT ("Partial packet, seq < rcv_next < end_seq") D-SACKs the
+/// part already received.
+#[test]
+fn an_out_of_order_duplicate_and_a_partial_overlap_are_dsacked() {
+    let mut h = receiver(true);
+    h.send(ms(1), peer(1));
+    h.recv(ms(1), [seg!(ack = 1 + MSS)]);
+    h.send(ms(2), peer(3));
+    h.recv(ms(2), [ack(2, &[blk(3, 3)])]);
+    h.send(ms(3), peer(3));
+    h.recv(ms(3), [ack(2, &[blk(3, 3), blk(3, 3)])]);
+    // The hole filled by a segment that starts 500 bytes early.
+    h.send(ms(4), seg!(seq = 501, len = 1500, ..harness::DATA));
+    h.recv(ms(4), [seg!(ack = 1 + 3 * MSS, sack = [(501, 1 + MSS)])]);
+}
+
+/// A RACK connection (Linux's recovery state machine) after a handshake with a 100 ms round trip,
+/// `iw` segments sent at 100 ms, D-SACK and the undo as `knobs` leave them.
+fn rack(iw: u32, bytes: u64, knobs: impl FnOnce(&mut TcpConfig)) -> Harness {
+    let mut c = harness::cfg();
+    c.handshake = true;
+    c.variant = Variant::Sack;
+    c.sack = true;
+    c.loss = LossModel::Rack;
+    c.initial_window = InitialWindow::Segments(iw);
+    knobs(&mut c);
+    c.validate().unwrap();
+    let mut h = Harness::client(c);
+    assert_eq!(h.take_sent().len(), 1, "the SYN");
+    h.send(ms(100), seg!(ack = 1, sack_permitted = true, ..SYNACK));
+    h.recv(ms(100), [seg!(ack = 1)]);
+    h.write(ms(100), bytes);
+    assert_eq!(h.take_sent().len() as u64, (iw as u64).min(bytes.div_ceil(MSS)));
+    h
+}
+
+fn on(c: &mut TcpConfig) {
+    c.dsack = true;
+    c.undo = true;
+}
+
+fn stats(h: &Harness) -> tcplab_core::tcp::ConnStats {
+    h.conn.snd.core.stats.clone()
+}
+
+/// Segment 1 only reordered: three SACKs start a recovery (RACK: reo_wnd 0 at three SACKed),
+/// its fast retransmission goes, then the original arrives and everything is acknowledged.
+fn spurious_fast_retransmit(h: &mut Harness) {
+    h.send(ms(200), ack(1, &[blk(2, 4)]));
+    h.recv(ms(200), [data(1)]);
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    assert_eq!(h.info().ssthresh, 5 * MSS, "RFC 5681 eq. 4: FlightSize 10 segments");
+    h.send(ms(210), ack(11, &[]));
+}
+
+/// `tcp_try_undo_recovery` cannot undo at the end of the recovery without timestamps
+/// (`tcp_packet_delayed`: a retransmission stamped, no TSecr to compare) while the
+/// retransmission is unproven: cwnd = ssthresh (`tcp_end_cwnd_reduction`, undo_marker still
+/// set). The D-SACK of the retransmission that follows (`tcp_check_dsack`: below the ACK,
+/// above undo_marker: undo_retrans 1 → 0) undoes it in Open (`tcp_try_undo_dsack`,
+/// `tcp_undo_cwnd_reduction`): cwnd = max(cwnd, prior_cwnd) (`tcp_reno_undo_cwnd`), ssthresh
+/// back to `prior_ssthresh` (`tcp_current_ssthresh` at entry: the initial, unbounded one).
+#[test]
+fn a_dsack_of_the_only_retransmission_undoes_the_reduction_after_the_recovery() {
+    let mut h = rack(10, 1 << 30, on);
+    let ssthresh0 = h.info().ssthresh;
+    spurious_fast_retransmit(&mut h);
+    let i = h.info();
+    assert_eq!(i.ca_state, CaState::Open);
+    assert_eq!(i.ssthresh, 5 * MSS);
+    assert!(i.cwnd < 6 * MSS, "cut to ssthresh, grown by one ACK: {}", i.cwnd);
+    h.take_sent();
+    h.send(ms(220), ack(11, &[blk(1, 1)]));
+    let i = h.info();
+    assert_eq!((i.cwnd, i.ssthresh), (10 * MSS, ssthresh0));
+    assert_eq!((stats(&h).undos, stats(&h).dsacks_received), (1, 1));
+    // Without the undo the D-SACK is read (and counted) but the window stays cut.
+    let mut h = rack(10, 1 << 30, |c| c.dsack = true);
+    spurious_fast_retransmit(&mut h);
+    h.send(ms(220), ack(11, &[blk(1, 1)]));
+    assert_eq!((h.info().ssthresh, stats(&h).undos, stats(&h).dsacks_received), (5 * MSS, 0, 1));
+}
+
+/// The D-SACK arrives before the recovery ends (the ACK of the retransmission's duplicate with
+/// the rest still SACKed): `tcp_try_undo_dsack` in Recovery, then `tcp_try_to_open`: the window
+/// restored and the state Open, nothing left lost.
+#[test]
+fn a_dsack_during_the_recovery_undoes_it_and_opens() {
+    let mut h = rack(10, 1 << 30, on);
+    h.send(ms(200), ack(1, &[blk(2, 4)]));
+    h.recv(ms(200), [data(1)]);
+    // Segment 1's original reached the receiver: the ACK covers 1..=4, segments 5..=10 are
+    // still out; the retransmission's duplicate then D-SACKs segment 1.
+    h.send(ms(205), ack(5, &[]));
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    h.send(ms(206), ack(5, &[blk(1, 1)]));
+    let i = h.info();
+    assert_eq!(i.ca_state, CaState::Open);
+    assert_eq!(i.cwnd, 10 * MSS);
+    assert_eq!(stats(&h).undos, 1);
+}
+
+/// A D-SACK of more than the sender retransmitted is ignored (`tcp_dsack_seen`: "Skip the
+/// DSACK if dup segs weren't retransmitted by sender", dsack_dups > total_retrans), and so is one
+/// larger than the largest window offered ("Dubious DSACK").
+#[test]
+fn a_dsack_of_data_never_retransmitted_is_ignored() {
+    let mut h = rack(10, 1 << 30, on);
+    h.send(ms(200), ack(3, &[blk(1, 1)]));
+    assert_eq!(stats(&h).dsacks_received, 0);
+    h.send(ms(201), ack(3, &[(1, 1 + (1u64 << 40))]));
+    assert_eq!(stats(&h).dsacks_received, 0);
+}
+
+/// `tcp_process_tlp_ack`: a D-SACK of at most one segment ending at tlp_high_seq
+/// (`FLAG_DSACK_TLP`) means "original and TLP probe arrived; no loss": the episode ends and a
+/// later ACK beyond the probe reduces nothing. Without the D-SACK block (a receiver that sends
+/// none) that ACK reads as a repaired loss. The sender reads D-SACKs whatever its own `dsack`.
+#[test]
+fn a_dsack_of_the_probe_ends_the_episode_without_a_reduction() {
+    for dsack in [true, false] {
+        let mut h = rack(10, 2 * MSS, |c| c.tlp = true);
+        assert_eq!(h.deadline(TimerKind::Rto), Some(ms(302)));
+        h.recv(ms(302), [data(2)]);
+        let blocks = if dsack { vec![blk(2, 2)] } else { vec![] };
+        h.send(ms(402), ack(3, &blocks));
+        let before = h.info().cwnd;
+        h.write(ms(402), MSS);
+        h.recv(ms(402), [data(3)]);
+        h.send(ms(502), ack(4, &[]));
+        let i = h.info();
+        if dsack {
+            assert_eq!(stats(&h).tlp_recoveries, 0);
+            assert!(i.cwnd >= before, "{} {}", i.cwnd, before);
+        } else {
+            assert_eq!(stats(&h).tlp_recoveries, 1);
+            assert!(i.cwnd < before, "{} {}", i.cwnd, before);
+        }
+    }
+}
+
+/// A spurious timeout (`tcp_enter_loss`: prior_ssthresh, prior_cwnd, `tcp_init_undo`): the RTO
+/// resends segment 1 with cwnd 1; the ACK of the original then covers the whole flight, which
+/// ends CA_Loss (no undo without proof: the retransmission is unproven, no timestamps); the
+/// D-SACK of the retransmission restores the window (`tcp_try_undo_dsack` in Open).
+#[test]
+fn a_dsack_undoes_a_spurious_timeout() {
+    let mut h = rack(4, 1 << 30, on);
+    let ssthresh0 = h.info().ssthresh;
+    let rto = h.deadline(TimerKind::Rto).unwrap();
+    h.advance_to(rto);
+    let sent = h.take_sent();
+    assert_eq!(sent.first().map(|(_, s)| s.seq), Some(1), "{sent:?}");
+    assert_eq!((stats(&h).timeouts, h.info().ca_state), (1, CaState::Loss));
+    h.send(rto + ms(10), ack(5, &[]));
+    assert_eq!(h.info().ca_state, CaState::Open);
+    assert!(h.info().cwnd < 4 * MSS);
+    h.send(rto + ms(20), ack(5, &[blk(1, 1)]));
+    let i = h.info();
+    assert_eq!((i.cwnd, i.ssthresh, stats(&h).undos), (4 * MSS, ssthresh0, 1));
+}
