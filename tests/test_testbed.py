@@ -153,9 +153,11 @@ def test_the_kernel_runs_untuned_and_every_divergence_is_loud():
     assert plan.routes[("sender", "receiver")]["congctl"] == "cubic"
     assert {d["knob"] for d in plan.divergences} == {"(not modelled)"}
     assert {d["where"] for d in plan.divergences} == {"flows[0].tcp", "flows[1].tcp", "flows[2].tcp", "apps[0].tcp"}
-    assert any("tcp_syn_linear_timeouts" in d["kernel"] for d in plan.divergences)
-    # `tlp = false` and `timestamps = false` over `linux`: the kernel keeps both; both are said.
-    plan, _ = testbed.build(SCENARIO, sets=["tcp.tlp=false", "tcp.timestamps=false"])
+    assert [d["kernel"].split(" (")[0] for d in plan.divergences if d["where"] == "flows[0].tcp"] == ["F-RTO"]
+    # `tlp = false`, `timestamps = false` and `syn_linear_timeouts = 0` over `linux`: the kernel
+    # keeps its own; each is said.
+    plan, _ = testbed.build(SCENARIO, sets=["tcp.tlp=false", "tcp.timestamps=false", "tcp.syn_linear_timeouts=0"])
+    assert "tcp_syn_linear_timeouts 4" in {d["knob"]: d for d in plan.divergences}["syn_linear_timeouts"]["kernel"]
     assert plan.sysctls["sender"]["net.ipv4.tcp_early_retrans"] == 3 and plan.sysctls["sender"]["net.ipv4.tcp_timestamps"] == 1
     knobs = {d["knob"]: d for d in plan.divergences}
     assert knobs["tlp"]["sim"] is False and "tail loss probes" in knobs["tlp"]["kernel"]
@@ -308,7 +310,7 @@ def test_a_small_scenario_both_ways(both):
     # The comparison opens with what the two sides do differently by construction (for `linux`:
     # only what no profile models), then the connections.
     text = (d / "compare.txt").read_text()
-    assert text.startswith("warning: the simulated profile and the kernel differ in 3 knob(s)") and "\nflows[0]#1 transfer 1\n" in text, text
+    assert text.startswith("warning: the simulated profile and the kernel differ in 1 knob(s)") and "\nflows[0]#1 transfer 1\n" in text, text
 
 
 @real

@@ -373,6 +373,53 @@ fn lost_syn_is_retransmitted_after_the_initial_rto_with_backoff() {
     assert_eq!(h.s.core.stats.syn_retransmits, 2);
 }
 
+/// Linux `tcp_retransmit_timer` with `tcp_syn_linear_timeouts` = 4 (the `linux` profile's
+/// `syn_linear_timeouts`): in SYN-SENT the RTO is not doubled while `total_rto` is at most 4, so
+/// the first five SYN retransmissions leave 1 s apart, then 2, 4, 8 s; `tcp_write_timeout` gives
+/// up once the time of the doubling schedule of `tcp_syn_retries` has passed (127 s for 6: ten
+/// retransmissions; 7 s for 2: five, as the kernel did in docs/tbit.md).
+#[test]
+fn linux_retransmits_the_syn_linearly_five_times_then_backs_off() {
+    let mut c = TcpConfig::profile("linux").unwrap();
+    c.handshake = true;
+    let mut h = Snd::new(c, Some(10 * MSS));
+    assert_eq!(h.sent().len(), 1);
+    let mut at = vec![];
+    for _ in 0..10 {
+        let t = h.s.core.rto_timer.deadline().expect("the SYN's timer");
+        h.rto(t);
+        assert!(h.sent()[0].seg.flags & FLAG_SYN != 0);
+        at.push(t / ms(1));
+    }
+    // Each interval as the timer wheel of HZ 250 runs it (kernel/time/timer.c: a 1 s timer,
+    // 250 jiffies, on level 1's 8-jiffy buckets, expires at 256 jiffies = 1,024 ms; the kernel's
+    // SYNs were measured 1.02–1.03 s apart): 1, 1, 1, 1, 1, then 2, 4, 8, 16, 32 s, each rounded
+    // up to its level's granularity.
+    let gaps: Vec<u64> = at.iter().scan(0, |prev, &t| Some(t - std::mem::replace(prev, t))).collect();
+    assert_eq!(gaps, [1024, 1024, 1024, 1024, 1024, 2016, 4128, 8192, 16128, 34048]);
+    assert_eq!(h.s.core.stats.syn_retransmits, 10);
+    // The eleventh expiry gives up (1 + 10 SYNs sent).
+    let t = h.s.core.rto_timer.deadline().expect("the last SYN's timer");
+    h.rto(t);
+    assert!(h.sent().is_empty());
+    assert_eq!(h.s.core.phase, tcplab_core::tcp::SenderPhase::Aborted);
+    let mut c = TcpConfig::profile("linux").unwrap();
+    c.handshake = true;
+    c.syn_retries = 2;
+    let mut h = Snd::new(c, Some(10 * MSS));
+    h.sent();
+    let mut n = 0;
+    while let Some(t) = h.s.core.rto_timer.deadline() {
+        h.rto(t);
+        n += h.sent().len();
+        if h.s.core.phase == tcplab_core::tcp::SenderPhase::Aborted {
+            assert_eq!((n, t / ms(1)), (5, 7136));
+            return;
+        }
+    }
+    panic!("never gave up");
+}
+
 #[test]
 fn handshake_rtt_sample_seeds_the_estimator_unless_disabled() {
     for use_it in [true, false] {

@@ -45,6 +45,7 @@ SIM_MAP = {
     "tcp_sack": _bool("sack"),
     "tcp_slow_start_after_idle": _bool("restart_after_idle"),
     "tcp_syn_retries": lambda v: {"syn_retries": int(v)},
+    "tcp_syn_linear_timeouts": lambda v: {"syn_linear_timeouts": int(v)},
     "tcp_reordering": lambda v: {"dupthresh": int(v)},
     "tcp_timestamps": _bool("timestamps"),
     # The controller (`cc`): Reno and CUBIC are modelled; another name is noted and the stack's

@@ -80,18 +80,22 @@ def timer_plan(cfg: dict, facts: dict, syn: bool, n: int = 3) -> tuple[list[floa
     sampled = cfg["handshake"] and cfg["handshake_rtt_sample"]
     first = r0 if (syn or not sampled) else rmin
     slack = 2 * facts["timer_tick_s"] + facts["clock_granularity_s"] + 0.05
-    return [min(first * backoff**i, rmax) for i in range(n)], slack
+    # Linux's linear SYN timeouts (`syn_linear_timeouts`, tcp_syn_linear_timeouts): the first
+    # L + 1 SYN intervals keep the initial RTO, then it doubles.
+    linear = int(cfg.get("syn_linear_timeouts", 0)) if syn else 0
+    return [min(first * backoff ** max(0, i - linear), rmax) for i in range(n)], slack
 
 
 def timers_match(measured: list[float], cfg: dict, facts: dict, syn: bool) -> bool:
     """Measured intervals agree with the configuration: the first within [plan, plan + slack],
-    each next one the backoff times the one before (10 %), or rto_max."""
+    each next one the planned step (the backoff, or 1 for a linear SYN timeout) times the one
+    before (10 %), or rto_max."""
     plan, slack = timer_plan(cfg, facts, syn, len(measured))
     if not measured or not (plan[0] - 0.01 <= measured[0] <= plan[0] + slack):
         return False
-    backoff, rmax = float(cfg["rto_backoff"]), facts["rto_max_s"]
-    for a, b in zip(measured, measured[1:]):
-        want = min(a * backoff, rmax)
+    rmax = facts["rto_max_s"]
+    for i, (a, b) in enumerate(zip(measured, measured[1:]), start=1):
+        want = min(a * plan[i] / plan[i - 1], rmax)
         if abs(b - want) > 0.1 * want + 0.01:
             return False
     return True

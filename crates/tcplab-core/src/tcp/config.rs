@@ -826,6 +826,13 @@ tcp_knobs! {
     /// at least 3 minutes; 7 gives 183 s with a 1 s initial RTO, backoff 2 and a 60 s maximum;
     /// Linux tcp_syn_retries = 6 gives about 127 s).
     syn_retries: u32,
+    /// The first this many SYN timeouts keep the RTO instead of doubling it (Linux
+    /// `net.ipv4.tcp_syn_linear_timeouts` = 4, since 6.5: `tcp_retransmit_timer` backs off in
+    /// SYN-SENT only once `total_rto` exceeds it, so the first five SYN retransmissions leave 1 s
+    /// apart); the attempt then ends when the time the doubling schedule of `syn_retries` would
+    /// take has passed (`tcp_write_timeout`, `tcp_model_timeout`: 127 s for 6, with 10 SYN
+    /// retransmissions). 0: RFC 6298 §5.5's doubling from the first, `syn_retries` of them.
+    syn_linear_timeouts: u32 [skip_if = "is_zero", default = "zero"],
     /// Consecutive timeouts of the same data before the connection is abandoned (RFC 1122
     /// §4.2.3.5 R2: at least 100 s; Linux tcp_retries2 = 15).
     data_retries: u32,
@@ -1093,6 +1100,7 @@ impl TcpConfig {
             iw_one_after: 1,
             synack_on_dup_syn: true,
             syn_retries: 7,
+            syn_linear_timeouts: 0,
             data_retries: 15,
             cc: Cc::Reno,
             cwnd_validation: CwndValidation::Rfc5681,
@@ -1364,6 +1372,8 @@ impl TcpConfig {
                 // receiver's D-SACKs or echoed timestamps prove spurious is taken back.
                 c.dsack = true;
                 c.undo = true;
+                // net.ipv4.tcp_syn_linear_timeouts = 4: SYNs 1 s apart four times, then doubled.
+                c.syn_linear_timeouts = 4;
             }
             _ => return None,
         }
@@ -1431,6 +1441,7 @@ impl TcpConfig {
             ("tlp", serde_json::json!(self.tlp)),
             ("dsack", serde_json::json!(self.dsack)),
             ("undo", serde_json::json!(self.undo)),
+            ("syn_linear_timeouts", serde_json::json!(self.syn_linear_timeouts)),
         ];
         for (k, x) in skipped {
             m.entry(k.to_string()).or_insert(x);
@@ -1718,14 +1729,15 @@ mod tests {
         back.timestamps = false;
         back.fin_with_data = false;
         back.tso_defer = false;
-        assert!(c.ssthresh_from_cwnd && c.dsack && c.undo);
+        assert!(c.ssthresh_from_cwnd && c.dsack && c.undo && c.syn_linear_timeouts == 4);
         back.ssthresh_from_cwnd = false;
         back.dsack = false;
         back.undo = false;
+        back.syn_linear_timeouts = 0;
         assert_eq!(back, TcpConfig::profile("rfc6675-iw10").unwrap());
         for p in PROFILES.iter().filter(|p| !matches!(**p, "linux" | "linux6")) {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "rcv_buffer", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "ssthresh_from_cwnd", "tso_defer", "dsack", "undo"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "rcv_buffer", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "ssthresh_from_cwnd", "tso_defer", "dsack", "undo", "syn_linear_timeouts"] {
                 // ns2-full takes FullTcp's FIN on the last data segment (`close_on_empty_`).
                 if *p == "ns2-full" && k == "fin_with_data" {
                     assert_eq!(v.get(k), Some(&serde_json::json!(true)), "{p}: {k}");

@@ -460,13 +460,17 @@ impl TcpSender {
             return;
         }
         match c.phase {
-            SenderPhase::SynSent if c.syn_tx > c.cfg.syn_retries => self.abort(),
+            SenderPhase::SynSent if syn_gives_up(c) => self.abort(),
             SenderPhase::Established if c.snd_una < c.snd_max && c.consecutive_timeouts >= c.cfg.data_retries => self.abort(),
             SenderPhase::SynSent => {
-                // RFC 6298 §5.5 backoff applies to the SYN too (RFC 1122 §4.2.3.1).
+                // RFC 6298 §5.5 backoff applies to the SYN too (RFC 1122 §4.2.3.1); Linux keeps
+                // the RTO for the first `tcp_syn_linear_timeouts` expiries (`tcp_retransmit_timer`:
+                // "Use normal (exponential) backoff unless linear timeouts are activated").
                 c.stats.syn_retransmits += 1;
                 c.cc_event(CongestionEvent::SynTimeout);
-                c.rtt.back_off();
+                if c.stats.syn_retransmits > c.cfg.syn_linear_timeouts as u64 {
+                    c.rtt.back_off();
+                }
                 c.transmit_syn(out);
             }
             SenderPhase::Established if c.snd_una < c.snd_max => {
@@ -533,6 +537,23 @@ fn dsack_block(seg: &Segment) -> Option<(u64, u64)> {
     let b0 = b.first()?;
     let inside_second = b.get(1).is_some_and(|b1| b0.right <= b1.right && b0.left >= b1.left);
     (b0.left < seg.ack || inside_second).then_some((b0.left, b0.right))
+}
+
+/// Whether the SYN's timer expiring now ends the attempt: after `syn_retries` retransmissions
+/// (RFC 1122 §4.2.3.5), or, with Linux's linear SYN timeouts, once the time the doubling schedule
+/// of `syn_retries` retransmissions would take has passed since the first SYN (`tcp_write_timeout`
+/// → `retransmits_timed_out(sk, tcp_syn_retries, 0)` → `tcp_model_timeout`: (2^(n+1) − 1)·RTO₀,
+/// then RTO_MAX a retry beyond its cap). With the linear ones the kernel sends more SYNs within
+/// that time: 10 for 6 retries (127 s), 5 for 2 (7 s), as measured on it (docs/tbit.md).
+fn syn_gives_up(c: &super::state::SenderCore) -> bool {
+    if c.cfg.syn_linear_timeouts == 0 {
+        return c.syn_tx > c.cfg.syn_retries;
+    }
+    let base = c.cfg.rto_initial.0.max(1);
+    let thresh = (c.cfg.rto_max.0 / base).max(1).ilog2();
+    let n = c.cfg.syn_retries;
+    let budget = if n <= thresh { ((2u64 << n) - 1) * base } else { ((2u64 << thresh) - 1) * base + (n - thresh) as u64 * c.cfg.rto_max.0 };
+    c.syn_tx > 1 && c.started_at.is_some_and(|t0| c.now.saturating_sub(t0) >= budget)
 }
 
 /// RFC 5681 §3.1: the initial window is one segment once this end retransmitted its SYN or
