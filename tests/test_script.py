@@ -439,6 +439,7 @@ SIM_KNOWN.update({
     "dsack-undo.pkt": (30, "Reno on `rfc6675-iw10`: ssthresh FlightSize/2 = 5 where the untuned kernel's CUBIC takes 7 (and no undo there)"),
     "tlp-dsack.pkt": (23, "no tail-loss probe on `rfc6675-iw10`: nothing before the RTO"),
     "rto-undo-timestamps.pkt": (18, "no timestamps on `rfc6675-iw10`: the SYN-ACK carries no TS option"),
+    "frto-spurious-rto.pkt": (22, "no tail-loss probe on `rfc6675-iw10`: nothing before the RTO"),
     "syn-linear-timeouts.pkt": (13, "`rfc6675-iw10` doubles the SYN's timeout from the first (RFC 6298 §5.5): the second retransmission 2 s after the first"),
     "dsack-receiver.pkt": (19, "no quick-ACK mode on `rfc6675-iw10`: the first data segment's ACK waits for the delayed-ACK timer"),
 })

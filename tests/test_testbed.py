@@ -151,9 +151,7 @@ def test_the_kernel_runs_untuned_and_every_divergence_is_loud():
             assert plan.sysctls[h][k] == v, (h, k)
         assert plan.sysctls[h]["net.ipv4.tcp_ecn"] == 2
     assert plan.routes[("sender", "receiver")]["congctl"] == "cubic"
-    assert {d["knob"] for d in plan.divergences} == {"(not modelled)"}
-    assert {d["where"] for d in plan.divergences} == {"flows[0].tcp", "flows[1].tcp", "flows[2].tcp", "apps[0].tcp"}
-    assert [d["kernel"].split(" (")[0] for d in plan.divergences if d["where"] == "flows[0].tcp"] == ["F-RTO"]
+    assert plan.divergences == []
     # `tlp = false`, `timestamps = false` and `syn_linear_timeouts = 0` over `linux`: the kernel
     # keeps its own; each is said.
     plan, _ = testbed.build(SCENARIO, sets=["tcp.tlp=false", "tcp.timestamps=false", "tcp.syn_linear_timeouts=0"])
@@ -188,7 +186,7 @@ def test_the_old_model_gets_a_tuned_kernel_only_when_the_scenario_names_it():
     plan, _ = testbed.build(old, stock=True)
     assert plan.sysctls["sender"]["net.ipv4.tcp_recovery"] == 1 and "congctl" not in plan.routes[("sender", "receiver")]
     knobs = {d["knob"] for d in plan.divergences}
-    assert {"loss", "tlp", "timestamps", "comp_sack_nr", "(not modelled)"} <= knobs, knobs
+    assert {"loss", "tlp", "timestamps", "comp_sack_nr", "dsack", "undo", "frto", "syn_linear_timeouts"} <= knobs, knobs
     # The tuned and the untuned kernel on one host: refused (Linux sets these per host).
     mixed = dict(SCENARIO, flows=[{"bytes": "10KB"}, {"bytes": "10KB", "tcp": {"profile": untuned.TUNED_PROFILE}}], apps=[])
     with pytest.raises(tcplab.ScenarioError) as e:
@@ -307,10 +305,10 @@ def test_a_small_scenario_both_ways(both):
     assert value(c, segloss, "rexmt_segs", "real") == value(c, segloss, "rexmt_segs", "sim") == 1, c.text
     assert (rec.get("box") or {}).get("dropped_by_seq") == 1, rec.get("box")
     assert c.figure is not None and c.figure.exists()
-    # The comparison opens with what the two sides do differently by construction (for `linux`:
-    # only what no profile models), then the connections.
+    # The comparison opens with what the two sides do differently by construction: for `linux`
+    # nothing (every untuned default the kernel runs has its knob), so the connections at once.
     text = (d / "compare.txt").read_text()
-    assert text.startswith("warning: the simulated profile and the kernel differ in 1 knob(s)") and "\nflows[0]#1 transfer 1\n" in text, text
+    assert "warning:" not in text and "flows[0]#1 transfer 1\n" in text, text
 
 
 @real

@@ -213,3 +213,43 @@ fn a_dsack_undoes_a_spurious_timeout() {
     let i = h.info();
     assert_eq!((i.cwnd, i.ssthresh, stats(&h).undos), (4 * MSS, ssthresh0, 1));
 }
+
+/// F-RTO (RFC 5682 §3.1, SACK-enhanced; Linux `tcp_process_loss` with `tcp_frto` = 2), without
+/// timestamps: after the timeout resends segment 1 (cwnd 1, every other segment marked lost), the
+/// ACK of that retransmission alone lets two new segments out (step 2.b: `REXMIT_NEW`, cwnd 2
+/// after slow start, nothing counted in flight) instead of segments 2 and 3 again. Then either
+/// the ACK of never-retransmitted segments 2..=4 shows the timeout spurious (step 3.b,
+/// `FLAG_ORIG_SACK_ACKED`: `tcp_try_undo_loss(sk, true)`, cwnd back to its 4 segments before
+/// the slow-start growth of that ACK), or a SACK of the new data alone shows the loss real (step
+/// 3.a) and the retransmissions go on in order.
+#[test]
+fn frto_sends_new_data_after_a_timeout_and_undoes_it_when_the_originals_arrive() {
+    let after_rto = |frto: bool| {
+        let mut h = rack(4, 1 << 30, |c| {
+            on(c);
+            c.frto = frto;
+        });
+        let rto = h.deadline(TimerKind::Rto).unwrap();
+        h.recv(rto, [data(1)]);
+        assert_eq!(h.info().ca_state, CaState::Loss);
+        h.send(rto + ms(100), ack(2, &[]));
+        (h, rto + ms(100))
+    };
+    // Without F-RTO: the next lost segments, in order.
+    let (mut h, t) = after_rto(false);
+    h.recv(t, [data(2), data(3)]);
+    // Step 2.b: new data.
+    let (mut h, t) = after_rto(true);
+    h.recv(t, [data(5), data(6)]);
+    h.send(t + ms(100), ack(5, &[]));
+    let i = h.info();
+    assert_eq!((i.ca_state, stats(&h).undos), (CaState::Open, 1));
+    assert!(i.cwnd >= 4 * MSS, "{}", i.cwnd);
+    assert!(h.take_sent().iter().all(|(_, s)| s.seq >= 1 + 6 * MSS), "no retransmission after the undo");
+    // Step 3.a: the new data SACKed, the hole still there: segment 2 and 3 resent.
+    let (mut h, t) = after_rto(true);
+    h.recv(t, [data(5), data(6)]);
+    h.send(t + ms(100), ack(2, &[blk(5, 6)]));
+    assert_eq!((h.info().ca_state, stats(&h).undos), (CaState::Loss, 0));
+    h.recv(t + ms(100), [data(2), data(3)]);
+}

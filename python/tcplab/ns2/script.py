@@ -122,6 +122,7 @@ KNOB_MAP = {
     "reduction": "fixed: halve (ns-2's SACK agents set their window at once; no PRR)",
     "dsack": "fixed: false (ns-2's sinks send no D-SACK blocks)",
     "undo": "fixed: false (ns-2's agents never undo a reduction)",
+    "frto": "fixed: false (ns-2's agents have no F-RTO)",
     "syn_linear_timeouts": "fixed: 0 (ns-2 doubles the SYN's timeout from the first)",
 }
 FIXED = {
@@ -130,7 +131,7 @@ FIXED = {
     "syn_timeout_ssthresh": True, "grow_on_recovery_exit": True, "syn_timeout_rto_3s": False, "iw_one_after": 1,
     "syn_ack_opens_cwnd": True,
     "cc": "reno", "cwnd_validation": "rfc5681", "loss": "dupthresh", "tlp": False, "ecn": "off", "reduction": "halve",
-    "dsack": False, "undo": False, "syn_linear_timeouts": 0,
+    "dsack": False, "undo": False, "frto": False, "syn_linear_timeouts": 0,
 }
 #: Knobs fixed to one value for the one-way agents and another for FullTcp: (one-way, FullTcp).
 BY_AGENT_KIND = {

@@ -53,7 +53,9 @@ SIM_MAP = {
     "tcp_congestion_control": lambda v: {"cc": v.strip()} if v.strip() in ("reno", "cubic") else {},
     "tcp_early_retrans": "tail-loss probes are off in this profile (the knob `tlp = true`, on in `linux`)",
     "tcp_recovery": "RACK is off in this profile: RFC 6675 loss detection (the knob `loss = \"rack\"`, on in `linux`)",
-    "tcp_frto": "F-RTO is not modelled",
+    # F-RTO (`frto`, Linux's recovery): 0 off, 1 and 2 on (Linux has one code path, RFC 5682's
+    # SACK-enhanced version with SACK).
+    "tcp_frto": _bool("frto"),
     # D-SACK generation (`dsack`, the receiver's); the sender reads D-SACKs either way.
     "tcp_dsack": _bool("dsack"),
     "tcp_fack": "no effect (removed from Linux)",

@@ -50,6 +50,7 @@ KNOB_MAP = {
     "ssthresh_from_cwnd": "the kernel's reno halves cwnd (tcp_reno_ssthresh); false is a divergence when cc is reno",
     "tso_defer": "the kernel always builds TCP skbs for GSO and may defer them (tcp_tso_should_defer); false is a divergence",
     "rcv_buffer": "the kernel always runs its own receive buffer (tcp_rmem, tcp_moderate_rcvbuf 1: \"linux\"); \"fixed\" is a divergence",
+    "frto": "untuned: net.ipv4.tcp_frto 2 (false a divergence); rfc6675-iw10: tcp_frto 0",
     "syn_linear_timeouts": "untuned: net.ipv4.tcp_syn_linear_timeouts 4 (another value a divergence); rfc6675-iw10: 0",
     "dsack": "untuned: net.ipv4.tcp_dsack 1 (false a divergence); rfc6675-iw10: tcp_dsack 0",
     "undo": "the kernel always undoes a reduction proved spurious (tcp_try_undo_*); false is a divergence untuned (rfc6675-iw10's kernel has neither D-SACK nor timestamps to prove one)",

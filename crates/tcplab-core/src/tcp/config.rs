@@ -900,6 +900,14 @@ tcp_knobs! {
     /// 3522; `tcp_packet_delayed`), cwnd and ssthresh go back to what they were. Part of Linux's
     /// recovery (`loss = "rack"` with `variant = "sack"`); no effect with another.
     undo: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
+    /// F-RTO (RFC 5682 §3, the SACK-enhanced version; Linux `net.ipv4.tcp_frto = 2`,
+    /// `tcp_process_loss`): after a timeout in Open, Disorder or CWR (or a repeated one), the
+    /// first ACK that acknowledges the retransmission lets new data out instead of further
+    /// retransmissions; the next ACK that acknowledges or SACKs data never retransmitted shows the
+    /// timeout spurious and, with `undo`, undoes it; a duplicate or a SACK of the new data alone
+    /// shows the loss real and the retransmissions go on. Part of Linux's recovery (`loss =
+    /// "rack"`, `variant = "sack"`); no effect with another.
+    frto: bool [skip_if = "std::ops::Not::not", default = "rfc_off"],
 }
 
 /// The longest TCP timer knob (a timeout, a tick, a bound of the RTO): one hour, far above any
@@ -1108,6 +1116,7 @@ impl TcpConfig {
             tlp: false,
             dsack: false,
             undo: false,
+            frto: false,
             ecn: Ecn::Off,
             reduction: Reduction::Halve,
             hz: 0,
@@ -1372,6 +1381,8 @@ impl TcpConfig {
                 // receiver's D-SACKs or echoed timestamps prove spurious is taken back.
                 c.dsack = true;
                 c.undo = true;
+                // net.ipv4.tcp_frto = 2: F-RTO after a timeout.
+                c.frto = true;
                 // net.ipv4.tcp_syn_linear_timeouts = 4: SYNs 1 s apart four times, then doubled.
                 c.syn_linear_timeouts = 4;
             }
@@ -1441,6 +1452,7 @@ impl TcpConfig {
             ("tlp", serde_json::json!(self.tlp)),
             ("dsack", serde_json::json!(self.dsack)),
             ("undo", serde_json::json!(self.undo)),
+            ("frto", serde_json::json!(self.frto)),
             ("syn_linear_timeouts", serde_json::json!(self.syn_linear_timeouts)),
         ];
         for (k, x) in skipped {
@@ -1729,7 +1741,8 @@ mod tests {
         back.timestamps = false;
         back.fin_with_data = false;
         back.tso_defer = false;
-        assert!(c.ssthresh_from_cwnd && c.dsack && c.undo && c.syn_linear_timeouts == 4);
+        assert!(c.ssthresh_from_cwnd && c.dsack && c.undo && c.frto && c.syn_linear_timeouts == 4);
+        back.frto = false;
         back.ssthresh_from_cwnd = false;
         back.dsack = false;
         back.undo = false;
@@ -1737,7 +1750,7 @@ mod tests {
         assert_eq!(back, TcpConfig::profile("rfc6675-iw10").unwrap());
         for p in PROFILES.iter().filter(|p| !matches!(**p, "linux" | "linux6")) {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();
-            for k in ["hz", "delack_model", "comp_sack_nr", "rcv_buffer", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "ssthresh_from_cwnd", "tso_defer", "dsack", "undo", "syn_linear_timeouts"] {
+            for k in ["hz", "delack_model", "comp_sack_nr", "rcv_buffer", "cc", "cwnd_validation", "loss", "tlp", "ecn", "reduction", "timestamps", "fin_with_data", "ssthresh_from_cwnd", "tso_defer", "dsack", "undo", "frto", "syn_linear_timeouts"] {
                 // ns2-full takes FullTcp's FIN on the last data segment (`close_on_empty_`).
                 if *p == "ns2-full" && k == "fin_with_data" {
                     assert_eq!(v.get(k), Some(&serde_json::json!(true)), "{p}: {k}");

@@ -320,6 +320,12 @@ impl TxQueue {
         std::mem::replace(&mut self.reord, u64::MAX)
     }
 
+    /// `take_reord` without the reset: the lowest start of a never-retransmitted record the ACK
+    /// being processed delivered so far (`u64::MAX`: none).
+    pub fn reord(&self) -> u64 {
+        self.reord
+    }
+
     /// Linux's `tcp_sacktag_walk` → `tcp_match_skb_to_sack`: a SACK block tags only the segments
     /// it covers whole (a multi-segment skb is split at a block's edge only on an MSS boundary,
     /// rounded so that the block covers whole MSSes; a one-segment skb is tagged only if the

@@ -21,7 +21,8 @@
 //! high_seq is acknowledged (`tcp_end_cwr_cwnd_reduction`: cwnd = ssthresh).
 //! With `undo`, a reduction that D-SACKs or echoed timestamps prove spurious is taken back
 //! (`tcp_try_undo_recovery`, `_dsack`, `_partial`, `_loss`; `undo.rs`).
-//! Not modelled: F-RTO, TSO, the delayed-ACK filter of min_rtt; the tail loss probe is `tlp.rs`.
+//! With `frto`, F-RTO after a timeout (`tcp_process_loss`, RFC 5682 §3.1). Not modelled: TSO, the
+//! delayed-ACK filter of min_rtt; the tail loss probe is `tlp.rs`.
 
 use super::tlp::{self, Tlp, TCP_TIMEOUT_MIN};
 use super::undo::Undo;
@@ -152,6 +153,13 @@ pub struct LinuxRecovery {
     no_rexmit: bool,
     /// cwnd before the ACK being processed grew it.
     cwnd_before_ack: u64,
+    /// F-RTO (`frto` knob; Linux `tp->frto`): the timeout under way may prove spurious;
+    /// `frto_next`: the timeout being processed enables it (`tcp_enter_loss`'s test); `rexmit_new`:
+    /// this ACK sends new data rather than retransmissions (`REXMIT_NEW`).
+    frto_on: bool,
+    frto: bool,
+    frto_next: bool,
+    rexmit_new: bool,
 }
 
 /// What the transmit record says now: Linux's `tcp_packets_in_flight` in bytes, whether any
@@ -195,6 +203,10 @@ impl LinuxRecovery {
             loss_new: false,
             no_rexmit: false,
             cwnd_before_ack: 0,
+            frto_on: cfg.frto,
+            frto: false,
+            frto_next: false,
+            rexmit_new: false,
         }
     }
 
@@ -272,6 +284,59 @@ impl LinuxRecovery {
         self.ca = Ca::Recovery;
         self.tlp.high_seq = None;
         s.loss_reduction(false, true);
+    }
+
+    /// `tcp_try_undo_loss`: the timeout proved spurious (`tcp_may_undo`, or F-RTO's proof): the
+    /// lost marks cleared, the window restored, CA_Open. The ACK's growth (slow start after the
+    /// timeout) comes after the undo in Linux (`tcp_cong_control` follows
+    /// `tcp_fastretrans_alert`): undo from the window before this ACK, then grow.
+    fn undo_loss(&mut self, s: &mut SenderCore) {
+        s.set_recovery_window(self.cwnd_before_ack);
+        self.undo.undo(s, true);
+        s.consecutive_timeouts = 0;
+        s.slow_start_after_rto = false;
+        self.ca = Ca::Open;
+        self.frto = false;
+        self.grow_on_exit(s);
+    }
+
+    /// Linux `tcp_process_loss` after its first undo test: F-RTO (RFC 5682 §3.1, the
+    /// SACK-enhanced version), then the end of CA_Loss at high_seq.
+    fn process_loss(&mut self, s: &mut SenderCore, advanced: bool, dsacking: bool) {
+        let recovered = s.snd_una >= self.high_seq;
+        if self.frto {
+            // "Step 3.b. A timeout is spurious if not all data are lost, i.e., never-retransmitted
+            // data are (s)acked" (FLAG_ORIG_SACK_ACKED: a never-retransmitted segment at or
+            // below high_seq delivered by this ACK).
+            if s.txq.reord() < self.high_seq && self.undo.enabled {
+                self.undo_loss(s);
+                return;
+            }
+            if s.snd_max > self.high_seq {
+                // "Step 3.a. loss was real": a SACK, or a duplicate ACK, after the new data.
+                let dupack = !advanced && !dsacking;
+                if self.newly_sacked || dupack {
+                    self.frto = false;
+                }
+            } else if advanced && !recovered {
+                // "Step 2.b. Try send new data (but deferred until cwnd is updated in
+                // tcp_ack()). Otherwise fall back to the conventional recovery."
+                self.high_seq = s.snd_max;
+                if s.can_send_new() {
+                    self.rexmit_new = true;
+                    return;
+                }
+                self.frto = false;
+            }
+        }
+        if recovered {
+            // "F-RTO RFC5682 sec 3.1 step 2.a and 1st part of step 3.a": tcp_try_undo_recovery.
+            if self.undo.may_undo(s) {
+                self.undo.undo(s, false);
+            }
+            self.ca = Ca::Open;
+            self.frto = false;
+        }
     }
 
     /// Recovery left by an undo (`tcp_try_undo_partial` → `tcp_try_keep_open`, or
@@ -425,7 +490,18 @@ impl LinuxRecovery {
         s.tso_may_defer = self.ca.below_recovery();
         let before = s.stats.segs_sent + s.fin_tx as u64;
         let bytes_before = s.stats.bytes_sent;
-        if !self.ca.below_recovery() && !self.no_rexmit {
+        let mut new_only = false;
+        if std::mem::take(&mut self.rexmit_new) {
+            // tcp_xmit_recovery(sk, REXMIT_NEW): "__tcp_push_pending_frames(...); if
+            // (after(tp->snd_nxt, tp->high_seq)) return; tp->frto = 0;" then the retransmissions.
+            self.send_new(s, &mut in_flight, out);
+            if s.snd_max > self.high_seq {
+                new_only = true;
+            } else {
+                self.frto = false;
+            }
+        }
+        if !self.ca.below_recovery() && !self.no_rexmit && !new_only {
             self.retransmit_lost(s, &mut in_flight, out);
         }
         let new = if sc.in_flight == s.flight_size() && self.ca == Ca::Open {
@@ -507,6 +583,9 @@ impl Recovery for LinuxRecovery {
     fn before_timeout(&mut self, s: &mut SenderCore) {
         self.undo.count_retransmits(s);
         self.loss_new = self.ca == Ca::Open || self.high_seq <= s.snd_una || (self.ca == Ca::Loss && s.consecutive_timeouts == 0);
+        // "tp->frto = READ_ONCE(net->ipv4.sysctl_tcp_frto) && (new_recovery ||
+        // icsk->icsk_retransmits)": a timeout from below Recovery, or a repeated one.
+        self.frto_next = self.frto_on && (self.ca.below_recovery() || s.consecutive_timeouts > 0);
         if self.loss_new {
             self.undo.prior_ssthresh = Undo::current_ssthresh(s, self.ca.in_reduction());
             self.undo.prior_cwnd = s.cwnd;
@@ -525,6 +604,7 @@ impl Recovery for LinuxRecovery {
         }
         self.reduction.end();
         s.cc_cwnd_stamp();
+        self.frto = self.frto_next;
         self.ca = Ca::Loss;
         // tcp_enter_loss: "if (tcp_is_reno(tp)) tcp_reset_reno_sack(tp)".
         self.reno_sacked = 0;
@@ -587,18 +667,8 @@ impl Recovery for LinuxRecovery {
             // tcp_process_loss: an ACK of new data first tries the undo ("if ((flag &
             // FLAG_SND_UNA_ADVANCED) ...) && tcp_try_undo_loss(sk, false)": the lost marks
             // cleared, TCPLossUndo, CA_Open); at high_seq, tcp_try_undo_recovery and CA_Open.
-            Ca::Loss if advanced && self.undo.may_undo(s) => {
-                // The ACK's growth (slow start after the timeout) comes after the undo in Linux
-                // (`tcp_cong_control` follows `tcp_fastretrans_alert`): undo from the window
-                // before this ACK, then grow.
-                s.set_recovery_window(self.cwnd_before_ack);
-                self.undo.undo(s, true);
-                s.consecutive_timeouts = 0;
-                s.slow_start_after_rto = false;
-                self.ca = Ca::Open;
-                self.grow_on_exit(s);
-            }
-            Ca::Loss if s.snd_una >= self.high_seq => self.ca = Ca::Open,
+            Ca::Loss if advanced && self.undo.may_undo(s) => self.undo_loss(s),
+            Ca::Loss => self.process_loss(s, advanced, ds.dsacking),
             // "CWR is to be held something *above* high_seq is ACKed for CWR bit to reach
             // receiver": tcp_end_cwr_cwnd_reduction, CA_Open; then tcp_cong_control grows the
             // window by this ACK as out of Recovery.

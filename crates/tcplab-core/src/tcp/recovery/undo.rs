@@ -25,8 +25,8 @@
 //! Recovery (`tcp_try_undo_recovery`, `TCPFullUndo`), in Recovery and below it on a D-SACK
 //! (`tcp_try_undo_dsack`, `TCPDSACKUndo`), on a partial ACK (`tcp_try_undo_partial`,
 //! `TCPPartialUndo`), in Loss (`tcp_try_undo_loss`, `TCPLossUndo`).
-//! Not modelled: F-RTO (`tcp_frto`, RFC 5682), so an RTO in Loss is undone only by timestamps or
-//! D-SACKs; BBR's undo keeps its window (`bbr_undo_cwnd`), as the kernel's does.
+//! F-RTO's proof (RFC 5682 §3.1 step 3.b) is `linux.rs`'s (`process_loss`); BBR's undo keeps its
+//! window (`bbr_undo_cwnd`), as the kernel's does.
 
 use crate::tcp::state::SenderCore;
 use crate::tcp::tsopt::ts_clock;
