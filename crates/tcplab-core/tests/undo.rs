@@ -253,3 +253,41 @@ fn frto_sends_new_data_after_a_timeout_and_undoes_it_when_the_originals_arrive()
     assert_eq!((h.info().ca_state, stats(&h).undos), (CaState::Loss, 0));
     h.recv(t + ms(100), [data(2), data(3)]);
 }
+
+/// RACK's reordering window follows the D-SACKs (RFC 8985 §6.2 step 4; Linux
+/// `tcp_rack_update_reo_wnd`): once reordering has been seen, a D-SACK (of a retransmission RACK
+/// made too early) adds a min_rtt/4 step to reo_wnd on the next ACK that delivers data, so the
+/// next hole waits twice as long before RACK's timer marks it lost.
+#[test]
+fn a_dsack_after_reordering_doubles_racks_reordering_window() {
+    let mut h = rack(10, 1 << 30, on);
+    // Segment 2 SACKed, then segment 1 delivered below it: reordering seen
+    // (tcp_check_sack_reordering); reo_wnd = min_rtt/4 = 25 ms from now on.
+    h.send(ms(200), ack(1, &[blk(2, 2)]));
+    h.take_sent();
+    h.send(ms(205), ack(3, &[]));
+    h.take_sent();
+    // Segment 3 held up: segments 4..=6 SACKed at 210 ms; RACK waits RACK.rtt + 25 ms − 110 ms =
+    // 25 ms (+ 2 ms), then resends it: a recovery.
+    h.send(ms(210), ack(3, &[blk(4, 6)]));
+    h.take_sent();
+    assert_eq!(h.deadline(TimerKind::Rto), Some(ms(237)));
+    h.advance_to(ms(237));
+    assert_eq!(h.info().ca_state, CaState::Recovery);
+    h.take_sent();
+    // Its original arrives, then the duplicate: everything acknowledged, the retransmission
+    // D-SACKed (the undo takes the recovery back).
+    h.send(ms(240), ack(11, &[]));
+    h.send(ms(241), ack(11, &[blk(3, 3)]));
+    assert_eq!(stats(&h).undos, 1);
+    h.take_sent();
+    // New data went out at 240–241 ms (segments 11..=20). The next ACK that delivers data
+    // raises reo_wnd_steps to 2 (its segments were sent after the D-SACK's round began). A
+    // later hole: segment 11 held up, 12 SACKed at 345 ms; RACK waits RACK.rtt + reo_wnd −
+    // (now − segment 11's send time).
+    h.send(ms(345), ack(11, &[blk(12, 12)]));
+    // With one step the timer would run in 22 ms (reo_wnd 25 ms, + 2 ms, less the 5 ms segment 11
+    // left before RACK's segment); with two, 25 ms later.
+    let wait = h.deadline(TimerKind::Rto).unwrap() - ms(345);
+    assert_eq!(wait, ms(47), "the timer in {} µs", wait / 1000);
+}

@@ -100,6 +100,23 @@ pub struct EarlySend {
     pub new_data: bool,
 }
 
+/// What Linux's D-SACK handling tells RACK's reordering window (`tcp_rack_update_reo_wnd`,
+/// net/ipv4/tcp_recovery.c; `rack.dsack_seen`, `reo_wnd_steps`, `reo_wnd_persist`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReoWndEvent {
+    /// A D-SACK was accepted (`tcp_dsack_seen`: "if (tp->reord_seen && !(state->flag &
+    /// FLAG_DSACK_TLP)) tp->rack.dsack_seen = 1"); `tlp`: it was the probe's.
+    Dsack { tlp: bool },
+    /// The ACK's delivery was counted (`tcp_rack_update_reo_wnd(sk, rs)` after
+    /// `tcp_clean_rtx_queue`): `prior_delivered` of its rate sample (0: nothing delivered) and
+    /// `delivered` now.
+    Update { prior_delivered: u64, delivered: u64 },
+    /// A D-SACK undo (`tcp_try_undo_dsack`: reo_wnd_persist + 1, at most 16).
+    UndoDsack,
+    /// A recovery ended without an undo (`tcp_try_undo_recovery`: reo_wnd_persist − 1).
+    RecoveryKept,
+}
+
 pub trait LossDetection: Send {
     fn name(&self) -> &'static str;
     /// The number of duplicate ACKs that signals a loss now (RFC 5681 §3.2's DupThresh, or
@@ -121,6 +138,8 @@ pub trait LossDetection: Send {
     fn on_ack(&mut self, _i: &RackInput, _txq: &mut TxQueue) -> RackVerdict {
         RackVerdict::default()
     }
+    /// RACK's reordering window follows the D-SACKs (RFC 8985 §6.2 step 4); the others ignore it.
+    fn on_reo_wnd_event(&mut self, _ev: ReoWndEvent) {}
     /// The reordering timer expired (RFC 8985 §6.2 `RACK_detect_loss_and_arm_timer`; Linux
     /// `tcp_rack_reo_timeout`).
     fn on_reo_timeout(&mut self, _i: &RackInput, _txq: &mut TxQueue) -> RackVerdict {

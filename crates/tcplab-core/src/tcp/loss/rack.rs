@@ -7,11 +7,11 @@
 //! RACK runs under Linux's recovery (`recovery/linux.rs`, `variant = "sack"`). Without SACK the
 //! kernel falls back to duplicate ACKs (`tcp_newreno_mark_lost`: DupThresh
 //! duplicate ACKs, NewReno recovery): `dupthresh`, `is_lost` and `early_send` are then those of
-//! `dupthresh.rs`. Not modelled: DSACK (so reo_wnd never grows beyond one step, and
-//! `tcp_rack_update_reo_wnd`'s persistence over 16 recoveries has nothing to count), and the
+//! `dupthresh.rs`. D-SACKs widen reo_wnd (`tcp_rack_update_reo_wnd`: one more min_rtt/4 step per
+//! round with a D-SACK once reordering was seen, kept for 16 recoveries). Not modelled: the
 //! microsecond clock (times are the simulator's nanoseconds).
 
-use super::{DupThresh, EarlySend, LossDetection, LossView, RackInput, RackVerdict};
+use super::{DupThresh, EarlySend, LossDetection, LossView, RackInput, RackVerdict, ReoWndEvent};
 use crate::tcp::config::TcpConfig;
 use crate::tcp::txq::{mark_record_lost, TxQueue};
 use std::ops::ControlFlow;
@@ -35,8 +35,13 @@ pub struct Rack {
     advanced: bool,
     /// Reordering was observed (Linux `tp->reord_seen`).
     reord_seen: bool,
-    /// reo_wnd multiplier (`rack.reo_wnd_steps`, 1; DSACK would raise it).
+    /// reo_wnd multiplier (`rack.reo_wnd_steps`, 1 to 255), raised by D-SACKs; a D-SACK is pending
+    /// (`rack.dsack_seen`); `tp->delivered` at the last raise (`rack.last_delivered`); the
+    /// recoveries left before the steps go back to 1 (`rack.reo_wnd_persist`, at most 16).
     reo_wnd_steps: u64,
+    dsack_seen: bool,
+    last_delivered: u64,
+    reo_wnd_persist: u32,
     /// The smallest RTT of a never-retransmitted delivered segment seen by RACK.
     min_rtt: Option<Time>,
     /// The duplicate-ACK rules of a connection without SACK.
@@ -45,7 +50,12 @@ pub struct Rack {
 
 impl Rack {
     pub fn new(cfg: &TcpConfig) -> Self {
-        Rack { xmit_ts: 0, end_seq: 0, rtt: 0, advanced: false, reord_seen: false, reo_wnd_steps: 1, min_rtt: None, fallback: DupThresh::new(cfg) }
+        Rack { xmit_ts: 0, end_seq: 0, rtt: 0, advanced: false, reord_seen: false, reo_wnd_steps: 1, dsack_seen: false, last_delivered: 0, reo_wnd_persist: 0, min_rtt: None, fallback: DupThresh::new(cfg) }
+    }
+
+    /// `reo_wnd_steps`.
+    pub fn reo_wnd_steps(&self) -> u64 {
+        self.reo_wnd_steps
     }
 
     /// Reordering has been seen (Linux `tp->reord_seen > 0`).
@@ -139,6 +149,38 @@ impl Rack {
 }
 
 impl LossDetection for Rack {
+    /// `tcp_rack_update_reo_wnd` and its inputs (`tcp_dsack_seen`, `tcp_try_undo_dsack`,
+    /// `tcp_try_undo_recovery`), `TCP_RACK_RECOVERY_THRESH` 16.
+    fn on_reo_wnd_event(&mut self, ev: ReoWndEvent) {
+        const RECOVERY_THRESH: u32 = 16;
+        match ev {
+            ReoWndEvent::Dsack { tlp } => {
+                if self.reord_seen && !tlp {
+                    self.dsack_seen = true;
+                }
+            }
+            ReoWndEvent::Update { prior_delivered, delivered } => {
+                if prior_delivered == 0 {
+                    return;
+                }
+                // "Disregard DSACK if a rtt has not passed since we adjusted reo_wnd".
+                if prior_delivered < self.last_delivered {
+                    self.dsack_seen = false;
+                }
+                if self.dsack_seen {
+                    self.reo_wnd_steps = (self.reo_wnd_steps + 1).min(0xFF);
+                    self.dsack_seen = false;
+                    self.last_delivered = delivered;
+                    self.reo_wnd_persist = RECOVERY_THRESH;
+                } else if self.reo_wnd_persist == 0 {
+                    self.reo_wnd_steps = 1;
+                }
+            }
+            ReoWndEvent::UndoDsack => self.reo_wnd_persist = (self.reo_wnd_persist + 1).min(RECOVERY_THRESH),
+            ReoWndEvent::RecoveryKept => self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1),
+        }
+    }
+
     fn name(&self) -> &'static str {
         "rack"
     }

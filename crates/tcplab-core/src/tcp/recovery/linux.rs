@@ -26,6 +26,7 @@
 
 use super::tlp::{self, Tlp, TCP_TIMEOUT_MIN};
 use super::undo::Undo;
+use crate::tcp::loss::ReoWndEvent;
 use super::prr::{Prr, PrrAck};
 use super::{Caps, Delivered, Recovery};
 use crate::tcp::config::TcpConfig;
@@ -333,6 +334,8 @@ impl LinuxRecovery {
             // "F-RTO RFC5682 sec 3.1 step 2.a and 1st part of step 3.a": tcp_try_undo_recovery.
             if self.undo.may_undo(s) {
                 self.undo.undo(s, false);
+            } else {
+                s.loss.on_reo_wnd_event(ReoWndEvent::RecoveryKept);
             }
             self.ca = Ca::Open;
             self.frto = false;
@@ -632,7 +635,12 @@ impl Recovery for LinuxRecovery {
         if ds.dsacking {
             s.stats.dsacks_received += 1;
             self.delivered += ds.segs * s.mss;
+            s.loss.on_reo_wnd_event(ReoWndEvent::Dsack { tlp: ds.tlp });
         }
+        // tcp_ack → tcp_rack_update_reo_wnd(sk, &rs) after tcp_clean_rtx_queue.
+        let prior_delivered = s.ack_rate.map_or(0, |r| r.prior_delivered);
+        let delivered = s.txq.delivered();
+        s.loss.on_reo_wnd_event(ReoWndEvent::Update { prior_delivered, delivered });
         // tcp_fastretrans_alert, A: "ECE, hence prohibit cwnd undoing, the reduction is required."
         if s.ack_ece {
             self.undo.prior_ssthresh = 0;
@@ -654,6 +662,8 @@ impl Recovery for LinuxRecovery {
                 // original transmission succeeded" (`tcp_may_undo`: TCPFullUndo).
                 if self.undo.may_undo(s) {
                     self.undo.undo(s, false);
+                } else {
+                    s.loss.on_reo_wnd_event(ReoWndEvent::RecoveryKept);
                 }
                 // "Hold old state until something *above* high_seq is ACKed. For Reno it is
                 // MUST to prevent false fast retransmits (RFC2582)."
@@ -698,12 +708,16 @@ impl Recovery for LinuxRecovery {
                         }
                     }
                     if self.ca == Ca::Recovery && !self.no_rexmit && self.undo.marker.is_some() && self.undo.retrans == 0 {
+                        s.loss.on_reo_wnd_event(ReoWndEvent::UndoDsack);
                         self.undo.undo(s, false);
                         self.undo.clear_stamp(s);
                         self.leave_undone(s, advanced);
                     }
                 }
-                Ca::Open if self.undo.marker.is_some() && self.undo.retrans == 0 => self.undo.undo(s, false),
+                Ca::Open if self.undo.marker.is_some() && self.undo.retrans == 0 => {
+                    s.loss.on_reo_wnd_event(ReoWndEvent::UndoDsack);
+                    self.undo.undo(s, false);
+                }
                 _ => {}
             }
         }
