@@ -179,14 +179,24 @@ impl<O: NetObserver> Fabric<O> {
         }
     }
 
-    /// Where the route of endpoint `id`'s packets (from `src` to `dst`) starts (`Packet::hop`).
-    #[inline]
+    /// Where the route of endpoint `id`'s packets (from `src` to `dst`) starts (`Packet::hop`):
+    /// the connection's cached start on every packet but its first (the lookup kept inline, the
+    /// route's computation out of line, so that the per-packet path does not depend on how the
+    /// compiler weighs the whole).
+    #[inline(always)]
     pub fn path_of(&mut self, id: ConnId, src: NodeId, dst: NodeId) -> u32 {
         if let Some(&(gen, start)) = self.conn_path.get(id.idx as usize) {
             if gen == id.gen && start != NO_PATH {
                 return start;
             }
         }
+        self.route_of(id, src, dst)
+    }
+
+    /// `path_of` for a connection whose route is not cached yet.
+    #[cold]
+    #[inline(never)]
+    fn route_of(&mut self, id: ConnId, src: NodeId, dst: NodeId) -> u32 {
         let links = &self.links;
         let start = self.paths.start(&mut self.routes, |l| links[l.0 as usize].to, src, dst);
         let i = id.idx as usize;

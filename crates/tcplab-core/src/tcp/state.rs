@@ -519,9 +519,13 @@ impl SenderCore {
     /// window, outside a reduction, whether it grows or not), `tcp_end_cwnd_reduction`,
     /// `tcp_undo_cwnd_reduction` and `tcp_enter_loss`: the controller's window validation
     /// restarts its clock.
+    #[inline]
     pub fn cc_cwnd_stamp(&mut self) {
-        let now = self.now;
-        self.cc.on_cwnd_stamp(now);
+        // Only Linux's window validation keeps the stamp (`cwnd_validation = "linux"`).
+        if self.cfg.cwnd_validation == super::config::CwndValidation::Linux {
+            let now = self.now;
+            self.cc.on_cwnd_stamp(now);
+        }
     }
 
     /// Linux's `tcp_is_cwnd_limited` where the controller keeps it (`cwnd_validation =
