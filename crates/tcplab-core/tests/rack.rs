@@ -8,7 +8,7 @@ mod harness;
 
 use harness::{ack, blk, data, Harness, MSS, SYNACK};
 use tcplab_core::tcp::config::LossModel;
-use tcplab_core::tcp::{CaState, InitialWindow, TcpConfig, TimerKind, Variant};
+use tcplab_core::tcp::{CaState, TcpConfig, TimerKind, Variant};
 use tcplab_core::units::{Time, MS};
 use tcplab_core::{run, Scenario};
 
@@ -25,23 +25,7 @@ fn rack(iw: u32, bytes: u64, knobs: impl FnOnce(&mut TcpConfig)) -> Harness {
 
 /// `rack` with a peer that agrees to SACK or not (`peer_sack`).
 fn rack_with_peer(iw: u32, bytes: u64, peer_sack: bool, knobs: impl FnOnce(&mut TcpConfig)) -> Harness {
-    let mut c = harness::cfg();
-    c.handshake = true;
-    c.variant = Variant::Sack;
-    c.sack = true;
-    c.loss = LossModel::Rack;
-    c.initial_window = InitialWindow::Segments(iw);
-    knobs(&mut c);
-    c.validate().unwrap();
-    let mut h = Harness::client(c);
-    assert_eq!(h.take_sent().len(), 1, "the SYN");
-    h.send(ms(100), seg!(ack = 1, sack_permitted = peer_sack, ..SYNACK));
-    h.recv(ms(100), [seg!(ack = 1)]);
-    h.write(ms(100), bytes);
-    let sent = h.take_sent();
-    assert_eq!(sent.len() as u64, (iw as u64).min(bytes.div_ceil(MSS)), "{sent:?}");
-    assert_eq!(h.info().srtt, Some(ms(100)));
-    h
+    Harness::rack_client(iw, bytes, peer_sack, knobs)
 }
 
 fn stats(h: &Harness) -> tcplab_core::tcp::ConnStats {

@@ -7,9 +7,8 @@
 #[macro_use]
 mod harness;
 
-use harness::{ack, blk, data, Harness, MSS, SYNACK};
-use tcplab_core::tcp::config::LossModel;
-use tcplab_core::tcp::{CaState, InitialWindow, TcpConfig, TimerKind, Variant};
+use harness::{ack, blk, data, Harness, MSS};
+use tcplab_core::tcp::{CaState, TcpConfig, TimerKind};
 use tcplab_core::units::{Time, MS};
 
 fn ms(x: u64) -> Time {
@@ -71,21 +70,7 @@ fn an_out_of_order_duplicate_and_a_partial_overlap_are_dsacked() {
 /// A RACK connection (Linux's recovery state machine) after a handshake with a 100 ms round trip,
 /// `iw` segments sent at 100 ms, D-SACK and the undo as `knobs` leave them.
 fn rack(iw: u32, bytes: u64, knobs: impl FnOnce(&mut TcpConfig)) -> Harness {
-    let mut c = harness::cfg();
-    c.handshake = true;
-    c.variant = Variant::Sack;
-    c.sack = true;
-    c.loss = LossModel::Rack;
-    c.initial_window = InitialWindow::Segments(iw);
-    knobs(&mut c);
-    c.validate().unwrap();
-    let mut h = Harness::client(c);
-    assert_eq!(h.take_sent().len(), 1, "the SYN");
-    h.send(ms(100), seg!(ack = 1, sack_permitted = true, ..SYNACK));
-    h.recv(ms(100), [seg!(ack = 1)]);
-    h.write(ms(100), bytes);
-    assert_eq!(h.take_sent().len() as u64, (iw as u64).min(bytes.div_ceil(MSS)));
-    h
+    Harness::rack_client(iw, bytes, true, knobs)
 }
 
 fn on(c: &mut TcpConfig) {

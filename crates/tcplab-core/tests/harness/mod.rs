@@ -182,6 +182,31 @@ impl Harness {
 
     /// An active opener after `connect` at time 0 (its SYN waits in the output with a
     /// handshake; without one it is established at once).
+    /// A client of Linux's recovery over RACK (`loss = "rack"`, `variant = "sack"`, SACK offered)
+    /// after a handshake with a 100 ms round trip (the SYN-ACK's sample seeds SRTT = min_rtt =
+    /// 100 ms; RTO = 1 s, the `rfc` profile's minimum), with `iw` segments of `bytes` sent at
+    /// 100 ms; the peer agrees to SACK or not (`peer_sack`); `knobs` over `cfg()`.
+    pub fn rack_client(iw: u32, bytes: u64, peer_sack: bool, knobs: impl FnOnce(&mut TcpConfig)) -> Harness {
+        let ms = |x: u64| x * tcplab_core::units::MS;
+        let mut c = cfg();
+        c.handshake = true;
+        c.variant = Variant::Sack;
+        c.sack = true;
+        c.loss = tcplab_core::tcp::config::LossModel::Rack;
+        c.initial_window = InitialWindow::Segments(iw);
+        knobs(&mut c);
+        c.validate().unwrap();
+        let mut h = Harness::client(c);
+        assert_eq!(h.take_sent().len(), 1, "the SYN");
+        h.send(ms(100), Seg { ack: 1, sack_permitted: peer_sack, ..SYNACK });
+        h.recv(ms(100), [Seg { ack: 1, ..SEG }]);
+        h.write(ms(100), bytes);
+        let sent = h.take_sent();
+        assert_eq!(sent.len() as u64, (iw as u64).min(bytes.div_ceil(MSS)), "{sent:?}");
+        assert_eq!(h.info().srtt, Some(ms(100)));
+        h
+    }
+
     pub fn client(c: TcpConfig) -> Harness {
         let mut out = Vec::new();
         let conn = TcpConn::connect(c, 0, &mut out);
