@@ -130,6 +130,15 @@ def test_the_plan_maps_knobs_to_linux():
     assert 'hook egress device "p0"' in rules and "ip length > 52 jump d1" in rules
     lossy, _ = testbed.build(SCENARIO, sets=["topology.loss=0.01"])
     assert "numgen random mod 1000000 < 10000 drop" in nft.ruleset(lossy)
+    # ACKs 20 to 22 of a flow: one counter for the three (each drop entry with its own counter
+    # never counted the ACKs an earlier entry had dropped, and dropped ACKs 20, 22 and 24).
+    acks, _ = testbed.build(SCENARIO, sets=['flows.0.drops=[{kind="ack", number=20}, {kind="ack", number=21}, {kind="ack", number=22}]'])
+    assert len([d for d in acks.drops if d["match"] == "ack"]) == 3
+    (m,) = [d for d in nft.merged(acks.drops) if d["match"] == "ack"]
+    assert m["nth"] == [20, 21, 22]
+    rules = nft.ruleset(acks)
+    (chain,) = re.findall(r"\(syn \| fin \| rst\) == 0 jump (d\d+)", rules)
+    assert [int(k) for k in re.findall(rf"add @{chain}_(\d+) {{ tcp dport }} drop", rules)] == [22, 21, 20], rules
     # --stock: the host's default congestion control; the kernel untuned as without it.
     stock, _ = testbed.build(SCENARIO, stock=True)
     assert "congctl" not in stock.routes[("sender", "receiver")] and stock.sysctls["sender"]["net.ipv4.tcp_recovery"] == 1
