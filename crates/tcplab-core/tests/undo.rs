@@ -276,3 +276,20 @@ fn a_dsack_after_reordering_doubles_racks_reordering_window() {
     let wait = h.deadline(TimerKind::Rto).unwrap() - ms(345);
     assert_eq!(wait, ms(47), "the timer in {} µs", wait / 1000);
 }
+
+/// F-RTO without SACK (the peer refused it; Linux's `tcp_is_reno` branch of `tcp_process_loss`):
+/// the ACK of the retransmission alone sends new data; the next ACK of never-retransmitted
+/// originals undoes the timeout, as with SACK.
+#[test]
+fn frto_without_sack_undoes_a_spurious_timeout_on_the_originals_ack() {
+    let mut h = Harness::rack_client(4, 1 << 30, false, |c| {
+        on(c);
+        c.frto = true;
+    });
+    let rto = h.deadline(TimerKind::Rto).unwrap();
+    h.recv(rto, [data(1)]);
+    h.send(rto + ms(100), ack(2, &[]));
+    h.recv(rto + ms(100), [data(5), data(6)]);
+    h.send(rto + ms(200), ack(5, &[]));
+    assert_eq!((h.info().ca_state, stats(&h).undos), (CaState::Open, 1));
+}

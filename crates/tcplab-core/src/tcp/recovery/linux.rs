@@ -308,8 +308,11 @@ impl LinuxRecovery {
         if self.frto {
             // "Step 3.b. A timeout is spurious if not all data are lost, i.e., never-retransmitted
             // data are (s)acked" (FLAG_ORIG_SACK_ACKED: a never-retransmitted segment at or
-            // below high_seq delivered by this ACK).
-            if s.txq.reord() < self.high_seq && self.undo.enabled {
+            // below high_seq delivered by this ACK; without SACK, `tcp_clean_rtx_queue` clears it
+            // when the ACK also covers a retransmitted segment: the first one it delivers is
+            // then not an original).
+            let orig = s.txq.reord();
+            if orig < self.high_seq && (!self.reno || orig <= self.prior_una) && self.undo.enabled {
                 self.undo_loss(s);
                 return;
             }
@@ -724,6 +727,11 @@ impl Recovery for LinuxRecovery {
         // E: tcp_identify_packet_loss → tcp_rack_mark_lost, or without SACK
         // tcp_newreno_mark_lost (an ACK of new data outside Recovery first forgets the
         // duplicates: tcp_reset_reno_sack).
+        if self.reno {
+            // Without SACK RACK does not run: the ACK's never-retransmitted deliveries (read by
+            // F-RTO above) are forgotten here.
+            s.txq.take_reord();
+        }
         let v = if self.no_rexmit {
             Default::default()
         } else if !self.reno {
