@@ -515,7 +515,7 @@ pub fn not_modelled(word: &str) -> Option<String> {
             "congestion_control" | "congctl" | "congestion" | "algorithm" | "cc_algo" => format!(
                 "the congestion controller is `cc` (\"reno\", \"cubic\", \"bbr\" or \"dctcp\") and the loss recovery `variant` (or a `preset`); {REAL} with `--congctl`"
             ),
-            "hystart" => "HyStart (Linux's classic) is part of `cc = \"cubic\"`".to_string(),
+            "hystart" | "hystartpp" | "hystart_pp" | "hystart++" => "slow start's exit is the TCP knob `slow_start`: \"hystart\" (Linux's classic, part of `cc = \"cubic\"` and its default), \"hystart++\" (RFC 9406), \"standard\"".to_string(),
             "ecn" | "ecn_enabled" => "ECN (RFC 3168) is the TCP knob `ecn` (true or \"on\", \"accept\", false); queues mark CE by RED with `ecn = true` or at a step `mark_threshold` (docs/ecn.md)".to_string(),
             "pace" | "paced" => "pacing is the knob `pacing = true` (Linux's internal pacing; `cc = \"bbr\"` paces anyway), or the fq qdisc on a host's link: `queue = { kind = \"fq\" }` (docs/scenarios.md)".to_string(),
             "fq" => "the fq qdisc is a queue of a link direction leaving a host: `queue = { kind = \"fq\" }` (docs/scenarios.md)".to_string(),
@@ -525,7 +525,7 @@ pub fn not_modelled(word: &str) -> Option<String> {
             "tlp" => "the tail loss probe (RFC 8985 §7) is the TCP knob `tlp = true` (the `linux` profile's)".to_string(),
             "prr" => "PRR (RFC 9937) is the TCP knob `reduction = \"prr\"` (the `linux` profile's)".to_string(),
             "dsack" | "d_sack" => "D-SACK (RFC 2883) is the TCP knob `dsack = true` (the receiver's; the `linux` profile's, whose sender reads D-SACKs and undoes spurious reductions with `undo = true`)".to_string(),
-            "frto" | "f_rto" => format!("{} is not modelled; {REAL}", word.to_uppercase()),
+            "f_rto" => "F-RTO (RFC 5682) is the TCP knob `frto = true` (the `linux` profile's)".to_string(),
             _ => return None,
         }
     };

@@ -115,6 +115,7 @@ KNOB_MAP = {
     "syn_retries": "ns-2 retries without limit (the difference shows only after this many timeouts)",
     "data_retries": "ns-2 retries without limit (the difference shows only after this many timeouts)",
     "cc": "fixed: reno (the exported agents' opencwnd() and slowdown())",
+    "slow_start": "fixed: standard slow start (\"auto\" or \"standard\" with reno; ns-2's agents have no HyStart)",
     "cwnd_validation": "fixed: rfc5681 (slow_start_restart_ restarts from the initial window)",
     "loss": "fixed: dupthresh (the agents count duplicate ACKs; ns-2 has no RACK)",
     "tlp": "fixed: false (ns-2 has no tail loss probe)",
@@ -380,6 +381,8 @@ def _check_tcp(k: dict, own: dict, base: str) -> None:
             continue
         if k.get(name, v) != v:
             raise refuse(path(name), f"{name} = {k[name]!r}: ns-2's agents behave as {name} = {v!r} ({KNOB_MAP[name]})")
+    if k.get("slow_start", "auto") not in ("auto", "standard"):
+        raise refuse(path("slow_start"), f"slow_start = {k['slow_start']!r}: {KNOB_MAP['slow_start']}")
     if full:
         _check_full(k, path)
     if k["delayed_ack"] and not full:

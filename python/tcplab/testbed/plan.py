@@ -35,6 +35,7 @@ KNOB_MAP = {
     "data_retries": "mapped: net.ipv4.tcp_retries2",
     "clock_granularity": "must equal rto_min (Linux's RTO is srtt + max(mdev, rto_min))",
     "cc": "mapped: route congctl on both ends (reno, cubic, bbr; --congctl overrides, loudly)",
+    "slow_start": "the kernel's own: CUBIC runs its classic HyStart (tcp_cubic's `hystart` module parameter is host-wide and left alone), reno and bbr their own slow start; \"auto\" (and \"hystart\" with cubic, \"standard\" with reno) match, \"standard\" with cubic and \"hystart++\" (Linux has none) are refused",
     "cwnd_validation": "the kernel always runs tcp_cwnd_restart (\"linux\"); \"rfc5681\" is a divergence",
     "reduction": "the kernel always reduces the window by PRR (tcp_cwnd_reduction, \"prr\"); \"halve\" is a divergence",
     "rto_model": "the kernel runs its own estimator (\"linux\"); \"rfc6298\" is a divergence, \"ns2\" refused",
@@ -331,6 +332,11 @@ def tcp_settings(resolved: dict, own: dict, base: str, linux: dict, stock: bool,
     # alike no connection negotiates ECN, as in the simulator.
     if k.get("ecn", "off") == "on":
         sysctl["net.ipv4.tcp_ecn"] = 1
+    ss = k.get("slow_start", "auto")
+    if ss == "hystart++":
+        raise refuse(path("slow_start"), "hystart++: Linux has no HyStart++ (RFC 9406); its CUBIC runs the classic HyStart (slow_start \"auto\")")
+    if ss == "standard" and want == "cubic":
+        raise refuse(path("slow_start"), "standard with cubic: the kernel's CUBIC runs HyStart unless the host-wide tcp_cubic module parameter hystart is 0, which the testbed leaves alone")
     cc = untuned.kernel_cc(k, stock, congctl)
     if cc:
         snd["congctl"] = rcv["congctl"] = cc

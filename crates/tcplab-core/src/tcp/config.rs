@@ -93,6 +93,32 @@ impl Cc {
     }
 }
 
+/// How slow start ends besides reaching ssthresh (`tcp/cc/`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SlowStart {
+    /// The controller's own: Linux's classic HyStart for `cc = "cubic"` (as `tcp_cubic.c` runs
+    /// it by default, module parameter `hystart = 1`), standard slow start for `reno` and
+    /// `dctcp`, BBR's STARTUP for `bbr`.
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    /// RFC 5681 §3.1 slow start alone (for CUBIC: `tcp_cubic.c` with `hystart = 0`).
+    #[serde(rename = "standard")]
+    Standard,
+    /// Linux's classic HyStart (ACK train and delay increase; `cc = "cubic"` only).
+    #[serde(rename = "hystart")]
+    Hystart,
+    /// HyStart++ (RFC 9406; Windows, FreeBSD), `tcp/cc/hystartpp.rs`.
+    #[serde(rename = "hystart++", alias = "hystartpp", alias = "rfc9406")]
+    HystartPP,
+}
+
+impl SlowStart {
+    pub fn is_auto(&self) -> bool {
+        *self == SlowStart::Auto
+    }
+}
+
 /// The loss detector (`tcp/loss/`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -840,6 +866,12 @@ tcp_knobs! {
     /// The congestion controller: `reno` (RFC 5681, every profile's), `cubic` (Linux's
     /// `tcp_cubic.c` with HyStart) or `bbr` (Linux's `tcp_bbr.c`, BBR v1, paced).
     cc: Cc [skip_if = "Cc::is_reno", default = "Cc::default"],
+    /// How the initial slow start ends besides reaching ssthresh: `"auto"` (the controller's
+    /// own: Linux's classic HyStart with `cc = "cubic"`, standard slow start with `reno` and
+    /// `dctcp`), `"standard"` (RFC 5681 alone; CUBIC with `tcp_cubic`'s `hystart = 0`),
+    /// `"hystart"` (Linux's classic, CUBIC only) or `"hystart++"` (RFC 9406, with `reno`,
+    /// `cubic` or `dctcp`). BBR has its own STARTUP.
+    slow_start: SlowStart [skip_if = "SlowStart::is_auto", default = "SlowStart::default"],
     /// Pace every send at the pacing rate (Linux's internal pacing, `tcp_pacing_check` and
     /// `tcp_update_skb_after_send`, as with `SK_PACING_NEEDED`): the rate is
     /// `tcp_update_pacing_rate`'s 200 % (slow start) or 120 % of cwnd/srtt, or the controller's
@@ -1111,6 +1143,7 @@ impl TcpConfig {
             syn_linear_timeouts: 0,
             data_retries: 15,
             cc: Cc::Reno,
+            slow_start: SlowStart::Auto,
             cwnd_validation: CwndValidation::Rfc5681,
             loss: LossModel::Dupthresh,
             tlp: false,
@@ -1439,6 +1472,7 @@ impl TcpConfig {
             ("tso_defer", serde_json::json!(self.tso_defer)),
             ("timestamps", serde_json::json!(self.timestamps)),
             ("cc", serde_json::to_value(self.cc).expect("serialises")),
+            ("slow_start", serde_json::to_value(self.slow_start).expect("serialises")),
             ("pacing", serde_json::json!(self.pacing)),
             ("cwnd_validation", serde_json::to_value(self.cwnd_validation).expect("serialises")),
             ("ecn", serde_json::to_value(self.ecn).expect("serialises")),
@@ -1490,6 +1524,18 @@ impl TcpConfig {
             if self.cc != Cc::Reno {
                 return err("cc", "variant \"sack-rh\" (ns-2's Agent/TCP/SackRH) sets its window by its own Rate-Halving, Reno's: cc = \"cubic\" needs another variant (sack, sack1, fack, fack-rh, newreno, reno, tahoe)");
             }
+        }
+        match (self.slow_start, self.cc) {
+            (SlowStart::Hystart, Cc::Reno | Cc::Dctcp) => {
+                return err("slow_start", "\"hystart\" is Linux's classic HyStart, part of tcp_cubic.c (cc = \"cubic\"): with this controller choose \"hystart++\" (RFC 9406) or \"standard\"");
+            }
+            (SlowStart::Hystart | SlowStart::HystartPP, Cc::Bbr) => {
+                return err("slow_start", "BBR leaves STARTUP by its own full-pipe test (bbr_check_full_bw_reached): slow_start applies to cc = \"reno\", \"cubic\" and \"dctcp\"");
+            }
+            _ => {}
+        }
+        if self.slow_start == SlowStart::HystartPP && self.variant == Variant::SackRh {
+            return err("slow_start", "variant \"sack-rh\" (ns-2's Agent/TCP/SackRH) grows its window by its own rules: \"hystart++\" needs another variant");
         }
         if self.reduction == Reduction::Prr && self.variant != Variant::Sack {
             // PRR is wired into RFC 6675's recovery only: another variant would run without it

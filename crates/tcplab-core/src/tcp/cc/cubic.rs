@@ -1,5 +1,7 @@
 //! CUBIC (RFC 9438) as Linux computes it: `net/ipv4/tcp_cubic.c` ("v2.3"), with Linux's classic
-//! HyStart (`hystart_update`), not RFC 9406's HyStart++, which Linux does not have.
+//! HyStart (`hystart_update`; off with `slow_start = "standard"`, as `tcp_cubic`'s `hystart = 0`).
+//! RFC 9406's HyStart++, which Linux does not have, replaces it with `slow_start = "hystart++"`
+//! (`hystartpp.rs`).
 //!
 //! Linux counts the window in packets and CUBIC's arithmetic is integer: the controller keeps
 //! packets (cwnd = the `Window`'s bytes / SMSS, rounded down) and reports packets·SMSS. Where
@@ -21,8 +23,10 @@
 //! practice never fires — the ACK train detector runs on every ACK the controller sees, as
 //! Linux's does. No undo event (DSACK, F-RTO): Linux's `tcp_reno_undo_cwnd` is not reachable.
 
+use super::hystartpp::{Growth, HystartPP, CSS_GROWTH_DIVISOR};
+use super::reno::hystart_rtt;
 use super::{linux_cwnd_restart, AckSample, AppLimited, CongestionControl, CongestionEvent, Window};
-use crate::tcp::config::{CwndValidation, TcpConfig};
+use crate::tcp::config::{CwndValidation, SlowStart, TcpConfig};
 use crate::units::{Time, SEC, US};
 
 /// `BICTCP_BETA_SCALE`: beta is 717/1024.
@@ -138,17 +142,42 @@ pub struct Cubic {
     cwnd_cnt: u32,
     /// Acknowledged bytes short of a whole packet, carried to the next ACK.
     acked_rem: u64,
+    /// Linux's classic HyStart runs (`slow_start` "auto" or "hystart"; `tcp_cubic`'s module
+    /// parameter `hystart`).
+    classic: bool,
+    /// HyStart++ instead (`slow_start = "hystart++"`, RFC 9406), and CSS's packets short of a
+    /// quarter carried between ACKs.
+    hpp: Option<HystartPP>,
+    css_rem: u32,
 }
 
 impl Cubic {
     pub fn new(cfg: &TcpConfig) -> Self {
         let mss = cfg.mss.0;
-        Cubic { mss, iw: (cfg.initial_window.bytes(mss as u32) / mss).max(1), cwnd_validation: cfg.cwnd_validation, ..Cubic::new_zeroed() }
+        Cubic {
+            mss,
+            iw: (cfg.initial_window.bytes(mss as u32) / mss).max(1),
+            cwnd_validation: cfg.cwnd_validation,
+            classic: matches!(cfg.slow_start, SlowStart::Auto | SlowStart::Hystart),
+            hpp: (cfg.slow_start == SlowStart::HystartPP).then(|| HystartPP::new(cfg.pacing)),
+            ..Cubic::new_zeroed()
+        }
     }
 
     /// `bictcp_reset`: forget W_max, the epoch, delay_min and HyStart's verdict.
     fn reset(&mut self) {
-        let keep = Cubic { mss: self.mss, iw: self.iw, cwnd_validation: self.cwnd_validation, app_limited: self.app_limited, cwnd_cnt: self.cwnd_cnt, acked_rem: self.acked_rem, ..Cubic::new_zeroed() };
+        let keep = Cubic {
+            mss: self.mss,
+            iw: self.iw,
+            cwnd_validation: self.cwnd_validation,
+            app_limited: self.app_limited,
+            cwnd_cnt: self.cwnd_cnt,
+            acked_rem: self.acked_rem,
+            classic: self.classic,
+            hpp: self.hpp.take(),
+            css_rem: self.css_rem,
+            ..Cubic::new_zeroed()
+        };
         *self = keep;
     }
 
@@ -176,6 +205,9 @@ impl Cubic {
             curr_rtt: u32::MAX,
             cwnd_cnt: 0,
             acked_rem: 0,
+            classic: true,
+            hpp: None,
+            css_rem: 0,
         }
     }
 
@@ -370,7 +402,7 @@ impl CongestionControl for Cubic {
                 }
             }
             // HyStart needs delay_min: Linux always has a sample by the first ACK it sees.
-            if !self.found && cwnd < ssthresh && self.delay_min > 0 && self.hystart_update(cwnd, ssthresh, a, delay) {
+            if self.classic && !self.found && cwnd < ssthresh && self.delay_min > 0 && self.hystart_update(cwnd, ssthresh, a, delay) {
                 ssthresh = cwnd;
                 w.ssthresh = cwnd as u64 * mss;
             }
@@ -378,10 +410,35 @@ impl CongestionControl for Cubic {
 
         // cubictcp_cong_avoid (the sender calls on_ack only when cwnd-limited).
         if cwnd < ssthresh {
-            // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest spills into CA.
-            let c = cwnd.saturating_add(acked).min(ssthresh);
-            acked -= c - cwnd;
-            cwnd = c;
+            if let Some(h) = self.hpp.as_mut().filter(|h| h.active()) {
+                // HyStart++ (RFC 9406 §4.2) in place of tcp_slow_start: min(N, L) packets, a
+                // quarter of them in CSS; what it does not use is not carried (the RFC's rule).
+                let n = h.limited(acked as u64, 1) as u32;
+                let inc = match h.on_ack(a.delivered, a.delivered + a.in_flight, hystart_rtt(a)) {
+                    Growth::SlowStart => Some(n),
+                    Growth::Css => {
+                        let t = n + self.css_rem;
+                        self.css_rem = t % CSS_GROWTH_DIVISOR as u32;
+                        Some(t / CSS_GROWTH_DIVISOR as u32)
+                    }
+                    // CSS_ROUNDS rounds done: ssthresh = cwnd, this ACK grows in avoidance.
+                    Growth::EnterAvoidance => {
+                        ssthresh = cwnd;
+                        w.ssthresh = cwnd as u64 * mss;
+                        None
+                    }
+                };
+                if let Some(inc) = inc {
+                    let c = cwnd.saturating_add(inc).min(ssthresh);
+                    acked = if c == ssthresh { acked.saturating_sub(c - cwnd) } else { 0 };
+                    cwnd = c;
+                }
+            } else {
+                // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest spills into CA.
+                let c = cwnd.saturating_add(acked).min(ssthresh);
+                acked -= c - cwnd;
+                cwnd = c;
+            }
         }
         if acked > 0 {
             self.update(cwnd, acked, jiffies);
@@ -403,9 +460,20 @@ impl CongestionControl for Cubic {
         (self.cwnd_validation == CwndValidation::Linux).then(|| self.app_limited.is_cwnd_limited(w, self.mss))
     }
 
+    fn wants_delivery_samples(&self) -> bool {
+        // HyStart++ reads an RTT on every ACK (`reno::hystart_rtt`).
+        self.hpp.is_some()
+    }
+
     fn on_congestion_event(&mut self, w: &mut Window, ev: CongestionEvent) {
         let mss = self.mss;
         let cwnd = (w.cwnd / mss).max(1).min(u32::MAX as u64) as u32;
+        if matches!(ev, CongestionEvent::FastRetransmit(_) | CongestionEvent::Ecn(_) | CongestionEvent::Timeout { .. }) {
+            // RFC 9406 §4.3: HyStart++ for the initial slow start only.
+            if let Some(h) = self.hpp.as_mut() {
+                h.stop();
+            }
+        }
         match ev {
             // tcp_init_cwnd_reduction: ssthresh from the controller, snd_cwnd_cnt = 0; the
             // recovery strategy then sets the window it repairs with.

@@ -80,6 +80,7 @@ impl CongestionControl for Dctcp {
                 let ssthresh = cwnd.saturating_sub((cwnd * self.alpha as u64) >> 11).max(2);
                 w.ssthresh = ssthresh * self.mss;
                 w.cwnd = w.ssthresh;
+                self.reno.end_hystart_pp();
             }
             // Losses, timeouts and the rest as Reno (`dctcp_react_to_loss` halves the window;
             // RFC 8257 §3.4 "react to loss as a conventional TCP").
@@ -116,6 +117,10 @@ impl CongestionControl for Dctcp {
 
     fn needs_ecn(&self) -> bool {
         true
+    }
+
+    fn wants_delivery_samples(&self) -> bool {
+        self.reno.wants_delivery_samples()
     }
 
     fn dctcp_alpha(&self) -> Option<u32> {

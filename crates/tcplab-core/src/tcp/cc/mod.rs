@@ -13,6 +13,7 @@
 pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
+pub mod hystartpp;
 pub mod reno;
 
 pub use bbr::Bbr;

@@ -3,8 +3,9 @@
 //! max(FlightSize/2, 2·SMSS) on a loss, the loss window of one segment after a timeout; and the
 //! ns-2 `slowdown()` variants the `ns2` profile selects.
 
+use super::hystartpp::{Growth, HystartPP, CSS_GROWTH_DIVISOR};
 use super::{half_window, linux_cwnd_restart, AckSample, AppLimited, CongestionControl, CongestionEvent, LossContext, Window};
-use crate::tcp::config::{CwndValidation, TcpConfig};
+use crate::tcp::config::{CwndValidation, SlowStart, TcpConfig};
 
 pub struct Reno {
     mss: u64,
@@ -32,6 +33,9 @@ pub struct Reno {
     /// The cwnd congestion avoidance last left, bytes: a window set since (a reduction, a
     /// timeout, slow start, a recovery's inflation) starts the remainder again from zero.
     ca_bytes: u64,
+    /// HyStart++ (`slow_start = "hystart++"`, RFC 9406) and the remainder of CSS's division.
+    hpp: Option<HystartPP>,
+    css_rem: u64,
 }
 
 impl Reno {
@@ -50,7 +54,38 @@ impl Reno {
             bytes_acked: 0,
             ca_remainder: 0,
             ca_bytes: u64::MAX,
+            hpp: (cfg.slow_start == SlowStart::HystartPP).then(|| HystartPP::new(cfg.pacing)),
+            css_rem: 0,
         }
+    }
+
+    /// A congestion event ends the initial slow start: HyStart++ is no longer used (RFC 9406
+    /// §4.3: "only for the initial slow start").
+    pub(super) fn end_hystart_pp(&mut self) {
+        if let Some(h) = self.hpp.as_mut() {
+            h.stop();
+        }
+    }
+
+    /// HyStart++'s slow start (RFC 9406 §4.2) on one ACK, while it is in use: true when it
+    /// set the window (slow start or CSS growth); false when it ended in congestion avoidance
+    /// (ssthresh = cwnd, this ACK grows as avoidance) or is not in use.
+    fn hystart_pp(&mut self, w: &mut Window, a: &AckSample) -> bool {
+        let Some(h) = self.hpp.as_mut().filter(|h| h.active()) else { return false };
+        let n = h.limited(a.acked, self.mss);
+        match h.on_ack(a.delivered, a.delivered + a.in_flight, hystart_rtt(a)) {
+            Growth::SlowStart => w.cwnd += n,
+            Growth::Css => {
+                let t = n + self.css_rem;
+                self.css_rem = t % CSS_GROWTH_DIVISOR;
+                w.cwnd += t / CSS_GROWTH_DIVISOR;
+            }
+            Growth::EnterAvoidance => {
+                w.ssthresh = w.cwnd;
+                return false;
+            }
+        }
+        true
     }
 
     /// ssthresh after a loss.
@@ -76,7 +111,9 @@ impl CongestionControl for Reno {
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         let mss = self.mss;
         let abc = self.abc;
-        if w.cwnd < w.ssthresh {
+        if w.cwnd < w.ssthresh && self.hystart_pp(w, a) {
+            self.bytes_acked = 0;
+        } else if w.cwnd < w.ssthresh {
             self.bytes_acked = 0;
             if abc > 0 {
                 // RFC 3465 §2.2: cwnd += min(N, L·SMSS); L = 1·SMSS in slow start after an RTO.
@@ -125,11 +162,21 @@ impl CongestionControl for Reno {
         (self.cwnd_validation == CwndValidation::Linux).then(|| self.app_limited.is_cwnd_limited(w, self.mss))
     }
 
+    fn wants_delivery_samples(&self) -> bool {
+        // HyStart++ reads an RTT on every ACK: from the transmit record where the RTT estimator
+        // times one segment a round trip.
+        self.hpp.is_some()
+    }
+
     fn on_congestion_event(&mut self, w: &mut Window, ev: CongestionEvent) {
         // A reduction starts congestion avoidance's remainder again (the notices of a send,
         // `TxStart` and `Sent`, and an idle restart that changes nothing keep it).
         if matches!(ev, CongestionEvent::FastRetransmit(_) | CongestionEvent::Ecn(_) | CongestionEvent::Timeout { .. } | CongestionEvent::SynTimeout | CongestionEvent::HandshakeLoss) {
             self.ca_bytes = u64::MAX;
+        }
+        if matches!(ev, CongestionEvent::FastRetransmit(_) | CongestionEvent::Ecn(_) | CongestionEvent::Timeout { .. }) {
+            // RFC 9406 §4.3: HyStart++ for the initial slow start only.
+            self.end_hystart_pp();
         }
         match ev {
             CongestionEvent::FastRetransmit(c) => w.ssthresh = self.ssthresh_after_loss(w, &c),
@@ -194,4 +241,11 @@ impl CongestionControl for Reno {
             CongestionEvent::Sent(r) => self.app_limited.on_send(w, &r, self.iw, self.mss),
         }
     }
+}
+
+/// HyStart++'s currRTT of an ACK: the RTT estimator's sample when it took one (every ACK with
+/// Linux's estimator, `rto_model = "linux"`), else the transmit record's RTT of the newest
+/// segment the ACK delivered, unless that was retransmitted (Karn).
+pub(super) fn hystart_rtt(a: &AckSample) -> Option<crate::units::Time> {
+    a.rtt.or_else(|| a.rack.filter(|r| !r.retransmitted).map(|r| r.rtt))
 }
