@@ -106,6 +106,12 @@ def test_the_table_covers_the_stacks_it_was_written_for():
         ({"profile": "linux"}, "rack", "RACK"),
         ({"profile": "rfc6675-iw10"}, "tlp", "no"),
         ({"profile": "rfc6675-iw10"}, "rack", "dupthresh"),
+        # How slow start ends (`slow_start`): Linux's classic HyStart is CUBIC's default; RFC
+        # 9406's HyStart++ reads the delayed round with any estimator and controller.
+        ({"profile": "linux", "slow_start": "standard"}, "hystart", "no"),
+        ({"profile": "linux", "cc": "reno", "slow_start": "hystart++"}, "hystart", "yes"),
+        ({"profile": "rfc", "slow_start": "hystart++"}, "hystart", "yes"),
+        ({"profile": "rfc"}, "hystart", "no"),
     ],
 )
 def test_knobs_change_the_answer(stack, test, verdict):

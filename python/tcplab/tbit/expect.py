@@ -16,6 +16,7 @@ def expected(cfg: dict, facts: dict) -> dict:
     sack = bool(cfg["sack"])
     abc = int(cfg["abc"])
     cubic = cfg.get("cc", "reno") == "cubic"
+    slow_start = cfg.get("slow_start", "auto")
     # RACK-TLP (`loss = "rack"`, `tlp`) acts under Linux's recovery only (variant "sack" with
     # SACK in use).
     rack = sack and cfg["variant"] == "sack" and cfg.get("loss") == "rack"
@@ -45,9 +46,12 @@ def expected(cfg: dict, facts: dict) -> dict:
         "ecn": "yes, data ECT(0)" if cfg.get("ecn", "off") in ("on", "accept") or cfg.get("cc") == "dctcp" else "no",
         # Nor pacing (a flight leaves as the ACKs release it). HyStart's delay detector needs 8
         # RTT samples in a round: CUBIC gets them with Linux's per-ACK samples (`rto_model =
-        # "linux"`, tcp_ack_update_rtt); with one timed segment per RTT it never fires.
+        # "linux"`, tcp_ack_update_rtt); with one timed segment per RTT it never fires, nor with
+        # `slow_start = "standard"`. HyStart++ (`slow_start = "hystart++"`, RFC 9406) reads an
+        # RTT on every ACK whatever the estimator and, after 8 delayed samples, grows a quarter
+        # segment an ACK: the next flight about 1.4 times the delayed one, read "yes".
         "pacing": "no",
-        "hystart": "yes" if cubic and cfg.get("rto_model") == "linux" else "no",
+        "hystart": "yes" if slow_start == "hystart++" or (cubic and slow_start in ("auto", "hystart") and cfg.get("rto_model") == "linux") else "no",
     }
     if cfg["variant"] == "sack" and cfg.get("loss") == "rack":
         # Linux's machine with a peer that does not SACK (the LT test offers none): a duplicate

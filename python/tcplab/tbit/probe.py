@@ -866,12 +866,19 @@ def hystart_rule(o, ctx):
     # delayed one grows linearly instead of doubling; a sender without it doubles. 15 ms added
     # is above the largest threshold Linux uses (16 ms only for a minimum RTT of 128 ms or
     # more). Split: the next flight under 1.5 times the delayed one (between 1 and 2).
+    # HyStart++ (RFC 9406 §4.2) compares a round's minimum with the previous round's, and its
+    # rounds end when SND.NXT of their start is acknowledged, not at the prober's flights: the
+    # round that holds the first delayed ACKs began with undelayed ones, so it decides a round
+    # later, and Conservative Slow Start (a quarter of the growth) shows in the flight after
+    # next. Either of the two flights after the delayed one growing under 1.5 times reads "yes".
     if o["loss"]:
         return "without conclusion: a retransmission, or data during the added delay"
-    n, m = o["sizes"][o["first"]], o["sizes"][o["first"] + 1]
+    sizes, first = o["sizes"], o["first"]
+    n = sizes[first]
     if n > 128:
         return "without conclusion: the window reached the receiver's limit"
-    return "yes" if m < 1.5 * n else "no"
+    after = sizes[first:first + 3]
+    return "yes" if any(b < 1.5 * a for a, b in zip(after, after[1:])) else "no"
 
 
 @dataclass(frozen=True)
