@@ -305,6 +305,19 @@ fn read_port(fd: i32, port: usize, tx: mpsc::Sender<(Instant, usize, Vec<u8>, Du
 /// 20–40 µs; a burst of load must not make it send frames far too early).
 const MAX_LEAD: Duration = Duration::from_micros(200);
 
+/// After this long without a write the box's thread has slept and its CPU idled, and waking
+/// from that takes longer than the running lead (`lead`) allows: the first write after a silence
+/// (a handshake's SYN and SYN-ACK, a flight after an idle round trip) left 0.1-0.2 ms late where
+/// the next ones kept to their time. Before such a write the main thread wakes `COLD_LEAD` early
+/// and polls its channel until the write is due.
+const COLD_AFTER: Duration = Duration::from_millis(2);
+const COLD_LEAD: Duration = Duration::from_micros(1000);
+
+/// The event is a write (its route's last hop done) that follows `COLD_AFTER` or more without one.
+fn is_cold(e: &Ev, routes: &[RouteSpec], last_write: Instant) -> bool {
+    e.hop == routes[e.route].path.len() && e.t.saturating_duration_since(last_write) >= COLD_AFTER
+}
+
 /// Lateness of the writes against their scheduled times, in microseconds.
 #[derive(Default)]
 struct Late {
@@ -372,12 +385,15 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
     let mut heap: BinaryHeap<Ev> = BinaryHeap::new();
     let mut seq = 0u64;
     let mut late = Late::default();
+    // The writes after a silence (`COLD_AFTER`), counted in `late` too.
+    let mut cold_late = Late::default();
     // How long frames waited between the kernel's stamp and the reader's return.
     let mut read_lag = Late::default();
     // The main thread's own lateness (wake-up and write), a running mean it wakes early by.
     let mut lead = Duration::ZERO;
     let mut unrouted = 0u64;
     let mut last_stats = Instant::now();
+    let mut last_write = now.checked_sub(COLD_AFTER).unwrap_or(now);
     loop {
         let got = match heap.peek() {
             // Idle: wake up now and then to write the statistics.
@@ -387,7 +403,10 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Err("every port closed".into()),
             },
             Some(e) => {
-                let wait = e.t.checked_sub(lead).unwrap_or(e.t).saturating_duration_since(Instant::now());
+                // A write after a silence: wake COLD_LEAD early, then poll (a zero wait) until it
+                // is due.
+                let early = if is_cold(e, &spec.routes, last_write) { lead.max(COLD_LEAD) } else { lead };
+                let wait = e.t.checked_sub(early).unwrap_or(e.t).saturating_duration_since(Instant::now());
                 if wait.is_zero() {
                     rx.try_recv().ok()
                 } else {
@@ -413,20 +432,28 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
             }
         }
         // Every event that is due, in time order.
-        while heap.peek().map_or(false, |e| e.t <= Instant::now() + lead) {
+        // A write after a silence was polled for (see `COLD_AFTER`): it leaves at its time, not
+        // `lead` early.
+        while heap.peek().map_or(false, |e| e.t <= Instant::now() + if is_cold(e, &spec.routes, last_write) { Duration::ZERO } else { lead }) {
             let mut e = heap.pop().expect("peeked");
+            let cold = is_cold(&e, &spec.routes, last_write);
             let r = &spec.routes[e.route];
             if e.hop == r.path.len() {
                 let now = Instant::now();
                 // Signed: a write may now leave a little before its time.
                 let late_us = if now >= e.t { now.duration_since(e.t).as_secs_f64() } else { -e.t.duration_since(now).as_secs_f64() } * 1e6;
                 late.add(late_us);
-                // Each write's lateness moves the lead by a sixteenth of it (within 0..MAX_LEAD),
-                // so the writes' mean lateness settles at zero.
-                let next = lead.as_nanos() as f64 + late_us * 1e3 / 16.0;
-                lead = Duration::from_nanos(next.clamp(0.0, MAX_LEAD.as_nanos() as f64) as u64);
+                if cold {
+                    cold_late.add(late_us);
+                } else {
+                    // Each write's lateness moves the lead by a sixteenth of it (within
+                    // 0..MAX_LEAD), so the writes' mean lateness settles at zero.
+                    let next = lead.as_nanos() as f64 + late_us * 1e3 / 16.0;
+                    lead = Duration::from_nanos(next.clamp(0.0, MAX_LEAD.as_nanos() as f64) as u64);
+                }
                 // A failed write (a full device queue) is a drop, as on a real wire.
                 let _ = outs[r.out].write(&e.frame);
+                last_write = Instant::now();
                 continue;
             }
             let d = &mut dirs[r.path[e.hop]];
@@ -479,6 +506,7 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
                     "frames": late.n, "unrouted": unrouted, "links": links, "dropped_by_seq": seq_drops.dropped,
                     "late_us": {"mean": mean, "p50": late.quantile(0.5), "p99": late.quantile(0.99), "max": late.max_us},
                     "lead_us": lead.as_secs_f64() * 1e6,
+                    "cold_late_us": {"n": cold_late.n, "mean": if cold_late.n > 0 { cold_late.sum_us / cold_late.n as f64 } else { 0.0 }, "max": cold_late.max_us},
                     "read_lag_us": {"mean": if read_lag.n > 0 { read_lag.sum_us / read_lag.n as f64 } else { 0.0 }, "p50": read_lag.quantile(0.5), "p99": read_lag.quantile(0.99), "max": read_lag.max_us},
                 });
                 let tmp = format!("{path}.tmp");
