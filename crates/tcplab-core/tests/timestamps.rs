@@ -393,3 +393,31 @@ fn receiver_takes_data_and_fin_together() {
     h.recv(ms(10), [seg!(ack = 702)]);
     assert!(h.conn.rcv.fin_received);
 }
+
+// ---- The clock's phase -------------------------------------------------------------------------
+
+/// `ts_offset`: the 1 ms clock's ticks fall that long before whole milliseconds of the simulated
+/// time (a host's monotonic clock has its own phase; Linux `tcp_time_stamp_ts`). TSval moves with
+/// it (and so the RTT a TSecr measures, in whole milliseconds: `tests/test_tsphase.py`).
+#[test]
+fn the_clock_phase_moves_tsval() {
+    let run = |offset: Time| {
+        let mut c = harness::cfg();
+        handshake(&mut c);
+        linux_rtt(&mut c);
+        c.ts_offset = Duration(offset);
+        let mut h = Harness::client(c);
+        let syn = h.take_sent();
+        // The SYN at 0: TSval ⌊(0 + offset)/1 ms⌋ = 0 either way.
+        assert_eq!(syn[0].1.ts, Some((0, 0)));
+        h.send(ms(40) + 300_000, Seg { ack: 1, ts: Some((7, 0)), ..SYNACK });
+        h.write(ms(41) + 500_000, MSS);
+        let sent = h.take_sent();
+        let data = sent.iter().find(|(_, s)| s.len > 0).expect("data");
+        data.1.ts.expect("timestamps on").0
+    };
+    // Data at 41.5 ms: TSval 41 without an offset and with 0.4 ms (41.9), 42 with 0.6 ms (42.1).
+    assert_eq!(run(0), 41);
+    assert_eq!(run(400_000), 41);
+    assert_eq!(run(600_000), 42);
+}

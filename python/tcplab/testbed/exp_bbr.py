@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .exp_cwnd import bdp_packets, capture_times, drop_pattern
+from . import tsphase
 from .gridcmp import grid, step_at
 
 RATES = ("10Mbps", "50Mbps")
@@ -285,6 +286,23 @@ def analyse(d: Path) -> dict:
     space = [None if str(x) in ("<NA>", "nan", "None") else float(x) for x in t["pacing_rate"]]
 
     modes = compare_modes(changes(kt, kmodes), changes(st_, smodes), rtt_s)
+    # The same simulation with its timestamps clock ticking where the kernel's did relative to
+    # the SYN (`tsphase`; the TSecr RTT samples, whole milliseconds, decide when min_rtt last
+    # fell with loss): a calibrated comparison, shown apart.
+    phased = None
+    kph, sph = tsphase.phase(rec["captures"]["sender"]), tsphase.phase(d / "sim-sender.pcap")
+    if kph and sph:
+        pscen = json.loads(json.dumps(scen))
+        pscen.setdefault("tcp", {})["ts_offset"] = tsphase.offset_for(kph["since_tick_ms"] - sph["since_tick_ms"], 0.0)
+        psim = api.run(pscen, seed=LOSS_SEED, series="tcp")
+        pt = psim.series.tcp
+        pt = pt[pt["dir"] == "a2b"]
+        # The same clock as the run without the offset: the SYN leaves at the same simulated time.
+        pst = [float(x) - s0 for x in pt["time_s"]]
+        pmodes = [str(m) if str(m) in MODES else None for m in pt["bbr_mode"]]
+        phased = {"kernel_since_tick_ms": kph["since_tick_ms"], "ts_offset": pscen["tcp"]["ts_offset"],
+                  "modes": compare_modes(changes(kt, kmodes), changes(pst, pmodes), rtt_s),
+                  "probe_rtt_sim": probe_rtts(pst, pmodes, [int(c) / payload for c in pt["cwnd"]])}
     kpr, spr = probe_rtts(kt, kmodes, kcwnd), probe_rtts(st_, smodes, scwnd)
     bw_k, bw_s = median_in(kt, kbw, kmodes, "probe_bw"), median_in(st_, sbw, smodes, "probe_bw")
     pr_k, pr_s = median_in(kt, kpace, kmodes, "probe_bw"), median_in(st_, space, smodes, "probe_bw")
@@ -296,7 +314,7 @@ def analyse(d: Path) -> dict:
            "drops": len(pattern), "queue": scen["topology"]["queue"], "samples": len(rows),
            "sample_gap_ms": {"median": 1e3 * st.median(gaps), "max": 1e3 * max(gaps)} if gaps else None,
            "unknown_kernel_samples": sum(m is None for m in kmodes),
-           "modes": modes, "probe_rtt_kernel": kpr, "probe_rtt_sim": spr,
+           "modes": modes, "probe_rtt_kernel": kpr, "probe_rtt_sim": spr, "ts_phased": phased,
            "bw_kernel": bw_k, "bw_sim": bw_s, "bw_error": rel(bw_s, bw_k),
            "pacing_kernel": pr_k, "pacing_sim": pr_s, "pacing_error": rel(pr_s, pr_k),
            "goodput_kernel_bps": kcap["goodput_bps"], "goodput_sim_bps": scap["goodput_bps"],
@@ -357,15 +375,17 @@ def row(r: dict) -> str:
     prs = (f"{', '.join(_ms(p['length']) for p in kp) or '–'} / {', '.join(_ms(p['length']) for p in sp) or '–'}; "
            f"cwnd {min((p['min_cwnd'] for p in kp), default='–')} / {min((round(p['min_cwnd']) for p in sp), default='–')}")
     worst = "–" if m["worst_abs_dt_rtt"] is None else f"{m['worst_abs_dt_rtt']:.2f}"
-    return (f"| {r['variant']} | {r['rate']} | {r['rtt_ms']} ms | {m['kernel']} / {m['sim']} | {m['within_1rtt']} of {len(m['changes'])} | {worst} | "
+    ph = r.get("ts_phased")
+    phc = "–" if not ph else f"{ph['modes']['within_1rtt']} of {len(ph['modes']['changes'])}"
+    return (f"| {r['variant']} | {r['rate']} | {r['rtt_ms']} ms | {m['kernel']} / {m['sim']} | {m['within_1rtt']} of {len(m['changes'])} | {phc} | {worst} | "
             f"{', '.join(_ms(p['start']) for p in kp) or '–'} / {', '.join(_ms(p['start']) for p in sp) or '–'} | {prs} | "
             f"{_mbps(r['bw_kernel'])} / {_mbps(r['bw_sim'])} ({_pct(r['bw_error'])}) | {_mbps(r['pacing_kernel'])} / {_mbps(r['pacing_sim'])} ({_pct(r['pacing_error'])}) | "
             f"{r['goodput_ratio']:.3f} | {r['retx_kernel']} / {r['retx_sim']} |")
 
 
-HEADER = ["| variant | rate | RTT | modes kernel / sim | changes within 1 RTT | worst \\|Δt\\| (RTT) | PROBE_RTT starts (ms) kernel / sim | "
+HEADER = ["| variant | rate | RTT | modes kernel / sim | changes within 1 RTT | the same, sim at the kernel's TS phase | worst \\|Δt\\| (RTT) | PROBE_RTT starts (ms) kernel / sim | "
           "PROBE_RTT lengths (ms) kernel / sim | bw estimate in PROBE_BW (Mb/s) kernel / sim | pacing rate in PROBE_BW (Mb/s) kernel / sim | "
-          "goodput sim/kernel | retransmissions kernel / sim |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "goodput sim/kernel | retransmissions kernel / sim |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
 
 def bbr(out: Path, quick: bool) -> tuple[str, dict]:

@@ -41,6 +41,7 @@ KNOB_MAP = {
     "rto_model": "the kernel runs its own estimator (\"linux\"); \"rfc6298\" is a divergence, \"ns2\" refused",
     "hz": "the kernel's CONFIG_HZ (recorded as kernel_hz in testbed.json); another value is refused, 0 is a divergence",
     "jiffy_offset": "the phase of the simulated ticks; the kernel's have none fixed to the run's start (any value)",
+    "ts_offset": "the phase of the simulated timestamps clock; the kernel's has none fixed to the run's start (any value; `testbed.tsphase` reads the real sender's from its capture)",
     "delack_model": "the kernel runs its own receiver (\"linux\": quick-ACK, adaptive ATO); \"rfc\" is a divergence",
     "comp_sack_nr": "untuned: net.ipv4.tcp_comp_sack_nr 44 (another value a divergence); rfc6675-iw10: 0",
     "loss": "untuned: RACK (net.ipv4.tcp_recovery 1; dupthresh a divergence); rfc6675-iw10: tcp_recovery 0",

@@ -898,6 +898,12 @@ tcp_knobs! {
     /// than a jiffy). A kernel's ticks have no fixed phase to an experiment's start; 0 puts them
     /// on whole multiples of 1/hz. The scripted-test runner sets half a jiffy (`tcplab script`).
     jiffy_offset: Duration [skip_if = "is_zero_duration", default = "zero_duration"],
+    /// Where the timestamps clock's millisecond ticks fall (RFC 7323 TSval; Linux's
+    /// `tcp_time_stamp_ts`, the host's monotonic clock in ms): the last tick before time 0 came
+    /// this long before it (less than 1 ms). A host's ticks have no fixed phase to an
+    /// experiment's start; the TSecr RTT samples (whole ms) follow it. `tcplab testbed` reads
+    /// the real sender's from its capture.
+    ts_offset: Duration [skip_if = "is_zero_duration", default = "zero_duration"],
     /// Receiver ACK policy: `"rfc"` (RFC 5681 §4.2 delayed ACKs) or `"linux"` (quick-ACK mode and
     /// the adaptive ATO of Linux 6.x).
     delack_model: DelackModel [skip_if = "DelackModel::is_rfc", default = "DelackModel::default"],
@@ -1154,6 +1160,7 @@ impl TcpConfig {
             reduction: Reduction::Halve,
             hz: 0,
             jiffy_offset: Duration(0),
+            ts_offset: Duration(0),
             delack_model: DelackModel::Rfc,
             comp_sack_nr: 0,
             rcv_buffer: RcvBuffer::Fixed,
@@ -1479,6 +1486,7 @@ impl TcpConfig {
             ("reduction", serde_json::to_value(self.reduction).expect("serialises")),
             ("hz", serde_json::json!(self.hz)),
             ("jiffy_offset", serde_json::to_value(self.jiffy_offset).expect("serialises")),
+            ("ts_offset", serde_json::to_value(self.ts_offset).expect("serialises")),
             ("delack_model", serde_json::to_value(self.delack_model).expect("serialises")),
             ("comp_sack_nr", serde_json::json!(self.comp_sack_nr)),
             ("rcv_buffer", serde_json::to_value(self.rcv_buffer).expect("serialises")),
@@ -1598,6 +1606,9 @@ impl TcpConfig {
         }
         if self.hz != 0 && !(10..=10_000).contains(&self.hz) {
             return err("hz", "expected 0 (no jiffies) or a tick rate from 10 to 10000 (CONFIG_HZ: 100, 250, 300 or 1000)");
+        }
+        if self.ts_offset.0 >= MS {
+            return err("ts_offset", "expected less than 1 ms (the timestamps clock's tick)");
         }
         if self.jiffy_offset.0 > 0 && (self.hz == 0 || self.jiffy_offset.0 >= SEC / self.hz as u64) {
             return err("jiffy_offset", "expected less than one jiffy (1/hz), with hz set");

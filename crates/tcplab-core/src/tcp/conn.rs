@@ -76,7 +76,7 @@ pub struct TcpConn {
 impl TcpConn {
     fn new(cfg: Arc<TcpConfig>, active: bool) -> TcpConn {
         let rcv = if active { TcpReceiver::new_active(cfg.clone()) } else { TcpReceiver::new(cfg.clone()) };
-        let ts = Timestamps::new(cfg.timestamps, cfg.handshake);
+        let ts = Timestamps::new(cfg.timestamps, cfg.handshake, cfg.ts_offset.0);
         let features = if cfg.timestamps { FEAT_TIMESTAMPS } else { 0 } | if cfg.ecn_accepts() { FEAT_ECN } else { 0 };
         TcpConn {
             ts,

@@ -726,7 +726,7 @@ impl TcpReceiver {
         if let Some(b) = &mut self.rcvbuf {
             // tp->rx_opt.saw_tstamp: the option is in use (offered here, carried by the peer).
             if self.cfg.timestamps && seg.ts {
-                b.rtt_measure_ts(super::tsopt::ts_clock(self.now), seg.tsecr, seg.len as u64, rcv_mss, true);
+                b.rtt_measure_ts(super::tsopt::ts_clock(self.now, self.cfg.ts_offset.0), seg.tsecr, seg.len as u64, rcv_mss, true);
             }
         }
     }

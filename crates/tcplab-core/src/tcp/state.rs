@@ -720,7 +720,7 @@ impl SenderCore {
             seq_rtt = sack_rtt;
         }
         if seq_rtt.is_none() && advanced {
-            if let Some(t) = self.ack_tsecr.and_then(|e| super::tsopt::rtt_from_tsecr(now, e)) {
+            if let Some(t) = self.ack_tsecr.and_then(|e| super::tsopt::rtt_from_tsecr(now, self.cfg.ts_offset.0, e)) {
                 seq_rtt = Some(t);
                 ca_rtt = Some(t);
             }

@@ -7,8 +7,10 @@
 //! `tcp_options_write()` (net/ipv4/tcp_output.c) write it; `tcp_parse_options()`,
 //! `tcp_replace_ts_recent()` and `tcp_rtt_tsopt_us()` (net/ipv4/tcp_input.c) read it. The clock
 //! is `tcp_time_stamp_ts()`: milliseconds (TCP_TS_HZ 1000; the µs clock of `usec_ts` is off by
-//! default). Linux adds a per-connection random offset (`tsoffset`); here the clock starts at
-//! 0, so runs stay deterministic. PAWS (RFC 7323 §5) is not modelled: no segment is old enough.
+//! default). Linux adds a per-connection random offset (`tsoffset`, whole milliseconds); here the
+//! clock starts at 0, so runs stay deterministic. Where the milliseconds tick is the host's
+//! (its monotonic clock's phase); `ts_offset` sets it (the last tick before time 0 came that
+//! long before it). PAWS (RFC 7323 §5) is not modelled: no segment is old enough.
 
 use crate::net::{Segment, TS_OPTION_BYTES};
 use crate::units::{Time, MS};
@@ -20,10 +22,11 @@ use crate::units::{Time, MS};
 pub const MAX_SACK_BLOCKS_WITH_TS: usize = 3;
 
 /// TSval at `now`: the 1 ms timestamp clock, wrapping at 2^32 (RFC 7323 §5.4 allows 1 ms to
-/// 1 s a tick; Linux `tcp_time_stamp_ts()` without `usec_ts`).
+/// 1 s a tick; Linux `tcp_time_stamp_ts()` without `usec_ts`), its ticks `offset` (less than
+/// 1 ms, the `ts_offset` knob) before whole milliseconds of the simulated time.
 #[inline]
-pub fn ts_clock(now: Time) -> u32 {
-    (now / MS) as u32
+pub fn ts_clock(now: Time, offset: Time) -> u32 {
+    ((now + offset) / MS) as u32
 }
 
 /// Option bytes the timestamps option adds to a SYN or SYN-ACK: 10 and two NOPs, except that
@@ -49,14 +52,16 @@ pub struct Timestamps {
     pub ts_recent: u32,
     /// Last.ACK.sent: the acknowledgment number of the last segment sent.
     last_ack_sent: u64,
+    /// The clock's phase (`ts_offset`).
+    offset: Time,
 }
 
 impl Timestamps {
     /// `offered`: the knob; without a handshake both ends use the option at once when it is on.
-    pub fn new(offered: bool, handshake: bool) -> Timestamps {
+    pub fn new(offered: bool, handshake: bool, offset: Time) -> Timestamps {
         // Last.ACK.sent starts at the first data sequence number (RCV.NXT once synchronised):
         // until our first ACK is sent only the SYN sets TS.Recent.
-        Timestamps { offered, on: offered && !handshake, ts_recent: 0, last_ack_sent: 1 }
+        Timestamps { offered, on: offered && !handshake, ts_recent: 0, last_ack_sent: 1, offset }
     }
 
     /// This end uses the option when the peer does (the `timestamps` knob).
@@ -104,7 +109,7 @@ impl Timestamps {
                 continue;
             }
             s.ts = true;
-            s.tsval = ts_clock(now);
+            s.tsval = ts_clock(now, self.offset);
             if syn_only {
                 // RFC 7323 §3.2: "the TSecr field ... MUST be set to zero" on a <SYN>.
                 s.tsecr = 0;
@@ -125,8 +130,8 @@ impl Timestamps {
 /// The RTT a TSecr measures at `now`, in whole milliseconds as the kernel takes it:
 /// `tcp_rtt_tsopt_us()` — delta = TSval now − TSecr, 0 counted as 1 ms, and nothing if the
 /// difference is negative or implausibly large (a corrupt echo).
-pub fn rtt_from_tsecr(now: Time, tsecr: u32) -> Option<Time> {
-    let delta = ts_clock(now).wrapping_sub(tsecr);
+pub fn rtt_from_tsecr(now: Time, offset: Time, tsecr: u32) -> Option<Time> {
+    let delta = ts_clock(now, offset).wrapping_sub(tsecr);
     if delta >= (i32::MAX as u32) / 1000 {
         return None;
     }

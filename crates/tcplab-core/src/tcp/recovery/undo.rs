@@ -77,7 +77,7 @@ impl Undo {
         self.seen_retx = s.undo_retx;
         if let Some(at) = s.undo_retx_at.take() {
             if self.stamp.is_none() {
-                self.stamp = Some(ts_clock(at));
+                self.stamp = Some(ts_clock(at, s.cfg.ts_offset.0));
             }
         }
         if n > 0 {
