@@ -123,3 +123,16 @@ fn a_huge_dumbbell_is_refused_by_its_size_in_under_a_second() {
     assert!(e.message.contains(" GiB of memory, above the limit of"), "{e}");
     assert!(e.message.ends_with("driven by topology.pairs = 100000000"), "{e}");
 }
+
+/// A knob whose range depends on another is judged alone over a base that allows its widest
+/// range, then with the profile's values: `jiffy_offset` in `[tcp]` over the `linux` profile (HZ
+/// 250 from the profile) was refused as if HZ were unset.
+#[test]
+fn a_jiffy_offset_over_a_profile_that_sets_hz_is_judged_with_it() {
+    let text = format!("{BASE}[tcp]\nprofile = \"linux\"\n");
+    assert!(Scenario::from_toml(&text, &["tcp.jiffy_offset=1ms".into()]).is_ok());
+    let e = Scenario::from_toml(&text, &["tcp.jiffy_offset=5ms".into()]).unwrap_err().to_string();
+    assert!(e.starts_with("tcp.jiffy_offset: expected less than one jiffy"), "{e}");
+    let e = Scenario::from_toml(BASE, &["tcp.jiffy_offset=1ms".into()]).unwrap_err().to_string();
+    assert!(e.starts_with("tcp.jiffy_offset:"), "{e}");
+}

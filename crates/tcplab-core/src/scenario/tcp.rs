@@ -105,10 +105,11 @@ impl Scenario {
 /// A base that no single knob conflicts with (SACK on for the SACK variants, delayed ACKs off for
 /// their timers, an RTO ceiling above every floor, the smallest MSS under every window, the ns-2
 /// RTO model and its tick (for `ns2_rfc2988 = false`), variant "sack" for `reduction = "prr"`,
-/// RACK for `tlp = true`, Linux's receiver for `comp_sack_nr`): a knob of `[tcp]` applied alone over it fails only when its own
-/// value is out of range.
+/// RACK for `tlp = true`, Linux's receiver for `comp_sack_nr`, the slowest jiffies (10 Hz: the
+/// widest range for `jiffy_offset`)): a knob of `[tcp]` applied alone over it fails only when its
+/// own value is out of range.
 const PERMISSIVE: &str =
-    r#"{"sack": true, "variant": "sack", "loss": "rack", "delack_model": "linux", "delayed_ack": false, "rto_max": "1h", "mss": 1, "rto_model": "ns2", "timer_tick": "10ms"}"#;
+    r#"{"sack": true, "variant": "sack", "loss": "rack", "delack_model": "linux", "delayed_ack": false, "rto_max": "1h", "mss": 1, "rto_model": "ns2", "timer_tick": "10ms", "hz": 10}"#;
 
 /// Range-check each knob a `[tcp]` table writes, as written (issue: `[tcp] initial_window =
 /// 100001` passed when every flow overrode it): its profile and preset names, and each knob
