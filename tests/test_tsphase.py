@@ -36,3 +36,23 @@ def test_the_phase_moves_the_tsecr_samples():
 def test_a_phase_of_a_millisecond_is_refused():
     with pytest.raises(tcplab.ScenarioError, match="ts_offset"):
         tcplab.run({**SCEN, "tcp": {**SCEN["tcp"], "ts_offset": "1ms"}})
+
+
+@pytest.mark.parametrize("offset_us", [0, 1500, 3900])
+def test_the_jiffy_phase_set_is_read_back_from_the_delayed_acks(tmp_path, offset_us):
+    # The first segment lost: the recovery leaves single segments whose delayed ACKs go by the
+    # timer, on a tick (the receiver's capture, as the testbed keeps it).
+    from tcplab.testbed import simulate
+
+    scen = {"topology": {"kind": "single_link", "rate": "5Mbps", "delay": "30ms", "queue": 1000},
+            "tcp": {"profile": "linux", "jiffy_offset": f"{offset_us}us"},
+            "flows": [{"bytes": "700KB", "drops": [{"kind": "data", "segment": 1}]}]}
+    simulate(scen, tmp_path, ["receiver"])
+    pcap = tmp_path / "sim-receiver.pcap"
+    tick = tsphase.jiffy_tick([pcap], 250)
+    assert tick and tick["acks"] >= 1, tick
+    # Ticks fall `offset` before whole multiples of 4 ms.
+    want = (-offset_us * 1e-6) % 0.004
+    assert abs((tick["tick_s"] - want + 0.002) % 0.004 - 0.002) < 1e-6, (tick, want)
+    # And the offset that puts ticks there relative to a SYN at 0 is the one set.
+    assert tsphase.jiffy_offset_for(tick["tick_s"], 250, 0.0) == f"{(offset_us * 1000) % 4_000_000}ns"

@@ -269,6 +269,41 @@ EXPERIMENTS = {"boxacc": boxacc, "seddigh": seddigh, "table2": table2, "allman":
                "ecn": ecn, "bbr": bbr}
 
 
+def drops_at_kernel_clocks(out: Path, hz: int = 250) -> tuple[str, dict]:
+    """A calibration of a `drops` run's cases (`out/drops/*`, captures kept), shown apart from
+    its headline: each case simulated again with the kernel's clock phases, which are free to
+    the simulation's start, read from the run's own captures: its jiffies (`jiffy_offset`; the
+    tick from the receivers' timer-driven delayed ACKs, pooled over the cases: `tsphase.jiffy_tick`)
+    and its timestamps clock (`ts_offset`; `tsphase.phase` of each sender capture). Writes each
+    case's simulation to `<case>/clocks/`."""
+    from .. import trace
+    from . import segmatch, tsphase
+
+    cases = [d for d in sorted((Path(out) / "drops").iterdir()) if (d / "testbed.json").exists()]
+    tick = tsphase.jiffy_tick([d / "real-receiver.pcap" for d in cases], hz)
+    if tick is None:
+        raise TestbedError("no timer-driven ACK in the receivers' captures: the jiffies' phase cannot be read")
+    res, ok, timed = {}, 0, 0
+    for d in cases:
+        rec = json.loads((d / "testbed.json").read_text())
+        p = trace.packets(d / "real-sender.pcap")
+        syn = float(p[(p["dir"] == "a2b") & p["syn"]]["time_s"].iloc[0])
+        ph = tsphase.phase(d / "real-sender.pcap")
+        sets = list(rec.get("sets", ())) + [f"tcp.jiffy_offset={tsphase.jiffy_offset_for(tick['tick_s'], hz, syn)}"]
+        if ph:
+            sets.append(f"tcp.ts_offset={tsphase.offset_for(ph['since_tick_ms'], 0.0)}")
+        cd = d / "clocks"
+        cd.mkdir(exist_ok=True)
+        simulate(rec["scenario"], cd, ["sender"], sets=sets)
+        m = segmatch.match(d / "real-sender.pcap", cd / "sim-sender.pcap", rec["connections"][0]["sport"], n=DROP_SEGMENTS)
+        ok += m.ok
+        timed += m.timed
+        res[d.name] = {"ok": m.ok, "same": m.same, "timed": m.timed, "sets": sets, "text": m.describe()}
+    text = (f"At the kernel's clock phases (jiffy tick {tick['tick_s'] * 1e3:.3f} ms past the wall clock's {1e3 / hz:g} ms, from "
+            f"{tick['in_cluster']} timer-driven ACKs): {ok} of {len(cases)} cases within the tolerance, {timed} segments.")
+    return text, {"tick": tick, "cases": res, "ok": ok, "timed": timed}
+
+
 def run_all(out: Path, only: Optional[list] = None, quick: bool = False) -> str:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

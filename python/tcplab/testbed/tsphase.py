@@ -57,3 +57,48 @@ def offset_for(since_tick_ms: float, sim_syn_s: float) -> str:
     want = round(since_tick_ms * 1e6)
     off = (want - syn_ns) % 1_000_000
     return f"{off}ns"
+
+
+def timer_acks(receiver_pcap, quiet_s: float = 0.002) -> list:
+    """Capture times of the receiver's ACKs that no arrival released: sent `quiet_s` or more
+    after the last data segment came in (delayed ACKs, whose timer fires on a jiffy)."""
+    from .. import trace
+
+    p = trace.packets(receiver_pcap)
+    out, last = [], None
+    for t, d, n in zip(p["time_s"].to_numpy(float), p["dir"].to_numpy(), p["len"].to_numpy()):
+        if d == "a2b" and n > 0:
+            last = t
+        elif d == "b2a" and last is not None and t - last >= quiet_s:
+            out.append(float(t))
+    return out
+
+
+def jiffy_tick(receiver_pcaps, hz: int) -> Optional[dict]:
+    """Where the kernel's jiffies tick in wall-clock time, modulo one jiffy: the delayed-ACK
+    timers of the runs' receivers fire on ticks (the timer wheel's level 0) and their ACKs leave
+    a softirq's latency later, so the phases of those ACKs cluster just after the tick. The tick
+    is the cluster's low edge (its 2nd percentile); the jiffies are one clock for every
+    namespace of the kernel, so all the runs of a session pool. None without timer ACKs."""
+    import numpy as np
+
+    j = 1.0 / hz
+    times = [t for p in receiver_pcaps for t in timer_acks(p)]
+    if not times:
+        return None
+    ph = np.mod(np.array(times), j)
+    # Centre on the circular mean so a cluster across the jiffy's edge stays whole.
+    ang = ph / j * 2 * np.pi
+    centre = (np.angle(np.mean(np.exp(1j * ang))) / (2 * np.pi) % 1.0) * j
+    rel = (ph - centre + j / 2) % j - j / 2
+    near = rel[np.abs(rel) < j / 8]
+    tick = (centre + float(np.quantile(near, 0.02))) % j
+    return {"tick_s": float(tick), "acks": len(times), "in_cluster": int(len(near)), "spread_s": float(near.max() - near.min()) if len(near) else None}
+
+
+def jiffy_offset_for(tick_s: float, hz: int, real_syn_s: float, sim_syn_s: float = 0.0) -> str:
+    """The `jiffy_offset` that puts the simulated ticks where the kernel's were relative to the
+    SYN: the kernel's last tick before its SYN came (real_syn − tick) mod 1/hz before it."""
+    j_ns = round(1e9 / hz)
+    since = round(((real_syn_s - tick_s) % (1.0 / hz)) * 1e9)
+    return f"{min((since - round(sim_syn_s * 1e9)) % j_ns, j_ns - 1)}ns"
