@@ -604,3 +604,31 @@ def test_a_dumbbell_and_tbf_both_ways(tmp_path):
     r, s = value(c, conn, "transfer_time_s", "real"), value(c, conn, "transfer_time_s", "sim")
     assert abs(s - r) <= 0.10 * r, c.text
     assert leftovers() == []
+
+
+def test_an_ecn_case_that_met_a_stall_is_run_again(tmp_path, monkeypatch):
+    """exp_ecn.run_case_quiet: a run whose box wrote a frame more than STALL_LATE_MS late is
+    kept aside and run again, at most STALL_RETRIES times; the result lists the stalls."""
+    import json as _json
+
+    from tcplab.testbed import exp_ecn
+
+    lates = iter([29_300.0, 12_000.0, 500.0])
+    calls = []
+
+    def fake(scen, d, rtt_s):
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "box-stats.json").write_text(_json.dumps({"late_us": {"max": next(lates)}}))
+        calls.append(d)
+        return {"attempt": len(calls)}
+
+    monkeypatch.setattr(exp_ecn, "run_case", fake)
+    r = exp_ecn.run_case_quiet({}, tmp_path / "case", 0.02)
+    assert r["attempt"] == 3 and r["stalled_late_ms"] == [29.3, 12.0]
+    assert (tmp_path / "case.stalled1").is_dir() and (tmp_path / "case.stalled2").is_dir()
+    assert _json.loads((tmp_path / "case" / "ecn.json").read_text())["stalled_late_ms"] == [29.3, 12.0]
+    # At most STALL_RETRIES more runs: the third stalled attempt is kept as it is.
+    lates = iter([20_000.0] * 5)
+    calls.clear()
+    r = exp_ecn.run_case_quiet({}, tmp_path / "other", 0.02)
+    assert len(calls) == 1 + exp_ecn.STALL_RETRIES and len(r["stalled_late_ms"]) == exp_ecn.STALL_RETRIES

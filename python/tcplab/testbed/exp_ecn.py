@@ -228,21 +228,54 @@ def cases(quick: bool) -> list:
     return [(cc, k, rate, rtt) for cc in CCS for k in THRESHOLDS for rate in RATES for rtt in RTTS_MS]
 
 
+#: A run whose delay box wrote a frame this much later than its time met a stall of the machine
+#: (the quiet runs of this experiment stay under 7 ms; the stalls seen were 11 and 29 ms, both at
+#: the first 50 Mb/s case's start, shifting slow start by a round trip or two): it is run again,
+#: at most `STALL_RETRIES` times, and the table says so.
+STALL_LATE_MS = 10.0
+STALL_RETRIES = 2
+
+
+def run_case_quiet(scen: dict, d: Path, rtt_s: float) -> dict:
+    """`run_case`, again (the stalled attempt kept as `<case>.stalled<k>`) while the box reports
+    a stall; the result lists the stalled attempts' box lateness (`stalled_late_ms`)."""
+    import json
+    import shutil
+
+    d = Path(d)
+    stalled = []
+    while True:
+        r = run_case(scen, d, rtt_s)
+        stats = json.loads((d / "box-stats.json").read_text()) if (d / "box-stats.json").exists() else {}
+        late_ms = ((stats.get("late_us") or {}).get("max") or 0.0) / 1000.0
+        if late_ms <= STALL_LATE_MS or len(stalled) >= STALL_RETRIES:
+            r["stalled_late_ms"] = stalled
+            (d / "ecn.json").write_text(json.dumps(r, indent=1))
+            return r
+        stalled.append(late_ms)
+        keep = d.with_name(f"{d.name}.stalled{len(stalled)}")
+        if keep.exists():
+            shutil.rmtree(keep)
+        d.rename(keep)
+
+
 def ecn(out: Path, quick: bool) -> tuple[str, dict]:
     """Every case of `cases(quick)`; the quick one moves 3 MB."""
     res = {}
-    lines = ["| cc | K | link | reductions kernel / sim | paired | within ±1 RTT | median / max abs Δt (RTT) | cwnd median / p90 abs Δ/cwnd | retransmissions kernel / sim | CE marks kernel / sim |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| cc | K | link | reductions kernel / sim | paired | within ±1 RTT | median / max abs Δt (RTT) | cwnd median / p90 abs Δ/cwnd | retransmissions kernel / sim | CE marks kernel / sim | runs |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for cc, k, rate, rtt in cases(quick):
         scen = scenario(cc, k, rate, rtt, nbytes="3MB" if quick else None)
         name = f"{cc}-K{k}-{rate}-{rtt}ms"
-        r = run_case(scen, Path(out) / "ecn" / name, rtt / 1000)
+        r = run_case_quiet(scen, Path(out) / "ecn" / name, rtt / 1000)
         res[name] = r
         p, c = r["pairing"], r["cwnd"]
         nr, ns_ = len(r["reductions_real"]), len(r["reductions_sim"])
         lines.append(f"| {cc} | {k} | {rate}, {rtt} ms | {nr} / {ns_} | {len(p['pairs'])} | {p['within_1rtt']} | "
                      f"{_f(p['median_abs_dt_rtt'], 2)} / {_f(p['max_abs_dt_rtt'], 2)} | {_pct(c['median'])} / {_pct(c['p90'])} | "
-                     f"{r['retx_real']} / {r['retx_sim']} | {r['marks_real']} / {r['marks_sim']} |")
+                     f"{r['retx_real']} / {r['retx_sim']} | {r['marks_real']} / {r['marks_sim']} |"
+                     + (f" {1 + len(r['stalled_late_ms'])} (after a stall: the box {', '.join(f'{x:.0f}' for x in r['stalled_late_ms'])} ms late) |"
+                        if r["stalled_late_ms"] else " 1 |"))
     return "\n".join(lines), res
 
 
