@@ -525,7 +525,7 @@ pub fn not_modelled(word: &str) -> Option<String> {
             "tlp" => "the tail loss probe (RFC 8985 §7) is the TCP knob `tlp = true` (the `linux` profile's)".to_string(),
             "prr" => "PRR (RFC 9937) is the TCP knob `reduction = \"prr\"` (the `linux` profile's)".to_string(),
             "dsack" | "d_sack" => "D-SACK (RFC 2883) is the TCP knob `dsack = true` (the receiver's; the `linux` profile's, whose sender reads D-SACKs and undoes spurious reductions with `undo = true`)".to_string(),
-            "f_rto" => "F-RTO (RFC 5682) is the TCP knob `frto = true` (the `linux` profile's)".to_string(),
+            "frto" | "f_rto" => "F-RTO (RFC 5682) is the TCP knob `frto = true` (the `linux` profile's)".to_string(),
             _ => return None,
         }
     };
@@ -626,7 +626,9 @@ mod tests {
         let e = refusal("unknown variant `rack`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
         assert!(e.message.contains("`loss = \"rack\"`"), "{}", e.message);
         let e = refusal("unknown variant `frto`, expected one of `reno`, `newreno`", &t, "tcp.variant".into());
-        assert!(e.message.contains("FRTO is not modelled") && e.message.contains("tcplab testbed"), "{}", e.message);
+        assert!(e.message.contains("the TCP knob `frto = true`"), "{}", e.message);
+        let e = refusal("unknown field `hystart`, expected one of `variant`", &t, "tcp".into());
+        assert!(e.message.contains("the TCP knob `slow_start`"), "{}", e.message);
         let e = refusal("unknown field `zzzzzz`, expected one of `variant`, `sack`", &t, "tcp".into());
         assert_eq!(e.message, "unknown field `zzzzzz`, expected one of `variant`, `sack`");
         assert_eq!(did_you_mean("dumbel", &["single_link", "dumbbell", "custom"]), Some("dumbbell"));

@@ -220,10 +220,19 @@ def read_ss(path: Path) -> list:
     return rows
 
 
-def analyse(d: Path) -> dict:
+def _syn_time(path) -> float:
+    from .. import trace
+
+    p = trace.packets(path)
+    return float(p[(p["dir"] == "a2b") & p["syn"]]["time_s"].iloc[0])
+
+
+def analyse(d: Path, jiffy_tick: Optional[dict] = None, hz: int = 250) -> dict:
     """The metrics of one run directory (written by `one_run`): the simulator is run again on the
     run's scenario and seed (deterministic), with its capture at the sender and its `tcp` series.
-    Writes cwnd.png and cwnd.json."""
+    With `jiffy_tick` (`tsphase.jiffy_tick` of the experiment's receivers), also a calibrated
+    window error, shown apart: the simulation at the kernel's clock phases, its jiffies and its
+    timestamps clock relative to the SYN (`clocks`). Writes cwnd.png and cwnd.json."""
     from .. import api
 
     d = Path(d)
@@ -244,6 +253,20 @@ def analyse(d: Path) -> dict:
     s_rel = [t - scap["t0"] for t in s_t]
     end = min(kcap["t1"] - kcap["t0"], scap["t1"] - scap["t0"])
     err = window_error(k_t, k_c, s_rel, s_c, end)
+    clocks = None
+    if jiffy_tick:
+        from . import tsphase
+
+        ph = tsphase.phase(rec["captures"]["sender"])
+        sets = [f"tcp.jiffy_offset={tsphase.jiffy_offset_for(jiffy_tick['tick_s'], hz, _syn_time(rec['captures']['sender']), _syn_time(d / 'sim-sender.pcap'))}"]
+        if ph:
+            sph = tsphase.phase(d / "sim-sender.pcap")
+            sets.append(f"tcp.ts_offset={tsphase.offset_for(ph['since_tick_ms'] - (sph['since_tick_ms'] if sph else 0.0), 0.0)}")
+        csim = api.run(scen, seed=seed, series="tcp", sets=sets)
+        c_t, c_c, _, _ = sim_window(csim.series.tcp, payload)
+        # The same clock as the run without the offsets: the SYN leaves at the same time.
+        cerr = window_error(k_t, k_c, [t - scap["t0"] for t in c_t], c_c, end)
+        clocks = {"sets": sets, "median_rel": cerr["median"], "p90_rel": cerr["p90"], "mean_cwnd_ratio": cerr["mean_ratio"]}
     plot(d / "cwnd.png", k_t, k_c, s_rel, s_c,
          f"{meta['variant']}, {meta['rate']}, RTT {meta['rtt_ms']:g} ms, seed {seed}: median |Δcwnd|/cwnd {err['median'] if err['median'] is not None else float('nan'):.3f}")
     from .lab import box_timing
@@ -260,7 +283,7 @@ def analyse(d: Path) -> dict:
            "retx_kernel": kcap["retx"], "retx_sim": scap["retx"],
            # Every segment of the pattern sent again: the drop reached both senders.
            "pattern_resent_kernel": set(pattern) <= set(kcap["retx_segments"]), "pattern_resent_sim": set(pattern) <= set(scap["retx_segments"]),
-           "hystart_kernel": khy, "hystart_sim": sim_hystart_exit(s_rel, s_c, s_s, s_state),
+           "hystart_kernel": khy, "hystart_sim": sim_hystart_exit(s_rel, s_c, s_s, s_state), "clocks": clocks,
            # The box's counts (box-stats.json is written four times a second: the last quarter
            # second of a run may be missing from them).
            "box_dropped_by_seq": box.get("dropped_by_seq"),
@@ -286,8 +309,10 @@ def valid(r: dict) -> bool:
 
 
 def table(runs: list, cells: list) -> str:
+    clocked = any(r.get("clocks") for r in runs)
     lines = ["| variant | rate | RTT | seeds | median of medians of \\|Δcwnd\\|/cwnd | worst seed (its median) | goodput sim/kernel (median, min–max) | "
-             "mean cwnd sim/kernel (median) | HyStart exit cwnd kernel/sim (seeds where both exit by HyStart) |", "|---|---|---|---|---|---|---|---|---|"]
+             "mean cwnd sim/kernel (median) | HyStart exit cwnd kernel/sim (seeds where both exit by HyStart) |"
+             + (" the same median, sim at the kernel's clock phases |" if clocked else ""), "|---|---|---|---|---|---|---|---|---|" + ("---|" if clocked else "")]
     for variant, rate, rtt in cells:
         rs = [r for r in runs if (r["variant"], r["rate"], r["rtt_ms"]) == (variant, rate, rtt) and valid(r)]
         if not rs:
@@ -298,7 +323,8 @@ def table(runs: list, cells: list) -> str:
         mr = [r["mean_cwnd_ratio"] for r in rs if r.get("mean_cwnd_ratio") is not None] or [float("nan")]
         hy = [_hy(r) for r in rs if _hy(r) != "–"]
         lines.append(f"| {variant} | {rate} | {rtt} ms | {len(rs)} | {st.median(meds) * 100:.1f} % | {worst['seed']} ({worst['median_rel'] * 100:.1f} %) | "
-                     f"{st.median(gr):.3f} ({min(gr):.3f}–{max(gr):.3f}) | {st.median(mr):.3f} | {', '.join(hy) if hy else '–'} |")
+                     f"{st.median(gr):.3f} ({min(gr):.3f}–{max(gr):.3f}) | {st.median(mr):.3f} | {', '.join(hy) if hy else '–'} |"
+                     + (f" {st.median([r['clocks']['median_rel'] for r in rs if r.get('clocks')]) * 100:.1f} % |" if clocked and any(r.get("clocks") for r in rs) else (" – |" if clocked else "")))
     left = [f"{r['variant']} {r['rate']} {r['rtt_ms']} ms seed {r['seed']}" for r in runs if not valid(r)]
     if left:
         lines.append(f"\nLeft out (no kernel samples, or a dropped segment the kernel never resent): {', '.join(left)}.")
@@ -326,10 +352,17 @@ def cwnd(out: Path, quick: bool, variants=VARIANTS, seeds: Optional[int] = None)
     return text, {"runs": runs, "payload": payload, "smss": smss}
 
 
-def reanalyse(out: Path) -> tuple[str, dict]:
+def reanalyse(out: Path, clocks: bool = False, hz: int = 250) -> tuple[str, dict]:
     """`analyse` again every run under out/cwnd/ (no testbed run: the captures, ss.tsv and the
-    HyStart counters are kept), and the table."""
-    runs = [analyse(d) for d in sorted((Path(out) / "cwnd").iterdir()) if (d / "scenario.json").exists()]
+    HyStart counters are kept), and the table; with `clocks`, each run also simulated at the
+    kernel's clock phases (the jiffies' tick pooled over the runs' receivers)."""
+    dirs = [d for d in sorted((Path(out) / "cwnd").iterdir()) if (d / "scenario.json").exists()]
+    tick = None
+    if clocks:
+        from . import tsphase
+
+        tick = tsphase.jiffy_tick([d / "real-receiver.pcap" for d in dirs if (d / "real-receiver.pcap").exists()], hz)
+    runs = [analyse(d, tick, hz) for d in dirs]
     cells = []
     for r in runs:
         c = (r["variant"], r["rate"], r["rtt_ms"])
