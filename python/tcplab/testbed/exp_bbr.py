@@ -215,17 +215,6 @@ def transfer_segments(variant: str, rate: str, rtt_ms: float, payload: int, dura
     return max(20, (int(upto["snd_una"].iloc[-1]) - 1) // payload)
 
 
-def syn_time(path) -> float:
-    """The time of the sender's SYN in a capture at the sender."""
-    from .. import trace
-
-    pk = trace.packets(path)
-    syn = pk[(pk["dir"] == "a2b") & pk["syn"]]
-    if syn.empty:
-        raise ValueError(f"{path}: the connection's SYN is not in the capture")
-    return float(syn["time_s"].iloc[0])
-
-
 def one_run(out: Path, variant: str, rate: str, rtt_ms: float, payload: int, duration_s: float) -> dict:
     """The testbed run with the kernel sampled (out/bbr/<run>/: captures, ss.tsv, scenario.json),
     then `analyse`."""
@@ -266,7 +255,7 @@ def analyse(d: Path) -> dict:
     scen, payload, rtt_s = meta["scenario"], meta["payload"], meta["rtt_ms"] / 1e3
     rec = json.loads((d / "testbed.json").read_text())
     kcap = capture_times(rec["captures"]["sender"], payload)
-    k0 = syn_time(rec["captures"]["sender"])
+    k0 = tsphase.syn_time(rec["captures"]["sender"])
     rows = read_ss(d / "ss.tsv")
     kt = [r[0] - k0 for r in rows]
     kmodes = [kernel_mode(r[2], r[4], r[5]) for r in rows]
@@ -276,7 +265,7 @@ def analyse(d: Path) -> dict:
 
     sim = api.run(scen, seed=LOSS_SEED, series="tcp", pcap=d / "sim-sender.pcap")
     scap = capture_times(d / "sim-sender.pcap", payload)
-    s0 = syn_time(d / "sim-sender.pcap")
+    s0 = tsphase.syn_time(d / "sim-sender.pcap")
     t = sim.series.tcp
     t = t[t["dir"] == "a2b"]
     st_ = [float(x) - s0 for x in t["time_s"]]

@@ -220,13 +220,6 @@ def read_ss(path: Path) -> list:
     return rows
 
 
-def _syn_time(path) -> float:
-    from .. import trace
-
-    p = trace.packets(path)
-    return float(p[(p["dir"] == "a2b") & p["syn"]]["time_s"].iloc[0])
-
-
 def analyse(d: Path, jiffy_tick: Optional[dict] = None, hz: int = 250) -> dict:
     """The metrics of one run directory (written by `one_run`): the simulator is run again on the
     run's scenario and seed (deterministic), with its capture at the sender and its `tcp` series.
@@ -258,7 +251,7 @@ def analyse(d: Path, jiffy_tick: Optional[dict] = None, hz: int = 250) -> dict:
         from . import tsphase
 
         ph = tsphase.phase(rec["captures"]["sender"])
-        sets = [f"tcp.jiffy_offset={tsphase.jiffy_offset_for(jiffy_tick['tick_s'], hz, _syn_time(rec['captures']['sender']), _syn_time(d / 'sim-sender.pcap'))}"]
+        sets = [f"tcp.jiffy_offset={tsphase.jiffy_offset_for(jiffy_tick['tick_s'], hz, tsphase.syn_time(rec['captures']['sender']), tsphase.syn_time(d / 'sim-sender.pcap'))}"]
         if ph:
             sph = tsphase.phase(d / "sim-sender.pcap")
             sets.append(f"tcp.ts_offset={tsphase.offset_for(ph['since_tick_ms'] - (sph['since_tick_ms'] if sph else 0.0), 0.0)}")

@@ -276,7 +276,6 @@ def drops_at_kernel_clocks(out: Path, hz: int = 250) -> tuple[str, dict]:
     tick from the receivers' timer-driven delayed ACKs, pooled over the cases: `tsphase.jiffy_tick`)
     and its timestamps clock (`ts_offset`; `tsphase.phase` of each sender capture). Writes each
     case's simulation to `<case>/clocks/`."""
-    from .. import trace
     from . import segmatch, tsphase
 
     cases = [d for d in sorted((Path(out) / "drops").iterdir()) if (d / "testbed.json").exists()]
@@ -286,8 +285,7 @@ def drops_at_kernel_clocks(out: Path, hz: int = 250) -> tuple[str, dict]:
     res, ok, timed = {}, 0, 0
     for d in cases:
         rec = json.loads((d / "testbed.json").read_text())
-        p = trace.packets(d / "real-sender.pcap")
-        syn = float(p[(p["dir"] == "a2b") & p["syn"]]["time_s"].iloc[0])
+        syn = tsphase.syn_time(d / "real-sender.pcap")
         ph = tsphase.phase(d / "real-sender.pcap")
         sets = list(rec.get("sets", ())) + [f"tcp.jiffy_offset={tsphase.jiffy_offset_for(tick['tick_s'], hz, syn)}"]
         if ph:

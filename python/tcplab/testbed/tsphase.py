@@ -23,6 +23,18 @@ from typing import Optional
 MS = 1e-3
 
 
+def syn_time(pcap) -> float:
+    """The time of the connection opener's SYN in a capture (the origin the clock phases are
+    taken from)."""
+    from .. import trace
+
+    pk = trace.packets(pcap)
+    syn = pk[(pk["dir"] == "a2b") & pk["syn"]]
+    if syn.empty:
+        raise ValueError(f"{pcap}: the connection's SYN is not in the capture")
+    return float(syn["time_s"].iloc[0])
+
+
 def phase(pcap, direction: str = "a2b") -> Optional[dict]:
     """`since_tick_ms`: the time from the sending host's last timestamp tick to its SYN (the
     middle of the interval the packets allow), with the interval (`lo_ms`, `hi_ms`) and the

@@ -23,8 +23,7 @@
 //! practice never fires — the ACK train detector runs on every ACK the controller sees, as
 //! Linux's does. No undo event (DSACK, F-RTO): Linux's `tcp_reno_undo_cwnd` is not reachable.
 
-use super::hystartpp::{Growth, HystartPP, CSS_GROWTH_DIVISOR};
-use super::reno::hystart_rtt;
+use super::hystartpp::HystartPP;
 use super::{linux_cwnd_restart, AckSample, AppLimited, CongestionControl, CongestionEvent, Window};
 use crate::tcp::config::{CwndValidation, SlowStart, TcpConfig};
 use crate::units::{Time, SEC, US};
@@ -145,10 +144,8 @@ pub struct Cubic {
     /// Linux's classic HyStart runs (`slow_start` "auto" or "hystart"; `tcp_cubic`'s module
     /// parameter `hystart`).
     classic: bool,
-    /// HyStart++ instead (`slow_start = "hystart++"`, RFC 9406), and CSS's packets short of a
-    /// quarter carried between ACKs.
+    /// HyStart++ instead (`slow_start = "hystart++"`, RFC 9406).
     hpp: Option<HystartPP>,
-    css_rem: u32,
 }
 
 impl Cubic {
@@ -175,7 +172,6 @@ impl Cubic {
             acked_rem: self.acked_rem,
             classic: self.classic,
             hpp: self.hpp.take(),
-            css_rem: self.css_rem,
             ..Cubic::new_zeroed()
         };
         *self = keep;
@@ -207,7 +203,6 @@ impl Cubic {
             acked_rem: 0,
             classic: true,
             hpp: None,
-            css_rem: 0,
         }
     }
 
@@ -413,25 +408,14 @@ impl CongestionControl for Cubic {
             if let Some(h) = self.hpp.as_mut().filter(|h| h.active()) {
                 // HyStart++ (RFC 9406 §4.2) in place of tcp_slow_start: min(N, L) packets, a
                 // quarter of them in CSS; what it does not use is not carried (the RFC's rule).
-                let n = h.limited(acked as u64, 1) as u32;
-                let inc = match h.on_ack(a.delivered, a.delivered + a.in_flight, hystart_rtt(a)) {
-                    Growth::SlowStart => Some(n),
-                    Growth::Css => {
-                        let t = n + self.css_rem;
-                        self.css_rem = t % CSS_GROWTH_DIVISOR as u32;
-                        Some(t / CSS_GROWTH_DIVISOR as u32)
+                match h.grow(a, acked as u64, 1) {
+                    Some(inc) => {
+                        let c = cwnd.saturating_add(inc.min(u32::MAX as u64) as u32).min(ssthresh);
+                        acked = if c == ssthresh { acked.saturating_sub(c - cwnd) } else { 0 };
+                        cwnd = c;
                     }
                     // CSS_ROUNDS rounds done: ssthresh = cwnd, this ACK grows in avoidance.
-                    Growth::EnterAvoidance => {
-                        ssthresh = cwnd;
-                        w.ssthresh = cwnd as u64 * mss;
-                        None
-                    }
-                };
-                if let Some(inc) = inc {
-                    let c = cwnd.saturating_add(inc).min(ssthresh);
-                    acked = if c == ssthresh { acked.saturating_sub(c - cwnd) } else { 0 };
-                    cwnd = c;
+                    None => w.ssthresh = cwnd as u64 * mss,
                 }
             } else {
                 // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest spills into CA.
@@ -461,7 +445,7 @@ impl CongestionControl for Cubic {
     }
 
     fn wants_delivery_samples(&self) -> bool {
-        // HyStart++ reads an RTT on every ACK (`reno::hystart_rtt`).
+        // HyStart++ reads an RTT on every ACK (`hystartpp::ack_rtt`).
         self.hpp.is_some()
     }
 

@@ -15,9 +15,10 @@
 //! start ... and fall back to using standard slow start for the remainder of the connection
 //! lifetime"): the controller stops it at the first congestion event.
 //!
-//! This module holds only the state machine; the controller applies the growth it names to its
-//! own window (bytes for Reno, packets for CUBIC) and reads nothing else of it.
+//! This module holds the state machine and the growth it allows (`grow`, in the controller's
+//! units: bytes for Reno, packets for CUBIC); the controller adds it to its own window.
 
+use super::AckSample;
 use crate::units::{Time, MS};
 
 /// §4.3 constants.
@@ -68,6 +69,9 @@ pub struct HystartPP {
     css_rounds: u32,
     /// L, segments; None: infinity (the sender paces).
     limit: Option<u64>,
+    /// CSS's growth short of a whole unit, carried between ACKs (in the controller's units
+    /// times CSS_GROWTH_DIVISOR).
+    css_rem: u64,
 }
 
 impl HystartPP {
@@ -81,6 +85,24 @@ impl HystartPP {
             css_baseline: None,
             css_rounds: 0,
             limit: (!paced).then_some(L_UNPACED),
+            css_rem: 0,
+        }
+    }
+
+    /// One ACK in slow start, for a controller counting its window in units of which a segment
+    /// is `smss` (bytes: the MSS; packets: 1) and the ACK acknowledged `n`: the growth this ACK
+    /// allows, min(N, L·SMSS) or a quarter of it in CSS (the remainder carried), or None when
+    /// CSS has ended: the controller sets ssthresh = cwnd and grows this ACK in avoidance.
+    pub fn grow(&mut self, a: &AckSample, n: u64, smss: u64) -> Option<u64> {
+        let n = self.limited(n, smss);
+        match self.on_ack(a.delivered, a.delivered + a.in_flight, ack_rtt(a)) {
+            Growth::SlowStart => Some(n),
+            Growth::Css => {
+                let t = n + self.css_rem;
+                self.css_rem = t % CSS_GROWTH_DIVISOR;
+                Some(t / CSS_GROWTH_DIVISOR)
+            }
+            Growth::EnterAvoidance => None,
         }
     }
 
@@ -164,6 +186,14 @@ impl HystartPP {
         }
         growth
     }
+}
+
+/// currRTT of an ACK: the RTT estimator's sample when it took one (every ACK with Linux's
+/// estimator, `rto_model = "linux"`), else the transmit record's RTT of the newest segment the ACK
+/// delivered, unless that was retransmitted (Karn). A controller running HyStart++ asks for the
+/// transmit record (`wants_delivery_samples`).
+pub fn ack_rtt(a: &AckSample) -> Option<Time> {
+    a.rtt.or_else(|| a.rack.filter(|r| !r.retransmitted).map(|r| r.rtt))
 }
 
 #[cfg(test)]

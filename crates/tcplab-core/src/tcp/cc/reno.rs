@@ -3,7 +3,7 @@
 //! max(FlightSize/2, 2·SMSS) on a loss, the loss window of one segment after a timeout; and the
 //! ns-2 `slowdown()` variants the `ns2` profile selects.
 
-use super::hystartpp::{Growth, HystartPP, CSS_GROWTH_DIVISOR};
+use super::hystartpp::HystartPP;
 use super::{half_window, linux_cwnd_restart, AckSample, AppLimited, CongestionControl, CongestionEvent, LossContext, Window};
 use crate::tcp::config::{CwndValidation, SlowStart, TcpConfig};
 
@@ -33,9 +33,8 @@ pub struct Reno {
     /// The cwnd congestion avoidance last left, bytes: a window set since (a reduction, a
     /// timeout, slow start, a recovery's inflation) starts the remainder again from zero.
     ca_bytes: u64,
-    /// HyStart++ (`slow_start = "hystart++"`, RFC 9406) and the remainder of CSS's division.
+    /// HyStart++ (`slow_start = "hystart++"`, RFC 9406).
     hpp: Option<HystartPP>,
-    css_rem: u64,
 }
 
 impl Reno {
@@ -55,7 +54,6 @@ impl Reno {
             ca_remainder: 0,
             ca_bytes: u64::MAX,
             hpp: (cfg.slow_start == SlowStart::HystartPP).then(|| HystartPP::new(cfg.pacing)),
-            css_rem: 0,
         }
     }
 
@@ -72,20 +70,16 @@ impl Reno {
     /// (ssthresh = cwnd, this ACK grows as avoidance) or is not in use.
     fn hystart_pp(&mut self, w: &mut Window, a: &AckSample) -> bool {
         let Some(h) = self.hpp.as_mut().filter(|h| h.active()) else { return false };
-        let n = h.limited(a.acked, self.mss);
-        match h.on_ack(a.delivered, a.delivered + a.in_flight, hystart_rtt(a)) {
-            Growth::SlowStart => w.cwnd += n,
-            Growth::Css => {
-                let t = n + self.css_rem;
-                self.css_rem = t % CSS_GROWTH_DIVISOR;
-                w.cwnd += t / CSS_GROWTH_DIVISOR;
+        match h.grow(a, a.acked, self.mss) {
+            Some(inc) => {
+                w.cwnd += inc;
+                true
             }
-            Growth::EnterAvoidance => {
+            None => {
                 w.ssthresh = w.cwnd;
-                return false;
+                false
             }
         }
-        true
     }
 
     /// ssthresh after a loss.
@@ -241,11 +235,4 @@ impl CongestionControl for Reno {
             CongestionEvent::Sent(r) => self.app_limited.on_send(w, &r, self.iw, self.mss),
         }
     }
-}
-
-/// HyStart++'s currRTT of an ACK: the RTT estimator's sample when it took one (every ACK with
-/// Linux's estimator, `rto_model = "linux"`), else the transmit record's RTT of the newest
-/// segment the ACK delivered, unless that was retransmitted (Karn).
-pub(super) fn hystart_rtt(a: &AckSample) -> Option<crate::units::Time> {
-    a.rtt.or_else(|| a.rack.filter(|r| !r.retransmitted).map(|r| r.rtt))
 }
