@@ -108,6 +108,17 @@ impl Path {
         Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new(), rtos: Vec::new(), policer: None }
     }
 
+    /// `new(Some(1))` with more knobs.
+    fn with(knobs: impl FnOnce(&mut TcpConfig)) -> Path {
+        let mut h = Harness::established(|c| {
+            bbr_cfg(c);
+            knobs(c);
+        });
+        h.conn.snd.core.cc.seed(1, "conn:0");
+        h.write(0, 1 << 40);
+        Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new(), rtos: Vec::new(), policer: None }
+    }
+
     /// An application that writes `bytes` at time 0 and nothing more (until the test writes).
     fn app(bytes: u64) -> Path {
         let mut h = Harness::established(bbr_cfg);
@@ -371,6 +382,43 @@ fn probe_rtt_after_ten_seconds_without_a_lower_min_rtt_for_200_ms_at_4_packets()
     let x = p.log[exit];
     assert_eq!(x.m.mode, "probe_bw");
     assert!(x.cwnd >= p.log[enter - 1].cwnd, "{x:?} after {:?}", p.log[enter - 1]);
+}
+
+/// With jiffies (`hz = 250`, ticks 1.3 ms before whole multiples of 4 ms), the min_rtt window and
+/// PROBE_RTT's 200 ms count them as the kernel does: `min_rtt_stamp = tcp_jiffies32`,
+/// `filter_expired = after(tcp_jiffies32, min_rtt_stamp + 10·HZ)`, `probe_rtt_done_stamp =
+/// tcp_jiffies32 + msecs_to_jiffies(200)` and `after(tcp_jiffies32, probe_rtt_done_stamp)`: PROBE_RTT
+/// begins at the first ACK of jiffy stamp + 2,501 or later, and ends at the first ACK of jiffy
+/// done + 51 or later (after a round at 4 packets).
+#[test]
+fn probe_rtt_counts_the_connections_jiffies() {
+    let off: Time = 1_300_000;
+    let jiffy = |t: Time| (t + off) / ms(4);
+    let mut p = Path::with(|c| {
+        c.hz = 250;
+        c.jiffy_offset = tcplab_core::units::Duration(off);
+    });
+    p.run_until(ms(11_500));
+    let enter = p.log.iter().position(|s| s.m.mode == "probe_rtt").expect("PROBE_RTT entered");
+    let mut last_min_at = p.log.iter().find(|s| s.m.min_rtt.is_some()).unwrap().t;
+    for w in p.log[..enter].windows(2) {
+        if w[1].m.min_rtt != w[0].m.min_rtt {
+            last_min_at = w[1].t;
+        }
+    }
+    let stamp = jiffy(last_min_at);
+    assert!(jiffy(p.log[enter].t) > stamp + 2500, "entered in jiffy {}, stamp {stamp}", jiffy(p.log[enter].t));
+    assert!(jiffy(p.log[enter - 1].t) <= stamp + 2500, "the ACK before was already past the window");
+    // Exact nanoseconds would have entered up to two jiffies earlier: here it is past the
+    // 10 s by the rest of the stamp's jiffy and one more.
+    assert!(p.log[enter].t > last_min_at + 10_000_000_000);
+    let low = enter + p.log[enter..].iter().position(|s| s.in_flight <= 4).unwrap();
+    let exit = enter + p.log[enter..].iter().position(|s| s.m.mode != "probe_rtt").expect("PROBE_RTT left");
+    let done = jiffy(p.log[low].t) + 50;
+    assert!(jiffy(p.log[exit].t) > done, "left in jiffy {}, done stamp {done}", jiffy(p.log[exit].t));
+    // And not later than the jiffy's end plus a round at 4 packets (bbr_check_probe_rtt_done).
+    let dur = p.log[exit].t - p.log[low].t;
+    assert!(dur <= ms(200) + 2 * ms(4) + PROP + 4 * TX, "PROBE_RTT held {dur} ns at 4 packets");
 }
 
 #[test]

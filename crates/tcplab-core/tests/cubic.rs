@@ -126,6 +126,48 @@ fn the_epoch_starts_at_the_first_ack_in_avoidance_with_k_from_w_max() {
     assert_eq!(w.cwnd, pkts(70));
 }
 
+/// CUBIC's clock is the connection's `tcp_jiffies32`: the configuration's `hz` with the phase
+/// `jiffy_offset` (the clock of the RTO and the delayed ACK), and 250 Hz where the configuration
+/// keeps no jiffies (`hz = 0`). The epoch begins at the jiffy of the first ACK in avoidance, and
+/// the curve is the same in seconds at any HZ: t = ((jiffies − epoch_start) << 10)/HZ.
+#[test]
+fn the_epoch_counts_the_configurations_jiffies() {
+    let run = |hz: u32, offset: Time| {
+        let mut c = harness::cfg();
+        c.cc = Cc::Cubic;
+        c.hz = hz;
+        c.jiffy_offset = tcplab_core::units::Duration(offset);
+        let mut cc = Cubic::new(&c);
+        let mut w = Window { cwnd: pkts(100), ssthresh: INF };
+        cc.on_congestion_event(&mut w, fast_retransmit());
+        w.cwnd = pkts(70);
+        // The first ACK in avoidance at 1000.5 ms, then one every 2 ms for 3 s.
+        let mut now = ms(1000) + 500 * US;
+        cc.on_ack(&mut w, &acked(now, 1, Some(ms(100))));
+        let epoch = cc.epoch_start();
+        for _ in 0..1500 {
+            now += 2 * MS;
+            cc.on_ack(&mut w, &acked(now, 1, None));
+        }
+        (epoch, w.cwnd / MSS)
+    };
+    let (e0, w0) = run(0, 0);
+    assert_eq!(e0, Some(250), "no jiffies configured: 250 Hz, 1000.5 ms is jiffy 250");
+    assert_eq!(run(250, 0), (e0, w0));
+    // Ticks 3.6 ms early: 1000.5 ms falls in jiffy (1000.5 + 3.6)/4 = 251.
+    let (e1, w1) = run(250, 3600 * US);
+    assert_eq!(e1, Some(251));
+    let (e2, w2) = run(1000, 0);
+    assert_eq!(e2, Some(1000));
+    let (e3, w3) = run(100, 0);
+    assert_eq!(e3, Some(100));
+    // The same curve in seconds: the windows 3 s on agree within a packet (70 → about 91).
+    assert!(w0 > 85, "{w0}");
+    for w in [w1, w2, w3] {
+        assert!(w.abs_diff(w0) <= 1, "{w} against {w0} at 250 Hz");
+    }
+}
+
 /// Fast convergence: a loss below the previous W_max remembers W_max = cwnd·(1024 + 717)/2048.
 #[test]
 fn fast_convergence_lowers_w_max_when_the_window_did_not_reach_it() {

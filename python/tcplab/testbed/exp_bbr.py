@@ -243,10 +243,12 @@ def read_ss(path: Path) -> list:
     return rows
 
 
-def analyse(d: Path) -> dict:
+def analyse(d: Path, jiffy_tick: Optional[dict] = None, hz: int = 250) -> dict:
     """The metrics of one run directory (written by `one_run`); the simulator is run again on the
-    scenario (deterministic) with its capture at the sender and its `tcp` series. Writes
-    bbr.json and bbr.png."""
+    scenario (deterministic) with its capture at the sender and its `tcp` series. The calibrated
+    column (`ts_phased`) simulates it again at the kernel's timestamps clock phase and, with
+    `jiffy_tick` (`tsphase.jiffy_tick` of the experiment's receivers), its jiffies' phase too.
+    Writes bbr.json and bbr.png."""
     from .. import api
     from .lab import box_timing
 
@@ -277,12 +279,16 @@ def analyse(d: Path) -> dict:
     modes = compare_modes(changes(kt, kmodes), changes(st_, smodes), rtt_s)
     # The same simulation with its timestamps clock ticking where the kernel's did relative to
     # the SYN (`tsphase`; the TSecr RTT samples, whole milliseconds, decide when min_rtt last
-    # fell with loss): a calibrated comparison, shown apart.
+    # fell with loss), and its jiffies where the kernel's were (min_rtt's stamp and PROBE_RTT's
+    # 200 ms count them): a calibrated comparison, shown apart.
     phased = None
     kph, sph = tsphase.phase(rec["captures"]["sender"]), tsphase.phase(d / "sim-sender.pcap")
     if kph and sph:
         pscen = json.loads(json.dumps(scen))
         pscen.setdefault("tcp", {})["ts_offset"] = tsphase.offset_for(kph["since_tick_ms"] - sph["since_tick_ms"], 0.0)
+        if jiffy_tick:
+            pscen["tcp"]["jiffy_offset"] = tsphase.jiffy_offset_for(jiffy_tick["tick_s"], hz, tsphase.syn_time(rec["captures"]["sender"]),
+                                                                    tsphase.syn_time(d / "sim-sender.pcap"))
         psim = api.run(pscen, seed=LOSS_SEED, series="tcp")
         pt = psim.series.tcp
         pt = pt[pt["dir"] == "a2b"]
@@ -290,6 +296,7 @@ def analyse(d: Path) -> dict:
         pst = [float(x) - s0 for x in pt["time_s"]]
         pmodes = [str(m) if str(m) in MODES else None for m in pt["bbr_mode"]]
         phased = {"kernel_since_tick_ms": kph["since_tick_ms"], "ts_offset": pscen["tcp"]["ts_offset"],
+                  "jiffy_offset": pscen["tcp"].get("jiffy_offset"),
                   "modes": compare_modes(changes(kt, kmodes), changes(pst, pmodes), rtt_s),
                   "probe_rtt_sim": probe_rtts(pst, pmodes, [int(c) / payload for c in pt["cwnd"]])}
     kpr, spr = probe_rtts(kt, kmodes, kcwnd), probe_rtts(st_, smodes, scwnd)
@@ -372,7 +379,7 @@ def row(r: dict) -> str:
             f"{r['goodput_ratio']:.3f} | {r['retx_kernel']} / {r['retx_sim']} |")
 
 
-HEADER = ["| variant | rate | RTT | modes kernel / sim | changes within 1 RTT | the same, sim at the kernel's TS phase | worst \\|Δt\\| (RTT) | PROBE_RTT starts (ms) kernel / sim | "
+HEADER = ["| variant | rate | RTT | modes kernel / sim | changes within 1 RTT | the same, sim at the kernel's clock phases | worst \\|Δt\\| (RTT) | PROBE_RTT starts (ms) kernel / sim | "
           "PROBE_RTT lengths (ms) kernel / sim | bw estimate in PROBE_BW (Mb/s) kernel / sim | pacing rate in PROBE_BW (Mb/s) kernel / sim | "
           "goodput sim/kernel | retransmissions kernel / sim |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
@@ -385,8 +392,12 @@ def bbr(out: Path, quick: bool) -> tuple[str, dict]:
     cfg = api.profiles()["linux"]
     payload = int(units.size_bytes(cfg["mss"])) - (12 if cfg.get("timestamps") else 0)
     dur = QUICK_DURATION_S if quick else DURATION_S
-    runs = [one_run(Path(out), v, r, t, payload, dur) for v, r, t in cases(quick)]
-    return table(runs), {"runs": runs}
+    dirs = []
+    for v, r, t in cases(quick):
+        one_run(Path(out), v, r, t, payload, dur)
+        dirs.append(Path(out) / "bbr" / f"{v}-{r}-{t}ms")
+    # Analysed again once all have run: the calibrated column's jiffies tick is pooled over them.
+    return analyse_all(dirs)
 
 
 def table(runs: list) -> str:
@@ -396,7 +407,16 @@ def table(runs: list) -> str:
     return "\n".join(lines)
 
 
-def reanalyse(out: Path) -> tuple[str, dict]:
-    """`analyse` again every run under out/bbr/ (the captures and ss.tsv are kept), and the table."""
-    runs = [analyse(d) for d in sorted((Path(out) / "bbr").iterdir()) if (d / "scenario.json").exists()]
+def reanalyse(out: Path, hz: int = 250) -> tuple[str, dict]:
+    """`analyse` again every run under out/bbr/ (the captures and ss.tsv are kept), and the table;
+    the calibrated column at the kernel's timestamps and jiffies phases (the jiffies' tick pooled
+    over the runs' receivers, when their captures hold timer-driven ACKs)."""
+    return analyse_all([d for d in sorted((Path(out) / "bbr").iterdir()) if (d / "scenario.json").exists()], hz)
+
+
+def analyse_all(dirs: Sequence[Path], hz: int = 250) -> tuple[str, dict]:
+    """`analyse` each run directory with the jiffies' tick pooled over their receivers, and the
+    table."""
+    tick = tsphase.jiffy_tick([d / "real-receiver.pcap" for d in dirs if (d / "real-receiver.pcap").exists()], hz)
+    runs = [analyse(d, tick, hz) for d in dirs]
     return table(runs), {"runs": runs}

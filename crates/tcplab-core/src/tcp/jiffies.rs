@@ -47,6 +47,11 @@ impl Jiffies {
         self
     }
 
+    /// Ticks a second (`CONFIG_HZ`; 0 when the clock is off).
+    pub fn hz(&self) -> u64 {
+        self.hz
+    }
+
     pub fn is_on(&self) -> bool {
         self.jiffy > 0
     }

@@ -9,8 +9,9 @@
 //! The kernel's integer arithmetic is kept: windows in packets, bandwidth in packets per µs
 //! scaled by 2^24 (`BW_SCALE`), gains in 1/256 (`BBR_UNIT`), times in µs. It owns the window
 //! (`owns_window`, the kernel's `cong_control` hook) and needs pacing (`SK_PACING_NEEDED`).
-//! Differences, all documented in docs/tcp.md: the kernel's jiffies stamps (min_rtt window,
-//! PROBE_RTT's 200 ms) are exact nanoseconds here; `rs->rtt_us` and `rs->is_ack_delayed` are the
+//! The min_rtt window and PROBE_RTT's 200 ms are stamped in the connection's jiffies
+//! (`tcp_jiffies32`: the configuration's `hz` and `jiffy_offset`; exact nanoseconds with `hz = 0`).
+//! Differences, all documented in docs/tcp.md: `rs->rtt_us` and `rs->is_ack_delayed` are the
 //! kernel's (ca_rtt, timestamps included, and `FLAG_ACK_MAYBE_DELAYED`) with `rto_model =
 //! "linux"`; otherwise the RTT of the newest delivered segment when it was not retransmitted,
 //! and never delayed.
@@ -18,6 +19,7 @@
 use super::{AckSample, CaPhase, CcModel, CongestionControl, CongestionEvent, Window};
 use crate::engine::RngStream;
 use crate::tcp::config::TcpConfig;
+use crate::tcp::jiffies::Jiffies;
 use crate::units::Time;
 
 /// Scale of gains (`BBR_SCALE`, `BBR_UNIT`).
@@ -183,10 +185,12 @@ pub struct Bbr {
     cycle_mstamp: Time,
     /// Min RTT in the min_rtt window, µs (u32::MAX: none yet).
     min_rtt_us: u32,
-    /// When min_rtt was last refreshed.
-    min_rtt_stamp: Time,
-    /// End time of PROBE_RTT's 200 ms (None: not yet at 4 packets).
-    probe_rtt_done_stamp: Option<Time>,
+    /// When min_rtt was last refreshed, in `clock`'s jiffies.
+    min_rtt_stamp: u64,
+    /// The jiffy after which PROBE_RTT's 200 ms are over (None: not yet at 4 packets).
+    probe_rtt_done_stamp: Option<u64>,
+    /// `tcp_jiffies32`, the clock of the two stamps above (`Jiffies::of` the configuration).
+    clock: Jiffies,
     prev_ca_state: CaPhase,
     packet_conservation: bool,
     round_start: bool,
@@ -250,6 +254,7 @@ impl Bbr {
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
             probe_rtt_done_stamp: None,
+            clock: Jiffies::of(cfg),
             prev_ca_state: CaPhase::Open,
             packet_conservation: false,
             round_start: false,
@@ -674,21 +679,24 @@ impl Bbr {
 
     /// `bbr_check_probe_rtt_done`: after 200 ms (and a round) at 4 packets, restore the cwnd.
     fn check_probe_rtt_done(&mut self) {
-        if !self.probe_rtt_done_stamp.is_some_and(|d| self.now > d) {
+        let now = self.clock.at(self.now);
+        if !self.probe_rtt_done_stamp.is_some_and(|d| now > d) {
             return;
         }
-        self.min_rtt_stamp = self.now; // wait a while until PROBE_RTT
+        self.min_rtt_stamp = now; // wait a while until PROBE_RTT
         self.cwnd = self.cwnd.max(self.prior_cwnd);
         self.reset_mode();
     }
 
     /// `bbr_update_min_rtt`: the 10 s min_rtt window, and PROBE_RTT when it expires.
     fn update_min_rtt(&mut self, rs: &Rs) {
-        let filter_expired = self.now > self.min_rtt_stamp + MIN_RTT_WIN;
+        // after(tcp_jiffies32, min_rtt_stamp + bbr_min_rtt_win_sec * HZ)
+        let now = self.clock.at(self.now);
+        let filter_expired = now > self.min_rtt_stamp + self.clock.usecs_to_jiffies(MIN_RTT_WIN / 1000);
         // An expired window takes the next sample unless it may include a delayed ACK.
         if rs.rtt_us >= 0 && ((rs.rtt_us as u64) < self.min_rtt_us as u64 || (filter_expired && !rs.is_ack_delayed)) {
             self.min_rtt_us = rs.rtt_us.min(u32::MAX as i64 - 1) as u32;
-            self.min_rtt_stamp = self.now;
+            self.min_rtt_stamp = now;
         }
         if filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt; // dip, drain queue
@@ -699,7 +707,8 @@ impl Bbr {
             // Ignore low-rate samples during this mode.
             self.app_limited_request = true;
             if self.probe_rtt_done_stamp.is_none() && self.inflight <= CWND_MIN_TARGET {
-                self.probe_rtt_done_stamp = Some(self.now + PROBE_RTT_MODE);
+                // tcp_jiffies32 + msecs_to_jiffies(bbr_probe_rtt_mode_ms)
+                self.probe_rtt_done_stamp = Some(now + self.clock.usecs_to_jiffies(PROBE_RTT_MODE / 1000));
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = self.delivered_seq;
             } else if self.probe_rtt_done_stamp.is_some() {
@@ -808,7 +817,7 @@ impl CongestionControl for Bbr {
         self.now = now;
         self.cwnd = (w.cwnd / self.mss).max(1);
         self.min_rtt_us = min_rtt.map_or(u32::MAX, |m| (m / 1000).min(u32::MAX as u64 - 1) as u32);
-        self.min_rtt_stamp = now;
+        self.min_rtt_stamp = self.clock.at(now);
         self.has_seen_rtt = false;
         self.init_pacing_rate_from_rtt(srtt);
     }

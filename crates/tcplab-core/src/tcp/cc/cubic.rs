@@ -26,7 +26,8 @@
 use super::hystartpp::HystartPP;
 use super::{linux_cwnd_restart, AckSample, AppLimited, CongestionControl, CongestionEvent, Window};
 use crate::tcp::config::{CwndValidation, SlowStart, TcpConfig};
-use crate::units::{Time, SEC, US};
+use crate::tcp::jiffies::Jiffies;
+use crate::units::US;
 
 /// `BICTCP_BETA_SCALE`: beta is 717/1024.
 pub const BETA_SCALE_DENOM: u32 = 1024;
@@ -42,10 +43,11 @@ pub const CUBE_RTT_SCALE: u64 = BIC_SCALE as u64 * 10;
 pub const CUBE_FACTOR: u64 = (1u64 << (10 + 3 * BICTCP_HZ)) / (BIC_SCALE as u64 * 10);
 /// `beta_scale` = 8·(1024 + beta)/3/(1024 − beta) = 15 (integer division, as the kernel does).
 pub const BETA_SCALE: u32 = 8 * (BETA_SCALE_DENOM + BETA) / 3 / (BETA_SCALE_DENOM - BETA);
-/// The kernel's tick: `CONFIG_HZ` = 250 on the testbed kernel (KERNEL_LAB: 4 ms jiffies). CUBIC's
-/// epoch, its once-a-jiffy update and HyStart's one-second guard count jiffies.
-pub const HZ: u64 = 250;
-const JIFFY: Time = SEC / HZ;
+/// CUBIC's tick where the configuration has no jiffies (`hz = 0`): `CONFIG_HZ` = 250, the testbed
+/// kernel's (KERNEL_LAB: 4 ms jiffies). CUBIC's epoch, its once-a-jiffy update and HyStart's
+/// one-second guard count jiffies; with `hz` set they count the configuration's own
+/// (`tcp::jiffies`, with `jiffy_offset`'s phase).
+pub const HZ: u32 = 250;
 /// `hystart_low_window`: HyStart runs from a window of 16 packets.
 pub const HYSTART_LOW_WINDOW: u32 = 16;
 /// `hystart_ack_delta_us`: ACKs at most 2 ms apart form a train.
@@ -93,14 +95,10 @@ pub fn cubic_root(a: u64) -> u32 {
     x.wrapping_mul(341) >> 10
 }
 
-/// Linux's `usecs_to_jiffies` at HZ = 250 (rounds up).
-fn usecs_to_jiffies(us: u32) -> u64 {
-    let per = 1_000_000 / HZ;
-    (us as u64).div_ceil(per)
-}
-
 pub struct Cubic {
     mss: u64,
+    /// `tcp_jiffies32`: the configuration's clock (`hz`, `jiffy_offset`), or `HZ` without one.
+    clock: Jiffies,
     /// The initial window, packets (the restart window's bound).
     iw: u64,
     cwnd_validation: CwndValidation,
@@ -153,6 +151,7 @@ impl Cubic {
         let mss = cfg.mss.0;
         Cubic {
             mss,
+            clock: if cfg.hz > 0 { Jiffies::of(cfg) } else { Jiffies::new(HZ) },
             iw: (cfg.initial_window.bytes(mss as u32) / mss).max(1),
             cwnd_validation: cfg.cwnd_validation,
             classic: matches!(cfg.slow_start, SlowStart::Auto | SlowStart::Hystart),
@@ -165,6 +164,7 @@ impl Cubic {
     fn reset(&mut self) {
         let keep = Cubic {
             mss: self.mss,
+            clock: self.clock,
             iw: self.iw,
             cwnd_validation: self.cwnd_validation,
             app_limited: self.app_limited,
@@ -180,6 +180,7 @@ impl Cubic {
     fn new_zeroed() -> Self {
         Cubic {
             mss: 1,
+            clock: Jiffies::new(HZ),
             iw: 1,
             cwnd_validation: CwndValidation::Rfc5681,
             app_limited: AppLimited::default(),
@@ -221,6 +222,12 @@ impl Cubic {
         self.tcp_cwnd
     }
 
+    /// When the epoch began, in the controller's jiffies (`tcp_jiffies32`); None between a
+    /// reduction and the first ACK in avoidance.
+    pub fn epoch_start(&self) -> Option<u64> {
+        self.epoch_start
+    }
+
     /// The minimum RTT CUBIC has seen, µs.
     pub fn delay_min_us(&self) -> u32 {
         self.delay_min
@@ -249,7 +256,7 @@ impl Cubic {
     fn update(&mut self, cwnd: u32, acked: u32, jiffies: u64) {
         self.ack_cnt = self.ack_cnt.wrapping_add(acked);
         // At most once per HZ/32 jiffies while cwnd stays put.
-        if self.last_cwnd == cwnd && jiffies.saturating_sub(self.last_time) <= HZ / 32 {
+        if self.last_cwnd == cwnd && jiffies.saturating_sub(self.last_time) <= self.clock.hz_div(32) {
             return;
         }
         // At most once per jiffy (every reduction clears epoch_start, forcing a new cnt).
@@ -275,7 +282,7 @@ impl Cubic {
                 }
             };
             // t = (now − epoch_start + delay_min), in 2^-10 s.
-            let t = ((jiffies.saturating_sub(epoch_start) + usecs_to_jiffies(self.delay_min)) << BICTCP_HZ) / HZ;
+            let t = ((jiffies.saturating_sub(epoch_start) + self.clock.usecs_to_jiffies(self.delay_min as u64)) << BICTCP_HZ) / self.clock.hz();
             let k = self.bic_k as u64;
             let offs = if t < k { k - t } else { t - k };
             // C/rtt·(t − K)³, the kernel's u64 product shifted by 10 + 3·BICTCP_HZ.
@@ -380,7 +387,7 @@ impl CongestionControl for Cubic {
         let cwnd0 = (w.cwnd / mss).max(1).min(u32::MAX as u64) as u32;
         let mut cwnd = cwnd0;
         let mut ssthresh = (w.ssthresh / mss).min(u32::MAX as u64) as u32;
-        let jiffies = a.now / JIFFY;
+        let jiffies = self.clock.at(a.now);
         // Linux counts acknowledged packets (pcount); partial ones are carried in bytes.
         let bytes = a.acked + self.acked_rem;
         let mut acked = (bytes / mss).min(u32::MAX as u64) as u32;
@@ -388,7 +395,7 @@ impl CongestionControl for Cubic {
 
         // cubictcp_acked (pkts_acked): delay_min and HyStart, except within a second of the
         // epoch's start ("Discard delay samples right after fast recovery").
-        let fresh_epoch = self.epoch_start.is_some_and(|e| jiffies.saturating_sub(e) < HZ);
+        let fresh_epoch = self.epoch_start.is_some_and(|e| jiffies.saturating_sub(e) < self.clock.hz());
         if !fresh_epoch {
             let delay = a.rtt.map(|r| ((r / US).min(u32::MAX as u64) as u32).max(1));
             if let Some(d) = delay {
@@ -507,8 +514,8 @@ impl CongestionControl for Cubic {
             // cubictcp_cwnd_event(CA_EVENT_TX_START): "We were application limited (idle) for a
             // while. Shift epoch_start to keep cwnd growth to cubic curve."
             CongestionEvent::TxStart { now, since, .. } => {
-                let now_j = now / JIFFY;
-                let delta = now_j.saturating_sub(since / JIFFY);
+                let now_j = self.clock.at(now);
+                let delta = now_j.saturating_sub(self.clock.at(since));
                 if let Some(e) = self.epoch_start.as_mut() {
                     if delta > 0 {
                         *e = (*e + delta).min(now_j);
