@@ -33,6 +33,9 @@ struct Snap {
     next: Time,
     /// Queueing delay of the segment this ACK acknowledges.
     qdelay: Time,
+    /// Linux's `tcp_packets_in_flight` from the transmit record: packets neither SACKed nor
+    /// marked lost, plus retransmissions in flight.
+    linux_in_flight: u64,
 }
 
 /// A token-bucket policer at the link's input (one bucket, as RFC 2697's committed rate):
@@ -169,6 +172,14 @@ impl Path {
         Path { h, link_free: 0, acks: VecDeque::new(), log: Vec::new(), rcv_nxt: 1, ooo: Vec::new(), drops: Vec::new(), ca: Vec::new(), rtos: Vec::new(), policer: Some(Policer::new(rate, burst)) }
     }
 
+    /// The `linux` profile's sender (RACK-TLP, Linux's recovery), these segments lost once.
+    fn linux_with_drops(drops: &[u64]) -> Path {
+        let mut p = Path::linux_policed(u64::MAX / 4, u64::MAX / 4);
+        p.policer = None;
+        p.drops = drops.iter().map(|k| 1 + (k - 1) * MSS).collect();
+        p
+    }
+
     /// The receiver takes [a, b) and answers with its cumulative ACK and SACK blocks.
     fn receive(&mut self, a: u64, b: u64) -> Seg {
         if a <= self.rcv_nxt {
@@ -216,7 +227,9 @@ impl Path {
     /// The state now, `q` the queueing delay of the segment just acknowledged.
     fn snap(&self, t: Time, q: Time) -> Snap {
         let i = self.h.info();
-        Snap { t, m: i.cc_model.unwrap(), cwnd: i.cwnd / MSS, in_flight: i.bytes_in_flight.div_ceil(MSS), sacked: i.sacked.div_ceil(MSS), next: self.h.conn.snd.core.pacer.next, qdelay: q }
+        let c = &self.h.conn.snd.core;
+        let linux_in_flight = c.txq.records().filter(|r| r.end > c.snd_una).map(|r| ((!r.sacked && !r.lost) as u64 + r.retrans as u64) * (r.end - r.start.max(c.snd_una)).div_ceil(MSS)).sum();
+        Snap { t, m: i.cc_model.unwrap(), cwnd: i.cwnd / MSS, in_flight: i.bytes_in_flight.div_ceil(MSS), sacked: i.sacked.div_ceil(MSS), next: c.pacer.next, qdelay: q, linux_in_flight }
     }
 
     fn run_until(&mut self, end: Time) {
@@ -533,6 +546,37 @@ fn a_loss_conserves_packets_for_a_round_then_restores_the_window() {
     assert_eq!(p.h.info().retrans, 1);
 }
 
+/// Under Linux's recovery BBR sees each ACK where `tcp_ack` calls `tcp_cong_control`: after
+/// `tcp_fastretrans_alert` has entered Recovery and marked the losses, and its
+/// `tcp_packets_in_flight` leaves out what is marked lost (`packets_out − (sacked_out +
+/// lost_out) + retrans_out`). A burst of five losses in PROBE_BW: packet conservation starts on
+/// the very ACK that enters Recovery, and sets cwnd to about what is in the network, not to the
+/// FlightSize less SACKed that counts the lost segments as still in it.
+#[test]
+fn under_linux_recovery_packet_conservation_leaves_out_the_segments_marked_lost() {
+    let mut p = Path::linux_with_drops(&[2000, 2001, 2002, 2003, 2004]);
+    p.run_until(ms(3000));
+    use tcplab_core::tcp::CaState;
+    let start = p.ca.iter().position(|&c| c == CaState::Recovery).expect("recovery entered");
+    let (before, first) = (p.log[start - 1], p.log[start]);
+    assert_eq!(before.m.mode, "probe_bw");
+    // bbr_set_cwnd_to_recover_or_restore on the ACK that entered Recovery: cwnd =
+    // tcp_packets_in_flight + acked, far below the window before.
+    assert!(first.cwnd < before.cwnd, "{first:?} after {before:?}");
+    // Below FlightSize − SACKed: the segments marked lost are not counted in the network.
+    assert!(first.cwnd < first.in_flight - first.sacked, "{first:?}");
+    assert!(first.linux_in_flight < first.in_flight - first.sacked, "{first:?}");
+    // "*new_cwnd = max(cwnd, tcp_packets_in_flight(tp) + acked)" while conserving (the round
+    // that entry starts: "next_rtt_delivered = tp->delivered"): never below what is in the
+    // network, and within a few packets of it (the ACK's delivered packets, and what the pacer
+    // has not let out yet).
+    let round: Vec<Snap> = p.log[start..].iter().take_while(|s| s.m.round == first.m.round).copied().collect();
+    assert!(round.len() > 20, "{} ACKs in the conservation round", round.len());
+    for s in &round {
+        assert!(s.cwnd >= s.linux_in_flight && s.cwnd <= s.linux_in_flight + 4, "{s:?}");
+    }
+}
+
 #[test]
 fn a_timeout_leaves_one_packet_then_restores_the_window_saved_at_the_expiry() {
     // Segment 2000 (PROBE_BW, ~1.7 s) is lost, and its fast retransmission too: RFC 6675 recovery
@@ -570,15 +614,17 @@ fn a_token_bucket_policer_is_found_and_its_rate_used_for_48_rounds() {
     // bbr_lt_bw_interval_done: two intervals of 4–16 rounds, each from a loss to a loss, with
     // ≥ 20 % of their packets lost and delivery rates within 1/8: bbr_bw is then lt_bw, their
     // mean: at most the policer's rate, below it by the time the sender left tokens unused
-    // (here 0.89 of it, in timeouts and recoveries).
-    let i0 = p.log.iter().position(|s| s.m.mode == "probe_bw" && s.m.bw < rate).expect("the policer found");
+    // (here 0.74 of it, in timeouts and recoveries).
+    let i0 = p.log.iter().position(|s| s.m.lt_use_bw).expect("the policer found");
     let lt = p.log[i0].m.bw;
+    assert_eq!(p.log[i0].m.mode, "probe_bw");
     // Before it, the max filter held the link's rate: the bucket's bursts cross at it.
     let max_before = p.log[..i0].iter().map(|s| s.m.bw).max().unwrap();
     assert!(max_before > 1_200_000, "max filter {max_before} B/s");
     assert!(lt * 10 >= rate * 6 && lt <= rate, "lt_bw {lt} B/s against the policer's {rate}");
-    let i1 = i0 + p.log[i0..].iter().position(|s| s.m.bw != lt).expect("lt_bw dropped again");
+    let i1 = i0 + p.log[i0..].iter().position(|s| !s.m.lt_use_bw).expect("lt_bw dropped again");
     for s in &p.log[i0..i1] {
+        assert_eq!(s.m.bw, lt, "bbr_bw is lt_bw while it is used");
         // bbr_update_gains: PROBE_BW paces at gain 1 while lt_use_bw (no 5/4 probe, no 3/4 drain).
         assert_eq!((s.m.mode, s.m.pacing_gain), ("probe_bw", 256), "{s:?}");
     }

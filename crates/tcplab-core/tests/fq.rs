@@ -360,12 +360,13 @@ fn a_cubic_flow_through_fq_leaves_at_len_over_its_pacing_rate() {
     assert!(d.len() > 100, "{}", d.len());
     assert!(r.links[0].fq_flows >= 1 && r.links[0].fq_throttled > 0, "fq held the data: {:?}", r.links[0]);
     // Bursts: the segments TCP sent at one instant. After the first 10 data segments
-    // (`tcp_update_skb_after_send` paces from the 10th on, as the original fq spared the first
-    // ten), each two-segment skb leaves 2·len/rate after the one before: segment k of a burst
-    // leaves between (k − 1)·δ and k·δ (+ one serialisation) after the burst's first, δ the
-    // per-segment len/rate at the rate in force when TCP sent them, less up to δ/2 when the
-    // burst's first skb was sent late ("take into account OS jitter": its len/rate shrinks by
-    // the time since the departure it was due).
+    // (`tcp_update_skb_after_send` paces from the skb holding the 10th on, as the original fq
+    // spared the first ten), each two-segment skb leaves 2·len/rate after the one before:
+    // segment k of a burst (skb ⌊k/2⌋) leaves 2·⌊k/2⌋·δ (+ one serialisation for the skb's
+    // second) after the burst's first, δ the per-segment len/rate at the rate in force when TCP
+    // sent them, less up to δ (half of the first skb's 2δ) when the burst's first skb was sent
+    // late ("take into account OS jitter": its len/rate shrinks by up to half, by the time since
+    // the departure it was due).
     let mut checked = 0;
     let mut i = 10;
     while i < d.len() {
@@ -378,7 +379,9 @@ fn a_cubic_flow_through_fq_leaves_at_len_over_its_pacing_rate() {
         for (k, x) in burst.iter().enumerate().skip(1) {
             let off = x.1 - burst[0].1;
             let k = k as i64;
-            assert!(off >= (k - 1) * delta - delta / 2 - 2 && off <= k * delta + tx + 2, "burst at {t}: segment {k} left {off} ns after the first; δ {delta} ns");
+            let skb = 2 * (k / 2) * delta;
+            let lo = if k < 2 { 0 } else { skb - delta };
+            assert!(off >= lo - 2 && off <= skb + (k % 2) * tx + 2, "burst at {t}: segment {k} left {off} ns after the first; δ {delta} ns");
             checked += 1;
         }
         i += burst.len();

@@ -25,8 +25,10 @@ fn linux_rate(cwnd: u64, packets_out: u64, ratio: u64, srtt: Time) -> u64 {
 }
 
 /// len/rate in ns.
-fn len_ns(rate: u64) -> Time {
-    MSS * 1_000_000_000 / rate
+/// The pacing time of a skb of `segs` full segments (`tcp_update_skb_after_send` divides the
+/// skb's whole length by the rate once).
+fn skb_ns(segs: u64, rate: u64) -> Time {
+    segs * MSS * 1_000_000_000 / rate
 }
 
 #[test]
@@ -72,9 +74,9 @@ fn paced_segments_leave_len_over_rate_apart_in_two_segment_skbs() {
     h.recv(ms(100), [data(21), data(22)]);
     let rate = linux_rate(21, 21, 200, ms(100));
     assert_eq!(h.info().pacing_rate, Some(rate));
-    // tcp_update_skb_after_send: the first segment's len/rate less the credit of a late send
-    // (at most half of it: the departure time was long past), the second's whole.
-    let next = ms(100) + (len_ns(rate) - len_ns(rate) / 2) + len_ns(rate);
+    // tcp_update_skb_after_send, once for the skb: its len/rate less the credit of a late send
+    // (at most half of it: the departure time was long past), so one segment's time.
+    let next = ms(100) + (skb_ns(2, rate) - skb_ns(2, rate) / 2);
     assert_eq!(h.conn.snd.core.pacer.next, next);
     assert_eq!(h.deadline(TimerKind::Pacing), Some(next));
     // The ACK of segment 2 at 101 ms opens the window by two; tcp_pacing_check holds them.
@@ -83,7 +85,7 @@ fn paced_segments_leave_len_over_rate_apart_in_two_segment_skbs() {
     // The pacing timer sends them at the departure time, again as one skb of two.
     h.recv(next, [data(23), data(24)]);
     let rate2 = linux_rate(22, 22, 200, h.info().srtt.unwrap());
-    let next2 = next + 2 * len_ns(rate2);
+    let next2 = next + skb_ns(2, rate2);
     assert_eq!(h.conn.snd.core.pacer.next, next2);
     // Nothing leaves before the next departure time, even with the window open.
     h.send(next + 1, ack(1 + 4 * MSS));

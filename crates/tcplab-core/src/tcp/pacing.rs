@@ -31,7 +31,8 @@ pub const MIN_TSO_SEGS: u32 = 2;
 pub const TSO_RTT_LOG: u32 = 9;
 /// `GSO_LEGACY_MAX_SIZE`, the default `sk_gso_max_size`.
 pub const GSO_MAX_SIZE: u64 = 65536;
-/// `tcp_update_skb_after_send` paces only once `tp->data_segs_out >= 10`.
+/// `tcp_update_skb_after_send` paces only once `tp->data_segs_out >= 10`, counting the skb it
+/// paces.
 pub const UNPACED_SEGS: u64 = 10;
 
 /// Linux's `tcp_update_pacing_rate`: rate = mss · max(cwnd, packets_out) / srtt, times
@@ -77,6 +78,12 @@ pub struct Pacer {
     segs_out: u64,
     /// The present skb's departure time (`skb->tstamp`, set by `__tcp_transmit_skb`).
     skb_edt: Time,
+    /// The present skb's payload so far, the credit it started with (`tcp_wstamp_ns` less its
+    /// prior value) and what it has added to `next` so far: `tcp_update_skb_after_send` runs once
+    /// a skb, on its whole length, and the segments here go one at a time.
+    skb_bytes: u64,
+    skb_credit: Time,
+    skb_paced: Time,
 }
 
 impl Pacer {
@@ -87,36 +94,41 @@ impl Pacer {
         now >= self.next || (self.skb_at == now && self.skb_segs > 0 && self.skb_segs < self.skb_goal)
     }
 
-    /// A segment of `len` bytes left at `now`: Linux's `tcp_update_skb_after_send` advances the
-    /// departure time by len / rate (once ten data segments have gone), less up to half of it as
-    /// credit for a late send ("take into account OS jitter"). `goal`: the skb size in segments
-    /// (`tcp_tso_autosize`) should a new skb start here. Returns the segment's earliest
+    /// A segment of `len` bytes left at `now`. Linux's `tcp_update_skb_after_send` runs once a skb,
+    /// after `__tcp_transmit_skb` has counted its segments in `data_segs_out`: once that count is
+    /// 10 or more it advances the departure time by the skb's len / rate, less up to half of it
+    /// as credit for a late send ("take into account OS jitter": the credit is how far
+    /// `tcp_write_xmit` moved `tcp_wstamp_ns` up to now). The segments of a skb go one at a time
+    /// here, so each adds what the skb's length so far adds to that sum. `goal`: the skb size in
+    /// segments (`tcp_tso_autosize`) should a new skb start here. Returns the segment's earliest
     /// departure time: its skb's, `max(tcp_wstamp_ns, now)` when the skb left
     /// (`__tcp_transmit_skb`'s `skb_set_delivery_time`), which fq honours.
     pub fn on_send(&mut self, now: Time, len: u64, rate: Option<u64>, goal: u32) -> Time {
-        let prior = self.next;
         let new_skb = !(self.skb_at == now && self.skb_segs > 0 && self.skb_segs < self.skb_goal);
         if new_skb {
+            let prior = self.next;
             self.skb_at = now;
             self.skb_segs = 0;
             self.skb_goal = goal.max(1);
             // tcp_write_xmit: `tp->tcp_wstamp_ns = max(tp->tcp_wstamp_ns, tp->tcp_clock_cache)`.
             self.next = self.next.max(now);
             self.skb_edt = self.next;
+            self.skb_bytes = 0;
+            self.skb_credit = self.next - prior;
+            self.skb_paced = 0;
         }
         self.skb_segs += 1;
         self.segs_out += 1;
+        self.skb_bytes += len;
         let edt = self.skb_edt;
         let Some(rate) = rate.filter(|&r| r > 0) else { return edt };
-        if self.segs_out <= UNPACED_SEGS {
+        if self.segs_out < UNPACED_SEGS {
             return edt;
         }
-        let mut len_ns = (len as u128 * 1_000_000_000 / rate as u128) as u64;
-        if new_skb {
-            let credit = self.next - prior;
-            len_ns -= (len_ns / 2).min(credit);
-        }
-        self.next += len_ns;
+        let mut len_ns = (self.skb_bytes as u128 * 1_000_000_000 / rate as u128) as u64;
+        len_ns -= (len_ns / 2).min(self.skb_credit);
+        self.next += len_ns - self.skb_paced;
+        self.skb_paced = len_ns;
         edt
     }
 }
@@ -149,17 +161,41 @@ mod tests {
     #[test]
     fn departures_are_spaced_by_len_over_rate_after_ten_segments() {
         let mut p = Pacer::default();
-        for _ in 0..10 {
+        for _ in 0..9 {
             assert!(p.may_send(0));
             p.on_send(0, 1000, Some(1_000_000), 1);
         }
-        assert_eq!(p.next, 0, "the first ten segments are not paced");
+        assert_eq!(p.next, 0, "the first nine segments are not paced");
+        // The skb that brings data_segs_out to 10 is paced (the count includes it).
         p.on_send(0, 1000, Some(1_000_000), 1);
         assert_eq!(p.next, MS);
         assert!(!p.may_send(MS - 1));
         assert!(p.may_send(MS));
+        p.on_send(MS, 1000, Some(1_000_000), 1);
+        assert_eq!(p.next, 2 * MS);
         // Sent 0.4 ms late: up to half of len/rate is credited.
-        p.on_send(MS + 400_000, 1000, Some(1_000_000), 1);
-        assert_eq!(p.next, MS + 400_000 + 600_000);
+        p.on_send(2 * MS + 400_000, 1000, Some(1_000_000), 1);
+        assert_eq!(p.next, 2 * MS + 400_000 + 600_000);
+    }
+
+    /// `tcp_update_skb_after_send` runs once a skb, on its whole length: a skb of two segments
+    /// sent long after its time is credited half of its 2 ms (1 ms), not half of its first
+    /// segment's time.
+    #[test]
+    fn the_late_credit_is_half_of_the_whole_skbs_time() {
+        let mut p = Pacer::default();
+        for _ in 0..10 {
+            p.on_send(0, 1000, Some(1_000_000), 1);
+        }
+        assert_eq!(p.next, MS);
+        let t = 50 * MS;
+        assert_eq!(p.on_send(t, 1000, Some(1_000_000), 2), t);
+        assert!(p.may_send(t), "the skb's second segment leaves with it");
+        assert_eq!(p.on_send(t, 1000, Some(1_000_000), 2), t);
+        assert_eq!(p.next, t + MS, "2 ms less min(1 ms, the 49 ms of credit)");
+        // The next skb, on time: no credit, its whole 2 ms.
+        p.on_send(t + MS, 1000, Some(1_000_000), 2);
+        p.on_send(t + MS, 1000, Some(1_000_000), 2);
+        assert_eq!(p.next, t + 3 * MS);
     }
 }

@@ -262,7 +262,13 @@ impl TcpSender {
         c.ack_rtt = None;
         c.ack_maybe_delayed = false;
         if c.cc_owns {
-            c.ack_prior_pipe = c.flight_size().saturating_sub(c.sb.sacked_bytes().saturating_sub(newly_sacked));
+            // tcp_ack's prior_in_flight: before this ACK's SACKs and loss marks (the transmit
+            // record has not taken them yet; the scoreboard has, so they are added back).
+            c.ack_prior_pipe = if c.txq_on && c.cfg.loss == super::config::LossModel::Rack {
+                c.txq.in_flight(c.snd_una)
+            } else {
+                c.flight_size().saturating_sub(c.sb.sacked_bytes().saturating_sub(newly_sacked))
+            };
         }
         c.ack_ece = c.ecn_ok && seg.ece();
         c.ack_tsecr = if c.ts_on && seg.ts && seg.tsecr != 0 { Some(seg.tsecr) } else { None };
@@ -308,7 +314,7 @@ impl TcpSender {
         }
         // Linux `tcp_ack` → `tcp_cong_control`: a controller with `cong_control` (BBR) sees
         // every ACK, after loss detection and before the recovery's sends (`tcp_xmit_recovery`).
-        if c.cc_owns {
+        if c.cc_owns && !self.rec.caps().own_cc_control {
             let ca = if self.rec.recovering(c) {
                 CaPhase::Recovery
             } else if c.slow_start_after_rto && c.snd_una < c.recover {

@@ -561,6 +561,19 @@ impl SenderCore {
         self.flight_size().saturating_sub(sacked)
     }
 
+    /// What a controller that owns the window (BBR) reads as `tcp_packets_in_flight`: with
+    /// Linux's recovery (`loss = "rack"`, whose transmit record keeps the lost marks) Linux's own
+    /// count, packets out less SACKed and lost plus retransmissions in flight (`TxQueue::in_flight`);
+    /// otherwise the pipe estimate. A recovery that has marked most of the window lost leaves
+    /// little in flight, so PROBE_RTT's 4 packets are reached as soon as the kernel reaches them.
+    pub(super) fn cc_in_flight(&self) -> u64 {
+        if self.txq_on && self.cfg.loss == super::config::LossModel::Rack {
+            self.txq.in_flight(self.snd_una)
+        } else {
+            self.pipe_estimate()
+        }
+    }
+
     /// Linux `tcp_cong_control` with a `cong_control` controller (BBR's `bbr_main`): the
     /// controller sees every ACK, `acked_sacked` bytes newly delivered, in whatever state
     /// (`ca`), and sets the window and its pacing rate.
@@ -569,7 +582,7 @@ impl SenderCore {
             delivered_seq: self.txq.delivered(),
             lost: self.txq.lost(),
             prior_pipe: self.ack_prior_pipe,
-            pipe: self.pipe_estimate(),
+            pipe: self.cc_in_flight(),
             ca,
             wstamp: self.wstamp(),
             ack_maybe_delayed: self.ack_maybe_delayed,

@@ -910,6 +910,7 @@ impl CongestionControl for Bbr {
             cycle_idx: self.cycle_idx,
             round: self.rtt_cnt,
             inflight_target: self.inflight(self.max_bw(), BBR_UNIT),
+            lt_use_bw: self.lt_use_bw,
         })
     }
 }

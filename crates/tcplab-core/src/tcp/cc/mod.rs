@@ -397,6 +397,8 @@ pub struct CcModel {
     /// The in-flight target at gain 1, packets (`bbr_inflight(bw, BBR_UNIT)`: BDP plus the
     /// quantization budget), which DRAIN drains to.
     pub inflight_target: u64,
+    /// The long-term (policer) estimate is in use (`lt_use_bw`): `bw` is `lt_bw`.
+    pub lt_use_bw: bool,
 }
 
 /// Half the window, min(cwnd, rwnd) / 2, at least 2·SMSS: ns-2's `slowdown(CLOSE_SSTHRESH_HALF)`

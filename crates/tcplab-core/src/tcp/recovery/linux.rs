@@ -30,7 +30,7 @@ use crate::tcp::loss::ReoWndEvent;
 use super::prr::{Prr, PrrAck};
 use super::{Caps, Delivered, Recovery};
 use crate::tcp::config::TcpConfig;
-use crate::tcp::cc::CongestionEvent;
+use crate::tcp::cc::{CaPhase, CongestionEvent};
 use crate::tcp::gate::{Ask, Limit, SendKind};
 use crate::tcp::state::{OutSeg, SenderCore, XmitTimer};
 
@@ -544,7 +544,7 @@ impl Recovery for LinuxRecovery {
     /// out within cwnd − in_flight, which leaves SACKed segments out); the SACK marks survive an
     /// RTO (`tcp_timeout_mark_lost` keeps `TCPCB_SACKED_ACKED` unless the receiver reneged).
     fn caps(&self) -> Caps {
-        Caps { sack_dupacks: !self.reno, own_limited_transmit: true, keeps_scoreboard_on_timeout: true, ecn_cwr: true, ..Caps::STANDARD }
+        Caps { sack_dupacks: !self.reno, own_limited_transmit: true, keeps_scoreboard_on_timeout: true, ecn_cwr: true, own_cc_control: true, ..Caps::STANDARD }
     }
 
     fn on_delivered(&mut self, s: &SenderCore, d: Delivered) {
@@ -764,6 +764,20 @@ impl Recovery for LinuxRecovery {
         // reduction for it).
         if self.ca == Ca::Open && s.ecn_ok && s.ack_ece && !s.cc_owns && !self.scan(s).lost {
             self.enter_cwr(s);
+        }
+        // tcp_ack → tcp_cong_control, after tcp_fastretrans_alert (Recovery entered on the ACK
+        // whose losses were just marked) and before tcp_xmit_recovery: a controller that owns
+        // the window (BBR's bbr_main) sees this ACK's state and tcp_packets_in_flight.
+        if s.cc_owns {
+            if self.ca.below_recovery() && self.scan(s).lost {
+                self.enter_recovery(s, s.ack_ece);
+            }
+            let ca = match self.ca {
+                Ca::Recovery => CaPhase::Recovery,
+                Ca::Loss => CaPhase::Loss,
+                _ => CaPhase::Open,
+            };
+            s.cc_control(s.snd_una.saturating_sub(self.prior_una), ca);
         }
         let sent = self.repair(s, out);
         // tcp_fastretrans_alert, D, in CA_Open ("tp->retrans_stamp = 0"), and tcp_try_to_open

@@ -47,10 +47,15 @@ pub struct Caps {
     /// The strategy makes ECN's window reduction itself (Linux's CWR state, `tcp_enter_cwr`);
     /// otherwise the core reduces at once on an ECE ACK (RFC 3168 §6.1.2).
     pub ecn_cwr: bool,
+    /// The strategy hands each ACK to a controller that owns the window (BBR,
+    /// `SenderCore::cc_control`) itself, where Linux's `tcp_ack` calls `tcp_cong_control`: after
+    /// its state machine (`tcp_fastretrans_alert`: the state entered or left, the losses marked)
+    /// and before its sends (`tcp_xmit_recovery`). Otherwise the core does, before `send`.
+    pub own_cc_control: bool,
 }
 
 impl Caps {
-    pub const STANDARD: Caps = Caps { sack_dupacks: false, own_limited_transmit: false, gbn_skips_sacked: true, keeps_scoreboard_on_timeout: false, ecn_cwr: false };
+    pub const STANDARD: Caps = Caps { sack_dupacks: false, own_limited_transmit: false, gbn_skips_sacked: true, keeps_scoreboard_on_timeout: false, ecn_cwr: false, own_cc_control: false };
 }
 
 /// What an ACK delivered, for a strategy that paces its repair by it (RFC 6937 / RFC 9937 PRR:
