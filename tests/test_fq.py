@@ -59,7 +59,7 @@ def test_cubic_over_fq_leaves_at_len_over_its_pacing_rate(over_fq):
     d = departures(over_fq)
     assert len(d) > 100
     checked = 0
-    i = 10  # tcp_update_skb_after_send paces from the 10th data segment on
+    i = 10  # tcp_update_skb_after_send paces from the skb holding the 10th data segment on
     while i < len(d):
         t = d[i][0]
         burst = [x for x in d[i:] if x[0] == t]
@@ -69,9 +69,12 @@ def test_cubic_over_fq_leaves_at_len_over_its_pacing_rate(over_fq):
         wire = (MSS + 52) * 8 / RATE
         for k, x in enumerate(burst[1:], start=1):
             off = x[1] - burst[0][1]
-            # Segment k of a burst: (k - 1)·len/rate to k·len/rate after the first (two-segment
-            # skbs), less up to half a len/rate for a late first skb.
-            assert (k - 1) * delta - delta / 2 - 1e-8 <= off <= k * delta + wire + 1e-8, (t, k, off, delta)
+            # Segment k of a burst belongs to two-segment skb k // 2, which leaves 2·(k // 2)·len/rate
+            # after the first (the skb's second segment one serialisation after its first), less
+            # up to half of the first skb's 2·len/rate when it was sent late.
+            skb = 2 * (k // 2) * delta
+            lo = 0.0 if k < 2 else skb - delta
+            assert lo - 1e-8 <= off <= skb + (k % 2) * wire + 1e-8, (t, k, off, delta)
             checked += 1
         i += len(burst)
     assert checked > 50

@@ -189,8 +189,12 @@ pub struct Bbr {
     min_rtt_stamp: u64,
     /// The jiffy after which PROBE_RTT's 200 ms are over (None: not yet at 4 packets).
     probe_rtt_done_stamp: Option<u64>,
-    /// `tcp_jiffies32`, the clock of the two stamps above (`Jiffies::of` the configuration).
+    /// `tcp_jiffies32`, the clock of the two stamps above (`Jiffies::of` the configuration), its
+    /// reading at `now`, and the min_rtt window and PROBE_RTT's 200 ms in its jiffies.
     clock: Jiffies,
+    now_j: u64,
+    min_rtt_win_j: u64,
+    probe_rtt_j: u64,
     prev_ca_state: CaPhase,
     packet_conservation: bool,
     round_start: bool,
@@ -255,6 +259,10 @@ impl Bbr {
             min_rtt_stamp: 0,
             probe_rtt_done_stamp: None,
             clock: Jiffies::of(cfg),
+            now_j: 0,
+            // bbr_min_rtt_win_sec * HZ; msecs_to_jiffies(bbr_probe_rtt_mode_ms).
+            min_rtt_win_j: Jiffies::of(cfg).usecs_to_jiffies(MIN_RTT_WIN / 1000),
+            probe_rtt_j: Jiffies::of(cfg).usecs_to_jiffies(PROBE_RTT_MODE / 1000),
             prev_ca_state: CaPhase::Open,
             packet_conservation: false,
             round_start: false,
@@ -679,7 +687,7 @@ impl Bbr {
 
     /// `bbr_check_probe_rtt_done`: after 200 ms (and a round) at 4 packets, restore the cwnd.
     fn check_probe_rtt_done(&mut self) {
-        let now = self.clock.at(self.now);
+        let now = self.now_j;
         if !self.probe_rtt_done_stamp.is_some_and(|d| now > d) {
             return;
         }
@@ -691,8 +699,8 @@ impl Bbr {
     /// `bbr_update_min_rtt`: the 10 s min_rtt window, and PROBE_RTT when it expires.
     fn update_min_rtt(&mut self, rs: &Rs) {
         // after(tcp_jiffies32, min_rtt_stamp + bbr_min_rtt_win_sec * HZ)
-        let now = self.clock.at(self.now);
-        let filter_expired = now > self.min_rtt_stamp + self.clock.usecs_to_jiffies(MIN_RTT_WIN / 1000);
+        let now = self.now_j;
+        let filter_expired = now > self.min_rtt_stamp + self.min_rtt_win_j;
         // An expired window takes the next sample unless it may include a delayed ACK.
         if rs.rtt_us >= 0 && ((rs.rtt_us as u64) < self.min_rtt_us as u64 || (filter_expired && !rs.is_ack_delayed)) {
             self.min_rtt_us = rs.rtt_us.min(u32::MAX as i64 - 1) as u32;
@@ -708,7 +716,7 @@ impl Bbr {
             self.app_limited_request = true;
             if self.probe_rtt_done_stamp.is_none() && self.inflight <= CWND_MIN_TARGET {
                 // tcp_jiffies32 + msecs_to_jiffies(bbr_probe_rtt_mode_ms)
-                self.probe_rtt_done_stamp = Some(now + self.clock.usecs_to_jiffies(PROBE_RTT_MODE / 1000));
+                self.probe_rtt_done_stamp = Some(now + self.probe_rtt_j);
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = self.delivered_seq;
             } else if self.probe_rtt_done_stamp.is_some() {
@@ -783,6 +791,7 @@ impl CongestionControl for Bbr {
     /// `bbr_main`: update the model (`bbr_update_model`), then the pacing rate and the window.
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         self.now = a.now;
+        self.now_j = self.clock.at(a.now);
         self.wstamp = a.wstamp;
         self.cwnd = (w.cwnd / self.mss).max(1);
         let rs = self.rate_sample(a);
@@ -815,9 +824,10 @@ impl CongestionControl for Bbr {
     /// 10th data segment on).
     fn on_established(&mut self, w: &mut Window, now: Time, srtt: Option<Time>, min_rtt: Option<Time>) {
         self.now = now;
+        self.now_j = self.clock.at(now);
         self.cwnd = (w.cwnd / self.mss).max(1);
         self.min_rtt_us = min_rtt.map_or(u32::MAX, |m| (m / 1000).min(u32::MAX as u64 - 1) as u32);
-        self.min_rtt_stamp = self.clock.at(now);
+        self.min_rtt_stamp = self.now_j;
         self.has_seen_rtt = false;
         self.init_pacing_rate_from_rtt(srtt);
     }
@@ -854,6 +864,7 @@ impl CongestionControl for Bbr {
                 self.ack_epoch_mstamp = now;
                 self.ack_epoch_acked = 0;
                 self.now = now;
+                self.now_j = self.clock.at(now);
                 if self.mode == Mode::ProbeBw {
                     self.set_pacing_rate(self.bw(), BBR_UNIT, None);
                 } else if self.mode == Mode::ProbeRtt {
