@@ -363,18 +363,24 @@ fn probe_bw_phases_advance_per_min_rtt() {
     assert!(worst < ms(16), "queueing delay up to {worst} ns");
 }
 
-#[test]
-fn probe_rtt_after_ten_seconds_without_a_lower_min_rtt_for_200_ms_at_4_packets() {
-    let mut p = Path::new(Some(1));
-    p.run_until(ms(11_500));
-    let enter = p.log.iter().position(|s| s.m.mode == "probe_rtt").expect("PROBE_RTT entered");
-    // The last time min_rtt was lowered before it (bbr_update_min_rtt's min_rtt_stamp).
-    let mut last_min_at = p.log.iter().find(|s| s.m.min_rtt.is_some()).unwrap().t;
-    for w in p.log[..enter].windows(2) {
+/// The first ACK in PROBE_RTT, and the last time min_rtt was lowered before it
+/// (`bbr_update_min_rtt`'s `min_rtt_stamp`).
+fn probe_rtt_entry(log: &[Snap]) -> (usize, Time) {
+    let enter = log.iter().position(|s| s.m.mode == "probe_rtt").expect("PROBE_RTT entered");
+    let mut last_min_at = log.iter().find(|s| s.m.min_rtt.is_some()).unwrap().t;
+    for w in log[..enter].windows(2) {
         if w[1].m.min_rtt != w[0].m.min_rtt {
             last_min_at = w[1].t;
         }
     }
+    (enter, last_min_at)
+}
+
+#[test]
+fn probe_rtt_after_ten_seconds_without_a_lower_min_rtt_for_200_ms_at_4_packets() {
+    let mut p = Path::new(Some(1));
+    p.run_until(ms(11_500));
+    let (enter, last_min_at) = probe_rtt_entry(&p.log);
     let t_enter = p.log[enter].t;
     // bbr_update_min_rtt: "filter_expired = after(now, min_rtt_stamp + bbr_min_rtt_win_sec·HZ)":
     // the first ACK more than 10 s after the stamp.
@@ -412,13 +418,7 @@ fn probe_rtt_counts_the_connections_jiffies() {
         c.jiffy_offset = tcplab_core::units::Duration(off);
     });
     p.run_until(ms(11_500));
-    let enter = p.log.iter().position(|s| s.m.mode == "probe_rtt").expect("PROBE_RTT entered");
-    let mut last_min_at = p.log.iter().find(|s| s.m.min_rtt.is_some()).unwrap().t;
-    for w in p.log[..enter].windows(2) {
-        if w[1].m.min_rtt != w[0].m.min_rtt {
-            last_min_at = w[1].t;
-        }
-    }
+    let (enter, last_min_at) = probe_rtt_entry(&p.log);
     let stamp = jiffy(last_min_at);
     assert!(jiffy(p.log[enter].t) > stamp + 2500, "entered in jiffy {}, stamp {stamp}", jiffy(p.log[enter].t));
     assert!(jiffy(p.log[enter - 1].t) <= stamp + 2500, "the ACK before was already past the window");

@@ -264,7 +264,7 @@ impl TcpSender {
         if c.cc_owns {
             // tcp_ack's prior_in_flight: before this ACK's SACKs and loss marks (the transmit
             // record has not taken them yet; the scoreboard has, so they are added back).
-            c.ack_prior_pipe = if c.txq_on && c.cfg.loss == super::config::LossModel::Rack {
+            c.ack_prior_pipe = if c.linux_marks() {
                 c.txq.in_flight(c.snd_una)
             } else {
                 c.flight_size().saturating_sub(c.sb.sacked_bytes().saturating_sub(newly_sacked))

@@ -561,13 +561,20 @@ impl SenderCore {
         self.flight_size().saturating_sub(sacked)
     }
 
+    /// Linux's recovery runs (`loss = "rack"`): the transmit record keeps Linux's per-segment marks
+    /// (SACKed, lost, retransmitted) and counts in flight as `tcp_packets_in_flight` does.
+    #[inline]
+    pub(super) fn linux_marks(&self) -> bool {
+        self.txq_on && self.cfg.loss == super::config::LossModel::Rack
+    }
+
     /// What a controller that owns the window (BBR) reads as `tcp_packets_in_flight`: with
     /// Linux's recovery (`loss = "rack"`, whose transmit record keeps the lost marks) Linux's own
     /// count, packets out less SACKed and lost plus retransmissions in flight (`TxQueue::in_flight`);
     /// otherwise the pipe estimate. A recovery that has marked most of the window lost leaves
     /// little in flight, so PROBE_RTT's 4 packets are reached as soon as the kernel reaches them.
     pub(super) fn cc_in_flight(&self) -> u64 {
-        if self.txq_on && self.cfg.loss == super::config::LossModel::Rack {
+        if self.linux_marks() {
             self.txq.in_flight(self.snd_una)
         } else {
             self.pipe_estimate()
@@ -673,7 +680,7 @@ impl SenderCore {
     pub(super) fn sacktag_blocks(&self, seg: &Segment) -> ([SackBlock; MAX_SACK_BLOCKS], usize) {
         let mut out = [SackBlock::default(); MAX_SACK_BLOCKS];
         let mut n = 0;
-        let whole = self.txq_on && self.cfg.loss == super::config::LossModel::Rack;
+        let whole = self.linux_marks();
         for b in seg.sack_blocks() {
             let kept = if whole { self.txq.whole_records(b.left, b.right) } else { Some((b.left, b.right)) };
             if let Some((left, right)) = kept {

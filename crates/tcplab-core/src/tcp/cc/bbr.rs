@@ -247,6 +247,7 @@ impl Bbr {
     pub fn new(cfg: &TcpConfig) -> Self {
         let mss = cfg.mss.0.max(1);
         let iw = (cfg.initial_window.bytes(mss as u32) / mss).max(1);
+        let clock = Jiffies::of(cfg);
         let mut b = Bbr {
             mss,
             rng: RngStream::new(0, "tcp:bbr"),
@@ -258,11 +259,11 @@ impl Bbr {
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
             probe_rtt_done_stamp: None,
-            clock: Jiffies::of(cfg),
+            clock,
             now_j: 0,
             // bbr_min_rtt_win_sec * HZ; msecs_to_jiffies(bbr_probe_rtt_mode_ms).
-            min_rtt_win_j: Jiffies::of(cfg).usecs_to_jiffies(MIN_RTT_WIN / 1000),
-            probe_rtt_j: Jiffies::of(cfg).usecs_to_jiffies(PROBE_RTT_MODE / 1000),
+            min_rtt_win_j: clock.usecs_to_jiffies(MIN_RTT_WIN / 1000),
+            probe_rtt_j: clock.usecs_to_jiffies(PROBE_RTT_MODE / 1000),
             prev_ca_state: CaPhase::Open,
             packet_conservation: false,
             round_start: false,

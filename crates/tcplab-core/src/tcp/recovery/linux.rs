@@ -475,10 +475,8 @@ impl LinuxRecovery {
     /// `tcp_time_to_recover`: "the loss is proven", lost_out > 0), the reduction, and the
     /// retransmissions and new data the window allows. Returns whether anything was sent.
     fn repair(&mut self, s: &mut SenderCore, out: &mut Vec<OutSeg>) -> bool {
+        // Recovery is entered by the caller (the ACK's state machine, or the reordering timer).
         let sc = self.scan(s);
-        if self.ca.below_recovery() && sc.lost {
-            self.enter_recovery(s, s.ack_ece);
-        }
         let mut in_flight = sc.in_flight;
         if self.ca.in_reduction() {
             // tcp_cong_control → tcp_cwnd_reduction, once per ACK in CWR or Recovery.
@@ -765,13 +763,14 @@ impl Recovery for LinuxRecovery {
         if self.ca == Ca::Open && s.ecn_ok && s.ack_ece && !s.cc_owns && !self.scan(s).lost {
             self.enter_cwr(s);
         }
-        // tcp_ack → tcp_cong_control, after tcp_fastretrans_alert (Recovery entered on the ACK
-        // whose losses were just marked) and before tcp_xmit_recovery: a controller that owns
-        // the window (BBR's bbr_main) sees this ACK's state and tcp_packets_in_flight.
+        // tcp_fastretrans_alert: a loss marked below Recovery enters it (tcp_enter_recovery).
+        if self.ca.below_recovery() && self.scan(s).lost {
+            self.enter_recovery(s, s.ack_ece);
+        }
+        // tcp_ack → tcp_cong_control, after tcp_fastretrans_alert and before tcp_xmit_recovery:
+        // a controller that owns the window (BBR's bbr_main) sees this ACK's state and
+        // tcp_packets_in_flight.
         if s.cc_owns {
-            if self.ca.below_recovery() && self.scan(s).lost {
-                self.enter_recovery(s, s.ack_ece);
-            }
             let ca = match self.ca {
                 Ca::Recovery => CaPhase::Recovery,
                 Ca::Loss => CaPhase::Loss,
