@@ -88,17 +88,39 @@ def cleanup_cmd() -> None:
     click.echo(f"removed {len(gone)} namespace(s)" + (": " + ", ".join(gone) if gone else ""))
 
 
+@testbed_group.command("floor")
+@click.argument("experiment", type=click.Choice(["drops", "cwnd", "ecn", "bbr"]))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write every case's figures as JSON here.")
+def floor_cmd(experiment, runs, json_path) -> None:
+    """The kernel against itself: EXPERIMENT's own measure between every pair of its kept runs
+    (two or more output directories of `tcplab testbed experiments --only EXPERIMENT -o DIR`) and
+    between the simulator, run again on each case, and each run. No root needed."""
+    from . import floor
+    from .lab import TestbedError
+
+    try:
+        res = floor.measure(experiment, [Path(r) for r in runs])
+    except TestbedError as e:
+        _fail(str(e))
+    if json_path:
+        Path(json_path).write_text(json.dumps(res, indent=1, default=str))
+    click.echo(floor.report(res))
+
+
 @testbed_group.command("experiments")
 @click.option("-o", "--out", "out", type=click.Path(file_okay=False), default="testbed-experiments", show_default=True)
 @click.option("--only", multiple=True, help="Run only these experiments (boxacc, seddigh, table2, allman, loss, drops, cwnd, ecn, bbr).")
 @click.option("--quick", is_flag=True, help="Fewer repetitions and sizes (a check that it runs).")
-def experiments_cmd(out, only, quick) -> None:
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run everything K times (OUT/run1 ... OUT/runK) and measure the kernel against itself (OUT/floor.md; drops, cwnd, ecn, bbr).")
+def experiments_cmd(out, only, quick, repeat) -> None:
     """Run the experiments of docs/testbed.md on the real stack and in the simulator; write
     OUT/experiments.md (tables) and OUT/experiments.json."""
     from . import experiments
 
     try:
-        text = experiments.run_all(Path(out), only=list(only), quick=quick)
+        text = experiments.run_all(Path(out), only=list(only), quick=quick, repeat=repeat)
     except ValueError as e:
         _fail(str(e))
     except experiments.TestbedError as e:

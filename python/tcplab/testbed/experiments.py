@@ -302,13 +302,32 @@ def drops_at_kernel_clocks(out: Path, hz: int = 250) -> tuple[str, dict]:
     return text, {"tick": tick, "cases": res, "ok": ok, "timed": timed}
 
 
-def run_all(out: Path, only: Optional[list] = None, quick: bool = False) -> str:
+def run_all(out: Path, only: Optional[list] = None, quick: bool = False, repeat: int = 1) -> str:
+    """Run the experiments `only` names (all by default) into `out` (experiments.md, .json and
+    one directory per experiment). With `repeat` = K > 1, all of them K times, into out/run1 ...
+    out/runK, and then, for each experiment the floor measures (`testbed/floor.py`), the kernel's
+    runs against each other beside the simulator against each run (out/floor.md, floor.json)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     names = only or list(EXPERIMENTS)
     bad = [n for n in names if n not in EXPERIMENTS]
     if bad:
         raise ValueError(f"unknown experiment {', '.join(bad)} (experiments: {', '.join(EXPERIMENTS)})")
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
+    if repeat > 1:
+        from . import floor
+
+        runs = [out / f"run{k}" for k in range(1, repeat + 1)]
+        texts = [f"# run {k}\n\n{run_all(r, names, quick)}" for k, r in enumerate(runs, 1)]
+        fl, fdata = [], {}
+        for n in names:
+            if n in floor.EXPERIMENTS:
+                fdata[n] = floor.measure(n, runs)
+                fl.append(f"## {n}: the kernel against itself\n\n{floor.report(fdata[n])}\n")
+        (out / "floor.json").write_text(json.dumps(fdata, indent=1, default=str))
+        (out / "floor.md").write_text("\n".join(fl) + "\n")
+        return "\n".join(texts + fl)
     texts, data = [], {}
     jpath = out / "experiments.json"
     if jpath.exists():

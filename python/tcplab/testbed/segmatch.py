@@ -85,11 +85,12 @@ def _segments(path, port: int, n: int) -> List[Tuple[float, Seg, bool]]:
     return out
 
 
-def match(real_pcap, sim_pcap, port: int, n: int = 500, context: int = 3) -> SegMatch:
+def match(real_pcap, sim_pcap, port: int, n: int = 500, context: int = 3, port_b: Optional[int] = None) -> SegMatch:
     """Compare the first `n` segments the data sender of connection `port` sent, kernel against
-    simulator (see the module's doc)."""
+    simulator (see the module's doc). `port_b`, when the second capture's connection has another
+    client port (two kernel runs compared with each other, `testbed/floor.py`)."""
     r = _segments(real_pcap, port, n)
-    s = _segments(sim_pcap, port, n)
+    s = _segments(sim_pcap, port if port_b is None else port_b, n)
     k = min(len(r), len(s))
     same = 0
     while same < k and r[same][1] == s[same][1]:

@@ -1,0 +1,421 @@
+"""The kernel against itself: the floor under the testbed's comparisons (docs/testbed.md#the-floor).
+
+A testbed experiment compares the simulator with one run of the kernel. The kernel does not repeat
+itself exactly: the same case run again on the same testbed meets other host latencies, other
+wake-ups of the delay box and of the endpoints, and wherever a timer and an arrival race (a delayed
+ACK against the next segment, `tcp_tso_should_defer`'s 1 ms age test, the compressed SACK against a
+retransmission, CUBIC's next increment against the next loss) the race can go either way. A
+deterministic model sends one outcome of each race. So a goal that asks the simulator to agree with
+the kernel more closely than two runs of the kernel agree with each other cannot be met on that
+testbed by any model, and a comparison's verdict means little without the kernel's own agreement
+beside it.
+
+`drops(runs)`, `cwnd(runs)`, `ecn(runs)` and `bbr(runs)` take two or more kept output directories of the same
+experiment (`tcplab testbed experiments --only NAME -o DIR`) and apply each experiment's own
+measure, case by case, twice: between the kernel's runs (every pair of them, the earlier run as
+the reference) and between the simulator and each kernel run. The simulator is run again on each
+case's scenario (deterministic: the model as it is now, not the one the runs were analysed with).
+`tcplab testbed floor NAME DIR DIR [DIR ...]` prints the two side by side.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics as st
+import tempfile
+from pathlib import Path
+from typing import Optional, Sequence
+
+from . import TestbedError
+
+#: The experiments this module measures (each keeps its cases in the subdirectory of its name).
+EXPERIMENTS = ("drops", "cwnd", "ecn", "bbr")
+
+
+def common_cases(runs: Sequence[Path], sub: str, marker: str) -> list:
+    """The case directories' names present (with `marker` in them) under `run/sub/` of every run,
+    sorted. Raises TestbedError naming the run and what is missing when there is none."""
+    if len(runs) < 2:
+        raise TestbedError(f"the floor needs two runs of the experiment or more, got {len(runs)}")
+    sets = []
+    for r in runs:
+        base = Path(r) / sub
+        if not base.is_dir():
+            raise TestbedError(f"{r}: no {sub}/ directory (a kept output of `tcplab testbed experiments --only {sub} -o DIR`?)")
+        sets.append({d.name for d in base.iterdir() if (d / marker).exists()})
+    names = sorted(set.intersection(*sets))
+    if not names:
+        raise TestbedError(f"no case of {sub}/ with {marker} is in every run ({', '.join(str(r) for r in runs)})")
+    return names
+
+
+def _pairs(n: int) -> list:
+    return list(itertools.combinations(range(n), 2))
+
+
+# -- drops: segment by segment (testbed/segmatch.py) ---------------------------------------------
+
+def drops(runs: Sequence[Path], n: Optional[int] = None) -> dict:
+    """The `drops` experiment's measure (the data sender's first `n` segments: the same (seq,
+    len, SYN/FIN) and send times within max(1 ms, 2 %), `segmatch.match`) between every pair of
+    kernel runs and between the simulator and each run, case by case."""
+    from . import simulate
+    from .experiments import DROP_SEGMENTS
+    from . import segmatch
+
+    n = n or DROP_SEGMENTS
+    runs = [Path(r) for r in runs]
+    names = common_cases(runs, "drops", "testbed.json")
+    pairs = _pairs(len(runs))
+    cases = {}
+    with tempfile.TemporaryDirectory(prefix="tcplab-floor-") as tmp:
+        for name in names:
+            recs = [json.loads((r / "drops" / name / "testbed.json").read_text()) for r in runs]
+            if any(json.dumps(x["scenario"], sort_keys=True) != json.dumps(recs[0]["scenario"], sort_keys=True) for x in recs[1:]):
+                raise TestbedError(f"drops/{name}: the runs' scenarios differ (testbed.json): not the same case")
+            ports = [int(x["connections"][0]["sport"]) for x in recs]
+            caps = [r / "drops" / name / "real-sender.pcap" for r in runs]
+            sd = Path(tmp) / name
+            sd.mkdir()
+            simulate(recs[0]["scenario"], sd, ["sender"], sets=recs[0].get("sets", ()))
+            kk = {f"{i}-{j}": segmatch.match(caps[i], caps[j], ports[i], n=n, port_b=ports[j]) for i, j in pairs}
+            sk = [segmatch.match(caps[i], sd / "sim-sender.pcap", ports[i], n=n) for i in range(len(runs))]
+            cases[name] = {"kernel_kernel": {k: _seg(m) for k, m in kk.items()}, "sim_kernel": [_seg(m) for m in sk]}
+    summary = {"cases": len(names), "runs": [str(r) for r in runs],
+               "kernel_kernel": {f"{i}-{j}": _seg_sum(cases, lambda c, k=f"{i}-{j}": c["kernel_kernel"][k]) for i, j in pairs},
+               "sim_kernel": [_seg_sum(cases, lambda c, i=i: c["sim_kernel"][i]) for i in range(len(runs))]}
+    # Per case: the kernel agreeing with itself in every pair, and the simulator with every run.
+    steady = [c for c in cases.values() if all(v["ok"] for v in c["kernel_kernel"].values())]
+    summary["kernel_always"] = len(steady)
+    summary["sim_always"] = sum(all(v["ok"] for v in c["sim_kernel"]) for c in cases.values())
+    # Where the kernel repeats itself (every pair of its runs within the tolerance) a miss of the
+    # simulator is the model's; elsewhere the kernel's own outcome varies.
+    summary["sim_where_kernel_repeats"] = sum(all(v["ok"] for v in c["sim_kernel"]) for c in steady)
+    summary["kernel_repeats_cases"] = [n for n, c in cases.items() if all(v["ok"] for v in c["kernel_kernel"].values())]
+    summary["sim_misses_where_kernel_repeats"] = [n for n in summary["kernel_repeats_cases"] if not all(v["ok"] for v in cases[n]["sim_kernel"])]
+    return {"experiment": "drops", "segments": n, "cases": cases, "summary": summary}
+
+
+def _seg(m) -> dict:
+    return {"ok": m.ok, "same": m.same, "timed": m.timed, "compared": m.compared, "worst_dt_ms": m.worst_dt_ms, "late": m.late,
+            "first_diff": m.first_diff}
+
+
+def _seg_sum(cases: dict, pick) -> dict:
+    v = [pick(c) for c in cases.values()]
+    return {"ok": sum(x["ok"] for x in v), "same_cases": sum(x["first_diff"] is None for x in v), "timed": sum(x["timed"] for x in v),
+            "segments": sum(x["compared"] for x in v)}
+
+
+# -- cwnd: the window on a 10 ms grid (testbed/exp_cwnd.py) --------------------------------------
+
+def cwnd(runs: Sequence[Path]) -> dict:
+    """The `cwnd` experiment's measure (the median over a 10 ms grid of |cwnd − cwnd_ref| /
+    cwnd_ref, each side's window from its first data packet, up to the shorter transfer's end;
+    goodput from each capture) between every pair of kernel runs (the kernel's `ss` samples) and
+    between the simulator (its `tcp` series) and each run, per run; and per cell (variant, rate,
+    RTT) the median over its seeds, as the experiment's table gives it."""
+    from .. import api
+    from . import exp_cwnd as ec
+
+    runs = [Path(r) for r in runs]
+    names = common_cases(runs, "cwnd", "ss.tsv")
+    pairs = _pairs(len(runs))
+    cases = {}
+    for name in names:
+        dirs = [r / "cwnd" / name for r in runs]
+        metas = [json.loads((d / "scenario.json").read_text()) for d in dirs]
+        shortest = min(int(m["segments"]) for m in metas)
+        if any(_transfer_free(m, shortest) != _transfer_free(metas[0], shortest) for m in metas[1:]):
+            raise TestbedError(f"cwnd/{name}: the runs' scenarios or seeds differ (scenario.json): not the same case")
+        meta = metas[0]
+        payload = int(meta["payload"])
+        kern, invalid = [], []
+        for i, (d, m) in enumerate(zip(dirs, metas)):
+            cap = ec.capture_times(d / "real-sender.pcap", payload)
+            rows = ec.read_ss(d / "ss.tsv")
+            kern.append((cap, [r[0] - cap["t0"] for r in rows], [r[1] for r in rows]))
+            # As the experiment's table (`exp_cwnd.valid`): a run whose kernel was not sampled,
+            # or did not send every segment of the pattern again (the drop never reached it),
+            # is left out.
+            pattern = {x["segment"] for x in m["scenario"]["flows"][0].get("drops", [])}
+            if not rows or not pattern <= set(cap["retx_segments"]):
+                invalid.append(i)
+        with tempfile.TemporaryDirectory(prefix="tcplab-floor-") as tmp:
+            sim = api.run(meta["scenario"], seed=meta["seed"], series="tcp", pcap=Path(tmp) / "sim-sender.pcap")
+            scap = ec.capture_times(Path(tmp) / "sim-sender.pcap", payload)
+        s_t, s_c, _, _ = ec.sim_window(sim.series.tcp, payload)
+        s_rel = [t - scap["t0"] for t in s_t]
+
+        def err(i, b_cap, b_t, b_c, j=None):
+            cap_a, t_a, c_a = kern[i]
+            if not t_a or not b_t or i in invalid or j in invalid:
+                return None
+            end = min(cap_a["t1"] - cap_a["t0"], b_cap["t1"] - b_cap["t0"])
+            e = ec.window_error(t_a, c_a, b_t, b_c, end)
+            return {"median": e["median"], "p90": e["p90"], "points": e["points"], "mean_ratio": e["mean_ratio"],
+                    "goodput_ratio": b_cap["goodput_bps"] / cap_a["goodput_bps"]}
+
+        cases[name] = {"variant": meta["variant"], "rate": meta["rate"], "rtt_ms": meta["rtt_ms"], "seed": meta["seed"],
+                       "invalid_runs": invalid,
+                       "kernel_kernel": {f"{i}-{j}": err(i, *kern[j], j=j) for i, j in pairs},
+                       "sim_kernel": [err(i, scap, s_rel, s_c) for i in range(len(runs))]}
+    cells = {}
+    for c in cases.values():
+        cells.setdefault(f"{c['variant']}-{c['rate']}-{c['rtt_ms']:g}ms", []).append(c)
+    summary = {}
+    for key, cs in cells.items():
+        row = {"seeds": len(cs), "invalid": sum(len(c["invalid_runs"]) for c in cs), "kernel_kernel": {}, "sim_kernel": []}
+        for i, j in pairs:
+            row["kernel_kernel"][f"{i}-{j}"] = _median([c["kernel_kernel"][f"{i}-{j}"] for c in cs])
+        for i in range(len(runs)):
+            row["sim_kernel"].append(_median([c["sim_kernel"][i] for c in cs]))
+        summary[key] = row
+    return {"experiment": "cwnd", "runs": [str(r) for r in runs], "cases": cases, "cells": summary}
+
+
+def _transfer_free(meta: dict, shortest: int, seed: bool = True) -> str:
+    """A `cwnd` run's scenario and seed without what follows from the transfer's length (each run
+    is as long as the simulator of its day acknowledged in 10 s: its bytes, and the drops of the
+    pattern beyond the shorter length, `exp_cwnd.transfer_segments`), as comparable text."""
+    d = json.loads(json.dumps(meta["scenario"]))
+    for f in d.get("flows", []):
+        f.pop("bytes", None)
+        f["drops"] = [x for x in f.get("drops", []) if x.get("segment", 0) <= shortest]
+    return json.dumps({"scenario": d, "seed": meta["seed"] if seed else None}, sort_keys=True)
+
+
+
+def _median(errs: list) -> Optional[float]:
+    v = [e["median"] for e in errs if e and e["median"] is not None]
+    return st.median(v) if v else None
+
+
+# -- ecn: the reductions, paired, and the window (testbed/exp_ecn.py) ----------------------------
+
+def ecn(runs: Sequence[Path]) -> dict:
+    """The `ecn` experiment's measure between every pair of kernel runs and between the simulator
+    and each run: the ECN reductions (CWR-flagged data segments in the sender's capture) paired in
+    order within 10 round trips (`exp_ecn.pair_reductions`), how many within ±1 round trip, and
+    the median |Δcwnd|/cwnd on a 10 ms grid (`ss` samples against `ss` samples or the simulator's
+    `tcp` series). A case meets the experiment's goal when every reduction is paired within
+    ±1 round trip and the median window error is at most 5 %."""
+    from . import exp_ecn as ee
+    from . import simulate
+
+    runs = [Path(r) for r in runs]
+    names = common_cases(runs, "ecn", "testbed.json")
+    pairs = _pairs(len(runs))
+    cases = {}
+    for name in names:
+        dirs = [r / "ecn" / name for r in runs]
+        recs = [json.loads((d / "testbed.json").read_text()) for d in dirs]
+        if any(json.dumps(x["scenario"], sort_keys=True) != json.dumps(recs[0]["scenario"], sort_keys=True) for x in recs[1:]):
+            raise TestbedError(f"ecn/{name}: the runs' scenarios differ (testbed.json): not the same case")
+        scen = recs[0]["scenario"]
+        rtt_s = _rtt_s(scen)
+        kern = []
+        for d in dirs:
+            facts = ee.capture_facts(d / "real-sender.pcap")
+            t, c = _tsv(d / "cwnd-real.tsv")
+            kern.append((facts, t, c))
+        with tempfile.TemporaryDirectory(prefix="tcplab-floor-") as tmp:
+            res = simulate(scen, tmp, ["sender"], series=True)
+            sfacts = ee.capture_facts(Path(tmp) / "sim-sender.pcap")
+        tcp = res.series.tcp
+        tcp = tcp[tcp["dir"] == "a2b"]
+        payload = ee._payload_mss(scen)
+        sim = (sfacts, [float(x) - sfacts["t0"] for x in tcp["time_s"]], [int(x) / payload for x in tcp["cwnd"]])
+
+        def cmp(a, b):
+            pr = ee.pair_reductions(a[0]["cwr_s"], b[0]["cwr_s"], rtt_s)
+            end = min(a[0]["last_data_s"], b[0]["last_data_s"])
+            cw = ee.cwnd_error(a[1], a[2], b[1], b[2], end=end) if a[1] and b[1] else {"median": None}
+            n_a, n_b = len(a[0]["cwr_s"]), len(b[0]["cwr_s"])
+            ok = (len(pr["pairs"]) == n_a == n_b and pr["within_1rtt"] == n_a and cw["median"] is not None and cw["median"] <= 0.05
+                  and a[0]["retx"] == 0 and b[0]["retx"] == 0)
+            return {"reductions": [n_a, n_b], "paired": len(pr["pairs"]), "within_1rtt": pr["within_1rtt"],
+                    "max_abs_dt_rtt": pr["max_abs_dt_rtt"], "cwnd_median": cw["median"], "ok": ok}
+
+        cases[name] = {"kernel_kernel": {f"{i}-{j}": cmp(kern[i], kern[j]) for i, j in pairs},
+                       "sim_kernel": [cmp(kern[i], sim) for i in range(len(runs))]}
+    summary = {"cases": len(names),
+               "kernel_kernel": {f"{i}-{j}": sum(c["kernel_kernel"][f"{i}-{j}"]["ok"] for c in cases.values()) for i, j in pairs},
+               "sim_kernel": [sum(c["sim_kernel"][i]["ok"] for c in cases.values()) for i in range(len(runs))]}
+    return {"experiment": "ecn", "runs": [str(r) for r in runs], "cases": cases, "summary": summary}
+
+
+def _rtt_s(scen: dict) -> float:
+    from ..units import seconds
+
+    return 2 * seconds(scen["topology"]["delay"])
+
+
+def _tsv(path: Path) -> tuple:
+    t, c = [], []
+    for line in Path(path).read_text().splitlines():
+        f = line.split("\t")
+        t.append(float(f[0]))
+        c.append(float(f[1]))
+    return t, c
+
+
+# -- bbr: the mode changes and the estimates in PROBE_BW (testbed/exp_bbr.py) ---------------------
+
+def interval_gap(a_lo: Optional[float], a_hi: float, b_lo: Optional[float], b_hi: float) -> float:
+    """How far apart two intervals are (0 when they overlap; lo None: open below), signed:
+    positive when b lies after a. A kernel's mode change is known only to lie between its last
+    sample in the old mode and its first in the new one: two runs' changes agree as far as their
+    intervals overlap."""
+    if b_lo is not None and b_lo > a_hi:
+        return b_lo - a_hi
+    if a_lo is not None and b_hi < a_lo:
+        return b_hi - a_lo
+    return 0.0
+
+
+def compare_kernel_modes(a: list, b: list, rtt_s: float) -> dict:
+    """Two kernel runs' mode changes (`exp_bbr.changes` of their samples), matched in order while
+    the modes agree, as `exp_bbr.compare_modes` matches the simulator's; each change's distance
+    is the gap between the two intervals."""
+    from .exp_bbr import LETTER
+
+    rows, n = [], 0
+    for (am, alo, ahi), (bm, blo, bhi) in zip(a, b):
+        if am != bm:
+            break
+        n += 1
+        if alo is None:
+            continue
+        d = interval_gap(alo, ahi, blo, bhi)
+        rows.append({"mode": am, "dt_s": d, "dt_rtt": d / rtt_s})
+    return {"a": "".join(LETTER[m] for m, _, _ in a), "b": "".join(LETTER[m] for m, _, _ in b),
+            "same_sequence": [m for m, _, _ in a] == [m for m, _, _ in b], "matched": n, "changes": rows,
+            "within_1rtt": sum(abs(r["dt_rtt"]) <= 1.0 + 1e-9 for r in rows)}
+
+
+def bbr(runs: Sequence[Path]) -> dict:
+    """The `bbr` experiment's measure between every pair of kernel runs and between the simulator
+    and each run: the mode changes (the kernel's read from its `ss` gains) matched in order, how
+    many within ±1 base round trip, and the medians over PROBE_BW of the bandwidth estimate and
+    the pacing rate (goal: within 5 %). A case meets the goal when the mode sequences are the
+    same, every change is within a round trip and both medians within 5 %."""
+    from .. import api
+    from . import exp_bbr as eb
+    from . import tsphase
+
+    runs = [Path(r) for r in runs]
+    names = common_cases(runs, "bbr", "ss.tsv")
+    pairs = _pairs(len(runs))
+    cases = {}
+    for name in names:
+        dirs = [r / "bbr" / name for r in runs]
+        metas = [json.loads((d / "scenario.json").read_text()) for d in dirs]
+        shortest = min(int(m["segments"]) for m in metas)
+        if any(_transfer_free(m, shortest, seed=False) != _transfer_free(metas[0], shortest, seed=False) for m in metas[1:]):
+            raise TestbedError(f"bbr/{name}: the runs' scenarios differ (scenario.json): not the same case")
+        meta = metas[0]
+        payload, rtt_s = int(meta["payload"]), meta["rtt_ms"] / 1e3
+        kern = []
+        for d in dirs:
+            k0 = tsphase.syn_time(d / "real-sender.pcap")
+            rows = eb.read_ss(d / "ss.tsv")
+            kt = [r[0] - k0 for r in rows]
+            km = [eb.kernel_mode(r[2], r[4], r[5]) for r in rows]
+            kern.append((eb.changes(kt, km), eb.median_in(kt, [r[2] for r in rows], km, "probe_bw"),
+                         eb.median_in(kt, [r[6] for r in rows], km, "probe_bw")))
+        with tempfile.TemporaryDirectory(prefix="tcplab-floor-") as tmp:
+            sim = api.run(meta["scenario"], seed=eb.LOSS_SEED, series="tcp", pcap=Path(tmp) / "sim-sender.pcap")
+            s0 = tsphase.syn_time(Path(tmp) / "sim-sender.pcap")
+        t = sim.series.tcp
+        t = t[t["dir"] == "a2b"]
+        st_ = [float(x) - s0 for x in t["time_s"]]
+        sm = [str(m) if str(m) in eb.MODES else None for m in t["bbr_mode"]]
+        sp = [None if str(x) in ("<NA>", "nan", "None") else float(x) for x in t["pacing_rate"]]
+        simk = (eb.changes(st_, sm), eb.median_in(st_, [float(x) for x in t["bbr_bw"]], sm, "probe_bw"), eb.median_in(st_, sp, sm, "probe_bw"))
+
+        def verdict(m: dict, a, b) -> dict:
+            bw, pace = eb.rel(b[1], a[1]), eb.rel(b[2], a[2])
+            ok = (m["same_sequence"] and m["within_1rtt"] == len(m["changes"]) and bw is not None and abs(bw) <= 0.05
+                  and pace is not None and abs(pace) <= 0.05)
+            return {"sequence": [m.get("a", m.get("kernel")), m.get("b", m.get("sim"))], "changes": len(m["changes"]),
+                    "within_1rtt": m["within_1rtt"], "bw_error": bw, "pacing_error": pace, "ok": ok}
+
+        cases[name] = {"rate": meta["rate"], "rtt_ms": meta["rtt_ms"], "variant": meta["variant"],
+                       "kernel_kernel": {f"{i}-{j}": verdict(compare_kernel_modes(kern[i][0], kern[j][0], rtt_s), kern[i], kern[j]) for i, j in pairs},
+                       "sim_kernel": [verdict(eb.compare_modes(kern[i][0], simk[0], rtt_s), kern[i], simk) for i in range(len(runs))]}
+
+    def total(pick) -> dict:
+        v = [pick(c) for c in cases.values()]
+        return {"ok": sum(x["ok"] for x in v), "changes": sum(x["changes"] for x in v), "within_1rtt": sum(x["within_1rtt"] for x in v)}
+
+    summary = {"cases": len(names),
+               "kernel_kernel": {f"{i}-{j}": total(lambda c, k=f"{i}-{j}": c["kernel_kernel"][k]) for i, j in pairs},
+               "sim_kernel": [total(lambda c, i=i: c["sim_kernel"][i]) for i in range(len(runs))]}
+    return {"experiment": "bbr", "runs": [str(r) for r in runs], "cases": cases, "summary": summary}
+
+
+# -- the report ---------------------------------------------------------------------------------
+
+def measure(name: str, runs: Sequence[Path]) -> dict:
+    if name not in EXPERIMENTS:
+        raise TestbedError(f"unknown experiment {name!r} for the floor (one of {', '.join(EXPERIMENTS)})")
+    return {"drops": drops, "cwnd": cwnd, "ecn": ecn, "bbr": bbr}[name](runs)
+
+
+def _pct(v) -> str:
+    return "–" if v is None else f"{100 * v:.1f} %"
+
+
+def report(res: dict) -> str:
+    """Markdown: the kernel against itself beside the simulator against the kernel."""
+    runs = res.get("runs") or res["summary"]["runs"]
+    head = "\n".join(f"run {i}: {r}" for i, r in enumerate(runs))
+    kind = res["experiment"]
+    if kind == "drops":
+        s = res["summary"]
+        lines = [head, "", f"{s['cases']} cases, the first {res['segments']} segments each; a case counts when every segment is the same and "
+                 "sent within max(1 ms, 2 %).", "",
+                 "| compared | cases within the tolerance | the same segments | segments within the tolerance |", "|---|---|---|---|"]
+        for k, v in s["kernel_kernel"].items():
+            a, b = k.split("-")
+            lines.append(f"| kernel run {a} against kernel run {b} | {v['ok']} of {s['cases']} | {v['same_cases']} | {v['timed']} of {v['segments']} |")
+        for i, v in enumerate(s["sim_kernel"]):
+            lines.append(f"| simulator against kernel run {i} | {v['ok']} of {s['cases']} | {v['same_cases']} | {v['timed']} of {v['segments']} |")
+        lines.append(f"\nWithin the tolerance in every pair of kernel runs: {s['kernel_always']} of {s['cases']}; "
+                     f"the simulator against every kernel run: {s['sim_always']} of {s['cases']}; of the {s['kernel_always']} "
+                     f"cases the kernel repeats, the simulator matches every run in {s['sim_where_kernel_repeats']}"
+                     + (f" (not in {', '.join(s['sim_misses_where_kernel_repeats'])})." if s["sim_misses_where_kernel_repeats"] else "."))
+        return "\n".join(lines)
+    if kind == "cwnd":
+        pairs = list(next(iter(res["cells"].values()))["kernel_kernel"]) if res["cells"] else []
+        cols = [f"kernel {p.replace('-', ' vs ')}" for p in pairs] + [f"simulator vs kernel {i}" for i in range(len(runs))]
+        bad = sum(r["invalid"] for r in res["cells"].values())
+        lines = [head, "", "Median over the seeds of each run's median |Δcwnd|/cwnd (10 ms grid)"
+                 + (f"; {bad} kernel runs left out (not sampled, or the drop pattern did not reach the kernel)." if bad else "."), "",
+                 "| cell | seeds | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
+        for key, row in sorted(res["cells"].items()):
+            vals = [_pct(row["kernel_kernel"][p]) for p in pairs] + [_pct(v) for v in row["sim_kernel"]]
+            lines.append(f"| {key} | {row['seeds']} | " + " | ".join(vals) + " |")
+        return "\n".join(lines)
+    s = res["summary"]
+    if kind == "bbr":
+        lines = [head, "", f"{s['cases']} cases; a case counts when the mode sequences are the same, every change is within ±1 base "
+                 "round trip and the bandwidth estimate and pacing rate in PROBE_BW are within 5 %.", "",
+                 "| compared | cases meeting the goal | mode changes within ±1 round trip |", "|---|---|---|"]
+        for k, v in s["kernel_kernel"].items():
+            a, b = k.split("-")
+            lines.append(f"| kernel run {a} against kernel run {b} | {v['ok']} of {s['cases']} | {v['within_1rtt']} of {v['changes']} |")
+        for i, v in enumerate(s["sim_kernel"]):
+            lines.append(f"| simulator against kernel run {i} | {v['ok']} of {s['cases']} | {v['within_1rtt']} of {v['changes']} |")
+        return "\n".join(lines)
+    lines = [head, "", f"{s['cases']} cases; a case counts when every reduction is paired within ±1 round trip, the median "
+             "|Δcwnd|/cwnd is at most 5 % and neither side retransmits.", "",
+             "| compared | cases meeting the goal |", "|---|---|"]
+    for k, v in s["kernel_kernel"].items():
+        a, b = k.split("-")
+        lines.append(f"| kernel run {a} against kernel run {b} | {v} of {s['cases']} |")
+    for i, v in enumerate(s["sim_kernel"]):
+        lines.append(f"| simulator against kernel run {i} | {v} of {s['cases']} |")
+    return "\n".join(lines)

@@ -1,0 +1,253 @@
+"""The kernel against itself (python/tcplab/testbed/floor.py): each experiment's measure between
+kept runs and between the simulator and each run. No real stack: the "kernel runs" here are
+directories laid out as the experiments keep them, their captures and samples made by the
+simulator (one of them on a longer path, or with another window), so that each figure is known."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import tcplab
+from tcplab.testbed import floor, simulate
+from tcplab.testbed.lab import TestbedError as BedError
+from tcplab.testbed import exp_cwnd as ec
+from tcplab.testbed import exp_ecn as ee
+
+PORT = 10000  # the testbed's and the simulator's client port
+
+
+def drops_case(run: Path, name: str, scen: dict, real_scen: dict) -> None:
+    """A `drops` case directory as the experiment keeps it: testbed.json with `scen`, and a sender
+    capture made by simulating `real_scen` (the "kernel")."""
+    d = run / "drops" / name
+    d.mkdir(parents=True)
+    simulate(real_scen, d, ["sender"])
+    (d / "sim-sender.pcap").rename(d / "real-sender.pcap")
+    (d / "testbed.json").write_text(json.dumps({"scenario": scen, "sets": [], "connections": [{"sport": PORT}]}))
+
+
+def drops_scenario(delay_ms: float) -> dict:
+    return {"name": "drops-10Mbps-seg5", "topology": {"kind": "single_link", "rate": "10Mbps", "delay": f"{delay_ms:g}ms", "queue": 2000},
+            "tcp": {"profile": "linux"}, "flows": [{"bytes": 300 * 1448, "drops": [{"kind": "data", "segment": 5}]}]}
+
+
+def test_drops_the_kernel_against_itself_and_the_simulator_against_each_run(tmp_path):
+    """Run 0 is the simulator's own capture (every segment the same and on time), run 1 a copy of
+    it, run 2 a path 5 ms longer each way (the same segments, later than the tolerance's 1 ms)."""
+    scen = drops_scenario(10)
+    runs = [tmp_path / f"r{i}" for i in range(3)]
+    drops_case(runs[0], "10Mbps-20ms-seg5", scen, scen)
+    shutil.copytree(runs[0], runs[1])
+    drops_case(runs[2], "10Mbps-20ms-seg5", scen, drops_scenario(15))
+    res = floor.drops(runs, n=300)
+    c = res["cases"]["10Mbps-20ms-seg5"]
+    assert c["kernel_kernel"]["0-1"]["ok"] and c["kernel_kernel"]["0-1"]["timed"] == 300
+    k02 = c["kernel_kernel"]["0-2"]
+    assert not k02["ok"] and k02["first_diff"] is None and k02["late"] is not None and k02["worst_dt_ms"] > 10
+    assert [x["ok"] for x in c["sim_kernel"]] == [True, True, False]
+    s = res["summary"]
+    assert s["kernel_kernel"]["0-1"]["ok"] == 1 and s["kernel_kernel"]["0-2"]["ok"] == 0 and s["kernel_kernel"]["1-2"]["ok"] == 0
+    assert [x["ok"] for x in s["sim_kernel"]] == [1, 1, 0] and s["kernel_always"] == 0 and s["sim_always"] == 0
+    text = floor.report(res)
+    assert "| kernel run 0 against kernel run 1 | 1 of 1 | 1 | 300 of 300 |" in text
+    assert "| simulator against kernel run 2 | 0 of 1 |" in text
+
+
+def test_drops_refuses_what_is_not_the_same_case(tmp_path):
+    runs = [tmp_path / "a", tmp_path / "b"]
+    drops_case(runs[0], "c", drops_scenario(10), drops_scenario(10))
+    drops_case(runs[1], "c", drops_scenario(12), drops_scenario(12))
+    with pytest.raises(BedError, match=r"drops/c: the runs' scenarios differ"):
+        floor.drops(runs)
+    with pytest.raises(BedError, match="two runs of the experiment or more, got 1"):
+        floor.drops(runs[:1])
+    with pytest.raises(BedError, match=r"no cwnd/ directory"):
+        floor.cwnd(runs)
+    (tmp_path / "e" / "drops" / "other").mkdir(parents=True)
+    (tmp_path / "e" / "drops" / "other" / "testbed.json").write_text("{}")
+    with pytest.raises(BedError, match="no case of drops/ with testbed.json is in every run"):
+        floor.drops([runs[0], tmp_path / "e"])
+
+
+def cwnd_run(run: Path, seed: int, nseg: int, scale: float) -> None:
+    """A `cwnd` run directory: scenario.json, the "kernel's" capture and its `ss` samples, both
+    from the simulator, the window multiplied by `scale`."""
+    d = run / "cwnd" / f"loss-10Mbps-20ms-s{seed}"
+    d.mkdir(parents=True)
+    scen = ec.scenario("loss", "10Mbps", 20, seed, nseg, 1448)
+    r = tcplab.run(scen, seed=seed, series="tcp", pcap=d / "real-sender.pcap")
+    t, c, _, _ = ec.sim_window(r.series.tcp, 1448)
+    # `ss` samples: wall-clock seconds (the capture's clock), cwnd in packets, no ssthresh.
+    (d / "ss.tsv").write_text("".join(f"{x:.6f}\t{round(y * scale)}\t\n" for x, y in zip(t, c)))
+    (d / "scenario.json").write_text(json.dumps({"scenario": scen, "seed": seed, "payload": 1448, "variant": "loss", "rate": "10Mbps",
+                                                 "rtt_ms": 20, "segments": nseg}))
+
+
+def test_cwnd_window_errors_between_runs_and_against_the_simulator(tmp_path):
+    """The same window in runs 0 and 1 (0 %), twice the window in run 2: run 2 against run 0 is
+    |2w − w|/w = 100 %, the simulator against run 2 |w − 2w|/2w = 50 %. The transfer's length
+    may differ between runs (each run is as long as its day's simulator acknowledged in 10 s)."""
+    runs = [tmp_path / f"r{i}" for i in range(3)]
+    cwnd_run(runs[0], 1, 400, 1)
+    cwnd_run(runs[1], 1, 400, 1)
+    cwnd_run(runs[2], 1, 401, 2)
+    res = floor.cwnd(runs)
+    cell = res["cells"]["loss-10Mbps-20ms"]
+    assert cell["seeds"] == 1
+    assert cell["kernel_kernel"] == {"0-1": 0.0, "0-2": pytest.approx(1.0), "1-2": pytest.approx(1.0)}
+    assert cell["sim_kernel"][:2] == [0.0, 0.0] and cell["sim_kernel"][2] == pytest.approx(0.5)
+    case = res["cases"]["loss-10Mbps-20ms-s1"]
+    assert case["kernel_kernel"]["0-1"]["goodput_ratio"] == 1.0 and case["kernel_kernel"]["0-1"]["points"] > 50
+    assert "| loss-10Mbps-20ms | 1 | 0.0 % | 100.0 % | 100.0 % | 0.0 % | 0.0 % | 50.0 % |" in floor.report(res)
+    # A run the experiment's table leaves out (the kernel not sampled) is left out here too.
+    cwnd_run(tmp_path / "n", 1, 400, 1)
+    (tmp_path / "n" / "cwnd" / "loss-10Mbps-20ms-s1" / "ss.tsv").write_text("")
+    res = floor.cwnd([runs[0], tmp_path / "n"])
+    assert res["cases"]["loss-10Mbps-20ms-s1"]["invalid_runs"] == [1] and res["cases"]["loss-10Mbps-20ms-s1"]["kernel_kernel"]["0-1"] is None
+    assert res["cells"]["loss-10Mbps-20ms"]["kernel_kernel"]["0-1"] is None and res["cells"]["loss-10Mbps-20ms"]["sim_kernel"] == [0.0, None]
+    assert "1 kernel runs left out" in floor.report(res)
+    # Another seed is another case: the drop patterns differ.
+    cwnd_run(tmp_path / "x", 1, 400, 1)
+    (tmp_path / "x" / "cwnd" / "loss-10Mbps-20ms-s1" / "scenario.json").write_text(
+        json.dumps({**json.loads((runs[0] / "cwnd" / "loss-10Mbps-20ms-s1" / "scenario.json").read_text()), "seed": 2}))
+    with pytest.raises(BedError, match="scenarios or seeds differ"):
+        floor.cwnd([runs[0], tmp_path / "x"])
+
+
+def ecn_run(run: Path, k_real: int) -> None:
+    """An `ecn` case directory: testbed.json with the K = 20 case, the "kernel's" capture and
+    window from the simulator with the threshold at `k_real`."""
+    scen = ee.scenario("cubic", 20, "10Mbps", 20, "1MB")
+    d = run / "ecn" / "cubic-K20-10Mbps-20ms"
+    d.mkdir(parents=True)
+    real = ee.scenario("cubic", k_real, "10Mbps", 20, "1MB")
+    res = simulate(real, d, ["sender"], series=True)
+    (d / "sim-sender.pcap").rename(d / "real-sender.pcap")
+    facts = ee.capture_facts(d / "real-sender.pcap")
+    tcp = res.series.tcp
+    tcp = tcp[tcp["dir"] == "a2b"]
+    (d / "cwnd-real.tsv").write_text("".join(f"{float(t) - facts['t0']:.6f}\t{int(c) / 1448:.2f}\n" for t, c in zip(tcp["time_s"], tcp["cwnd"])))
+    (d / "testbed.json").write_text(json.dumps({"scenario": scen, "sets": [], "connections": [{"sport": PORT}]}))
+
+
+def test_ecn_reductions_paired_between_runs_and_against_the_simulator(tmp_path):
+    runs = [tmp_path / "a", tmp_path / "b", tmp_path / "c"]
+    ecn_run(runs[0], 20)
+    ecn_run(runs[1], 20)
+    ecn_run(runs[2], 60)  # a later first reduction, another sawtooth
+    res = floor.ecn(runs)
+    c = res["cases"]["cubic-K20-10Mbps-20ms"]
+    same = c["kernel_kernel"]["0-1"]
+    assert same["ok"] and same["reductions"][0] == same["reductions"][1] == same["paired"] == same["within_1rtt"] > 0
+    assert same["cwnd_median"] == 0.0
+    assert not c["kernel_kernel"]["0-2"]["ok"]
+    assert [x["ok"] for x in c["sim_kernel"]] == [True, True, False]
+    assert res["summary"]["kernel_kernel"] == {"0-1": 1, "0-2": 0, "1-2": 0} and res["summary"]["sim_kernel"] == [1, 1, 0]
+
+
+def test_the_floor_command(tmp_path):
+    from tcplab.cli import main as cli
+
+    scen = drops_scenario(10)
+    runs = [tmp_path / "r0", tmp_path / "r1"]
+    drops_case(runs[0], "c", scen, scen)
+    shutil.copytree(runs[0], runs[1])
+    out = CliRunner().invoke(cli, ["testbed", "floor", "drops", str(runs[0]), str(runs[1]), "--json", str(tmp_path / "f.json")])
+    assert out.exit_code == 0, out.output
+    assert "| kernel run 0 against kernel run 1 | 1 of 1 |" in out.output
+    assert json.loads((tmp_path / "f.json").read_text())["summary"]["cases"] == 1
+    bad = CliRunner().invoke(cli, ["testbed", "floor", "drops", str(runs[0])])
+    assert bad.exit_code == 2 and "error: the floor needs two runs of the experiment or more, got 1" in bad.output
+    bad = CliRunner().invoke(cli, ["testbed", "floor", "loss", str(runs[0]), str(runs[1])])
+    assert bad.exit_code == 2 and "'loss' is not one of" in bad.output
+
+
+GAINS = {"startup": (739 / 256, 739 / 256), "drain": (88 / 256, 739 / 256), "probe_bw": (1.0, 2.0), "probe_rtt": (1.0, 1.0)}
+
+
+def bbr_run(run: Path, shift_s: float, bw_scale: float) -> None:
+    """A `bbr` run directory whose "kernel" is the simulator: its `ss` rows every 10 ms from the
+    simulated series (the gains of each mode, the bandwidth estimate times `bw_scale`), stamped
+    `shift_s` later than the capture's clock."""
+    from tcplab.testbed import exp_bbr as eb
+    from tcplab.testbed import tsphase
+
+    d = run / "bbr" / "clean-10Mbps-40ms"
+    d.mkdir(parents=True)
+    nseg = eb.transfer_segments("clean", "10Mbps", 40, 1448, 3.0)
+    scen = eb.scenario("clean", "10Mbps", 40, nseg, 1448)
+    r = tcplab.run(scen, seed=eb.LOSS_SEED, series="tcp", pcap=d / "real-sender.pcap")
+    t = r.series.tcp
+    t = t[t["dir"] == "a2b"]
+    s0 = tsphase.syn_time(d / "real-sender.pcap")
+    rows, j, times = [], 0, [float(x) for x in t["time_s"]]
+    for k in range(int((times[-1] - s0) / 0.01)):
+        g = s0 + k * 0.01
+        while j + 1 < len(times) and times[j + 1] <= g:
+            j += 1
+        mode = str(t["bbr_mode"].iloc[j])
+        pg, cg = GAINS[mode]
+        bw = float(t["bbr_bw"].iloc[j]) * bw_scale
+        pr = t["pacing_rate"].iloc[j]
+        rows.append(f"{g + shift_s:.6f}\t{int(t['cwnd'].iloc[j]) // 1448}\t{bw}\t40.0\t{pg}\t{cg}\t{float(pr) * bw_scale if str(pr) not in ('<NA>', 'nan') else ''}\n")
+    (d / "ss.tsv").write_text("".join(rows))
+    (d / "scenario.json").write_text(json.dumps({"scenario": scen, "payload": 1448, "variant": "clean", "rate": "10Mbps", "rtt_ms": 40, "segments": nseg}))
+
+
+def test_bbr_mode_changes_and_estimates_between_runs(tmp_path):
+    """Runs 0 and 1 the same (every change within a round trip, the estimates equal); run 2's
+    samples 0.1 s late (2.5 round trips) with a bandwidth estimate 10 % high: neither its mode
+    changes nor its estimates meet the goal against the others or the simulator."""
+    runs = [tmp_path / "a", tmp_path / "b", tmp_path / "c"]
+    bbr_run(runs[0], 0.0, 1.0)
+    bbr_run(runs[1], 0.0, 1.0)
+    bbr_run(runs[2], 0.1, 1.1)
+    res = floor.bbr(runs)
+    c = res["cases"]["clean-10Mbps-40ms"]
+    same = c["kernel_kernel"]["0-1"]
+    assert same["ok"] and same["changes"] >= 2 and same["within_1rtt"] == same["changes"] and same["bw_error"] == 0.0
+    assert same["sequence"][0] == same["sequence"][1] and same["sequence"][0].startswith("SDB")
+    late = c["kernel_kernel"]["0-2"]
+    assert not late["ok"] and late["within_1rtt"] < late["changes"] and late["bw_error"] == pytest.approx(0.1, abs=0.005)
+    assert [x["ok"] for x in c["sim_kernel"]] == [True, True, False]
+    assert res["summary"]["kernel_kernel"]["0-1"]["ok"] == 1 and res["summary"]["sim_kernel"][2]["ok"] == 0
+    assert "| kernel run 0 against kernel run 1 | 1 of 1 |" in floor.report(res)
+
+
+def test_interval_gap_is_zero_on_overlap_and_signed_otherwise():
+    assert floor.interval_gap(1.0, 2.0, 1.5, 3.0) == 0.0
+    assert floor.interval_gap(1.0, 2.0, 2.5, 3.0) == pytest.approx(0.5)
+    assert floor.interval_gap(1.0, 2.0, 0.0, 0.25) == pytest.approx(-0.75)
+    assert floor.interval_gap(None, 2.0, None, 1.0) == 0.0
+    m = floor.compare_kernel_modes([("startup", None, 0.0), ("drain", 0.9, 1.0), ("probe_bw", 1.1, 1.2)],
+                                   [("startup", None, 0.0), ("drain", 1.05, 1.1), ("probe_rtt", 1.3, 1.4)], 0.1)
+    assert m["matched"] == 2 and m["same_sequence"] is False and m["a"] == "SDB" and m["b"] == "SDR"
+    assert m["changes"] == [{"mode": "drain", "dt_s": pytest.approx(0.05), "dt_rtt": pytest.approx(0.5)}] and m["within_1rtt"] == 1
+
+
+def test_experiments_repeated_write_the_floor(tmp_path, monkeypatch):
+    """`run_all(..., repeat=2)` runs each experiment twice (out/run1, out/run2) and measures the
+    kernel against itself: an experiment whose runs are the simulator's own captures here."""
+    from tcplab.testbed import experiments
+
+    calls = []
+
+    def fake_drops(out, quick):
+        calls.append(Path(out).name)
+        drops_case(Path(out), "10Mbps-20ms-seg5", drops_scenario(10), drops_scenario(10))
+        return "fake", {"summary": {}}
+
+    monkeypatch.setitem(experiments.EXPERIMENTS, "drops", fake_drops)
+    md = experiments.run_all(tmp_path, only=["drops"], repeat=2)
+    assert calls == ["run1", "run2"]
+    assert "# run 1" in md and "## drops: the kernel against itself" in md
+    assert "| kernel run 0 against kernel run 1 | 1 of 1 | 1 |" in (tmp_path / "floor.md").read_text()
+    assert json.loads((tmp_path / "floor.json").read_text())["drops"]["summary"]["sim_kernel"][1]["ok"] == 1
+    assert (tmp_path / "run2" / "experiments.md").read_text().startswith("## drops")
+    with pytest.raises(ValueError, match="repeat must be at least 1, got 0"):
+        experiments.run_all(tmp_path, only=["drops"], repeat=0)
