@@ -52,7 +52,16 @@ def test_drops_the_kernel_against_itself_and_the_simulator_against_each_run(tmp_
     assert [x["ok"] for x in c["sim_kernel"]] == [True, True, False]
     s = res["summary"]
     assert s["kernel_kernel"]["0-1"]["ok"] == 1 and s["kernel_kernel"]["0-2"]["ok"] == 0 and s["kernel_kernel"]["1-2"]["ok"] == 0
-    assert [x["ok"] for x in s["sim_kernel"]] == [1, 1, 0] and s["kernel_always"] == 0 and s["sim_always"] == 0
+    assert [x["ok"] for x in s["sim_kernel"]] == [1, 1, 0] and s["kernel_repeats"] == 0 and s["sim_always"] == 0
+    # Runs 0 and 1 alone: the kernel repeats itself, and the simulator matches both.
+    two = floor.drops(runs[:2], n=300)["summary"]
+    assert two["kernel_repeats"] == 1 and two["sim_matches_there"] == 1 and two["sim_misses_where_kernel_repeats"] == []
+    # Runs 1 and 2 with 2's capture as run 0's too: the kernel repeats (the late path, twice), the
+    # simulator matches neither: a miss where the kernel repeats.
+    shutil.copytree(runs[2], tmp_path / "r3")
+    late = floor.drops([runs[2], tmp_path / "r3"], n=300)
+    assert late["summary"]["sim_misses_where_kernel_repeats"] == ["10Mbps-20ms-seg5"]
+    assert "The kernel repeats itself (within the tolerance in every pair of its runs) in 1 of 1 cases; the simulator matches every run in 0 of them (not in 10Mbps-20ms-seg5)." in floor.report(late)
     text = floor.report(res)
     assert "| kernel run 0 against kernel run 1 | 1 of 1 | 1 | 300 of 300 |" in text
     assert "| simulator against kernel run 2 | 0 of 1 |" in text
@@ -103,7 +112,10 @@ def test_cwnd_window_errors_between_runs_and_against_the_simulator(tmp_path):
     assert cell["sim_kernel"][:2] == [0.0, 0.0] and cell["sim_kernel"][2] == pytest.approx(0.5)
     case = res["cases"]["loss-10Mbps-20ms-s1"]
     assert case["kernel_kernel"]["0-1"]["goodput_ratio"] == 1.0 and case["kernel_kernel"]["0-1"]["points"] > 50
-    assert "| loss-10Mbps-20ms | 1 | 0.0 % | 100.0 % | 100.0 % | 0.0 % | 0.0 % | 50.0 % |" in floor.report(res)
+    assert cell["kernel_repeats"] == 0 and cell["sim_matches_there"] == 0  # run 2 parts from runs 0 and 1
+    assert "| loss-10Mbps-20ms | 1 | 0.0 % | 100.0 % | 100.0 % | 0.0 % | 0.0 % | 50.0 % | 0 | 0 |" in floor.report(res)
+    two = floor.cwnd(runs[:2])["cells"]["loss-10Mbps-20ms"]
+    assert two["kernel_repeats"] == 1 and two["sim_matches_there"] == 1
     # A run the experiment's table leaves out (the kernel not sampled) is left out here too.
     cwnd_run(tmp_path / "n", 1, 400, 1)
     (tmp_path / "n" / "cwnd" / "loss-10Mbps-20ms-s1" / "ss.tsv").write_text("")
