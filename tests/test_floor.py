@@ -63,8 +63,8 @@ def test_drops_the_kernel_against_itself_and_the_simulator_against_each_run(tmp_
     assert late["summary"]["sim_misses_where_kernel_repeats"] == ["10Mbps-20ms-seg5"]
     assert "The kernel repeats itself (within the tolerance in every pair of its runs) in 1 of 1 cases; the simulator matches every run in 0 of them (not in 10Mbps-20ms-seg5)." in floor.report(late)
     text = floor.report(res)
-    assert "| kernel run 0 against kernel run 1 | 1 of 1 | 1 | 300 of 300 |" in text
-    assert "| simulator against kernel run 2 | 0 of 1 |" in text
+    assert "| kernel run 1 against kernel run 2 | 1 of 1 | 1 | 300 of 300 |" in text
+    assert "| simulator against kernel run 3 | 0 of 1 |" in text
 
 
 def test_drops_refuses_what_is_not_the_same_case(tmp_path):
@@ -171,7 +171,7 @@ def test_the_floor_command(tmp_path):
     shutil.copytree(runs[0], runs[1])
     out = CliRunner().invoke(cli, ["testbed", "floor", "drops", str(runs[0]), str(runs[1]), "--json", str(tmp_path / "f.json")])
     assert out.exit_code == 0, out.output
-    assert "| kernel run 0 against kernel run 1 | 1 of 1 |" in out.output
+    assert "| kernel run 1 against kernel run 2 | 1 of 1 |" in out.output
     assert json.loads((tmp_path / "f.json").read_text())["summary"]["cases"] == 1
     bad = CliRunner().invoke(cli, ["testbed", "floor", "drops", str(runs[0])])
     assert bad.exit_code == 2 and "error: the floor needs two runs of the experiment or more, got 1" in bad.output
@@ -228,7 +228,7 @@ def test_bbr_mode_changes_and_estimates_between_runs(tmp_path):
     assert not late["ok"] and late["within_1rtt"] < late["changes"] and late["bw_error"] == pytest.approx(0.1, abs=0.005)
     assert [x["ok"] for x in c["sim_kernel"]] == [True, True, False]
     assert res["summary"]["kernel_kernel"]["0-1"]["ok"] == 1 and res["summary"]["sim_kernel"][2]["ok"] == 0
-    assert "| kernel run 0 against kernel run 1 | 1 of 1 |" in floor.report(res)
+    assert "| kernel run 1 against kernel run 2 | 1 of 1 |" in floor.report(res)
 
 
 def test_interval_gap_is_zero_on_overlap_and_signed_otherwise():
@@ -258,7 +258,7 @@ def test_experiments_repeated_write_the_floor(tmp_path, monkeypatch):
     md = experiments.run_all(tmp_path, only=["drops"], repeat=2)
     assert calls == ["run1", "run2"]
     assert "# run 1" in md and "## drops: the kernel against itself" in md
-    assert "| kernel run 0 against kernel run 1 | 1 of 1 | 1 |" in (tmp_path / "floor.md").read_text()
+    assert "| kernel run 1 against kernel run 2 | 1 of 1 | 1 |" in (tmp_path / "floor.md").read_text()
     assert json.loads((tmp_path / "floor.json").read_text())["drops"]["summary"]["sim_kernel"][1]["ok"] == 1
     assert (tmp_path / "run2" / "experiments.md").read_text().startswith("## drops")
     with pytest.raises(ValueError, match="repeat must be at least 1, got 0"):

@@ -382,7 +382,7 @@ def _pct(v) -> str:
 def report(res: dict) -> str:
     """Markdown: the kernel against itself beside the simulator against the kernel."""
     runs = res.get("runs") or res["summary"]["runs"]
-    head = "\n".join(f"run {i}: {r}" for i, r in enumerate(runs))
+    head = "\n".join(f"run {i}: {r}" for i, r in enumerate(runs, 1))
     kind = res["experiment"]
     if kind == "drops":
         s = res["summary"]
@@ -390,16 +390,16 @@ def report(res: dict) -> str:
                  "sent within max(1 ms, 2 %).", "",
                  "| compared | cases within the tolerance | the same segments | segments within the tolerance |", "|---|---|---|---|"]
         for k, v in s["kernel_kernel"].items():
-            a, b = k.split("-")
+            a, b = (int(x) + 1 for x in k.split("-"))
             lines.append(f"| kernel run {a} against kernel run {b} | {v['ok']} of {s['cases']} | {v['same_cases']} | {v['timed']} of {v['segments']} |")
         for i, v in enumerate(s["sim_kernel"]):
-            lines.append(f"| simulator against kernel run {i} | {v['ok']} of {s['cases']} | {v['same_cases']} | {v['timed']} of {v['segments']} |")
+            lines.append(f"| simulator against kernel run {i + 1} | {v['ok']} of {s['cases']} | {v['same_cases']} | {v['timed']} of {v['segments']} |")
         lines.append(f"\nThe simulator within the tolerance of every kernel run: {s['sim_always']} of {s['cases']}.")
         lines.append(_repeats_text(s, "within the tolerance in every pair of its runs"))
         return "\n".join(lines)
     if kind == "cwnd":
         pairs = list(next(iter(res["cells"].values()))["kernel_kernel"]) if res["cells"] else []
-        cols = [f"kernel {p.replace('-', ' vs ')}" for p in pairs] + [f"simulator vs kernel {i}" for i in range(len(runs))]
+        cols = [f"kernel {int(p.split('-')[0]) + 1} vs {int(p.split('-')[1]) + 1}" for p in pairs] + [f"simulator vs kernel {i}" for i in range(1, len(runs) + 1)]
         bad = sum(r["invalid"] for r in res["cells"].values())
         lines = [head, "", "Median over the seeds of each run's median |Δcwnd|/cwnd (10 ms grid)"
                  + (f"; {bad} kernel runs left out (not sampled, or the drop pattern did not reach the kernel)." if bad else ".")
@@ -416,20 +416,20 @@ def report(res: dict) -> str:
                  "round trip and the bandwidth estimate and pacing rate in PROBE_BW are within 5 %.", "",
                  "| compared | cases meeting the goal | mode changes within ±1 round trip |", "|---|---|---|"]
         for k, v in s["kernel_kernel"].items():
-            a, b = k.split("-")
+            a, b = (int(x) + 1 for x in k.split("-"))
             lines.append(f"| kernel run {a} against kernel run {b} | {v['ok']} of {s['cases']} | {v['within_1rtt']} of {v['changes']} |")
         for i, v in enumerate(s["sim_kernel"]):
-            lines.append(f"| simulator against kernel run {i} | {v['ok']} of {s['cases']} | {v['within_1rtt']} of {v['changes']} |")
+            lines.append(f"| simulator against kernel run {i + 1} | {v['ok']} of {s['cases']} | {v['within_1rtt']} of {v['changes']} |")
         lines.append("\n" + _repeats_text(s, "meeting the goal in every pair of its runs"))
         return "\n".join(lines)
     lines = [head, "", f"{s['cases']} cases; a case counts when every reduction is paired within ±1 round trip, the median "
              "|Δcwnd|/cwnd is at most 5 % and neither side retransmits.", "",
              "| compared | cases meeting the goal |", "|---|---|"]
     for k, v in s["kernel_kernel"].items():
-        a, b = k.split("-")
+        a, b = (int(x) + 1 for x in k.split("-"))
         lines.append(f"| kernel run {a} against kernel run {b} | {v} of {s['cases']} |")
     for i, v in enumerate(s["sim_kernel"]):
-        lines.append(f"| simulator against kernel run {i} | {v} of {s['cases']} |")
+        lines.append(f"| simulator against kernel run {i + 1} | {v} of {s['cases']} |")
     lines.append("\n" + _repeats_text(s, "meeting the goal in every pair of its runs"))
     return "\n".join(lines)
 
