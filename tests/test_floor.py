@@ -62,6 +62,14 @@ def test_drops_the_kernel_against_itself_and_the_simulator_against_each_run(tmp_
     late = floor.drops([runs[2], tmp_path / "r3"], n=300)
     assert late["summary"]["sim_misses_where_kernel_repeats"] == ["10Mbps-20ms-seg5"]
     assert "The kernel repeats itself (within the tolerance in every pair of its runs) in 1 of 1 cases; the simulator matches every run in 0 of them (not in 10Mbps-20ms-seg5)." in floor.report(late)
+    # The second capture's connection is found by its own port (two kernel runs' client ports
+    # may differ): a port it does not have finds nothing.
+    from tcplab.testbed import segmatch
+
+    cap = runs[0] / "drops" / "10Mbps-20ms-seg5" / "real-sender.pcap"
+    assert segmatch.match(cap, cap, PORT, n=50, port_b=PORT).ok
+    other = segmatch.match(cap, cap, PORT, n=50, port_b=PORT + 1)
+    assert other.real_n == 50 and other.sim_n == 0 and not other.ok
     text = floor.report(res)
     assert "| kernel run 1 against kernel run 2 | 1 of 1 | 1 | 300 of 300 |" in text
     assert "| simulator against kernel run 3 | 0 of 1 |" in text
@@ -71,7 +79,7 @@ def test_drops_refuses_what_is_not_the_same_case(tmp_path):
     runs = [tmp_path / "a", tmp_path / "b"]
     drops_case(runs[0], "c", drops_scenario(10), drops_scenario(10))
     drops_case(runs[1], "c", drops_scenario(12), drops_scenario(12))
-    with pytest.raises(BedError, match=r"drops/c: the runs' scenarios differ"):
+    with pytest.raises(BedError, match=r"drops/c: the runs' scenarios or sets differ"):
         floor.drops(runs)
     with pytest.raises(BedError, match="two runs of the experiment or more, got 1"):
         floor.drops(runs[:1])
@@ -145,6 +153,7 @@ def ecn_run(run: Path, k_real: int) -> None:
     tcp = tcp[tcp["dir"] == "a2b"]
     (d / "cwnd-real.tsv").write_text("".join(f"{float(t) - facts['t0']:.6f}\t{int(c) / 1448:.2f}\n" for t, c in zip(tcp["time_s"], tcp["cwnd"])))
     (d / "testbed.json").write_text(json.dumps({"scenario": scen, "sets": [], "connections": [{"sport": PORT}]}))
+    (d / "ecn.json").write_text("{}")
 
 
 def test_ecn_reductions_paired_between_runs_and_against_the_simulator(tmp_path):
@@ -160,6 +169,11 @@ def test_ecn_reductions_paired_between_runs_and_against_the_simulator(tmp_path):
     assert not c["kernel_kernel"]["0-2"]["ok"]
     assert [x["ok"] for x in c["sim_kernel"]] == [True, True, False]
     assert res["summary"]["kernel_kernel"] == {"0-1": 1, "0-2": 0, "1-2": 0} and res["summary"]["sim_kernel"] == [1, 1, 0]
+    assert "| kernel run 1 against kernel run 2 | 1 of 1 |" in floor.report(res) and "| simulator against kernel run 3 | 0 of 1 |" in floor.report(res)
+    # A stalled attempt kept beside a case (exp_ecn.run_case_quiet) is not a case of its own.
+    for r in runs:
+        shutil.copytree(r / "ecn" / "cubic-K20-10Mbps-20ms", r / "ecn" / "cubic-K20-10Mbps-20ms.stalled1")
+    assert list(floor.ecn(runs)["cases"]) == ["cubic-K20-10Mbps-20ms"]
 
 
 def test_the_floor_command(tmp_path):
@@ -175,6 +189,10 @@ def test_the_floor_command(tmp_path):
     assert json.loads((tmp_path / "f.json").read_text())["summary"]["cases"] == 1
     bad = CliRunner().invoke(cli, ["testbed", "floor", "drops", str(runs[0])])
     assert bad.exit_code == 2 and "error: the floor needs two runs of the experiment or more, got 1" in bad.output
+    # A kept case without its capture: the error names the file, no traceback.
+    (runs[1] / "drops" / "c" / "real-sender.pcap").unlink()
+    bad = CliRunner().invoke(cli, ["testbed", "floor", "drops", str(runs[0]), str(runs[1])])
+    assert bad.exit_code == 2 and bad.output.startswith("error: ") and "real-sender.pcap" in bad.output, bad.output
     bad = CliRunner().invoke(cli, ["testbed", "floor", "loss", str(runs[0]), str(runs[1])])
     assert bad.exit_code == 2 and "'loss' is not one of" in bad.output
 
@@ -261,5 +279,15 @@ def test_experiments_repeated_write_the_floor(tmp_path, monkeypatch):
     assert "| kernel run 1 against kernel run 2 | 1 of 1 | 1 |" in (tmp_path / "floor.md").read_text()
     assert json.loads((tmp_path / "floor.json").read_text())["drops"]["summary"]["sim_kernel"][1]["ok"] == 1
     assert (tmp_path / "run2" / "experiments.md").read_text().startswith("## drops")
+    # An experiment whose runs cannot be compared: its floor says why, the runs are kept.
+    def broken_drops(out, quick):
+        drops_case(Path(out), "10Mbps-20ms-seg5", drops_scenario(10), drops_scenario(10))
+        (Path(out) / "drops" / "10Mbps-20ms-seg5" / "real-sender.pcap").unlink()
+        return "broken", {}
+
+    monkeypatch.setitem(experiments.EXPERIMENTS, "drops", broken_drops)
+    md = experiments.run_all(tmp_path / "b", only=["drops"], repeat=2)
+    assert "## drops: the kernel against itself\n\nnot measured: " in md and "real-sender.pcap" in md
+    assert "error" in json.loads((tmp_path / "b" / "floor.json").read_text())["drops"]
     with pytest.raises(ValueError, match="repeat must be at least 1, got 0"):
         experiments.run_all(tmp_path, only=["drops"], repeat=0)

@@ -393,7 +393,7 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
     let mut lead = Duration::ZERO;
     let mut unrouted = 0u64;
     let mut last_stats = Instant::now();
-    // The statistics file is written by a thread of its own: a write and a rename took 0.2 ms
+    // The statistics file is written by a thread of its own: a write and a rename took 0.17 ms
     // in the median and up to 4.5 ms on the testbed's disk, and done on this thread they held
     // every frame due meanwhile (a frame 0.5 ms late at 10 Mb/s broke the kernel's HyStart ACK
     // train, whose ACKs must come within 2 ms of each other). This thread only formats the

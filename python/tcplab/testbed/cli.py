@@ -101,8 +101,10 @@ def floor_cmd(experiment, runs, json_path) -> None:
 
     try:
         res = floor.measure(experiment, [Path(r) for r in runs])
-    except TestbedError as e:
+    except (TestbedError, ValueError) as e:
         _fail(str(e))
+    except OSError as e:
+        _fail(f"{e.filename or ''}: {e.strerror or e}")
     if json_path:
         Path(json_path).write_text(json.dumps(res, indent=1, default=str))
     click.echo(floor.report(res))
@@ -116,7 +118,8 @@ def floor_cmd(experiment, runs, json_path) -> None:
               help="Run everything K times (OUT/run1 ... OUT/runK) and measure the kernel against itself (OUT/floor.md; drops, cwnd, ecn, bbr).")
 def experiments_cmd(out, only, quick, repeat) -> None:
     """Run the experiments of docs/testbed.md on the real stack and in the simulator; write
-    OUT/experiments.md (tables) and OUT/experiments.json."""
+    OUT/experiments.md (tables) and OUT/experiments.json (with --repeat K: OUT/run1 ... OUT/runK
+    each so, and OUT/floor.md and OUT/floor.json, the kernel against itself)."""
     from . import experiments
 
     try:

@@ -323,8 +323,14 @@ def run_all(out: Path, only: Optional[list] = None, quick: bool = False, repeat:
         fl, fdata = [], {}
         for n in names:
             if n in floor.EXPERIMENTS:
-                fdata[n] = floor.measure(n, runs)
-                fl.append(f"## {n}: the kernel against itself\n\n{floor.report(fdata[n])}\n")
+                # One experiment's floor failing (a run's case without its files) leaves the
+                # others' and says why.
+                try:
+                    fdata[n] = floor.measure(n, runs)
+                    fl.append(f"## {n}: the kernel against itself\n\n{floor.report(fdata[n])}\n")
+                except (TestbedError, ValueError, OSError) as e:
+                    fdata[n] = {"error": str(e)}
+                    fl.append(f"## {n}: the kernel against itself\n\nnot measured: {e}\n")
         (out / "floor.json").write_text(json.dumps(fdata, indent=1, default=str))
         (out / "floor.md").write_text("\n".join(fl) + "\n")
         return "\n".join(texts + fl)

@@ -13,8 +13,15 @@ beside it.
 `drops(runs)`, `cwnd(runs)`, `ecn(runs)` and `bbr(runs)` take two or more kept output directories of the same
 experiment (`tcplab testbed experiments --only NAME -o DIR`) and apply each experiment's own
 measure, case by case, twice: between the kernel's runs (every pair of them, the earlier run as
-the reference) and between the simulator and each kernel run. The simulator is run again on each
-case's scenario (deterministic: the model as it is now, not the one the runs were analysed with).
+the reference) and between the simulator and each kernel run. The simulator is run again, once a
+case, on the first run's scenario of it (deterministic: the model as it is now, not the one the
+runs were analysed with; the runs of a case must have the same scenario, up to the transfer's
+length for `cwnd` and `bbr`, whose comparisons end with the shorter transfer).
+
+The kernel's side of a kernel-to-kernel comparison is sampled on both sides (`ss` every 10–20 ms
+for `cwnd`, `ecn` and `bbr`), the simulator's side of the other is exact: a sampled window's
+staleness adds to the kernel-to-kernel window error, and a mode change known only between two
+samples on both sides makes the kernel-to-kernel timing more lenient.
 `tcplab testbed floor NAME DIR DIR [DIR ...]` prints the two side by side.
 """
 
@@ -43,7 +50,8 @@ def common_cases(runs: Sequence[Path], sub: str, marker: str) -> list:
         base = Path(r) / sub
         if not base.is_dir():
             raise TestbedError(f"{r}: no {sub}/ directory (a kept output of `tcplab testbed experiments --only {sub} -o DIR`?)")
-        sets.append({d.name for d in base.iterdir() if (d / marker).exists()})
+        # A stalled attempt kept beside its case (`<case>.stalled<k>`, exp_ecn) is not a case.
+        sets.append({d.name for d in base.iterdir() if (d / marker).exists() and ".stalled" not in d.name})
     names = sorted(set.intersection(*sets))
     if not names:
         raise TestbedError(f"no case of {sub}/ with {marker} is in every run ({', '.join(str(r) for r in runs)})")
@@ -52,6 +60,27 @@ def common_cases(runs: Sequence[Path], sub: str, marker: str) -> list:
 
 def _pairs(n: int) -> list:
     return list(itertools.combinations(range(n), 2))
+
+
+def _case_text(rec: dict) -> str:
+    """A testbed record's case (its scenario and the sets over it), as comparable text."""
+    return json.dumps({"scenario": rec["scenario"], "sets": list(rec.get("sets") or ())}, sort_keys=True)
+
+
+#: The `cwnd` and `ecn` experiments' goal for the median |Δcwnd|/cwnd.
+CWND_GOAL = 0.05
+
+
+def _transfer_free(meta: dict, shortest: int, seed: bool = True) -> str:
+    """A `cwnd` or `bbr` run's scenario (and seed) without what follows from the transfer's
+    length (each run is as long as the simulator of its day acknowledged in the experiment's
+    time: its bytes, and the drops of the pattern beyond the shorter length), as comparable
+    text."""
+    d = json.loads(json.dumps(meta["scenario"]))
+    for f in d.get("flows", []):
+        f.pop("bytes", None)
+        f["drops"] = [x for x in f.get("drops", []) if x.get("segment", 0) <= shortest]
+    return json.dumps({"scenario": d, "seed": meta["seed"] if seed else None}, sort_keys=True)
 
 
 # -- drops: segment by segment (testbed/segmatch.py) ---------------------------------------------
@@ -72,8 +101,8 @@ def drops(runs: Sequence[Path], n: Optional[int] = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="tcplab-floor-") as tmp:
         for name in names:
             recs = [json.loads((r / "drops" / name / "testbed.json").read_text()) for r in runs]
-            if any(json.dumps(x["scenario"], sort_keys=True) != json.dumps(recs[0]["scenario"], sort_keys=True) for x in recs[1:]):
-                raise TestbedError(f"drops/{name}: the runs' scenarios differ (testbed.json): not the same case")
+            if any(_case_text(x) != _case_text(recs[0]) for x in recs[1:]):
+                raise TestbedError(f"drops/{name}: the runs' scenarios or sets differ (testbed.json): not the same case")
             ports = [int(x["connections"][0]["sport"]) for x in recs]
             caps = [r / "drops" / name / "real-sender.pcap" for r in runs]
             sd = Path(tmp) / name
@@ -82,13 +111,13 @@ def drops(runs: Sequence[Path], n: Optional[int] = None) -> dict:
             kk = {f"{i}-{j}": segmatch.match(caps[i], caps[j], ports[i], n=n, port_b=ports[j]) for i, j in pairs}
             sk = [segmatch.match(caps[i], sd / "sim-sender.pcap", ports[i], n=n) for i in range(len(runs))]
             cases[name] = {"kernel_kernel": {k: _seg(m) for k, m in kk.items()}, "sim_kernel": [_seg(m) for m in sk]}
-    summary = {"cases": len(names), "runs": [str(r) for r in runs],
+    summary = {"cases": len(names),
                "kernel_kernel": {f"{i}-{j}": _seg_sum(cases, lambda c, k=f"{i}-{j}": c["kernel_kernel"][k]) for i, j in pairs},
                "sim_kernel": [_seg_sum(cases, lambda c, i=i: c["sim_kernel"][i]) for i in range(len(runs))]}
     # Per case: the kernel agreeing with itself in every pair, and the simulator with every run.
     summary["sim_always"] = sum(all(v["ok"] for v in c["sim_kernel"]) for c in cases.values())
     summary.update(_repeats(cases, lambda v: v["ok"]))
-    return {"experiment": "drops", "segments": n, "cases": cases, "summary": summary}
+    return {"experiment": "drops", "runs": [str(r) for r in runs], "segments": n, "cases": cases, "summary": summary}
 
 
 def _repeats(cases: dict, ok) -> dict:
@@ -151,6 +180,9 @@ def cwnd(runs: Sequence[Path]) -> dict:
             scap = ec.capture_times(Path(tmp) / "sim-sender.pcap", payload)
         s_t, s_c, _, _ = ec.sim_window(sim.series.tcp, payload)
         s_rel = [t - scap["t0"] for t in s_t]
+        # As `exp_cwnd.valid`: the simulator too must have sent every segment of the pattern again.
+        pattern = {x["segment"] for x in meta["scenario"]["flows"][0].get("drops", [])}
+        sim_valid = pattern <= set(scap["retx_segments"])
 
         def err(i, b_cap, b_t, b_c, j=None):
             cap_a, t_a, c_a = kern[i]
@@ -164,7 +196,8 @@ def cwnd(runs: Sequence[Path]) -> dict:
         cases[name] = {"variant": meta["variant"], "rate": meta["rate"], "rtt_ms": meta["rtt_ms"], "seed": meta["seed"],
                        "invalid_runs": invalid,
                        "kernel_kernel": {f"{i}-{j}": err(i, *kern[j], j=j) for i, j in pairs},
-                       "sim_kernel": [err(i, scap, s_rel, s_c) for i in range(len(runs))]}
+                       "sim_valid": sim_valid,
+                       "sim_kernel": [err(i, scap, s_rel, s_c) if sim_valid else None for i in range(len(runs))]}
     cells = {}
     for c in cases.values():
         cells.setdefault(f"{c['variant']}-{c['rate']}-{c['rtt_ms']:g}ms", []).append(c)
@@ -178,21 +211,6 @@ def cwnd(runs: Sequence[Path]) -> dict:
             row["sim_kernel"].append(_median([c["sim_kernel"][i] for c in cs]))
         summary[key] = row
     return {"experiment": "cwnd", "runs": [str(r) for r in runs], "cases": cases, "cells": summary}
-
-
-#: The `cwnd` and `ecn` experiments' goal for the median |Δcwnd|/cwnd.
-CWND_GOAL = 0.05
-
-
-def _transfer_free(meta: dict, shortest: int, seed: bool = True) -> str:
-    """A `cwnd` run's scenario and seed without what follows from the transfer's length (each run
-    is as long as the simulator of its day acknowledged in 10 s: its bytes, and the drops of the
-    pattern beyond the shorter length, `exp_cwnd.transfer_segments`), as comparable text."""
-    d = json.loads(json.dumps(meta["scenario"]))
-    for f in d.get("flows", []):
-        f.pop("bytes", None)
-        f["drops"] = [x for x in f.get("drops", []) if x.get("segment", 0) <= shortest]
-    return json.dumps({"scenario": d, "seed": meta["seed"] if seed else None}, sort_keys=True)
 
 
 
@@ -214,14 +232,14 @@ def ecn(runs: Sequence[Path]) -> dict:
     from . import simulate
 
     runs = [Path(r) for r in runs]
-    names = common_cases(runs, "ecn", "testbed.json")
+    names = common_cases(runs, "ecn", "ecn.json")
     pairs = _pairs(len(runs))
     cases = {}
     for name in names:
         dirs = [r / "ecn" / name for r in runs]
         recs = [json.loads((d / "testbed.json").read_text()) for d in dirs]
-        if any(json.dumps(x["scenario"], sort_keys=True) != json.dumps(recs[0]["scenario"], sort_keys=True) for x in recs[1:]):
-            raise TestbedError(f"ecn/{name}: the runs' scenarios differ (testbed.json): not the same case")
+        if any(_case_text(x) != _case_text(recs[0]) for x in recs[1:]):
+            raise TestbedError(f"ecn/{name}: the runs' scenarios or sets differ (testbed.json): not the same case")
         scen = recs[0]["scenario"]
         rtt_s = _rtt_s(scen)
         kern = []
@@ -340,16 +358,18 @@ def bbr(runs: Sequence[Path]) -> dict:
             s0 = tsphase.syn_time(Path(tmp) / "sim-sender.pcap")
         t = sim.series.tcp
         t = t[t["dir"] == "a2b"]
-        st_ = [float(x) - s0 for x in t["time_s"]]
+        sim_t = [float(x) - s0 for x in t["time_s"]]
         sm = [str(m) if str(m) in eb.MODES else None for m in t["bbr_mode"]]
         sp = [None if str(x) in ("<NA>", "nan", "None") else float(x) for x in t["pacing_rate"]]
-        simk = (eb.changes(st_, sm), eb.median_in(st_, [float(x) for x in t["bbr_bw"]], sm, "probe_bw"), eb.median_in(st_, sp, sm, "probe_bw"))
+        simk = (eb.changes(sim_t, sm), eb.median_in(sim_t, [float(x) for x in t["bbr_bw"]], sm, "probe_bw"), eb.median_in(sim_t, sp, sm, "probe_bw"))
 
         def verdict(m: dict, a, b) -> dict:
+            # `exp_bbr.compare_modes` names its sequences kernel and sim, ours a and b.
+            seqs = [m["a"], m["b"]] if "a" in m else [m["kernel"], m["sim"]]
             bw, pace = eb.rel(b[1], a[1]), eb.rel(b[2], a[2])
             ok = (m["same_sequence"] and m["within_1rtt"] == len(m["changes"]) and bw is not None and abs(bw) <= 0.05
                   and pace is not None and abs(pace) <= 0.05)
-            return {"sequence": [m.get("a", m.get("kernel")), m.get("b", m.get("sim"))], "changes": len(m["changes"]),
+            return {"sequence": seqs, "changes": len(m["changes"]),
                     "within_1rtt": m["within_1rtt"], "bw_error": bw, "pacing_error": pace, "ok": ok}
 
         cases[name] = {"rate": meta["rate"], "rtt_ms": meta["rtt_ms"], "variant": meta["variant"],
@@ -381,14 +401,14 @@ def _pct(v) -> str:
 
 def report(res: dict) -> str:
     """Markdown: the kernel against itself beside the simulator against the kernel."""
-    runs = res.get("runs") or res["summary"]["runs"]
+    runs = res["runs"]
     head = "\n".join(f"run {i}: {r}" for i, r in enumerate(runs, 1))
     kind = res["experiment"]
     if kind == "drops":
         s = res["summary"]
         lines = [head, "", f"{s['cases']} cases, the first {res['segments']} segments each; a case counts when every segment is the same and "
                  "sent within max(1 ms, 2 %).", "",
-                 "| compared | cases within the tolerance | the same segments | segments within the tolerance |", "|---|---|---|---|"]
+                 "| compared | cases within the tolerance | cases with the same segments | segments within the tolerance |", "|---|---|---|---|"]
         for k, v in s["kernel_kernel"].items():
             a, b = (int(x) + 1 for x in k.split("-"))
             lines.append(f"| kernel run {a} against kernel run {b} | {v['ok']} of {s['cases']} | {v['same_cases']} | {v['timed']} of {v['segments']} |")
