@@ -402,6 +402,11 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
     let stats_tx = spec.stats.clone().map(|path| {
         let (tx, rx) = mpsc::sync_channel::<String>(1);
         std::thread::spawn(move || {
+            // The box runs at a real-time priority (`chrt -f`), which a thread inherits: the
+            // writer leaves it, so that its file work never comes before a reader's frame.
+            // (Linux: pid 0 is the calling thread; a failure leaves the priority as it was.)
+            let normal = libc::sched_param { sched_priority: 0 };
+            unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &normal) };
             let tmp = format!("{path}.tmp");
             for text in rx {
                 if std::fs::write(&tmp, text).is_ok() {
