@@ -107,6 +107,8 @@ def test_the_cwnd_experiment_quick(tmp_path):
         # The box's own timing in the run, kept with its metrics (the box wrote its statistics).
         t = r["box_timing"]
         assert isinstance(t["late_max_ms"], float) and isinstance(t["read_lag_max_ms"], float) and t["read_lag_max_ms"] >= 0, t
+        # Where in the transfer the worst write came (the box's wall clock against the capture's).
+        assert t["late_max_at_s"] is None or -5.0 < t["late_max_at_s"] < 20.0, t
         if r["variant"] == "loss":
             # The delay box dropped the pattern (each of its segments sent again by both), and
             # its large queue nothing else.
@@ -125,3 +127,8 @@ def test_box_timing_reads_the_latest_write_and_read_in_milliseconds():
     assert box_timing(stats) == {"late_max_ms": pytest.approx(63.3368), "read_lag_max_ms": pytest.approx(73.5739)}
     assert box_timing(None) == {"late_max_ms": None, "read_lag_max_ms": None}
     assert box_timing({"late_us": {"max": 120.0}}) == {"late_max_ms": pytest.approx(0.12), "read_lag_max_ms": None}
+    # Where in the run the worst came: the box's wall-clock stamp against a capture's time.
+    stats["late_us"]["max_at"] = 1_700_000_012.5
+    t = box_timing(stats, since=1_700_000_010.0)
+    assert t["late_max_at_s"] == pytest.approx(2.5) and t["read_lag_max_at_s"] is None  # no stamp: None
+    assert box_timing({"late_us": {"max": 0.0, "max_at": 0.0}}, since=5.0)["late_max_at_s"] is None  # none above 0

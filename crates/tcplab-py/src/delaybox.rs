@@ -324,6 +324,9 @@ struct Late {
     n: u64,
     sum_us: f64,
     max_us: f64,
+    /// When the largest came (wall clock, seconds since the Unix epoch, as the captures' stamps;
+    /// 0 while none was above 0), so that a stall can be placed in the run.
+    max_at: f64,
     hist: Vec<u64>, // 10 µs buckets up to 10 ms, the last one everything above
 }
 impl Late {
@@ -333,7 +336,10 @@ impl Late {
         }
         self.n += 1;
         self.sum_us += us;
-        self.max_us = self.max_us.max(us);
+        if us > self.max_us {
+            self.max_us = us;
+            self.max_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        }
         self.hist[((us / 10.0) as usize).min(1000)] += 1;
     }
     fn quantile(&self, q: f64) -> f64 {
@@ -527,10 +533,10 @@ pub fn run(spec: BoxSpec) -> Result<(), String> {
                 let mean = if late.n > 0 { late.sum_us / late.n as f64 } else { 0.0 };
                 let v = serde_json::json!({
                     "frames": late.n, "unrouted": unrouted, "links": links, "dropped_by_seq": seq_drops.dropped,
-                    "late_us": {"mean": mean, "p50": late.quantile(0.5), "p99": late.quantile(0.99), "max": late.max_us},
+                    "late_us": {"mean": mean, "p50": late.quantile(0.5), "p99": late.quantile(0.99), "max": late.max_us, "max_at": late.max_at},
                     "lead_us": lead.as_secs_f64() * 1e6,
                     "cold_late_us": {"n": cold_late.n, "mean": if cold_late.n > 0 { cold_late.sum_us / cold_late.n as f64 } else { 0.0 }, "max": cold_late.max_us},
-                    "read_lag_us": {"mean": if read_lag.n > 0 { read_lag.sum_us / read_lag.n as f64 } else { 0.0 }, "p50": read_lag.quantile(0.5), "p99": read_lag.quantile(0.99), "max": read_lag.max_us},
+                    "read_lag_us": {"mean": if read_lag.n > 0 { read_lag.sum_us / read_lag.n as f64 } else { 0.0 }, "p50": read_lag.quantile(0.5), "p99": read_lag.quantile(0.99), "max": read_lag.max_us, "max_at": read_lag.max_at},
                 });
                 let _ = tx.try_send(v.to_string());
             }

@@ -318,7 +318,7 @@ def analyse(d: Path, jiffy_tick: Optional[dict] = None, hz: int = 250) -> dict:
            "retx_kernel": kcap["retx"], "retx_sim": scap["retx"],
            "pattern_resent_kernel": set(pattern) <= set(kcap["retx_segments"]),
            "pattern_resent_sim": set(pattern) <= set(scap["retx_segments"]),
-           "box_timing": box_timing(box),
+           "box_timing": box_timing(box, since=kcap["t0"]),
            "box_dropped_queue": [int(v.get("dropped", 0)) for v in box.get("links") or []]}
     (d / "bbr.json").write_text(json.dumps(res, indent=1, default=str))
     return res

@@ -281,7 +281,7 @@ def analyse(d: Path, jiffy_tick: Optional[dict] = None, hz: int = 250) -> dict:
            # second of a run may be missing from them).
            "box_dropped_by_seq": box.get("dropped_by_seq"),
            # How far the box kept to its schedule (a stall of the machine shows here).
-           "box_timing": box_timing(box),
+           "box_timing": box_timing(box, since=kcap["t0"]),
            # The box's queue drops, per link direction (data direction first).
            "box_dropped_queue": [int(v.get("dropped", 0)) for v in box.get("links") or []]}
     (d / "cwnd.json").write_text(json.dumps(res, indent=1, default=str))

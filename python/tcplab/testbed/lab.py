@@ -79,19 +79,26 @@ def rt_prefix(prio: int = RT_BOX) -> list:
     return _RT + [str(prio)] if _RT else []
 
 
-def box_timing(stats: Optional[dict]) -> dict:
+def box_timing(stats: Optional[dict], since: Optional[float] = None) -> dict:
     """How far the delay box kept to its schedule in a run, from its statistics (`box-stats.json`,
     the run's `box`): `late_max_ms`, its latest write against the frame's scheduled time, and
     `read_lag_max_ms`, the longest a frame waited to be read. A quiet run stays within about
     0.5 ms and 10 ms; tens of milliseconds are a stall of the whole machine, which moves the real
-    side's timing (docs/testbed.md). None where the statistics lack them."""
+    side's timing (docs/testbed.md). With `since` (a capture's wall-clock time, e.g. the run's
+    first data packet), also when each came relative to it, in seconds (`late_max_at_s`,
+    `read_lag_max_at_s`: where in the run the stall fell). None where the statistics lack them."""
     stats = stats or {}
 
     def ms(key):
         v = (stats.get(key) or {}).get("max")
         return None if v is None else float(v) / 1000.0
 
-    return {"late_max_ms": ms("late_us"), "read_lag_max_ms": ms("read_lag_us")}
+    out = {"late_max_ms": ms("late_us"), "read_lag_max_ms": ms("read_lag_us")}
+    if since is not None:
+        for key, name in (("late_us", "late_max_at_s"), ("read_lag_us", "read_lag_max_at_s")):
+            at = (stats.get(key) or {}).get("max_at")
+            out[name] = float(at) - since if at else None
+    return out
 
 
 def _sh(*args, check=True, timeout=20, input=None) -> subprocess.CompletedProcess:
