@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import TestbedError, compare, run, simulate  # noqa: F401
+from .segmatch import DROP_SEGMENTS  # noqa: F401  (each case's transfer, and the segments compared)
 from .exp_cwnd import cwnd  # noqa: F401  (its own module: CUBIC's window, 10 seeds)
 from .exp_ecn import ecn
 from .exp_bbr import bbr  # noqa: F401  (its own module: BBR v1 against tcp_bbr.c)
@@ -186,7 +187,6 @@ def loss(out: Path, quick: bool) -> tuple[str, dict]:
 #: The deterministic-drop cases (issue of the Linux profile's recovery): rates × RTTs × drops.
 DROP_RATES = ("5Mbps", "20Mbps", "50Mbps")
 DROP_RTTS_MS = (20, 60, 150)
-DROP_SEGMENTS = 500
 
 
 def drop_sets(n: int = DROP_SEGMENTS, seed: int = 1) -> dict:

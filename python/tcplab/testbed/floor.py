@@ -89,11 +89,9 @@ def drops(runs: Sequence[Path], n: Optional[int] = None) -> dict:
     """The `drops` experiment's measure (the data sender's first `n` segments: the same (seq,
     len, SYN/FIN) and send times within max(1 ms, 2 %), `segmatch.match`) between every pair of
     kernel runs and between the simulator and each run, case by case."""
-    from . import simulate
-    from .experiments import DROP_SEGMENTS
-    from . import segmatch
+    from . import segmatch, simulate
 
-    n = n or DROP_SEGMENTS
+    n = n or segmatch.DROP_SEGMENTS
     runs = [Path(r) for r in runs]
     names = common_cases(runs, "drops", "testbed.json")
     pairs = _pairs(len(runs))

@@ -18,6 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
+#: The segments the `drops` experiment compares (and transfers): the data sender's first 500.
+DROP_SEGMENTS = 500
+
 #: A segment as compared: (relative seq, payload bytes, flags among S, F, R).
 Seg = Tuple[int, int, str]
 
