@@ -386,7 +386,9 @@ def test_route_quickack_against_the_linux_profile_without_delayed_acks(tmp_path)
 
     (ra, rd), (sa, sd) = acks(rec["captures"]["sender"]), acks(tmp_path / "sim-sender.pcap")
     # Every data segment acknowledged on its own on both sides (the last ACK may cover the FIN).
-    assert rd == sd and abs(ra - rd) <= 2 and abs(sa - sd) <= 2, (ra, rd, sa, sd)
+    # The kernel may send one segment more: the short one it cuts at a window a segment short of
+    # the simulated one (above); seen in a CI run, 2174 data segments against 2173.
+    assert 0 <= rd - sd <= 1 and abs(ra - rd) <= 2 and abs(sa - sd) <= 2, (ra, rd, sa, sd)
     assert leftovers() == []
 
 
