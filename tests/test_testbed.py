@@ -423,10 +423,24 @@ def test_receiver_rules_found_by_probes_against_the_kernel(tmp_path, name):
     rec = testbed.run(scen, tmp_path, timeout=20)
     testbed.compare(tmp_path, figure=None)
     m = segmatch.match(rec["captures"]["sender"], tmp_path / "sim-sender.pcap", rec["connections"][0]["sport"], n=n)
-    # The same segments (seq, length, flags), and where asked each sent within max(1 ms, 2 %)
-    # of the kernel's send.
+    # The same segments (seq, length, flags), and where asked the recovery timed.
     assert m.same == m.compared and m.compared >= 100, m.describe()
-    assert not timed or m.timed == m.compared, m.describe()
+    if timed:
+        # The recovery's own timing: from the dropped segment's first transmission to its
+        # retransmission, on each side, within max(1 ms, 2 %). (Not every send: before the loss a
+        # delayed ACK racing the next segment at 20 ms goes either way from run to run on the
+        # kernel's side, docs/testbed.md "The floor"; a CI run had segment 31 20.9 ms apart.)
+        def recovery_s(path):
+            segs = segmatch._segments(path, rec["connections"][0]["sport"], n)
+            first = {}
+            for t, (seq, ln, _), _psh in segs:
+                if ln and seq in first:
+                    return t - first[seq]
+                first.setdefault(seq, t)
+            raise AssertionError(f"{path}: no retransmission")
+
+        kr, sr = recovery_s(rec["captures"]["sender"]), recovery_s(tmp_path / "sim-sender.pcap")
+        assert abs(sr - kr) <= max(1e-3, 0.02 * kr), (kr, sr, m.describe())
     assert leftovers() == []
 
 
