@@ -139,6 +139,43 @@ def test_cwnd_window_errors_between_runs_and_against_the_simulator(tmp_path):
         floor.cwnd([runs[0], tmp_path / "x"])
 
 
+def test_cwnd_hystart_exit_and_goodput_between_runs_and_against_the_simulator(tmp_path):
+    """Seed 2: the simulator leaves slow start by HyStart at 30 packets. The "kernel's" HyStart
+    counters (the window at the detection): 30 in runs 0 and 1, 31 in run 2 (within ±1 of both),
+    35 in run 3; run 4 has none (it left slow start by a loss)."""
+    runs = [tmp_path / f"r{i}" for i in range(5)]
+    for r, cw in zip(runs, (30, 30, 31, 35, None)):
+        cwnd_run(r, 2, 400, 1)
+        counters = {"TCPHystartTrainDetect": 1, "TCPHystartTrainCwnd": cw} if cw else {"TCPHystartTrainDetect": 0}
+        (r / "cwnd" / "loss-10Mbps-20ms-s2" / "hystart.json").write_text(json.dumps(counters))
+    res = floor.cwnd(runs)
+    h = res["cases"]["loss-10Mbps-20ms-s2"]["hystart"]
+    assert h["kernel"] == [30, 30, 31, 35, None] and h["sim"] == 30
+    assert h["sim_kernel"] == [True, True, True, False, False]
+    assert h["kernel_kernel"]["0-1"] is True and h["kernel_kernel"]["0-2"] is True and h["kernel_kernel"]["2-3"] is False
+    assert h["kernel_kernel"]["3-4"] is False
+    cell = res["cells"]["loss-10Mbps-20ms"]
+    assert cell["hystart"]["seeds"] == 1 and cell["hystart"]["kernel_kernel"]["0-1"] == [1, 1] and cell["hystart"]["kernel_kernel"]["0-3"] == [0, 1]
+    assert cell["hystart"]["sim_kernel"] == [[1, 1], [1, 1], [1, 1], [0, 1], [0, 1]]
+    assert cell["hystart"]["kernel_repeats"] == 0
+    three = floor.cwnd(runs[:3])["cells"]["loss-10Mbps-20ms"]["hystart"]
+    assert three["kernel_repeats"] == 1 and three["sim_matches_there"] == 1 and three["sim_misses_where_kernel_repeats"] == []
+    # Runs 3 and 3 again: the kernel repeats itself at 35, the simulator misses there.
+    shutil.copytree(runs[3], tmp_path / "r3b")
+    miss = floor.cwnd([runs[3], tmp_path / "r3b"])["cells"]["loss-10Mbps-20ms"]["hystart"]
+    assert miss["kernel_repeats"] == 1 and miss["sim_misses_where_kernel_repeats"] == ["s2"]
+    # Goodput: the same captures everywhere, all within the goal.
+    g = cell["goodput"]
+    assert g["kernel_kernel"]["0-1"] == [1, 1] and g["sim_kernel"][0] == [1, 1] and g["kernel_repeats"] == 1
+    assert floor._count([{"goodput_ratio": 1.02}, {"goodput_ratio": 0.96}, None], floor._goodput_ok) == [1, 2]
+    text = floor.report(res)
+    assert "HyStart's exit: the seeds where both sides leave slow start alike" in text
+    assert "Goodput: the seeds within 3 % of the reference run's" in text
+    # Pairs 0-1, 0-2, 0-3, 0-4, ..., then the simulator against runs 0 to 4, and the repeats.
+    assert "| loss-10Mbps-20ms | 1 | 1 of 1 | 1 of 1 | 0 of 1 | 0 of 1 |" in text
+    assert "| 1 of 1 | 1 of 1 | 1 of 1 | 0 of 1 | 0 of 1 | 0 | 0 |" in text
+
+
 def ecn_run(run: Path, k_real: int) -> None:
     """An `ecn` case directory: testbed.json with the K = 20 case, the "kernel's" capture and
     window from the simulator with the threshold at `k_real`."""

@@ -69,6 +69,9 @@ def _case_text(rec: dict) -> str:
 
 #: The `cwnd` and `ecn` experiments' goal for the median |Δcwnd|/cwnd.
 CWND_GOAL = 0.05
+#: The `cwnd` experiment's goal for goodput (|ratio − 1|) and for HyStart's exit cwnd (segments).
+GOODPUT_GOAL = 0.03
+HYSTART_GOAL = 1
 
 
 def _transfer_free(meta: dict, shortest: int, seed: bool = True) -> str:
@@ -176,8 +179,18 @@ def cwnd(runs: Sequence[Path]) -> dict:
         with tempfile.TemporaryDirectory(prefix="tcplab-floor-") as tmp:
             sim = api.run(meta["scenario"], seed=meta["seed"], series="tcp", pcap=Path(tmp) / "sim-sender.pcap")
             scap = ec.capture_times(Path(tmp) / "sim-sender.pcap", payload)
-        s_t, s_c, _, _ = ec.sim_window(sim.series.tcp, payload)
+        s_t, s_c, s_s, s_state = ec.sim_window(sim.series.tcp, payload)
         s_rel = [t - scap["t0"] for t in s_t]
+        s_hy = ec.sim_hystart_exit(s_rel, s_c, s_s, s_state)
+        # HyStart's exit as the experiment reads it: the kernel's HyStart counters (the window at
+        # its detection; hystart.json, none kept: no exit by HyStart), the simulator's first
+        # ssthresh set in avoidance.
+        k_hy = []
+        for d in dirs:
+            counters = json.loads((d / "hystart.json").read_text()) if (d / "hystart.json").exists() else {}
+            k = ec.kernel_hystart_exit([], counters)
+            k_hy.append(k["cwnd"] if k["by"] else None)
+        s_hy = s_hy["ssthresh"] if s_hy and s_hy["by_hystart"] else None
         # As `exp_cwnd.valid`: the simulator too must have sent every segment of the pattern again.
         pattern = {x["segment"] for x in meta["scenario"]["flows"][0].get("drops", [])}
         sim_valid = pattern <= set(scap["retx_segments"])
@@ -195,20 +208,58 @@ def cwnd(runs: Sequence[Path]) -> dict:
                        "invalid_runs": invalid,
                        "kernel_kernel": {f"{i}-{j}": err(i, *kern[j], j=j) for i, j in pairs},
                        "sim_valid": sim_valid,
-                       "sim_kernel": [err(i, scap, s_rel, s_c) if sim_valid else None for i in range(len(runs))]}
+                       "sim_kernel": [err(i, scap, s_rel, s_c) if sim_valid else None for i in range(len(runs))],
+                       "hystart": {"kernel": k_hy, "sim": s_hy,
+                                   "kernel_kernel": {f"{i}-{j}": same_exit(k_hy[i], k_hy[j]) for i, j in pairs},
+                                   "sim_kernel": [same_exit(k_hy[i], s_hy) for i in range(len(runs))]}}
     cells = {}
     for c in cases.values():
         cells.setdefault(f"{c['variant']}-{c['rate']}-{c['rtt_ms']:g}ms", []).append(c)
     summary = {}
     for key, cs in cells.items():
+        by_seed = {f"s{c['seed']}": c for c in cs}
         row = {"seeds": len(cs), "invalid": sum(len(c["invalid_runs"]) for c in cs), "kernel_kernel": {}, "sim_kernel": [],
-               **_repeats({f"s{c['seed']}": c for c in cs}, lambda v: v["median"] is not None and v["median"] <= CWND_GOAL)}
+               **_repeats(by_seed, lambda v: v["median"] is not None and v["median"] <= CWND_GOAL)}
         for i, j in pairs:
             row["kernel_kernel"][f"{i}-{j}"] = _median([c["kernel_kernel"][f"{i}-{j}"] for c in cs])
         for i in range(len(runs)):
             row["sim_kernel"].append(_median([c["sim_kernel"][i] for c in cs]))
+        # Goodput: the seeds within the goal, of those compared.
+        row["goodput"] = {"kernel_kernel": {p: _count([c["kernel_kernel"][p] for c in cs], _goodput_ok) for p in row["kernel_kernel"]},
+                          "sim_kernel": [_count([c["sim_kernel"][i] for c in cs], _goodput_ok) for i in range(len(runs))],
+                          **_repeats(by_seed, _goodput_ok)}
+        # HyStart's exit: the seeds where the two sides leave slow start alike (both by HyStart
+        # within the goal, or neither by HyStart), of those where either side leaves by it.
+        hy = {n: c["hystart"] for n, c in by_seed.items()}
+        # Where the kernel repeats: the seeds where some side leaves by HyStart (no exit on
+        # either side of a pair is alike).
+        seen = {n: {"kernel_kernel": {p: v is not False for p, v in h["kernel_kernel"].items()},
+                    "sim_kernel": [v is not False for v in h["sim_kernel"]]}
+                for n, h in hy.items() if h["sim"] is not None or any(k is not None for k in h["kernel"])}
+        row["hystart"] = {"kernel_kernel": {p: _count([h["kernel_kernel"][p] for h in hy.values()], bool) for p in row["kernel_kernel"]},
+                          "sim_kernel": [_count([h["sim_kernel"][i] for h in hy.values()], bool) for i in range(len(runs))],
+                          "seeds": len(seen), **_repeats(seen, bool)}
         summary[key] = row
     return {"experiment": "cwnd", "runs": [str(r) for r in runs], "cases": cases, "cells": summary}
+
+
+def same_exit(a: Optional[int], b: Optional[int]) -> Optional[bool]:
+    """Two slow-start exits alike: both by HyStart with windows within `HYSTART_GOAL` segments,
+    or neither by HyStart (None: not compared)."""
+    if a is None and b is None:
+        return None
+    return a is not None and b is not None and abs(a - b) <= HYSTART_GOAL
+
+
+def _goodput_ok(e: Optional[dict]) -> Optional[bool]:
+    return None if e is None else abs(e["goodput_ratio"] - 1) <= GOODPUT_GOAL
+
+
+def _count(values: list, ok) -> list:
+    """[within the goal, compared] over `values` (None: not compared)."""
+    v = [ok(x) for x in values if x is not None]
+    v = [x for x in v if x is not None]
+    return [sum(map(bool, v)), len(v)]
 
 
 
@@ -402,53 +453,78 @@ def report(res: dict) -> str:
     runs = res["runs"]
     head = "\n".join(f"run {i}: {r}" for i, r in enumerate(runs, 1))
     kind = res["experiment"]
+    if kind == "cwnd":
+        return head + "\n\n" + _cwnd_report(res)
+    s = res["summary"]
     if kind == "drops":
-        s = res["summary"]
         lines = [head, "", f"{s['cases']} cases, the first {res['segments']} segments each; a case counts when every segment is the same and "
                  "sent within max(1 ms, 2 %).", "",
                  "| compared | cases within the tolerance | cases with the same segments | segments within the tolerance |", "|---|---|---|---|"]
-        for k, v in s["kernel_kernel"].items():
-            a, b = (int(x) + 1 for x in k.split("-"))
-            lines.append(f"| kernel run {a} against kernel run {b} | {v['ok']} of {s['cases']} | {v['same_cases']} | {v['timed']} of {v['segments']} |")
-        for i, v in enumerate(s["sim_kernel"]):
-            lines.append(f"| simulator against kernel run {i + 1} | {v['ok']} of {s['cases']} | {v['same_cases']} | {v['timed']} of {v['segments']} |")
+        lines += _rows(s, lambda v: f"{v['ok']} of {s['cases']} | {v['same_cases']} | {v['timed']} of {v['segments']}")
         lines.append(f"\nThe simulator within the tolerance of every kernel run: {s['sim_always']} of {s['cases']}.")
         lines.append(_repeats_text(s, "within the tolerance in every pair of its runs"))
         return "\n".join(lines)
-    if kind == "cwnd":
-        pairs = list(next(iter(res["cells"].values()))["kernel_kernel"]) if res["cells"] else []
-        cols = [f"kernel {int(p.split('-')[0]) + 1} vs {int(p.split('-')[1]) + 1}" for p in pairs] + [f"simulator vs kernel {i}" for i in range(1, len(runs) + 1)]
-        bad = sum(r["invalid"] for r in res["cells"].values())
-        lines = [head, "", "Median over the seeds of each run's median |Δcwnd|/cwnd (10 ms grid)"
-                 + (f"; {bad} kernel runs left out (not sampled, or the drop pattern did not reach the kernel)." if bad else ".")
-                 + f" A seed 'repeats' when every pair of kernel runs is within {100 * CWND_GOAL:g} %.", "",
-                 "| cell | seeds | " + " | ".join(cols) + " | seeds the kernel repeats | of those, the simulator within the goal of every run |",
-                 "|---|---|" + "---|" * len(cols) + "---|---|"]
-        for key, row in sorted(res["cells"].items()):
-            vals = [_pct(row["kernel_kernel"][p]) for p in pairs] + [_pct(v) for v in row["sim_kernel"]]
-            lines.append(f"| {key} | {row['seeds']} | " + " | ".join(vals) + f" | {row['kernel_repeats']} | {row['sim_matches_there']} |")
-        return "\n".join(lines)
-    s = res["summary"]
     if kind == "bbr":
         lines = [head, "", f"{s['cases']} cases; a case counts when the mode sequences are the same, every change is within ±1 base "
                  "round trip and the bandwidth estimate and pacing rate in PROBE_BW are within 5 %.", "",
                  "| compared | cases meeting the goal | mode changes within ±1 round trip |", "|---|---|---|"]
-        for k, v in s["kernel_kernel"].items():
-            a, b = (int(x) + 1 for x in k.split("-"))
-            lines.append(f"| kernel run {a} against kernel run {b} | {v['ok']} of {s['cases']} | {v['within_1rtt']} of {v['changes']} |")
-        for i, v in enumerate(s["sim_kernel"]):
-            lines.append(f"| simulator against kernel run {i + 1} | {v['ok']} of {s['cases']} | {v['within_1rtt']} of {v['changes']} |")
-        lines.append("\n" + _repeats_text(s, "meeting the goal in every pair of its runs"))
-        return "\n".join(lines)
-    lines = [head, "", f"{s['cases']} cases; a case counts when every reduction is paired within ±1 round trip, the median "
-             "|Δcwnd|/cwnd is at most 5 % and neither side retransmits.", "",
-             "| compared | cases meeting the goal |", "|---|---|"]
-    for k, v in s["kernel_kernel"].items():
-        a, b = (int(x) + 1 for x in k.split("-"))
-        lines.append(f"| kernel run {a} against kernel run {b} | {v} of {s['cases']} |")
-    for i, v in enumerate(s["sim_kernel"]):
-        lines.append(f"| simulator against kernel run {i + 1} | {v} of {s['cases']} |")
+        lines += _rows(s, lambda v: f"{v['ok']} of {s['cases']} | {v['within_1rtt']} of {v['changes']}")
+    else:
+        lines = [head, "", f"{s['cases']} cases; a case counts when every reduction is paired within ±1 round trip, the median "
+                 "|Δcwnd|/cwnd is at most 5 % and neither side retransmits.", "",
+                 "| compared | cases meeting the goal |", "|---|---|"]
+        lines += _rows(s, lambda v: f"{v} of {s['cases']}")
     lines.append("\n" + _repeats_text(s, "meeting the goal in every pair of its runs"))
+    return "\n".join(lines)
+
+
+def _pair_name(p: str) -> tuple:
+    """'0-2' → (1, 3): a pair of runs as the report numbers them."""
+    a, b = (int(x) + 1 for x in p.split("-"))
+    return a, b
+
+
+def _rows(s: dict, cell) -> list:
+    """A table's rows: each pair of kernel runs, then the simulator against each run, `cell(v)`
+    writing the columns after the first."""
+    rows = [f"| kernel run {a} against kernel run {b} | {cell(v)} |" for (a, b), v in ((_pair_name(k), v) for k, v in s["kernel_kernel"].items())]
+    return rows + [f"| simulator against kernel run {i} | {cell(v)} |" for i, v in enumerate(s["sim_kernel"], 1)]
+
+
+def _cwnd_report(res: dict) -> str:
+    """The `cwnd` floor's three tables, one row a cell: the window error, goodput and HyStart's
+    exit, each of the experiment's goals."""
+    cells = sorted(res["cells"].items())
+    pairs = list(cells[0][1]["kernel_kernel"]) if cells else []
+    cols = [f"kernel {a} vs {b}" for a, b in map(_pair_name, pairs)] + [f"simulator vs kernel {i}" for i in range(1, len(res["runs"]) + 1)]
+    bad = sum(r["invalid"] for _, r in cells)
+
+    def table(first: str, last: str, vals, repeats) -> list:
+        out = [f"| cell | {first} | " + " | ".join(cols) + f" | {last} | of those, the simulator within the goal of every run |",
+               "|---|---|" + "---|" * len(cols) + "---|---|"]
+        for key, row in cells:
+            r = repeats(row)
+            out.append(f"| {key} | {vals(row)[0]} | " + " | ".join(vals(row)[1:]) + f" | {r['kernel_repeats']} | {r['sim_matches_there']} |")
+        return out
+
+    def of(c: list) -> str:
+        return f"{c[0]} of {c[1]}" if c[1] else "–"
+
+    lines = ["Median over the seeds of each run's median |Δcwnd|/cwnd (10 ms grid)"
+             + (f"; {bad} kernel runs left out (not sampled, or the drop pattern did not reach the kernel)." if bad else ".")
+             + f" A seed 'repeats' when every pair of kernel runs is within {100 * CWND_GOAL:g} %.", ""]
+    lines += table("seeds", "seeds the kernel repeats",
+                   lambda r: [str(r["seeds"])] + [_pct(r["kernel_kernel"][p]) for p in pairs] + [_pct(v) for v in r["sim_kernel"]], lambda r: r)
+    lines += ["", f"Goodput: the seeds within {100 * GOODPUT_GOAL:g} % of the reference run's, of those compared.", ""]
+    lines += table("seeds", "seeds the kernel repeats",
+                   lambda r: [str(r["seeds"])] + [of(r["goodput"]["kernel_kernel"][p]) for p in pairs] + [of(v) for v in r["goodput"]["sim_kernel"]],
+                   lambda r: r["goodput"])
+    lines += ["", f"HyStart's exit: the seeds where both sides leave slow start alike (by HyStart with windows within ±{HYSTART_GOAL} "
+              "segment, or neither by HyStart), of those where either side leaves by it (the kernel's HyStart counters, the "
+              "simulator's first ssthresh set in avoidance).", ""]
+    lines += table("seeds with an exit by HyStart", "seeds the kernel repeats",
+                   lambda r: [str(r["hystart"]["seeds"])] + [of(r["hystart"]["kernel_kernel"][p]) for p in pairs]
+                   + [of(v) for v in r["hystart"]["sim_kernel"]], lambda r: r["hystart"])
     return "\n".join(lines)
 
 
