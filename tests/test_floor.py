@@ -176,6 +176,70 @@ def test_cwnd_hystart_exit_and_goodput_between_runs_and_against_the_simulator(tm
     assert "| 1 of 1 | 1 of 1 | 1 of 1 | 0 of 1 | 0 of 1 | 0 | 0 |" in text
 
 
+def cwnd_run_on_path(run: Path, seed: int, nseg: int, delay: str, queue_drops: int = 0) -> None:
+    """A `cwnd` run directory whose "kernel" ran on a path of one-way delay `delay` (the case's is
+    10 ms): its captures at both hosts, its `ss` samples, and the box's statistics with
+    `queue_drops` queue drops."""
+    d = run / "cwnd" / f"loss-10Mbps-20ms-s{seed}"
+    d.mkdir(parents=True)
+    scen = ec.scenario("loss", "10Mbps", 20, seed, nseg, 1448)
+    real = dict(scen, topology=dict(scen["topology"], delay=delay))
+    r = simulate(real, d, ["sender", "receiver"], seed=seed, series="tcp")
+    for h in ("sender", "receiver"):
+        (d / f"sim-{h}.pcap").rename(d / f"real-{h}.pcap")
+    t, c, ss, state = ec.sim_window(r.series.tcp, 1448)
+    (d / "ss.tsv").write_text("".join(f"{x:.6f}\t{y}\t\n" for x, y in zip(t, c)))
+    (d / "scenario.json").write_text(json.dumps({"scenario": scen, "seed": seed, "payload": 1448, "variant": "loss", "rate": "10Mbps",
+                                                 "rtt_ms": 20, "segments": nseg}))
+    # The "kernel's" HyStart counters: its own exit by HyStart, if it left slow start that way.
+    hy = ec.sim_hystart_exit(t, c, ss, state)
+    by = bool(hy and hy["by_hystart"])
+    (d / "hystart.json").write_text(json.dumps({"TCPHystartTrainDetect": int(by), "TCPHystartTrainCwnd": hy["ssthresh"] if by else 0}))
+    (d / "box-stats.json").write_text(json.dumps({"links": [{"dropped": queue_drops}, {"dropped": 0}]}))
+
+
+def test_cwnd_calibrated_to_each_runs_measured_path(tmp_path, monkeypatch):
+    """Both "kernel" runs on a path 0.5 ms longer each way than the case's, which the measure of
+    the path's excess reports (`pathexcess.median_excess_ms`, stood in for here: the simulator's
+    own captures are stamped where a host's capture is not, so they are not a real path's): the
+    simulator on the measured path is each run exactly (window error 0, the same goodput), where
+    the plain simulator is not. A run whose box dropped from its queue is not calibrated (the
+    excess model is a FIFO of the packets both ends saw)."""
+    from tcplab.testbed import pathexcess
+
+    seen = []
+
+    def excess(sender, receiver, rate_bps, delay_s, ts=True):
+        seen.append((Path(sender).name, Path(receiver).name, rate_bps, delay_s))
+        return {"forward_ms": 0.5, "reverse_ms": 0.5, "one_way_ms": 0.5, "forward_n": 1, "reverse_n": 1}
+
+    monkeypatch.setattr(pathexcess, "median_excess_ms", excess)
+    runs = [tmp_path / "a", tmp_path / "b"]
+    for r in runs:
+        cwnd_run_on_path(r, 2, 400, "10.5ms")
+    res = floor.cwnd(runs)
+    assert seen == [("real-sender.pcap", "real-receiver.pcap", 10_000_000, 0.01)] * 2
+    c = res["cases"]["loss-10Mbps-20ms-s2"]
+    for cal in c["calibrated"]:
+        assert cal["one_way_ms"] == pytest.approx(0.5, abs=0.01)
+        assert cal["window"]["median"] == 0.0 and cal["window"]["goodput_ratio"] == pytest.approx(1.0, abs=1e-6)
+        assert cal["hystart"] is True
+    assert c["sim_kernel"][0]["goodput_ratio"] > 1.001  # the plain simulator: a shorter path, a faster transfer
+    cell = res["cells"]["loss-10Mbps-20ms"]["calibrated"]
+    assert cell["runs_measured"] == [1, 1] and cell["goodput"] == [[1, 1], [1, 1]] and cell["window_misses"] == []
+    assert cell["window_repeats"] == 1 and cell["goodput_repeats"] == 1
+    assert "Calibrated, shown apart" in floor.report(res)
+    # The box dropped from its queue in a third run: that run is not calibrated.
+    cwnd_run_on_path(tmp_path / "c", 2, 400, "10.5ms", queue_drops=3)
+    three = floor.cwnd(runs + [tmp_path / "c"])
+    assert three["cases"]["loss-10Mbps-20ms-s2"]["calibrated"][2] is None
+    assert three["cells"]["loss-10Mbps-20ms"]["calibrated"]["runs_measured"] == [1, 1, 0]
+    # Box statistics that are not the box's: the error names the file.
+    (tmp_path / "c" / "cwnd" / "loss-10Mbps-20ms-s2" / "box-stats.json").write_text("[1, 2]")
+    with pytest.raises(BedError, match=r"box-stats.json: not the delay box's statistics"):
+        floor.cwnd(runs + [tmp_path / "c"])
+
+
 def ecn_run(run: Path, k_real: int) -> None:
     """An `ecn` case directory: testbed.json with the K = 20 case, the "kernel's" capture and
     window from the simulator with the threshold at `k_real`."""

@@ -150,8 +150,9 @@ def cwnd(runs: Sequence[Path]) -> dict:
     goodput from each capture) between every pair of kernel runs (the kernel's `ss` samples) and
     between the simulator (its `tcp` series) and each run, per run; and per cell (variant, rate,
     RTT) the median over its seeds, as the experiment's table gives it."""
-    from .. import api
+    from ..units import rate_bps
     from . import exp_cwnd as ec
+    from . import pathexcess
 
     runs = [Path(r) for r in runs]
     names = common_cases(runs, "cwnd", "ss.tsv")
@@ -176,12 +177,7 @@ def cwnd(runs: Sequence[Path]) -> dict:
             pattern = {x["segment"] for x in m["scenario"]["flows"][0].get("drops", [])}
             if not rows or not pattern <= set(cap["retx_segments"]):
                 invalid.append(i)
-        with tempfile.TemporaryDirectory(prefix="tcplab-floor-") as tmp:
-            sim = api.run(meta["scenario"], seed=meta["seed"], series="tcp", pcap=Path(tmp) / "sim-sender.pcap")
-            scap = ec.capture_times(Path(tmp) / "sim-sender.pcap", payload)
-        s_t, s_c, s_s, s_state = ec.sim_window(sim.series.tcp, payload)
-        s_rel = [t - scap["t0"] for t in s_t]
-        s_hy = ec.sim_hystart_exit(s_rel, s_c, s_s, s_state)
+        scap, s_rel, s_c, s_hy, sim_valid = _sim_side(meta["scenario"], meta["seed"], payload)
         # HyStart's exit as the experiment reads it: the kernel's HyStart counters (the window at
         # its detection; hystart.json, none kept: no exit by HyStart), the simulator's first
         # ssthresh set in avoidance.
@@ -190,10 +186,6 @@ def cwnd(runs: Sequence[Path]) -> dict:
             counters = json.loads((d / "hystart.json").read_text()) if (d / "hystart.json").exists() else {}
             k = ec.kernel_hystart_exit([], counters)
             k_hy.append(k["cwnd"] if k["by"] else None)
-        s_hy = s_hy["ssthresh"] if s_hy and s_hy["by_hystart"] else None
-        # As `exp_cwnd.valid`: the simulator too must have sent every segment of the pattern again.
-        pattern = {x["segment"] for x in meta["scenario"]["flows"][0].get("drops", [])}
-        sim_valid = pattern <= set(scap["retx_segments"])
 
         def err(i, b_cap, b_t, b_c, j=None):
             cap_a, t_a, c_a = kern[i]
@@ -204,6 +196,26 @@ def cwnd(runs: Sequence[Path]) -> dict:
             return {"median": e["median"], "p90": e["p90"], "points": e["points"], "mean_ratio": e["mean_ratio"],
                     "goodput_ratio": b_cap["goodput_bps"] / cap_a["goodput_bps"]}
 
+        # Calibrated, shown apart: the simulator on each run's path as measured (the box's
+        # excess over its own model, `pathexcess`; the one-way delay lengthened by the mean of
+        # the two directions' medians), where the run kept its receiver's capture.
+        calibrated = []
+        for i, d in enumerate(dirs):
+            ex = None
+            # `pathexcess` models the box as a FIFO of the packets both ends saw: where the box's
+            # queue dropped packets (a drop-tail run's overflow) that model is not the box's, so
+            # such a run is not calibrated (nor one whose box statistics were not kept).
+            if (d / "real-receiver.pcap").exists() and _box_queue_drops(d) == 0:
+                ex = pathexcess.median_excess_ms(d / "real-sender.pcap", d / "real-receiver.pcap", rate_bps(meta["rate"]),
+                                                 float(meta["rtt_ms"]) / 2000)
+            if ex is None:
+                calibrated.append(None)
+                continue
+            scen = meta["scenario"]
+            scen = dict(scen, topology=dict(scen["topology"], delay=f"{float(meta['rtt_ms']) / 2 + ex['one_way_ms']:.4f}ms"))
+            ccap, c_rel, c_c, c_hy, c_valid = _sim_side(scen, meta["seed"], payload)
+            calibrated.append({"one_way_ms": ex["one_way_ms"], "window": err(i, ccap, c_rel, c_c) if c_valid else None,
+                               "hystart": same_exit(k_hy[i], c_hy)})
         cases[name] = {"variant": meta["variant"], "rate": meta["rate"], "rtt_ms": meta["rtt_ms"], "seed": meta["seed"],
                        "invalid_runs": invalid,
                        "kernel_kernel": {f"{i}-{j}": err(i, *kern[j], j=j) for i, j in pairs},
@@ -211,7 +223,8 @@ def cwnd(runs: Sequence[Path]) -> dict:
                        "sim_kernel": [err(i, scap, s_rel, s_c) if sim_valid else None for i in range(len(runs))],
                        "hystart": {"kernel": k_hy, "sim": s_hy,
                                    "kernel_kernel": {f"{i}-{j}": same_exit(k_hy[i], k_hy[j]) for i, j in pairs},
-                                   "sim_kernel": [same_exit(k_hy[i], s_hy) for i in range(len(runs))]}}
+                                   "sim_kernel": [same_exit(k_hy[i], s_hy) for i in range(len(runs))]},
+                       "calibrated": calibrated}
     cells = {}
     for c in cases.values():
         cells.setdefault(f"{c['variant']}-{c['rate']}-{c['rtt_ms']:g}ms", []).append(c)
@@ -239,8 +252,69 @@ def cwnd(runs: Sequence[Path]) -> dict:
         row["hystart"] = {"kernel_kernel": {p: _count([h["kernel_kernel"][p] for h in hy.values()], bool) for p in row["kernel_kernel"]},
                           "sim_kernel": [_count([h["sim_kernel"][i] for h in hy.values()], bool) for i in range(len(runs))],
                           "seeds": len(seen), **_repeats(seen, bool)}
+        row["calibrated"] = _calibrated_cell(by_seed, len(runs))
         summary[key] = row
     return {"experiment": "cwnd", "runs": [str(r) for r in runs], "cases": cases, "cells": summary}
+
+
+def _box_queue_drops(d: Path) -> Optional[int]:
+    """The packets the delay box's queues dropped in a kept run (box-stats.json), None if unknown."""
+    f = d / "box-stats.json"
+    if not f.exists():
+        return None
+    try:
+        return sum(int(v.get("dropped", 0)) for v in json.loads(f.read_text()).get("links") or [])
+    except (ValueError, AttributeError, TypeError) as e:
+        raise TestbedError(f"{f}: not the delay box's statistics ({e})") from None
+
+
+def _sim_side(scen: dict, seed: int, payload: int) -> tuple:
+    """The simulator's side of a `cwnd` case: its capture's times, its window (seconds from its
+    first data packet, packets), its exit from slow start by HyStart (ssthresh in packets, None
+    for another exit), and whether it sent every segment of the drop pattern again (as
+    `exp_cwnd.valid` asks of both sides)."""
+    from .. import api
+    from . import exp_cwnd as ec
+
+    with tempfile.TemporaryDirectory(prefix="tcplab-floor-") as tmp:
+        sim = api.run(scen, seed=seed, series="tcp", pcap=Path(tmp) / "sim-sender.pcap")
+        scap = ec.capture_times(Path(tmp) / "sim-sender.pcap", payload)
+    s_t, s_c, s_s, s_state = ec.sim_window(sim.series.tcp, payload)
+    s_rel = [t - scap["t0"] for t in s_t]
+    hy = ec.sim_hystart_exit(s_rel, s_c, s_s, s_state)
+    pattern = {x["segment"] for x in scen["flows"][0].get("drops", [])}
+    return scap, s_rel, s_c, (hy["ssthresh"] if hy and hy["by_hystart"] else None), pattern <= set(scap["retx_segments"])
+
+
+def _calibrated_cell(by_seed: dict, n: int) -> dict:
+    """A cell's calibrated comparison (each run against the simulator on that run's measured
+    path): the median window error per run, the seeds within the goodput goal and those alike in
+    HyStart's exit per run, and, for each of the three goals, the seeds where the kernel repeats
+    itself and the calibrated simulator does not meet the goal against every run."""
+    def win(c, i):
+        k = c["calibrated"][i]
+        return k and k["window"]
+
+    out = {"runs_measured": [sum(c["calibrated"][i] is not None for c in by_seed.values()) for i in range(n)],
+           "sim_kernel": [_median([win(c, i) for c in by_seed.values()]) for i in range(n)],
+           "goodput": [_count([win(c, i) for c in by_seed.values()], _goodput_ok) for i in range(n)],
+           "hystart": [_count([(c["calibrated"][i] or {}).get("hystart") for c in by_seed.values()], bool) for i in range(n)]}
+    views = {
+        "window": ({k: {"kernel_kernel": c["kernel_kernel"], "sim_kernel": [win(c, i) for i in range(n)]} for k, c in by_seed.items()},
+                   lambda v: v["median"] is not None and v["median"] <= CWND_GOAL),
+        "goodput": ({k: {"kernel_kernel": c["kernel_kernel"], "sim_kernel": [win(c, i) for i in range(n)]} for k, c in by_seed.items()},
+                    _goodput_ok),
+        "hystart": ({k: {"kernel_kernel": {p: v is not False for p, v in c["hystart"]["kernel_kernel"].items()},
+                         "sim_kernel": [(c["calibrated"][i] or {}).get("hystart") is not False and c["calibrated"][i] is not None
+                                        for i in range(n)]}
+                     for k, c in by_seed.items() if c["hystart"]["sim"] is not None or any(x is not None for x in c["hystart"]["kernel"])},
+                    bool)}
+    measured = {k for k, c in by_seed.items() if all(x is not None for x in c["calibrated"])}
+    for goal, (cases, ok) in views.items():
+        r = _repeats({k: v for k, v in cases.items() if k in measured}, ok)
+        out[f"{goal}_repeats"] = r["kernel_repeats"]
+        out[f"{goal}_misses"] = r["sim_misses_where_kernel_repeats"]
+    return out
 
 
 def same_exit(a: Optional[int], b: Optional[int]) -> Optional[bool]:
@@ -525,6 +599,22 @@ def _cwnd_report(res: dict) -> str:
     lines += table("seeds with an exit by HyStart", "seeds the kernel repeats",
                    lambda r: [str(r["hystart"]["seeds"])] + [of(r["hystart"]["kernel_kernel"][p]) for p in pairs]
                    + [of(v) for v in r["hystart"]["sim_kernel"]], lambda r: r["hystart"])
+    if any(any(r["calibrated"]["runs_measured"]) for _, r in cells):
+        n = len(res["runs"])
+        lines += ["", "Calibrated, shown apart: the simulator on each run's path as measured (the one-way delay lengthened by "
+                  "the box's measured excess over its own model, `pathexcess`; runs without their receiver's capture, or whose "
+                  "box dropped from its queue, are not compared). The window error (median over the seeds), the seeds within the goodput goal and those alike in "
+                  "HyStart's exit, against each run; then the seeds where the kernel repeats itself and the calibrated "
+                  "simulator misses a run (window / goodput / HyStart; seeds with every run calibrated).", "",
+                  "| cell | " + " | ".join(f"window vs kernel {i}" for i in range(1, n + 1)) + " | "
+                  + " | ".join(f"goodput vs kernel {i}" for i in range(1, n + 1)) + " | "
+                  + " | ".join(f"HyStart vs kernel {i}" for i in range(1, n + 1)) + " | misses where the kernel repeats |",
+                  "|---|" + "---|" * (3 * n + 1)]
+        for key, row in cells:
+            c = row["calibrated"]
+            miss = " / ".join(f"{len(c[f'{g}_misses'])} of {c[f'{g}_repeats']}" for g in ("window", "goodput", "hystart"))
+            lines.append(f"| {key} | " + " | ".join(_pct(v) for v in c["sim_kernel"]) + " | " + " | ".join(of(v) for v in c["goodput"])
+                         + " | " + " | ".join(of(v) for v in c["hystart"]) + f" | {miss} |")
     return "\n".join(lines)
 
 
