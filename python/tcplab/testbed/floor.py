@@ -23,6 +23,10 @@ for `cwnd`, `ecn` and `bbr`), the simulator's side of the other is exact: a samp
 staleness adds to the kernel-to-kernel window error, and a mode change known only between two
 samples on both sides makes the kernel-to-kernel timing more lenient.
 `tcplab testbed floor NAME DIR DIR [DIR ...]` prints the two side by side.
+
+`cwnd` also shows, apart, the simulator calibrated to each run's measured path (`calibrated_scenario`:
+the one-way delay lengthened by the box's measured excess over its own model), where a model
+exact to the microsecond sits on an edge a real path's tens of microseconds decide.
 """
 
 from __future__ import annotations
@@ -150,9 +154,7 @@ def cwnd(runs: Sequence[Path]) -> dict:
     goodput from each capture) between every pair of kernel runs (the kernel's `ss` samples) and
     between the simulator (its `tcp` series) and each run, per run; and per cell (variant, rate,
     RTT) the median over its seeds, as the experiment's table gives it."""
-    from ..units import rate_bps
     from . import exp_cwnd as ec
-    from . import pathexcess
 
     runs = [Path(r) for r in runs]
     names = common_cases(runs, "cwnd", "ss.tsv")
@@ -201,20 +203,12 @@ def cwnd(runs: Sequence[Path]) -> dict:
         # the two directions' medians), where the run kept its receiver's capture.
         calibrated = []
         for i, d in enumerate(dirs):
-            ex = None
-            # `pathexcess` models the box as a FIFO of the packets both ends saw: where the box's
-            # queue dropped packets (a drop-tail run's overflow) that model is not the box's, so
-            # such a run is not calibrated (nor one whose box statistics were not kept).
-            if (d / "real-receiver.pcap").exists() and _box_queue_drops(d) == 0:
-                ex = pathexcess.median_excess_ms(d / "real-sender.pcap", d / "real-receiver.pcap", rate_bps(meta["rate"]),
-                                                 float(meta["rtt_ms"]) / 2000)
-            if ex is None:
+            scen, ex = calibrated_scenario(meta["scenario"], d)
+            if scen is None:
                 calibrated.append(None)
                 continue
-            scen = meta["scenario"]
-            scen = dict(scen, topology=dict(scen["topology"], delay=f"{float(meta['rtt_ms']) / 2 + ex['one_way_ms']:.4f}ms"))
             ccap, c_rel, c_c, c_hy, c_valid = _sim_side(scen, meta["seed"], payload)
-            calibrated.append({"one_way_ms": ex["one_way_ms"], "window": err(i, ccap, c_rel, c_c) if c_valid else None,
+            calibrated.append({"one_way_ms": ex, "window": err(i, ccap, c_rel, c_c) if c_valid else None,
                                "hystart": same_exit(k_hy[i], c_hy)})
         cases[name] = {"variant": meta["variant"], "rate": meta["rate"], "rtt_ms": meta["rtt_ms"], "seed": meta["seed"],
                        "invalid_runs": invalid,
@@ -255,6 +249,25 @@ def cwnd(runs: Sequence[Path]) -> dict:
         row["calibrated"] = _calibrated_cell(by_seed, len(runs))
         summary[key] = row
     return {"experiment": "cwnd", "runs": [str(r) for r in runs], "cases": cases, "cells": summary}
+
+
+def calibrated_scenario(scen: dict, d: Path) -> tuple:
+    """A single-link case's scenario on the path a kept run measured (`d`: its captures at both
+    hosts): the one-way delay lengthened by the box's measured excess over its own model (the
+    mean of the two directions' medians, `pathexcess.median_excess_ms`), and that excess in ms;
+    (None, None) when the run kept no receiver capture or its box dropped from its queue (the
+    excess model is a FIFO of the packets both ends saw, which a queue's drops leave)."""
+    from ..units import rate_bps, seconds
+    from . import pathexcess
+
+    if not (d / "real-receiver.pcap").exists() or _box_queue_drops(d) != 0:
+        return None, None
+    topo = scen["topology"]
+    delay_s = seconds(topo["delay"])
+    ex = pathexcess.median_excess_ms(d / "real-sender.pcap", d / "real-receiver.pcap", rate_bps(topo["rate"]), delay_s)
+    if ex is None:
+        return None, None
+    return dict(scen, topology=dict(topo, delay=f"{delay_s * 1e3 + ex['one_way_ms']:.4f}ms")), ex["one_way_ms"]
 
 
 def _box_queue_drops(d: Path) -> Optional[int]:
