@@ -23,9 +23,11 @@ def test_linux6_is_a_profile_with_linux_timers_and_receiver():
     l6, l, old = p["linux6"], p["linux"], p["rfc6675-iw10"]
     assert l6 == l
     own = ("rto_model", "hz", "delack_model", "comp_sack_nr", "cc", "cwnd_validation", "loss", "tlp", "reduction", "timestamps", "fin_with_data", "tso_defer", "ecn", "rcv_buffer", "ssthresh_from_cwnd",
-           "dsack", "undo", "frto", "syn_linear_timeouts")
-    assert tuple(l[k] for k in own) == ("linux", 250, "linux", 44, "cubic", "linux", "rack", True, "prr", True, True, True, "accept", "linux", True, True, True, True, 4)
-    assert tuple(old[k] for k in own) == ("rfc6298", 0, "rfc", 0, "reno", "rfc5681", "dupthresh", False, "halve", False, False, False, "off", "fixed", False, False, False, False, 0)
+           "dsack", "undo", "frto", "syn_linear_timeouts", "syn_options", "handshake_ack_alone")
+    assert tuple(l[k] for k in own) == ("linux", 250, "linux", 44, "cubic", "linux", "rack", True, "prr", True, True, True, "accept", "linux", True, True, True, True, 4,
+                                        12, True)
+    assert tuple(old[k] for k in own) == ("rfc6298", 0, "rfc", 0, "reno", "rfc5681", "dupthresh", False, "halve", False, False, False, "off", "fixed", False, False, False, False, 0,
+                                          8, False)
     assert {k: v for k, v in l.items() if k not in own} == {k: v for k, v in old.items() if k not in own}
 
 

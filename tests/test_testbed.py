@@ -191,7 +191,8 @@ def test_the_old_model_gets_a_tuned_kernel_only_when_the_scenario_names_it():
     assert plan.seq_drops[0]["offsets"] == [29 * 1460] and {d["match"] for d in plan.drops} == {"syn", "data"}
     knobs = {d["knob"] for d in plan.divergences}
     # ssthresh_from_cwnd: the kernel's tcp_reno_ssthresh (cwnd/2) against the RFC's FlightSize/2.
-    assert knobs == {"rto_model", "delack_model", "reduction", "cwnd_validation", "fin_with_data", "tso_defer", "rcv_buffer", "ssthresh_from_cwnd"}, knobs
+    assert knobs == {"rto_model", "delack_model", "reduction", "cwnd_validation", "fin_with_data", "tso_defer", "rcv_buffer", "ssthresh_from_cwnd",
+                     "syn_options", "handshake_ack_alone"}, knobs
     plan, _ = testbed.build(old, stock=True)
     assert plan.sysctls["sender"]["net.ipv4.tcp_recovery"] == 1 and "congctl" not in plan.routes[("sender", "receiver")]
     knobs = {d["knob"] for d in plan.divergences}

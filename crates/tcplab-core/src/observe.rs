@@ -15,8 +15,9 @@ pub trait Observer: NetObserver + Send {
     /// timer or its application's call.
     fn on_conn(&mut self, _now: Time, _label: Label, _dir: Dir, _node: u32, _peer: u32, _c: &TcpConn) {}
     /// Connections labelled `flow` belong to an application whose segments carry at most `mss`
-    /// bytes (for what a capture writes in their SYN).
-    fn describe(&mut self, _flow: u32, _mss: u64) {}
+    /// bytes and whose ends announce the window scale `wscale` (for what a capture writes in
+    /// their SYN and in the window field after it).
+    fn describe(&mut self, _flow: u32, _mss: u64, _wscale: Option<u8>) {}
     /// The instrument itself, for the world to take back what it recorded when the run ends.
     fn as_any(&self) -> &dyn Any;
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
@@ -46,9 +47,9 @@ impl Observers {
         }
     }
 
-    pub fn describe(&mut self, flow: u32, mss: u64) {
+    pub fn describe(&mut self, flow: u32, mss: u64, wscale: Option<u8>) {
         for o in &mut self.list {
-            o.describe(flow, mss);
+            o.describe(flow, mss, wscale);
         }
     }
 }

@@ -220,7 +220,7 @@ impl World {
         let mut capture = Capture::build(&scenario.capture, seed, net, &links, flows.iter())?;
         if let Some(cap) = capture.as_mut() {
             for (ai, a) in app_specs.iter().enumerate() {
-                cap.describe((flows.len() + ai) as u32, a.tcp.mss.0);
+                cap.describe((flows.len() + ai) as u32, a.tcp.mss.0, crate::trace::capture::announced_wscale(&a.tcp));
             }
         }
         // The flows' and applications' names, for the series only (none without series).
@@ -284,9 +284,10 @@ impl World {
         self.fabric.queue_every_transmission_end();
     }
 
-    /// Name an application's connections in the captures (their SYN's MSS option).
-    pub fn describe_app(&mut self, app: u32, mss: u64) {
-        self.fabric.observer().describe(app, mss);
+    /// Name an application's connections in the captures (their SYN's MSS and window scale
+    /// options).
+    pub fn describe_app(&mut self, app: u32, mss: u64, wscale: Option<u8>) {
+        self.fabric.observer().describe(app, mss, wscale);
     }
 
     pub fn now(&self) -> Time {

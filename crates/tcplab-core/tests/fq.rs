@@ -439,14 +439,15 @@ fn a_bbr_flow_over_fq_is_paced_once() {
 #[test]
 fn flow_limit_drops_a_burst_in_a_run() {
     // An initial window of 40 segments (under the receiver's first window of 64 KB) into fq
-    // with flow_limit 20, at one instant. The first segment goes to the idle link;
-    // fq_fastpath_check lets 8 more into the fast queue (nothing else held, fewer than 8 there);
-    // the rest go to the flow, which holds 20: 40 − 1 − 8 − 20 = 11 dropped.
+    // with flow_limit 20, at one instant, behind the pure ACK of the SYN-ACK (linux's
+    // tcp_send_ack), which goes to the idle link; fq_fastpath_check lets 8 segments into the fast
+    // queue (nothing else held, fewer than 8 there); the rest go to the flow, which holds 20:
+    // 40 − 8 − 20 = 12 dropped.
     let text = single("{ fq = { flow_limit = 20 } }", "cc = \"cubic\"\ninitial_window = 40", "57920");
     let r = run_toml(&text);
     let l = &r.links[0];
-    assert_eq!(l.fq_dropped_flow_limit, 11, "{l:?}");
-    assert_eq!((l.dropped_queue, l.max_queue_pkts), (11, 28));
+    assert_eq!(l.fq_dropped_flow_limit, 12, "{l:?}");
+    assert_eq!((l.dropped_queue, l.max_queue_pkts), (12, 28));
     assert_eq!(r.connections[0].bytes_delivered, 57920, "recovered");
 }
 

@@ -122,7 +122,9 @@ fn server_sends_smaller_segments() {
 /// linux6: a 1500-byte path (MSS 1460) carries 1448 payload bytes, 12 option bytes and 40 of
 /// headers: 1500 on the wire (Linux `tcp_current_mss()`; the testbed's captures show 1448).
 /// With SACK-permitted the SYN's timestamps take 8 more bytes, not 12 (tcp_options_write() puts
-/// SACK-permitted where the NOPs would be).
+/// SACK-permitted where the NOPs would be), after MSS (4) and before NOP and window scale (4):
+/// 20 option bytes, the kernel's 60-byte SYN. The SYN-ACK is acknowledged by a pure ACK before
+/// the data (tcp_rcv_synsent_state_process → tcp_send_ack).
 #[test]
 fn linux6_payload_is_1448() {
     let mut c = TcpConfig::profile("linux6").unwrap();
@@ -131,11 +133,15 @@ fn linux6_payload_is_1448() {
     h.write(0, 100_000);
     let syn = h.take_sent();
     assert_eq!(syn.len(), 1);
-    assert_eq!((syn[0].1.opt_len, syn[0].1.sack_permitted, syn[0].1.ts), (SYN_OPT + 8, true, Some((0, 0))));
-    h.send(ms(20), Seg { opt_len: SYN_OPT + 8, sack_permitted: true, ts: Some((1, 0)), ..SYNACK });
+    assert_eq!((syn[0].1.opt_len, syn[0].1.sack_permitted, syn[0].1.ts), (SYN_OPT + 4 + 8, true, Some((0, 0))));
+    assert_eq!(syn[0].1.to_segment().wire_bytes(), 60);
+    h.send(ms(20), Seg { opt_len: SYN_OPT + 4 + 8, sack_permitted: true, ts: Some((1, 0)), ..SYNACK });
     let sent = h.take_sent();
-    assert_eq!(sent.len(), 10, "TCP_INIT_CWND segments");
-    for (k, (_, s)) in sent.iter().enumerate() {
+    assert_eq!(sent.len(), 11, "the pure ACK, then TCP_INIT_CWND segments");
+    let (_, ack) = &sent[0];
+    assert_eq!((ack.seq, ack.len, ack.opt_len, ack.ts), (1, 0, TS, Some((20, 1))));
+    assert_eq!(ack.to_segment().wire_bytes(), 52);
+    for (k, (_, s)) in sent[1..].iter().enumerate() {
         assert_eq!((s.seq, s.len, s.opt_len, s.ts), (1 + 1448 * k as u64, 1448, TS, Some((20, 1))));
         assert_eq!(s.to_segment().wire_bytes(), 1500);
         assert_eq!(s.len + HEADER_BYTES + s.opt_len as u32, 1500);

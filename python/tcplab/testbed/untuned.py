@@ -85,7 +85,7 @@ def divergences(k: dict, where: str, stock: bool, congctl: Optional[str], hz: Op
     if tuned(profile, stock):
         # The kernel is tuned to the profile; what remains is what no setting reaches.
         kern = {"rto_model": "linux", "delack_model": "linux", "reduction": "prr", "cwnd_validation": "linux",
-                "fin_with_data": True, "tso_defer": True, "rcv_buffer": "linux"}
+                "fin_with_data": True, "tso_defer": True, "rcv_buffer": "linux", "syn_options": 12, "handshake_ack_alone": True}
         if want == "reno":
             kern["ssthresh_from_cwnd"] = True
         for knob, kv in kern.items():
@@ -94,7 +94,8 @@ def divergences(k: dict, where: str, stock: bool, congctl: Optional[str], hz: Op
         return out
     for knob, kv in (("loss", "rack"), ("tlp", True), ("timestamps", True), ("rto_model", "linux"), ("delack_model", "linux"),
                      ("reduction", "prr"), ("cwnd_validation", "linux"), ("fin_with_data", True), ("tso_defer", True),
-                     ("rcv_buffer", "linux"), ("dsack", True), ("undo", True), ("frto", True), ("syn_linear_timeouts", 4)) + ((("ssthresh_from_cwnd", True),) if want == "reno" else ()):
+                     ("rcv_buffer", "linux"), ("syn_options", 12), ("handshake_ack_alone", True), ("dsack", True), ("undo", True), ("frto", True),
+                     ("syn_linear_timeouts", 4)) + ((("ssthresh_from_cwnd", True),) if want == "reno" else ()):
         if k.get(knob, _RFC.get(knob)) != kv:
             diff(knob, k.get(knob, _RFC.get(knob)), _KERNEL_DOES[knob])
     n = int(k.get("comp_sack_nr", 0))
@@ -109,7 +110,7 @@ def divergences(k: dict, where: str, stock: bool, congctl: Optional[str], hz: Op
 
 #: Each knob's value when a resolved configuration leaves it out (the `rfc` profile's).
 _RFC = {"loss": "dupthresh", "tlp": False, "timestamps": False, "rto_model": "rfc6298", "delack_model": "rfc", "reduction": "halve",
-        "cwnd_validation": "rfc5681", "fin_with_data": False, "tso_defer": False, "rcv_buffer": "fixed",
+        "cwnd_validation": "rfc5681", "fin_with_data": False, "tso_defer": False, "rcv_buffer": "fixed", "syn_options": 8, "handshake_ack_alone": False,
         "ssthresh_from_cwnd": False, "dsack": False, "undo": False, "frto": False, "syn_linear_timeouts": 0}
 #: What the untuned kernel does for each knob.
 _KERNEL_DOES = {
@@ -124,6 +125,8 @@ _KERNEL_DOES = {
     "ssthresh_from_cwnd": "halves cwnd, not FlightSize, on a loss with reno (tcp_reno_ssthresh)",
     "tso_defer": "defers sends for a skb's worth of window (tcp_tso_should_defer)",
     "rcv_buffer": "grows its receive window with the buffer (tcp_grow_window, tcp_rcv_space_adjust), each growth ACKed at once",
+    "syn_options": "writes MSS, SACK-permitted, timestamps and window scale on its SYN and SYN-ACK (tcp_syn_options: a 60-byte SYN with timestamps)",
+    "handshake_ack_alone": "acknowledges the SYN-ACK with a pure ACK before the first data (tcp_rcv_synsent_state_process → tcp_send_ack)",
     "dsack": "reports duplicate segments in D-SACK blocks (net.ipv4.tcp_dsack 1)",
     "undo": "undoes a reduction its D-SACKs or echoed timestamps prove spurious (tcp_try_undo_*)",
     "frto": "runs F-RTO after a timeout (net.ipv4.tcp_frto 2: new data on the first ACK, undo when originals arrive)",

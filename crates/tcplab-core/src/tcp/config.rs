@@ -1425,6 +1425,14 @@ impl TcpConfig {
                 c.frto = true;
                 // net.ipv4.tcp_syn_linear_timeouts = 4: SYNs 1 s apart four times, then doubled.
                 c.syn_linear_timeouts = 4;
+                // tcp_syn_options() / tcp_synack_options(): MSS, SACK-permitted with the
+                // timestamps, then NOP and window scale (OPTION_WSCALE, net.ipv4.tcp_window_scaling
+                // = 1): 20 option bytes with the timestamps, the kernel's 60-byte SYN and SYN-ACK.
+                c.syn_options = 12;
+                // tcp_rcv_synsent_state_process(): with no write pending (the application writes
+                // once connect() has returned), "tcp_send_ack(sk)": a pure ACK of the SYN-ACK
+                // leaves ahead of the first data segment.
+                c.handshake_ack_alone = true;
             }
             _ => return None,
         }
@@ -1804,6 +1812,11 @@ mod tests {
         back.dsack = false;
         back.undo = false;
         back.syn_linear_timeouts = 0;
+        // The kernel's SYN options (MSS, SACK-permitted, timestamps, window scale) and its pure
+        // ACK of the SYN-ACK.
+        assert!(c.syn_options == 12 && c.handshake_ack_alone);
+        back.syn_options = SYN_OPTIONS_DEFAULT;
+        back.handshake_ack_alone = false;
         assert_eq!(back, TcpConfig::profile("rfc6675-iw10").unwrap());
         for p in PROFILES.iter().filter(|p| !matches!(**p, "linux" | "linux6")) {
             let v = serde_json::to_value(TcpConfig::profile(p).unwrap()).unwrap();

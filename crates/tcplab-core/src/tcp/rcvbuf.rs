@@ -108,9 +108,7 @@ impl RcvBuf {
             space = space / seg_mss * seg_mss;
         }
         let rcv_wnd = space;
-        // "Set window scaling on max possible window".
-        let ws_space = space.max(RMEM_MAX).max(CORE_RMEM_MAX).min(clamp0);
-        let wscale = (63 - ws_space.leading_zeros() as i32 - 15).clamp(0, MAX_WSCALE as i32) as u32;
+        let wscale = Self::wscale_of(space, clamp0);
         let window_clamp = (65_535u64 << wscale).min(clamp0);
         RcvBuf {
             advmss,
@@ -131,6 +129,19 @@ impl RcvBuf {
             last_tsecr: None,
             grows: 0,
         }
+    }
+
+    /// tcp_select_initial_window(): "Set window scaling on max possible window", for an initial
+    /// window `space` under the clamp `clamp0`.
+    fn wscale_of(space: u64, clamp0: u64) -> u32 {
+        let ws_space = space.max(RMEM_MAX).max(CORE_RMEM_MAX).min(clamp0);
+        (63 - ws_space.leading_zeros() as i32 - 15).clamp(0, MAX_WSCALE as i32) as u32
+    }
+
+    /// The window scale an end with this buffer announces on its SYN (`rcv_wscale`), for the
+    /// route window `route_window` (the `rwnd` knob): what a capture writes in the option.
+    pub fn syn_wscale(route_window: Option<u64>) -> u8 {
+        Self::new(1448, route_window).wscale as u8
     }
 
     /// The window field of the SYN or SYN-ACK (`tcp_make_synack`: min(rcv_wnd, 65535), never

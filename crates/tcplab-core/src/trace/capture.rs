@@ -240,9 +240,20 @@ struct Tap {
 #[derive(Clone, Copy)]
 struct FlowWire {
     mss: u16,
+    /// The window scale both ends announce on their SYNs (RFC 7323 §2.2): the ends model Linux's
+    /// receive buffer (`rcv_buffer = "linux"`), whose window is in bytes, a multiple of 2^shift;
+    /// None: no option, the window field is the window up to 65,535.
+    wscale: Option<u8>,
     epoch: u32,
     isn_fwd: u32,
     isn_rev: u32,
+}
+
+/// The window scale the ends of connections with configuration `tcp` announce on their SYNs:
+/// Linux's (`tcp_select_initial_window`) when they model its receive buffer, none otherwise
+/// (their window fits the field, or is unlimited and written as 65,535).
+pub fn announced_wscale(tcp: &crate::tcp::TcpConfig) -> Option<u8> {
+    (tcp.rcv_buffer == crate::tcp::config::RcvBuffer::Linux).then(|| crate::tcp::rcvbuf::RcvBuf::syn_wscale(tcp.rwnd.get()))
 }
 
 /// The taps of a run.
@@ -283,8 +294,8 @@ impl crate::net::NetObserver for Capture {
 }
 
 impl crate::observe::Observer for Capture {
-    fn describe(&mut self, flow: u32, mss: u64) {
-        Capture::describe(self, flow, mss);
+    fn describe(&mut self, flow: u32, mss: u64, wscale: Option<u8>) {
+        Capture::describe(self, flow, mss, wscale);
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -302,7 +313,7 @@ impl Capture {
         }
         let flows: Vec<&ResolvedFlow> = flows.collect();
         let first_sender = flows.first().map(|f| f.from);
-        let flows: Vec<FlowWire> = flows.iter().map(|f| FlowWire { mss: f.tcp.mss.0.min(u16::MAX as u64) as u16, epoch: 0, isn_fwd: 0, isn_rev: 0 }).collect();
+        let flows: Vec<FlowWire> = flows.iter().map(|f| FlowWire { mss: f.tcp.mss.0.min(u16::MAX as u64) as u16, wscale: announced_wscale(&f.tcp), epoch: 0, isn_fwd: 0, isn_rev: 0 }).collect();
         let resolved = resolve(caps, net, first_sender)?;
         let mut c = Capture {
             seed,
@@ -372,12 +383,13 @@ impl Capture {
 
     /// Name a connection label that is not one of the scenario's flows (an application's): its
     /// MSS for the SYN's option. Ports of such labels come from a range of their own.
-    pub fn describe(&mut self, flow: u32, mss: u64) {
+    pub fn describe(&mut self, flow: u32, mss: u64, wscale: Option<u8>) {
         let f = flow as usize;
         if self.flows.len() <= f {
-            self.flows.resize(f + 1, FlowWire { mss: 0, epoch: 0, isn_fwd: 0, isn_rev: 0 });
+            self.flows.resize(f + 1, FlowWire { mss: 0, wscale: None, epoch: 0, isn_fwd: 0, isn_rev: 0 });
         }
         self.flows[f].mss = mss.min(u16::MAX as u64) as u16;
+        self.flows[f].wscale = wscale;
     }
 
     fn write(&mut self, now: Time, taps: &[u16], p: &Packet, hop_from: u32, hop_to: u32) {
@@ -386,7 +398,7 @@ impl Capture {
         let n_flows = self.n_flows;
         let seed = self.seed;
         if self.flows.len() <= f {
-            self.describe(f as u32, 1460);
+            self.describe(f as u32, 1460, None);
         }
         let fw = &mut self.flows[f];
         if fw.epoch != epoch {
@@ -429,11 +441,17 @@ impl Capture {
                 return;
             }
         };
+        // RFC 7323 §2.2: the window field of a SYN is never scaled; after it, with both ends'
+        // option, it carries the window shifted right by the sender's scale.
+        let window = match fw.wscale {
+            Some(ws) if !s.syn() => s.wnd >> ws,
+            _ => s.wnd,
+        };
         let fields = TcpFields {
             seq: isn_own.wrapping_add(s.seq as u32),
             ack: if s.has_ack() { isn_peer.wrapping_add(s.ack as u32) } else { 0 },
             flags: s.flags,
-            window: s.wnd.min(u16::MAX as u32) as u16,
+            window: window.min(u16::MAX as u32) as u16,
             payload: s.len,
             ecn: s.ip_ecn,
         };
@@ -448,6 +466,10 @@ impl Capture {
                 (false, true) => opts.timestamps(s.tsval, s.tsecr),
                 (false, false) => &mut opts,
             };
+            if let Some(ws) = fw.wscale {
+                // Linux's SYN and SYN-ACK end with NOP, window scale (`tcp_options_write`).
+                opts.nop_window_scale(ws);
+            }
         } else if s.ts {
             opts.timestamps(s.tsval, s.tsecr);
         }

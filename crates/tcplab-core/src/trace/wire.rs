@@ -171,6 +171,12 @@ impl TcpOptions {
         self.push(&tsecr.to_be_bytes());
         self
     }
+    /// Window scale (kind 3, length 3; RFC 7323 §2.2) after a NOP, as Linux's
+    /// `tcp_options_write()` writes OPTION_WSCALE.
+    pub fn nop_window_scale(&mut self, shift: u8) -> &mut Self {
+        self.push(&[OPT_NOP, OPT_WSCALE, 3, shift]);
+        self
+    }
     /// SACK blocks (kind 5, length 2 + 8n) after two NOPs; at most 4 blocks fit.
     pub fn sack(&mut self, blocks: &[(u32, u32)]) -> &mut Self {
         let n = blocks.len().min((self.room().saturating_sub(4)) / 8);
