@@ -240,6 +240,35 @@ def test_cwnd_calibrated_to_each_runs_measured_path(tmp_path, monkeypatch):
         floor.cwnd(runs + [tmp_path / "c"])
 
 
+def test_cwnd_goodput_misses_and_what_is_not_compared(tmp_path):
+    """Two runs on the case's own path and one on a path 5 ms longer each way: the slower run's
+    goodput is more than 3 % from the others' and from the simulator's, so the seed is not one
+    the kernel repeats. A run without its HyStart counters is not compared on HyStart's exit, nor
+    is a run without its box statistics calibrated."""
+    runs = [tmp_path / f"r{i}" for i in range(3)]
+    cwnd_run_on_path(runs[0], 2, 400, "10ms")
+    cwnd_run_on_path(runs[1], 2, 400, "10ms")
+    cwnd_run_on_path(runs[2], 2, 400, "15ms")
+    res = floor.cwnd(runs)
+    c = res["cases"]["loss-10Mbps-20ms-s2"]
+    assert c["kernel_kernel"]["0-1"]["goodput_ratio"] == pytest.approx(1.0, abs=1e-6)
+    assert c["kernel_kernel"]["0-2"]["goodput_ratio"] < 0.97 and c["sim_kernel"][2]["goodput_ratio"] > 1.03
+    g = res["cells"]["loss-10Mbps-20ms"]["goodput"]
+    assert g["kernel_kernel"] == {"0-1": [1, 1], "0-2": [0, 1], "1-2": [0, 1]} and g["sim_kernel"] == [[1, 1], [1, 1], [0, 1]]
+    assert g["kernel_repeats"] == 0
+    two = floor.cwnd(runs[:2])["cells"]["loss-10Mbps-20ms"]["goodput"]
+    assert two["kernel_repeats"] == 1 and two["sim_misses_where_kernel_repeats"] == []
+    # Run 1 without its HyStart counters, run 2 without its box statistics.
+    (runs[1] / "cwnd" / "loss-10Mbps-20ms-s2" / "hystart.json").unlink()
+    (runs[2] / "cwnd" / "loss-10Mbps-20ms-s2" / "box-stats.json").unlink()
+    res = floor.cwnd(runs)
+    h = res["cases"]["loss-10Mbps-20ms-s2"]["hystart"]
+    assert h["kernel_known"] == [True, False, True] and h["sim_kernel"][1] is None
+    assert h["kernel_kernel"]["0-1"] is None and h["kernel_kernel"]["1-2"] is None and h["kernel_kernel"]["0-2"] is not None
+    assert res["cells"]["loss-10Mbps-20ms"]["hystart"]["seeds"] == 0  # not every run tells its exit
+    assert res["cases"]["loss-10Mbps-20ms-s2"]["calibrated"][2] is None
+
+
 def ecn_run(run: Path, k_real: int) -> None:
     """An `ecn` case directory: testbed.json with the K = 20 case, the "kernel's" capture and
     window from the simulator with the threshold at `k_real`."""

@@ -649,3 +649,21 @@ def test_an_ecn_case_that_met_a_stall_is_run_again(tmp_path, monkeypatch):
     calls.clear()
     r = exp_ecn.run_case_quiet({}, tmp_path / "other", 0.02)
     assert len(calls) == 1 + exp_ecn.STALL_RETRIES and len(r["stalled_late_ms"]) == exp_ecn.STALL_RETRIES
+
+
+def test_the_kernels_syn_options_follow_sack():
+    """The kernel's SYN options in the simulator's count (timestamps apart): 12 with SACK (MSS,
+    SACK-permitted and its padding, NOP and window scale), 8 without (net.ipv4.tcp_sack 0). The
+    `linux` profile's 12 is a divergence for a flow without SACK, and 8 is not."""
+    from tcplab.testbed import untuned
+
+    def syn(k):
+        return [d for d in untuned.divergences(k, "flows[0].tcp", False, None, None) if d["knob"] == "syn_options"]
+
+    k = dict(tcplab.profiles()["linux"])
+    assert syn(k) == []
+    k["sack"] = False
+    d = syn(k)
+    assert len(d) == 1 and d[0]["sim"] == 12 and "8 without" in d[0]["kernel"], d
+    k["syn_options"] = 8
+    assert syn(k) == []

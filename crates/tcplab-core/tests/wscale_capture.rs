@@ -12,7 +12,9 @@
 //!   (`tcp_grow_window`) and the window aligned up to 1024 bytes (`__tcp_select_window`), the
 //!   kernel's sequence.
 //!
-//! A profile without Linux's receive buffer writes no window scale option.
+//! A profile without Linux's receive buffer writes no window scale option; neither does one with
+//! it whose SYNs do not count the option's bytes (`syn_options` 8 with SACK), whose SYN stays the
+//! simulated packet, byte for byte.
 
 mod common;
 
@@ -21,9 +23,13 @@ use tcplab_core::trace::reader::{TcpSeg, TH_ACK, TH_SYN};
 const NET: &str = "[topology]\nkind = \"single_link\"\nrate = \"50Mbps\"\ndelay = \"50ms\"\nqueue = 5000\n[tcp]\nprofile = \"PROFILE\"\n";
 
 fn capture(profile: &str, name: &str) -> Vec<TcpSeg> {
+    capture_with(profile, "", name)
+}
+
+fn capture_with(profile: &str, tcp: &str, name: &str) -> Vec<TcpSeg> {
     let pcap = common::tmp("wscale", name);
     let apps = format!("[[flows]]\nbytes = {}\n[[capture]]\npath = {:?}\nnode = \"sender\"\n", 40 * 1448, pcap.to_str().unwrap());
-    let r = common::run_with(&NET.replace("PROFILE", profile), &apps, 1);
+    let r = common::run_with(&(NET.replace("PROFILE", profile) + tcp), &apps, 1);
     assert_eq!(r.transfers[0].bytes_delivered, 40 * 1448);
     common::capture_segments(&pcap)
 }
@@ -53,4 +59,15 @@ fn without_linuxs_receive_buffer_no_window_scale() {
     let segs = capture("rfc", "rfc.pcap");
     assert!(segs.iter().all(|s| s.wscale.is_none()));
     assert_eq!(segs[0].ip_len, 48, "MSS and SACK-permitted: 8 option bytes");
+}
+
+#[test]
+fn linuxs_receive_buffer_without_room_for_the_option_writes_none() {
+    // rfc6675-iw10 (no timestamps, SYN options 8) with Linux's receiver and receive buffer: the
+    // window is Linux's, but the SYN has no room for the option: 48 bytes, as simulated.
+    let segs = capture_with("rfc6675-iw10", "delack_model = \"linux\"\nrcv_buffer = \"linux\"\n", "room.pcap");
+    assert!(segs.iter().all(|s| s.wscale.is_none()));
+    assert_eq!((segs[0].ip_len, segs[1].ip_len), (48, 48));
+    // Unscaled, the receiver's windows are written clamped to 65,535.
+    assert!(segs.iter().filter(|s| s.dport == 10000 && s.flags & TH_SYN == 0).all(|s| s.window == 65_535));
 }

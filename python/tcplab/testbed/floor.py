@@ -181,13 +181,18 @@ def cwnd(runs: Sequence[Path]) -> dict:
                 invalid.append(i)
         scap, s_rel, s_c, s_hy, sim_valid = _sim_side(meta["scenario"], meta["seed"], payload)
         # HyStart's exit as the experiment reads it: the kernel's HyStart counters (the window at
-        # its detection; hystart.json, none kept: no exit by HyStart), the simulator's first
-        # ssthresh set in avoidance.
-        k_hy = []
-        for d in dirs:
-            counters = json.loads((d / "hystart.json").read_text()) if (d / "hystart.json").exists() else {}
-            k = ec.kernel_hystart_exit([], counters)
+        # its detection), the simulator's first ssthresh set in avoidance. A run without its
+        # counters (hystart.json), or whose counters name a detection without its window, is not
+        # compared; nor, as above, a run left out or a simulator that missed the drop pattern.
+        k_hy, k_known = [], []
+        for i, d in enumerate(dirs):
+            counters = json.loads((d / "hystart.json").read_text()) if (d / "hystart.json").exists() else None
+            k = ec.kernel_hystart_exit([], counters or {})
             k_hy.append(k["cwnd"] if k["by"] else None)
+            k_known.append(counters is not None and (k["by"] is None or k["cwnd"] is not None) and i not in invalid)
+
+        def exit_cmp(i, other, other_ok=True):
+            return same_exit(k_hy[i], other) if k_known[i] and other_ok else None
 
         def err(i, b_cap, b_t, b_c, j=None):
             cap_a, t_a, c_a = kern[i]
@@ -209,15 +214,15 @@ def cwnd(runs: Sequence[Path]) -> dict:
                 continue
             ccap, c_rel, c_c, c_hy, c_valid = _sim_side(scen, meta["seed"], payload)
             calibrated.append({"one_way_ms": ex, "window": err(i, ccap, c_rel, c_c) if c_valid else None,
-                               "hystart": same_exit(k_hy[i], c_hy)})
+                               "hystart": exit_cmp(i, c_hy, c_valid)})
         cases[name] = {"variant": meta["variant"], "rate": meta["rate"], "rtt_ms": meta["rtt_ms"], "seed": meta["seed"],
                        "invalid_runs": invalid,
                        "kernel_kernel": {f"{i}-{j}": err(i, *kern[j], j=j) for i, j in pairs},
                        "sim_valid": sim_valid,
                        "sim_kernel": [err(i, scap, s_rel, s_c) if sim_valid else None for i in range(len(runs))],
-                       "hystart": {"kernel": k_hy, "sim": s_hy,
-                                   "kernel_kernel": {f"{i}-{j}": same_exit(k_hy[i], k_hy[j]) for i, j in pairs},
-                                   "sim_kernel": [same_exit(k_hy[i], s_hy) for i in range(len(runs))]},
+                       "hystart": {"kernel": k_hy, "sim": s_hy, "kernel_known": k_known, "sim_known": sim_valid,
+                                   "kernel_kernel": {f"{i}-{j}": exit_cmp(i, k_hy[j], k_known[j]) for i, j in pairs},
+                                   "sim_kernel": [exit_cmp(i, s_hy, sim_valid) for i in range(len(runs))]},
                        "calibrated": calibrated}
     cells = {}
     for c in cases.values():
@@ -242,7 +247,7 @@ def cwnd(runs: Sequence[Path]) -> dict:
         # either side of a pair is alike).
         seen = {n: {"kernel_kernel": {p: v is not False for p, v in h["kernel_kernel"].items()},
                     "sim_kernel": [v is not False for v in h["sim_kernel"]]}
-                for n, h in hy.items() if h["sim"] is not None or any(k is not None for k in h["kernel"])}
+                for n, h in hy.items() if _hystart_seen(h)}
         row["hystart"] = {"kernel_kernel": {p: _count([h["kernel_kernel"][p] for h in hy.values()], bool) for p in row["kernel_kernel"]},
                           "sim_kernel": [_count([h["sim_kernel"][i] for h in hy.values()], bool) for i in range(len(runs))],
                           "seeds": len(seen), **_repeats(seen, bool)}
@@ -255,8 +260,10 @@ def calibrated_scenario(scen: dict, d: Path) -> tuple:
     """A single-link case's scenario on the path a kept run measured (`d`: its captures at both
     hosts): the one-way delay lengthened by the box's measured excess over its own model (the
     mean of the two directions' medians, `pathexcess.median_excess_ms`), and that excess in ms;
-    (None, None) when the run kept no receiver capture or its box dropped from its queue (the
-    excess model is a FIFO of the packets both ends saw, which a queue's drops leave)."""
+    (None, None) when the run kept no receiver capture or no box statistics, or its box dropped
+    from its queue (the excess model is a FIFO of the packets both ends saw, which a queue's drops
+    leave; the statistics are written four times a second, so a drop in a run's last quarter
+    second may not be in them)."""
     from ..units import rate_bps, seconds
     from . import pathexcess
 
@@ -320,14 +327,21 @@ def _calibrated_cell(by_seed: dict, n: int) -> dict:
         "hystart": ({k: {"kernel_kernel": {p: v is not False for p, v in c["hystart"]["kernel_kernel"].items()},
                          "sim_kernel": [(c["calibrated"][i] or {}).get("hystart") is not False and c["calibrated"][i] is not None
                                         for i in range(n)]}
-                     for k, c in by_seed.items() if c["hystart"]["sim"] is not None or any(x is not None for x in c["hystart"]["kernel"])},
+                     for k, c in by_seed.items() if _hystart_seen(c["hystart"])},
                     bool)}
-    measured = {k for k, c in by_seed.items() if all(x is not None for x in c["calibrated"])}
+    measured = {k for k, c in by_seed.items() if all(x is not None and x["window"] is not None for x in c["calibrated"])}
     for goal, (cases, ok) in views.items():
         r = _repeats({k: v for k, v in cases.items() if k in measured}, ok)
         out[f"{goal}_repeats"] = r["kernel_repeats"]
         out[f"{goal}_misses"] = r["sim_misses_where_kernel_repeats"]
     return out
+
+
+def _hystart_seen(h: dict) -> bool:
+    """A seed whose exits every run and the simulator tell (`kernel_known`, `sim_known`), and
+    where some side leaves slow start by HyStart: one the kernel-repeats view counts (no exit on
+    either side of a pair is alike there)."""
+    return all(h["kernel_known"]) and h["sim_known"] and (h["sim"] is not None or any(k is not None for k in h["kernel"]))
 
 
 def same_exit(a: Optional[int], b: Optional[int]) -> Optional[bool]:
@@ -615,8 +629,8 @@ def _cwnd_report(res: dict) -> str:
     if any(any(r["calibrated"]["runs_measured"]) for _, r in cells):
         n = len(res["runs"])
         lines += ["", "Calibrated, shown apart: the simulator on each run's path as measured (the one-way delay lengthened by "
-                  "the box's measured excess over its own model, `pathexcess`; runs without their receiver's capture, or whose "
-                  "box dropped from its queue, are not compared). The window error (median over the seeds), the seeds within the goodput goal and those alike in "
+                  "the box's measured excess over its own model, `pathexcess`; runs without their receiver's capture or box "
+                  "statistics, or whose box dropped from its queue, are not compared). The window error (median over the seeds), the seeds within the goodput goal and those alike in "
                   "HyStart's exit, against each run; then the seeds where the kernel repeats itself and the calibrated "
                   "simulator misses a run (window / goodput / HyStart; seeds with every run calibrated).", "",
                   "| cell | " + " | ".join(f"window vs kernel {i}" for i in range(1, n + 1)) + " | "

@@ -52,7 +52,7 @@ KNOB_MAP = {
     "ssthresh_from_cwnd": "the kernel's reno halves cwnd (tcp_reno_ssthresh); false is a divergence when cc is reno",
     "tso_defer": "the kernel always builds TCP skbs for GSO and may defer them (tcp_tso_should_defer); false is a divergence",
     "rcv_buffer": "the kernel always runs its own receive buffer (tcp_rmem, tcp_moderate_rcvbuf 1: \"linux\"); \"fixed\" is a divergence",
-    "syn_options": "the kernel writes MSS, SACK-permitted and window scale on its SYN and SYN-ACK (tcp_syn_options: 12 option bytes, 20 with timestamps: the `linux` profile's 12); another value is a divergence",
+    "syn_options": "the kernel writes MSS, SACK-permitted and window scale on its SYN and SYN-ACK (tcp_syn_options: 12 option bytes, 20 with timestamps: the `linux` profile's 12; without SACK 8); another value is a divergence",
     "handshake_ack_alone": "the kernel acknowledges the SYN-ACK with a pure ACK before the application's first write (tcp_rcv_synsent_state_process → tcp_send_ack: true); false is a divergence",
     "frto": "untuned: net.ipv4.tcp_frto 2 (false a divergence); rfc6675-iw10: tcp_frto 0",
     "syn_linear_timeouts": "untuned: net.ipv4.tcp_syn_linear_timeouts 4 (another value a divergence); rfc6675-iw10: 0",

@@ -82,20 +82,24 @@ def divergences(k: dict, where: str, stock: bool, congctl: Optional[str], hz: Op
     want = k.get("cc", "reno")
     if cc is not None and cc != want:
         diff("cc", want, f"{cc} (--congctl)")
+    # The kernel's SYN options in the simulator's count (timestamps apart): MSS, SACK-permitted
+    # with its padding and NOP, window scale (12); without SACK (net.ipv4.tcp_sack 0) MSS and
+    # NOP, window scale (8).
+    syn_options = 12 if k.get("sack") else 8
     if tuned(profile, stock):
         # The kernel is tuned to the profile; what remains is what no setting reaches.
         kern = {"rto_model": "linux", "delack_model": "linux", "reduction": "prr", "cwnd_validation": "linux",
-                "fin_with_data": True, "tso_defer": True, "rcv_buffer": "linux", "syn_options": 12, "handshake_ack_alone": True}
+                "fin_with_data": True, "tso_defer": True, "rcv_buffer": "linux", "syn_options": syn_options, "handshake_ack_alone": True}
         if want == "reno":
             kern["ssthresh_from_cwnd"] = True
         for knob, kv in kern.items():
-            if k.get(knob) != kv:
-                diff(knob, k.get(knob), _KERNEL_DOES[knob])
+            if k.get(knob, _RFC.get(knob)) != kv:
+                diff(knob, k.get(knob, _RFC.get(knob)), _KERNEL_DOES[knob])
         return out
     for knob, kv in (("loss", "rack"), ("tlp", True), ("timestamps", True), ("rto_model", "linux"), ("delack_model", "linux"),
                      ("reduction", "prr"), ("cwnd_validation", "linux"), ("fin_with_data", True), ("tso_defer", True),
-                     ("rcv_buffer", "linux"), ("syn_options", 12), ("handshake_ack_alone", True), ("dsack", True), ("undo", True), ("frto", True),
-                     ("syn_linear_timeouts", 4)) + ((("ssthresh_from_cwnd", True),) if want == "reno" else ()):
+                     ("rcv_buffer", "linux"), ("syn_options", syn_options), ("handshake_ack_alone", True), ("dsack", True), ("undo", True),
+                     ("frto", True), ("syn_linear_timeouts", 4)) + ((("ssthresh_from_cwnd", True),) if want == "reno" else ()):
         if k.get(knob, _RFC.get(knob)) != kv:
             diff(knob, k.get(knob, _RFC.get(knob)), _KERNEL_DOES[knob])
     n = int(k.get("comp_sack_nr", 0))
@@ -125,7 +129,7 @@ _KERNEL_DOES = {
     "ssthresh_from_cwnd": "halves cwnd, not FlightSize, on a loss with reno (tcp_reno_ssthresh)",
     "tso_defer": "defers sends for a skb's worth of window (tcp_tso_should_defer)",
     "rcv_buffer": "grows its receive window with the buffer (tcp_grow_window, tcp_rcv_space_adjust), each growth ACKed at once",
-    "syn_options": "writes MSS, SACK-permitted, timestamps and window scale on its SYN and SYN-ACK (tcp_syn_options: a 60-byte SYN with timestamps)",
+    "syn_options": "writes MSS, SACK-permitted, timestamps and window scale on its SYN and SYN-ACK (tcp_syn_options: syn_options 12 with SACK, 8 without; a 60-byte SYN with SACK and timestamps)",
     "handshake_ack_alone": "acknowledges the SYN-ACK with a pure ACK before the first data (tcp_rcv_synsent_state_process → tcp_send_ack)",
     "dsack": "reports duplicate segments in D-SACK blocks (net.ipv4.tcp_dsack 1)",
     "undo": "undoes a reduction its D-SACKs or echoed timestamps prove spurious (tcp_try_undo_*)",

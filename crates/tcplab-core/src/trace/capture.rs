@@ -250,10 +250,14 @@ struct FlowWire {
 }
 
 /// The window scale the ends of connections with configuration `tcp` announce on their SYNs:
-/// Linux's (`tcp_select_initial_window`) when they model its receive buffer, none otherwise
-/// (their window fits the field, or is unlimited and written as 65,535).
+/// Linux's (`tcp_select_initial_window`) when they model its receive buffer, make a handshake
+/// and count the option's bytes on their SYNs (`syn_options` of at least MSS, SACK-permitted
+/// with its padding when SACK is on, and NOP and window scale: 8 + 4 with SACK, the `linux`
+/// profile's 12), so that the SYN written is the simulated packet, byte for byte; none otherwise
+/// (the window fits the field, or is unlimited and written as 65,535).
 pub fn announced_wscale(tcp: &crate::tcp::TcpConfig) -> Option<u8> {
-    (tcp.rcv_buffer == crate::tcp::config::RcvBuffer::Linux).then(|| crate::tcp::rcvbuf::RcvBuf::syn_wscale(tcp.rwnd.get()))
+    let room = tcp.syn_options >= 8 + if tcp.sack { 4 } else { 0 };
+    (tcp.rcv_buffer == crate::tcp::config::RcvBuffer::Linux && tcp.handshake && room).then(|| crate::tcp::rcvbuf::RcvBuf::syn_wscale(tcp.rwnd.get()))
 }
 
 /// The taps of a run.
