@@ -284,12 +284,6 @@ impl World {
         self.fabric.queue_every_transmission_end();
     }
 
-    /// Name an application's connections in the captures (their SYN's MSS and window scale
-    /// options).
-    pub fn describe_app(&mut self, app: u32, mss: u64, wscale: Option<u8>) {
-        self.fabric.observer().describe(app, mss, wscale);
-    }
-
     pub fn now(&self) -> Time {
         self.q.now()
     }

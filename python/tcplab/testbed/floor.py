@@ -245,9 +245,7 @@ def cwnd(runs: Sequence[Path]) -> dict:
         hy = {n: c["hystart"] for n, c in by_seed.items()}
         # Where the kernel repeats: the seeds where some side leaves by HyStart (no exit on
         # either side of a pair is alike).
-        seen = {n: {"kernel_kernel": {p: v is not False for p, v in h["kernel_kernel"].items()},
-                    "sim_kernel": [v is not False for v in h["sim_kernel"]]}
-                for n, h in hy.items() if _hystart_seen(h)}
+        seen = {n: _hystart_alike(h, h["sim_kernel"]) for n, h in hy.items() if _hystart_seen(h)}
         row["hystart"] = {"kernel_kernel": {p: _count([h["kernel_kernel"][p] for h in hy.values()], bool) for p in row["kernel_kernel"]},
                           "sim_kernel": [_count([h["sim_kernel"][i] for h in hy.values()], bool) for i in range(len(runs))],
                           "seeds": len(seen), **_repeats(seen, bool)}
@@ -319,22 +317,26 @@ def _calibrated_cell(by_seed: dict, n: int) -> dict:
            "sim_kernel": [_median([win(c, i) for c in by_seed.values()]) for i in range(n)],
            "goodput": [_count([win(c, i) for c in by_seed.values()], _goodput_ok) for i in range(n)],
            "hystart": [_count([(c["calibrated"][i] or {}).get("hystart") for c in by_seed.values()], bool) for i in range(n)]}
+    # Only seeds with every run calibrated (and the calibrated simulator valid) are counted.
+    measured = {k: c for k, c in by_seed.items() if all(x is not None and x["window"] is not None for x in c["calibrated"])}
+    runs = {k: {"kernel_kernel": c["kernel_kernel"], "sim_kernel": [win(c, i) for i in range(n)]} for k, c in measured.items()}
     views = {
-        "window": ({k: {"kernel_kernel": c["kernel_kernel"], "sim_kernel": [win(c, i) for i in range(n)]} for k, c in by_seed.items()},
-                   lambda v: v["median"] is not None and v["median"] <= CWND_GOAL),
-        "goodput": ({k: {"kernel_kernel": c["kernel_kernel"], "sim_kernel": [win(c, i) for i in range(n)]} for k, c in by_seed.items()},
-                    _goodput_ok),
-        "hystart": ({k: {"kernel_kernel": {p: v is not False for p, v in c["hystart"]["kernel_kernel"].items()},
-                         "sim_kernel": [(c["calibrated"][i] or {}).get("hystart") is not False and c["calibrated"][i] is not None
-                                        for i in range(n)]}
-                     for k, c in by_seed.items() if _hystart_seen(c["hystart"])},
-                    bool)}
-    measured = {k for k, c in by_seed.items() if all(x is not None and x["window"] is not None for x in c["calibrated"])}
+        "window": (runs, lambda v: v["median"] is not None and v["median"] <= CWND_GOAL),
+        "goodput": (runs, _goodput_ok),
+        "hystart": ({k: _hystart_alike(c["hystart"], [x["hystart"] for x in c["calibrated"]]) for k, c in measured.items()
+                     if _hystart_seen(c["hystart"])}, bool)}
     for goal, (cases, ok) in views.items():
-        r = _repeats({k: v for k, v in cases.items() if k in measured}, ok)
+        r = _repeats(cases, ok)
         out[f"{goal}_repeats"] = r["kernel_repeats"]
         out[f"{goal}_misses"] = r["sim_misses_where_kernel_repeats"]
     return out
+
+
+def _hystart_alike(h: dict, sim: list) -> dict:
+    """A seed's HyStart comparisons as the kernel-repeats view reads them (`_repeats`): every
+    pair of kernel runs and the simulator's comparison `sim` with each run, alike unless their
+    exits differ (no exit on either side is alike)."""
+    return {"kernel_kernel": {p: v is not False for p, v in h["kernel_kernel"].items()}, "sim_kernel": [v is not False for v in sim]}
 
 
 def _hystart_seen(h: dict) -> bool:
