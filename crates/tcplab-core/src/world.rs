@@ -101,6 +101,12 @@ pub struct World {
     pkts_stale: u64,
     /// Print every packet delivery and drop to stderr (debugging aid).
     pub trace: bool,
+    /// Every (source, destination) pair of nodes that will open connections, with whether any
+    /// sends datagrams, for the fabric to compute what it can (`Fabric::arm`) when the run
+    /// starts; None once armed, or when an application was added whose pairs are not known.
+    pairs: Option<(Vec<(NodeId, NodeId)>, bool)>,
+    /// The events left ran out before the time limit (not a budget's stop).
+    drained: bool,
 }
 
 impl World {
@@ -255,6 +261,15 @@ impl World {
             scenario: scenario.clone(),
             pkts_stale: 0,
             trace,
+            pairs: Some((
+                flows
+                    .iter()
+                    .map(|f| (NodeId(f.from as u32), NodeId(f.to as u32)))
+                    .chain(app_specs.iter().flat_map(|a| a.servers.iter().map(|&s| (NodeId(a.client as u32), NodeId(s as u32)))))
+                    .collect(),
+                app_specs.iter().any(|a| a.kind.is_udp()),
+            )),
+            drained: false,
         };
         for a in 0..w.apps.len() {
             w.with_app(a as u32, |app, cx| app.start(cx));
@@ -269,6 +284,8 @@ impl World {
     /// world with applications of their own); it starts now. Returns its index, the label flow
     /// of the connections it opens.
     pub fn add_app(&mut self, app: Box<dyn App>) -> u32 {
+        // Its connections' routes are not known in advance: nothing is computed (`Fabric::arm`).
+        self.pairs = None;
         let a = self.apps.len() as u32;
         self.apps.push(app);
         self.active += 1;
@@ -342,7 +359,13 @@ impl World {
         if self.active == 0 && self.limit.is_none() {
             return false;
         }
-        let Some((_, ev)) = self.q.pop_until(self.limit.unwrap_or(Time::MAX)) else { return false };
+        if self.pairs.is_some() {
+            self.arm();
+        }
+        let Some((_, ev)) = self.q.pop_until(self.limit.unwrap_or(Time::MAX)) else {
+            self.drained = true;
+            return false;
+        };
         match ev {
             Ev::App(a, token) => self.with_app(a, |app, cx| app.on_timer(cx, token)),
             Ev::TxDone(l) => {
@@ -365,6 +388,22 @@ impl World {
             Ev::Fq(e) => self.fq_event(e),
         }
         true
+    }
+
+    /// The run starts: the fabric computes what it can (`Fabric::arm`).
+    #[cold]
+    #[inline(never)]
+    fn arm(&mut self) {
+        if let Some((pairs, udp)) = self.pairs.take() {
+            self.fabric.arm(&pairs, udp);
+        }
+    }
+
+    /// How each link direction moves packets, by index (`net::vfifo::EVENTS` or `COMPUTED`, and
+    /// whether it is chained): what `Fabric::arm` chose (all by events before the first step).
+    #[doc(hidden)]
+    pub fn link_modes(&self) -> Vec<(String, u8, bool)> {
+        self.fabric.links().iter().zip(self.fabric.modes()).map(|(l, (m, c))| (l.name.clone(), m, c)).collect()
     }
 
     /// An fq direction's event, out of line: the step's hot arms stay as they were.
@@ -504,7 +543,7 @@ impl World {
     /// Snapshot every counter at the end of the warmup; the results report what came after.
     fn end_warmup(&mut self) {
         self.fabric.finish_links(self.q.now());
-        self.link_base = self.fabric.links().iter().map(|l| l.stats.clone()).collect();
+        self.link_base = self.fabric.link_stats((self.q.now(), self.q.current_seq()));
         for a in 0..self.apps.len() {
             self.with_app(a as u32, |app, cx| app.warmup(cx));
         }
@@ -590,7 +629,10 @@ impl World {
     /// End the run and collect the instruments.
     pub fn finish(mut self) -> RunResult {
         let end = self.limit.or(self.stopped_at).unwrap_or(self.q.now());
-        self.fabric.finish_links(end.max(self.q.now()).min(end));
+        // What happened by then: every event up to the end if the run went to its end, else
+        // those up to the last one processed (a budget's stop, every application done).
+        let until = if self.drained { (end, u64::MAX) } else { (self.q.now(), self.q.current_seq()) };
+        self.fabric.end_links(end.max(self.q.now()).min(end), until);
         let mut conns = Vec::new();
         let mut transfers = Vec::new();
         let mut objects = Vec::new();

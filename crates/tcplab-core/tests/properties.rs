@@ -744,7 +744,8 @@ proptest! {
             let sent: u64 = lazy.links.iter().map(|l| l.sent_pkts).sum();
             // Each transmission's end is an event of the eager world; the lazy one skips some.
             prop_assert!(eager.meta.events >= lazy.meta.events);
-            prop_assert!(eager.meta.events - lazy.meta.events <= sent);
+            // ... and the arrival at every chained direction (net/vfifo.rs): at most two events a packet sent.
+            prop_assert!(eager.meta.events - lazy.meta.events <= 2 * sent);
             let (mut a, mut b) = (serde_json::to_value(&lazy).unwrap(), serde_json::to_value(&eager).unwrap());
             a["meta"]["events"] = 0.into();
             b["meta"]["events"] = 0.into();

@@ -119,6 +119,9 @@ fn red_that_never_acts_is_droptail() {
         for l in v["links"].as_array_mut().unwrap() {
             l.as_object_mut().unwrap().remove("red_avg_mean");
         }
+        // A RED bottleneck moves its packets by events, a DropTail one is computed
+        // (net/vfifo.rs): the same run in another number of events.
+        v["meta"]["events"] = 0.into();
         v
     };
     assert_eq!(strip(&red), strip(&dt));

@@ -12,6 +12,7 @@ use super::fq::{Deq, FlowKey, FqPacket};
 use super::link::LinkDir;
 use super::observe::NetObserver;
 use super::routing::{Paths, Routes};
+use super::vfifo::{VFifo, COMPUTED, EVENTS};
 use super::{ConnId, NodeId, Packet, Payload};
 use crate::engine::EventQueue;
 use crate::units::Time;
@@ -61,6 +62,8 @@ pub struct Fabric<O: NetObserver> {
     /// fixed delay, so the order it sent them): (arrival time, insertion number, packet). Only the
     /// first has an event in the queue; the next enters it when the first arrives.
     flight: Vec<VecDeque<InFlight>>,
+    /// Each computed direction's state (`vfifo.rs`), by direction.
+    vf: Vec<VFifo>,
     routes: Routes,
     /// Whole routes, which packets follow hop by hop (`Packet::hop`).
     paths: Paths,
@@ -73,6 +76,9 @@ pub struct Fabric<O: NetObserver> {
     max_pool: usize,
     overgrown: bool,
     counts: PacketCounts,
+    /// Packets a computed direction dropped after the run's end (`end_links`): decided, their
+    /// slots freed, but in flight at the end, as on the event-driven path.
+    later_drops: u64,
     /// Datagrams dropped since the world last asked (`take_udp_losses`): (addressee, bytes).
     udp_lost: Vec<(ConnId, u32)>,
     /// Queue every transmission's end (`queue_every_transmission_end`).
@@ -95,6 +101,7 @@ impl<O: NetObserver> Fabric<O> {
         let has_fq = links.iter().any(|l| l.fq.is_some());
         Fabric {
             flight: vec![VecDeque::new(); links.len()],
+            vf: (0..links.len()).map(|_| VFifo::default()).collect(),
             links,
             routes,
             paths: Paths::default(),
@@ -104,6 +111,7 @@ impl<O: NetObserver> Fabric<O> {
             max_pool: usize::MAX,
             overgrown: false,
             counts: PacketCounts::default(),
+            later_drops: 0,
             udp_lost: Vec::new(),
             every_tx_end: false,
             trace,
@@ -130,6 +138,121 @@ impl<O: NetObserver> Fabric<O> {
         }
     }
 
+    /// Every direction's counters as they stood at `until` (time, insertion number) in the order
+    /// of events, the integrals closed (`finish_links`): a computed direction has counted its
+    /// decisions whole, so what they say had not happened by then is taken out
+    /// (`LinkDir::counted_until`).
+    pub fn link_stats(&self, until: (Time, u64)) -> Vec<super::LinkDirStats> {
+        self.links.iter().zip(&self.vf).map(|(l, v)| if l.mode == EVENTS { l.stats.clone() } else { l.counted_until(v, until).0 }).collect()
+    }
+
+    /// The run is over at `until`: every computed direction's counters as they stood then
+    /// (`link_stats`), and its drops after it (counted when decided) in flight again.
+    pub fn end_links(&mut self, now: Time, until: (Time, u64)) {
+        self.finish_links(now);
+        for (l, v) in self.links.iter_mut().zip(&self.vf) {
+            if l.mode != EVENTS {
+                let (stats, later) = l.counted_until(v, until);
+                l.stats = stats;
+                self.counts.dropped -= later;
+                self.later_drops += later;
+            }
+        }
+    }
+
+    /// Move packets through every direction that can be computed (`vfifo.rs`) from now on,
+    /// knowing every (source, destination) pair of nodes that will send (`pairs`, each both
+    /// ways; `udp`: some of them send datagrams). A direction can be computed when it is plain (a
+    /// DropTail queue and a transmitter: no loss element, filter, RED, CE marking or fq) and
+    /// idle (nothing queued). It is chained when, besides, every route through it arrives from
+    /// one and the same such direction with nothing in flight, every route through that one goes
+    /// on to it, and (with datagrams) it cannot drop. A run with instruments (which observe every
+    /// hop when it happens) or one that queues every transmission's end (the reference) moves
+    /// every packet by events, the places in the order of events taken as a computed run takes
+    /// them (`offer_seqs`): the same run, event for event.
+    pub fn arm(&mut self, pairs: &[(NodeId, NodeId)], udp: bool) {
+        const UNSET: u32 = u32::MAX;
+        const LOCAL: u32 = u32::MAX - 1;
+        const MANY: u32 = u32::MAX - 2;
+        // Where each direction's packets come from (LOCAL: sent at its node) and where they go
+        // next (LOCAL: delivered at its far end): one direction, or MANY.
+        let mut feeder = vec![UNSET; self.links.len()];
+        let mut next = vec![UNSET; self.links.len()];
+        let join = |f: &mut u32, v: u32| *f = if *f == UNSET || *f == v { v } else { MANY };
+        for &(a, b) in pairs {
+            for (src, dst) in [(a, b), (b, a)] {
+                let links = &self.links;
+                let mut i = self.paths.start(&mut self.routes, |l| links[l.0 as usize].to, src, dst);
+                let mut prev = LOCAL;
+                while let Some(x) = self.paths.hop(i) {
+                    join(&mut feeder[x.0 as usize], prev);
+                    if prev != LOCAL {
+                        join(&mut next[prev as usize], x.0);
+                    }
+                    prev = x.0;
+                    i += 1;
+                }
+                if prev != LOCAL {
+                    join(&mut next[prev as usize], LOCAL);
+                }
+            }
+        }
+        let eligible: Vec<bool> = self
+            .links
+            .iter()
+            .map(|l| {
+                let plain = l.filters.is_empty() && l.delays.is_empty() && l.loss_p == 0.0 && l.periodic.is_none() && l.red.is_none() && l.mark_threshold.is_none() && l.fq.is_none();
+                plain && l.queue.is_empty() && !l.done_queued
+            })
+            .collect();
+        let compute = !self.observed && !self.every_tx_end;
+        for x in 0..self.links.len() {
+            // Only from a direction whose packets all go on to this one: a direction that fans
+            // out to many would spread what it holds in flight over all of them, each with its
+            // own arrival in the event queue, where one FIFO of arrivals keeps one.
+            let y = feeder[x] as usize;
+            let l = &self.links[x];
+            let unlimited = l.limit.packets.is_none() && l.limit.bytes.is_none();
+            let chained = y < self.links.len() && next[y] == x as u32 && eligible[x] && eligible[y] && self.flight[y].is_empty() && (!udp || unlimited);
+            let l = &mut self.links[x];
+            l.chained = chained;
+            if compute && eligible[x] {
+                l.mode = COMPUTED;
+            }
+        }
+    }
+
+    /// How each direction moves packets (`vfifo::EVENTS`, `COMPUTED`) and whether it is
+    /// chained, by index.
+    pub fn modes(&self) -> Vec<(u8, bool)> {
+        self.links.iter().map(|l| (l.mode, l.chained)).collect()
+    }
+
+    /// The places in the order of events of the transmission's end and the arrival of a packet
+    /// offered to `l` and admitted, taken now (both computed and by events): a chained
+    /// direction's were taken when its feeding direction was offered the packet, just after that
+    /// one's own (the arrival there is the event now); any other direction takes its own, then
+    /// those of the chained directions the packet goes on through, in the order a computed run
+    /// takes them as it computes the packet's way through them (`offer_computed`).
+    #[inline]
+    fn offer_seqs<E: From<NetEv> + Copy>(&self, q: &mut EventQueue<E>, l: usize, idx: u32) -> (u64, u64) {
+        if self.links[l].chained {
+            let c = q.current_seq();
+            return (c + 1, c + 2);
+        }
+        let seqs = (q.reserve(), q.reserve());
+        let mut h = self.pool[idx as usize].hop;
+        while let Some(z) = self.paths.hop(h) {
+            if !self.links[z.0 as usize].chained {
+                break;
+            }
+            q.reserve();
+            q.reserve();
+            h += 1;
+        }
+        seqs
+    }
+
     /// The packet in pool slot `idx` (as handed back by `on_event`).
     #[inline]
     pub fn packet(&self, idx: u32) -> &Packet {
@@ -142,7 +265,7 @@ impl<O: NetObserver> Fabric<O> {
 
     /// Packets held now (queued, in flight, or held by a delay filter).
     pub fn in_flight(&self) -> u64 {
-        self.pool.len() as u64 - self.free.len() as u64
+        self.pool.len() as u64 - self.free.len() as u64 + self.later_drops
     }
 
     /// Bound the packet pool to `max` packets: past it `overgrown` says so (the caller stops).
@@ -287,10 +410,11 @@ impl<O: NetObserver> Fabric<O> {
         self.links[l].done_queued = false;
         let pool = &self.pool;
         if let Some(idx) = self.links[l].pop(q.now(), |i| pool[i as usize].wire_bytes()) {
+            let seqs = self.links[l].queue_seqs.pop_front().expect("a waiting packet's places");
             if self.observed {
                 self.obs.on_queue(q.now(), l, &self.links[l]);
             }
-            self.start_tx(q, l, idx);
+            self.start_tx(q, l, idx, Some(seqs));
         } else if self.links[l].fq.is_some() {
             // Every transmission's end is queued (`queue_every_transmission_end`): fq's turn.
             self.fq_kick(q, l);
@@ -308,7 +432,7 @@ impl<O: NetObserver> Fabric<O> {
                 if self.observed {
                     self.obs.on_queue(now, l, &self.links[l]);
                 }
-                self.start_tx(q, l, idx);
+                self.start_tx(q, l, idx, None);
                 let link = &mut self.links[l];
                 if !link.done_queued && link.fq.as_ref().is_some_and(|f| f.qlen > 0) {
                     link.done_queued = true;
@@ -417,24 +541,27 @@ impl<O: NetObserver> Fabric<O> {
         }
     }
 
-    fn start_tx<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: usize, idx: u32) {
+    /// Start transmitting a packet on `l`. `seqs`: the places in the order of events of its
+    /// transmission's end and its arrival (`offer_seqs`), or None to take them now (fq).
+    fn start_tx<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: usize, idx: u32, seqs: Option<(u64, u64)>) {
         let now = q.now();
         if self.observed {
             self.obs.on_egress(now, l, &self.pool[idx as usize], &self.links);
         }
         let link = &mut self.links[l];
         let done = link.start_tx(now, &self.pool[idx as usize]);
-        // The transmission's end takes its place in the order of events now; it enters the queue
+        let (done_seq, seq) = seqs.unwrap_or_else(|| (q.reserve(), q.reserve()));
+        // The transmission's end takes its place in the order of events; it enters the queue
         // only if a packet waits to follow it (now, or later from `offer`). With nothing waiting
         // it would only mark the transmitter idle, which `LinkDir::busy` tells without it.
-        link.done_seq = q.reserve();
+        link.done_seq = done_seq;
         link.done_queued = !link.queue.is_empty() || self.every_tx_end;
         if link.done_queued {
             q.schedule_reserved(done, link.done_seq, NetEv::TxDone(l as u32).into());
         }
-        // The arrival takes its place in the order of events now too; it enters the queue now
-        // only if nothing is in flight ahead of it.
-        let (at, seq) = (done + link.delay, q.reserve());
+        // The arrival has its place too; it enters the queue now only if nothing is in flight
+        // ahead of it.
+        let at = done + link.delay;
         let f = &mut self.flight[l];
         if f.is_empty() {
             q.schedule_reserved(at, seq, NetEv::Arrive(l as u32).into());
@@ -467,6 +594,9 @@ impl<O: NetObserver> Fabric<O> {
             self.obs.on_ingress(now, l, p, &self.links);
         }
         let link = &mut self.links[l];
+        if link.mode != EVENTS {
+            return self.offer_computed(q, l, idx, now, q.current_seq());
+        }
         if link.fq.is_some() {
             return self.offer_fq(q, l, idx);
         }
@@ -481,10 +611,16 @@ impl<O: NetObserver> Fabric<O> {
                 }
                 self.dropped(idx);
             }
-            Ok(()) if !busy => self.start_tx(q, l, idx),
+            Ok(()) if !busy => {
+                let seqs = self.offer_seqs(q, l, idx);
+                self.start_tx(q, l, idx, Some(seqs))
+            }
             Ok(()) => {
                 let bytes = p.wire_bytes();
+                let seqs = self.offer_seqs(q, l, idx);
+                let link = &mut self.links[l];
                 link.push(now, idx, bytes);
+                link.queue_seqs.push_back(seqs);
                 if !link.done_queued {
                     // The first packet to wait: the transmission's end now has work to do.
                     link.done_queued = true;
@@ -494,6 +630,44 @@ impl<O: NetObserver> Fabric<O> {
                     self.obs.on_queue(now, l, link);
                 }
             }
+        }
+    }
+
+    /// Offer a packet to a computed direction at (`at`, `seq`) in the order of events (`vfifo.rs`):
+    /// dropped, or in flight to the far end at once; and on through every chained direction of
+    /// its route, each offered when the one before computes its arrival.
+    #[inline]
+    fn offer_computed<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, mut l: usize, idx: u32, mut at: Time, mut seq: u64) {
+        let now = (q.now(), q.current_seq());
+        let p = &self.pool[idx as usize];
+        let (bytes, udp) = (p.wire_bytes(), matches!(p.body, Payload::Udp(_)));
+        loop {
+            let p = &mut self.pool[idx as usize];
+            p.enqueued_at = at;
+            let link = &mut self.links[l];
+            let Some(arrival) = link.offer_computed(&mut self.vf[l], now, at, seq, bytes, udp, || q.reserve()) else {
+                if self.trace {
+                    eprintln!("{:>12.6} drop Queue at {} {:?} {:?} {:?}", crate::units::to_secs(at), link.name, p.dir, p.tag, p.body);
+                }
+                self.dropped(idx);
+                return;
+            };
+            let aseq = q.reserve();
+            if link.to != p.dst {
+                if let Some(next) = self.paths.hop(p.hop) {
+                    if self.links[next.0 as usize].chained {
+                        p.hop += 1;
+                        (l, at, seq) = (next.0 as usize, arrival, aseq);
+                        continue;
+                    }
+                }
+            }
+            let f = &mut self.flight[l];
+            if f.is_empty() {
+                q.schedule_reserved(arrival, aseq, NetEv::Arrive(l as u32).into());
+            }
+            f.push_back(InFlight { at: arrival, seq: aseq, pkt: idx });
+            return;
         }
     }
 

@@ -18,6 +18,14 @@ use std::collections::VecDeque;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct LinkDirId(pub u32);
 
+/// How a direction moves its packets (`LinkDir::mode`): by events (a transmission's end is an
+/// event when a packet waits behind it, an arrival is one).
+pub const EVENTS: u8 = 0;
+/// Computed (`vfifo.rs`): a packet's fate and times are decided when it is offered. A computed
+/// direction that is also `LinkDir::chained` is offered its packets by its only feeding direction
+/// when that one computes their arrival.
+pub const COMPUTED: u8 = 1;
+
 /// A step marking threshold K (DCTCP's, RFC 8257 §3.1; Alizadeh et al. 2010 §3.1): an
 /// ECN-capable packet that arrives to find at least K packets (or bytes) waiting is marked CE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,8 +144,17 @@ pub struct LinkDir {
     last_tx: (u32, u32),
     pub to: NodeId,
     pub(in crate::net) done_queued: bool,
+    /// How packets move through this direction: `EVENTS` or `COMPUTED` (set by `Fabric::arm`).
+    pub(in crate::net) mode: u8,
+    /// Every packet comes from one direction, which sends all its packets on to this one
+    /// (`Fabric::arm`): computed, it is offered them when that one computes their arrival; by
+    /// events, their places in the order of events were taken when that one was offered them.
+    pub(in crate::net) chained: bool,
     /// Waiting packets (indices into the world's packet pool).
     pub(in crate::net) queue: VecDeque<u32>,
+    /// Their transmissions' ends' and their arrivals' places in the order of events, taken when
+    /// they were offered (`Fabric::offer`).
+    pub(in crate::net) queue_seqs: VecDeque<(u64, u64)>,
     pub limit: QueueLimit,
     pub filters: Vec<DropFilter>,
     /// Delay filters, applied before a packet is offered (see `hold`).
@@ -172,6 +189,7 @@ impl LinkDir {
             filters: Vec::new(),
             delays: Vec::new(),
             queue: VecDeque::new(),
+            queue_seqs: VecDeque::new(),
             queue_bytes: 0,
             busy_until: 0,
             done_seq: 0,
@@ -182,6 +200,8 @@ impl LinkDir {
             last_change: 0,
             stats: LinkDirStats::default(),
             fq: None,
+            mode: EVENTS,
+            chained: false,
         }
     }
 
@@ -213,7 +233,7 @@ impl LinkDir {
     }
 
     /// The time integrals up to `now`, with `n` packets waiting since the last change.
-    fn account_n(&mut self, now: Time, n: usize) {
+    pub(in crate::net) fn account_n(&mut self, now: Time, n: usize) {
         let dt = (now - self.last_change) as u128;
         self.stats.queue_pkt_ns += n as u128 * dt;
         self.stats.queue_byte_ns += self.queue_bytes as u128 * dt;
@@ -414,10 +434,10 @@ impl LinkDir {
         Some(idx)
     }
 
-    /// Count the start of a transmission; returns when it ends (`busy_until`).
-    pub fn start_tx(&mut self, now: Time, pkt: &Packet) -> Time {
-        let bytes = pkt.wire_bytes();
-        let t = if self.last_tx.0 == bytes && bytes != 0 {
+    /// Serialisation time of a packet of `bytes` (`tx_time`, the last size's kept).
+    #[inline]
+    pub(in crate::net) fn ser_time(&mut self, bytes: u32) -> Time {
+        if self.last_tx.0 == bytes && bytes != 0 {
             self.last_tx.1 as Time
         } else {
             let t = self.tx_time(bytes);
@@ -426,21 +446,37 @@ impl LinkDir {
                 self.last_tx = (bytes, t32);
             }
             t
-        };
-        self.busy_until = now + t;
+        }
+    }
+
+    /// Count a transmission of `t` that starts after `waited` in the queue.
+    #[inline]
+    pub(in crate::net) fn count_sent(&mut self, bytes: u32, udp: bool, t: Time, waited: Time) {
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += bytes as u64;
-        if let crate::net::Payload::Udp(_) = pkt.body {
+        if udp {
             self.stats.udp_pkts += 1;
             self.stats.udp_bytes += bytes as u64;
         }
-        self.stats.queue_delay_sum += (now - pkt.enqueued_at) as u128;
+        self.stats.queue_delay_sum += waited as u128;
         self.stats.busy_ns += t as u128;
+    }
+
+    /// Count the start of a transmission; returns when it ends (`busy_until`).
+    pub fn start_tx(&mut self, now: Time, pkt: &Packet) -> Time {
+        let bytes = pkt.wire_bytes();
+        let t = self.ser_time(bytes);
+        self.busy_until = now + t;
+        self.count_sent(bytes, matches!(pkt.body, crate::net::Payload::Udp(_)), t, now - pkt.enqueued_at);
         self.busy_until
     }
 
     /// Close the time integrals at the end of the run.
     pub fn finish(&mut self, now: Time) {
+        // A computed direction counts each packet's wait whole (`vfifo.rs`): nothing to close.
+        if self.mode != EVENTS {
+            return;
+        }
         self.account_n(now, self.queue_len());
     }
 }

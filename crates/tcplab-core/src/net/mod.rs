@@ -10,6 +10,7 @@ pub mod observe;
 pub mod packet;
 pub mod red;
 pub mod routing;
+pub mod vfifo;
 
 pub use fabric::{Fabric, NetEv};
 pub use observe::NetObserver;
