@@ -284,7 +284,9 @@ impl World {
     /// world with applications of their own); it starts now. Returns its index, the label flow
     /// of the connections it opens.
     pub fn add_app(&mut self, app: Box<dyn App>) -> u32 {
-        // Its connections' routes are not known in advance: nothing is computed (`Fabric::arm`).
+        // Its connections' routes are not known in advance: nothing is computed (`Fabric::arm`),
+        // which is decided at the first step.
+        assert!(self.q.processed() == 0, "add_app: an application is added before the world runs");
         self.pairs = None;
         let a = self.apps.len() as u32;
         self.apps.push(app);

@@ -45,8 +45,9 @@ struct InFlight {
 }
 
 /// Memory of a packet held by a run: its pool slot, its index in a queue or an in-flight FIFO
-/// entry (arrival time, insertion number, index).
-pub const PACKET_BYTES: usize = std::mem::size_of::<Packet>() + 32;
+/// entry (arrival time, insertion number, index), and what a computed direction keeps of it
+/// (`vfifo::HELD_BYTES`).
+pub const PACKET_BYTES: usize = std::mem::size_of::<Packet>() + 32 + super::vfifo::HELD_BYTES;
 
 /// Packet counters: created = delivered + dropped + in flight (`Fabric::balance`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -143,16 +144,19 @@ impl<O: NetObserver> Fabric<O> {
     /// decisions whole, so what they say had not happened by then is taken out
     /// (`LinkDir::counted_until`).
     pub fn link_stats(&self, until: (Time, u64)) -> Vec<super::LinkDirStats> {
-        self.links.iter().zip(&self.vf).map(|(l, v)| if l.mode == EVENTS { l.stats.clone() } else { l.counted_until(v, until).0 }).collect()
+        self.links.iter().zip(&self.vf).map(|(l, v)| if l.mode == EVENTS { l.stats.clone() } else { l.counted_until(v, until, until.0).0 }).collect()
     }
 
-    /// The run is over at `until`: every computed direction's counters as they stood then
-    /// (`link_stats`), and its drops after it (counted when decided) in flight again.
+    /// The run is over: what happened up to `until` (time, insertion number) is what it did.
+    /// Every direction's integrals are closed at `now` (at least `until`'s time; packets still
+    /// waiting then count as waiting until `now`), every computed direction's counters are those
+    /// of `until` (`link_stats`), and its drops after it (counted when decided) are in flight
+    /// again.
     pub fn end_links(&mut self, now: Time, until: (Time, u64)) {
         self.finish_links(now);
         for (l, v) in self.links.iter_mut().zip(&self.vf) {
             if l.mode != EVENTS {
-                let (stats, later) = l.counted_until(v, until);
+                let (stats, later) = l.counted_until(v, until, now);
                 l.stats = stats;
                 self.counts.dropped -= later;
                 self.later_drops += later;

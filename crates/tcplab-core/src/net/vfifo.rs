@@ -8,12 +8,13 @@
 //! straight into the direction's in-flight FIFO with its arrival time (`Fabric::offer_computed`).
 //!
 //! What the direction *counts* (offered, sent and dropped packets, the queue's time integrals, the
-//! queueing delay, the busy time) must still be counted when each thing happens, not when it was
-//! decided, so that a warmup's snapshot and the run's end see exactly what an event-driven
-//! direction would have counted by then. Each decision leaves a record (`Offer`, and `Waited` for a
-//! packet that waits); `LinkDir::settle` replays the records due by a point in the order of events
-//! through the same arithmetic as the event-driven path (`LinkDir::admit`, `push`, `pop`,
-//! `start_tx`), in the order of events.
+//! queueing delay, the busy time) is counted whole when the decision is made: the queue's
+//! integrals as the sum of each packet's wait, which is what the event-driven path's piecewise
+//! account sums to. A decision with a part still to come (an offer later in the order of events
+//! than the event that computed it, a transmission that starts later) leaves a record (`Rec`)
+//! until all of it has happened, and a snapshot (the warmup's end, the run's end) takes out of
+//! the counters what the records say had not happened by then (`LinkDir::counted_until`): what an
+//! event-driven direction would have counted by then.
 //!
 //! The order of events: an offer takes its place as the event that offered it (an arrival's or a
 //! send's), and a transmission's end takes the insertion number it is given when its packet is
@@ -58,6 +59,10 @@ impl Rec {
         }
     }
 }
+
+/// Memory a computed direction holds for one packet at most: a waiting entry and a record
+/// (`fabric::PACKET_BYTES` counts it in what a held packet costs).
+pub const HELD_BYTES: usize = std::mem::size_of::<Rec>() + std::mem::size_of::<(Time, u64, u32)>();
 
 /// The state of a computed direction (`Fabric` keeps one a direction, beside it): the packets
 /// waiting as the latest offer found them
@@ -137,13 +142,16 @@ impl LinkDir {
 
     /// A computed direction's counters as they stood at `until` (time, insertion number) in the
     /// order of events, with the drops counted after it: what the decisions kept say had not
-    /// happened yet is taken out (an offer, a transmission's start, the rest of a wait).
-    pub(in crate::net) fn counted_until(&self, v: &VFifo, until: (Time, u64)) -> (LinkDirStats, u64) {
+    /// happened yet is taken out (an offer, a transmission's start, the rest of a wait). `close`
+    /// (at least `until.0`): where the queue's integrals are closed, the packets waiting at
+    /// `until` counted as waiting until then, as the event-driven path's `finish` counts them.
+    pub(in crate::net) fn counted_until(&self, v: &VFifo, until: (Time, u64), close: Time) -> (LinkDirStats, u64) {
         let mut s = self.stats.clone();
         let mut later_drops = 0;
         for r in &v.recs {
             let (b64, wait) = (r.bytes as u64, r.start - r.at);
-            if (r.at, r.seq) > until {
+            let offered = (r.at, r.seq) <= until;
+            if !offered {
                 s.offered_pkts -= 1;
                 s.offered_bytes -= b64;
                 if r.dropped {
@@ -158,7 +166,8 @@ impl LinkDir {
                     continue;
                 }
             }
-            // Not started by then: neither sent nor done waiting.
+            // Not started by then: neither sent nor done waiting (a packet offered by then waits
+            // until `close`).
             s.sent_pkts -= 1;
             s.sent_bytes -= b64;
             if r.udp {
@@ -167,9 +176,9 @@ impl LinkDir {
             }
             s.busy_ns -= r.ser as u128;
             s.queue_delay_sum -= wait as u128;
-            let after = r.start - r.at.max(until.0);
-            s.queue_pkt_ns -= after as u128;
-            s.queue_byte_ns -= b64 as u128 * after as u128;
+            let kept = if offered { close - r.at } else { 0 };
+            s.queue_pkt_ns = s.queue_pkt_ns - wait as u128 + kept as u128;
+            s.queue_byte_ns = s.queue_byte_ns - b64 as u128 * wait as u128 + b64 as u128 * kept as u128;
         }
         (s, later_drops)
     }
@@ -260,15 +269,48 @@ mod tests {
             // A cut after each offer, and one while the next packet waits.
             for end in [at, at + 500_000] {
                 if offers.get(i + 1).is_none_or(|&next| end < next) {
-                    assert_eq!(c.counted_until(&v, (end, u64::MAX)).0, by_events(&offers[..=i], end), "cut at {end} ns");
+                    assert_eq!(c.counted_until(&v, (end, u64::MAX), end).0, by_events(&offers[..=i], end), "cut at {end} ns");
                 }
             }
         }
         assert_eq!(arrivals, vec![Some(8_000_005), Some(16_000_005), Some(24_000_005), None, Some(38_000_005)]);
-        let (s, later) = c.counted_until(&v, (40_000_000, u64::MAX));
+        let (s, later) = c.counted_until(&v, (40_000_000, u64::MAX), 40_000_000);
         assert_eq!(later, 0);
         assert_eq!(s.queue_delay_sum, 7_000_000 + 14_000_000);
         assert_eq!((s.offered_pkts, s.sent_pkts, s.dropped_queue, s.max_queue_pkts), (5, 4, 1, 2));
+    }
+
+    /// A run that stops between events (every application done, no duration) closes its
+    /// integrals later than its last event: the packets waiting then count as waiting until the
+    /// close, none of them sent, as the event-driven path's `finish` counts them.
+    #[test]
+    fn a_close_after_the_last_event_keeps_the_waiting_packets_waiting() {
+        let offers = [0, 1_000_000, 2_000_000];
+        let mut c = dir(None);
+        let mut v = VFifo::default();
+        let mut n = 100;
+        for (i, &at) in offers.iter().enumerate() {
+            let now = (at, i as u64 + 1);
+            assert!(c
+                .offer_computed(&mut v, now, at, now.1, 1000, false, || {
+                    n += 1;
+                    n
+                })
+                .is_some());
+        }
+        let (s, _) = c.counted_until(&v, (5_000_000, u64::MAX), 9_000_000);
+        let mut e = dir(None);
+        e.mode = EVENTS;
+        let mut p = pkt(960);
+        assert!(e.admit(&mut p, false).is_ok());
+        e.start_tx(0, &p);
+        for at in [1_000_000, 2_000_000] {
+            assert!(e.admit(&mut p, true).is_ok());
+            e.push(at, 0, 1000);
+        }
+        e.finish(9_000_000);
+        assert_eq!(s, e.stats);
+        assert_eq!((s.sent_pkts, s.queue_pkt_ns), (1, 15_000_000));
     }
 
     /// A chained direction's offers are decided before their time (all at the event 0 here):
@@ -288,7 +330,7 @@ mod tests {
         }
         for end in [0, 1_000_000, 2_500_000, 3_500_000, 4_000_000, 9_000_000, 17_000_000, 29_000_000, 40_000_000] {
             let upto: Vec<Time> = offers.iter().copied().filter(|&t| t <= end).collect();
-            let (s, later) = c.counted_until(&v, (end, u64::MAX));
+            let (s, later) = c.counted_until(&v, (end, u64::MAX), end);
             assert_eq!(s, by_events(&upto, end), "cut at {end} ns");
             assert_eq!(later, u64::from(end < 4_000_000), "cut at {end} ns");
         }
