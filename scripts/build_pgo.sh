@@ -3,9 +3,9 @@
 # instrumentation, runs a training set (the benchmark dumbbell at 1, 16 and 64 flows and every
 # scenario of experiments/examples, 20 simulated seconds each), and is built again with what
 # that run measured. Runs are bit-identical to the ordinary build's (PGO moves code, it changes
-# no arithmetic); `tcplab.run()` of the benchmark dumbbell is 8-20 % faster (bench/README.md,
-# "Seventh pass: the profile-guided build"). The ordinary install (README.md) stays the default: this one takes two
-# builds and LLVM's llvm-profdata of the LLVM that rustc uses.
+# no arithmetic); `tcplab.run()` of the benchmark dumbbell is 8-17 % faster (bench/README.md,
+# "Seventh pass: the profile-guided build"). The ordinary install (README.md) stays the default:
+# this one takes two builds and the llvm-profdata of the LLVM that rustc uses.
 #
 #   scripts/build_pgo.sh                 # into the python3 on PATH (as `pip install .` does)
 #   PYTHON=/path/to/python scripts/build_pgo.sh
@@ -49,7 +49,10 @@ work="$(mktemp -d -t tcplab-pgo.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 echo "build_pgo: 1/3 instrumented build ($profdata)" >&2
 export CARGO_TARGET_DIR="$work/target"
-RUSTFLAGS="-Cprofile-generate=$work/raw" "$py" -m pip install -q --no-deps --force-reinstall .
+# Where tcplab is not installed yet, pip installs its dependencies with it; else tcplab alone.
+deps=(--no-deps --force-reinstall)
+"$py" -c "import tcplab" 2> /dev/null || deps=()
+RUSTFLAGS="-Cprofile-generate=$work/raw" "$py" -m pip install -q "${deps[@]}" .
 echo "build_pgo: 2/3 training runs" >&2
 # From another directory, so that the installed build is the one imported (scripts/pgo_train.py:
 # each run's result is kept as a digest, and the optimised build must give the same ones).

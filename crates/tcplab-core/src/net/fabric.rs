@@ -646,8 +646,9 @@ impl<O: NetObserver> Fabric<O> {
         let p = &self.pool[idx as usize];
         let (bytes, udp) = (p.wire_bytes(), matches!(p.body, Payload::Udp(_)));
         loop {
+            // (`enqueued_at` is not kept: nothing computed reads it, and a direction that moves
+            // the packet by events sets it when it is offered the packet.)
             let p = &mut self.pool[idx as usize];
-            p.enqueued_at = at;
             let link = &mut self.links[l];
             let Some(arrival) = link.offer_computed(&mut self.vf[l], now, at, seq, bytes, udp, || q.reserve()) else {
                 if self.trace {

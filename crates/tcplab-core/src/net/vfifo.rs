@@ -49,14 +49,11 @@ struct Rec {
 }
 
 impl Rec {
-    /// Its last part's place in the order of events.
+    /// Its last part's place in the order of events: the transmission's start, or the offer of
+    /// a dropped packet (whose record has its offer as its start).
     #[inline]
     fn done(&self) -> (Time, u64) {
-        if self.dropped {
-            (self.at, self.seq)
-        } else {
-            (self.start, self.sseq)
-        }
+        (self.start, self.sseq)
     }
 }
 
