@@ -563,14 +563,20 @@ impl<O: NetObserver> Fabric<O> {
         if link.done_queued {
             q.schedule_reserved(done, link.done_seq, NetEv::TxDone(l as u32).into());
         }
-        // The arrival has its place too; it enters the queue now only if nothing is in flight
-        // ahead of it.
         let at = done + link.delay;
+        self.in_flight_to(q, l, InFlight { at, seq, pkt: idx });
+    }
+
+    /// A packet goes in flight on `l`, to reach its far end at (`at`, `seq`): its arrival has
+    /// its place in the order of events, and enters the queue now only if nothing is in flight
+    /// ahead of it (`arrive` queues the next one's).
+    #[inline(always)]
+    fn in_flight_to<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: usize, p: InFlight) {
         let f = &mut self.flight[l];
         if f.is_empty() {
-            q.schedule_reserved(at, seq, NetEv::Arrive(l as u32).into());
+            q.schedule_reserved(p.at, p.seq, NetEv::Arrive(l as u32).into());
         }
-        f.push_back(InFlight { at, seq, pkt: idx });
+        f.push_back(p);
     }
 
     /// A packet enters a link direction: held back by a delay filter, or offered now.
@@ -667,11 +673,7 @@ impl<O: NetObserver> Fabric<O> {
                     }
                 }
             }
-            let f = &mut self.flight[l];
-            if f.is_empty() {
-                q.schedule_reserved(arrival, aseq, NetEv::Arrive(l as u32).into());
-            }
-            f.push_back(InFlight { at: arrival, seq: aseq, pkt: idx });
+            self.in_flight_to(q, l, InFlight { at: arrival, seq: aseq, pkt: idx });
             return;
         }
     }
