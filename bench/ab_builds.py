@@ -6,11 +6,12 @@ they give the same results.
     python3 bench/ab_builds.py VENV_A/bin/python VENV_B/bin/python
     python3 bench/ab_builds.py A B --flows 1 16 64 --reps 6 --runs 5
 
-Each repetition starts one child per environment and N, in turn (A, B, A, B, ...): the child
-imports tcplab, runs the scenario once to warm up, then --runs times, and reports its median
-wall time and a digest of the connections table. The table shows, per N, each build's median
-over repetitions, B's speed-up (the median of per-repetition ratios, and the ratio of the best
-runs) and whether every run of both builds gave the same table. The scenario is
+Each repetition starts one child per environment and N, in turn, A first in odd repetitions and
+B first in even ones: the child imports tcplab, runs the scenario once to warm up, then --runs
+times, and reports its median wall time and a digest of the connections table. The table shows,
+per N, each build's median over repetitions, B's speed-up (the median of per-repetition ratios,
+and the ratio of the best runs) and whether every run of both builds gave the same connections
+table; the exit status is 1 where one did not. The scenario is
 bench/scenarios/dumbbell.toml with vs_ns2.py's `ns2` profile and 100 s simulated.
 """
 
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,6 +46,15 @@ print(json.dumps({"wall": statistics.median(walls), "best": min(walls), "digest"
 """
 
 
+def interpreter(p: str) -> str:
+    """An interpreter named on the command line, as a path that works from any directory (not
+    resolved: a venv's python is a symlink whose own path says which environment it is)."""
+    found = os.path.abspath(p) if os.sep in p else shutil.which(p)
+    if not found or not os.access(found, os.X_OK):
+        raise SystemExit(f"ab_builds.py: {p}: no such interpreter")
+    return found
+
+
 def child(python: str, n: int, runs: int, duration: str) -> dict:
     # From a neutral directory, so that the environment's installed tcplab is the one imported,
     # never a source tree on the path.
@@ -61,26 +73,31 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5, help="runs per child, their median taken (default 5)")
     ap.add_argument("--duration", default="100s", help="simulated time (default 100s)")
     a = ap.parse_args(argv)
+    if a.reps < 1 or a.runs < 1:
+        ap.error("--reps and --runs are at least 1")
+    pythons = [("a", interpreter(a.a)), ("b", interpreter(a.b))]
     res: dict = {}
     for rep in range(a.reps):
         for n in a.flows:
-            for name, python in (("a", a.a), ("b", a.b)):
+            for name, python in pythons if rep % 2 == 0 else pythons[::-1]:
                 res.setdefault((n, name), []).append(child(python, n, a.runs, a.duration))
         print(f"repetition {rep + 1}/{a.reps} done", file=sys.stderr)
     mods = {name: res[(a.flows[0], name)][0]["module"] for name in ("a", "b")}
     if mods["a"] == mods["b"]:
         print(f"ab_builds.py: warning: both environments import the same tcplab ({mods['a']})", file=sys.stderr)
     print(f"A: {mods['a']}\nB: {mods['b']}\n")
-    print("| N | A median ms | B median ms | B speed-up (median of pairs) | B speed-up (best runs) | same results |")
+    print("| N | A median ms | B median ms | B speed-up (median of pairs) | B speed-up (best runs) | same connections table |")
     print("|---|---|---|---|---|---|")
+    differ = False
     for n in a.flows:
         wa = [x["wall"] for x in res[(n, "a")]]
         wb = [x["wall"] for x in res[(n, "b")]]
         same = len({x["digest"] for x in res[(n, "a")] + res[(n, "b")]}) == 1
+        differ |= not same
         best = min(x["best"] for x in res[(n, "a")]) / min(x["best"] for x in res[(n, "b")])
         print(f"| {n} | {statistics.median(wa) * 1e3:.2f} | {statistics.median(wb) * 1e3:.2f} | {statistics.median(x / y for x, y in zip(wa, wb)):.3f} "
               f"| {best:.3f} | {'yes' if same else 'NO'} |")
-    return 0
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

@@ -652,7 +652,8 @@ impl<O: NetObserver> Fabric<O> {
         let p = &self.pool[idx as usize];
         let (bytes, udp) = (p.wire_bytes(), matches!(p.body, Payload::Udp(_)));
         loop {
-            // (`enqueued_at` is not kept: nothing computed reads it, and a direction that moves
+            // (`enqueued_at` is left as `offer` set it for the first computed direction and not
+            // updated on the chained ones: nothing computed reads it, and a direction that moves
             // the packet by events sets it when it is offered the packet.)
             let p = &mut self.pool[idx as usize];
             let link = &mut self.links[l];

@@ -226,7 +226,9 @@ pub struct Packet {
     pub src: NodeId,
     pub dst: NodeId,
     pub body: Payload,
-    /// When the packet entered the queue it currently waits in (for queueing-delay instruments).
+    /// When the packet entered the queue it currently waits in, on a direction that moves packets
+    /// by events (RED's idle time, the queueing delay counted at a transmission's start); a
+    /// computed direction (`vfifo.rs`) neither reads nor keeps it.
     pub enqueued_at: Time,
     /// What kind of packet it is and its ordinal, for the deterministic drop filters.
     pub tag: PacketTag,
