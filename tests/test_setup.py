@@ -27,4 +27,3 @@ def test_setup_passes_here_and_refuses_an_unknown_option():
     assert ok.returncode == 0, ok.stderr  # this machine built tcplab: Python and Rust are there
     bad = subprocess.run([str(ROOT / "scripts" / "setup.sh"), "--tool"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "usage: scripts/setup.sh [--tools]" in bad.stderr
-
