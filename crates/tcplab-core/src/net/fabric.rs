@@ -334,14 +334,24 @@ impl<O: NetObserver> Fabric<O> {
         start
     }
 
-    /// Put a packet on the network at its source (`p.hop`: the start of its route).
-    #[inline]
+    /// Put a packet on the network at its source (`p.hop`: the start of its route). Inlined
+    /// into the caller so that the packet it builds is written straight into its pool slot,
+    /// not built on the stack and copied (`launch` does the rest).
+    #[inline(always)]
     pub fn send<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, p: Packet) {
-        if self.observed {
-            let hop = self.paths.hop(p.hop).map(|l| &self.links[l.0 as usize]);
-            self.obs.on_send(q.now(), &p, hop);
-        }
         let idx = self.alloc(p);
+        self.launch(q, idx);
+    }
+
+    /// `send` once the packet is in its slot: the instruments see it leave, and it goes to
+    /// the first direction of its route.
+    #[inline]
+    fn launch<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, idx: u32) {
+        if self.observed {
+            let p = &self.pool[idx as usize];
+            let hop = self.paths.hop(p.hop).map(|l| &self.links[l.0 as usize]);
+            self.obs.on_send(q.now(), p, hop);
+        }
         self.forward(q, idx);
     }
 
@@ -360,13 +370,9 @@ impl<O: NetObserver> Fabric<O> {
     /// (`skb->tstamp`, 0 for none) and its socket's pacing rate (bytes per second) go with it.
     #[inline(never)]
     pub fn send_stamped<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, p: Packet, tstamp: Time, rate: Option<u64>) {
-        if self.observed {
-            let hop = self.paths.hop(p.hop).map(|l| &self.links[l.0 as usize]);
-            self.obs.on_send(q.now(), &p, hop);
-        }
         let idx = self.alloc(p);
         self.stamp = Some((idx, tstamp, rate));
-        self.forward(q, idx);
+        self.launch(q, idx);
         self.stamp = None;
     }
 
@@ -530,19 +536,24 @@ impl<O: NetObserver> Fabric<O> {
     #[inline(always)]
     fn alloc(&mut self, p: Packet) -> u32 {
         self.counts.created += 1;
-        match self.free.pop() {
-            Some(i) => {
-                self.pool[i as usize] = p;
-                i
-            }
-            None => {
-                // The pool grows only when every slot is taken: the one place where what a run
-                // holds at once (queued and in-flight packets) grows, so the one place to bound it.
-                self.overgrown |= self.pool.len() >= self.max_pool;
-                self.pool.push(p);
-                (self.pool.len() - 1) as u32
-            }
-        }
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => self.grow(),
+        };
+        // One place the packet is written: built in place where the caller built it.
+        self.pool[i as usize] = p;
+        i
+    }
+
+    /// A new pool slot (a placeholder until `alloc` writes it). The pool grows only when every
+    /// slot is taken: the one place where what a run holds at once (queued and in-flight
+    /// packets) grows, so the one place to bound it.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) -> u32 {
+        self.overgrown |= self.pool.len() >= self.max_pool;
+        self.pool.push(Packet::default());
+        (self.pool.len() - 1) as u32
     }
 
     /// Start transmitting a packet on `l`. `seqs`: the places in the order of events of its
@@ -652,9 +663,8 @@ impl<O: NetObserver> Fabric<O> {
         let p = &self.pool[idx as usize];
         let (bytes, udp) = (p.wire_bytes(), matches!(p.body, Payload::Udp(_)));
         loop {
-            // (`enqueued_at` is left as `offer` set it for the first computed direction and not
-            // updated on the chained ones: nothing computed reads it, and a direction that moves
-            // the packet by events sets it when it is offered the packet.)
+            // (`enqueued_at` is left as it was: nothing computed reads it, and a direction that
+            // moves the packet by events sets it when it is offered the packet.)
             let p = &mut self.pool[idx as usize];
             let link = &mut self.links[l];
             let Some(arrival) = link.offer_computed(&mut self.vf[l], now, at, seq, bytes, udp, || q.reserve()) else {
@@ -696,6 +706,12 @@ impl<O: NetObserver> Fabric<O> {
         let hop = self.paths.hop(p.hop);
         p.hop += 1;
         match hop {
+            // A computed direction (no delay filter, no instruments: `arm`) is offered the
+            // packet straight away, as the event that brought it here.
+            Some(l) if self.links[l.0 as usize].mode != EVENTS => {
+                let (now, seq) = (q.now(), q.current_seq());
+                self.offer_computed(q, l.0 as usize, idx, now, seq)
+            }
             Some(l) => self.enqueue(q, l.0 as usize, idx),
             None => {
                 // Unreachable by construction (paths are checked at build); count it as a drop.
