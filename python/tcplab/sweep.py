@@ -722,6 +722,12 @@ def _warm_up() -> None:
         import pandas  # noqa: F401
 
 
+def _workers_import_the_script() -> bool:
+    """Whether the local pool's workers import the main script again: outside POSIX only
+    (multiprocessing's spawn there re-runs the main module; POSIX workers import tcplab alone)."""
+    return os.name != "posix"
+
+
 def unguarded_script() -> Optional[str]:
     """The path of the main script if tcplab.sweep() is being called from its top-level code
     outside an `if __name__ == "__main__":` block (read from the script's source), or from a
@@ -819,7 +825,7 @@ def sweep(
     from .progress import Progress
     from .store import Store
 
-    if dask is None and workers != 0 and os.name != "posix":  # POSIX workers never import the script
+    if dask is None and workers != 0 and _workers_import_the_script():
         script = unguarded_script()
         if script:
             raise SweepError(
