@@ -56,7 +56,7 @@ def test_a_script_without_the_main_guard_is_told_what_to_do(tmp_path):
     assert "lock" not in out.stderr
     assert not (tmp_path / "results" / "scripted.duckdb").exists()  # refused before anything ran
     # Under the guard it runs; without it but in this process too.
-    out = _script(tmp_path, 'if __name__ == "__main__":\n    res = tcplab.sweep(scenario, workers=2, progress=False)\n    print(len(res.runs))\n')
+    out = _script(tmp_path, pre + 'if __name__ == "__main__":\n    res = tcplab.sweep(scenario, workers=2, progress=False)\n    print(len(res.runs))\n')
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "6"
     out = _script(tmp_path, "res = tcplab.sweep(scenario, workers=0, progress=False)\nprint(len(res.runs))\n")

@@ -615,6 +615,8 @@ impl<O: NetObserver> Fabric<O> {
             self.obs.on_ingress(now, l, p, &self.links);
         }
         let link = &mut self.links[l];
+        // `forward` offers a computed direction its packets itself; the one other way here
+        // (`release`, a delay filter's) never leads to one. Kept for any way added later.
         if link.mode != EVENTS {
             return self.offer_computed(q, l, idx, now, q.current_seq());
         }

@@ -142,8 +142,8 @@ pub struct LinkDir {
     /// The last packet size serialised and its time: a direction carries nearly always one size
     /// (full segments one way, ACKs the other), so the division is rarely needed.
     last_tx: (u32, u32),
-    /// Nanoseconds a byte takes where the rate divides 8·10⁹ exactly (every rate of a whole
-    /// number of kb/s that divides it: 10 Mb/s, 100 Mb/s, 1 Gb/s ...), else 0: a packet's
+    /// Nanoseconds a byte takes where the rate divides 8·10⁹ exactly and is 2 b/s or more (10
+    /// Mb/s, 100 Mb/s, 1 Gb/s ...; the quotient then fits in 32 bits), else 0: a packet's
     /// serialisation time is then one multiplication, the same as `tx_time`'s rounded-up
     /// division (nothing to round).
     ns_per_byte: u64,
@@ -226,7 +226,8 @@ impl LinkDir {
         // 128-bit division, which costs several times more on the per-packet path.
         match (bytes as u64).checked_mul(8 * SEC) {
             Some(bits) => bits.div_ceil(self.rate_bps),
-            None => (bytes as u128 * 8 * SEC as u128).div_ceil(self.rate_bps as u128) as Time,
+            // Past u64 (a 4 GB packet at a few b/s, over 584 years): the longest time there is.
+            None => u64::try_from((bytes as u128 * 8 * SEC as u128).div_ceil(self.rate_bps as u128)).unwrap_or(Time::MAX),
         }
     }
 
@@ -510,6 +511,10 @@ mod tests {
         assert_eq!(l.tx_time(1500), 1_200_000);
         let l = LinkDir::new("l".into(), NodeId(0), NodeId(1), 3, 0, QueueLimit::default(), 0.0, RngStream::new(1, "l"));
         assert_eq!(l.tx_time(1), 2_666_666_667);
+        // Longer than u64 nanoseconds holds: the longest time there is, not a wrapped one.
+        let l = LinkDir::new("l".into(), NodeId(0), NodeId(1), 1, 0, QueueLimit::default(), 0.0, RngStream::new(1, "l"));
+        assert_eq!(l.tx_time(u32::MAX), Time::MAX);
+        assert_eq!(l.tx_time(2_000_000_000), 16_000_000_000_000_000_000);
     }
 
     /// The per-packet serialisation time, by one multiplication where the rate divides 8·10⁹
