@@ -590,8 +590,17 @@ impl<O: NetObserver> Fabric<O> {
         f.push_back(p);
     }
 
-    /// A packet enters a link direction: held back by a delay filter, or offered now.
+    /// A packet enters a link direction: computed, held back by a delay filter, or offered now
+    /// (`offer`, the event path: `release` comes there too, from a direction with a delay filter,
+    /// which is never computed).
+    #[inline(always)]
     fn enqueue<E: From<NetEv> + Copy>(&mut self, q: &mut EventQueue<E>, l: usize, idx: u32) {
+        // A computed direction (no delay filter, no instruments, no fq: `arm`) is offered the
+        // packet straight away, as the event that brought it here, without `offer`'s prologue.
+        if self.links[l].mode != EVENTS {
+            let (now, seq) = (q.now(), q.current_seq());
+            return self.offer_computed(q, l, idx, now, seq);
+        }
         if !self.links[l].delays.is_empty() {
             if let Some(by) = self.links[l].hold(&self.pool[idx as usize]) {
                 let now = q.now();
@@ -615,11 +624,6 @@ impl<O: NetObserver> Fabric<O> {
             self.obs.on_ingress(now, l, p, &self.links);
         }
         let link = &mut self.links[l];
-        // `forward` offers a computed direction its packets itself; the one other way here
-        // (`release`, a delay filter's) never leads to one. Kept for any way added later.
-        if link.mode != EVENTS {
-            return self.offer_computed(q, l, idx, now, q.current_seq());
-        }
         if link.fq.is_some() {
             return self.offer_fq(q, l, idx);
         }
@@ -708,12 +712,6 @@ impl<O: NetObserver> Fabric<O> {
         let hop = self.paths.hop(p.hop);
         p.hop += 1;
         match hop {
-            // A computed direction (no delay filter, no instruments: `arm`) is offered the
-            // packet straight away, as the event that brought it here.
-            Some(l) if self.links[l.0 as usize].mode != EVENTS => {
-                let (now, seq) = (q.now(), q.current_seq());
-                self.offer_computed(q, l.0 as usize, idx, now, seq)
-            }
             Some(l) => self.enqueue(q, l.0 as usize, idx),
             None => {
                 // Unreachable by construction (paths are checked at build); count it as a drop.
