@@ -635,8 +635,9 @@ impl World {
         // those up to the last one processed (a budget's stop, every application done).
         let until = if self.drained { (end, u64::MAX) } else { (self.q.now(), self.q.current_seq()) };
         self.fabric.end_links(end.max(self.q.now()).min(end), until);
-        let mut conns = Vec::new();
-        let mut transfers = Vec::new();
+        // A row each a flow has at least (the applications' rows come on top).
+        let mut conns = Vec::with_capacity(self.flows.len());
+        let mut transfers = Vec::with_capacity(self.flows.len());
         let mut objects = Vec::new();
         let mut pages = Vec::new();
         let mut udp = Vec::new();
