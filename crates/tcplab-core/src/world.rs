@@ -657,6 +657,9 @@ impl World {
             let mut rec = Records { nodes: &self.node_names, from, end, connections: &mut conns, transfers: &mut transfers, objects: &mut objects, pages: &mut pages, udp: &mut udp };
             self.apps[a].finish(&mut cx, &mut rec);
         }
+        // Every endpoint has been read: freed now, so that the rows below take the memory it held
+        // (10^5 flows: half a gigabyte of endpoints) rather than more.
+        self.conns = ConnTable::default();
         // The applications' names and client nodes (the rows are made with the name in `client`).
         for o in &mut objects {
             o.app_name = o.client.clone();
