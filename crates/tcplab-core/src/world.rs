@@ -635,7 +635,8 @@ impl World {
         // those up to the last one processed (a budget's stop, every application done).
         let until = if self.drained { (end, u64::MAX) } else { (self.q.now(), self.q.current_seq()) };
         self.fabric.end_links(end.max(self.q.now()).min(end), until);
-        // A row each a flow has at least (the applications' rows come on top).
+        // One connection row a flow; one transfer row a transfer, and most flows make one
+        // (repeats grow it).
         let mut conns = Vec::with_capacity(self.flows.len());
         let mut transfers = Vec::with_capacity(self.flows.len());
         let mut objects = Vec::new();

@@ -150,6 +150,8 @@ impl App for Bulk {
             row.goodput_bps *= share;
         }
         rec.connections.push(row);
-        rec.transfers.append(&mut self.transfers);
+        // Moved out with their buffer (`append` would keep each flow's room allocated while the
+        // link rows are built).
+        rec.transfers.extend(std::mem::take(&mut self.transfers));
     }
 }
