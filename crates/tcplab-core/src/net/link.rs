@@ -444,7 +444,8 @@ impl LinkDir {
         Some(idx)
     }
 
-    /// Serialisation time of a packet of `bytes` (`tx_time`, the last size's kept).
+    /// Serialisation time of a packet of `bytes`: `tx_time`, by one multiplication where the rate
+    /// allows (`ns_per_byte`), else the last size's time kept.
     #[inline]
     pub(in crate::net) fn ser_time(&mut self, bytes: u32) -> Time {
         if self.ns_per_byte != 0 {
